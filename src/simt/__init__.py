@@ -1,0 +1,22 @@
+"""simt: the CUDA programming model in Python.
+
+Kernels are Python functions compiled for NVIDIA GPUs and for the CPU, launched
+over a grid of thread blocks: ``kernel[blocks, threads](args)``.
+"""
+__version__ = "0.1.0"
+
+from .runtime.errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
+                             IllegalAddressError, DeviceAssertError, MisalignedAddressError,
+                             RaceConditionError, BarrierDivergenceError, UninitializedReadError,
+                             OutOfMemoryError, NotSupportedError, ContextUnusableError)
+from .runtime.launch import kernel, device, dim3, Kernel, DeviceFunction
+from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
+                              DeviceProperties)
+from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
+                             device_array_like, asarray, pinned_array, mapped_array,
+                             managed_array, mem_get_info)
+from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, shared,
+                   local, const, Constant, Global, syncthreads, syncthreads_count,
+                   syncthreads_and, syncthreads_or, threadfence, threadfence_block,
+                   threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
+                   uint_as_float, double_as_longlong, longlong_as_double, clock64, nanosleep, ldg)

@@ -1,0 +1,79 @@
+"""Packing kernel arguments into the struct the CPU kernel reads."""
+import ctypes
+import functools
+
+import numpy as np
+
+from ...compiler import types as T
+
+_SCALARS = {"b": {1: ctypes.c_uint8}, "i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32,
+                                          8: ctypes.c_int64},
+            "u": {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64},
+            "f": {2: ctypes.c_uint16, 4: ctypes.c_float, 8: ctypes.c_double}}
+
+
+@functools.lru_cache(maxsize=None)
+def ctype_of(t):
+    if isinstance(t, T.Scalar):
+        if t.kind == "c":
+            part = ctypes.c_float if t.dtype.itemsize == 8 else ctypes.c_double
+            return type("Complex", (ctypes.Structure,), {"_fields_": [("re", part), ("im", part)]})
+        return _SCALARS[t.kind][t.dtype.itemsize]
+    if isinstance(t, T.Array):
+        return type("Array", (ctypes.Structure,), {"_fields_": [
+            ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim),
+            ("strides", ctypes.c_int64 * t.ndim)]})
+    if isinstance(t, T.Tuple):
+        return type("Tuple", (ctypes.Structure,), {"_fields_": [
+            (f"f{i}", ctype_of(item)) for i, item in enumerate(t.items)]})
+    raise TypeError(f"cannot pass {t}")
+
+
+class ArgPacker:
+    """Builds the argument struct for one signature; ``pack`` fills it per launch."""
+
+    def __init__(self, params, nsymbols):
+        self.params = params
+        fields = [(f"a{i}", ctype_of(t)) for i, t in enumerate(params)]
+        fields += [(f"s{i}", ctypes.c_void_p) for i in range(nsymbols)]
+        self.struct = type("Args", (ctypes.Structure,), {"_fields_": fields})
+
+    def pack(self, args, symbols):
+        packed = self.struct()
+        keep = []
+        for i, (t, value) in enumerate(zip(self.params, args)):
+            setattr(packed, f"a{i}", to_c(t, value, keep))
+        for i, sym in enumerate(symbols):
+            setattr(packed, f"s{i}", sym.host.ctypes.data)
+        return packed, keep
+
+
+def to_c(t, value, keep):
+    if isinstance(t, T.Array):
+        ptr, shape, strides = array_parts(value)
+        c = ctype_of(t)()
+        c.data = ptr
+        c.shape[:] = shape
+        c.strides[:] = [s // t.dtype.itemsize for s in strides]
+        keep.append(value)
+        return c
+    if isinstance(t, T.Tuple):
+        c = ctype_of(t)()
+        for i, (it, v) in enumerate(zip(t.items, value)):
+            setattr(c, f"f{i}", to_c(it, v, keep))
+        return c
+    if t.kind == "c":
+        c = ctype_of(t)()
+        c.re, c.im = complex(value).real, complex(value).imag
+        return c
+    if t.dtype == np.float16:
+        return int(np.float16(value).view(np.uint16))
+    if t.kind == "f":
+        return float(value)
+    return int(value)
+
+
+def array_parts(value):
+    if isinstance(value, np.ndarray):
+        return value.ctypes.data, value.shape, value.strides
+    return value.ptr, value.shape, value.strides

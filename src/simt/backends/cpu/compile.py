@@ -1,0 +1,76 @@
+"""Typed IR -> object code for the host CPU, with what a launch needs to know."""
+import time
+from dataclasses import dataclass
+
+from llvmlite import ir as ll
+
+from ...compiler import types as T
+from ...compiler.lltypes import ptr, value_type
+from . import jit
+from .emit import CpuKernelEmitter
+from .target import CpuTarget
+
+
+@dataclass
+class CpuBinary:
+    """A kernel compiled for the CPU: object code plus its launch metadata."""
+    name: str
+    symbol: str
+    object_code: bytes
+    params: list                  # simt types of the parameters
+    symbols: list                 # global names of module-level Constant/Global arrays
+    shared_static_bytes: int
+    slot_bytes: int               # per thread, for kernels with barriers
+    labels: list                  # array names, by id, for error reports
+    files: list                   # (function, filename) by id
+    messages: list                # assert messages
+    llvm_ir: str = ""
+    optimized_ir: str = ""
+    compile_seconds: float = 0.0
+
+
+def all_functions(fn):
+    seen, order = set(), []
+
+    def visit(f):
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        order.append(f)
+        for callee in f.callees:
+            visit(callee)
+    visit(fn)
+    return order
+
+
+def compile_kernel(fn, options, pyfunc=None):
+    started = time.perf_counter()
+    module = ll.Module(name=fn.name)
+    module.triple = jit.triple()
+    tm = jit.target_machine()
+    module.data_layout = str(tm.target_data)
+    target = CpuTarget(fn, options)
+    target.data_layout = tm.target_data
+    target.messages = []
+    target.layout_memory(all_functions(fn))
+    target.kernel_args_type = lambda f: args_struct(f, target)
+    symbol = f"simt_kernel_{fn.name}"
+    emitter = CpuKernelEmitter(target, module, fn, options, symbol)
+    emitter.build()
+    text = str(module)
+    optimized = jit.optimize(text)
+    obj = jit.emit_object(optimized)
+    return CpuBinary(
+        name=fn.name, symbol=symbol, object_code=obj, params=[t for _, t in fn.params],
+        symbols=[d.symbol for d in target.symbols],
+        shared_static_bytes=target.shared_static_bytes, slot_bytes=emitter.slot_bytes,
+        labels=list(target.labels), files=list(target.files),
+        messages=list(target.messages), llvm_ir=text,
+        optimized_ir=str(optimized) if options.get("keep_ir") else "",
+        compile_seconds=time.perf_counter() - started)
+
+
+def args_struct(fn, target):
+    fields = [value_type(t, target) for _, t in fn.params]
+    fields += [ptr()] * len(target.symbols)
+    return ll.LiteralStructType(fields)

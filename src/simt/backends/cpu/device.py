@@ -1,0 +1,170 @@
+"""The CPU device: runs compiled kernels over the grid with a pool of worker
+threads (ctypes releases the GIL, so blocks really run in parallel).
+
+Launch errors are kept and raised at the next synchronizing call, as CUDA
+reports them; unlike a GPU, the device stays usable afterwards."""
+import ctypes
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ...config import config
+from ...runtime.errors import DeviceAssertError, IllegalAddressError, LaunchError
+from .jit import LoadedObject
+from .memory import CpuMemory
+from .args import ArgPacker
+
+KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                             ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+ERR_WORDS = 16
+
+
+class CpuKernel:
+    """A CPU binary loaded into this process, ready to launch."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.loaded = LoadedObject(binary.object_code)
+        self.entry = KERNEL_FN(self.loaded.address(binary.symbol))
+        self.packer = ArgPacker(binary.params, len(binary.symbols))
+
+
+class _Arena(threading.local):
+    """Per-worker scratch memory: shared memory and per-thread slots."""
+
+    def get(self, name, nbytes):
+        buf = getattr(self, name, None)
+        if buf is None or buf.nbytes < nbytes:
+            buf = np.empty(max(nbytes, 64), np.uint8)
+            setattr(self, name, buf)
+        return buf.ctypes.data
+
+
+class CpuBackend(CpuMemory):
+    """The host CPU as a CUDA device."""
+
+    def __init__(self):
+        super().__init__()
+        self.pending = None
+        self.lock = threading.Lock()
+        self.arena = _Arena()
+        self.pool = None
+
+    def _workers(self):
+        if self.pool is None:
+            threading.stack_size(64 * 1024 * 1024)
+            self.pool = ThreadPoolExecutor(max_workers=config.cpu_threads,
+                                           thread_name_prefix="simt-cpu")
+            threading.stack_size(0)
+        return self.pool
+
+    # ------------------------------------------------------------ errors
+    def raise_pending(self):
+        error, self.pending = self.pending, None
+        if error is not None:
+            raise error
+
+    def synchronize(self):
+        self.raise_pending()
+
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        self.raise_pending()
+        super().copy_dtoh(host_array, src_ptr, stream)
+
+    # ------------------------------------------------------------ compile and load
+    def target_id(self):
+        from . import jit
+        return "cpu " + jit.host_description()
+
+    def compile(self, fn, options):
+        from .compile import compile_kernel
+        return compile_kernel(fn, options)
+
+    def load_binary(self, binary):
+        return CpuKernel(binary)
+
+    def resources(self, kernel):
+        b = kernel.binary
+        return {"registers": None, "shared_bytes": b.shared_static_bytes, "local_bytes": b.slot_bytes}
+
+    def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        symbols = kernel.symbols_for(loaded.binary.symbols)
+        self.launch(loaded, grid, block, shared_bytes, args, symbols, kernel.__name__)
+        if any(isinstance(a, np.ndarray) for a in args):
+            self.synchronize()            # NumPy arguments: the launch is synchronous
+
+    # ------------------------------------------------------------ launch
+    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        self.raise_pending()
+        binary = kernel.binary
+        packed, keep = kernel.packer.pack(args, symbols)
+        err = np.zeros(ERR_WORDS, np.int64)
+        launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
+        nblocks = grid[0] * grid[1] * grid[2]
+        nthreads = block[0] * block[1] * block[2]
+        shared_size = binary.shared_static_bytes + shared_bytes
+        slot_size = binary.slot_bytes * nthreads
+        args_ptr = ctypes.addressof(packed)
+        launch_ptr = ctypes.addressof(launch)
+
+        def run(first, last):
+            shared = self.arena.get("shared", shared_size)
+            slots = self.arena.get("slots", slot_size)
+            return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
+
+        workers = min(config.cpu_threads, nblocks)
+        if workers <= 1:
+            run(0, nblocks)
+        else:
+            self._run_parallel(run, nblocks, workers)
+        if err[0]:
+            self.pending = self._error(binary, err, kernel_name)
+        del keep
+
+    def _run_parallel(self, run, nblocks, workers):
+        chunk = max(1, nblocks // (workers * 8))
+        starts = itertools.count(0, chunk)
+        failed = threading.Event()
+
+        def worker():
+            while not failed.is_set():
+                first = next(starts)
+                if first >= nblocks:
+                    return
+                if run(first, min(first + chunk, nblocks)):
+                    failed.set()
+        futures = [self._workers().submit(worker) for _ in range(workers)]
+        for f in futures:
+            f.result()
+
+    def _error(self, binary, err, kernel_name):
+        code, line, array, dim, index, extent, file_id = (int(v) for v in err[:7])
+        block = tuple(int(v) for v in err[7:10])
+        thread = tuple(int(v) for v in err[10:13])
+        function, filename = binary.files[file_id] if file_id < len(binary.files) else (kernel_name, "?")
+        where = f"{filename}:{line}"
+        source = _source_line(filename, line)
+        place = f"in kernel '{kernel_name}'" + (f" (device function '{function}')"
+                                                 if function != kernel_name else "")
+        common = dict(kernel=kernel_name, block=block, thread=thread, filename=filename, line=line)
+        if code == 1:
+            label = binary.labels[array] if array < len(binary.labels) else "array"
+            text = (f"out-of-bounds access {place}: index {index} is outside dimension {dim} "
+                    f"(size {extent}) of '{label}'\n  block {block}, thread {thread}, at {where}"
+                    f"{source}\n  check the index against {label}.shape[{dim}] first (negative "
+                    f"indices are out of bounds in kernels)")
+            return IllegalAddressError(text, array=label, index=index, shape=extent, **common)
+        if code == 2:
+            message = binary.messages[dim - 1000] if dim >= 1000 else ""
+            text = (f"assertion failed {place}: {message}\n  block {block}, thread {thread}, at "
+                    f"{where}{source}")
+            return DeviceAssertError(text, **common)
+        return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
+
+
+def _source_line(filename, line):
+    import linecache
+    text = linecache.getline(filename, line).strip()
+    return f"\n      {text}" if text else ""

@@ -1,0 +1,483 @@
+"""Emitting kernels and device functions for the CPU target.
+
+A kernel becomes ``i32 kernel(args, launch, first_block, last_block, shared,
+slots)``: it runs blocks [first_block, last_block) and returns 0, or 1 after
+recording an error. Threads of a block run as loops; with barriers, each
+barrier-free run gets its own loop and threads keep their state in slots.
+"""
+from llvmlite import ir as ll
+
+from ...compiler import ir, types as T
+from ...compiler.codegen import FunctionEmitter, LoopTarget
+from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr, value_type)
+from ...runtime.errors import NotSupportedError
+from .regions import Plan
+from .target import CTX, SPECIALS
+
+
+class MaskedLoop:
+    """break/continue in a loop that holds a barrier: per-thread flags."""
+
+    def __init__(self, em, loop_flag, cont_flag):
+        self.em, self.loop_flag, self.cont_flag = em, loop_flag, cont_flag
+
+    def emit_break(self, em):
+        em.builder.store(const(I8, 0), em.var_ptr(self.loop_flag))
+        em.builder.branch(em.thread_next)
+
+    def emit_continue(self, em):
+        em.builder.store(const(I8, 1), em.var_ptr(self.cont_flag))
+        em.builder.branch(em.thread_next)
+
+
+class CpuEmitterBase(FunctionEmitter):
+    """What kernels and device functions share on the CPU."""
+
+    def __init__(self, target, module, function, llfunc, options):
+        super().__init__(target, module, function, llfunc, options)
+        self.messages = target.messages
+        self.specials = {}
+
+    def local_array(self, decl):
+        t = value_type(decl.type, self.target)
+        count = 1
+        for n in decl.shape:
+            count *= n
+        elem = ll.ArrayType(_mem(decl), count)
+        data = self.slot_array(decl, elem) if self.uses_slots(decl) else self.alloca(elem, name=decl.name)
+        from .target import _static_array
+        return _static_array(decl, data)
+
+    def uses_slots(self, decl):
+        return False
+
+    def device_function(self, function):
+        fn = self.target.functions.get(id(function))
+        if fn is None:
+            if function.uses_barrier:
+                raise NotSupportedError(
+                    f"device function '{function.name}' ({function.loc}) calls syncthreads: "
+                    "barriers inside device functions are not supported on the CPU device yet; "
+                    "move the barrier into the kernel (the GPU device supports it)")
+            fn = CpuDeviceEmitter(self.target, self.module, function, self.options).build()
+        return fn
+
+
+def _mem(decl):
+    from ...compiler.lltypes import memory
+    return memory(T.Scalar(decl.dtype))
+
+
+class CpuKernelEmitter(CpuEmitterBase):
+
+    def __init__(self, target, module, function, options, symbol):
+        fnty = ll.FunctionType(I32, [ptr(), ptr(), I64, I64, ptr(), ptr()])
+        llfunc = ll.Function(module, fnty, symbol)
+        for index in (0, 4, 5):
+            llfunc.args[index].add_attribute("noalias")
+        super().__init__(target, module, function, llfunc, options)
+        self.plan = Plan(function.body) if function.uses_barrier else None
+        self.flag_count = 0
+        self.slot_layout = {}
+        self.slot_bytes = 0
+
+    # ------------------------------------------------------------ entry
+    def build(self):
+        entry, body = self.start()
+        args, launch, first, last, shared, slots = self.llfunc.args
+        eb = self.entry_builder
+        fields = [eb.load(eb.gep(launch, [i64(i)], source_etype=I64), typ=I64) for i in range(8)]
+        gx, gy, gz, bx, by, bz, dyn, err = fields
+        self.err_ptr = eb.inttoptr(err, ptr())
+        self.dyn_shared_bytes = dyn
+        self.shared_base = shared
+        self.slots = slots
+        self.block_dims = (bx, by, bz)
+        self.nthreads = eb.mul(eb.mul(bx, by), bz)
+        for name, v in zip(SPECIALS[6:], (bx, by, bz, gx, gy, gz)):
+            self.specials[name] = eb.trunc(v, I32)
+        self.args_type = self.target.kernel_args_type(self.function)
+        self.args_ptr = args
+        self.params = [self.load_param(i, t) for i, (_, t) in enumerate(self.function.params)]
+        self.ctx = None
+        self.abort_bb = self.new_block("abort")
+        ll.IRBuilder(self.abort_bb).ret(i32(1))
+        if self.plan is not None:
+            for name in sorted(self.plan.slot_vars):
+                self.add_slot(name, value_type(self.locals[name], self.target))
+        self.block_loop(first, last, gx, gy)
+        self.finish_entry(body)
+        return self.llfunc
+
+    def load_param(self, index, t):
+        eb = self.entry_builder
+        field = eb.gep(self.args_ptr, [i32(0), i32(index)], source_etype=self.args_type)
+        value = eb.load(field, typ=value_type(t, self.target))
+        if isinstance(t, T.Array):
+            array = ArrayValue.unpack(eb, t, value)
+            if t.layout in ("C", "F") and t.ndim > 1:
+                array.strides = _contiguous(eb, array.shape, t.layout)
+            elif t.layout in ("C", "F"):
+                array.strides = [i64(1)]
+            return array
+        if isinstance(t, T.Scalar) and t.kind == "b":
+            return value
+        return value
+
+    def symbol_pointer(self, index):
+        eb = self.entry_builder
+        field = eb.gep(self.args_ptr, [i32(0), i32(len(self.function.params) + index)],
+                       source_etype=self.args_type)
+        return eb.load(field, typ=ptr())
+
+    # ------------------------------------------------------------ slots
+    def add_slot(self, name, lltype):
+        size = lltype.get_abi_size(self.target.data_layout)
+        size = (size + 7) // 8 * 8
+        eb = self.entry_builder
+        base = eb.gep(self.slots, [eb.mul(self.nthreads, i64(self.slot_bytes))], source_etype=I8)
+        self.slot_layout[name] = (base, lltype)
+        self.slot_bytes += size
+
+    def var_ptr(self, name):
+        if name in self.slot_layout:
+            base, lltype = self.slot_layout[name]
+            return self.builder.gep(base, [self.flat_tid], source_etype=lltype)
+        return super().var_ptr(name)
+
+    def new_flag(self, kind):
+        self.flag_count += 1
+        name = f"${kind}{self.flag_count}"
+        self.add_slot(name, I8)
+        return name
+
+    def uses_slots(self, decl):
+        return self.plan is not None
+
+    def slot_array(self, decl, elem):
+        name = f"$local.{decl.name}.{id(decl)}"
+        if name not in self.slot_layout:
+            self.add_slot(name, elem)
+        return self.var_ptr(name)
+
+    def local_array(self, decl):
+        # a per-thread array: in a barrier kernel its address depends on the thread
+        if self.plan is not None:
+            self.decl_values.pop(id(decl), None)
+        return super().local_array(decl)
+
+    def expr_ArrayRef(self, e):
+        if e.decl.space == "local" and self.plan is not None:
+            return self.local_array(e.decl)
+        return super().expr_ArrayRef(e)
+
+    # ------------------------------------------------------------ loops over blocks and threads
+    def block_loop(self, first, last, gx, gy):
+        b = self.builder
+        counter = self.alloca(I64, name="block")
+        b.store(first, counter)
+        head, body, done = self.new_block("blocks"), self.new_block("block_body"), self.new_block("blocks_done")
+        b.branch(head)
+        b.position_at_end(head)
+        c = b.load(counter, typ=I64)
+        b.cbranch(b.icmp_signed("<", c, last), body, done)
+        b.position_at_end(body)
+        self.specials["blockIdx.x"] = b.trunc(b.urem(c, gx), I32)
+        rest = b.udiv(c, gx)
+        self.specials["blockIdx.y"] = b.trunc(b.urem(rest, gy), I32)
+        self.specials["blockIdx.z"] = b.trunc(b.udiv(rest, gy), I32)
+        if self.plan is None:
+            self.thread_loop(lambda: self.emit_stmts(self.function.body), [])
+        else:
+            self.exited = self.new_flag("exited")
+            self.thread_loop(lambda: self.builder.store(const(I8, 0), self.var_ptr(self.exited)),
+                             [], check_exit=False)
+            self.emit_regions(self.function.body, [])
+        b = self.builder
+        b.store(b.add(c, i64(1)), counter)
+        b.branch(head)
+        b.position_at_end(done)
+        b.ret(i32(0))
+
+    def thread_loop(self, body_fn, guards, check_exit=True):
+        """Run body_fn's code once per thread of the block that passes the guards."""
+        b = self.builder
+        bx, by, bz = (b.trunc(d, I32) for d in self.block_dims)
+        tz_p, ty_p, tx_p = (self.alloca(I32, name=n) for n in ("tz", "ty", "tx"))
+        blocks = {n: self.new_block(n) for n in
+                  ("z_head", "y_init", "y_head", "x_init", "x_head", "thread", "run", "x_next",
+                   "y_next", "z_next", "threads_done")}
+        b.store(i32(0), tz_p)
+        b.branch(blocks["z_head"])
+        b.position_at_end(blocks["z_head"])
+        tz = b.load(tz_p, typ=I32)
+        b.cbranch(b.icmp_unsigned("<", tz, bz), blocks["y_init"], blocks["threads_done"])
+        b.position_at_end(blocks["y_init"])
+        b.store(i32(0), ty_p)
+        b.branch(blocks["y_head"])
+        b.position_at_end(blocks["y_head"])
+        ty = b.load(ty_p, typ=I32)
+        b.cbranch(b.icmp_unsigned("<", ty, by), blocks["x_init"], blocks["z_next"])
+        b.position_at_end(blocks["x_init"])
+        b.store(i32(0), tx_p)
+        b.branch(blocks["x_head"])
+        b.position_at_end(blocks["x_head"])
+        tx = b.load(tx_p, typ=I32)
+        b.cbranch(b.icmp_unsigned("<", tx, bx), blocks["thread"], blocks["y_next"])
+        b.position_at_end(blocks["thread"])
+        self.specials.update({"threadIdx.x": tx, "threadIdx.y": ty, "threadIdx.z": tz})
+        flat = b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
+        self.flat_tid = b.zext(flat, I64)
+        self.thread_next = blocks["x_next"]
+        ok = self.guard(guards, check_exit)
+        if ok is None:
+            b.branch(blocks["run"])
+        else:
+            b.cbranch(ok, blocks["run"], blocks["x_next"])
+        b.position_at_end(blocks["run"])
+        body_fn()
+        if not self.terminated():
+            self.builder.branch(blocks["x_next"])
+        b = self.builder
+        b.position_at_end(blocks["x_next"])
+        b.store(b.add(tx, i32(1)), tx_p)
+        b.branch(blocks["x_head"])
+        b.position_at_end(blocks["y_next"])
+        b.store(b.add(ty, i32(1)), ty_p)
+        b.branch(blocks["y_head"])
+        b.position_at_end(blocks["z_next"])
+        b.store(b.add(tz, i32(1)), tz_p)
+        b.branch(blocks["z_head"])
+        b.position_at_end(blocks["threads_done"])
+
+    def guard(self, guards, check_exit):
+        if self.plan is None:
+            return None
+        b = self.builder
+        ok = None
+        checks = ([(self.exited, 0)] if check_exit else []) + list(guards)
+        for flag, expected in checks:
+            value = b.load(self.var_ptr(flag), typ=I8)
+            this = b.icmp_unsigned("==", value, const(I8, expected))
+            ok = this if ok is None else b.and_(ok, this)
+        return ok
+
+    def thread_return(self, value):
+        if self.plan is not None:
+            self.builder.store(const(I8, 1), self.var_ptr(self.exited))
+        self.builder.branch(self.thread_next)
+
+    def abort(self):
+        self.builder.branch(self.abort_bb)
+
+    def store_ctx(self):
+        b = self.builder
+        if self.ctx is None:
+            self.ctx = self.alloca(CTX, name="ctx")
+            eb = self.entry_builder
+            eb.store(self.shared_base, eb.gep(self.ctx, [i32(0), i32(1)], source_etype=CTX))
+            eb.store(self.err_ptr, eb.gep(self.ctx, [i32(0), i32(2)], source_etype=CTX))
+            eb.store(self.dyn_shared_bytes, eb.gep(self.ctx, [i32(0), i32(3)], source_etype=CTX))
+            eb.store(self.args_ptr, eb.gep(self.ctx, [i32(0), i32(4)], source_etype=CTX))
+        for i, name in enumerate(SPECIALS):
+            b.store(self.specials[name], b.gep(self.ctx, [i32(0), i32(0), i32(i)], source_etype=CTX))
+
+    # ------------------------------------------------------------ regions (kernels with barriers)
+    def emit_regions(self, stmts, guards):
+        run = []
+        for s in stmts:
+            if not ir.contains_barrier(s):
+                run.append(s)
+                continue
+            self.flush(run, guards)
+            run = []
+            if isinstance(s, ir.Collective):
+                self.masked_collective(s, guards)
+            elif isinstance(s, ir.If):
+                self.masked_if(s, guards)
+            elif isinstance(s, ir.While):
+                self.masked_while(s, guards)
+            elif isinstance(s, ir.ForRange):
+                self.masked_for(s, guards)
+        self.flush(run, guards)
+
+    def flush(self, run, guards):
+        if run:
+            self.thread_loop(lambda: self.emit_stmts(run), guards)
+
+    def masked_if(self, s, guards):
+        flag = self.new_flag("if")
+
+        def choose():
+            b = self.builder
+            value = b.select(self.expr(s.cond), const(I8, 1), const(I8, 2))
+            b.store(value, self.var_ptr(flag))
+        self.thread_loop(choose, guards)
+        self.emit_regions(s.then, guards + [(flag, 1)])
+        self.emit_regions(s.orelse, guards + [(flag, 2)])
+
+    def masked_loop(self, guards, init, test, body, step=None):
+        """A loop holding a barrier: every thread keeps its own 'still looping' flag;
+        the loop ends when no thread is left in it."""
+        loop_flag, cont_flag = self.new_flag("loop"), self.new_flag("cont")
+
+        def start():
+            init()
+            self.builder.store(const(I8, 1), self.var_ptr(loop_flag))
+        self.thread_loop(start, guards)
+        b = self.builder
+        any_p = self.alloca(I1, name="any_thread")
+        head, go, done = self.new_block("mloop"), self.new_block("mloop_body"), self.new_block("mloop_end")
+        b.branch(head)
+        b.position_at_end(head)
+        b.store(const(I1, 0), any_p)
+        inside = guards + [(loop_flag, 1)]
+
+        def check():
+            b = self.builder
+            b.store(const(I8, 0), self.var_ptr(cont_flag))
+            keep = test()
+            b = self.builder
+            b.store(b.zext(keep, I8), self.var_ptr(loop_flag))
+            b.store(b.or_(b.load(any_p, typ=I1), keep), any_p)
+        self.thread_loop(check, inside)
+        b = self.builder
+        b.cbranch(b.load(any_p, typ=I1), go, done)
+        b.position_at_end(go)
+        self.loops.append(MaskedLoop(self, loop_flag, cont_flag))
+        body(inside + [(cont_flag, 0)])
+        self.loops.pop()
+        if step is not None:
+            self.thread_loop(step, inside)
+        self.builder.branch(head)
+        self.builder.position_at_end(done)
+
+    def masked_while(self, s, guards):
+        self.masked_loop(guards, lambda: None, lambda: self.expr(s.cond),
+                         lambda g: self.emit_regions(s.body, g))
+
+    def masked_for(self, s, guards):
+        t = self.locals[s.var]
+        lltype = value_type(t, self.target)
+        names = [self.new_hidden(f"{s.var}.{part}", t, lltype) for part in ("it", "stop", "step")]
+
+        def init():
+            for name, e in zip(names, (s.start, s.stop, s.step)):
+                self.builder.store(self.expr(e), self.var_ptr(name))
+
+        def load(name):
+            return self.builder.load(self.var_ptr(name), typ=lltype)
+
+        def test():
+            it = load(names[0])
+            keep = self.range_cond(it, load(names[1]), load(names[2]), t)
+            b = self.builder
+            this, after = self.new_block("for_set"), self.new_block("for_tested")
+            b.cbranch(keep, this, after)
+            b.position_at_end(this)
+            self.store_var(s.var, it)
+            b.branch(after)
+            b.position_at_end(after)
+            return keep
+
+        def step():
+            b = self.builder
+            b.store(b.add(load(names[0]), load(names[2])), self.var_ptr(names[0]))
+        self.masked_loop(guards, init, test, lambda g: self.emit_regions(s.body, g), step)
+
+    def new_hidden(self, base, t, lltype):
+        self.flag_count += 1
+        name = f"${base}{self.flag_count}"
+        self.locals[name] = t
+        self.add_slot(name, lltype)
+        return name
+
+    def masked_collective(self, s, guards):
+        b = self.builder
+        acc = self.alloca(I32, name="collective")
+        b.store(i32(1 if s.op == "and" else 0), acc)
+
+        def gather():
+            b = self.builder
+            p = b.zext(self.expr(s.value), I32)
+            old = b.load(acc, typ=I32)
+            new = {"count": b.add, "and": b.and_, "or": b.or_}[s.op](old, p)
+            b.store(new, acc)
+        self.thread_loop(gather, guards)
+
+        def scatter():
+            self.store_var(s.name, self.builder.load(acc, typ=I32))
+        self.thread_loop(scatter, guards)
+
+
+def _contiguous(b, shape, layout):
+    n = len(shape)
+    strides = [None] * n
+    step = i64(1)
+    order = range(n - 1, -1, -1) if layout == "C" else range(n)
+    for d in order:
+        strides[d] = step
+        step = b.mul(step, shape[d])
+    return strides
+
+
+class CpuDeviceEmitter(CpuEmitterBase):
+    """A device function: ``ret f(ctx, params...)``, inlined into its callers."""
+
+    def __init__(self, target, module, function, options):
+        params = [value_type(t, target) for _, t in function.params]
+        ret = value_type(function.return_type, target)
+        name = f"simt.device.{function.name}.{len(target.functions)}"
+        llfunc = ll.Function(module, ll.FunctionType(ret, [ptr()] + params), name)
+        llfunc.linkage = "internal"
+        llfunc.attributes.add("alwaysinline")
+        super().__init__(target, module, function, llfunc, options)
+        target.functions[id(function)] = llfunc
+        self.ret_type = ret
+
+    def build(self):
+        entry, body = self.start()
+        eb = self.entry_builder
+        ctx = self.llfunc.args[0]
+        self.ctx = ctx
+        for i, name in enumerate(SPECIALS):
+            self.specials[name] = eb.load(eb.gep(ctx, [i32(0), i32(0), i32(i)], source_etype=CTX), typ=I32)
+        self.shared_base = eb.load(eb.gep(ctx, [i32(0), i32(1)], source_etype=CTX), typ=ptr())
+        self.err_ptr = eb.load(eb.gep(ctx, [i32(0), i32(2)], source_etype=CTX), typ=ptr())
+        self.dyn_shared_bytes = eb.load(eb.gep(ctx, [i32(0), i32(3)], source_etype=CTX), typ=I64)
+        self.args_ptr = eb.load(eb.gep(ctx, [i32(0), i32(4)], source_etype=CTX), typ=ptr())
+        self.params = []
+        for arg, (_, t) in zip(self.llfunc.args[1:], self.function.params):
+            self.params.append(ArrayValue.unpack(eb, t, arg) if isinstance(t, T.Array) else arg)
+        self.emit_stmts(self.function.body)
+        if not self.terminated():
+            self.ret_default()
+        self.finish_entry(body)
+        return self.llfunc
+
+    def symbol_pointer(self, index):
+        eb = self.entry_builder
+        args_type = self.target.kernel_args_type(self.target.kernel)
+        field = eb.gep(self.args_ptr, [i32(0), i32(len(self.target.kernel.params) + index)],
+                       source_etype=args_type)
+        return eb.load(field, typ=ptr())
+
+    def ret_default(self):
+        if isinstance(self.ret_type, ll.VoidType):
+            self.builder.ret_void()
+        else:
+            self.builder.ret(ll.Constant(self.ret_type, None))
+
+    def thread_return(self, value):
+        if value is None:
+            self.builder.ret_void()
+            return
+        if isinstance(value, ArrayValue):
+            value = value.pack(self.builder, self.target)
+        self.builder.ret(value)
+
+    def abort(self):
+        self.ret_default()
+
+    def store_ctx(self):
+        pass

@@ -1,0 +1,110 @@
+"""LLVM for the host: optimize a module, make an object file, load it and
+find its functions. Object files are what the disk cache keeps."""
+import ctypes
+import threading
+
+import llvmlite.binding as llvm
+
+_lock = threading.Lock()
+_state = {}
+
+
+def _init():
+    if not _state:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_triple(llvm.get_process_triple())
+        features = llvm.get_host_cpu_features().flatten()
+        tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
+                                          opt=3, reloc="pic", codemodel="jitdefault")
+        _state["tm"] = tm
+        _state["engines"] = []
+        _register_runtime_symbols()
+    return _state
+
+
+def target_machine():
+    with _lock:
+        return _init()["tm"]
+
+
+def triple():
+    return llvm.get_process_triple()
+
+
+def host_description():
+    return f"{llvm.get_process_triple()} {llvm.get_host_cpu_name()}"
+
+
+def optimize(llvm_ir, speed=3):
+    """Parse, verify and optimize LLVM IR text; returns the binding module."""
+    tm = target_machine()
+    module = llvm.parse_assembly(llvm_ir)
+    module.verify()
+    module.triple = triple()
+    module.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=speed)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    return module
+
+
+def emit_object(module):
+    return target_machine().emit_object(module)
+
+
+def emit_assembly(module):
+    return target_machine().emit_assembly(module)
+
+
+class LoadedObject:
+    """An object file linked into this process; ``address(name)`` finds a function."""
+
+    def __init__(self, object_code):
+        with _lock:
+            state = _init()
+            empty = llvm.parse_assembly("")
+            engine = llvm.create_mcjit_compiler(empty, state["tm"])
+            engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+            engine.finalize_object()
+            state["engines"].append(engine)      # code must outlive every kernel object
+        self.engine = engine
+
+    def address(self, name):
+        return self.engine.get_function_address(name)
+
+
+# ---------------------------------------------------------------- runtime symbols
+
+PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
+
+
+def _print_from_kernel(fmt, values, count):
+    """Kernel print(): format as C's printf would (ints, %g floats), one line."""
+    import sys
+    text = fmt.decode("utf8")
+    args, pos = [], 0
+    for i in range(count):
+        pos = text.index("%", pos)
+        while text.startswith("%%", pos):
+            pos = text.index("%", pos + 2)
+        spec = text[pos + 1:pos + 4]
+        raw = values[i]
+        if spec.startswith("g"):
+            args.append(ctypes.c_double.from_buffer_copy(ctypes.c_int64(raw)).value)
+        elif spec.startswith("llu"):
+            args.append(raw & 0xFFFFFFFFFFFFFFFF)
+        else:
+            args.append(raw)
+        pos += 1
+    py = text.replace("%lld", "%d").replace("%llu", "%d")
+    sys.stdout.write(py % tuple(args))
+
+
+_print_callback = PRINT_FN(_print_from_kernel)
+
+
+def _register_runtime_symbols():
+    llvm.add_symbol("simt_cpu_print", ctypes.cast(_print_callback, ctypes.c_void_p).value)

@@ -1,0 +1,164 @@
+"""The CPU device's memory: host memory in aligned NumPy buffers.
+
+``CpuMemory`` is the memory half of the CPU backend (allocation, copies,
+properties); simt.backends.cpu.device.CpuBackend adds kernels on top. A
+pointer is a host address; each Allocation keeps its NumPy buffer alive, so
+memory is freed when the last array over it goes away.
+"""
+
+import ctypes
+import functools
+import os
+import platform
+
+import numpy as np
+
+from simt.runtime.backend import Allocation, Backend
+from simt.runtime.errors import OutOfMemoryError
+from simt.runtime.devices import DeviceProperties
+
+ALIGNMENT = 64          # a cache line: as good as cudaMalloc's 256 for vector loads on the host
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def aligned_buffer(nbytes, alignment=ALIGNMENT):
+    """An uninitialized uint8 NumPy array of nbytes whose address is a multiple of alignment."""
+    raw = np.empty(max(nbytes, 1) + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes]
+
+
+def _meminfo():
+    """{'MemTotal': bytes, 'MemAvailable': bytes, ...} from /proc/meminfo, or {}."""
+    try:
+        with open("/proc/meminfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    info = {}
+    for line in lines:
+        key, _, rest = line.partition(":")
+        fields = rest.split()
+        if fields and fields[0].isdigit():
+            info[key] = int(fields[0]) * (1024 if fields[1:] == ["kB"] else 1)
+    return info
+
+
+def _cpuinfo_field(field):
+    """The first value of a /proc/cpuinfo field, or None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == field:
+                    return value.strip()
+    except OSError:
+        pass
+    return None
+
+
+def _clock_khz():
+    """The CPU clock in kHz: the maximum from cpufreq, else /proc/cpuinfo's MHz."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        pass
+    mhz = _cpuinfo_field("cpu MHz")
+    try:
+        return int(float(mhz) * 1000) if mhz else None
+    except ValueError:
+        return None
+
+
+def _l2_bytes():
+    try:
+        return os.sysconf("SC_LEVEL2_CACHE_SIZE") or None
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+class CpuMemory(Backend):
+    """Memory, copies and properties of the CPU device (kernels: see CpuBackend)."""
+
+    kind = "cpu"
+
+    def alloc(self, nbytes, alignment=ALIGNMENT):
+        """An Allocation of nbytes of uninitialized host memory, aligned to ``alignment``."""
+        free, _ = self.mem_get_info()
+        if nbytes > free:
+            raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on the CPU device: "
+                                   f"{free} bytes are free")
+        try:
+            buffer = aligned_buffer(nbytes, alignment)
+        except MemoryError:
+            raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on the CPU device: "
+                                   f"{free} bytes were reported free") from None
+        return Allocation(buffer.ctypes.data, nbytes, self, keepalive=buffer)
+
+    def alloc_pinned(self, nbytes):
+        """Page-aligned host memory as a uint8 NumPy array (as the CUDA backend returns)."""
+        return self.alloc(nbytes, alignment=PAGE).keepalive
+
+    def alloc_mapped(self, nbytes):
+        """(uint8 NumPy array, device pointer): the same address, as host memory is device memory."""
+        buffer = self.alloc_pinned(nbytes)
+        return buffer, buffer.ctypes.data
+
+    def alloc_managed(self, nbytes):
+        """An Allocation usable from host and device: on the CPU, any memory is."""
+        return self.alloc(nbytes, alignment=PAGE)
+
+    def free(self, ptr):
+        """Nothing to do: the Allocation's NumPy buffer owns the memory."""
+
+    def copy_htod(self, dst_ptr, host_array, stream=None):
+        _check_contiguous(host_array)
+        ctypes.memmove(dst_ptr, host_array.ctypes.data, host_array.nbytes)
+
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        _check_contiguous(host_array)
+        ctypes.memmove(host_array.ctypes.data, src_ptr, host_array.nbytes)
+
+    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        ctypes.memmove(dst_ptr, src_ptr, nbytes)
+
+    def memset(self, ptr, byte, nbytes, stream=None):
+        ctypes.memset(ptr, byte, nbytes)
+
+    def synchronize(self):
+        """Wait for outstanding work (none in the memory half; CpuBackend extends this)."""
+
+    def mem_get_info(self):
+        """(free, total) bytes of host memory."""
+        info = _meminfo()
+        if "MemTotal" in info:
+            return info.get("MemAvailable", info.get("MemFree", 0)), info["MemTotal"]
+        page = PAGE
+        return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+
+    def properties(self):
+        """DeviceProperties of the host CPU, with CUDA's limits (sm_90) for launches."""
+        return _cpu_properties()
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_properties():
+    cores = os.cpu_count() or 1
+    return DeviceProperties(
+        name=_cpuinfo_field("model name") or platform.processor() or platform.machine() or "cpu",
+        kind="cpu",
+        compute_capability=(9, 0),
+        multiprocessor_count=cores,
+        total_memory=CpuMemory().mem_get_info()[1],
+        clock_rate=_clock_khz(),
+        l2_cache_size=_l2_bytes(),
+        integrated=True,
+        concurrent_kernels=True,
+        driver_version=f"simt cpu ({platform.machine()})",
+    )
+
+
+def _check_contiguous(host_array):
+    if not host_array.flags.c_contiguous:
+        raise ValueError("internal: host copies need a C-contiguous NumPy array")

@@ -1,0 +1,11 @@
+"""The CUDA backend: NVIDIA GPUs through NVIDIA's driver bindings (cuda-bindings).
+
+Modules: driver (checked calls, error mapping), device (CudaBackend), properties,
+hostmem (pinned and mapped host memory), module (PTX loading, kernel handles,
+libdevice), launch (the prepared-parameter launch path), streams (streams, events).
+Nothing here imports cuda.bindings until a GPU is actually used.
+"""
+
+from simt.backends.cuda.device import CudaBackend, device_count
+
+__all__ = ["CudaBackend", "device_count"]

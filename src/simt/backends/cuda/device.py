@@ -1,0 +1,156 @@
+"""One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
+
+from simt.backends.cuda import hostmem
+from simt.backends.cuda.driver import (
+    api, available, call, check, context_dead, set_thread_device, thread_device,
+)
+from simt.backends.cuda.properties import device_properties
+from simt.runtime.backend import Allocation, Backend
+from simt.runtime.errors import OutOfMemoryError
+
+__all__ = ["CudaBackend", "device_count", "device_properties"]
+
+
+def device_count():
+    """Number of CUDA devices; 0 when cuda-bindings or the driver is missing."""
+    if not available():
+        return 0
+    try:
+        return call(api().cuDeviceGetCount)
+    except Exception:
+        return 0
+
+
+def _handle(stream):
+    """The CUstream of a streams.Stream, or the argument itself (None: default stream)."""
+    return getattr(stream, "handle", stream)
+
+
+def _wrap_properties(props):
+    """simt.runtime.devices.DeviceProperties from our dict, keeping the fields it has."""
+    from simt.runtime.devices import DeviceProperties
+    props = dict(props, kind="cuda")
+    props.setdefault("shared_memory_per_multiprocessor",
+                     props["max_shared_memory_per_multiprocessor"])
+    known = getattr(DeviceProperties, "__dataclass_fields__", None)
+    if known is not None:
+        props = {key: value for key, value in props.items() if key in known}
+    return DeviceProperties(**props)
+
+
+class CudaBackend(Backend):
+    """Device ``index``: retains its primary context and makes it current per host thread."""
+
+    kind = "cuda"
+
+    def __init__(self, index):
+        driver = api()
+        self.index = index
+        self.device = call(driver.cuDeviceGet, index)
+        self.context = call(driver.cuDevicePrimaryCtxRetain, self.device)
+        self._properties = None
+        self.make_current()
+
+    def make_current(self, force=False):
+        """Make this device's context current on the calling host thread (cheap if it is).
+
+        ``force`` sets it even where simt believes it current (another library may have
+        changed the thread's context).
+        """
+        if force or thread_device() != self.index:
+            call(api().cuCtxSetCurrent, self.context)
+            set_thread_device(self.index)
+
+    def properties(self):
+        if self._properties is None:
+            self._properties = _wrap_properties(device_properties(self.index))
+        return self._properties
+
+    def alloc(self, nbytes):
+        self.make_current()
+        err, ptr = api().cuMemAlloc(max(nbytes, 1))   # cuMemAlloc refuses 0 bytes
+        check(err, "cuMemAlloc", request=nbytes)
+        return Allocation(int(ptr), nbytes, self)
+
+    def free(self, ptr):
+        if context_dead(self.index):
+            return   # the context is gone and its memory with it
+        self.make_current()
+        call(api().cuMemFree, ptr)
+
+    def copy_htod(self, dst_ptr, host_array, stream=None):
+        self.make_current()
+        driver = api()
+        src, nbytes = host_array.ctypes.data, host_array.nbytes
+        if stream is None:
+            call(driver.cuMemcpyHtoD, dst_ptr, src, nbytes)
+        else:
+            call(driver.cuMemcpyHtoDAsync, dst_ptr, src, nbytes, _handle(stream))
+
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        self.make_current()
+        driver = api()
+        dst, nbytes = host_array.ctypes.data, host_array.nbytes
+        if stream is None:
+            call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
+        else:
+            call(driver.cuMemcpyDtoHAsync, dst, src_ptr, nbytes, _handle(stream))
+
+    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        self.make_current()
+        driver = api()
+        if stream is None:
+            call(driver.cuMemcpyDtoD, dst_ptr, src_ptr, nbytes)
+        else:
+            call(driver.cuMemcpyDtoDAsync, dst_ptr, src_ptr, nbytes, _handle(stream))
+
+    def memset(self, ptr, byte, nbytes, stream=None):
+        self.make_current()
+        driver = api()
+        if stream is None:
+            call(driver.cuMemsetD8, ptr, byte, nbytes)
+        else:
+            call(driver.cuMemsetD8Async, ptr, byte, nbytes, _handle(stream))
+
+    def synchronize(self):
+        self.make_current()
+        call(api().cuCtxSynchronize)
+
+    def mem_get_info(self):
+        self.make_current()
+        free, total = call(api().cuMemGetInfo)
+        return int(free), int(total)
+
+    def alloc_pinned(self, nbytes):
+        """Page-locked host memory as a uint8 NumPy array, freed when the array dies."""
+        return hostmem.alloc_pinned(self, nbytes)
+
+    def alloc_mapped(self, nbytes):
+        """(uint8 NumPy array, device pointer) over host memory mapped into the device."""
+        return hostmem.alloc_mapped(self, nbytes)
+
+    def alloc_managed(self, nbytes):
+        """Unified memory as an Allocation; refused beyond the device's free memory."""
+        free, total = self.mem_get_info()
+        if nbytes > free:
+            # Asking the driver for more managed memory than is free can hang the GPU.
+            raise OutOfMemoryError(
+                f"cuMemAllocManaged: {nbytes} bytes requested, {free} of {total} bytes "
+                f"free on cuda:{self.index}: ask for less managed memory")
+        driver = api()
+        flag = driver.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL
+        err, ptr = driver.cuMemAllocManaged(max(nbytes, 1), flag)
+        check(err, "cuMemAllocManaged", request=nbytes)
+        return Allocation(int(ptr), nbytes, self)
+
+    def create_stream(self, non_blocking=False, priority=0):
+        """A new streams.Stream on this device."""
+        from simt.backends.cuda.streams import Stream
+        self.make_current()
+        return Stream(non_blocking=non_blocking, priority=priority)
+
+    def create_event(self, timing=True):
+        """A new streams.Event on this device."""
+        from simt.backends.cuda.streams import Event
+        self.make_current()
+        return Event(timing=timing)

@@ -1,0 +1,195 @@
+"""The one door to NVIDIA's driver API: lazy loading, cuInit, and error mapping.
+
+Every driver call in simt goes through ``call(fn, *args)`` (or ``check(err, name)`` on
+hot paths that call the binding directly). A failing call raises the simt exception
+that fits the CUDA error, naming the call, the CUDA error name, and what to do.
+
+Sticky errors (an illegal address, a device assert, ...) poison the CUDA context for
+good, as in CUDA: after one, every later call on that device raises
+``ContextUnusableError`` without touching the driver.
+
+Importing this module never imports ``cuda.bindings``; ``api()`` does, once.
+"""
+
+import threading
+
+from simt.runtime.errors import (
+    ContextUnusableError, CudaError, DeviceAssertError, IllegalAddressError,
+    InvalidConfiguration, LaunchError, MisalignedAddressError, OutOfMemoryError,
+)
+
+_lock = threading.Lock()
+_api = None             # the cuda.bindings.driver module once cuInit succeeded
+_init_error = None      # why the driver could not be loaded, when it could not
+_dead = {}              # device ordinal -> message of the sticky error that killed it
+_local = threading.local()   # .device: the ordinal whose context this thread made current
+
+_RESTART = "the CUDA context is unusable (as in CUDA); restart the process to use the GPU again"
+_LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchKernelEx")
+
+# CUDA error name -> (exception class, sticky?, what to do)
+_ERRORS = {
+    "CUDA_ERROR_OUT_OF_MEMORY": (OutOfMemoryError, False,
+                                 "free arrays you no longer need or ask for less"),
+    "CUDA_ERROR_ILLEGAL_ADDRESS": (IllegalAddressError, True,
+                                   "a kernel accessed memory out of bounds; run it on the "
+                                   "'cpu' device with checks=True to find the line"),
+    "CUDA_ERROR_ASSERT": (DeviceAssertError, True, "an assert in a kernel failed"),
+    "CUDA_ERROR_MISALIGNED_ADDRESS": (MisalignedAddressError, True,
+                                      "a kernel accessed memory at an address not "
+                                      "aligned to the access size"),
+    "CUDA_ERROR_LAUNCH_FAILED": (LaunchError, True, "the kernel failed while running"),
+    "CUDA_ERROR_HARDWARE_STACK_ERROR": (LaunchError, True,
+                                        "the call stack overflowed (deep recursion?)"),
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION": (LaunchError, True, "a kernel ran an illegal instruction"),
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE": (LaunchError, True,
+                                         "a kernel used a pointer in the wrong address space"),
+    "CUDA_ERROR_INVALID_PC": (LaunchError, True, "a kernel jumped to an invalid address"),
+    "CUDA_ERROR_LAUNCH_TIMEOUT": (LaunchError, True,
+                                  "the kernel ran past the display watchdog's limit"),
+    "CUDA_ERROR_ECC_UNCORRECTABLE": (LaunchError, True, "the GPU reported a memory ECC error"),
+    "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES": (InvalidConfiguration, False,
+                                           "use fewer threads per block (the kernel needs "
+                                           "too many registers for this block size)"),
+    "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE": (InvalidConfiguration, False,
+                                                "a cooperative grid must fit on the device "
+                                                "at once: launch fewer blocks"),
+}
+
+
+def api():
+    """Return ``cuda.bindings.driver`` after ``cuInit(0)``; raise CudaError if unavailable."""
+    if _api is None:
+        _load()
+    if _api is None:
+        raise CudaError(f"the CUDA driver is not available: {_init_error}. "
+                        "Install cuda-bindings (pip install 'simt[cuda]') and an NVIDIA "
+                        "driver, or use the 'cpu' device")
+    return _api
+
+
+def available():
+    """True when cuda.bindings imports and cuInit succeeds."""
+    if _api is None:
+        _load()
+    return _api is not None
+
+
+def _load():
+    global _api, _init_error
+    with _lock:
+        if _api is not None or _init_error is not None:
+            return
+        try:
+            from cuda.bindings import driver
+            (err,) = driver.cuInit(0)
+        except Exception as exc:      # ImportError, or the driver library is missing
+            _init_error = f"{type(exc).__name__}: {exc}"
+            return
+        if err:
+            _init_error = f"cuInit failed with {error_name(err, driver)}"
+            return
+        _api = driver
+
+
+def error_name(err, driver=None):
+    """'CUDA_ERROR_...' for a CUresult."""
+    driver = driver or _api
+    try:
+        name_err, name = driver.cuGetErrorName(err)
+        if not name_err:
+            return name.decode()
+    except Exception:
+        pass
+    return getattr(err, "name", str(err))
+
+
+def _error_string(err):
+    try:
+        str_err, text = _api.cuGetErrorString(err)
+        if not str_err:
+            return text.decode()
+    except Exception:
+        pass
+    return ""
+
+
+def set_thread_device(ordinal):
+    """Record which device's context this host thread has made current."""
+    _local.device = ordinal
+
+
+def thread_device():
+    """The ordinal recorded by set_thread_device on this thread, or None."""
+    return getattr(_local, "device", None)
+
+
+def context_dead(ordinal=None):
+    """The sticky-error message for the device (this thread's by default), or None."""
+    if not _dead:
+        return None
+    return _dead.get(thread_device() if ordinal is None else ordinal)
+
+
+def _unusable(name, ordinal):
+    return ContextUnusableError(
+        f"{name} on cuda:{ordinal}: an earlier {_dead[ordinal]} left the CUDA context "
+        "unusable (as in CUDA); restart the process to use the GPU again")
+
+
+def check(err, name, request=None):
+    """Raise the simt exception for a failed CUresult ``err`` from driver call ``name``.
+
+    ``request`` is the byte size asked for, added to out-of-memory messages.
+    Returns quietly when ``err`` is CUDA_SUCCESS.
+    """
+    if not err:
+        return
+    ordinal = thread_device()
+    if _dead and ordinal in _dead:
+        raise _unusable(name, ordinal)
+    cuda_name = error_name(err)
+    cls, sticky, advice = _ERRORS.get(cuda_name, (CudaError, False, _error_string(err)))
+    if cuda_name == "CUDA_ERROR_INVALID_VALUE" and name.startswith(_LAUNCH_CALLS):
+        cls, advice = InvalidConfiguration, ("the launch configuration is invalid: check grid "
+                                             "and block sizes and dynamic shared memory")
+    message = f"{name} failed with {cuda_name}"
+    if cls is OutOfMemoryError:
+        message += _oom_detail(request)
+    if advice:
+        message += f": {advice}"
+    if sticky:
+        _dead[ordinal] = cuda_name
+        message += f". {_RESTART}"
+    raise cls(message)
+
+
+def _oom_detail(request):
+    parts = []
+    if request is not None:
+        parts.append(f"{request} bytes requested")
+    try:
+        err, free, total = _api.cuMemGetInfo()
+        if not err:
+            parts.append(f"{free} of {total} bytes free")
+    except Exception:
+        pass
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def call(fn, *args, request=None):
+    """Call a cuda.bindings driver function and check its CUresult.
+
+    Returns None, the single result, or a tuple of results (the CUresult removed).
+    """
+    if _dead:
+        ordinal = thread_device()
+        if ordinal in _dead:
+            raise _unusable(fn.__name__, ordinal)
+    result = fn(*args)
+    check(result[0], fn.__name__, request)
+    if len(result) == 1:
+        return None
+    if len(result) == 2:
+        return result[1]
+    return result[1:]

@@ -1,0 +1,48 @@
+"""Page-locked host memory as NumPy arrays (cuMemHostAlloc), freed when the array dies."""
+
+import numpy as np
+
+from simt.backends.cuda.driver import api, call
+
+
+class _HostBuffer:
+    """Owns one cuMemHostAlloc block; NumPy arrays made from it keep it alive."""
+
+    def __init__(self, ptr, nbytes, backend):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.backend = backend
+        self.__array_interface__ = {
+            "shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3,
+        }
+
+    def __del__(self):
+        try:
+            self.backend.make_current()
+            call(api().cuMemFreeHost, self.ptr)
+        except Exception:
+            pass   # interpreter shutdown or a dead context: the process is ending anyway
+
+
+def host_alloc(backend, nbytes, flags):
+    """A uint8 NumPy array of ``nbytes`` over new page-locked memory, and its pointer."""
+    driver = api()
+    backend.make_current()
+    ptr = int(call(driver.cuMemHostAlloc, max(nbytes, 1), flags, request=nbytes))
+    array = np.asarray(_HostBuffer(ptr, nbytes, backend))
+    return array, ptr
+
+
+def alloc_pinned(backend, nbytes):
+    """Page-locked host memory (cudaHostAlloc) as a uint8 NumPy array."""
+    flags = api().CU_MEMHOSTALLOC_PORTABLE
+    return host_alloc(backend, nbytes, flags)[0]
+
+
+def alloc_mapped(backend, nbytes):
+    """Zero-copy memory: (uint8 NumPy array, device pointer to the same bytes)."""
+    driver = api()
+    flags = driver.CU_MEMHOSTALLOC_DEVICEMAP | driver.CU_MEMHOSTALLOC_PORTABLE
+    array, ptr = host_alloc(backend, nbytes, flags)
+    device_ptr = int(call(driver.cuMemHostGetDevicePointer, ptr, 0))
+    return array, device_ptr

@@ -1,0 +1,124 @@
+"""The launch fast path: a parameter buffer prepared once per kernel signature.
+
+``Launcher(function, kinds)`` lays out storage for every argument once and an array of
+``void*`` pointing into it (the ``kernelParams`` of cuLaunchKernel). A launch then does
+one ``struct.pack_into`` of the argument values into that storage and one
+``cuLaunchKernel`` call given the array's address as a plain int, which cuda.bindings
+passes through without converting anything.
+
+A Launcher's storage is shared by its launches: use one per host thread (the driver
+copies the values during cuLaunchKernel, so reuse right after it returns is safe).
+"""
+
+import ctypes
+import struct
+
+from simt.backends.cuda.driver import api, check, error_name
+
+# ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
+_STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
+                "h": "h", "H": "H", "i": "i", "I": "I", "q": "q", "Q": "Q",
+                "f": "f", "d": "d", "e": "e"}
+_RAW_ALIGN = 16   # raw byte blobs (structs passed by value) get the largest alignment
+
+
+def _field(kind):
+    """(struct code, size, alignment) of one parameter kind."""
+    if isinstance(kind, int):
+        return f"{kind}s", kind, _RAW_ALIGN
+    size = ctypes.sizeof(kind)
+    code = kind._type_
+    if code in "lL":
+        code = {("l", 8): "q", ("L", 8): "Q", ("l", 4): "i", ("L", 4): "I"}[code, size]
+    return _STRUCT_CODE[code], size, size
+
+
+def _layout(kinds):
+    """(struct format, offsets, total size) placing each parameter at its alignment."""
+    fmt, offsets, end = ["<"], [], 0
+    for kind in kinds:
+        code, size, align = _field(kind)
+        start = -(-end // align) * align
+        if start > end:
+            fmt.append(f"{start - end}x")
+        fmt.append(code)
+        offsets.append(start)
+        end = start + size
+    return "".join(fmt), offsets, max(end, 1)
+
+
+class Launcher:
+    """Launches one kernel with a fixed list of parameter kinds, as fast as Python can.
+
+    ``function``: a module.Function (or anything with ``.handle``, a CUfunction).
+    ``kinds``: one entry per kernel parameter: a ctypes scalar type (c_void_p for
+    pointers, passed as ints) or an int, the byte size of a by-value blob (passed as bytes).
+    ``backend``: the CudaBackend, made current again if this thread had no context.
+    """
+
+    def __init__(self, function, kinds, backend=None):
+        fmt, offsets, size = _layout(kinds)
+        self.function = function
+        self.backend = backend
+        self.pack = struct.Struct(fmt).pack_into
+        self.storage = (ctypes.c_char * size)()      # aligned as malloc aligns (16)
+        base = ctypes.addressof(self.storage)
+        self.pointers = (ctypes.c_void_p * max(len(kinds), 1))(*[base + o for o in offsets])
+        self.params = ctypes.addressof(self.pointers) if kinds else None
+        driver = api()
+        self._handle = function.handle
+        self._launch = driver.cuLaunchKernel
+        self._cooperative = driver.cuLaunchCooperativeKernel
+        self.launch = _binder(self.pack, self.storage, self._launch, self._handle,
+                              self.params, self._retry)
+
+    def __call__(self, grid, block, args, shared=0, stream=None):
+        """Launch on ``grid`` x ``block`` (3-tuples) with ``args`` in parameter order.
+
+        ``stream`` is a CUstream handle or None for the default stream. ``self.launch``
+        is the same function without this method's extra call: use it in hot loops.
+        """
+        self.launch(grid, block, args, shared, stream)
+
+    def cooperative(self, grid, block, args, shared=0, stream=None):
+        """Launch with cuLaunchCooperativeKernel (grid-wide sync allowed); same arguments."""
+        self.pack(self.storage, 0, *args)
+        gx, gy, gz = grid
+        bx, by, bz = block
+        call_args = (self._handle, gx, gy, gz, bx, by, bz, shared, stream, self.params)
+        (err,) = self._cooperative(*call_args)
+        if err:
+            self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
+
+    def _retry(self, fn, err, name, call_args):
+        """A thread with no current context gets it made current and one more try."""
+        if self.backend is not None and error_name(err) == "CUDA_ERROR_INVALID_CONTEXT":
+            self.backend.make_current(force=True)
+            (err,) = fn(*call_args)
+        check(err, f"{name} of '{self.function.name}'"
+              if hasattr(self.function, "name") else name)
+
+
+def _binder(pack, storage, cu_launch, handle, params, retry):
+    """The launch function of one Launcher: everything it needs held in closure cells,
+    which Python reads faster than instance attributes."""
+    def launch(grid, block, args, shared=0, stream=None):
+        pack(storage, 0, *args)
+        gx, gy, gz = grid
+        bx, by, bz = block
+        (err,) = cu_launch(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)
+        if err:
+            retry(cu_launch, err, "cuLaunchKernel",
+                  (handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0))
+    return launch
+
+
+def launch(function, grid, block, args, kinds, shared=0, stream=None, backend=None):
+    """One-off launch (prepares a Launcher each time: use Launcher in loops)."""
+    Launcher(function, kinds, backend)(grid, block, args, shared, stream)
+
+
+def launch_cooperative(function, grid, block, args, kinds, shared=0, stream=None,
+                       backend=None):
+    """One-off cooperative launch through cuLaunchCooperativeKernel."""
+    Launcher(function, kinds, backend).cooperative(grid, block, args, shared, stream)

@@ -1,0 +1,120 @@
+"""CUDA streams and events: thin owners of CUstream / CUevent handles.
+
+Create them while the device's context is current (CudaBackend.create_stream does so).
+"""
+
+import ctypes
+import itertools
+import threading
+
+from simt.backends.cuda.driver import api, call, check, context_dead, error_name
+
+_HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_pending = {}               # key -> (stream, fn, args) of host functions not yet run
+_keys = itertools.count(1)
+_pending_lock = threading.Lock()
+
+
+def _run_host_func(key):
+    """The one C callback behind every launch_host_func: runs the Python function."""
+    with _pending_lock:
+        stream, fn, args = _pending.pop(key)
+    try:
+        fn(*args)
+    except BaseException as exc:      # raised again at the stream's next synchronize
+        stream.callback_errors.append(exc)
+
+
+_trampoline = _HOST_FN(_run_host_func)   # lives as long as the module
+
+
+def _is_ready(err, name):
+    """True for CUDA_SUCCESS, False for CUDA_ERROR_NOT_READY; raise otherwise."""
+    if not err:
+        return True
+    if error_name(err) == "CUDA_ERROR_NOT_READY":
+        return False
+    check(err, name)
+
+
+class Stream:
+    """A CUDA stream (cuStreamCreateWithPriority); lower priority numbers run first."""
+
+    def __init__(self, non_blocking=False, priority=0):
+        driver = api()
+        flags = driver.CUstream_flags.CU_STREAM_NON_BLOCKING if non_blocking else 0
+        self.handle = call(driver.cuStreamCreateWithPriority, int(flags), priority)
+        self.callback_errors = []
+
+    def synchronize(self):
+        """Wait for all work in the stream; raise an error a host function raised."""
+        call(api().cuStreamSynchronize, self.handle)
+        if self.callback_errors:
+            raise self.callback_errors.pop(0)
+
+    def query(self):
+        """True when all work in the stream has completed."""
+        (err,) = api().cuStreamQuery(self.handle)
+        return _is_ready(err, "cuStreamQuery")
+
+    def wait_event(self, event):
+        """Make later work in this stream wait for ``event`` (cuStreamWaitEvent)."""
+        call(api().cuStreamWaitEvent, self.handle, event.handle, 0)
+
+    def launch_host_func(self, fn, *args):
+        """Run ``fn(*args)`` on a driver thread once earlier work in the stream is done.
+
+        ``fn`` must not call CUDA. An exception it raises comes back at ``synchronize``.
+        """
+        driver = api()
+        key = next(_keys)
+        with _pending_lock:
+            _pending[key] = (self, fn, args)
+        address = ctypes.cast(_trampoline, ctypes.c_void_p).value
+        try:
+            call(driver.cuLaunchHostFunc, self.handle, driver.CUhostFn(address), key)
+        except BaseException:
+            with _pending_lock:
+                _pending.pop(key, None)
+            raise
+
+    def __del__(self):
+        _destroy("cuStreamDestroy", getattr(self, "handle", None))
+
+
+class Event:
+    """A CUDA event; ``timing=False`` makes it cheaper (no elapsed_time)."""
+
+    def __init__(self, timing=True):
+        driver = api()
+        flags = 0 if timing else driver.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        self.handle = call(driver.cuEventCreate, int(flags))
+
+    def record(self, stream=None):
+        """Record in ``stream`` (a Stream, a CUstream or None for the default stream)."""
+        call(api().cuEventRecord, self.handle, getattr(stream, "handle", stream))
+
+    def synchronize(self):
+        """Wait until the work before the recorded point has completed."""
+        call(api().cuEventSynchronize, self.handle)
+
+    def query(self):
+        """True when the work before the recorded point has completed."""
+        (err,) = api().cuEventQuery(self.handle)
+        return _is_ready(err, "cuEventQuery")
+
+    def elapsed_time(self, end):
+        """Milliseconds from this event to ``end`` (both recorded and complete)."""
+        return call(api().cuEventElapsedTime, self.handle, end.handle)
+
+    def __del__(self):
+        _destroy("cuEventDestroy", getattr(self, "handle", None))
+
+
+def _destroy(name, handle):
+    if handle is None or context_dead():
+        return
+    try:
+        call(getattr(api(), name), handle)
+    except Exception:
+        pass   # interpreter shutdown, or another thread's context: nothing to do

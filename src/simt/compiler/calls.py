@@ -1,0 +1,462 @@
+"""Typing rules of the front end: operators, casts, indexing, and calls of
+builtins, math functions, intrinsics and device functions."""
+import ast
+import builtins
+import math
+
+import numpy as np
+
+from . import ir, types as T
+
+
+def _static_cls():
+    from .frontend import Static
+    return Static
+
+
+# ----------------------------------------------------------------- constants
+def as_dtype(value):
+    """The NumPy dtype a Python object names, or None."""
+    if isinstance(value, np.dtype):
+        return value
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value)
+    if value in (int, float, complex, bool):
+        return np.dtype({int: np.int64, float: np.float64, complex: np.complex128,
+                         bool: np.bool_}[value])
+    if isinstance(value, str):
+        try:
+            return np.dtype(value)
+        except TypeError:
+            return None
+    return None
+
+
+def static_to_expr(fc, static, node):
+    value = static.value
+    loc = fc.loc(node) if not isinstance(node, ir.Loc) else node
+    if isinstance(value, bool):
+        return ir.Const(T.WEAK_BOOL, loc, value)
+    if isinstance(value, int):
+        return ir.Const(T.WEAK_INT, loc, value)
+    if isinstance(value, float):
+        return ir.Const(T.WEAK_FLOAT, loc, value)
+    if isinstance(value, complex):
+        return ir.Const(T.WEAK_COMPLEX, loc, value)
+    if isinstance(value, np.generic) and value.dtype in T.SCALAR_DTYPES:
+        return ir.Const(T.Scalar(value.dtype), loc, value.item())
+    if isinstance(value, tuple):
+        items = [static_to_expr(fc, _static_cls()(v), node) for v in value]
+        return ir.TupleExpr(T.Tuple([i.type for i in items]), loc, items)
+    from ..lang.memory import _Symbol
+    if isinstance(value, _Symbol):
+        decl = fc.symbol_decls.get(id(value))
+        if decl is None:
+            decl = ir.MemoryDecl(static.name, "symbol", value.shape, value.dtype, data=value,
+                                 symbol=static.name)
+            fc.symbol_decls[id(value)] = decl
+            fc.decls.append(decl)
+        return ir.ArrayRef(decl.type, loc, decl)
+    if isinstance(value, np.ndarray):
+        fc.fail(loc, f"the NumPy array '{static.name}' cannot be read inside a kernel",
+                f"pass it as an argument, or bake it in with C = simt.const.array_like("
+                f"{static.name or 'ARRAY'}), or make it a module-level simt.Constant")
+    what = static.name or type(value).__name__
+    fc.fail(loc, f"'{what}' ({type(value).__name__}) cannot be used as a value in a kernel",
+            "kernels can use numbers, arrays, tuples and the names simt provides")
+
+
+def fold_static(fc, node, lhs, rhs):
+    numbers = (int, float, complex, np.generic)
+    if isinstance(lhs, numbers) and isinstance(rhs, numbers):
+        try:
+            return _static_cls()(eval(compile(ast.Expression(
+                ast.BinOp(ast.Constant(lhs), node.op, ast.Constant(rhs))), "<fold>", "eval")))
+        except Exception:
+            return None
+    if isinstance(lhs, tuple) and isinstance(rhs, (tuple, int)):
+        try:
+            return _static_cls()(lhs + rhs if isinstance(node.op, ast.Add) else lhs * rhs)
+        except Exception:
+            return None
+    return None
+
+
+# ----------------------------------------------------------------- casts
+def cast(fc, value, t, loc):
+    if value.type == t:
+        return value
+    if isinstance(t, T.Tuple):
+        if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(t.items):
+            fc.fail(loc, f"cannot convert {value.type} to {t}")
+        items = [cast(fc, tuple_get(fc, value, i, loc), it, loc) for i, it in enumerate(t.items)]
+        return ir.TupleExpr(t, loc, items)
+    if isinstance(t, T.Array):
+        if isinstance(value.type, T.Array) and value.type.dtype == t.dtype and \
+                value.type.ndim == t.ndim:
+            value.type = t if value.type.layout == t.layout else value.type
+            return value
+        fc.fail(loc, f"cannot convert {value.type} to {t}")
+    if not isinstance(value.type, T.Scalar) or not isinstance(t, T.Scalar):
+        fc.fail(loc, f"cannot convert {value.type} to {t}")
+    if isinstance(value, ir.Const):
+        return ir.Const(t, loc, _convert_const(value.value, t))
+    if value.type.kind == "c" and t.kind != "c":
+        fc.fail(loc, f"cannot convert complex to {t} implicitly", "take .real or abs() first")
+    return ir.Cast(t, loc, value)
+
+
+def _convert_const(value, t):
+    if t.kind == "b":
+        return bool(value)
+    if t.kind in "iu":
+        if isinstance(value, float):
+            if math.isnan(value):
+                return 0
+            info = np.iinfo(t.dtype)
+            return int(min(max(value, info.min), info.max)) if math.isinf(value) else \
+                int(min(max(int(value), info.min), info.max))
+        return int(np.array(int(value)).astype(t.dtype)) if -2**63 <= int(value) < 2**64 else 0
+    if t.kind == "f":
+        return float(t.dtype.type(value.real if isinstance(value, complex) else value))
+    return complex(value)
+
+
+def truth(fc, value, node):
+    if isinstance(value.type, T.Scalar):
+        if value.type.kind == "b":
+            return value if not value.type.weak else cast(fc, value, T.BOOL, fc.loc(node))
+        zero = ir.Const(value.type, value.loc, 0)
+        return ir.Compare(T.BOOL, value.loc, "ne", value, zero)
+    fc.fail(node, f"a {value.type} cannot be used as a condition", "compare it explicitly")
+
+
+def common_type(fc, a, b, node):
+    if isinstance(a, T.Scalar) and isinstance(b, T.Scalar):
+        return T.promote(a, b)
+    merged = T.unify(a, b)
+    if merged is None:
+        fc.fail(node, f"the two branches have types {a} and {b}", "make them the same type")
+    return merged
+
+
+# ----------------------------------------------------------------- operators
+def binop(fc, op, lhs, rhs, loc):
+    for side in (lhs, rhs):
+        if not isinstance(side.type, T.Scalar):
+            if isinstance(side.type, T.Tuple) and op in ("add", "mul"):
+                fc.fail(loc, "tuple arithmetic is not supported in kernels")
+            fc.fail(loc, f"operator '{op}' is not defined for {side.type}",
+                    "index arrays to get their elements" if isinstance(side.type, T.Array) else None)
+    t = T.promote(lhs.type, rhs.type)
+    if op == "truediv" and t.kind in "iub":
+        t = T.Scalar(np.float64, t.weak)
+    if op in ("lshift", "rshift", "and", "or", "xor") and t.kind not in "iub":
+        fc.fail(loc, f"bitwise operator '{op}' needs integers, got {lhs.type} and {rhs.type}")
+    if op in ("floordiv", "mod") and t.kind == "c":
+        fc.fail(loc, "// and % are not defined for complex numbers")
+    if t.kind == "b" and op in ("add", "sub", "mul", "floordiv", "mod", "pow", "lshift", "rshift"):
+        t = T.Scalar(np.int8 if op != "add" else np.bool_, t.weak) if op != "add" else t
+        if op != "add":
+            t = T.Scalar(np.int8, t.weak)
+    if t.kind == "b" and op == "add":
+        t = T.Scalar(np.bool_, t.weak)
+    return ir.BinOp(t, loc, op, cast(fc, lhs, t, loc), cast(fc, rhs, t, loc))
+
+
+def unary(fc, opname, value, loc):
+    if not isinstance(value.type, T.Scalar):
+        fc.fail(loc, f"unary operator not defined for {value.type}")
+    if opname == "UAdd":
+        return value
+    if opname == "USub":
+        return ir.UnaryOp(value.type, loc, "neg", value)
+    if opname == "Not":
+        return ir.UnaryOp(T.BOOL, loc, "not", truth(fc, value, loc))
+    if value.type.kind not in "iub":
+        fc.fail(loc, f"~ needs an integer, got {value.type}")
+    return ir.UnaryOp(value.type, loc, "invert", value)
+
+
+def compare(fc, op, lhs, rhs, loc):
+    if not (isinstance(lhs.type, T.Scalar) and isinstance(rhs.type, T.Scalar)):
+        fc.fail(loc, f"cannot compare {lhs.type} with {rhs.type}")
+    t = T.promote(lhs.type, rhs.type)
+    if t.kind == "c" and op not in ("eq", "ne"):
+        fc.fail(loc, "complex numbers are not ordered", "compare abs() or .real")
+    return ir.Compare(T.BOOL, loc, op, cast(fc, lhs, t, loc), cast(fc, rhs, t, loc))
+
+
+# ----------------------------------------------------------------- arrays
+def index(fc, value, loc):
+    if not isinstance(value.type, T.Scalar) or value.type.kind not in "iub":
+        fc.fail(loc, f"array indices must be integers, got {value.type}",
+                "convert with int(...)")
+    return cast(fc, value, T.INT64, loc)
+
+
+def index_list(fc, value, loc):
+    if isinstance(value.type, T.Tuple):
+        return [index(fc, tuple_get(fc, value, i, loc), loc) for i in range(len(value.type.items))]
+    return [index(fc, value, loc)]
+
+
+def tuple_get(fc, value, i, loc):
+    if isinstance(value, ir.TupleExpr):
+        return value.items[i]
+    return ir.TupleGet(value.type.items[i], loc, value, i)
+
+
+def subscript(fc, base, idx, loc, label):
+    if isinstance(base.type, T.Tuple):
+        if not isinstance(idx, ir.Const) or idx.type.kind not in "iu":
+            fc.fail(loc, "tuples can only be indexed by integer constants")
+        n = len(base.type.items)
+        i = idx.value + n if idx.value < 0 else idx.value
+        if not 0 <= i < n:
+            fc.fail(loc, f"tuple index {idx.value} out of range for a tuple of {n}")
+        return tuple_get(fc, base, i, loc)
+    if not isinstance(base.type, T.Array):
+        fc.fail(loc, f"a {base.type} cannot be indexed")
+    indices = index_list(fc, idx, loc)
+    ndim = base.type.ndim
+    if len(indices) > ndim:
+        fc.fail(loc, f"too many indices: {len(indices)} for a {ndim}-d array")
+    if len(indices) == ndim:
+        return ir.Load(base.type.element, loc, base, indices, label)
+    t = base.type.with_(ndim=ndim - len(indices),
+                        layout="C" if base.type.layout == "C" else "A")
+    return ir.View(t, loc, base, indices, label)
+
+
+def has_slice(node):
+    if isinstance(node, ast.Slice):
+        return True
+    return isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts)
+
+
+def view(fc, base, slice_node, node, label):
+    if not isinstance(base.type, T.Array):
+        fc.fail(node, f"a {base.type} cannot be sliced")
+    elts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+    if len(elts) > base.type.ndim:
+        fc.fail(node, f"too many indices for a {base.type.ndim}-d array")
+    parts, ndim = [], base.type.ndim
+    for e in elts:
+        if isinstance(e, ast.Slice):
+            parts.append(tuple(None if p is None else index(fc, fc.expr(fc.any(p), p), fc.loc(p))
+                               for p in (e.lower, e.upper, e.step)))
+        else:
+            parts.append(index(fc, fc.expr(fc.any(e), e), fc.loc(e)))
+            ndim -= 1
+    t = base.type.with_(ndim=ndim, layout="A")
+    return ir.View(t, fc.loc(node), base, parts, label)
+
+
+def attribute(fc, value, attr, node):
+    loc = fc.loc(node)
+    t = value.type
+    if isinstance(t, T.Array):
+        if attr in ("shape", "strides"):
+            items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]
+            return ir.TupleExpr(T.Tuple([T.INT64] * t.ndim), loc, items)
+        if attr == "ndim":
+            return _static_cls()(t.ndim)
+        if attr == "size":
+            size = ir.Const(T.INT64, loc, 1)
+            for d in range(t.ndim):
+                size = ir.BinOp(T.INT64, loc, "mul", size, ir.ArrayAttr(T.INT64, loc, value, "shape", d))
+            return size
+        if attr == "dtype":
+            return _static_cls()(t.dtype)
+    if isinstance(t, T.Scalar):
+        if attr in ("real", "imag"):
+            if t.kind != "c":
+                return value if attr == "real" else ir.Const(t, loc, 0)
+            ft = T.Scalar(np.float32 if t.dtype == np.complex64 else np.float64)
+            return ir.Intrinsic(ft, loc, "complex." + attr, [value])
+        if attr == "conjugate":
+            return _static_cls()(_Method("conjugate", value))
+    fc.fail(node, f"{t} has no attribute '{attr}' in kernels")
+
+
+class _Method:
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+
+# ----------------------------------------------------------------- calls
+def call(fc, node, statement):
+    loc = fc.loc(node)
+    func = fc.any(node.func)
+    Static = _static_cls()
+    if not isinstance(func, Static):
+        fc.fail(node, f"'{ast.unparse(node.func)}' is not callable in a kernel")
+    target = func.value
+    if isinstance(target, _Method):
+        return ir.Intrinsic(target.value.type, loc, "complex.conj", [target.value])
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
+    args = [fc.any(a) for a in node.args]
+    kwargs = {k.arg: fc.any(k.value) for k in node.keywords}
+    from ..lang.registry import Intrinsic
+    from ..lang import PYTHON_MATH
+    if isinstance(target, Intrinsic):
+        result = target.build(fc, args, kwargs, loc)
+        if isinstance(result, ir.Stmt) and not statement:
+            fc.fail(node, f"{target.python_name}() is a statement", "call it on a line of its own")
+        return result
+    if _is_device_function(target):
+        return call_device(fc, target, [fc.expr(a, node) for a in args], node)
+    if _hashable(target) and target in PYTHON_MATH:
+        return PYTHON_MATH[target].build(fc, args, kwargs, loc)
+    handler = _BUILTINS.get(target) if _hashable(target) else None
+    if handler is not None:
+        return handler(fc, args, kwargs, node)
+    dtype = as_dtype(target)
+    if dtype is not None:
+        if len(args) != 1:
+            fc.fail(node, f"{ast.unparse(node.func)}() takes one value")
+        value = fc.expr(args[0], node)
+        if value.type.kind == "c" and dtype.kind != "c":
+            fc.fail(node, "cannot convert complex to a real type", "take .real first")
+        return cast(fc, value, T.Scalar(dtype), loc)
+    if hasattr(target, "_simt_kernel"):
+        fc.fail(node, "kernels cannot launch kernels (dynamic parallelism is not supported)",
+                "make the callee a @simt.device function, or launch it from the host")
+    fc.fail(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
+            "decorate Python helpers with @simt.device; use math functions and simt intrinsics")
+
+
+def _hashable(value):
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _is_device_function(target):
+    return hasattr(target, "_simt_device")
+
+
+def call_device(fc, target, args, node):
+    from .frontend import FrontEnd
+    pyfunc = target.pyfunc
+    if pyfunc in fc.stack:
+        fc.fail(node, f"recursive call of '{pyfunc.__name__}' is not supported",
+                "rewrite the recursion as a loop with a simt.local.array stack")
+    arg_types = tuple(a.type for a in args)
+    key = (pyfunc, arg_types)
+    function = target.ir_cache.get(arg_types)
+    if function is None:
+        function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=fc.stack).build()
+        target.ir_cache[arg_types] = function
+    fc.callees[key] = function
+    return ir.CallDevice(function.return_type, fc.loc(node), function, args)
+
+
+def _print(fc, args, kwargs, node):
+    parts, values = [], []
+    for a in args:
+        if isinstance(a, _static_cls()) and isinstance(a.value, str):
+            parts.append(a.value.replace("%", "%%"))
+            continue
+        v = fc.expr(a, node)
+        if not isinstance(v.type, T.Scalar):
+            fc.fail(node, f"print cannot show a {v.type}", "print its elements")
+        if v.type.kind == "c":
+            values += [cast(fc, ir.Intrinsic(T.FLOAT64, v.loc, "complex.real", [cast(fc, v, T.Scalar(np.complex128), v.loc)]), T.FLOAT64, v.loc),
+                       cast(fc, ir.Intrinsic(T.FLOAT64, v.loc, "complex.imag", [cast(fc, v, T.Scalar(np.complex128), v.loc)]), T.FLOAT64, v.loc)]
+            parts.append("(%g+%gj)")
+        elif v.type.kind == "f":
+            values.append(cast(fc, v, T.FLOAT64, v.loc))
+            parts.append("%g")
+        elif v.type.kind == "u" and v.type.bits == 64:
+            values.append(v)
+            parts.append("%llu")
+        else:
+            values.append(cast(fc, v, T.INT64, v.loc))
+            parts.append("%lld")
+    sep = kwargs.get("sep")
+    sep = sep.value if isinstance(sep, _static_cls()) else " "
+    return ir.Print(fc.loc(node), sep.join(parts) + "\n", values)
+
+
+def _len(fc, args, kwargs, node):
+    v = fc.expr(fc.one_arg(args, "len", node), node)
+    if isinstance(v.type, T.Array):
+        return ir.ArrayAttr(T.INT64, fc.loc(node), v, "shape", 0)
+    if isinstance(v.type, T.Tuple):
+        return _static_cls()(len(v.type.items))
+    fc.fail(node, f"len() of a {v.type}")
+
+
+def _abs(fc, args, kwargs, node):
+    v = fc.expr(fc.one_arg(args, "abs", node), node)
+    if not isinstance(v.type, T.Scalar):
+        fc.fail(node, f"abs() of a {v.type}")
+    if v.type.kind == "c":
+        ft = T.Scalar(np.float32 if v.type.dtype == np.complex64 else np.float64)
+        return ir.Intrinsic(ft, fc.loc(node), "complex.abs", [v])
+    if v.type.kind == "f":
+        return ir.Intrinsic(v.type, fc.loc(node), "math.fabs", [v])
+    return ir.Intrinsic(v.type, fc.loc(node), "int.abs", [v])
+
+
+def _minmax(op):
+    def build(fc, args, kwargs, node):
+        if len(args) < 2:
+            fc.fail(node, f"{op}() in kernels takes two or more numbers")
+        values = [fc.expr(a, node) for a in args]
+        result = values[0]
+        for v in values[1:]:
+            t = T.promote(result.type, v.type)
+            if t.kind == "c":
+                fc.fail(node, f"{op}() of complex numbers")
+            result = ir.BinOp(t, fc.loc(node), op, cast(fc, result, t, fc.loc(node)),
+                              cast(fc, v, t, fc.loc(node)))
+        return result
+    return build
+
+
+def _conversion(dtype):
+    def build(fc, args, kwargs, node):
+        if dtype == np.complex128 and len(args) == 2:
+            re, im = (cast(fc, fc.expr(a, node), T.FLOAT64, fc.loc(node)) for a in args)
+            return ir.Intrinsic(T.Scalar(dtype), fc.loc(node), "complex.make", [re, im])
+        v = fc.expr(fc.one_arg(args, np.dtype(dtype).name, node), node)
+        if np.dtype(dtype).kind == "b":
+            return truth(fc, v, node)
+        if v.type.kind == "c" and np.dtype(dtype).kind != "c":
+            fc.fail(node, "cannot convert complex to a real number", "take .real or abs() first")
+        return cast(fc, v, T.Scalar(dtype), fc.loc(node))
+    return build
+
+
+def _round(fc, args, kwargs, node):
+    if len(args) != 1:
+        fc.fail(node, "round() in kernels takes one argument")
+    v = fc.expr(args[0], node)
+    if v.type.kind in "iub":
+        return cast(fc, v, T.INT64, fc.loc(node))
+    ft = v.type.strong()
+    return cast(fc, ir.Intrinsic(ft, fc.loc(node), "math.rint", [v]), T.INT64, fc.loc(node))
+
+
+def _pow(fc, args, kwargs, node):
+    a, b = (fc.expr(x, node) for x in args)
+    return binop(fc, "pow", a, b, fc.loc(node))
+
+
+def _range(fc, args, kwargs, node):
+    fc.fail(node, "range() can only be used in a for loop", "write for i in range(...):")
+
+
+_BUILTINS = {
+    builtins.print: _print, builtins.len: _len, builtins.abs: _abs, builtins.min: _minmax("min"),
+    builtins.max: _minmax("max"), builtins.int: _conversion(np.int64),
+    builtins.float: _conversion(np.float64), builtins.bool: _conversion(np.bool_),
+    builtins.complex: _conversion(np.complex128), builtins.round: _round,
+    builtins.pow: _pow, builtins.range: _range,
+}

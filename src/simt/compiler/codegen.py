@@ -1,0 +1,408 @@
+"""IR -> LLVM IR, shared by every target.
+
+``FunctionEmitter`` lowers statements and expressions; what differs between
+devices (special registers, address spaces, barriers, printf, errors, the
+shape of a kernel's entry) is asked of ``self.target``.
+"""
+from llvmlite import ir as ll
+
+from . import ir, ops, types as T
+from .lltypes import (I1, I8, I32, I64, ArrayValue, const, i64, memory, ptr, scalar, value_type)
+from .intrinsics import lower_intrinsic
+
+ERR_OUT_OF_BOUNDS, ERR_ASSERT = 1, 2
+
+
+class LoopTarget:
+    """Where break and continue go in an ordinary (per-thread) loop."""
+
+    def __init__(self, break_bb, continue_bb):
+        self.break_bb, self.continue_bb = break_bb, continue_bb
+
+    def emit_break(self, em):
+        em.builder.branch(self.break_bb)
+
+    def emit_continue(self, em):
+        em.builder.branch(self.continue_bb)
+
+
+class FunctionEmitter:
+    """Emits one IR Function into an LLVM function."""
+
+    def __init__(self, target, module, function, llfunc, options):
+        self.target = target
+        self.module = module
+        self.function = function
+        self.llfunc = llfunc
+        self.options = options
+        self.boundscheck = options.get("boundscheck", False)
+        self.builder = None
+        self.entry_builder = None
+        self.vars = {}
+        self.params = []
+        self.decl_values = {}
+        self.loops = []
+        self.array_labels = []
+        self.locals = dict(function.locals)
+
+    # ------------------------------------------------------------ scaffolding
+    def start(self):
+        entry = self.llfunc.append_basic_block("entry")
+        self.entry_builder = ll.IRBuilder(entry)
+        body = self.llfunc.append_basic_block("body")
+        self.builder = ll.IRBuilder(body)
+        return entry, body
+
+    def finish_entry(self, body_bb):
+        self.entry_builder.branch(body_bb)
+
+    def alloca(self, lltype, name=""):
+        """An entry-block stack slot (promoted to a register by LLVM)."""
+        b = self.entry_builder
+        with b.goto_entry_block():
+            return b.alloca(lltype, name=name)
+
+    def new_block(self, name):
+        return self.llfunc.append_basic_block(name)
+
+    def var_ptr(self, name):
+        """Storage of a local variable (targets may put it elsewhere)."""
+        slot = self.vars.get(name)
+        if slot is None:
+            t = self.locals[name]
+            slot = self.alloca(value_type(t, self.target), name=name)
+            self.vars[name] = slot
+        return slot
+
+    def terminated(self):
+        return self.builder.block.is_terminated
+
+    # ------------------------------------------------------------ statements
+    def emit_stmts(self, stmts):
+        for stmt in stmts:
+            if self.terminated():
+                return              # code after break/continue/return is unreachable
+            getattr(self, "stmt_" + type(stmt).__name__)(stmt)
+
+    def store_var(self, name, value):
+        t = self.locals[name]
+        if isinstance(t, T.Array):
+            value = value.pack(self.builder, self.target)
+        self.builder.store(value, self.var_ptr(name))
+
+    def stmt_Assign(self, s):
+        self.store_var(s.name, self.expr(s.value))
+
+    def stmt_ExprStmt(self, s):
+        self.expr(s.value)
+
+    def stmt_Store(self, s):
+        array = self.expr(s.array)
+        address = self.element_address(array, [self.expr(i) for i in s.indices], s.label, s.loc)
+        self.store_element(address, self.expr(s.value), array.type)
+
+    def stmt_If(self, s):
+        cond = self.expr(s.cond)
+        then_bb, else_bb, merge = (self.new_block(n) for n in ("then", "else", "endif"))
+        self.builder.cbranch(cond, then_bb, else_bb if s.orelse else merge)
+        self.builder.position_at_end(then_bb)
+        self.emit_stmts(s.then)
+        if not self.terminated():
+            self.builder.branch(merge)
+        if s.orelse:
+            self.builder.position_at_end(else_bb)
+            self.emit_stmts(s.orelse)
+            if not self.terminated():
+                self.builder.branch(merge)
+        else:
+            else_bb.parent.blocks.remove(else_bb)
+        self.builder.position_at_end(merge)
+
+    def stmt_While(self, s):
+        head, body, done = (self.new_block(n) for n in ("while", "while_body", "while_end"))
+        self.builder.branch(head)
+        self.builder.position_at_end(head)
+        self.builder.cbranch(self.expr(s.cond), body, done)
+        self.builder.position_at_end(body)
+        self.loops.append(LoopTarget(done, head))
+        self.emit_stmts(s.body)
+        self.loops.pop()
+        if not self.terminated():
+            self.builder.branch(head)
+        self.builder.position_at_end(done)
+
+    def stmt_ForRange(self, s):
+        t = self.locals[s.var]
+        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        counter = self.alloca(start.type, name=s.var + ".it")
+        self.builder.store(start, counter)
+        head, body, latch, done = (self.new_block(n) for n in ("for", "for_body", "for_next", "for_end"))
+        self.builder.branch(head)
+        self.builder.position_at_end(head)
+        it = self.builder.load(counter, typ=start.type)
+        self.builder.cbranch(self.range_cond(it, stop, step, t), body, done)
+        self.builder.position_at_end(body)
+        self.store_var(s.var, it)
+        self.loops.append(LoopTarget(done, latch))
+        self.emit_stmts(s.body)
+        self.loops.pop()
+        if not self.terminated():
+            self.builder.branch(latch)
+        self.builder.position_at_end(latch)
+        it = self.builder.load(counter, typ=start.type)
+        self.builder.store(self.builder.add(it, step), counter)
+        self.builder.branch(head)
+        self.builder.position_at_end(done)
+
+    def range_cond(self, it, stop, step, t):
+        """Whether iteration ``it`` of range(start, stop, step) runs."""
+        b = self.builder
+        cmp = b.icmp_signed if t.kind == "i" else b.icmp_unsigned
+        if isinstance(step, ll.Constant):
+            return cmp("<" if step.constant > 0 else ">", it, stop)
+        up = b.icmp_signed(">", step, const(step.type, 0)) if t.kind == "i" else const(I1, 1)
+        return b.select(up, cmp("<", it, stop), cmp(">", it, stop))
+
+    def stmt_Break(self, s):
+        self.loops[-1].emit_break(self)
+
+    def stmt_Continue(self, s):
+        self.loops[-1].emit_continue(self)
+
+    def stmt_Return(self, s):
+        value = self.expr(s.value) if s.value is not None else None
+        self.target.emit_return(self, value)
+
+    def stmt_Barrier(self, s):
+        self.target.emit_barrier(self, s)
+
+    def stmt_Collective(self, s):
+        self.store_var(s.name, self.target.emit_collective(self, s.op, self.expr(s.value)))
+
+    def stmt_Print(self, s):
+        values = [self.expr(a) for a in s.args]
+        self.target.emit_print(self, s.format, values, [a.type for a in s.args])
+
+    def stmt_Assert(self, s):
+        ok, fail = self.new_block("assert_ok"), self.new_block("assert_fail")
+        self.builder.cbranch(self.expr(s.cond), ok, fail)
+        self.builder.position_at_end(fail)
+        self.target.emit_error(self, ERR_ASSERT, s.loc, message=s.message)
+        self.builder.position_at_end(ok)
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, e):
+        return getattr(self, "expr_" + type(e).__name__)(e)
+
+    def expr_Const(self, e):
+        t = e.type
+        if t.kind == "c":
+            part = scalar(T.Scalar("f4" if t.dtype.itemsize == 8 else "f8"))
+            return ops.make_complex(self.builder, scalar(t), const(part, e.value.real),
+                                    const(part, e.value.imag))
+        if t.kind == "b":
+            return const(I1, int(bool(e.value)))
+        if t.kind in "iu":
+            bits = t.dtype.itemsize * 8
+            return const(scalar(t), int(e.value) & ((1 << bits) - 1))
+        return const(scalar(t), float(e.value))
+
+    def expr_Var(self, e):
+        t = self.locals[e.name]
+        value = self.builder.load(self.var_ptr(e.name), typ=value_type(t, self.target))
+        if isinstance(t, T.Array):
+            return ArrayValue.unpack(self.builder, t, value)
+        return value
+
+    def expr_Param(self, e):
+        return self.params[e.index]
+
+    def expr_Cast(self, e):
+        value = self.expr(e.value)
+        return ops.cast(self.builder, value, e.value.type, e.type)
+
+    def expr_BinOp(self, e):
+        return ops.binop(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.type,
+                         self.math_call)
+
+    def expr_UnaryOp(self, e):
+        return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
+
+    def expr_Compare(self, e):
+        return ops.compare(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.lhs.type)
+
+    def expr_Logical(self, e):
+        lhs = self.expr(e.lhs)
+        start = self.builder.block
+        rhs_bb, done = self.new_block("logic_rhs"), self.new_block("logic_end")
+        if e.op == "and":
+            self.builder.cbranch(lhs, rhs_bb, done)
+        else:
+            self.builder.cbranch(lhs, done, rhs_bb)
+        self.builder.position_at_end(rhs_bb)
+        rhs = self.expr(e.rhs)
+        rhs_end = self.builder.block
+        self.builder.branch(done)
+        self.builder.position_at_end(done)
+        phi = self.builder.phi(I1)
+        phi.add_incoming(const(I1, 0 if e.op == "and" else 1), start)
+        phi.add_incoming(rhs, rhs_end)
+        return phi
+
+    def expr_IfExp(self, e):
+        cond = self.expr(e.cond)
+        then_bb, else_bb, done = (self.new_block(n) for n in ("ifexp_then", "ifexp_else", "ifexp_end"))
+        self.builder.cbranch(cond, then_bb, else_bb)
+        self.builder.position_at_end(then_bb)
+        a = self.expr(e.then)
+        a_end = self.builder.block
+        self.builder.branch(done)
+        self.builder.position_at_end(else_bb)
+        b = self.expr(e.orelse)
+        b_end = self.builder.block
+        self.builder.branch(done)
+        self.builder.position_at_end(done)
+        if isinstance(e.type, T.Array):
+            a, b = a.pack(self.builder, self.target), b.pack(self.builder, self.target)
+        phi = self.builder.phi(a.type)
+        phi.add_incoming(a, a_end)
+        phi.add_incoming(b, b_end)
+        if isinstance(e.type, T.Array):
+            return ArrayValue.unpack(self.builder, e.type, phi)
+        return phi
+
+    def expr_TupleExpr(self, e):
+        lltype = value_type(e.type, self.target)
+        value = ll.Constant(lltype, ll.Undefined)
+        for i, item in enumerate(e.items):
+            v = self.expr(item)
+            if isinstance(v, ArrayValue):
+                v = v.pack(self.builder, self.target)
+            value = self.builder.insert_value(value, v, i)
+        return value
+
+    def expr_TupleGet(self, e):
+        value = self.builder.extract_value(self.expr(e.tuple), e.index)
+        if isinstance(e.type, T.Array):
+            return ArrayValue.unpack(self.builder, e.type, value)
+        return value
+
+    def expr_ArrayRef(self, e):
+        value = self.decl_values.get(id(e.decl))
+        if value is None:
+            value = self.target.declare_memory(self, e.decl)
+            self.decl_values[id(e.decl)] = value
+        return value
+
+    def expr_ArrayAttr(self, e):
+        array = self.expr(e.array)
+        return (array.shape if e.attr == "shape" else array.strides)[e.dim]
+
+    def expr_Load(self, e):
+        array = self.expr(e.array)
+        address = self.element_address(array, [self.expr(i) for i in e.indices], e.label, e.loc)
+        return self.load_element(address, array.type)
+
+    def expr_View(self, e):
+        return self.make_view(self.expr(e.array), e)
+
+    def expr_Intrinsic(self, e):
+        return lower_intrinsic(self, e)
+
+    def expr_CallDevice(self, e):
+        args = [self.expr(a) for a in e.args]
+        return self.target.call_device(self, e.function, args)
+
+    # ------------------------------------------------------------ memory
+    def element_address(self, array, indices, label, loc):
+        b = self.builder
+        offset = None
+        for d, index in enumerate(indices):
+            if self.boundscheck:
+                self.check_index(array, d, index, label, loc)
+            term = index if _is_one(array.strides[d]) else b.mul(index, array.strides[d])
+            offset = term if offset is None else b.add(offset, term)
+        elem = memory(array.type.element)
+        return b.gep(array.data, [offset if offset is not None else i64(0)], source_etype=elem,
+                     inbounds=True)
+
+    def check_index(self, array, dim, index, label, loc):
+        extent = array.shape[dim]
+        ok = self.builder.icmp_unsigned("<", index, extent)
+        ok_bb, fail_bb = self.new_block("in_bounds"), self.new_block("out_of_bounds")
+        self.builder.cbranch(ok, ok_bb, fail_bb)
+        self.builder.position_at_end(fail_bb)
+        self.target.emit_error(self, ERR_OUT_OF_BOUNDS, loc, array=self.label_id(label),
+                               dim=dim, index=index, extent=extent)
+        self.builder.position_at_end(ok_bb)
+
+    def label_id(self, label):
+        labels = self.target.labels
+        if label not in labels:
+            labels.append(label)
+        return labels.index(label)
+
+    def load_element(self, address, array_type):
+        t = array_type.element
+        value = self.builder.load(address, typ=memory(t))
+        return self.builder.trunc(value, I1) if t.kind == "b" else value
+
+    def store_element(self, address, value, array_type):
+        if array_type.element.kind == "b":
+            value = self.builder.zext(value, I8)
+        self.builder.store(value, address)
+
+    def make_view(self, array, e):
+        b = self.builder
+        data_offset = i64(0)
+        shape, strides = [], []
+        for d, part in enumerate(e.indices):
+            extent, stride = array.shape[d], array.strides[d]
+            if not isinstance(part, tuple):
+                index = self.expr(part)
+                if self.boundscheck:
+                    self.check_index(array, d, index, e.label, e.loc)
+                data_offset = b.add(data_offset, b.mul(index, stride))
+                continue
+            start, length, step = self.slice_bounds(part, extent)
+            data_offset = b.add(data_offset, b.mul(start, stride))
+            shape.append(length)
+            strides.append(b.mul(stride, step))
+        for d in range(len(e.indices), array.type.ndim):
+            shape.append(array.shape[d])
+            strides.append(array.strides[d])
+        data = b.gep(array.data, [data_offset], source_etype=memory(array.type.element))
+        return ArrayValue(e.type, data, shape, strides)
+
+    def slice_bounds(self, part, extent):
+        """Python's slice rules: (start, length, step) clipped to the extent."""
+        b = self.builder
+        lo, hi, st = (self.expr(p) if p is not None else None for p in part)
+        step = st if st is not None else i64(1)
+        zero = i64(0)
+        neg = b.icmp_signed("<", step, zero)
+
+        def clip(v, default_pos, default_neg):
+            if v is None:
+                return b.select(neg, default_neg, default_pos)
+            v = b.select(b.icmp_signed("<", v, zero), b.add(v, extent), v)
+            low = b.select(neg, i64(-1), zero)
+            high = b.select(neg, b.sub(extent, i64(1)), extent)
+            v = b.select(b.icmp_signed("<", v, low), low, v)
+            return b.select(b.icmp_signed(">", v, high), high, v)
+        start = clip(lo, zero, b.sub(extent, i64(1)))
+        stop = clip(hi, extent, i64(-1))
+        span = b.sub(stop, start)
+        adj = b.select(neg, b.add(span, i64(1)), b.sub(span, i64(1)))
+        safe_step = b.select(b.icmp_signed("==", step, zero), i64(1), step)
+        length = b.sdiv(b.add(adj, safe_step), safe_step)
+        length = b.select(b.icmp_signed("<", length, zero), zero, length)
+        return start, length, step
+
+    # ------------------------------------------------------------ helpers
+    def math_call(self, name, t, args):
+        return self.target.math_call(self, name, t, args)
+
+
+def _is_one(value):
+    return isinstance(value, ll.Constant) and value.constant == 1

@@ -1,0 +1,589 @@
+"""The front end: a Python function's ``ast`` -> simt's typed IR.
+
+Types are inferred by running the builder to a fixed point: each pass records
+the types assigned to every variable (unified as API.md says) and the pass is
+repeated until nothing changes; the last pass's IR is the result.
+"""
+import ast
+
+import numpy as np
+
+from . import ir, types as T
+from .source import Source
+from .errors import fail, CompileFailure
+from . import calls
+
+
+class Static:
+    """A compile-time Python value met in kernel code (a module, a constant, a dtype...)."""
+
+    def __init__(self, value, name=""):
+        self.value = value
+        self.name = name
+
+
+MAX_PASSES = 12
+
+
+class FrontEnd:
+    """Builds the typed IR of one kernel or device function for given argument types."""
+
+    def __init__(self, pyfunc, arg_types, is_kernel, stack=()):
+        self.source = Source(pyfunc)
+        self.arg_types = list(arg_types)
+        self.is_kernel = is_kernel
+        self.stack = tuple(stack) + (pyfunc,)
+        fndef = self.source.fndef
+        self.param_names = [a.arg for a in fndef.args.args]
+        self.assigned = _assigned_names(fndef)
+        self.var_types = {}
+        self.var_lines = {}
+        self.return_type = None
+        self.device_cache = {}
+
+    # ------------------------------------------------------------ driver
+    def build(self):
+        fndef = self.source.fndef
+        self._check_signature(fndef)
+        for _ in range(MAX_PASSES):
+            self._start_pass()
+            body = self._params_prologue() + self.block(fndef.body)
+            if not self.changed:
+                break
+        unknown = sorted(self.unknown_reads)
+        if unknown:
+            name, node = unknown[0], self.unknown_reads[unknown[0]]
+            self.fail(node, f"variable '{name}' is used before it is assigned",
+                      "assign it before the first use on every path")
+        if self.is_kernel and self.return_type not in (None, T.VOID):
+            self.fail(fndef, "a kernel cannot return a value", "store results into an array")
+        return ir.Function(
+            name=self.source.name, params=list(zip(self.param_names, self.arg_types)),
+            return_type=self.return_type or T.VOID, body=body, locals=dict(self.var_types),
+            decls=list(self.decls), is_kernel=self.is_kernel, loc=self.loc(fndef),
+            callees=list(self.callees.values()),
+            uses_barrier=any(ir.contains_barrier(s) for s in body))
+
+    def _check_signature(self, fndef):
+        args = fndef.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            self.fail(fndef, "kernels and device functions take plain positional parameters",
+                      "remove *args, **kwargs, keyword-only parameters and defaults")
+        if len(self.param_names) != len(self.arg_types):
+            kind = "kernel" if self.is_kernel else "device function"
+            self.fail(fndef, f"{kind} '{self.source.name}' takes {len(self.param_names)} "
+                      f"arguments, got {len(self.arg_types)}")
+
+    def _start_pass(self):
+        self.changed = False
+        self.unknown_reads = {}
+        self.static_bindings = {}
+        self.decls = []
+        self.symbol_decls = {}
+        self.callees = {}
+        self.prelude = []
+        self.temp_count = 0
+        self.binding_name = None
+        self.loop_depth = 0
+        self.return_types_seen = []
+
+    def _params_prologue(self):
+        out = []
+        for index, (name, t) in enumerate(zip(self.param_names, self.arg_types)):
+            if name in self.assigned:
+                self.assign_type(name, t, self.source.fndef)
+                out.append(ir.Assign(self.loc(self.source.fndef), name,
+                                     ir.Param(t, self.loc(self.source.fndef), index)))
+        return out
+
+    # ------------------------------------------------------------ helpers
+    def loc(self, node):
+        line = getattr(node, "lineno", self.source.first_line)
+        return ir.Loc(self.source.filename, line, getattr(node, "col_offset", 0),
+                      getattr(node, "end_col_offset", 0) or 0, self.source.name)
+
+    def fail(self, where, message, hint=None):
+        loc = where if isinstance(where, ir.Loc) else self.loc(where)
+        fail(self.source, loc, message, hint, kernel=self.source.name)
+
+    def temp(self, prefix="tmp"):
+        self.temp_count += 1
+        return f"${prefix}{self.temp_count}"
+
+    def pending_name(self):
+        return self.binding_name or self.temp("mem")
+
+    def assign_type(self, name, new, node):
+        old = self.var_types.get(name)
+        merged = T.unify(old, new)
+        if merged is None:
+            first = self.var_lines.get(name, "?")
+            self.fail(node, f"variable '{name}' holds a {old} (line {first}) and is assigned a "
+                      f"{new} here", "use a different variable name for the second value")
+        if merged != old:
+            self.var_types[name] = merged
+            self.var_lines.setdefault(name, getattr(node, "lineno", "?"))
+            self.changed = True
+        return merged
+
+    # ------------------------------------------------------------ statements
+    def block(self, stmts):
+        out = []
+        for stmt in stmts:
+            built = self.stmt(stmt)
+            out.extend(self.prelude)
+            self.prelude = []
+            out.extend(built)
+        return out
+
+    def stmt(self, node):
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            self.fail(node, f"'{type(node).__name__}' statements are not supported in kernels",
+                      _UNSUPPORTED_HINTS.get(type(node).__name__))
+        try:
+            return method(node)
+        except CompileFailure:
+            raise
+        except Exception as exc:
+            from ..config import config
+            if config.debug:
+                raise
+            self.fail(node, f"internal error while compiling this statement: {exc!r}",
+                      "please report this; set SIMT_DEBUG=1 for the full traceback")
+
+    def stmt_Pass(self, node):
+        return []
+
+    def stmt_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return []                                    # a docstring
+        value = self.any(node.value, statement=True)
+        if isinstance(value, ir.Stmt):
+            return [value]
+        if isinstance(value, Static):
+            return []
+        return [ir.ExprStmt(self.loc(node), value)]
+
+    def stmt_Assign(self, node):
+        out = []
+        for target in node.targets:
+            out.extend(self.assign_to(target, node.value, node))
+        return out
+
+    def stmt_AnnAssign(self, node):
+        if node.value is None:
+            return []
+        ann = self.any(node.annotation)
+        if isinstance(ann, Static) and isinstance(node.target, ast.Name):
+            dtype = calls.as_dtype(ann.value)
+            if dtype is not None:
+                value = self.cast(self.expr(self.any(node.value), node), T.Scalar(dtype), node)
+                return self.bind_name(node.target.id, value, node)
+        return self.assign_to(node.target, node.value, node)
+
+    def stmt_AugAssign(self, node):
+        op = _BINOPS.get(type(node.op))
+        target = node.target
+        if isinstance(target, ast.Name):
+            current = self.name_expr(target.id, target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return self.bind_name(target.id, value, node)
+        if isinstance(target, ast.Subscript):
+            array = self.expr(self.any(target.value), target)
+            index = self.expr(self.any(target.slice), target)
+            out = []
+            if not _is_simple(index):
+                name = self.temp("idx")
+                out += self.bind_name(name, index, node)
+                index = self.name_expr(name, node)
+            label = ast.unparse(target.value)
+            current = self.subscript(array, index, self.loc(node), label)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return out + [self.store(array, index, value, node, label)]
+        self.fail(node, "this augmented assignment target is not supported",
+                  "assign to a variable or an array element")
+
+    def assign_to(self, target, value_node, node):
+        if isinstance(target, ast.Name):
+            self.binding_name = target.id
+            value = self.any(value_node)
+            self.binding_name = None
+            if isinstance(value, ir.ArrayRef) and value.decl.space != "symbol":
+                return self.bind_static(target.id, value, node)
+            return self.bind_name(target.id, self.expr(value, value_node), node)
+        if isinstance(target, ast.Subscript):
+            array = self.expr(self.any(target.value), target)
+            index = self.expr(self.any(target.slice), target)
+            value = self.expr(self.any(value_node), value_node)
+            return [self.store(array, index, value, node, ast.unparse(target.value))]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return self.unpack(target, value_node, node)
+        self.fail(target, f"cannot assign to {type(target).__name__}",
+                  "assign to a variable, an array element or a tuple of variables")
+
+    def unpack(self, target, value_node, node):
+        value = self.expr(self.any(value_node), value_node)
+        if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(target.elts):
+            self.fail(node, f"cannot unpack {value.type} into {len(target.elts)} names")
+        out = []
+        if not isinstance(value, ir.TupleExpr):
+            name = self.temp("tuple")
+            out += self.bind_name(name, value, node)
+            value = self.name_expr(name, node)
+        for i, elt in enumerate(target.elts):
+            item = calls.tuple_get(self, value, i, self.loc(node))
+            if isinstance(elt, ast.Name):
+                out += self.bind_name(elt.id, item, node)
+            elif isinstance(elt, ast.Subscript):
+                array = self.expr(self.any(elt.value), elt)
+                index = self.expr(self.any(elt.slice), elt)
+                out.append(self.store(array, index, item, node, ast.unparse(elt.value)))
+            else:
+                self.fail(elt, "nested unpacking is not supported", "unpack in two steps")
+        return out
+
+    def bind_static(self, name, value, node):
+        if name in self.static_bindings or self.var_types.get(name) is not None:
+            self.fail(node, f"'{name}' is bound to a {value.decl.space} array and cannot be "
+                      "assigned again", "declare each shared/local/const array once, at the "
+                      "top level of the kernel, under its own name")
+        value.decl.name = name
+        self.static_bindings[name] = value
+        self.decls.append(value.decl)
+        return []
+
+    def bind_name(self, name, value, node):
+        if name in self.static_bindings:
+            self.fail(node, f"'{name}' names a {self.static_bindings[name].decl.space} array "
+                      "and cannot be reassigned", "use another variable name")
+        if isinstance(value.type, T.Void):
+            self.fail(node, "this call returns nothing; it cannot be assigned")
+        var_type = self.assign_type(name, value.type, node)
+        return [ir.Assign(self.loc(node), name, self.cast(value, var_type, node))]
+
+    def store(self, array, index, value, node, label):
+        loc = self.loc(node)
+        if not isinstance(array.type, T.Array):
+            self.fail(node, f"cannot assign into a {array.type}", "only arrays can be assigned into")
+        if array.type.space == "const":
+            self.fail(node, "constant memory is read-only in kernels",
+                      "write it from the host with .copy_from(host_array)")
+        indices = self.index_list(index, loc)
+        if len(indices) != array.type.ndim or any(isinstance(i, tuple) for i in indices):
+            self.fail(node, f"assigning into a {array.type.ndim}-d array needs "
+                      f"{array.type.ndim} integer indices, got {len(indices)}",
+                      "index every dimension (slice assignment is not supported)")
+        value = self.cast(value, array.type.element, node)
+        return ir.Store(loc, array, indices, value, label)
+
+    def stmt_If(self, node):
+        cond = self.truth(self.expr(self.any(node.test), node.test), node)
+        then = self.block(node.body)
+        orelse = self.block(node.orelse)
+        return [ir.If(self.loc(node), cond, then, orelse)]
+
+    def stmt_While(self, node):
+        if node.orelse:
+            self.fail(node, "while ... else is not supported", "use a flag variable")
+        cond = self.truth(self.expr(self.any(node.test), node.test), node)
+        if self.prelude:
+            self.fail(node, "a barrier collective cannot be part of a while condition",
+                      "compute it into a variable before the loop and at the end of the body")
+        self.loop_depth += 1
+        body = self.block(node.body)
+        self.loop_depth -= 1
+        return [ir.While(self.loc(node), cond, body)]
+
+    def stmt_For(self, node):
+        if node.orelse:
+            self.fail(node, "for ... else is not supported", "use a flag variable")
+        if not isinstance(node.target, ast.Name):
+            self.fail(node.target, "the loop variable must be a single name")
+        it = node.iter
+        func = self.any(it.func) if isinstance(it, ast.Call) else None
+        if not (isinstance(func, Static) and func.value is range):
+            self.fail(it, "kernels can only loop over range(...)",
+                      "write for i in range(n): ... and index arrays with i")
+        args = [self.expr(self.any(a), a) for a in it.args]
+        if not 1 <= len(args) <= 3 or it.keywords:
+            self.fail(it, "range takes 1 to 3 positional arguments")
+        for a in args:
+            if not (isinstance(a.type, T.Scalar) and a.type.kind in "iub"):
+                self.fail(it, f"range needs integers, got {a.type}", "convert with int(...)")
+        if len(args) == 1:
+            args = [ir.Const(T.WEAK_INT, self.loc(it), 0), args[0]]
+        if len(args) == 2:
+            args.append(ir.Const(T.WEAK_INT, self.loc(it), 1))
+        if isinstance(args[2], ir.Const) and args[2].value == 0:
+            self.fail(it, "range() step must not be zero")
+        var_type = self.assign_type(node.target.id, T.promote(*[a.type for a in args]), node)
+        start, stop, step = (self.cast(a, var_type, it) for a in args)
+        self.loop_depth += 1
+        body = self.block(node.body)
+        self.loop_depth -= 1
+        return [ir.ForRange(self.loc(node), node.target.id, start, stop, step, body)]
+
+    def stmt_Break(self, node):
+        if not self.loop_depth:
+            self.fail(node, "'break' outside a loop")
+        return [ir.Break(self.loc(node))]
+
+    def stmt_Continue(self, node):
+        if not self.loop_depth:
+            self.fail(node, "'continue' outside a loop")
+        return [ir.Continue(self.loc(node))]
+
+    def stmt_Return(self, node):
+        if node.value is None:
+            return [ir.Return(self.loc(node), None)]
+        value = self.expr(self.any(node.value), node.value)
+        if self.is_kernel:
+            self.fail(node, "a kernel cannot return a value", "store results into an array")
+        merged = T.unify(self.return_type, value.type)
+        if merged is None:
+            self.fail(node, f"this function returns {self.return_type} elsewhere and "
+                      f"{value.type} here", "return values of one type")
+        if merged != self.return_type:
+            self.return_type = merged
+            self.changed = True
+        return [ir.Return(self.loc(node), self.cast(value, merged, node))]
+
+    def stmt_Assert(self, node):
+        cond = self.truth(self.expr(self.any(node.test), node.test), node)
+        message = ""
+        if node.msg is not None:
+            msg = self.any(node.msg)
+            message = str(msg.value) if isinstance(msg, Static) else ast.unparse(node.msg)
+        return [ir.Assert(self.loc(node), cond, message or ast.unparse(node.test))]
+
+    # ------------------------------------------------------------ expressions
+    def any(self, node, statement=False):
+        """Build an expression; the result is an ir.Expr, a Static, or (for
+        statement-level calls such as syncthreads) an ir.Stmt."""
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            self.fail(node, f"{_describe(node)} are not supported in kernels",
+                      _UNSUPPORTED_HINTS.get(type(node).__name__))
+        result = method(node) if type(node) is not ast.Call else method(node, statement)
+        if isinstance(result, ir.Expr):
+            result.src = ast.unparse(node)
+        return result
+
+    def expr(self, value, node):
+        """An ir.Expr from what ``any`` built (turning constants into Const)."""
+        if isinstance(value, ir.Expr):
+            return value
+        if isinstance(value, ir.Stmt):
+            self.fail(node, "this call is a statement and has no value",
+                      "call it on a line of its own")
+        return calls.static_to_expr(self, value, node)
+
+    def name_expr(self, name, node):
+        return self.expr(self.expr_Name(ast.Name(id=name, lineno=getattr(node, "lineno", 0),
+                                                 col_offset=0)), node)
+
+    def expr_Constant(self, node):
+        return Static(node.value)
+
+    def expr_Name(self, node):
+        name = node.id
+        if name in self.static_bindings:
+            return self.static_bindings[name]
+        if name in self.assigned:
+            t = self.var_types.get(name)
+            if t is None:
+                self.unknown_reads.setdefault(name, node)
+                self.changed = True
+                t = T.WEAK_INT
+            return ir.Var(t, self.loc(node), name)
+        if name in self.param_names:
+            index = self.param_names.index(name)
+            return ir.Param(self.arg_types[index], self.loc(node), index)
+        found, value = self.source.lookup(name)
+        if not found:
+            self.fail(node, f"name '{name}' is not defined")
+        return Static(value, name)
+
+    def expr_Attribute(self, node):
+        base = self.any(node.value)
+        if isinstance(base, Static):
+            if not hasattr(base.value, node.attr):
+                self.fail(node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'")
+            value = getattr(base.value, node.attr)
+            if getattr(value, "value", False) is True and hasattr(value, "build"):
+                return value.build(self, [], {}, self.loc(node))
+            return Static(value, f"{base.name}.{node.attr}")
+        return calls.attribute(self, self.expr(base, node), node.attr, node)
+
+    def expr_Tuple(self, node):
+        items = [self.any(e) for e in node.elts]
+        if all(isinstance(i, Static) for i in items):
+            return Static(tuple(i.value for i in items))
+        items = [self.expr(i, node) for i in items]
+        return ir.TupleExpr(T.Tuple([i.type for i in items]), self.loc(node), items)
+
+    expr_List = None
+
+    def expr_BinOp(self, node):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            self.fail(node, f"operator {type(node.op).__name__} is not supported")
+        lhs, rhs = self.any(node.left), self.any(node.right)
+        if isinstance(lhs, Static) and isinstance(rhs, Static):
+            folded = calls.fold_static(self, node, lhs.value, rhs.value)
+            if folded is not None:
+                return folded
+        return self.binop(op, self.expr(lhs, node), self.expr(rhs, node), node)
+
+    def binop(self, op, lhs, rhs, node):
+        return calls.binop(self, op, lhs, rhs, self.loc(node))
+
+    def expr_UnaryOp(self, node):
+        value = self.any(node.operand)
+        if isinstance(value, Static) and isinstance(value.value, (int, float, complex, np.generic)):
+            return Static(_UNARY_FOLD[type(node.op)](value.value))
+        value = self.expr(value, node)
+        return calls.unary(self, type(node.op).__name__, value, self.loc(node))
+
+    def expr_BoolOp(self, node):
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        values = [self.truth(self.expr(self.any(v), v), v) for v in node.values]
+        result = values[0]
+        for v in values[1:]:
+            result = ir.Logical(T.BOOL, self.loc(node), op, result, v)
+        return result
+
+    def expr_Compare(self, node):
+        left = self.expr(self.any(node.left), node)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(self.any(right_node), right_node)
+            name = _COMPARES.get(type(op))
+            if name is None:
+                self.fail(node, f"comparison {type(op).__name__} is not supported",
+                          "use ==, !=, <, <=, > or >=")
+            cmp = calls.compare(self, name, left, right, self.loc(node))
+            result = cmp if result is None else ir.Logical(T.BOOL, self.loc(node), "and", result, cmp)
+            left = right
+        return result
+
+    def expr_IfExp(self, node):
+        cond = self.truth(self.expr(self.any(node.test), node.test), node)
+        then = self.expr(self.any(node.body), node.body)
+        orelse = self.expr(self.any(node.orelse), node.orelse)
+        t = calls.common_type(self, then.type, orelse.type, node)
+        return ir.IfExp(t, self.loc(node), cond, self.cast(then, t, node), self.cast(orelse, t, node))
+
+    def expr_Subscript(self, node):
+        base = self.any(node.value)
+        index = self.any(node.slice)
+        if isinstance(base, Static) and isinstance(index, Static):
+            try:
+                return Static(base.value[index.value])
+            except Exception:
+                pass
+        base = self.expr(base, node)
+        if isinstance(node.slice, (ast.Slice, ast.Tuple)) and calls.has_slice(node.slice):
+            return calls.view(self, base, node.slice, node, ast.unparse(node.value))
+        index = self.expr(index, node)
+        return self.subscript(base, index, self.loc(node), ast.unparse(node.value))
+
+    def subscript(self, base, index, loc, label):
+        return calls.subscript(self, base, index, loc, label)
+
+    def expr_Call(self, node, statement=False):
+        return calls.call(self, node, statement)
+
+    # shared with the lang builders ------------------------------------------
+    def cast(self, value, t, node):
+        return calls.cast(self, value, t, self.loc(node) if not isinstance(node, ir.Loc) else node)
+
+    def truth(self, value, node):
+        return calls.truth(self, value, node)
+
+    def index(self, value, loc):
+        return calls.index(self, value, loc)
+
+    def index_list(self, index, loc):
+        return calls.index_list(self, index, loc)
+
+    def static(self, value, what, loc):
+        if not isinstance(value, Static):
+            self.fail(loc, f"{what} must be a compile-time constant",
+                      "use a literal or a module-level constant")
+        return value.value
+
+    def static_dtype(self, value, loc):
+        dtype = calls.as_dtype(value.value) if isinstance(value, Static) else None
+        if dtype is None:
+            self.fail(loc, "expected a NumPy dtype here (np.float32, np.int32, ...)")
+        return dtype
+
+    def constant_int(self, value, what, loc):
+        v = self.static(value, what, loc)
+        if not isinstance(v, (int, np.integer)):
+            self.fail(loc, f"{what} must be an integer constant")
+        return int(v)
+
+    def one_arg(self, args, name, loc):
+        if len(args) != 1:
+            self.fail(loc, f"{name} takes one argument, got {len(args)}")
+        return args[0]
+
+    def label_of(self, value):
+        return getattr(value, "src", "") or getattr(value, "name", "") or "array"
+
+    def collective(self, op, pred, result, loc):
+        name = self.temp("coll")
+        self.assign_type(name, result, loc)
+        self.prelude.append(ir.Collective(loc, name, op, pred, result))
+        return ir.Var(result, loc, name)
+
+
+def _assigned_names(fndef):
+    names = set()
+    for node in ast.walk(fndef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _is_simple(expr):
+    if isinstance(expr, (ir.Const, ir.Var, ir.Param)):
+        return True
+    return isinstance(expr, ir.TupleExpr) and all(_is_simple(i) for i in expr.items)
+
+
+def _describe(node):
+    return {"Dict": "dict literals", "Set": "set literals", "List": "list literals",
+            "ListComp": "list comprehensions", "Lambda": "lambdas", "JoinedStr": "f-strings",
+            "Starred": "starred expressions", "Await": "await expressions",
+            "GeneratorExp": "generator expressions", "DictComp": "dict comprehensions",
+            "SetComp": "set comprehensions", "NamedExpr": "assignment expressions (:=)",
+            "Yield": "yield expressions"}.get(type(node).__name__,
+                                              f"'{type(node).__name__}' expressions")
+
+
+_UNSUPPORTED_HINTS = {
+    "Dict": "use simt.local.array(n, np.int32) for a per-thread table",
+    "List": "use simt.local.array(n, dtype) for a per-thread array, or a tuple of values",
+    "ListComp": "use a for loop over range() and a simt.local.array",
+    "JoinedStr": "pass values to print() separated by commas",
+    "Try": "kernels cannot catch exceptions; check conditions with if",
+    "Raise": "use assert cond, 'message' to stop a kernel with an error",
+    "With": "with blocks are not supported in kernels",
+    "FunctionDef": "define helpers at module level with @simt.device",
+    "Lambda": "define helpers at module level with @simt.device",
+    "Global": "use simt.Global(shape, dtype) for device globals",
+    "Nonlocal": "pass values as arguments",
+    "Delete": "kernel variables cannot be deleted",
+}
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+           ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
+           ast.RShift: "rshift", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor"}
+_COMPARES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt",
+             ast.GtE: "ge"}
+_UNARY_FOLD = {ast.USub: lambda v: -v, ast.UAdd: lambda v: +v, ast.Not: lambda v: not v,
+               ast.Invert: lambda v: ~v}

@@ -1,0 +1,194 @@
+"""Lowering of registry intrinsics (lang/) to LLVM IR, by op name.
+
+What every target shares is here; what differs is asked of the target
+(special registers, libm versus libdevice names, fences, clocks)."""
+from llvmlite import ir as ll
+
+from . import ops, types as T
+from .lltypes import I1, I32, I64, const, scalar
+
+# math functions that are LLVM intrinsics on every target
+LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
+             "trunc": "llvm.trunc", "rint": "llvm.rint", "round": "llvm.round",
+             "copysign": "llvm.copysign", "fma": "llvm.fma", "fmin": "llvm.minnum",
+             "fmax": "llvm.maxnum"}
+
+ATOMIC_OPS = {"add": ("add", "fadd"), "sub": ("sub", "fsub"), "exch": ("xchg", "xchg"),
+              "min": ("min", "fmin"), "max": ("max", "fmax"), "inc": ("uinc_wrap", None),
+              "dec": ("udec_wrap", None), "and": ("and", None), "or": ("or", None),
+              "xor": ("xor", None)}
+
+
+def lower_intrinsic(em, e):
+    op = e.op
+    head = op.split(".")[0]
+    handler = _HANDLERS.get(op) or _HANDLERS.get(head)
+    if handler is None:
+        raise NotImplementedError(f"no lowering for intrinsic {op}")
+    return handler(em, e)
+
+
+def _special(em, e):
+    return em.target.special(em, e.op)
+
+
+def _warp_size(em, e):
+    return const(I32, 32)
+
+
+def _fence(em, e):
+    em.target.emit_fence(em, e.attrs["scope"])
+    return None
+
+
+def _atomic(em, e):
+    b = em.builder
+    array = em.expr(e.args[0])
+    kind = e.attrs["op"]
+    nvalues = 2 if kind == "cas" else 1
+    values = [em.expr(a) for a in e.args[1:1 + nvalues]]
+    indices = [em.expr(i) for i in e.args[1 + nvalues:]]
+    address = em.element_address(array, indices, e.attrs.get("label", "array"), e.loc)
+    t = e.type
+    if kind == "cas":
+        cmp, new = values
+        if t.kind == "f":
+            it = ll.IntType(t.bits)
+            cmp, new = b.bitcast(cmp, it), b.bitcast(new, it)
+            pair = b.cmpxchg(address, cmp, new, "monotonic", "monotonic")
+            return b.bitcast(b.extract_value(pair, 0), scalar(t))
+        return b.extract_value(b.cmpxchg(address, cmp, new, "monotonic", "monotonic"), 0)
+    int_op, float_op = ATOMIC_OPS[kind]
+    if t.kind == "f":
+        name = float_op
+    elif t.kind == "u" and kind in ("min", "max"):
+        name = "u" + int_op
+    else:
+        name = int_op
+    return em.target.atomic_rmw(em, name, address, values[0], t)
+
+
+def _math(em, e):
+    name = e.op.split(".", 1)[1]
+    args = [em.expr(a) for a in e.args]
+    t = e.type
+    if name in ("isnan", "isinf", "isfinite", "signbit"):
+        return _predicate(em, name, args[0], e.args[0].type)
+    if t.dtype.itemsize == 2:                       # half: compute in float32, as CUDA does
+        wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
+        result = _math_value(em, name, T.FLOAT32, wide)
+        return em.builder.fptrunc(result, scalar(t))
+    return _math_value(em, name, t, args)
+
+
+def _math_value(em, name, t, args):
+    b = em.builder
+    if name in LLVM_MATH:
+        fn = b.module.declare_intrinsic(LLVM_MATH[name], [args[0].type])
+        return b.call(fn, args)
+    if name == "rsqrt" and not em.target.has_rsqrt:
+        fn = b.module.declare_intrinsic("llvm.sqrt", [args[0].type])
+        return b.fdiv(const(args[0].type, 1.0), b.call(fn, args))
+    return em.target.math_call(em, name, t, args)
+
+
+def _predicate(em, name, x, t):
+    b = em.builder
+    if name == "isnan":
+        return b.fcmp_unordered("uno", x, x)
+    if name == "signbit":
+        bits = b.bitcast(x, ll.IntType(t.bits))
+        return b.icmp_signed("<", bits, const(bits.type, 0))
+    fabs = b.call(b.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
+    inf = const(x.type, float("inf"))
+    if name == "isinf":
+        return b.fcmp_ordered("==", fabs, inf)
+    return b.fcmp_ordered("<", fabs, inf)
+
+
+def _fast(em, e):
+    args = [em.expr(a) for a in e.args]
+    return em.target.fast_math(em, e.op.split(".", 1)[1], args)
+
+
+def _int(em, e):
+    b = em.builder
+    name = e.op.split(".", 1)[1]
+    args = [em.expr(a) for a in e.args]
+    x = args[0]
+    ty = x.type
+    if name == "abs":
+        if e.args[0].type.kind == "u":
+            return x
+        return b.select(b.icmp_signed("<", x, const(ty, 0)), b.sub(const(ty, 0), x), x)
+    if name == "popc":
+        return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [ty]), [x]))
+    if name == "clz":
+        fn = b.module.declare_intrinsic("llvm.ctlz", [ty, I1])
+        return _to_i32(b, b.call(fn, [x, const(I1, 0)]))
+    if name == "ffs":
+        fn = b.module.declare_intrinsic("llvm.cttz", [ty, I1])
+        tz = b.add(b.call(fn, [x, const(I1, 0)]), const(ty, 1))
+        return _to_i32(b, b.select(b.icmp_unsigned("==", x, const(ty, 0)), const(ty, 0), tz))
+    if name == "brev":
+        return b.call(b.module.declare_intrinsic("llvm.bitreverse", [ty]), [x])
+    if name in ("mul24", "umul24"):
+        y = args[1]
+        if name == "mul24":
+            x = b.ashr(b.shl(x, const(ty, 8)), const(ty, 8))
+            y = b.ashr(b.shl(y, const(ty, 8)), const(ty, 8))
+        else:
+            mask = const(ty, 0xFFFFFF)
+            x, y = b.and_(x, mask), b.and_(y, mask)
+        return b.mul(x, y)
+    if name in ("mulhi", "umulhi"):
+        wide = ll.IntType(ty.width * 2)
+        ext = b.sext if e.type.kind == "i" else b.zext
+        product = b.mul(ext(x, wide), ext(args[1], wide))
+        return b.trunc(b.lshr(product, const(wide, ty.width)), ty)
+    raise NotImplementedError(name)
+
+
+def _to_i32(b, v):
+    if v.type.width > 32:
+        return b.trunc(v, I32)
+    return v
+
+
+def _bitcast(em, e):
+    return em.builder.bitcast(em.expr(e.args[0]), scalar(e.type))
+
+
+def _complex(em, e):
+    b = em.builder
+    name = e.op.split(".", 1)[1]
+    args = [em.expr(a) for a in e.args]
+    if name == "real":
+        return b.extract_value(args[0], 0)
+    if name == "imag":
+        return b.extract_value(args[0], 1)
+    if name == "conj":
+        return b.insert_value(args[0], b.fneg(b.extract_value(args[0], 1)), 1)
+    if name == "make":
+        return ops.make_complex(b, scalar(e.type), args[0], args[1])
+    if name == "abs":
+        re, im = b.extract_value(args[0], 0), b.extract_value(args[0], 1)
+        return em.target.math_call(em, "hypot", e.type, [re, im])
+    raise NotImplementedError(name)
+
+
+def _clock64(em, e):
+    return em.target.clock64(em)
+
+
+def _nanosleep(em, e):
+    em.target.nanosleep(em, em.expr(e.args[0]))
+    return None
+
+
+_HANDLERS = {
+    "threadIdx": _special, "blockIdx": _special, "blockDim": _special, "gridDim": _special,
+    "warpSize": _warp_size, "fence": _fence, "atomic": _atomic, "math": _math, "fast": _fast,
+    "int": _int, "bitcast": _bitcast, "complex": _complex, "clock64": _clock64,
+    "nanosleep": _nanosleep,
+}

@@ -1,0 +1,302 @@
+"""simt's typed, structured IR.
+
+A kernel is a Function whose body is a list of statements; control flow is
+structured (If, While, ForRange), never gotos, so the CPU back end can split
+bodies at barriers and every node keeps the Python line it came from.
+Pure Python: this module imports neither llvmlite nor any driver.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from . import types as T
+
+
+@dataclass
+class Loc:
+    """A place in the user's source."""
+    filename: str
+    line: int
+    col: int = 0
+    end_col: int = 0
+    function: str = "?"
+
+    def __str__(self):
+        return f"{self.filename}:{self.line}"
+
+
+# ---------------------------------------------------------------- expressions
+
+@dataclass(eq=False)
+class Expr:
+    type: T.Type
+    loc: Optional[Loc]
+
+
+@dataclass(eq=False)
+class Const(Expr):
+    """A compile-time constant of a scalar type."""
+    value: Any
+
+
+@dataclass(eq=False)
+class Var(Expr):
+    """Read a local variable."""
+    name: str
+
+
+@dataclass(eq=False)
+class Param(Expr):
+    """Read kernel/device-function parameter ``index`` (a value, never assigned)."""
+    index: int
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    """Convert a scalar to ``type`` (float to int saturates, NaN gives 0)."""
+    value: Expr
+
+
+@dataclass(eq=False)
+class BinOp(Expr):
+    """Arithmetic on two operands already of the result type (shifts: rhs may differ).
+    ops: add sub mul truediv floordiv mod pow lshift rshift and or xor min max."""
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(eq=False)
+class UnaryOp(Expr):
+    """neg, invert (bitwise not), not (logical)."""
+    op: str
+    value: Expr
+
+
+@dataclass(eq=False)
+class Compare(Expr):
+    """Comparison of two operands of one type; result bool. ops: eq ne lt le gt ge."""
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(eq=False)
+class Logical(Expr):
+    """Short-circuit ``and``/``or`` of bools."""
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(eq=False)
+class IfExp(Expr):
+    """``a if cond else b``: evaluates only the chosen side."""
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+
+@dataclass(eq=False)
+class ArrayRef(Expr):
+    """A statically bound array: shared, local or constant memory, or a module-level symbol."""
+    decl: Any
+
+
+@dataclass(eq=False)
+class Load(Expr):
+    """Element ``array[indices]`` (one index per dimension)."""
+    array: Expr
+    indices: list
+    label: str = ""     # the array as the user wrote it, for error reports
+
+
+@dataclass(eq=False)
+class View(Expr):
+    """``array[i]`` with fewer indices than dimensions, or slices: a view."""
+    array: Expr
+    indices: list       # Expr for an index, (start, stop, step) Exprs-or-None for a slice
+    label: str = ""
+
+
+@dataclass(eq=False)
+class ArrayAttr(Expr):
+    """``array.shape[dim]`` or ``array.strides[dim]`` (int64)."""
+    array: Expr
+    attr: str
+    dim: int
+
+
+@dataclass(eq=False)
+class TupleExpr(Expr):
+    items: list
+
+
+@dataclass(eq=False)
+class TupleGet(Expr):
+    tuple: Expr
+    index: int
+
+
+@dataclass(eq=False)
+class Intrinsic(Expr):
+    """A call of a registry intrinsic (lang/registry.py) by its op name."""
+    op: str
+    args: list
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class CallDevice(Expr):
+    """A call of a device function."""
+    function: Any            # Function
+    args: list
+
+
+# ----------------------------------------------------------------- statements
+
+@dataclass(eq=False)
+class Stmt:
+    loc: Optional[Loc]
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    name: str
+    value: Expr
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    array: Expr
+    indices: list
+    value: Expr
+    label: str = ""
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    value: Expr
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then: list
+    orelse: list
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: list
+
+
+@dataclass(eq=False)
+class ForRange(Stmt):
+    """``for var in range(start, stop, step)``; start/stop/step are evaluated once."""
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: list
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Optional[Expr]
+
+
+@dataclass(eq=False)
+class Barrier(Stmt):
+    """A block-wide barrier (syncthreads)."""
+
+
+@dataclass(eq=False)
+class Collective(Stmt):
+    """``name = op(value)`` over every thread of the block, a barrier too
+    (syncthreads_count/_and/_or)."""
+    name: str
+    op: str
+    value: Expr
+    type: T.Type
+
+
+@dataclass(eq=False)
+class Print(Stmt):
+    """One line of output: ``format`` is a C printf format with %lld / %g / %s."""
+    format: str
+    args: list
+
+
+@dataclass(eq=False)
+class Assert(Stmt):
+    cond: Expr
+    message: str
+
+
+# --------------------------------------------------------------- declarations
+
+@dataclass(eq=False)
+class MemoryDecl:
+    """A statically allocated array: shared, local, const (baked) or a module symbol."""
+    name: str
+    space: str               # 'shared', 'dynamic_shared', 'local', 'const', 'symbol'
+    shape: tuple
+    dtype: Any
+    data: Any = None         # const: the NumPy values baked in; symbol: the simt.Constant/Global
+    symbol: str = ""         # symbol: the global name it is reached by
+
+    @property
+    def type(self):
+        layout = "C"
+        space = {"dynamic_shared": "shared", "symbol": "global"}.get(self.space, self.space)
+        if self.space == "symbol" and getattr(self.data, "readonly", False):
+            space = "const"
+        return T.Array(self.dtype, len(self.shape), layout, space)
+
+
+@dataclass(eq=False)
+class Function:
+    """A typed kernel or device function."""
+    name: str
+    params: list             # [(name, Type)]
+    return_type: T.Type
+    body: list
+    locals: dict             # name -> Type
+    decls: list              # MemoryDecl
+    is_kernel: bool
+    loc: Loc
+    callees: list = field(default_factory=list)
+    array_names: list = field(default_factory=list)   # names of arrays, for error reports
+    uses_barrier: bool = False
+
+
+def walk_stmts(body):
+    """Every statement in ``body``, nested ones included, depth first."""
+    for stmt in body:
+        yield stmt
+        for child in child_bodies(stmt):
+            yield from walk_stmts(child)
+
+
+def child_bodies(stmt):
+    if isinstance(stmt, If):
+        return [stmt.then, stmt.orelse]
+    if isinstance(stmt, (While, ForRange)):
+        return [stmt.body]
+    return []
+
+
+def contains_barrier(stmt):
+    """Whether a statement is or holds a block-wide barrier or collective."""
+    return any(isinstance(s, (Barrier, Collective)) for s in walk_stmts([stmt]))

@@ -1,0 +1,101 @@
+"""How simt types are laid out in LLVM IR (shared by every target)."""
+from llvmlite import ir as ll
+
+from . import types as T
+
+I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
+F16, F32, F64 = ll.HalfType(), ll.FloatType(), ll.DoubleType()
+VOID = ll.VoidType()
+
+
+def ptr(addrspace=0):
+    return ll.PointerType(addrspace=addrspace)
+
+
+def const(t, value):
+    return ll.Constant(t, value)
+
+
+def i64(value):
+    return ll.Constant(I64, value)
+
+
+def i32(value):
+    return ll.Constant(I32, value)
+
+
+def scalar(t):
+    """LLVM type of a scalar value held in a register (bool is i1)."""
+    kind, bits = t.dtype.kind, t.dtype.itemsize * 8
+    if kind == "b":
+        return I1
+    if kind in "iu":
+        return ll.IntType(bits)
+    if kind == "f":
+        return {16: F16, 32: F32, 64: F64}[bits]
+    if kind == "c":
+        part = F32 if bits == 64 else F64
+        return ll.LiteralStructType([part, part])
+    raise TypeError(f"no LLVM type for {t}")
+
+
+def memory(t):
+    """LLVM type of a scalar stored in an array (bool is a byte)."""
+    return I8 if t.dtype.kind == "b" else scalar(t)
+
+
+def array_struct(t, addrspace):
+    """{data pointer, [ndim x i64] shape, [ndim x i64] strides (in elements)}."""
+    return ll.LiteralStructType([ptr(addrspace), ll.ArrayType(I64, t.ndim), ll.ArrayType(I64, t.ndim)])
+
+
+def value_type(t, target):
+    """LLVM type of a value of simt type t (what a variable of that type holds)."""
+    if isinstance(t, T.Scalar):
+        return scalar(t)
+    if isinstance(t, T.Array):
+        return array_struct(t, target.addrspace(t.space))
+    if isinstance(t, T.Tuple):
+        return ll.LiteralStructType([value_type(i, target) for i in t.items])
+    if isinstance(t, T.Void):
+        return VOID
+    raise TypeError(f"no LLVM type for {t}")
+
+
+class ArrayValue:
+    """An array during code generation: its data pointer and per-dimension
+    extents and strides (elements), as LLVM values."""
+
+    def __init__(self, type, data, shape, strides):
+        self.type = type
+        self.data = data
+        self.shape = list(shape)
+        self.strides = list(strides)
+
+    def pack(self, builder, target):
+        struct = array_struct(self.type, target.addrspace(self.type.space))
+        value = ll.Constant(struct, ll.Undefined)
+        value = builder.insert_value(value, self.data, 0)
+        for d in range(self.type.ndim):
+            value = builder.insert_value(value, self.shape[d], [1, d])
+            value = builder.insert_value(value, self.strides[d], [2, d])
+        return value
+
+    @classmethod
+    def unpack(cls, builder, t, value):
+        data = builder.extract_value(value, 0)
+        shape = [builder.extract_value(value, [1, d]) for d in range(t.ndim)]
+        strides = [builder.extract_value(value, [2, d]) for d in range(t.ndim)]
+        return cls(t, data, shape, strides)
+
+
+def contiguous_strides(shape, layout):
+    """Strides (elements) of a C or F contiguous array as Python ints or values."""
+    n = len(shape)
+    strides = [None] * n
+    order = range(n - 1, -1, -1) if layout == "C" else range(n)
+    step = 1
+    for d in order:
+        strides[d] = step
+        step = step * shape[d] if isinstance(step, int) and isinstance(shape[d], int) else (step, shape[d])
+    return strides

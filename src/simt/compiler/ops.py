@@ -1,0 +1,242 @@
+"""Lowering of scalar arithmetic, comparisons and conversions to LLVM IR,
+with CUDA's semantics: wrapping ints, Python's // and %, saturating float to
+int conversion, no traps on division by zero."""
+from llvmlite import ir as ll
+
+from . import types as T
+from .lltypes import I1, I64, scalar, const
+
+FP_FLAGS = ("contract",)      # a*b+c may become one fma, as nvcc's default -fmad=true
+
+
+def is_signed(t):
+    return t.kind == "i"
+
+
+def cast(b, value, src, dst):
+    """Convert an LLVM value from simt scalar type src to dst."""
+    if src.dtype == dst.dtype:
+        return value
+    sk, dk = src.kind, dst.kind
+    dt = scalar(dst)
+    if dk == "b":
+        if sk == "c":
+            re, im = b.extract_value(value, 0), b.extract_value(value, 1)
+            zero = const(re.type, 0.0)
+            return b.or_(b.fcmp_unordered("!=", re, zero), b.fcmp_unordered("!=", im, zero))
+        if sk == "f":
+            return b.fcmp_unordered("!=", value, const(value.type, 0.0))
+        return b.icmp_unsigned("!=", value, const(value.type, 0))
+    if sk == "c":
+        if dk != "c":
+            return cast(b, b.extract_value(value, 0), _part(src), dst)
+        re = cast(b, b.extract_value(value, 0), _part(src), _part(dst))
+        im = cast(b, b.extract_value(value, 1), _part(src), _part(dst))
+        return make_complex(b, dt, re, im)
+    if dk == "c":
+        re = cast(b, value, src, _part(dst))
+        return make_complex(b, dt, re, const(re.type, 0.0))
+    if sk == "b":
+        return b.zext(value, dt) if dk in "iu" else b.uitofp(value, dt)
+    if sk in "iu" and dk in "iu":
+        if src.bits > dst.bits:
+            return b.trunc(value, dt)
+        if src.bits < dst.bits:
+            return b.sext(value, dt) if sk == "i" else b.zext(value, dt)
+        return value
+    if sk in "iu" and dk == "f":
+        return b.sitofp(value, dt) if sk == "i" else b.uitofp(value, dt)
+    if sk == "f" and dk in "iu":
+        name = "llvm.fptosi.sat" if dk == "i" else "llvm.fptoui.sat"
+        fn = b.module.declare_intrinsic(name, [dt, value.type])
+        return b.call(fn, [value])
+    if sk == "f" and dk == "f":
+        return b.fpext(value, dt) if src.bits < dst.bits else b.fptrunc(value, dt)
+    raise TypeError(f"cannot convert {src} to {dst}")
+
+
+def _part(t):
+    return T.FLOAT32 if t.dtype.itemsize == 8 else T.FLOAT64
+
+
+def make_complex(b, t, re, im):
+    value = ll.Constant(t, ll.Undefined)
+    return b.insert_value(b.insert_value(value, re, 0), im, 1)
+
+
+def binop(b, op, lhs, rhs, t, math_call):
+    """lhs op rhs in type t. ``math_call(name, type, args)`` calls a libm-style function."""
+    if t.kind == "c":
+        return _complex_binop(b, op, lhs, rhs, t, math_call)
+    if t.kind == "f":
+        return _float_binop(b, op, lhs, rhs, t, math_call)
+    if t.kind == "b" and op in ("and", "or", "xor", "min", "max", "add"):
+        return {"and": b.and_, "or": b.or_, "xor": b.xor, "min": b.and_, "max": b.or_,
+                "add": b.or_}[op](lhs, rhs)
+    return _int_binop(b, op, lhs, rhs, t)
+
+
+def _float_binop(b, op, x, y, t, math_call):
+    if op == "add":
+        return b.fadd(x, y, flags=FP_FLAGS)
+    if op == "sub":
+        return b.fsub(x, y, flags=FP_FLAGS)
+    if op == "mul":
+        return b.fmul(x, y, flags=FP_FLAGS)
+    if op == "truediv":
+        return b.fdiv(x, y)
+    if op == "pow":
+        return math_call("pow", t, [x, y])
+    if op in ("floordiv", "mod"):
+        r = math_call("fmod", t, [x, y])
+        zero = const(x.type, 0.0)
+        fix = b.and_(b.fcmp_ordered("!=", r, zero),
+                     b.xor(b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", y, zero)))
+        if op == "mod":
+            fixed = b.select(fix, b.fadd(r, y), r)
+            return b.select(b.fcmp_ordered("==", fixed, zero), math_call("copysign", t, [zero, y]), fixed)
+        q = b.fdiv(b.fsub(x, r), y)
+        return b.select(fix, b.fsub(q, const(x.type, 1.0)), q)
+    if op == "min":
+        return b.select(b.fcmp_ordered("<", y, x), y, x)
+    if op == "max":
+        return b.select(b.fcmp_ordered(">", y, x), y, x)
+    raise TypeError(f"operator {op} on {t}")
+
+
+def _int_binop(b, op, x, y, t):
+    signed = is_signed(t)
+    simple = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor}
+    if op in simple:
+        return simple[op](x, y)
+    if op in ("floordiv", "mod"):
+        return _int_divmod(b, op, x, y, signed)
+    if op in ("lshift", "rshift"):
+        bits = const(x.type, x.type.width)
+        big = b.icmp_unsigned(">=", y, bits)
+        if op == "lshift":
+            return b.select(big, const(x.type, 0), b.shl(x, b.select(big, const(x.type, 0), y)))
+        amount = b.select(big, const(x.type, x.type.width - 1 if signed else 0), y)
+        shifted = b.ashr(x, amount) if signed else b.lshr(x, amount)
+        return shifted if signed else b.select(big, const(x.type, 0), shifted)
+    if op in ("min", "max"):
+        cmp = b.icmp_signed if signed else b.icmp_unsigned
+        return b.select(cmp("<" if op == "min" else ">", y, x), y, x)
+    if op == "pow":
+        return _int_pow(b, x, y, signed)
+    raise TypeError(f"operator {op} on {t}")
+
+
+def _int_divmod(b, op, x, y, signed):
+    """Python floor division and modulo; x // 0 is -1 and x % 0 is x (no trap),
+    MIN // -1 wraps."""
+    ty = x.type
+    zero, one, minus1 = const(ty, 0), const(ty, 1), const(ty, -1)
+    by_zero = b.icmp_unsigned("==", y, zero)
+    if not signed:
+        safe = b.select(by_zero, one, y)
+        if op == "floordiv":
+            return b.select(by_zero, minus1, b.udiv(x, safe))
+        return b.select(by_zero, x, b.urem(x, safe))
+    by_minus1 = b.icmp_signed("==", y, minus1)
+    safe = b.select(b.or_(by_zero, by_minus1), one, y)
+    q, r = b.sdiv(x, safe), b.srem(x, safe)
+    fix = b.and_(b.icmp_signed("!=", r, zero),
+                 b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
+    if op == "floordiv":
+        q = b.select(fix, b.sub(q, one), q)
+        q = b.select(by_minus1, b.sub(zero, x), q)
+        return b.select(by_zero, minus1, q)
+    r = b.select(fix, b.add(r, y), r)
+    r = b.select(by_minus1, zero, r)
+    return b.select(by_zero, x, r)
+
+
+def _int_pow(b, base, exp, signed):
+    """Exponentiation by squaring; a negative exponent gives 0 (1 for base 1, ±1 for -1)."""
+    fn = _ipow_function(b.module, base.type, signed)
+    return b.call(fn, [base, exp])
+
+
+def _ipow_function(module, ty, signed):
+    name = f"simt.ipow.{'s' if signed else 'u'}{ty.width}"
+    if name in module.globals:
+        return module.globals[name]
+    fn = ll.Function(module, ll.FunctionType(ty, [ty, ty]), name)
+    fn.linkage = "internal"
+    base, exp = fn.args
+    entry, loop, body, done = (fn.append_basic_block(n) for n in ("entry", "loop", "body", "done"))
+    b = ll.IRBuilder(entry)
+    neg = b.icmp_signed("<", exp, const(ty, 0)) if signed else const(I1, 0)
+    b.cbranch(neg, done, loop)
+    b.position_at_end(loop)
+    acc = b.phi(ty)
+    cur = b.phi(ty)
+    e = b.phi(ty)
+    acc.add_incoming(const(ty, 1), entry)
+    cur.add_incoming(base, entry)
+    e.add_incoming(exp, entry)
+    b.cbranch(b.icmp_unsigned("==", e, const(ty, 0)), done, body)
+    b.position_at_end(body)
+    odd = b.trunc(e, I1)
+    acc2 = b.select(odd, b.mul(acc, cur), acc)
+    cur2 = b.mul(cur, cur)
+    e2 = b.lshr(e, const(ty, 1))
+    acc.add_incoming(acc2, body)
+    cur.add_incoming(cur2, body)
+    e.add_incoming(e2, body)
+    b.branch(loop)
+    b.position_at_end(done)
+    result = b.phi(ty)
+    result.add_incoming(acc, loop)
+    one, minus1 = const(ty, 1), const(ty, -1)
+    special = b.select(b.icmp_signed("==", base, one), one,
+                       b.select(b.icmp_signed("==", base, minus1),
+                                b.select(b.trunc(exp, I1), minus1, one), const(ty, 0)))
+    result.add_incoming(special, entry)
+    b.ret(result)
+    return fn
+
+
+def _complex_binop(b, op, x, y, t, math_call):
+    xr, xi = b.extract_value(x, 0), b.extract_value(x, 1)
+    yr, yi = b.extract_value(y, 0), b.extract_value(y, 1)
+    if op in ("add", "sub"):
+        f = b.fadd if op == "add" else b.fsub
+        return make_complex(b, x.type, f(xr, yr), f(xi, yi))
+    if op == "mul":
+        return make_complex(b, x.type, b.fsub(b.fmul(xr, yr), b.fmul(xi, yi)),
+                            b.fadd(b.fmul(xr, yi), b.fmul(xi, yr)))
+    if op == "truediv":
+        den = b.fadd(b.fmul(yr, yr), b.fmul(yi, yi))
+        re = b.fdiv(b.fadd(b.fmul(xr, yr), b.fmul(xi, yi)), den)
+        im = b.fdiv(b.fsub(b.fmul(xi, yr), b.fmul(xr, yi)), den)
+        return make_complex(b, x.type, re, im)
+    raise TypeError(f"operator {op} is not supported on complex numbers in kernels")
+
+
+def compare(b, op, x, y, t):
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+    if t.kind == "c":
+        re = compare(b, op, b.extract_value(x, 0), b.extract_value(y, 0), _part(t))
+        im = compare(b, op, b.extract_value(x, 1), b.extract_value(y, 1), _part(t))
+        return b.and_(re, im) if op == "eq" else b.or_(re, im)
+    if t.kind == "f":
+        return b.fcmp_unordered(sym, x, y) if op == "ne" else b.fcmp_ordered(sym, x, y)
+    if t.kind == "i":
+        return b.icmp_signed(sym, x, y)
+    return b.icmp_unsigned(sym, x, y)
+
+
+def unary(b, op, x, t):
+    if op == "not":
+        return b.xor(x, const(I1, 1))
+    if op == "invert":
+        return b.xor(x, const(x.type, -1 if x.type.width > 1 else 1))
+    if t.kind == "c":
+        return make_complex(b, x.type, b.fneg(b.extract_value(x, 0)), b.fneg(b.extract_value(x, 1)))
+    if t.kind == "f":
+        return b.fneg(x)
+    if t.kind == "b":
+        return b.sub(const(I64, 0), b.zext(x, I64))
+    return b.sub(const(x.type, 0), x)

@@ -1,0 +1,230 @@
+"""simt's types: scalars named by NumPy dtypes, arrays, tuples.
+
+Promotion follows NumPy 2 (NEP 50): a *weak* scalar is a Python literal (or a
+variable that only ever held literals) and takes the type of the typed value
+it meets.
+"""
+import numpy as np
+
+_WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+class Type:
+    """Base of simt types. Types are immutable and compare by value."""
+
+    def key(self):
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.key()))
+
+
+class Scalar(Type):
+    """A number of one NumPy dtype; ``weak`` marks an untyped Python literal."""
+
+    def __init__(self, dtype, weak=False):
+        self.dtype = np.dtype(dtype)
+        self.weak = weak
+
+    def key(self):
+        return (self.dtype.str, self.weak)
+
+    @property
+    def kind(self):
+        return self.dtype.kind          # 'b', 'i', 'u', 'f', 'c'
+
+    @property
+    def bits(self):
+        return 1 if self.kind == "b" else self.dtype.itemsize * 8
+
+    def strong(self):
+        return Scalar(self.dtype) if self.weak else self
+
+    def __repr__(self):
+        return ("weak " if self.weak else "") + self.dtype.name
+
+
+class Array(Type):
+    """An array of ``ndim`` dimensions in memory ``space``; layout 'C', 'F' or 'A'."""
+
+    def __init__(self, dtype, ndim, layout="A", space="global"):
+        self.dtype = np.dtype(dtype)
+        self.ndim = ndim
+        self.layout = layout
+        self.space = space
+
+    def key(self):
+        return (self.dtype.str, self.ndim, self.layout, self.space)
+
+    @property
+    def element(self):
+        return Scalar(self.dtype)
+
+    def with_(self, **changes):
+        fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space)
+        fields.update(changes)
+        return Array(**fields)
+
+    def __repr__(self):
+        return f"{self.dtype.name}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
+
+
+class Tuple(Type):
+    """A fixed-length tuple of typed values."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def key(self):
+        return self.items
+
+    def __repr__(self):
+        return "(" + ", ".join(map(repr, self.items)) + ("," if len(self.items) == 1 else "") + ")"
+
+
+class Void(Type):
+    def key(self):
+        return ()
+
+    def __repr__(self):
+        return "void"
+
+
+VOID = Void()
+BOOL = Scalar(np.bool_)
+INT32 = Scalar(np.int32)
+UINT32 = Scalar(np.uint32)
+INT64 = Scalar(np.int64)
+UINT64 = Scalar(np.uint64)
+FLOAT32 = Scalar(np.float32)
+FLOAT64 = Scalar(np.float64)
+WEAK_INT = Scalar(np.int64, weak=True)
+WEAK_FLOAT = Scalar(np.float64, weak=True)
+WEAK_COMPLEX = Scalar(np.complex128, weak=True)
+WEAK_BOOL = Scalar(np.bool_, weak=True)
+
+SCALAR_DTYPES = [np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)]
+
+
+def _operand(t):
+    return _WEAK_SAMPLE[t.kind] if t.weak else t.dtype
+
+
+def promote(*types):
+    """The result type of arithmetic between scalars, as NumPy 2 computes it."""
+    if all(t.weak for t in types):
+        return Scalar(np.result_type(*[_WEAK_SAMPLE[t.kind] for t in types]), weak=True)
+    return Scalar(np.result_type(*[_operand(t) for t in types]))
+
+
+def unify(old, new):
+    """The type of a variable that has held values of types ``old`` and ``new``,
+    or None if they cannot share a variable."""
+    if old is None:
+        return new
+    if old == new:
+        return old
+    if isinstance(old, Scalar) and isinstance(new, Scalar):
+        if old.weak and not new.weak:
+            return new if _literal_fits(old, new) else promote(old, new)
+        if new.weak and not old.weak:
+            return old if _literal_fits(new, old) else promote(old, new)
+        return promote(old, new)
+    if isinstance(old, Array) and isinstance(new, Array):
+        if old.dtype == new.dtype and old.ndim == new.ndim and old.space == new.space:
+            return old.with_(layout="A")
+        return None
+    if isinstance(old, Tuple) and isinstance(new, Tuple) and len(old.items) == len(new.items):
+        items = [unify(a, b) for a, b in zip(old.items, new.items)]
+        return None if None in items else Tuple(items)
+    return None
+
+
+def _literal_fits(weak, strong):
+    """Whether a literal of kind ``weak`` may take the strong type (int into float, not float into int)."""
+    order = "buifc"
+    return order.index(weak.kind) <= order.index(strong.kind) or strong.kind == "b" and weak.kind == "b"
+
+
+def typeof(value):
+    """The simt type of a host value passed to a kernel or captured as a constant."""
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL
+    if isinstance(value, int):
+        return INT64
+    if isinstance(value, float):
+        return FLOAT64
+    if isinstance(value, complex):
+        return Scalar(np.complex128)
+    if isinstance(value, np.generic):
+        return Scalar(value.dtype)
+    if isinstance(value, tuple):
+        return Tuple([typeof(v) for v in value])
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if dtype is not None and shape is not None:
+        return Array(dtype, len(shape), layout_of(value))
+    raise TypeError(f"cannot pass a {type(value).__name__} to a kernel")
+
+
+def layout_of(array):
+    if array.ndim <= 1 and _contiguous_1d(array):
+        return "C"
+    flags = getattr(array, "flags", None)
+    if flags is not None:
+        if flags.c_contiguous:
+            return "C"
+        if flags.f_contiguous:
+            return "F"
+        return "A"
+    if getattr(array, "is_c_contiguous", False):
+        return "C"
+    if getattr(array, "is_f_contiguous", False):
+        return "F"
+    return "A"
+
+
+def _contiguous_1d(array):
+    if array.ndim == 0:
+        return True
+    return array.strides[0] == array.dtype.itemsize or array.shape[0] <= 1
+
+
+def parse_signature(text):
+    """Parse ``"void(float32[:], int32)"`` into a list of argument types."""
+    text = text.strip()
+    if "(" in text:
+        text = text[text.index("(") + 1:text.rindex(")")]
+    args = []
+    for part in _split_top(text):
+        part = part.strip()
+        if not part:
+            continue
+        if "[" in part:
+            name, dims = part.split("[", 1)
+            dims = dims.rstrip("]")
+            ndim = len(dims.split(","))
+            layout = "C" if dims.replace(" ", "").endswith("::1") else "A"
+            if dims.replace(" ", "").startswith("::1") and ndim > 1:
+                layout = "F"
+            args.append(Array(np.dtype(name.strip()), ndim, layout))
+        else:
+            args.append(Scalar(np.dtype(part)))
+    return args
+
+
+def _split_top(text):
+    depth, start, parts = 0, 0, []
+    for i, ch in enumerate(text):
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts

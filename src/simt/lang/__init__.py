@@ -1,0 +1,11 @@
+"""What kernel code may name. Declarations with docs and typing rules; the
+code generator lowers them by op name (see registry.py)."""
+from .registry import REGISTRY, Intrinsic, Namespace
+from .indices import threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize
+from .memory import shared, local, const, Constant, Global
+from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
+                   threadfence, threadfence_block, threadfence_system)
+from .atomics import atomic
+from .mathlib import (math_ns as math, PYTHON_MATH, float_as_int, int_as_float, float_as_uint,
+                      uint_as_float, double_as_longlong, longlong_as_double)
+from .misc import clock64, nanosleep, ldg

@@ -1,0 +1,61 @@
+"""Thread and block indices: threadIdx, blockIdx, blockDim, gridDim, warpSize, grid()."""
+from ..compiler import ir, types as T
+from .registry import Intrinsic
+
+
+def _special(op):
+    def build(fc, args, kwargs, loc):
+        return ir.Intrinsic(T.INT32, loc, op, [])
+    return build
+
+
+class Dim3Special:
+    """One of CUDA's built-in dim3 variables; ``.x``, ``.y``, ``.z`` are int32."""
+
+    def __init__(self, name, doc):
+        self.__name__ = name
+        self.__doc__ = doc
+        for axis in "xyz":
+            setattr(self, axis, Intrinsic(f"{name}.{axis}", f"{doc} ({axis} component, int32)",
+                                          _special(f"{name}.{axis}"), value=True))
+
+    def __repr__(self):
+        return f"<simt {self.__name__}>"
+
+
+threadIdx = Dim3Special("threadIdx", "Index of this thread within its block")
+blockIdx = Dim3Special("blockIdx", "Index of this block within the grid")
+blockDim = Dim3Special("blockDim", "Threads per block in each dimension")
+gridDim = Dim3Special("gridDim", "Blocks in the grid in each dimension")
+
+warpSize = Intrinsic("warpSize", "Threads per warp (32), int32", _special("warpSize"), value=True)
+
+
+def _global_index(fc, axis, loc):
+    def as64(op):
+        return ir.Cast(T.INT64, loc, ir.Intrinsic(T.INT32, loc, op, []))
+    block = ir.BinOp(T.INT64, loc, "mul", as64(f"blockIdx.{axis}"), as64(f"blockDim.{axis}"))
+    return ir.BinOp(T.INT64, loc, "add", block, as64(f"threadIdx.{axis}"))
+
+
+def _global_size(fc, axis, loc):
+    def as64(op):
+        return ir.Cast(T.INT64, loc, ir.Intrinsic(T.INT32, loc, op, []))
+    return ir.BinOp(T.INT64, loc, "mul", as64(f"blockDim.{axis}"), as64(f"gridDim.{axis}"))
+
+
+def _grid_builder(one_axis):
+    def build(fc, args, kwargs, loc):
+        ndim = fc.constant_int(args[0] if args else None, "the number of dimensions", loc)
+        if ndim not in (1, 2, 3):
+            fc.fail(loc, "simt.grid(ndim) takes 1, 2 or 3", "write simt.grid(1) for a 1D grid")
+        items = [one_axis(fc, axis, loc) for axis in "xyz"[:ndim]]
+        return items[0] if ndim == 1 else ir.TupleExpr(T.Tuple([T.INT64] * ndim), loc, items)
+    return build
+
+
+grid = Intrinsic("grid", "simt.grid(ndim): this thread's absolute index in the grid, int64 "
+                 "(a tuple for ndim 2 or 3): blockIdx * blockDim + threadIdx.",
+                 _grid_builder(_global_index))
+gridsize = Intrinsic("gridsize", "simt.gridsize(ndim): total threads in the grid along each "
+                     "dimension, int64: blockDim * gridDim.", _grid_builder(_global_size))

@@ -1,0 +1,107 @@
+"""Memory spaces kernels may declare: shared, local and constant arrays, and
+module-level ``Constant`` / ``Global`` symbols (``__constant__`` / ``__device__``)."""
+import numpy as np
+
+from ..compiler import ir
+from .registry import Intrinsic, Namespace
+
+
+def _shape_dtype(fc, args, kwargs, loc, what):
+    shape = fc.static(args[0] if args else kwargs.get("shape"), f"the shape of {what}", loc)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not all(isinstance(n, (int, np.integer)) and n > 0 for n in shape):
+        fc.fail(loc, f"the shape of {what} must be positive integers, got {shape}",
+                "use module-level constants or literals for array sizes")
+    dtype = fc.static_dtype(args[1] if len(args) > 1 else kwargs.get("dtype"), loc)
+    return tuple(int(n) for n in shape), dtype
+
+
+def _array_builder(space):
+    def build(fc, args, kwargs, loc):
+        shape, dtype = _shape_dtype(fc, args, kwargs, loc, f"a {space} array")
+        decl = ir.MemoryDecl(fc.pending_name(), space, shape, dtype)
+        return ir.ArrayRef(decl.type, loc, decl)
+    return build
+
+
+def _dynamic_build(fc, args, kwargs, loc):
+    dtype = fc.static_dtype(args[0] if args else kwargs.get("dtype"), loc)
+    decl = ir.MemoryDecl(fc.pending_name(), "dynamic_shared", (0,), dtype)
+    return ir.ArrayRef(decl.type, loc, decl)
+
+
+def _array_like_build(fc, args, kwargs, loc):
+    host = fc.static(args[0] if args else None, "the host array of simt.const.array_like", loc)
+    host = np.ascontiguousarray(host)
+    decl = ir.MemoryDecl(fc.pending_name(), "const", host.shape, host.dtype, data=host.copy())
+    return ir.ArrayRef(decl.type, loc, decl)
+
+
+shared = Namespace(
+    "simt.shared", "Shared memory: one array per block, visible to all its threads.",
+    array=Intrinsic("shared.array", "simt.shared.array(shape, dtype): a __shared__ array of a "
+                    "compile-time shape, uninitialized, one per block.", _array_builder("shared")),
+    dynamic=Intrinsic("shared.dynamic", "simt.shared.dynamic(dtype): the extern __shared__ array "
+                      "sized by the launch's shared_bytes (shared_bytes // itemsize elements).",
+                      _dynamic_build))
+
+local = Namespace(
+    "simt.local", "Per-thread local arrays.",
+    array=Intrinsic("local.array", "simt.local.array(shape, dtype): a per-thread array of a "
+                    "compile-time shape, uninitialized.", _array_builder("local")))
+
+const = Namespace(
+    "simt.const", "Constant memory baked into the kernel.",
+    array_like=Intrinsic("const.array_like", "simt.const.array_like(host_array): a read-only "
+                         "__constant__ copy of a module-level NumPy array, baked in at compile "
+                         "time (its contents are part of the cache key).", _array_like_build))
+
+
+class _Symbol:
+    """A module-level device array reached by kernels through its global name."""
+
+    readonly = False
+
+    def __init__(self, shape, dtype):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.host = np.zeros(self.shape, self.dtype)      # the CPU device's storage
+        self.placements = {}                              # device name -> device-side handle
+
+    @property
+    def nbytes(self):
+        return self.host.nbytes
+
+    def copy_from(self, host_array, stream=None):
+        """cudaMemcpyToSymbol: new contents on every device that holds the symbol."""
+        values = np.asarray(host_array, dtype=self.dtype)
+        if values.shape != self.shape:
+            raise ValueError(f"copy_from: expected shape {self.shape}, got {values.shape}")
+        self.host[...] = values
+        for handle in self.placements.values():
+            handle.write(self.host, stream)
+
+    def copy_to_host(self, stream=None):
+        """cudaMemcpyFromSymbol: the contents as a NumPy array."""
+        for handle in self.placements.values():
+            handle.read(self.host, stream)
+            break
+        return self.host.copy()
+
+
+class Constant(_Symbol):
+    """A module-level ``__constant__`` array: kernels read it as ``C[i]``; the host
+    updates it with ``.copy_from(host_array)`` (cudaMemcpyToSymbol)."""
+
+    readonly = True
+
+    def __init__(self, host_array):
+        host = np.ascontiguousarray(host_array)
+        super().__init__(host.shape, host.dtype)
+        self.host[...] = host
+
+
+class Global(_Symbol):
+    """A module-level ``__device__`` array, read and written by kernels; the host
+    reads it with ``.copy_to_host()`` and writes it with ``.copy_from()``."""

@@ -1,0 +1,529 @@
+"""Device arrays: n-d views over device memory, and the functions that make them.
+
+A ``DeviceArray`` is an Allocation plus a byte offset, shape, strides and
+dtype, exactly as a NumPy array is a buffer plus those. Basic indexing, ``.T``
+and ``.reshape`` make views sharing the allocation. Copies to and from the host
+of a non-contiguous view move the bytes the view spans, then apply the strides
+on the host, so any layout NumPy can express copies correctly.
+"""
+
+import numpy as np
+
+from simt.runtime import devices
+from simt.runtime.backend import Allocation
+from simt.runtime.errors import NotSupportedError, OutOfMemoryError
+
+_BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+def _c_strides(shape, itemsize):
+    if 0 in shape:
+        return (0,) * len(shape)     # as NumPy gives empty arrays
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+def _f_strides(shape, itemsize):
+    return tuple(reversed(_c_strides(tuple(reversed(shape)), itemsize)))
+
+
+def _span(shape, strides, itemsize):
+    """(low, high): byte offsets, from element 0, of the memory a layout touches."""
+    if 0 in shape:
+        return 0, 0
+    low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
+    return low, high
+
+
+def _normalize_shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def _stream_handle(stream):
+    """The backend handle of a simt Stream (or whatever the caller passed)."""
+    return getattr(stream, "handle", stream)
+
+
+def _wait(stream, backend):
+    """Finish the work queued on ``stream`` (the device, for the default stream)."""
+    if stream is not None and hasattr(stream, "synchronize"):
+        stream.synchronize()
+    else:
+        backend.synchronize()
+
+
+class _Interface:
+    """Exposes an address as a NumPy array (via __array_interface__) and keeps its owner alive."""
+
+    def __init__(self, ptr, shape, strides, dtype, owner, readonly=False):
+        self.owner = owner
+        self.__array_interface__ = {
+            "version": 3, "shape": shape, "strides": strides, "typestr": dtype.str,
+            "descr": dtype.descr, "data": (ptr, readonly)}
+
+
+def _host_array(ptr, shape, strides, dtype, owner):
+    """A NumPy array over host address ``ptr`` that keeps ``owner`` alive."""
+    array = np.asarray(_Interface(ptr, shape, strides, dtype, owner))
+    return array.view(dtype) if array.dtype != dtype else array
+
+
+class DeviceArray:
+    """An n-d array in device memory (numba's DeviceNDArray, CuPy's ndarray without the math).
+
+    ``shape``, ``dtype``, ``strides`` (bytes), ``size``, ``ndim``, ``nbytes``,
+    ``itemsize`` as NumPy; ``device``; ``ptr`` is the address of element 0 and
+    ``alloc`` the Allocation that keeps the memory alive.
+    """
+
+    def __init__(self, shape, dtype=np.float64, strides=None, order="C", alloc=None,
+                 offset=0, device=None):
+        self.shape = _normalize_shape(shape)
+        self.dtype = np.dtype(dtype)
+        if strides is None:
+            layout = _f_strides if order == "F" else _c_strides
+            strides = layout(self.shape, self.dtype.itemsize)
+        self.strides = tuple(int(s) for s in strides)
+        if len(self.strides) != len(self.shape):
+            raise ValueError(f"strides {self.strides} do not match shape {self.shape}")
+        self.device = devices.lookup(device)
+        if alloc is None:
+            alloc = _allocate(self.device, _span(self.shape, self.strides, self.itemsize)[1])
+        self.alloc = alloc
+        self.offset = int(offset)
+
+    # -- NumPy-like attributes -------------------------------------------------------
+
+    ndim = property(lambda self: len(self.shape), doc="Number of dimensions.")
+    itemsize = property(lambda self: self.dtype.itemsize, doc="Bytes per element.")
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)), doc="Number of elements.")
+    nbytes = property(lambda self: self.size * self.itemsize, doc="Bytes of the elements (not of the span).")
+    ptr = property(lambda self: self.alloc.ptr + self.offset, doc="Address of element 0.")
+
+    @property
+    def T(self):
+        """The transpose: a view with axes reversed."""
+        return self.transpose()
+
+    def transpose(self, *axes):
+        """A view with axes permuted (reversed when none are given), as ndarray.transpose."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = tuple(axes[0])
+        axes = axes or tuple(reversed(range(self.ndim)))
+        if sorted(int(a) % max(self.ndim, 1) for a in axes) != list(range(self.ndim)):
+            raise ValueError(f"axes {axes} are not a permutation of {self.ndim} dimensions")
+        axes = [int(a) % self.ndim for a in axes]
+        return self._view([self.shape[a] for a in axes], [self.strides[a] for a in axes], 0)
+
+    def _view(self, shape, strides, delta):
+        return DeviceArray(tuple(shape), self.dtype, tuple(strides), alloc=self.alloc,
+                           offset=self.offset + delta, device=self.device)
+
+    def _dummy(self):
+        """A NumPy array with this layout over a 1-element buffer: for layout arithmetic only.
+
+        It must never be read: its strides point past its buffer.
+        """
+        base = np.zeros(1, dtype=self.dtype)
+        return np.lib.stride_tricks.as_strided(base, self.shape, self.strides, writeable=False)
+
+    @property
+    def flags(self):
+        """{'C_CONTIGUOUS': bool, 'F_CONTIGUOUS': bool}, by NumPy's rules."""
+        flags = self._dummy().flags
+        return {"C_CONTIGUOUS": flags.c_contiguous, "F_CONTIGUOUS": flags.f_contiguous}
+
+    def is_c_contiguous(self):
+        """True if the elements are contiguous in C (row-major) order."""
+        return self.flags["C_CONTIGUOUS"]
+
+    def is_f_contiguous(self):
+        """True if the elements are contiguous in Fortran (column-major) order."""
+        return self.flags["F_CONTIGUOUS"]
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device.name!r})"
+
+    # -- views ------------------------------------------------------------------------
+
+    def __getitem__(self, key):
+        """Basic indexing (ints, slices, ..., None) gives a view; all-int indices give a NumPy scalar."""
+        view = self._index(key)
+        if view.ndim == 0 and _all_ints(key):
+            return view.copy_to_host()[()]
+        return view
+
+    def __setitem__(self, key, value):
+        """``d[1:3] = x``: copy a host array, a scalar or a device array into the view."""
+        view = self._index(key)
+        if isinstance(value, DeviceArray):
+            view.copy_from(value)
+        else:
+            view.copy_from(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
+
+    def _index(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        for item in key:
+            if not isinstance(item, _BASIC_INDEX) or isinstance(item, (bool, np.bool_)):
+                raise NotSupportedError(
+                    f"device arrays take basic indices (ints, slices, ..., None), not {item!r}; "
+                    "copy to the host for fancy indexing")
+        if not any(item is Ellipsis for item in key):
+            key = key + (Ellipsis,)          # keeps an all-int index a 0-d view
+        dummy = self._dummy()
+        picked = dummy[key]
+        delta = picked.__array_interface__["data"][0] - dummy.__array_interface__["data"][0]
+        return self._view(picked.shape, picked.strides, delta)
+
+    def reshape(self, *shape, order="C"):
+        """A view with a new shape (one dimension may be -1); an error if that needs a copy."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        dummy = self._dummy()
+        try:
+            picked = np.reshape(dummy, shape, order=order, copy=False)
+        except ValueError as exc:
+            raise ValueError(f"cannot reshape {self!r} to {shape} without a copy "
+                             f"({exc}); copy it first with .copy()") from None
+        delta = picked.__array_interface__["data"][0] - dummy.__array_interface__["data"][0]
+        return self._view(picked.shape, picked.strides, delta)
+
+    def ravel(self):
+        """A 1-d view of a C-contiguous array."""
+        return self.reshape(-1)
+
+    # -- copies -----------------------------------------------------------------------
+
+    def _contiguous_order(self):
+        """'C' or 'F' if the elements are contiguous that way, else None."""
+        flags = self.flags
+        return "C" if flags["C_CONTIGUOUS"] else "F" if flags["F_CONTIGUOUS"] else None
+
+    def copy_to_host(self, out=None, stream=None):
+        """Copy to a NumPy array (``out`` if given, else a new one of the same layout order); cudaMemcpy D2H."""
+        backend = self.device.backend
+        order = self._contiguous_order()
+        if order is not None and (out is None or _same_layout(out, self)):
+            host = out if out is not None else np.empty(self.shape, self.dtype, order=order)
+            if host.size:
+                backend.copy_dtoh(_as_bytes(host), self.ptr, _stream_handle(stream))
+            return host
+        host = self._strided_to_host(backend, stream)
+        if out is None:
+            return host
+        if out.shape != self.shape:
+            raise ValueError(f"out has shape {out.shape}, the device array {self.shape}")
+        out[...] = host
+        return out
+
+    def _strided_to_host(self, backend, stream):
+        low, high = _span(self.shape, self.strides, self.itemsize)
+        raw = np.empty(high - low, dtype=np.uint8)
+        if not raw.size:
+            return np.empty(self.shape, self.dtype)
+        backend.copy_dtoh(raw, self.ptr + low, _stream_handle(stream))
+        _wait(stream, backend)
+        return np.array(self._layout_over(raw, low))
+
+    def _layout_over(self, raw, low):
+        """This array's layout over a host copy ``raw`` of its span (which starts at ``low``)."""
+        return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-low, strides=self.strides)
+
+    def copy_from(self, source, stream=None):
+        """Copy a host array (or anything np.asarray takes, broadcast to this shape) or a DeviceArray into this one."""
+        if isinstance(source, DeviceArray):
+            source.copy_to_device(self, stream=stream)
+            return self
+        host = np.asarray(source)
+        if host.dtype != self.dtype:
+            if not np.can_cast(host.dtype, self.dtype, casting="same_kind"):
+                raise TypeError(f"cannot copy {host.dtype} data into a {self.dtype} device array")
+            host = host.astype(self.dtype)
+        if host.shape != self.shape:
+            try:
+                host = np.broadcast_to(host, self.shape)
+            except ValueError:
+                raise ValueError(f"cannot copy an array of shape {host.shape} into a device "
+                                 f"array of shape {self.shape}") from None
+        self._write(host, stream)
+        return self
+
+    def _write(self, host, stream):
+        backend = self.device.backend
+        order = self._contiguous_order()
+        if not self.size:
+            return
+        if order is not None:
+            data = np.asarray(host, order=order)
+            backend.copy_htod(self.ptr, _as_bytes(data), _stream_handle(stream))
+            return
+        # Read the span, write the strided elements on the host, write the span back.
+        low, high = _span(self.shape, self.strides, self.itemsize)
+        raw = np.empty(high - low, dtype=np.uint8)
+        backend.copy_dtoh(raw, self.ptr + low, _stream_handle(stream))
+        _wait(stream, backend)
+        self._layout_over(raw, low)[...] = host
+        backend.copy_htod(self.ptr + low, raw, _stream_handle(stream))
+        _wait(stream, backend)
+
+    def copy_to_device(self, other, stream=None):
+        """Copy this array's elements into ``other``, a DeviceArray of the same shape (any device); returns other."""
+        if other.shape != self.shape:
+            raise ValueError(f"cannot copy shape {self.shape} into shape {other.shape}")
+        if other.dtype != self.dtype:
+            raise TypeError(f"cannot copy {self.dtype} into {other.dtype} on the device")
+        order = self._contiguous_order()
+        same_backend = other.device.backend is self.device.backend
+        if same_backend and order is not None and _same_layout(other, self):
+            if self.nbytes:
+                self.device.backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
+        else:
+            other._write(self.copy_to_host(stream=stream), stream)
+        return other
+
+    def copy(self):
+        """A new C-contiguous device array with the same elements."""
+        return self.copy_to_device(DeviceArray(self.shape, self.dtype, device=self.device))
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(d): a host copy (managed arrays: the memory itself unless copy=True)."""
+        if getattr(self.alloc, "managed", False) and not copy:
+            host = self._host_view()
+        else:
+            host = self.copy_to_host()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _host_view(self):
+        """A NumPy array aliasing this array's memory (CPU device and managed memory only)."""
+        if self.device.kind != "cpu" and not getattr(self.alloc, "managed", False):
+            raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+        return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
+
+    # -- interchange ------------------------------------------------------------------
+
+    @property
+    def __cuda_array_interface__(self):
+        """CUDA Array Interface v3 (GPU arrays only)."""
+        if self.device.kind != "cuda":
+            raise AttributeError("__cuda_array_interface__ is only defined for arrays on a GPU")
+        contiguous = self.flags["C_CONTIGUOUS"]
+        return {"version": 3, "shape": self.shape, "typestr": self.dtype.str,
+                "descr": self.dtype.descr, "data": (self.ptr if self.size else 0, False),
+                "strides": None if contiguous else self.strides, "stream": None}
+
+    def __dlpack__(self, **kwargs):
+        """DLPack export (CPU device: through the NumPy view of the same memory)."""
+        if self.device.kind == "cpu":
+            return self._host_view().__dlpack__(**kwargs)
+        raise NotSupportedError(f"DLPack export from {self.device.name} is not supported yet; "
+                                "use __cuda_array_interface__")
+
+    def __dlpack_device__(self):
+        """(device type, index): kDLCPU = 1, kDLCUDA = 2."""
+        return (2, self.device.index) if self.device.kind == "cuda" else (1, 0)
+
+
+def _as_bytes(host):
+    """The bytes of a contiguous NumPy array (C or F order) as a flat uint8 view."""
+    return host.ravel(order="K").view(np.uint8)
+
+
+def _all_ints(key):
+    key = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key)
+
+
+def _same_layout(a, b):
+    """Same shape and strides (for contiguous arrays: one flat copy moves everything)."""
+    return a.shape == b.shape and (a.strides == b.strides or a.size <= 1)
+
+
+def _allocate(device, nbytes, method="alloc"):
+    backend = device.backend
+    allocate = getattr(backend, method, None)
+    if allocate is None:
+        raise NotSupportedError(f"{method.removeprefix('alloc_')} memory is not supported on "
+                                f"{device.name}")
+    try:
+        return allocate(nbytes)
+    except MemoryError:
+        free, _ = backend.mem_get_info()
+        raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on {device.name}: "
+                               f"{free} bytes are free") from None
+
+
+# -- making arrays ------------------------------------------------------------------------
+
+
+def device_array(shape, dtype=np.float64, order="C", device=None):
+    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one)."""
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', not {order!r}")
+    return DeviceArray(shape, dtype, order=order, device=device)
+
+
+def empty(shape, dtype=np.float64, order="C", device=None):
+    """An uninitialized device array (same as device_array)."""
+    return device_array(shape, dtype, order, device)
+
+
+def zeros(shape, dtype=np.float64, order="C", device=None):
+    """A device array filled with zero bytes (cudaMemset)."""
+    array = device_array(shape, dtype, order, device)
+    if array.nbytes:
+        array.device.backend.memset(array.ptr, 0, array.nbytes)
+    return array
+
+
+def device_array_like(array, device=None):
+    """An uninitialized device array with the shape, dtype and order (C or F) of ``array``."""
+    order = "F" if _is_f_only(array) else "C"
+    return device_array(array.shape, array.dtype, order, device)
+
+
+def _is_f_only(array):
+    flags = array.flags
+    return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
+
+
+def to_device(host_array, stream=None, device=None):
+    """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
+
+    A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
+    """
+    if isinstance(host_array, DeviceArray):
+        return host_array.copy_to_device(device_array_like(host_array, device), stream)
+    host = np.asarray(host_array)
+    array = device_array_like(host, device)
+    return array.copy_from(host, stream)
+
+
+def asarray(obj, device=None):
+    """A DeviceArray over ``obj``'s memory, without copying where the memory is reachable.
+
+    Wraps DeviceArrays (returned as they are), objects with
+    ``__cuda_array_interface__`` (GPU memory), and on the CPU device NumPy arrays
+    and DLPack exporters. Anything else (lists, host arrays for a GPU) is copied
+    with ``to_device``.
+    """
+    if isinstance(obj, DeviceArray):
+        return obj
+    target = devices.lookup(device)
+    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
+        return _wrap_cuda_interface(obj, target)
+    if target.kind == "cpu":
+        host = obj if isinstance(obj, np.ndarray) else _from_dlpack(obj)
+        if host is not None:
+            return _wrap_host(host, target)
+    return to_device(obj, device=target)
+
+
+def _from_dlpack(obj):
+    """A NumPy array sharing a CPU DLPack exporter's memory, or None."""
+    if not hasattr(obj, "__dlpack__"):
+        return None
+    if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] not in (1, 3):
+        raise NotSupportedError(f"{type(obj).__name__} lives on a GPU; wrap it on a cuda device")
+    return np.from_dlpack(obj)
+
+
+def _wrap_host(host, device):
+    """A DeviceArray over a NumPy array's memory (the CPU device's memory is host memory)."""
+    if not host.flags.writeable:
+        raise ValueError("cannot wrap a read-only NumPy array as a device array; pass np.array(x)")
+    low, high = _span(host.shape, host.strides, host.itemsize)
+    start = host.__array_interface__["data"][0]
+    alloc = Allocation(start + low, high - low, device.backend, keepalive=host)
+    return DeviceArray(host.shape, host.dtype, host.strides, alloc=alloc, offset=-low, device=device)
+
+
+def _wrap_cuda_interface(obj, device):
+    """A DeviceArray over memory described by __cuda_array_interface__ (kept alive by obj)."""
+    if device.kind != "cuda":
+        gpus = [d for d in devices.devices() if d.kind == "cuda"]
+        if not gpus:
+            raise NotSupportedError("this object holds GPU memory, and no GPU is available")
+        device = gpus[0]
+    face = obj.__cuda_array_interface__
+    dtype = np.dtype(face.get("descr") and [tuple(f) for f in face["descr"]]
+                     if face["typestr"].startswith("|V") else face["typestr"])
+    shape = tuple(face["shape"])
+    strides = face.get("strides") or _c_strides(shape, dtype.itemsize)
+    low, high = _span(shape, strides, dtype.itemsize)
+    ptr = face["data"][0]
+    alloc = Allocation(ptr + low, high - low, device.backend, keepalive=obj)
+    return DeviceArray(shape, dtype, strides, alloc=alloc, offset=-low, device=device)
+
+
+def pinned_array(shape, dtype=np.float64, order="C"):
+    """A NumPy array in page-locked host memory (cudaHostAlloc): fast, async-capable copies."""
+    buffer = _allocate(devices.get_device(), _nbytes(shape, dtype), "alloc_pinned")
+    return _shaped(buffer, shape, dtype, order)
+
+
+def mapped_array(shape, dtype=np.float64, order="C"):
+    """A host array mapped into the device's address space (zero-copy, cudaHostAllocMapped).
+
+    Returns a ``MappedArray``: a NumPy array whose ``device_ptr`` kernels can use.
+    """
+    device = devices.get_device()
+    buffer, device_ptr = _allocate(device, _nbytes(shape, dtype), "alloc_mapped")
+    array = _shaped(buffer, shape, dtype, order).view(MappedArray)
+    array.device, array.base_device_ptr = device, device_ptr
+    return array
+
+
+def managed_array(shape, dtype=np.float64, order="C"):
+    """A DeviceArray in unified memory (cudaMallocManaged): kernels use it, and
+    ``np.asarray(array)`` on the host reads and writes the same memory."""
+    device = devices.get_device()
+    alloc = _allocate(device, _nbytes(shape, dtype), "alloc_managed")
+    alloc.managed = True
+    return DeviceArray(shape, dtype, order=order, alloc=alloc, device=device)
+
+
+class MappedArray(np.ndarray):
+    """A NumPy array in mapped host memory; ``device_ptr`` is its element 0 on the device."""
+
+    device = None
+    base_device_ptr = None    # device address of the first byte of the mapping
+
+    def __array_finalize__(self, obj):
+        self.device = getattr(obj, "device", None)
+        self.base_device_ptr = getattr(obj, "base_device_ptr", None)
+        self._host_base = getattr(obj, "_host_base", self.__array_interface__["data"][0])
+
+    @property
+    def device_ptr(self):
+        """The device address of element 0 (the host address, with unified addressing)."""
+        delta = self.__array_interface__["data"][0] - self._host_base
+        return self.base_device_ptr + delta
+
+
+def _nbytes(shape, dtype):
+    return int(np.prod(_normalize_shape(shape), dtype=np.int64)) * np.dtype(dtype).itemsize
+
+
+def _shaped(buffer, shape, dtype, order):
+    """A uint8 host buffer (from alloc_pinned or alloc_mapped) as an array of shape and dtype."""
+    shape, dtype = _normalize_shape(shape), np.dtype(dtype)
+    return buffer[:_nbytes(shape, dtype)].view(dtype).reshape(shape, order=order)
+
+
+def mem_get_info():
+    """(free, total) bytes of the current device's memory (cudaMemGetInfo)."""
+    return devices.get_device().backend.mem_get_info()

@@ -1,0 +1,276 @@
+"""Kernels and device functions as users declare them, and the launch path:
+``kernel[grid, block, shared_bytes, stream](*args)``."""
+import logging
+import time
+
+import numpy as np
+
+from ..compiler import types as T
+from ..compiler.frontend import FrontEnd
+from . import cache
+from .devices import get_device
+from .errors import InvalidConfiguration, NotSupportedError
+
+log = logging.getLogger("simt")
+
+
+class DeviceFunction:
+    """A ``@simt.device`` function: callable from kernels and device functions."""
+
+    _simt_device = True
+
+    def __init__(self, pyfunc):
+        self.pyfunc = pyfunc
+        self.ir_cache = {}
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+
+    def __call__(self, *args):
+        raise RuntimeError(f"device function '{self.__name__}' can only be called from kernels "
+                           "(or run the kernel on the 'sim' device to step through it)")
+
+
+def device(fn=None, **options):
+    """Decorator: ``@simt.device`` marks a __device__ function."""
+    if fn is None:
+        return lambda f: DeviceFunction(f)
+    if isinstance(fn, str):
+        return lambda f: DeviceFunction(f)
+    return DeviceFunction(fn)
+
+
+def dim3_tuple(value, what):
+    """(x, y, z) from an int, a tuple of 1-3 ints or a dim3."""
+    if isinstance(value, (int, np.integer)):
+        dims = (int(value), 1, 1)
+    elif hasattr(value, "x") and hasattr(value, "y"):
+        dims = (int(value.x), int(value.y), int(getattr(value, "z", 1)))
+    else:
+        try:
+            items = tuple(int(v) for v in value)
+        except TypeError:
+            raise InvalidConfiguration(f"the {what} must be an int, a tuple of 1 to 3 ints or a "
+                                       f"simt.dim3, got {value!r}") from None
+        if not 1 <= len(items) <= 3:
+            raise InvalidConfiguration(f"the {what} has {len(items)} dimensions; CUDA allows 1 to 3")
+        dims = items + (1,) * (3 - len(items))
+    if min(dims) < 1:
+        raise InvalidConfiguration(f"the {what} {dims} has a dimension below 1; every "
+                                   "dimension must be at least 1")
+    return dims
+
+
+class dim3:
+    """CUDA's dim3: ``simt.dim3(x, y=1, z=1)``."""
+
+    def __init__(self, x=1, y=1, z=1):
+        self.x, self.y, self.z = int(x), int(y), int(z)
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z))
+
+    def __repr__(self):
+        return f"dim3({self.x}, {self.y}, {self.z})"
+
+
+def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0):
+    p = device.properties
+    threads = block[0] * block[1] * block[2]
+    where = f"launching '{kernel_name}' on {device.name}"
+    if threads > p.max_threads_per_block:
+        raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads; the "
+                                   f"device allows {p.max_threads_per_block} per block. Use "
+                                   "smaller blocks and more of them")
+    for axis, (n, limit) in enumerate(zip(block, p.max_block_dim)):
+        if n > limit:
+            raise InvalidConfiguration(f"{where}: block dimension {'xyz'[axis]} is {n}, over the "
+                                       f"device's limit of {limit}")
+    for axis, (n, limit) in enumerate(zip(grid, p.max_grid_dim)):
+        if n > limit:
+            raise InvalidConfiguration(f"{where}: grid dimension {'xyz'[axis]} is {n}, over the "
+                                       f"device's limit of {limit}")
+    limit = getattr(p, "shared_memory_per_block_optin", 0) or p.shared_memory_per_block
+    total = shared_bytes + static_shared
+    if shared_bytes < 0 or total > limit:
+        raise InvalidConfiguration(f"{where}: {total} bytes of shared memory per block "
+                                   f"({static_shared} static + {shared_bytes} dynamic); the device "
+                                   f"allows {limit}")
+
+
+def arg_type(value):
+    if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
+            (hasattr(value, "ptr") and hasattr(value, "shape")):
+        return T.Array(value.dtype, value.ndim, T.layout_of(value))
+    return T.typeof(value)
+
+
+class Kernel:
+    """A ``@simt.kernel``: launched as ``kernel[grid, block, shared, stream](*args)``."""
+
+    _simt_kernel = True
+
+    def __init__(self, pyfunc, signature=None, cache=True, **options):
+        self.pyfunc = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+        self.use_disk_cache = cache
+        self.options = options
+        self.compiled = {}
+        self.ir_cache = {}
+        if signature is not None:
+            self.compile(signature)
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
+                                       "kernel[grid, block, shared_bytes] or "
+                                       "kernel[grid, block, shared_bytes, stream]")
+        return Launch(self, *config)
+
+    def __call__(self, *args):
+        raise InvalidConfiguration(f"kernel '{self.__name__}' needs a launch configuration: "
+                                   f"{self.__name__}[blocks, threads](...)")
+
+    # ------------------------------------------------------------ compiling
+    def typed_ir(self, arg_types):
+        key = tuple(arg_types)
+        fn = self.ir_cache.get(key)
+        if fn is None:
+            fn = FrontEnd(self.pyfunc, key, is_kernel=True).build()
+            self.ir_cache[key] = fn
+        return fn
+
+    def _target_options(self, device):
+        options = dict(self.options)
+        if device.kind == "cpu":
+            options.setdefault("boundscheck", device.options.get("boundscheck", True))
+        return options
+
+    def binary_for(self, arg_types, device):
+        """The loaded kernel for these argument types on this device (compiled once)."""
+        options = self._target_options(device)
+        key = (device.name, tuple(arg_types), tuple(sorted(options.items())))
+        loaded = self.compiled.get(key)
+        if loaded is None:
+            loaded = self._load(arg_types, device, options)
+            self.compiled[key] = loaded
+        return loaded
+
+    def _load(self, arg_types, device, options):
+        backend = device.backend
+        target_id = backend.target_id()
+        disk = None
+        if self.use_disk_cache:
+            disk = cache.disk_key(self.pyfunc, tuple(arg_types), options, target_id)
+            started = time.perf_counter()
+            binary = cache.load(self.__name__, disk)
+            if binary is not None:
+                kernel = backend.load_binary(binary)
+                log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
+                          (time.perf_counter() - started) * 1e3)
+                return kernel
+        fn = self.typed_ir(arg_types)
+        binary = backend.compile(fn, options)
+        log.debug("%s: compiled in %.1f ms", self.__name__, binary.compile_seconds * 1e3)
+        if disk is not None:
+            cache.store(self.__name__, disk, binary)
+        return backend.load_binary(binary)
+
+    def compile(self, signature, device=None):
+        """Compile eagerly for a signature string ("void(float32[:], int32)") or types."""
+        device = device or get_device()
+        types = T.parse_signature(signature) if isinstance(signature, str) else list(signature)
+        return self.binary_for(types, device)
+
+    def _binary_of(self, signature):
+        device = get_device()
+        types = T.parse_signature(signature) if isinstance(signature, str) else list(signature)
+        options = self._target_options(device)
+        return device.backend.compile(self.typed_ir(types), dict(options, keep_ir=True))
+
+    def llvm_ir(self, signature):
+        """The LLVM IR simt generated for a signature."""
+        return self._binary_of(signature).llvm_ir
+
+    def ptx(self, signature):
+        """The PTX for a signature (GPU devices)."""
+        binary = self._binary_of(signature)
+        if not hasattr(binary, "ptx"):
+            raise NotSupportedError("PTX exists only for GPU devices ('cuda:N'); "
+                                    "select one with simt.set_device('cuda:0')")
+        return binary.ptx
+
+    def resources(self, signature):
+        """Registers, shared and local memory per thread of the compiled kernel."""
+        return get_device().backend.resources(self.compile(signature))
+
+    def symbols_for(self, names):
+        return [self._resolve(name) for name in names]
+
+    def _resolve(self, name):
+        found, value = _lookup(self.pyfunc, name)
+        if found:
+            return value
+        for fn in self._device_functions():
+            found, value = _lookup(fn, name)
+            if found:
+                return value
+        raise NotSupportedError(f"cannot find the module-level array '{name}' used by "
+                                f"kernel '{self.__name__}'")
+
+    def _device_functions(self):
+        out, todo = [], [self.pyfunc]
+        while todo:
+            fn = todo.pop()
+            for name in fn.__code__.co_names:
+                value = fn.__globals__.get(name)
+                if hasattr(value, "_simt_device") and value.pyfunc not in out:
+                    out.append(value.pyfunc)
+                    todo.append(value.pyfunc)
+        return out
+
+
+def _lookup(pyfunc, name):
+    if pyfunc.__closure__:
+        for free, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
+            if free == name:
+                return True, cell.cell_contents
+    if name in pyfunc.__globals__:
+        return True, pyfunc.__globals__[name]
+    return False, None
+
+
+class Launch:
+    """A kernel with its launch configuration, called with the arguments."""
+
+    def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
+        self.kernel = kernel
+        self.grid = dim3_tuple(grid, "grid")
+        self.block = dim3_tuple(block, "block")
+        self.shared_bytes = int(shared_bytes or 0)
+        self.stream = stream
+
+    def __call__(self, *args):
+        kernel = self.kernel
+        device = get_device()
+        nparams = kernel.pyfunc.__code__.co_argcount
+        if len(args) != nparams:
+            raise TypeError(f"kernel '{kernel.__name__}' takes {nparams} arguments, got {len(args)}")
+        try:
+            types = [arg_type(a) for a in args]
+        except TypeError as exc:
+            raise TypeError(f"kernel '{kernel.__name__}': {exc}") from None
+        loaded = kernel.binary_for(types, device)
+        check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
+                     loaded.binary.shared_static_bytes)
+        device.backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
+                                  self.stream, args)
+
+
+def kernel(fn=None, *, cache=True, **options):
+    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``."""
+    if fn is None:
+        return lambda f: Kernel(f, cache=cache, **options)
+    if isinstance(fn, str):
+        return lambda f: Kernel(f, signature=fn, cache=cache, **options)
+    return Kernel(fn, cache=cache, **options)

@@ -1,0 +1,79 @@
+"""Shared fixtures and helpers for simt's tests.
+
+``--device cpu`` (default; repeat the option to run on several: ``--device cpu
+--device cuda:0``) parametrizes every test that takes the ``device`` fixture,
+and the device is part of the test id (``test_x[cpu]``, ``test_x[cuda_0]``).
+Helpers (``poison``, ``random_array``) are imported from here: ``from conftest import poison``.
+"""
+
+import os
+import tempfile
+import zlib
+
+# Before simt is imported: compiled kernels go to a throwaway cache, never the user's.
+os.environ["SIMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="simt-test-cache-")
+
+import numpy as np   # noqa: E402
+import pytest        # noqa: E402
+
+from simt.runtime.devices import use_device   # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", action="append", default=None,
+                     help="device to run device tests on: cpu, sim, cuda:0 ... (repeatable; default cpu)")
+
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames:
+        specs = metafunc.config.getoption("--device") or ["cpu"]
+        metafunc.parametrize("device", specs, indirect=True,
+                             ids=[spec.replace(":", "_") for spec in specs])
+
+
+@pytest.fixture
+def device(request):
+    """The device under test, made current for the test; yields the Device."""
+    with use_device(request.param) as current:
+        yield current
+
+
+@pytest.fixture
+def rng(request):
+    """A NumPy Generator seeded from the test's id: reproducible, different per test."""
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+def poison(shape, dtype):
+    """A host array filled with a value no correct kernel writes by accident.
+
+    Floats and complex: NaN. Integers: the byte pattern 0x5A5A... Bool: True.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return np.full(shape, np.nan, dtype=dtype)
+    if dtype.kind == "b":
+        return np.ones(shape, dtype=dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    return np.frombuffer(b"\x5a" * (count * dtype.itemsize), dtype=dtype).reshape(shape).copy()
+
+
+def random_array(rng, shape, dtype):
+    """Random non-zero values of ``dtype`` (bool: random True/False).
+
+    Integers lie in [-100, -1] and [1, 100] (unsigned: [1, 100]), safe for sums and
+    products in every width; floats are standard normal; complex has both parts normal.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        values = rng.integers(1, 101, size=shape)
+        if dtype.kind == "i":
+            values = values * rng.choice([-1, 1], size=shape)
+        return values.astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    values = rng.standard_normal(shape)
+    values[values == 0] = 1.0
+    return values.astype(dtype)

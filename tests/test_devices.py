@@ -1,0 +1,134 @@
+"""The device registry, properties, settings and the command line (API.md sections 4 and 9)."""
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from simt import config as config_module
+from simt.runtime import devices
+from simt.runtime.devices import Device, DeviceProperties, get_device, set_device, use_device
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+
+
+def test_registry_lists_gpus_then_cpu():
+    found = devices.devices()
+    names = [d.name for d in found]
+    assert names[-1] == "cpu"
+    assert all(d.kind == "cuda" for d in found[:-1])
+    assert names[:-1] == [f"cuda:{i}" for i in range(len(found) - 1)]
+
+
+def test_no_gpu_is_not_an_error():
+    assert isinstance(devices._cuda_devices(), list)
+
+
+@pytest.mark.parametrize("spec", ["cpu", "cpu:0", "CPU", Device("cpu")], ids=str)
+def test_set_device_specs(spec):
+    with use_device("cpu"):
+        assert set_device(spec).name == "cpu"
+        assert get_device() == Device("cpu")
+
+
+def test_unknown_device_names_valid_ones():
+    with pytest.raises(ValueError, match="valid devices: .*cpu"):
+        set_device("tpu:0")
+    with pytest.raises(ValueError, match="cuda:99"):
+        set_device(99)
+    with pytest.raises(TypeError):
+        set_device(3.5)
+
+
+def test_use_device_restores_previous(device):
+    before = get_device()
+    with use_device("cpu", boundscheck=False) as inner:
+        assert get_device() is inner and inner.options["boundscheck"] is False
+    assert get_device() is before
+
+
+def test_cpu_options():
+    with use_device("cpu") as cpu:
+        assert cpu.options == {"boundscheck": True, "checks": config_module.config.checks}
+    with use_device("cpu", checks=True, boundscheck=False) as checked:
+        assert checked.options == {"boundscheck": False, "checks": True}
+        assert checked == Device("cpu") and checked.backend is Device("cpu").backend
+        assert "boundscheck=False" in repr(checked)
+    with pytest.raises(ValueError, match="no option fast"):
+        set_device("cpu", fast=True)
+
+
+def test_current_device_is_per_thread(device):
+    seen = []
+    with use_device("cpu", boundscheck=False):
+        thread = threading.Thread(target=lambda: seen.append(get_device().options["boundscheck"]))
+        thread.start()
+        thread.join()
+    assert seen == [True]   # the other thread starts from its own default
+
+
+def test_properties(device):
+    props = device.properties
+    assert isinstance(props, DeviceProperties)
+    assert props.warp_size == 32 and props.max_threads_per_block == 1024
+    assert len(props.max_block_dim) == 3 and len(props.max_grid_dim) == 3
+    assert props.total_memory > 0 and props.multiprocessor_count >= 1
+    assert props.as_dict()["name"] == props.name
+    if device.kind == "cpu":
+        assert props.compute_capability == (9, 0) and props.max_grid_dim[0] == 2**31 - 1
+        assert props.shared_memory_per_block == 48 * 1024
+
+
+def test_synchronize_and_equality(device):
+    devices.synchronize()
+    device.synchronize()
+    assert device == Device(device.kind, device.index)
+    assert len({device, Device(device.kind, device.index)}) == 1
+    assert device != "cpu"
+
+
+def test_config_from_environment(monkeypatch):
+    for name in ("SIMT_DEVICE", "SIMT_CHECKS", "SIMT_CACHE", "SIMT_CPU_THREADS", "SIMT_DUMP"):
+        monkeypatch.delenv(name, raising=False)
+    default = config_module.Config.from_environ()
+    assert default.device is None and default.cache and not default.checks
+    assert default.cpu_threads == (os.cpu_count() or 1)
+    monkeypatch.setenv("SIMT_DEVICE", "cpu")
+    monkeypatch.setenv("SIMT_CHECKS", "1")
+    monkeypatch.setenv("SIMT_CACHE", "0")
+    monkeypatch.setenv("SIMT_CPU_THREADS", "3")
+    monkeypatch.setenv("SIMT_CACHE_DIR", "/tmp/x")
+    changed = config_module.Config.from_environ()
+    assert (changed.device, changed.checks, changed.cache, changed.cpu_threads, changed.cache_dir) == \
+        ("cpu", True, False, 3, "/tmp/x")
+    assert {row[1] for row in changed.describe()} >= {"SIMT_DEVICE", "SIMT_DEBUG", "SIMT_DUMP"}
+
+
+def _simt(*args, **env):
+    environ = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **env}
+    return subprocess.run([sys.executable, "-m", "simt", *args], capture_output=True, text=True,
+                          env=environ, timeout=120)
+
+
+def test_cli_info():
+    result = _simt("info")
+    assert result.returncode == 0, result.stderr
+    assert "Device 'cpu'" in result.stdout and "max_threads_per_block" in result.stdout
+    assert "SIMT_CACHE_DIR" in result.stdout
+
+
+def test_cli_examples_and_unknown_example():
+    listed = _simt("examples")
+    assert listed.returncode == 0, listed.stderr
+    missing = _simt("run", "no_such_example")
+    assert missing.returncode == 2
+    assert "no example 'no_such_example'" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_cli_bad_device_is_clean():
+    result = _simt("info", SIMT_DEVICE="tpu")
+    assert result.returncode == 2
+    assert "SIMT_DEVICE" in result.stderr and "Traceback" not in result.stderr
