@@ -290,7 +290,12 @@ class FunctionEmitter:
     def expr_ArrayRef(self, e):
         value = self.decl_values.get(id(e.decl))
         if value is None:
-            value = self.target.declare_memory(self, e.decl)
+            # computed once, in the entry block, so that every later use is dominated
+            builder, self.builder = self.builder, self.entry_builder
+            try:
+                value = self.target.declare_memory(self, e.decl)
+            finally:
+                self.builder = builder
             self.decl_values[id(e.decl)] = value
         return value
 

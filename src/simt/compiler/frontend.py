@@ -390,7 +390,7 @@ class FrontEnd:
         name = node.id
         if name in self.static_bindings:
             return self.static_bindings[name]
-        if name in self.assigned:
+        if name in self.assigned or name.startswith("$"):
             t = self.var_types.get(name)
             if t is None:
                 self.unknown_reads.setdefault(name, node)

@@ -9,7 +9,8 @@ from ..compiler import types as T
 from ..compiler.frontend import FrontEnd
 from . import cache
 from .devices import get_device
-from .errors import InvalidConfiguration, NotSupportedError
+from ..config import config
+from .errors import CompileError, InvalidConfiguration, NotSupportedError
 
 log = logging.getLogger("simt")
 
@@ -136,7 +137,12 @@ class Kernel:
         key = tuple(arg_types)
         fn = self.ir_cache.get(key)
         if fn is None:
-            fn = FrontEnd(self.pyfunc, key, is_kernel=True).build()
+            try:
+                fn = FrontEnd(self.pyfunc, key, is_kernel=True).build()
+            except CompileError as exc:
+                if config.debug:
+                    raise
+                raise exc.with_traceback(None) from None     # the message says where
             self.ir_cache[key] = fn
         return fn
 

@@ -119,9 +119,10 @@ class CpuTarget:
     def emit_print(self, em, fmt, values, types):
         b = em.builder
         fmt_ptr = _cstring(em.module, fmt)
-        buf = em.alloca(ll.ArrayType(I64, max(1, len(values))), name="print_args")
+        with em.entry_builder.goto_entry_block():
+            buf = em.entry_builder.alloca(I64, size=i64(max(1, len(values))), name="print_args")
         for i, v in enumerate(values):
-            slot = b.gep(buf, [i64(0), i64(i)], source_etype=ll.ArrayType(I64, max(1, len(values))))
+            slot = b.gep(buf, [i64(i)], source_etype=I64)
             b.store(b.bitcast(v, I64) if v.type == ll.DoubleType() else v, slot)
         fnty = ll.FunctionType(ll.VoidType(), [ptr(), ptr(), I64])
         fn = em.module.globals.get("simt_cpu_print") or ll.Function(em.module, fnty, "simt_cpu_print")
