@@ -60,7 +60,10 @@ class FunctionEmitter:
         """An entry-block stack slot (promoted to a register by LLVM)."""
         b = self.entry_builder
         with b.goto_entry_block():
-            return b.alloca(lltype, name=name)
+            slot = b.alloca(lltype, name=name)
+        # an opaque pointer, so that llvmlite's typed-pointer checks stay out of the way
+        slot.type = ptr()
+        return slot
 
     def new_block(self, name):
         return self.llfunc.append_basic_block(name)
@@ -159,7 +162,9 @@ class FunctionEmitter:
         b = self.builder
         cmp = b.icmp_signed if t.kind == "i" else b.icmp_unsigned
         if isinstance(step, ll.Constant):
-            return cmp("<" if step.constant > 0 else ">", it, stop)
+            # constants are kept as unsigned bit patterns: -2 is 2**64 - 2 here
+            negative = step.constant < 0 or step.constant >= 1 << (step.type.width - 1)
+            return cmp(">" if negative else "<", it, stop)
         up = b.icmp_signed(">", step, const(step.type, 0)) if t.kind == "i" else const(I1, 1)
         return b.select(up, cmp("<", it, stop), cmp(">", it, stop))
 

@@ -227,7 +227,8 @@ class FrontEnd:
         if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(target.elts):
             self.fail(node, f"cannot unpack {value.type} into {len(target.elts)} names")
         out = []
-        if not isinstance(value, ir.TupleExpr):
+        if not _is_simple(value):
+            # the whole right side is evaluated before any name is bound (a, b = b, a)
             name = self.temp("tuple")
             out += self.bind_name(name, value, node)
             value = self.name_expr(name, node)

@@ -175,16 +175,10 @@ def typeof(value):
 def layout_of(array):
     if array.ndim <= 1 and _contiguous_1d(array):
         return "C"
-    flags = getattr(array, "flags", None)
-    if flags is not None:
-        if flags.c_contiguous:
-            return "C"
-        if flags.f_contiguous:
-            return "F"
-        return "A"
-    if getattr(array, "is_c_contiguous", False):
+    flags = array.flags                 # NumPy's flags object, or DeviceArray's dict of NumPy's names
+    if flags["C_CONTIGUOUS"]:
         return "C"
-    if getattr(array, "is_f_contiguous", False):
+    if flags["F_CONTIGUOUS"]:
         return "F"
     return "A"
 

@@ -66,10 +66,30 @@ def _value_key(value, seen):
     return f"{type(value).__name__}:{shape}:{getattr(value, 'dtype', '')}"
 
 
+_SOURCE_HASH = []
+
+
+def _simt_source_hash():
+    """A hash of simt's own compiler and back ends, so that a changed simt never
+    loads code an older one compiled."""
+    if not _SOURCE_HASH:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        h = hashlib.sha256()
+        for folder in ("compiler", "lang", "backends"):
+            for base, _, files in sorted(os.walk(os.path.join(root, folder))):
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        with open(os.path.join(base, name), "rb") as f:
+                            h.update(f.read())
+        _SOURCE_HASH.append(h.hexdigest()[:16])
+    return _SOURCE_HASH[0]
+
+
 def toolchain_key(target_id):
     import llvmlite
     from .. import __version__
-    return f"{FORMAT}|{__version__}|llvmlite {llvmlite.__version__}|{target_id}|{sys.version_info[:2]}"
+    return (f"{FORMAT}|{__version__}|{_simt_source_hash()}|llvmlite {llvmlite.__version__}|"
+            f"{target_id}|{sys.version_info[:2]}")
 
 
 def disk_key(pyfunc, arg_types, options, target_id):

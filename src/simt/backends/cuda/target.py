@@ -1,0 +1,248 @@
+"""The CUDA target: what differs on NVIDIA GPUs when lowering typed IR to
+LLVM IR for LLVM's NVPTX back end.
+
+Address spaces: global 1, shared 3, const 4; local arrays stay generic (0)
+allocas, which NVPTX turns into registers or .local memory. Special registers,
+barriers and clocks are NVVM intrinsics; math calls go to libdevice
+(``__nv_sinf`` ...), linked in by compile.py.
+"""
+import numpy as np
+from llvmlite import ir as ll
+
+from ...compiler import types as T
+from ...compiler.lltypes import I8, I32, I64, ArrayValue, i32, i64, memory, ptr, value_type
+
+ADDRSPACE = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0}
+
+SREG = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
+
+LIBDEVICE = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
+             "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
+             "tgamma", "cbrt", "exp2", "exp10", "atan2", "pow", "hypot", "fmod", "fdim",
+             "remainder", "copysign", "rsqrt", "sqrt", "fabs", "floor", "ceil", "trunc", "rint",
+             "round", "fma", "fmin", "fmax", "sinpi", "cospi", "erfinv", "erfcinv", "rcbrt",
+             "logb", "j0", "j1", "y0", "y1", "nearbyint"}
+
+FAST = {"exp": "__nv_fast_expf", "exp10": "__nv_fast_exp10f", "log": "__nv_fast_logf",
+        "log2": "__nv_fast_log2f", "log10": "__nv_fast_log10f", "sin": "__nv_fast_sinf",
+        "cos": "__nv_fast_cosf", "tan": "__nv_fast_tanf", "pow": "__nv_fast_powf",
+        "div": "__nv_fast_fdividef"}
+
+FENCE_SCOPE = {"block": "block", "device": "device", "system": None}
+COLLECTIVE = {"count": "llvm.nvvm.barrier0.popc", "and": "llvm.nvvm.barrier0.and",
+              "or": "llvm.nvvm.barrier0.or"}
+
+
+class CudaTarget:
+    """Per-target facts and lowerings for NVIDIA GPUs (NVPTX)."""
+
+    name = "cuda"
+    has_rsqrt = True
+
+    def __init__(self, kernel, options):
+        self.kernel = kernel
+        self.options = options
+        self.symbols = []              # MemoryDecl of module-level Global arrays: hidden params
+        self.constants = []            # MemoryDecl of module-level Constant arrays: module globals
+        self.shared_static_bytes = 0
+        self.uses_dynamic_shared = False
+        self.functions = {}            # id(ir.Function) -> ll.Function
+        self.labels = []               # array names as written, for error reports
+        self.messages = []
+
+    def addrspace(self, space):
+        return ADDRSPACE[space]
+
+    # ---------------------------------------------------------------- layout
+    def layout_memory(self, functions):
+        total = 0
+        for fn in functions:
+            for decl in fn.decls:
+                if decl.space == "shared":
+                    total = (total + 15) // 16 * 16 + int(np.prod(decl.shape)) * decl.dtype.itemsize
+                elif decl.space == "dynamic_shared":
+                    self.uses_dynamic_shared = True
+                elif decl.space == "symbol":
+                    group = self.constants if getattr(decl.data, "readonly", False) else self.symbols
+                    if all(d.data is not decl.data for d in group):
+                        group.append(decl)
+        self.shared_static_bytes = (total + 15) // 16 * 16
+
+    def symbol_index(self, decl):
+        return next(i for i, d in enumerate(self.symbols) if d.data is decl.data)
+
+    def constant_name(self, decl):
+        index = next(i for i, d in enumerate(self.constants) if d.data is decl.data)
+        return f"simt_const_{index}"
+
+    # ---------------------------------------------------------------- lowering hooks
+    def special(self, em, op):
+        kind, axis = op.split(".")
+        name = f"llvm.nvvm.read.ptx.sreg.{SREG[kind]}.{axis}"
+        fn = em.module.globals.get(name) or ll.Function(em.module, ll.FunctionType(I32, []), name)
+        return em.builder.call(fn, [])
+
+    def declare_memory(self, em, decl):
+        module, b = em.module, em.builder
+        if decl.space == "shared":
+            gv = _global(module, f"simt_shared_{decl.name}_{id(decl):x}", decl, 3)
+            gv.linkage = "internal"
+            gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
+            return _static_array(decl, gv)
+        if decl.space == "dynamic_shared":
+            name = "simt_dynamic_shared"
+            gv = module.globals.get(name)
+            if gv is None:
+                gv = ll.GlobalVariable(module, ll.ArrayType(I8, 0), name, addrspace=3)
+                gv.linkage = "external"
+                gv.align = 16
+            size = b.call(ll.InlineAsm(ll.FunctionType(I32, []), "mov.u32 $0, %dynamic_smem_size;",
+                                       "=r", side_effect=False), [])
+            count = b.udiv(b.zext(size, I64), i64(decl.dtype.itemsize))
+            return ArrayValue(decl.type, gv, [count], [i64(1)])
+        if decl.space == "local":
+            count = int(np.prod(decl.shape))
+            data = em.alloca(ll.ArrayType(memory(T.Scalar(decl.dtype)), count), name=decl.name)
+            return _static_array(decl, data)
+        if decl.space == "const":
+            return _static_array(decl, _const_global(module, decl))
+        if getattr(decl.data, "readonly", False):
+            gv = module.globals.get(self.constant_name(decl))
+            if gv is None:
+                gv = _global(module, self.constant_name(decl), decl, 4)
+                gv.initializer = ll.Constant(gv.value_type, None)   # written after loading
+            return _static_array(decl, gv)
+        return _static_array(decl, em.symbol_pointer(self.symbol_index(decl)))
+
+    def math_call(self, em, name, t, args):
+        if name not in LIBDEVICE:
+            raise NotImplementedError(f"math function {name} on the GPU")
+        fname = f"__nv_{name}{'f' if t.dtype == np.float32 else ''}"
+        return _call(em, fname, args[0].type, args)
+
+    def fast_math(self, em, name, args):
+        return _call(em, FAST[name], args[0].type, args)
+
+    def atomic_rmw(self, em, op, address, value, t):
+        return em.builder.atomic_rmw(op, address, value, "monotonic")
+
+    def emit_fence(self, em, scope):
+        em.builder.fence("seq_cst", FENCE_SCOPE.get(scope))
+
+    def clock64(self, em):
+        name = "llvm.nvvm.read.ptx.sreg.clock64"
+        fn = em.module.globals.get(name) or ll.Function(em.module, ll.FunctionType(I64, []), name)
+        return em.builder.call(fn, [])
+
+    def nanosleep(self, em, ns):
+        asm = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [I32]), "nanosleep.u32 $0;", "r",
+                           side_effect=True)
+        em.builder.call(asm, [ns])
+
+    def emit_print(self, em, fmt, values, types):
+        b = em.builder
+        fmt_ptr = b.addrspacecast(_cstring(em.module, fmt), ptr())
+        buf = em.alloca(ll.ArrayType(I64, max(1, len(values))), name="printf_args")
+        for i, v in enumerate(values):
+            slot = b.gep(buf, [i32(0), i32(i)], source_etype=buf.allocated_type)
+            b.store(b.bitcast(v, I64) if v.type == ll.DoubleType() else v, slot)
+        fnty = ll.FunctionType(I32, [ptr(), ptr()])
+        fn = em.module.globals.get("vprintf") or ll.Function(em.module, fnty, "vprintf")
+        b.call(fn, [fmt_ptr, buf])
+
+    def emit_error(self, em, code, loc, array=0, dim=0, index=None, extent=None, message=""):
+        b = em.builder
+        if code == 2:             # assert: the driver reports CUDA_ERROR_ASSERT
+            fnty = ll.FunctionType(ll.VoidType(), [ptr(), ptr(), I32, ptr(), I64])
+            fn = em.module.globals.get("__assertfail") or ll.Function(em.module, fnty, "__assertfail")
+            text = [b.addrspacecast(_cstring(em.module, s), ptr())
+                    for s in (message or "assertion failed", loc.filename, em.function.name)]
+            b.call(fn, [text[0], text[1], i32(loc.line), text[2], i64(1)])
+        else:
+            label = self.labels[array] if array < len(self.labels) else "array"
+            fmt = (f"simt: out-of-bounds access in '{em.function.name}' at {loc.filename}:"
+                   f"{loc.line}: index %lld outside dimension {dim} (size %lld) of '{label}'\n")
+            self.emit_print(em, fmt, [index if index is not None else i64(0),
+                                      extent if extent is not None else i64(0)], [])
+        trap = em.module.globals.get("llvm.trap") or ll.Function(
+            em.module, ll.FunctionType(ll.VoidType(), []), "llvm.trap")
+        b.call(trap, [])
+        b.unreachable()
+
+    def emit_return(self, em, value):
+        if value is None:
+            em.builder.ret_void()
+            return
+        if isinstance(value, ArrayValue):
+            value = value.pack(em.builder, self)
+        em.builder.ret(value)
+
+    def emit_barrier(self, em, stmt):
+        name = "llvm.nvvm.barrier0"
+        fn = em.module.globals.get(name) or ll.Function(em.module, ll.FunctionType(ll.VoidType(), []), name)
+        em.builder.call(fn, [])
+
+    def emit_collective(self, em, op, value):
+        name = COLLECTIVE[op]
+        fn = em.module.globals.get(name) or ll.Function(em.module, ll.FunctionType(I32, [I32]), name)
+        result = em.builder.call(fn, [em.builder.zext(value, I32)])
+        if op != "count":
+            result = em.builder.zext(em.builder.icmp_unsigned("!=", result, i32(0)), I32)
+        return result
+
+    def call_device(self, em, function, args):
+        fn = em.device_function(function)
+        b = em.builder
+        packed = [a.pack(b, self) if isinstance(a, ArrayValue) else a for a in args]
+        result = b.call(fn, packed)
+        if isinstance(function.return_type, T.Array):
+            return ArrayValue.unpack(b, function.return_type, result)
+        return result if not isinstance(function.return_type, T.Void) else None
+
+
+def _call(em, fname, ret, args):
+    fn = em.module.globals.get(fname)
+    if fn is None:
+        fn = ll.Function(em.module, ll.FunctionType(ret, [a.type for a in args]), fname)
+    return em.builder.call(fn, args)
+
+
+def _global(module, name, decl, addrspace):
+    elem = memory(T.Scalar(decl.dtype))
+    gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
+                           addrspace=addrspace)
+    gv.align = 16
+    return gv
+
+
+def _static_array(decl, data):
+    shape = [i64(n) for n in decl.shape]
+    strides, step = [], 1
+    for n in reversed(decl.shape):
+        strides.insert(0, i64(step))
+        step *= n
+    return ArrayValue(decl.type, data, shape, strides)
+
+
+def _const_global(module, decl):
+    name = f"simt_const_array_{decl.name}_{id(decl):x}"
+    if name in module.globals:
+        return module.globals[name]
+    raw = np.ascontiguousarray(decl.data).view(np.uint8).tobytes()
+    gv = ll.GlobalVariable(module, ll.ArrayType(I8, len(raw)), name, addrspace=4)
+    gv.initializer = ll.Constant(ll.ArrayType(I8, len(raw)), bytearray(raw))
+    gv.global_constant = True
+    gv.linkage = "internal"
+    gv.align = 16
+    return gv
+
+
+def _cstring(module, text):
+    data = bytearray(text.encode("utf8") + b"\0")
+    name = f"simt_str_{abs(hash(text)):x}"
+    if name not in module.globals:
+        gv = ll.GlobalVariable(module, ll.ArrayType(I8, len(data)), name, addrspace=1)
+        gv.initializer = ll.Constant(ll.ArrayType(I8, len(data)), data)
+        gv.global_constant = True
+        gv.linkage = "internal"
+    return module.globals[name]
