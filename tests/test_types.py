@@ -180,7 +180,7 @@ def test_float_to_int_saturates_and_nan_is_zero(device):
     convert[1, 8](a, out32, out64, out8)
     i32, i64 = np.iinfo(np.int32), np.iinfo(np.int64)
     np.testing.assert_array_equal(out32, [i32.max, i32.min, 0, i32.max, i32.min, 2, -2, 300])
-    np.testing.assert_array_equal(out64, [10 ** 20 if False else i64.max, i64.min, 0, i64.max,
+    np.testing.assert_array_equal(out64, [i64.max, i64.min, 0, i64.max,
                                           i64.min, 2, -2, 300])
     np.testing.assert_array_equal(out8, [255, 0, 0, 255, 0, 2, 0, 255])
 

@@ -42,8 +42,7 @@ class CudaTarget:
     def __init__(self, kernel, options):
         self.kernel = kernel
         self.options = options
-        self.symbols = []              # MemoryDecl of module-level Global arrays: hidden params
-        self.constants = []            # MemoryDecl of module-level Constant arrays: module globals
+        self.symbols = []              # MemoryDecl of module-level Constant/Global arrays
         self.shared_static_bytes = 0
         self.uses_dynamic_shared = False
         self.functions = {}            # id(ir.Function) -> ll.Function
@@ -62,18 +61,21 @@ class CudaTarget:
                     total = (total + 15) // 16 * 16 + int(np.prod(decl.shape)) * decl.dtype.itemsize
                 elif decl.space == "dynamic_shared":
                     self.uses_dynamic_shared = True
-                elif decl.space == "symbol":
-                    group = self.constants if getattr(decl.data, "readonly", False) else self.symbols
-                    if all(d.data is not decl.data for d in group):
-                        group.append(decl)
+                elif decl.space == "symbol" and all(d.data is not decl.data for d in self.symbols):
+                    self.symbols.append(decl)
         self.shared_static_bytes = (total + 15) // 16 * 16
 
-    def symbol_index(self, decl):
-        return next(i for i, d in enumerate(self.symbols) if d.data is decl.data)
+    def symbol_global(self, decl):
+        """Module global of a Constant (its contents) or a Global (a pointer to its memory);
+        the runtime fills both in after loading the module."""
+        index = next(i for i, d in enumerate(self.symbols) if d.data is decl.data)
+        return f"simt_symbol_{index}"
 
-    def constant_name(self, decl):
-        index = next(i for i, d in enumerate(self.constants) if d.data is decl.data)
-        return f"simt_const_{index}"
+    def symbol_table(self):
+        """[(Python name, module global, 'array' or 'pointer')] for the runtime."""
+        return [(d.symbol, f"simt_symbol_{i}",
+                 "array" if getattr(d.data, "readonly", False) else "pointer")
+                for i, d in enumerate(self.symbols)]
 
     # ---------------------------------------------------------------- lowering hooks
     def special(self, em, op):
@@ -106,13 +108,18 @@ class CudaTarget:
             return _static_array(decl, data)
         if decl.space == "const":
             return _static_array(decl, _const_global(module, decl))
-        if getattr(decl.data, "readonly", False):
-            gv = module.globals.get(self.constant_name(decl))
+        name = self.symbol_global(decl)
+        gv = module.globals.get(name)
+        if getattr(decl.data, "readonly", False):     # Constant: the array itself, in const space
             if gv is None:
-                gv = _global(module, self.constant_name(decl), decl, 4)
+                gv = _global(module, name, decl, 4)
                 gv.initializer = ll.Constant(gv.value_type, None)   # written after loading
             return _static_array(decl, gv)
-        return _static_array(decl, em.symbol_pointer(self.symbol_index(decl)))
+        if gv is None:                                # Global: a pointer to one device allocation
+            gv = ll.GlobalVariable(module, ptr(1), name, addrspace=4)
+            gv.initializer = ll.Constant(ptr(1), None)
+            gv.align = 8
+        return _static_array(decl, b.load(gv, typ=ptr(1)))
 
     def math_call(self, em, name, t, args):
         if name not in LIBDEVICE:
