@@ -84,7 +84,9 @@ def _math(em, e):
 def _math_value(em, name, t, args):
     b = em.builder
     if name in LLVM_MATH:
-        fn = b.module.declare_intrinsic(LLVM_MATH[name], [args[0].type])
+        # explicit fnty: llvmlite would declare a one-argument fma/minnum/copysign
+        fn = b.module.declare_intrinsic(LLVM_MATH[name], [args[0].type],
+                                        ll.FunctionType(args[0].type, [a.type for a in args]))
         return b.call(fn, args)
     if name == "rsqrt" and not em.target.has_rsqrt:
         fn = b.module.declare_intrinsic("llvm.sqrt", [args[0].type])

@@ -47,8 +47,10 @@ def cast(b, value, src, dst):
     if sk in "iu" and dk == "f":
         return b.sitofp(value, dt) if sk == "i" else b.uitofp(value, dt)
     if sk == "f" and dk in "iu":
-        name = "llvm.fptosi.sat" if dk == "i" else "llvm.fptoui.sat"
-        fn = b.module.declare_intrinsic(name, [dt, value.type])
+        # llvmlite's declare_intrinsic does not know the saturating conversions: declare by hand
+        name = f"llvm.fpto{'s' if dk == 'i' else 'u'}i.sat.i{dst.bits}.f{src.bits}"
+        fn = b.module.globals.get(name) or ll.Function(b.module, ll.FunctionType(dt, [value.type]),
+                                                       name)
         return b.call(fn, [value])
     if sk == "f" and dk == "f":
         return b.fpext(value, dt) if src.bits < dst.bits else b.fptrunc(value, dt)

@@ -93,7 +93,7 @@ class CpuTarget:
         fname = name + suffix
         fn = em.module.globals.get(fname) or ll.Function(em.module, fnty, fname)
         if name == "copysign":
-            fn = em.module.declare_intrinsic("llvm.copysign", [args[0].type])
+            fn = em.module.declare_intrinsic("llvm.copysign", [args[0].type], fnty)
         return em.builder.call(fn, args)
 
     def fast_math(self, em, name, args):

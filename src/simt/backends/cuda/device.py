@@ -149,6 +149,32 @@ class CudaBackend(Backend):
         self.make_current()
         return Stream(non_blocking=non_blocking, priority=priority)
 
+    # ------------------------------------------------------------ kernels
+    def arch(self):
+        """The LLVM/PTX target of this GPU, e.g. 'sm_90'."""
+        major, minor = self.properties().compute_capability
+        return f"sm_{major}{minor}"
+
+    def target_id(self):
+        from simt.backends.cuda.compile import target_id
+        return target_id(self.arch())
+
+    def compile(self, fn, options):
+        from simt.backends.cuda.compile import compile_kernel
+        return compile_kernel(fn, options, self.arch())
+
+    def load_binary(self, binary):
+        from simt.backends.cuda.kernels import CudaKernel
+        self.make_current()
+        return CudaKernel(self, binary)
+
+    def resources(self, kernel):
+        return kernel.function.resources()
+
+    def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        from simt.backends.cuda.kernels import run_launch
+        run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
+
     def create_event(self, timing=True):
         """A new streams.Event on this device."""
         from simt.backends.cuda.streams import Event

@@ -47,7 +47,9 @@ class CudaTarget:
         self.uses_dynamic_shared = False
         self.functions = {}            # id(ir.Function) -> ll.Function
         self.labels = []               # array names as written, for error reports
-        self.messages = []
+        self.messages = []             # assert messages, by id
+        self.files = []                # (function, filename), by id
+        self.can_fail = False          # has bounds checks or asserts: the runtime checks the record
 
     def addrspace(self, space):
         return ADDRSPACE[space]
@@ -101,7 +103,8 @@ class CudaTarget:
             size = b.call(ll.InlineAsm(ll.FunctionType(I32, []), "mov.u32 $0, %dynamic_smem_size;",
                                        "=r", side_effect=False), [])
             count = b.udiv(b.zext(size, I64), i64(decl.dtype.itemsize))
-            return ArrayValue(decl.type, gv, [count], [i64(1)])
+            data = ll.FormattedConstant(ptr(3), gv.get_reference())
+            return ArrayValue(decl.type, data, [count], [i64(1)])
         if decl.space == "local":
             count = int(np.prod(decl.shape))
             data = em.alloca(ll.ArrayType(memory(T.Scalar(decl.dtype)), count), name=decl.name)
@@ -158,23 +161,41 @@ class CudaTarget:
         b.call(fn, [fmt_ptr, buf])
 
     def emit_error(self, em, code, loc, array=0, dim=0, index=None, extent=None, message=""):
+        """Record the first error of a launch in host-mapped memory (readable even when
+        the context is in trouble) and end this thread with PTX ``exit``: the device stays
+        usable and the runtime raises the error at the next synchronizing call."""
         b = em.builder
-        if code == 2:             # assert: the driver reports CUDA_ERROR_ASSERT
-            fnty = ll.FunctionType(ll.VoidType(), [ptr(), ptr(), I32, ptr(), I64])
-            fn = em.module.globals.get("__assertfail") or ll.Function(em.module, fnty, "__assertfail")
-            text = [b.addrspacecast(_cstring(em.module, s), ptr())
-                    for s in (message or "assertion failed", loc.filename, em.function.name)]
-            b.call(fn, [text[0], text[1], i32(loc.line), text[2], i64(1)])
-        else:
-            label = self.labels[array] if array < len(self.labels) else "array"
-            fmt = (f"simt: out-of-bounds access in '{em.function.name}' at {loc.filename}:"
-                   f"{loc.line}: index %lld outside dimension {dim} (size %lld) of '{label}'\n")
-            self.emit_print(em, fmt, [index if index is not None else i64(0),
-                                      extent if extent is not None else i64(0)], [])
-        trap = em.module.globals.get("llvm.trap") or ll.Function(
-            em.module, ll.FunctionType(ll.VoidType(), []), "llvm.trap")
-        b.call(trap, [])
+        self.can_fail = True
+        if message:
+            self.messages.append(message)
+            array = dim = 1000 + len(self.messages) - 1
+        gv = em.module.globals.get("simt_error_record")
+        if gv is None:
+            gv = ll.GlobalVariable(em.module, ptr(1), "simt_error_record", addrspace=4)
+            gv.initializer = ll.Constant(ptr(1), None)
+            gv.align = 8
+        record = b.load(gv, typ=ptr(1))
+        pair = b.cmpxchg(record, i64(0), i64(code), "monotonic", "monotonic")
+        first, done = em.new_block("error_first"), em.new_block("error_exit")
+        b.cbranch(b.extract_value(pair, 1), first, done)
+        b.position_at_end(first)
+        ids = [b.zext(self.special(em, f"{k}.{a}"), I64) for k in ("blockIdx", "threadIdx")
+               for a in "xyz"]
+        words = [i64(loc.line), i64(array), i64(dim), index if index is not None else i64(0),
+                 extent if extent is not None else i64(0), i64(self.file_id(em.function))] + ids
+        for i, w in enumerate(words):
+            b.store(w, b.gep(record, [i64(i + 1)], source_etype=I64))
+        b.fence("seq_cst")
+        b.branch(done)
+        b.position_at_end(done)
+        b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), "exit;", "", side_effect=True), [])
         b.unreachable()
+
+    def file_id(self, fn):
+        key = (fn.name, fn.loc.filename)
+        if key not in self.files:
+            self.files.append(key)
+        return self.files.index(key)
 
     def emit_return(self, em, value):
         if value is None:
@@ -223,6 +244,8 @@ def _global(module, name, decl, addrspace):
 
 
 def _static_array(decl, data):
+    if isinstance(data, ll.GlobalVariable):      # a typed pointer in llvmlite: make it opaque
+        data = ll.FormattedConstant(ptr(data.type.addrspace), data.get_reference())
     shape = [i64(n) for n in decl.shape]
     strides, step = [], 1
     for n in reversed(decl.shape):

@@ -1,0 +1,125 @@
+"""Typed IR -> LLVM IR -> libdevice linked in -> optimized (O3) -> PTX text,
+through LLVM's NVPTX back end in llvmlite. The driver's JIT makes the PTX a
+cubin when the kernel is loaded (module.Module)."""
+import threading
+import time
+from dataclasses import dataclass, field
+
+import llvmlite
+import llvmlite.binding as llvm
+from llvmlite import ir as ll
+
+from ..cpu.compile import all_functions
+from . import params as P
+from .emit import CudaKernelEmitter
+from .target import CudaTarget
+
+TRIPLE = "nvptx64-nvidia-cuda"
+PTX_FEATURES = "+ptx80"      # PTX ISA 8.0: sm_90 needs 7.8; drivers of CUDA 12.0+ read it
+_lock = threading.Lock()
+_state = {}
+
+
+@dataclass
+class CudaBinary:
+    """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata."""
+    name: str
+    symbol: str
+    ptx: str
+    arch: str
+    params: list                  # simt types of the parameters
+    symbols: list                 # [(Python name, module global, 'array' | 'pointer')]
+    shared_static_bytes: int
+    uses_dynamic_shared: bool
+    labels: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+    can_fail: bool = False
+    llvm_ir: str = ""
+    optimized_ir: str = ""
+    compile_seconds: float = 0.0
+
+    @property
+    def param_kinds(self):
+        return [k for t in self.params for k in P.kinds(t)]
+
+
+def _init():
+    if not _state:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _state["target"] = llvm.Target.from_triple(TRIPLE)
+        _state["machines"] = {}
+    return _state
+
+
+def target_machine(arch):
+    with _lock:
+        state = _init()
+        tm = state["machines"].get(arch)
+        if tm is None:
+            tm = state["target"].create_target_machine(cpu=arch, features=PTX_FEATURES, opt=3)
+            state["machines"][arch] = tm
+        return tm
+
+
+def target_id(arch):
+    return f"cuda {arch} {PTX_FEATURES} llvmlite {llvmlite.__version__} llvm " \
+           f"{'.'.join(map(str, llvm.llvm_version_info))}"
+
+
+def _libdevice_bitcode():
+    if "libdevice" not in _state:
+        from .module import find_libdevice
+        path = find_libdevice()
+        if path is None:
+            raise RuntimeError("libdevice.10.bc not found: install the CUDA toolkit (or the "
+                               "nvidia-cuda-nvcc wheel) or set CUDA_HOME")
+        with open(path, "rb") as f:
+            _state["libdevice"] = f.read()
+    return _state["libdevice"]
+
+
+def compile_kernel(fn, options, arch="sm_90"):
+    started = time.perf_counter()
+    tm = target_machine(arch)
+    module = ll.Module(name=fn.name)
+    module.triple = TRIPLE
+    module.data_layout = str(tm.target_data)
+    target = CudaTarget(fn, options)
+    target.layout_memory(all_functions(fn))
+    symbol = f"simt_kernel_{fn.name}"
+    CudaKernelEmitter(target, module, fn, options, symbol).build()
+    text = str(module)
+    optimized = optimize(text, tm, keep={symbol, "simt_error_record"} | {g for _, g, _ in target.symbol_table()})
+    ptx = tm.emit_assembly(optimized)
+    return CudaBinary(
+        name=fn.name, symbol=symbol, ptx=ptx, arch=arch, params=[t for _, t in fn.params],
+        symbols=target.symbol_table(), shared_static_bytes=target.shared_static_bytes,
+        uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
+        files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
+        llvm_ir=text, optimized_ir=str(optimized) if options.get("keep_ir") else "",
+        compile_seconds=time.perf_counter() - started)
+
+
+def optimize(text, tm, keep):
+    """Parse and verify, link libdevice when a __nv_ function is called, make all but
+    ``keep`` internal, and run the O3 pipeline (NVVMReflect included)."""
+    module = llvm.parse_assembly(text)
+    module.verify()
+    if any(f.name.startswith("__nv_") and f.is_declaration for f in module.functions):
+        with _lock:
+            lib = llvm.parse_bitcode(_libdevice_bitcode())
+        lib.triple = TRIPLE
+        lib.data_layout = str(tm.target_data)
+        module.link_in(lib)
+    for f in module.functions:
+        if not f.is_declaration and f.name not in keep:
+            f.linkage = "internal"
+    for g in module.global_variables:
+        if g.name not in keep and not g.is_declaration and g.name != "simt_dynamic_shared":
+            g.linkage = "internal"
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    return module

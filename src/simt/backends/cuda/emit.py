@@ -1,0 +1,70 @@
+"""Emitting kernels and device functions for NVIDIA GPUs.
+
+A kernel becomes a ``ptx_kernel`` function whose parameters are its arguments
+flattened (params.py): an array is its global data pointer, its extents and,
+for non-contiguous layouts, its strides. Device functions are separate
+internal, always-inlined LLVM functions taking arrays as structs.
+"""
+from llvmlite import ir as ll
+
+from ...compiler import types as T
+from ...compiler.codegen import FunctionEmitter
+from ...compiler.lltypes import ArrayValue, i64, value_type
+from . import params as P
+
+
+class CudaEmitterBase(FunctionEmitter):
+    """What kernels and device functions share on the GPU."""
+
+    def device_function(self, function):
+        fn = self.target.functions.get(id(function))
+        if fn is None:
+            fn = CudaDeviceEmitter(self.target, self.module, function, self.options).build()
+        return fn
+
+
+class CudaKernelEmitter(CudaEmitterBase):
+
+    def __init__(self, target, module, function, options, symbol):
+        types = [lt for _, t in function.params for lt in P.llvm_types(t)]
+        llfunc = ll.Function(module, ll.FunctionType(ll.VoidType(), types), symbol)
+        llfunc.calling_convention = "ptx_kernel"
+        super().__init__(target, module, function, llfunc, options)
+
+    def build(self):
+        entry, body = self.start()
+        args = iter(self.llfunc.args)
+        self.params = [P.unflatten(self.entry_builder, t, args) for _, t in self.function.params]
+        self.emit_stmts(self.function.body)
+        if not self.terminated():
+            self.builder.ret_void()
+        self.finish_entry(body)
+        return self.llfunc
+
+
+class CudaDeviceEmitter(CudaEmitterBase):
+    """A device function: ``ret f(params...)``, inlined into its callers."""
+
+    def __init__(self, target, module, function, options):
+        params = [value_type(t, target) for _, t in function.params]
+        self.ret_type = value_type(function.return_type, target)
+        name = f"simt_device_{function.name}_{len(target.functions)}"
+        llfunc = ll.Function(module, ll.FunctionType(self.ret_type, params), name)
+        llfunc.linkage = "internal"
+        llfunc.attributes.add("alwaysinline")
+        super().__init__(target, module, function, llfunc, options)
+        target.functions[id(function)] = llfunc
+
+    def build(self):
+        entry, body = self.start()
+        eb = self.entry_builder
+        self.params = [ArrayValue.unpack(eb, t, arg) if isinstance(t, T.Array) else arg
+                       for arg, (_, t) in zip(self.llfunc.args, self.function.params)]
+        self.emit_stmts(self.function.body)
+        if not self.terminated():
+            if isinstance(self.ret_type, ll.VoidType):
+                self.builder.ret_void()
+            else:
+                self.builder.ret(ll.Constant(self.ret_type, None))
+        self.finish_entry(body)
+        return self.llfunc

@@ -1,0 +1,116 @@
+"""Compiled kernels on a GPU: loading PTX, placing module-level symbols, and the
+launch path (NumPy arguments are copied in, the kernel runs, they are copied back).
+
+Module-level ``simt.Global`` arrays live in one device allocation per device; each
+module that uses one holds a pointer to it in a __constant__ global. ``simt.Constant``
+arrays are __constant__ globals of each module that uses them; ``copy_from`` writes
+every copy.
+"""
+import ctypes
+
+import numpy as np
+
+from .launch import Launcher
+from .module import Module
+
+
+class CudaKernel:
+    """A CudaBinary loaded into a context: module, function and a prepared Launcher."""
+
+    def __init__(self, backend, binary):
+        self.binary = binary
+        self.module = Module(binary.ptx, backend=backend)
+        self.function = self.module.get_function(binary.symbol)
+        self.launcher = Launcher(self.function, binary.param_kinds, backend)
+        self.placed = {}          # symbol global name -> the _Symbol it was filled from
+
+
+class SymbolPlacement:
+    """A module-level array on one device: ``write``/``read`` as _Symbol expects."""
+
+    def __init__(self, backend, symbol, kind):
+        self.backend = backend
+        self.kind = kind
+        self.addresses = []       # 'array': the __constant__ copy in each module
+        self.alloc = backend.alloc(symbol.nbytes) if kind == "pointer" else None
+        if self.alloc is not None:
+            backend.copy_htod(self.alloc.ptr, np.ascontiguousarray(symbol.host))
+
+    def write(self, host, stream=None):
+        host = np.ascontiguousarray(host)
+        for address in ([self.alloc.ptr] if self.alloc is not None else self.addresses):
+            self.backend.copy_htod(address, host)
+
+    def read(self, host, stream=None):
+        source = self.alloc.ptr if self.alloc is not None else (self.addresses or [None])[0]
+        if source is not None:
+            self.backend.synchronize()
+            self.backend.copy_dtoh(host, source)
+
+
+def place_symbols(backend, kernel, loaded):
+    """Fill this module's symbol globals on first use (and after a symbol is rebound)."""
+    binary = loaded.binary
+    objects = kernel.symbols_for([name for name, _, _ in binary.symbols])
+    device = f"cuda:{backend.index}"
+    for (name, gname, kind), symbol in zip(binary.symbols, objects):
+        if loaded.placed.get(gname) is symbol:
+            continue
+        placement = symbol.placements.get(device)
+        if placement is None:
+            placement = symbol.placements[device] = SymbolPlacement(backend, symbol, kind)
+        address, size = loaded.module.get_global(gname)
+        if kind == "pointer":
+            backend.copy_htod(address, np.array([placement.alloc.ptr], np.uint64))
+        else:
+            placement.addresses.append(address)
+            backend.copy_htod(address, np.ascontiguousarray(symbol.host))
+        loaded.placed[gname] = symbol
+
+
+def _host_span(array):
+    """(uint8 view of the bytes an array spans, byte offset of element 0 in it)."""
+    lo = hi = 0
+    for n, s in zip(array.shape, array.strides):
+        if n == 0:
+            return None, 0
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    nbytes = hi - lo + array.itemsize
+    raw = (ctypes.c_uint8 * nbytes).from_address(array.ctypes.data + lo)
+    return np.ctypeslib.as_array(raw), -lo
+
+
+def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args):
+    from . import params as P
+    backend.make_current()
+    binary = loaded.binary
+    if binary.symbols:
+        place_symbols(backend, kernel, loaded)
+    if shared_bytes:
+        loaded.function.ensure_dynamic_shared(shared_bytes)
+    copies = []
+
+    def pointer_of(value):
+        if isinstance(value, np.ndarray):
+            span, offset = _host_span(value)
+            if span is None:
+                return 0
+            alloc = backend.alloc(span.nbytes)
+            backend.copy_htod(alloc.ptr, span)
+            copies.append((value, span, alloc))
+            return alloc.ptr + offset
+        if hasattr(value, "ptr"):
+            return int(value.ptr)
+        return int(value.__cuda_array_interface__["data"][0])
+
+    values = [v for t, a in zip(binary.params, args) for v in P.values(t, a, pointer_of)]
+    handle = getattr(stream, "handle", stream)
+    loaded.launcher.launch(grid, block, values, shared_bytes, handle)
+    if copies:
+        backend.synchronize()
+        for value, span, alloc in copies:
+            if value.flags.writeable:
+                backend.copy_dtoh(span, alloc.ptr)

@@ -1,0 +1,112 @@
+"""Kernel parameters on the GPU: each argument flattened into scalar PTX params.
+
+An array is (data pointer, extents[ndim]) plus strides[ndim] (elements) when
+its layout is neither C nor F; a bool is a byte, a half its 16 bits, a complex
+its two parts, a tuple its items in order. The same flattening gives the LLVM
+parameter types (``llvm_types``), the rebuild inside the kernel (``unflatten``),
+the ctypes kinds of the driver's parameter buffer (``kinds``) and the values of
+one launch (``values``).
+"""
+import ctypes
+
+import numpy as np
+from llvmlite import ir as ll
+
+from ...compiler import types as T
+from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar
+
+_CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},
+           "u": {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64},
+           "f": {2: ctypes.c_uint16, 4: ctypes.c_float, 8: ctypes.c_double}}
+
+
+def _strided(t):
+    return t.layout not in ("C", "F") and t.ndim > 0
+
+
+def llvm_types(t):
+    if isinstance(t, T.Array):
+        return [ptr(1)] + [ll.IntType(64)] * (t.ndim * (2 if _strided(t) else 1))
+    if isinstance(t, T.Tuple):
+        return [x for item in t.items for x in llvm_types(item)]
+    if t.kind == "b":
+        return [I8]
+    if t.kind == "c":
+        part = scalar(T.FLOAT32 if t.dtype.itemsize == 8 else T.FLOAT64)
+        return [part, part]
+    if t.kind == "f" and t.dtype.itemsize == 2:
+        return [ll.IntType(16)]
+    return [scalar(t)]
+
+
+def kinds(t):
+    if isinstance(t, T.Array):
+        return [ctypes.c_void_p] + [ctypes.c_int64] * (t.ndim * (2 if _strided(t) else 1))
+    if isinstance(t, T.Tuple):
+        return [x for item in t.items for x in kinds(item)]
+    if t.kind == "b":
+        return [ctypes.c_uint8]
+    if t.kind == "c":
+        part = ctypes.c_float if t.dtype.itemsize == 8 else ctypes.c_double
+        return [part, part]
+    return [_CTYPES[t.kind][t.dtype.itemsize]]
+
+
+def values(t, value, pointer_of):
+    """The flat parameter values of one argument; ``pointer_of(array)`` gives a device address."""
+    if isinstance(t, T.Array):
+        out = [pointer_of(value)] + [int(n) for n in value.shape]
+        if _strided(t):
+            out += [int(s) // t.dtype.itemsize for s in value.strides]
+        return out
+    if isinstance(t, T.Tuple):
+        return [x for it, v in zip(t.items, value) for x in values(it, v, pointer_of)]
+    if t.kind == "b":
+        return [int(bool(value))]
+    if t.kind == "c":
+        value = complex(value)
+        return [value.real, value.imag]
+    if t.kind == "f":
+        if t.dtype.itemsize == 2:
+            return [int(np.float16(value).view(np.uint16))]
+        return [float(value)]
+    return [int(value) & ((1 << (8 * t.dtype.itemsize)) - 1) if t.kind == "u" else int(value)]
+
+
+def unflatten(b, t, args):
+    """Rebuild the value of one parameter of type t from the iterator of LLVM args."""
+    if isinstance(t, T.Array):
+        data = next(args)
+        shape = [next(args) for _ in range(t.ndim)]
+        if _strided(t):
+            strides = [next(args) for _ in range(t.ndim)]
+        else:
+            strides = [None] * t.ndim
+            step = i64(1)
+            order = range(t.ndim - 1, -1, -1) if t.layout == "C" else range(t.ndim)
+            for d in order:
+                strides[d] = step
+                step = b.mul(step, shape[d])
+        return ArrayValue(t, data, shape, strides)
+    if isinstance(t, T.Tuple):
+        from ...compiler.lltypes import value_type
+        from .target import ADDRSPACE
+
+        class _Spaces:
+            addrspace = staticmethod(ADDRSPACE.__getitem__)
+        struct = ll.Constant(value_type(t, _Spaces), ll.Undefined)
+        for i, item in enumerate(t.items):
+            v = unflatten(b, item, args)
+            if isinstance(v, ArrayValue):
+                v = v.pack(b, _Spaces)
+            struct = b.insert_value(struct, v, i)
+        return struct
+    if t.kind == "b":
+        return b.trunc(next(args), I1)
+    if t.kind == "c":
+        re, im = next(args), next(args)
+        value = ll.Constant(scalar(t), ll.Undefined)
+        return b.insert_value(b.insert_value(value, re, 0), im, 1)
+    if t.kind == "f" and t.dtype.itemsize == 2:
+        return b.bitcast(next(args), scalar(t))
+    return next(args)
