@@ -62,12 +62,15 @@ def test_cpu_options():
 
 
 def test_current_device_is_per_thread(device):
+    from simt.runtime.devices import _OPTION_DEFAULTS
     seen = []
     with use_device("cpu", boundscheck=False):
-        thread = threading.Thread(target=lambda: seen.append(get_device().options["boundscheck"]))
+        thread = threading.Thread(target=lambda: seen.append(get_device()))
         thread.start()
         thread.join()
-    assert seen == [True]   # the other thread starts from its own default
+    other = seen[0]            # the other thread starts from its own default device and options
+    assert other.options == _OPTION_DEFAULTS[other.kind]()
+    assert not (other.kind == "cpu" and other.options["boundscheck"] is False)
 
 
 def test_properties(device):

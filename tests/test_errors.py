@@ -42,6 +42,13 @@ def range_of_float(a):
         a[0] = k
 
 
+@pytest.fixture
+def checked(device):
+    """The device under test with bounds checks on (the CPU's default; off by default on GPUs)."""
+    with simt.use_device(device.name, boundscheck=True) as current:
+        yield current
+
+
 @pytest.mark.parametrize("kernel, offset, construct", [
     (dict_literal, 2, "dict"), (try_statement, 2, "try"),
     (undefined_name, 2, "undefined_thing"), (bad_types, 2, "str"), (range_of_float, 2, "range")],
@@ -74,7 +81,7 @@ def row_end_store(a):
 
 
 @pytest.mark.parametrize("shift, index", [(8, 10), (-3, -3)], ids=["overflow", "negative"])
-def test_illegal_address_1d(device, shift, index):
+def test_illegal_address_1d(checked, shift, index):
     with pytest.raises(simt.IllegalAddressError) as info:
         shifted_store[1, 4](np.zeros(10), shift)
         simt.synchronize()
@@ -84,7 +91,7 @@ def test_illegal_address_1d(device, shift, index):
     assert f"test_errors.py:{line_of(shifted_store, 3)}" in message
 
 
-def test_illegal_address_2d_checks_each_dimension(device):
+def test_illegal_address_2d_checks_each_dimension(checked):
     with pytest.raises(simt.IllegalAddressError) as info:
         row_end_store[1, 2](np.zeros((3, 4)))       # row r+1 exists: still out of bounds
         simt.synchronize()
@@ -101,13 +108,13 @@ def reads_dynamic(out):
     out[simt.threadIdx.x] = buf[simt.threadIdx.x]
 
 
-def test_dynamic_shared_is_bounded_by_shared_bytes(device):
+def test_dynamic_shared_is_bounded_by_shared_bytes(checked):
     with pytest.raises(simt.IllegalAddressError, match="buf"):
         reads_dynamic[1, 8, 7 * 4](poison(8, np.float32))
         simt.synchronize()
 
 
-def test_device_stays_usable_after_an_error(device, rng):
+def test_device_stays_usable_after_an_error(checked, rng):
     with pytest.raises(simt.IllegalAddressError):
         shifted_store[1, 4](np.zeros(10), 100)
         simt.synchronize()

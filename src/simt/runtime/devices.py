@@ -19,7 +19,7 @@ from simt.runtime.errors import NotSupportedError
 # Launch options each kind of device accepts, with their defaults.
 _OPTION_DEFAULTS = {
     "cpu": lambda: {"boundscheck": True, "checks": config.checks},
-    "cuda": dict,
+    "cuda": lambda: {"boundscheck": False},
     "sim": dict,
 }
 

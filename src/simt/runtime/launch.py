@@ -148,8 +148,7 @@ class Kernel:
 
     def _target_options(self, device):
         options = dict(self.options)
-        if device.kind == "cpu":
-            options.setdefault("boundscheck", device.options.get("boundscheck", True))
+        options.setdefault("boundscheck", device.options.get("boundscheck", device.kind == "cpu"))
         return options
 
     def binary_for(self, arg_types, device):

@@ -138,7 +138,7 @@ class CpuTarget:
                 i64(self.file_id(em.function))] + ids
         if message:
             em.messages.append(message)
-            args[3] = i64(len(em.messages) - 1 + 1000)
+            args[4] = i64(len(em.messages) - 1 + 1000)
         b.call(fail, args)
         em.abort()
 

@@ -93,6 +93,7 @@ class CudaBackend(Backend):
         dst, nbytes = host_array.ctypes.data, host_array.nbytes
         if stream is None:
             call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
+            self.raise_recorded()
         else:
             call(driver.cuMemcpyDtoHAsync, dst, src_ptr, nbytes, _handle(stream))
 
@@ -115,6 +116,31 @@ class CudaBackend(Backend):
     def synchronize(self):
         self.make_current()
         call(api().cuCtxSynchronize)
+        self.raise_recorded()
+
+    # ------------------------------------------------------------ kernel-recorded errors
+    error_source = None           # (CudaBinary, kernel name) of the last launch that can fail
+    _error_record = None
+
+    def error_record(self):
+        """(int64 host view, device address) of the mapped record kernels write errors to."""
+        if self._error_record is None:
+            host, address = hostmem.alloc_mapped(self, 16 * 8)
+            words = host.view("int64")
+            words[:] = 0
+            self._error_record = (words, int(address), host)
+        return self._error_record[:2]
+
+    def raise_recorded(self):
+        """Raise the error a bounds check or assert recorded, once, and clear the record."""
+        if self._error_record is None or not self._error_record[0][0]:
+            return
+        from simt.backends.cuda.kernels import launch_error
+        words = self._error_record[0]
+        record = words.copy()
+        words[:] = 0
+        binary, name = self.error_source
+        raise launch_error(binary, record, name)
 
     def mem_get_info(self):
         self.make_current()

@@ -23,6 +23,9 @@ class CudaKernel:
         self.function = self.module.get_function(binary.symbol)
         self.launcher = Launcher(self.function, binary.param_kinds, backend)
         self.placed = {}          # symbol global name -> the _Symbol it was filled from
+        if binary.can_fail:
+            address, _ = self.module.get_global("simt_error_record")
+            backend.copy_htod(address, np.array([backend.error_record()[1]], np.uint64))
 
 
 class SymbolPlacement:
@@ -83,6 +86,12 @@ def _host_span(array):
     return np.ctypeslib.as_array(raw), -lo
 
 
+def launch_error(binary, record, kernel_name):
+    """The exception for an error record (same words and wording as the CPU device)."""
+    from ..cpu.device import CpuBackend
+    return CpuBackend._error(None, binary, record, kernel_name)
+
+
 def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args):
     from . import params as P
     backend.make_current()
@@ -108,9 +117,11 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args)
 
     values = [v for t, a in zip(binary.params, args) for v in P.values(t, a, pointer_of)]
     handle = getattr(stream, "handle", stream)
+    if binary.can_fail:
+        backend.error_source = (binary, kernel.__name__)
     loaded.launcher.launch(grid, block, values, shared_bytes, handle)
     if copies:
-        backend.synchronize()
+        backend.synchronize()          # raises an error the kernel recorded
         for value, span, alloc in copies:
             if value.flags.writeable:
                 backend.copy_dtoh(span, alloc.ptr)
