@@ -89,13 +89,38 @@ class ArrayValue:
         return cls(t, data, shape, strides)
 
 
-def contiguous_strides(shape, layout):
-    """Strides (elements) of a C or F contiguous array as Python ints or values."""
-    n = len(shape)
-    strides = [None] * n
-    order = range(n - 1, -1, -1) if layout == "C" else range(n)
-    step = 1
-    for d in order:
-        strides[d] = step
-        step = step * shape[d] if isinstance(step, int) and isinstance(shape[d], int) else (step, shape[d])
-    return strides
+def static_array(decl, data):
+    """The ArrayValue of a fixed-shape C-ordered declaration (shared, local, const)."""
+    if isinstance(data, ll.GlobalVariable):      # a typed pointer in llvmlite: make it opaque
+        data = ll.FormattedConstant(ptr(data.type.addrspace), data.get_reference())
+    shape = [i64(n) for n in decl.shape]
+    strides, step = [], 1
+    for n in reversed(decl.shape):
+        strides.insert(0, i64(step))
+        step *= n
+    return ArrayValue(decl.type, data, shape, strides)
+
+
+def byte_global(module, name, data, addrspace=0):
+    """An internal constant global holding ``data`` (bytes), created once per module."""
+    if name not in module.globals:
+        array = ll.ArrayType(I8, len(data))
+        gv = ll.GlobalVariable(module, array, name, addrspace=addrspace)
+        gv.initializer = ll.Constant(array, bytearray(data))
+        gv.global_constant = True
+        gv.linkage = "internal"
+        gv.align = 16
+    return module.globals[name]
+
+
+def const_global(module, decl, addrspace=0):
+    """The baked values of a ``simt.const.array_like`` declaration."""
+    import numpy as np
+    raw = np.ascontiguousarray(decl.data).view(np.uint8).tobytes()
+    return byte_global(module, f"simt_const_array_{decl.name}_{id(decl):x}", raw, addrspace)
+
+
+def cstring(module, text, addrspace=0):
+    """A NUL-terminated string constant (printf formats)."""
+    return byte_global(module, f"simt_str_{abs(hash(text)):x}", text.encode("utf8") + b"\0",
+                       addrspace)

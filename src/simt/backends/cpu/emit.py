@@ -9,7 +9,8 @@ from llvmlite import ir as ll
 
 from ...compiler import ir, types as T
 from ...compiler.codegen import FunctionEmitter, LoopTarget
-from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr, value_type)
+from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr,
+                                 static_array, value_type)
 from ...runtime.errors import NotSupportedError
 from .regions import Plan
 from .target import CTX, SPECIALS
@@ -45,8 +46,7 @@ class CpuEmitterBase(FunctionEmitter):
             count *= n
         elem = ll.ArrayType(_mem(decl), count)
         data = self.slot_array(decl, elem) if self.uses_slots(decl) else self.alloca(elem, name=decl.name)
-        from .target import _static_array
-        return _static_array(decl, data)
+        return static_array(decl, data)
 
     def uses_slots(self, decl):
         return False

@@ -7,6 +7,7 @@ from llvmlite import ir as ll
 from ...compiler import ir, types as T
 from ...compiler.codegen import FunctionEmitter, ERR_OUT_OF_BOUNDS
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
+                                 static_array, const_global, cstring,
                                  scalar, value_type)
 from .regions import Plan
 
@@ -74,16 +75,16 @@ class CpuTarget:
         if decl.space in ("shared", "dynamic_shared"):
             if decl.space == "shared":
                 data = b.gep(em.shared_base, [i64(self.shared_offsets[id(decl)])], source_etype=I8)
-                return _static_array(decl, data)
+                return static_array(decl, data)
             data = b.gep(em.shared_base, [i64(self.shared_static_bytes)], source_etype=I8)
             count = b.udiv(em.dyn_shared_bytes, i64(decl.dtype.itemsize))
             return ArrayValue(decl.type, data, [count], [i64(1)])
         if decl.space == "local":
             return em.local_array(decl)
         if decl.space == "const":
-            return _static_array(decl, _const_global(em.module, decl))
+            return static_array(decl, const_global(em.module, decl))
         data = em.symbol_pointer(self.symbol_index(decl))
-        return _static_array(decl, data)
+        return static_array(decl, data)
 
     def math_call(self, em, name, t, args):
         if name not in LIBM:
@@ -118,7 +119,7 @@ class CpuTarget:
 
     def emit_print(self, em, fmt, values, types):
         b = em.builder
-        fmt_ptr = _cstring(em.module, fmt)
+        fmt_ptr = cstring(em.module, fmt)
         with em.entry_builder.goto_entry_block():
             buf = em.entry_builder.alloca(I64, size=i64(max(1, len(values))), name="print_args")
         for i, v in enumerate(values):
@@ -167,39 +168,6 @@ class CpuTarget:
         if isinstance(function.return_type, T.Array):
             return ArrayValue.unpack(b, function.return_type, result)
         return result if not isinstance(function.return_type, T.Void) else None
-
-
-def _static_array(decl, data):
-    shape = [i64(n) for n in decl.shape]
-    strides, step = [], 1
-    for n in reversed(decl.shape):
-        strides.insert(0, i64(step))
-        step *= n
-    return ArrayValue(decl.type, data, shape, strides)
-
-
-def _const_global(module, decl):
-    name = f"simt.const.{decl.name}.{id(decl)}"
-    if name in module.globals:
-        return module.globals[name]
-    raw = np.ascontiguousarray(decl.data).view(np.uint8).tobytes()
-    gv = ll.GlobalVariable(module, ll.ArrayType(I8, len(raw)), name)
-    gv.initializer = ll.Constant(ll.ArrayType(I8, len(raw)), bytearray(raw))
-    gv.global_constant = True
-    gv.linkage = "internal"
-    gv.align = 16
-    return gv
-
-
-def _cstring(module, text):
-    data = bytearray(text.encode("utf8") + b"\0")
-    name = f"simt.str.{abs(hash(text)):x}"
-    if name not in module.globals:
-        gv = ll.GlobalVariable(module, ll.ArrayType(I8, len(data)), name)
-        gv.initializer = ll.Constant(ll.ArrayType(I8, len(data)), data)
-        gv.global_constant = True
-        gv.linkage = "internal"
-    return module.globals[name]
 
 
 def _fail_function(module):

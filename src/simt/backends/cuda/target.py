@@ -10,7 +10,8 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...compiler import types as T
-from ...compiler.lltypes import I8, I32, I64, ArrayValue, i32, i64, memory, ptr, value_type
+from ...compiler.lltypes import (I8, I32, I64, ArrayValue, i32, i64, memory, ptr, value_type,
+                                 static_array, const_global, cstring)
 
 ADDRSPACE = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0}
 
@@ -92,7 +93,7 @@ class CudaTarget:
             gv = _global(module, f"simt_shared_{decl.name}_{id(decl):x}", decl, 3)
             gv.linkage = "internal"
             gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
-            return _static_array(decl, gv)
+            return static_array(decl, gv)
         if decl.space == "dynamic_shared":
             name = "simt_dynamic_shared"
             gv = module.globals.get(name)
@@ -108,21 +109,21 @@ class CudaTarget:
         if decl.space == "local":
             count = int(np.prod(decl.shape))
             data = em.alloca(ll.ArrayType(memory(T.Scalar(decl.dtype)), count), name=decl.name)
-            return _static_array(decl, data)
+            return static_array(decl, data)
         if decl.space == "const":
-            return _static_array(decl, _const_global(module, decl))
+            return static_array(decl, const_global(module, decl, 4))
         name = self.symbol_global(decl)
         gv = module.globals.get(name)
         if getattr(decl.data, "readonly", False):     # Constant: the array itself, in const space
             if gv is None:
                 gv = _global(module, name, decl, 4)
                 gv.initializer = ll.Constant(gv.value_type, None)   # written after loading
-            return _static_array(decl, gv)
+            return static_array(decl, gv)
         if gv is None:                                # Global: a pointer to one device allocation
             gv = ll.GlobalVariable(module, ptr(1), name, addrspace=4)
             gv.initializer = ll.Constant(ptr(1), None)
             gv.align = 8
-        return _static_array(decl, b.load(gv, typ=ptr(1)))
+        return static_array(decl, b.load(gv, typ=ptr(1)))
 
     def math_call(self, em, name, t, args):
         if name not in LIBDEVICE:
@@ -151,7 +152,7 @@ class CudaTarget:
 
     def emit_print(self, em, fmt, values, types):
         b = em.builder
-        fmt_ptr = b.addrspacecast(_cstring(em.module, fmt), ptr())
+        fmt_ptr = b.addrspacecast(cstring(em.module, fmt, 1), ptr())
         buf = em.alloca(ll.ArrayType(I64, max(1, len(values))), name="printf_args")
         for i, v in enumerate(values):
             slot = b.gep(buf, [i32(0), i32(i)], source_etype=buf.allocated_type)
@@ -241,38 +242,3 @@ def _global(module, name, decl, addrspace):
                            addrspace=addrspace)
     gv.align = 16
     return gv
-
-
-def _static_array(decl, data):
-    if isinstance(data, ll.GlobalVariable):      # a typed pointer in llvmlite: make it opaque
-        data = ll.FormattedConstant(ptr(data.type.addrspace), data.get_reference())
-    shape = [i64(n) for n in decl.shape]
-    strides, step = [], 1
-    for n in reversed(decl.shape):
-        strides.insert(0, i64(step))
-        step *= n
-    return ArrayValue(decl.type, data, shape, strides)
-
-
-def _const_global(module, decl):
-    name = f"simt_const_array_{decl.name}_{id(decl):x}"
-    if name in module.globals:
-        return module.globals[name]
-    raw = np.ascontiguousarray(decl.data).view(np.uint8).tobytes()
-    gv = ll.GlobalVariable(module, ll.ArrayType(I8, len(raw)), name, addrspace=4)
-    gv.initializer = ll.Constant(ll.ArrayType(I8, len(raw)), bytearray(raw))
-    gv.global_constant = True
-    gv.linkage = "internal"
-    gv.align = 16
-    return gv
-
-
-def _cstring(module, text):
-    data = bytearray(text.encode("utf8") + b"\0")
-    name = f"simt_str_{abs(hash(text)):x}"
-    if name not in module.globals:
-        gv = ll.GlobalVariable(module, ll.ArrayType(I8, len(data)), name, addrspace=1)
-        gv.initializer = ll.Constant(ll.ArrayType(I8, len(data)), data)
-        gv.global_constant = True
-        gv.linkage = "internal"
-    return module.globals[name]
