@@ -12,6 +12,7 @@ from .runtime.errors import (CudaError, CompileError, InvalidConfiguration, Laun
 from .runtime.launch import kernel, device, dim3, Kernel, DeviceFunction
 from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
                               DeviceProperties)
+from .runtime.streams import Stream, Event, default_stream
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
                              device_array_like, asarray, pinned_array, mapped_array,
                              managed_array, mem_get_info)

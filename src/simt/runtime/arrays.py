@@ -49,7 +49,9 @@ def _normalize_shape(shape):
 
 
 def _stream_handle(stream):
-    """The backend handle of a simt Stream (or whatever the caller passed)."""
+    """The backend handle of a simt Stream (None or 0: the default stream)."""
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        return None
     return getattr(stream, "handle", stream)
 
 

@@ -11,6 +11,7 @@ from . import cache
 from .devices import get_device
 from ..config import config
 from .errors import CompileError, InvalidConfiguration, NotSupportedError
+from .streams import stream_handle
 
 log = logging.getLogger("simt")
 
@@ -268,8 +269,11 @@ class Launch:
         loaded = kernel.binary_for(types, device)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes)
+        stream = self.stream
+        if stream is not None:
+            stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")
         device.backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
-                                  self.stream, args)
+                                  stream, args)
 
 
 def kernel(fn=None, *, cache=True, **options):

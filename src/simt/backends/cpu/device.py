@@ -6,6 +6,7 @@ reports them; unlike a GPU, the device stays usable afterwards."""
 import ctypes
 import itertools
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,6 +16,7 @@ from ...runtime.errors import DeviceAssertError, IllegalAddressError, LaunchErro
 from .jit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
+from . import streams
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -51,6 +53,9 @@ class CpuBackend(CpuMemory):
         self.lock = threading.Lock()
         self.arena = _Arena()
         self.pool = None
+        self.workers = streams.worker_set()
+        self.callback_errors = []           # exceptions of host functions, raised at sync
+        self.default = streams.CpuDefaultStream(self)
 
     def _workers(self):
         if self.pool is None:
@@ -62,16 +67,75 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ errors
     def raise_pending(self):
-        error, self.pending = self.pending, None
+        with self.lock:
+            error, self.pending = self.pending, None
         if error is not None:
             raise error
 
+    def record_error(self, error):
+        """Keep a launch error for the next synchronizing call (the first one wins)."""
+        with self.lock:
+            if self.pending is None:
+                self.pending = error
+
     def synchronize(self):
+        for worker in list(self.workers):
+            worker.drain()
         self.raise_pending()
+        if self.callback_errors:
+            raise self.callback_errors.pop(0)
+
+    # ------------------------------------------------------------ streams (see streams.py)
+    def create_stream(self, non_blocking=False, priority=0):
+        return streams.CpuStream(self, non_blocking, priority)
+
+    def default_stream(self):
+        return self.default
+
+    def create_event(self, timing=True):
+        return streams.CpuEvent(self, timing)
+
+    def drain_blocking(self):
+        """Legacy default-stream rule: finish the work queued in blocking streams."""
+        if self.workers:
+            for worker in list(self.workers):
+                if worker.blocking:
+                    worker.drain()
+
+    def _in_order(self, stream, fn):
+        """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams."""
+        if stream is None:
+            self.drain_blocking()
+            fn()
+        else:
+            stream.enqueue(fn)
+
+    # ------------------------------------------------------------ copies in stream order
+    def copy_htod(self, dst_ptr, host_array, stream=None):
+        if stream is not None and not _is_pinned(host_array):
+            host_array = host_array.copy()         # pageable: staged now, as CUDA does
+        self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
-        self.raise_pending()
-        super().copy_dtoh(host_array, src_ptr, stream)
+        if stream is not None and not _is_pinned(host_array):
+            stream.synchronize()                   # pageable: the copy is done on return
+            stream = None
+        if stream is None:
+            self.drain_blocking()
+            self.raise_pending()
+        self._in_order(stream, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
+
+    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        self._in_order(stream, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes))
+
+    def memset(self, ptr, byte, nbytes, stream=None):
+        self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
+
+    def alloc_pinned(self, nbytes):
+        buffer = super().alloc_pinned(nbytes)
+        root = _root(buffer)
+        _pinned_roots[id(root)] = weakref.ref(root, lambda _, key=id(root): _pinned_roots.pop(key, None))
+        return buffer
 
     # ------------------------------------------------------------ compile and load
     def target_id(self):
@@ -91,13 +155,19 @@ class CpuBackend(CpuMemory):
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         symbols = kernel.symbols_for(loaded.binary.symbols)
-        self.launch(loaded, grid, block, shared_bytes, args, symbols, kernel.__name__)
+        name = kernel.__name__
+        if stream is None:
+            self.drain_blocking()
+            self.raise_pending()
+            self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
+        else:
+            stream.enqueue(lambda: self.launch(loaded, grid, block, shared_bytes, args,
+                                               symbols, name))
         if any(isinstance(a, np.ndarray) for a in args):
-            self.synchronize()            # NumPy arguments: the launch is synchronous
+            (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        self.raise_pending()
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         err = np.zeros(ERR_WORDS, np.int64)
@@ -120,7 +190,7 @@ class CpuBackend(CpuMemory):
         else:
             self._run_parallel(run, nblocks, workers)
         if err[0]:
-            self.pending = self._error(binary, err, kernel_name)
+            self.record_error(self._error(binary, err, kernel_name))
         del keep
 
     def _run_parallel(self, run, nblocks, workers):
@@ -162,6 +232,22 @@ class CpuBackend(CpuMemory):
                     f"{where}{source}")
             return DeviceAssertError(text, **common)
         return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
+
+
+_pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
+
+
+def _root(array):
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _is_pinned(array):
+    """Whether a host array lies in memory from pinned_array (async copies may use it)."""
+    root = _root(array)
+    ref = _pinned_roots.get(id(root))
+    return ref is not None and ref() is root
 
 
 def _source_line(filename, line):

@@ -117,6 +117,15 @@ class CudaBackend(Backend):
         self.make_current()
         call(api().cuCtxSynchronize)
         self.raise_recorded()
+        if self.callback_errors:
+            raise self.callback_errors.pop(0)
+
+    @property
+    def callback_errors(self):
+        """Exceptions raised by host functions (launch_host_func), raised at the next sync."""
+        if "_callback_errors" not in vars(self):
+            self._callback_errors = []
+        return self._callback_errors
 
     # ------------------------------------------------------------ kernel-recorded errors
     error_source = None           # (CudaBinary, kernel name) of the last launch that can fail
@@ -173,7 +182,14 @@ class CudaBackend(Backend):
         """A new streams.Stream on this device."""
         from simt.backends.cuda.streams import Stream
         self.make_current()
-        return Stream(non_blocking=non_blocking, priority=priority)
+        return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors)
+
+    def default_stream(self):
+        """The legacy default stream of this device."""
+        from simt.backends.cuda.streams import DefaultStream
+        if "_default_stream" not in vars(self):
+            self._default_stream = DefaultStream(errors=self.callback_errors)
+        return self._default_stream
 
     # ------------------------------------------------------------ kernels
     def arch(self):

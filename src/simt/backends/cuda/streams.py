@@ -40,26 +40,27 @@ def _is_ready(err, name):
 class Stream:
     """A CUDA stream (cuStreamCreateWithPriority); lower priority numbers run first."""
 
-    def __init__(self, non_blocking=False, priority=0):
+    def __init__(self, non_blocking=False, priority=0, errors=None):
         driver = api()
         flags = driver.CUstream_flags.CU_STREAM_NON_BLOCKING if non_blocking else 0
         self.handle = call(driver.cuStreamCreateWithPriority, int(flags), priority)
-        self.callback_errors = []
+        self.non_blocking, self.priority = non_blocking, priority
+        self.callback_errors = [] if errors is None else errors
 
     def synchronize(self):
         """Wait for all work in the stream; raise an error a host function raised."""
-        call(api().cuStreamSynchronize, self.handle)
+        call(api().cuStreamSynchronize, self.handle or 0)
         if self.callback_errors:
             raise self.callback_errors.pop(0)
 
     def query(self):
         """True when all work in the stream has completed."""
-        (err,) = api().cuStreamQuery(self.handle)
+        (err,) = api().cuStreamQuery(self.handle or 0)
         return _is_ready(err, "cuStreamQuery")
 
     def wait_event(self, event):
         """Make later work in this stream wait for ``event`` (cuStreamWaitEvent)."""
-        call(api().cuStreamWaitEvent, self.handle, event.handle, 0)
+        call(api().cuStreamWaitEvent, self.handle or 0, event.handle, 0)
 
     def launch_host_func(self, fn, *args):
         """Run ``fn(*args)`` on a driver thread once earlier work in the stream is done.
@@ -72,7 +73,7 @@ class Stream:
             _pending[key] = (self, fn, args)
         address = ctypes.cast(_trampoline, ctypes.c_void_p).value
         try:
-            call(driver.cuLaunchHostFunc, self.handle, driver.CUhostFn(address), key)
+            call(driver.cuLaunchHostFunc, self.handle or 0, driver.CUhostFn(address), key)
         except BaseException:
             with _pending_lock:
                 _pending.pop(key, None)
@@ -80,6 +81,15 @@ class Stream:
 
     def __del__(self):
         _destroy("cuStreamDestroy", getattr(self, "handle", None))
+
+
+class DefaultStream(Stream):
+    """The legacy default stream (the NULL stream): never created or destroyed."""
+
+    def __init__(self, errors=None):
+        self.handle = None
+        self.non_blocking, self.priority = False, 0
+        self.callback_errors = [] if errors is None else errors
 
 
 class Event:
@@ -92,7 +102,7 @@ class Event:
 
     def record(self, stream=None):
         """Record in ``stream`` (a Stream, a CUstream or None for the default stream)."""
-        call(api().cuEventRecord, self.handle, getattr(stream, "handle", stream))
+        call(api().cuEventRecord, self.handle, getattr(stream, "handle", stream) or 0)
 
     def synchronize(self):
         """Wait until the work before the recorded point has completed."""

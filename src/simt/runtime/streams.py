@@ -1,0 +1,115 @@
+"""Streams and events, the runtime half (API.md section 4, guide 3.2.6.5 and 3.2.6.8).
+
+``simt.Stream`` and ``simt.Event`` belong to the device that was current when they
+were made, as in CUDA, and hold that device's backend object (backends/*/streams.py);
+backends take the object's ``handle`` (None for the legacy default stream).
+"""
+from .devices import get_device
+from .errors import InvalidConfiguration
+
+
+class Stream:
+    """A CUDA stream: work put in it runs in order, concurrently with other streams.
+
+    ``non_blocking=True`` makes a stream that does not synchronize with the legacy
+    default stream; a lower ``priority`` number is a higher priority (GPU only).
+    """
+
+    def __init__(self, non_blocking=False, priority=0, device=None):
+        self.device = device or get_device()
+        self.impl = self.device.backend.create_stream(non_blocking=non_blocking,
+                                                      priority=priority)
+        self.handle = self.impl.handle
+
+    @classmethod
+    def _wrap(cls, device, impl):
+        stream = cls.__new__(cls)
+        stream.device, stream.impl, stream.handle = device, impl, impl.handle
+        return stream
+
+    @property
+    def non_blocking(self):
+        return self.impl.non_blocking
+
+    @property
+    def priority(self):
+        return self.impl.priority
+
+    def synchronize(self):
+        """Wait until all work in the stream is done (cudaStreamSynchronize); raise its errors."""
+        self.impl.synchronize()
+
+    def query(self):
+        """True when all work in the stream is done (cudaStreamQuery)."""
+        return self.impl.query()
+
+    def wait_event(self, event):
+        """Later work in this stream waits for ``event``'s latest record (cudaStreamWaitEvent)."""
+        if not isinstance(event, Event):
+            raise TypeError(f"wait_event takes a simt.Event, got {type(event).__name__}")
+        self.impl.wait_event(event.impl)
+
+    def launch_host_func(self, fn, *args):
+        """Run ``fn(*args)`` on the host once earlier work in the stream is done
+        (cudaLaunchHostFunc). ``fn`` must not call simt; an exception it raises
+        comes back at the next synchronize."""
+        if not callable(fn):
+            raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
+        self.impl.launch_host_func(fn, *args)
+
+    def __repr__(self):
+        kind = "default stream" if self.handle is None else \
+            "non-blocking stream" if self.non_blocking else "stream"
+        return f"<simt {kind} on {self.device.name}>"
+
+
+def default_stream(device=None):
+    """The legacy default stream of the current device (guide 3.2.6.5.2): its work waits
+    for earlier work in every blocking stream, and theirs waits for it."""
+    device = device or get_device()
+    return Stream._wrap(device, device.backend.default_stream())
+
+
+class Event:
+    """A CUDA event: a point in a stream to wait for or time from (cudaEventCreate)."""
+
+    def __init__(self, timing=True, device=None):
+        self.device = device or get_device()
+        self.timing = timing
+        self.impl = self.device.backend.create_event(timing=timing)
+
+    def record(self, stream=None):
+        """Record the event in ``stream`` (the default stream when None)."""
+        self.impl.record(stream_handle(stream, self.device, "Event.record"))
+        return self
+
+    def synchronize(self):
+        """Wait until the work before the latest record is done (cudaEventSynchronize)."""
+        self.impl.synchronize()
+
+    def query(self):
+        """True when the work before the latest record is done (cudaEventQuery)."""
+        return self.impl.query()
+
+    def elapsed_time(self, end):
+        """Milliseconds from this event to ``end``, both recorded and complete."""
+        if not isinstance(end, Event):
+            raise TypeError(f"elapsed_time takes a simt.Event, got {type(end).__name__}")
+        return self.impl.elapsed_time(end.impl)
+
+    def __repr__(self):
+        return f"<simt Event on {self.device.name}>"
+
+
+def stream_handle(stream, device, what):
+    """The backend handle for a ``stream`` argument given with work for ``device``."""
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        return None
+    if not isinstance(stream, Stream):
+        raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
+                                   f"simt.default_stream() or None, got {stream!r}")
+    if stream.device != device:
+        raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
+                                   f"work to {device.name}; make the stream while that device "
+                                   f"is current (simt.use_device)")
+    return stream.handle
