@@ -21,3 +21,12 @@ from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, grids
                    syncthreads_and, syncthreads_or, threadfence, threadfence_block,
                    threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
                    uint_as_float, double_as_longlong, longlong_as_double, clock64, nanosleep, ldg)
+from .runtime.textures import CudaArray, Texture, Surface
+from .lang.textures import (tex1D, tex2D, tex3D, tex1DLayered, tex2DLayered, tex2Dgather,
+                            surf1Dread, surf2Dread, surf3Dread, surf1Dwrite, surf2Dwrite,
+                            surf3Dwrite)
+from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync,
+                        match_all_sync, reduce_add_sync, reduce_min_sync, reduce_max_sync,
+                        reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
+                        shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
+from .lang import cg

@@ -39,7 +39,8 @@ def info(out=sys.stdout):
 
 
 def find_examples():
-    """{NAME: module} for every module of simt.examples with NAME, DESCRIPTION and main()."""
+    """{NAME: example} for every module of simt.examples with NAME, DESCRIPTION and main(),
+    and every entry of a module's EXAMPLES list (objects with the same three attributes)."""
     import simt.examples as package
     found = {}
     for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
@@ -53,16 +54,20 @@ def find_examples():
             continue
         if all(hasattr(module, attr) for attr in ("NAME", "DESCRIPTION", "main")):
             found[module.NAME] = module
+        for example in getattr(module, "EXAMPLES", ()):   # modules holding several programs
+            found[example.NAME] = example
     return found
 
 
 def list_examples(out=sys.stdout):
-    """Print one line per example: its name and description."""
+    """Print one line per example, in the book's order: its name and description."""
     examples = find_examples()
     if not examples:
         print("no examples installed", file=out)
+    from simt.examples._common import book_order
     width = max((len(name) for name in examples), default=0)
-    for name, module in examples.items():
+    ordered = sorted(examples.items(), key=lambda item: book_order(getattr(item[1], "SECTION", "")))
+    for name, module in ordered:
         print(f"{name:<{width}}  {module.DESCRIPTION}", file=out)
 
 

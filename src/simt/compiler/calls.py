@@ -70,8 +70,9 @@ def fold_static(fc, node, lhs, rhs):
     numbers = (int, float, complex, np.generic)
     if isinstance(lhs, numbers) and isinstance(rhs, numbers):
         try:
-            return _static_cls()(eval(compile(ast.Expression(
-                ast.BinOp(ast.Constant(lhs), node.op, ast.Constant(rhs))), "<fold>", "eval")))
+            tree = ast.fix_missing_locations(ast.Expression(
+                ast.BinOp(ast.Constant(lhs), node.op, ast.Constant(rhs))))
+            return _static_cls()(eval(compile(tree, "<fold>", "eval")))
         except Exception:
             return None
     if isinstance(lhs, tuple) and isinstance(rhs, (tuple, int)):
@@ -256,6 +257,9 @@ def view(fc, base, slice_node, node, label):
 def attribute(fc, value, attr, node):
     loc = fc.loc(node)
     t = value.type
+    if isinstance(t, (T.Texture, T.Surface)):
+        from ..lang.textures import attribute as texture_attribute
+        return texture_attribute(fc, value, attr, node)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]
@@ -306,6 +310,8 @@ def call(fc, node, statement):
         if isinstance(result, ir.Stmt) and not statement:
             fc.fail(node, f"{target.python_name}() is a statement", "call it on a line of its own")
         return result
+    if getattr(target, "kernel_callable", False):     # methods of compile-time objects (cg)
+        return target.build(fc, args, kwargs, loc)
     if _is_device_function(target):
         return call_device(fc, target, [fc.expr(a, node) for a in args], node)
     if _hashable(target) and target in PYTHON_MATH:

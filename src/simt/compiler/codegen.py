@@ -184,6 +184,14 @@ class FunctionEmitter:
     def stmt_Collective(self, s):
         self.store_var(s.name, self.target.emit_collective(self, s.op, self.expr(s.value)))
 
+    def stmt_WarpOp(self, s):
+        value = self.target.emit_warp(self, s)
+        if s.name is not None:
+            self.store_var(s.name, value)
+
+    def stmt_GridSync(self, s):
+        self.target.emit_grid_sync(self, s)
+
     def stmt_Print(self, s):
         values = [self.expr(a) for a in s.args]
         self.target.emit_print(self, s.format, values, [a.type for a in s.args])

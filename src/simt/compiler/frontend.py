@@ -211,6 +211,9 @@ class FrontEnd:
             self.binding_name = None
             if isinstance(value, ir.ArrayRef) and value.decl.space != "symbol":
                 return self.bind_static(target.id, value, node)
+            if isinstance(value, Static) and getattr(value.value, "compile_time", False):
+                self.static_bindings[target.id] = value      # a cooperative group (lang/cg.py)
+                return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
         if isinstance(target, ast.Subscript):
             array = self.expr(self.any(target.value), target)

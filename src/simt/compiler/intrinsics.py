@@ -183,6 +183,33 @@ def _clock64(em, e):
     return em.target.clock64(em)
 
 
+def _texture(em, e):
+    """Texture fetches and surface reads/writes: wholly the target's (appendix H on the
+    CPU, texture instructions on the GPU)."""
+    return em.target.texture_op(em, e)
+
+
+def _laneid(em, e):
+    return em.target.laneid(em)
+
+
+def _fns(em, e):
+    """Position of the n-th (from 0) set bit of a uint32 mask, or -1 (PTX fns): a
+    five-step binary search on population counts, the same code on every target."""
+    b = em.builder
+    mask, n = (em.expr(a) for a in e.args)
+    popc = b.module.declare_intrinsic("llvm.ctpop", [I32])
+    total, wanted = b.call(popc, [mask]), n
+    pos = const(I32, 0)
+    for width in (16, 8, 4, 2, 1):
+        low = b.and_(b.lshr(mask, pos), const(I32, (1 << width) - 1))
+        count = b.call(popc, [low])
+        up = b.icmp_unsigned(">=", n, count)
+        n = b.select(up, b.sub(n, count), n)
+        pos = b.select(up, b.add(pos, const(I32, width)), pos)
+    return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
+
+
 def _nanosleep(em, e):
     em.target.nanosleep(em, em.expr(e.args[0]))
     return None
@@ -192,5 +219,5 @@ _HANDLERS = {
     "threadIdx": _special, "blockIdx": _special, "blockDim": _special, "gridDim": _special,
     "warpSize": _warp_size, "fence": _fence, "atomic": _atomic, "math": _math, "fast": _fast,
     "int": _int, "bitcast": _bitcast, "complex": _complex, "clock64": _clock64,
-    "nanosleep": _nanosleep,
+    "nanosleep": _nanosleep, "laneid": _laneid, "fns": _fns, "tex": _texture, "surf": _texture,
 }

@@ -232,6 +232,22 @@ class Collective(Stmt):
 
 
 @dataclass(eq=False)
+class WarpOp(Stmt):
+    """``name = op(args)`` over the lanes of this thread's warp (lang/warp.py lists the
+    ops: shfl.*, vote.*, match.*, reduce.*, activemask, syncwarp); a warp-scope barrier.
+    ``name`` is None for syncwarp."""
+    name: Optional[str]
+    op: str
+    args: list
+    type: T.Type
+
+
+@dataclass(eq=False)
+class GridSync(Stmt):
+    """``cg.this_grid().sync()``: a barrier over every thread of a cooperative launch."""
+
+
+@dataclass(eq=False)
 class Print(Stmt):
     """One line of output: ``format`` is a C printf format with %lld / %g / %s."""
     format: str
@@ -299,4 +315,4 @@ def child_bodies(stmt):
 
 def contains_barrier(stmt):
     """Whether a statement is or holds a block-wide barrier or collective."""
-    return any(isinstance(s, (Barrier, Collective)) for s in walk_stmts([stmt]))
+    return any(isinstance(s, (Barrier, Collective, WarpOp, GridSync)) for s in walk_stmts([stmt]))

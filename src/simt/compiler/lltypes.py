@@ -59,6 +59,9 @@ def value_type(t, target):
         return ll.LiteralStructType([value_type(i, target) for i in t.items])
     if isinstance(t, T.Void):
         return VOID
+    if isinstance(t, (T.Texture, T.Surface)):
+        # the GPU passes the 64-bit texture/surface object; the CPU a descriptor struct
+        return getattr(target, "texture_lltype", I64)
     raise TypeError(f"no LLVM type for {t}")
 
 

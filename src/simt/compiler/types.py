@@ -85,6 +85,42 @@ class Tuple(Type):
         return "(" + ", ".join(map(repr, self.items)) + ("," if len(self.items) == 1 else "") + ")"
 
 
+class Texture(Type):
+    """A texture object argument. Everything that changes the generated code is part of
+    the type: texel dtype and channels, dimensions, layering, where the texels live
+    ('linear', 'pitch2d', 'array'), filter, address mode, coordinates and read mode."""
+
+    FIELDS = ("dtype", "channels", "ndim", "layered", "source", "filter", "address",
+              "normalized_coords", "read_mode")
+
+    def __init__(self, dtype, channels, ndim, layered, source, filter, address,
+                 normalized_coords, read_mode):
+        self.dtype = np.dtype(dtype)
+        self.channels, self.ndim, self.layered, self.source = channels, ndim, layered, source
+        self.filter, self.address = filter, address
+        self.normalized_coords, self.read_mode = normalized_coords, read_mode
+
+    def key(self):
+        return tuple(str(getattr(self, f)) for f in self.FIELDS)
+
+    def __repr__(self):
+        return "texture<" + ", ".join(self.key()) + ">"
+
+
+class Surface(Type):
+    """A surface object argument over a CUDA array of ``dtype`` x ``channels``."""
+
+    def __init__(self, dtype, channels, ndim, layered):
+        self.dtype = np.dtype(dtype)
+        self.channels, self.ndim, self.layered = channels, ndim, layered
+
+    def key(self):
+        return (self.dtype.str, self.channels, self.ndim, self.layered)
+
+    def __repr__(self):
+        return f"surface<{self.dtype.name}x{self.channels}, {self.ndim}d>"
+
+
 class Void(Type):
     def key(self):
         return ()
@@ -165,6 +201,8 @@ def typeof(value):
         return Scalar(value.dtype)
     if isinstance(value, tuple):
         return Tuple([typeof(v) for v in value])
+    if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface
+        return value._simt_type
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is not None and shape is not None:

@@ -32,3 +32,23 @@ def save_png(path, rgba):
     with open(path, "wb") as f:
         f.write(png)
     return path
+
+
+class Example:
+    """One runnable program of a module that holds several (listed in its EXAMPLES).
+
+    ``main(device=None, out_dir=None)`` runs it as ``python -m simt run NAME`` does;
+    ``SECTION`` is the book's section number, which orders the listing.
+    """
+
+    def __init__(self, name, section, description, main):
+        self.NAME, self.SECTION, self.DESCRIPTION, self.main = name, section, description, main
+
+    def __repr__(self):
+        return f"Example({self.NAME!r}, section {self.SECTION})"
+
+
+def book_order(section):
+    """A sort key for section numbers such as '4.2.2', '10.7' and 'A.1.2' (appendices last)."""
+    parts = str(section).split(".") if section else ["~"]
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts]

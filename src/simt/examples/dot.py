@@ -7,6 +7,7 @@ import simt
 from simt import blockDim, blockIdx, gridDim, threadIdx
 
 NAME = "dot"
+SECTION = "5.3.1"
 DESCRIPTION = "dot product with a shared-memory reduction (CUDA by Example ch. 5)"
 N = 33 * 1024
 THREADS_PER_BLOCK = 256

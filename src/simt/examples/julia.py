@@ -8,6 +8,7 @@ from simt import blockIdx, gridDim
 from ._common import out_path, save_png
 
 NAME = "julia"
+SECTION = "4.2.2.1"
 DESCRIPTION = "render the Julia set to a PNG, one block per pixel (CUDA by Example ch. 4)"
 DIM = 1000
 SCALE = 1.5
@@ -69,3 +70,21 @@ def main(device=None, out_dir=None):
     print(f"julia on {simt.get_device().name}: {DIM}x{DIM} in {elapsed * 1e3:.0f} ms "
           f"(compile included), {int((image[..., 0] > 0).sum())} points in the set; wrote {path}")
     return path
+
+
+def julia_cpu(device=None, out_dir=None, dim=DIM):
+    """4.2.2's CPU version: the same arithmetic on the host. The book loops over pixels
+    in C; a Python loop over a million pixels would take minutes, so NumPy iterates every
+    pixel at once (``reference``)."""
+    from .book import CPUBitmap
+    bitmap = CPUBitmap(dim, dim)
+    image = bitmap.image()
+    image[..., 0] = 255 * reference(dim)
+    image[..., 3] = 255
+    bitmap.display_and_exit(out_dir, "julia_cpu.png")
+    return image
+
+
+from ._common import Example  # noqa: E402  (kept beside the list it serves)
+
+EXAMPLES = [Example("julia_cpu", "4.2.2", "the Julia set computed on the host (4.2.2)", julia_cpu)]

@@ -48,6 +48,9 @@ def _normalize_shape(shape):
     return shape
 
 
+_SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it (launches compare by identity)
+
+
 def _stream_handle(stream):
     """The backend handle of a simt Stream (None or 0: the default stream)."""
     if stream is None or (isinstance(stream, int) and stream == 0):
@@ -137,6 +140,20 @@ class DeviceArray:
         """
         base = np.zeros(1, dtype=self.dtype)
         return np.lib.stride_tricks.as_strided(base, self.shape, self.strides, writeable=False)
+
+    _sig = None        # the kernel-argument type, computed once (shape and strides never change)
+
+    def simt_type(self):
+        """This array's kernel-argument type (one shared object per dtype, ndim and layout)."""
+        sig = self._sig
+        if sig is None:
+            from ..compiler import types as T
+            key = (self.dtype, self.ndim, T.layout_of(self))
+            sig = _SIGS.get(key)
+            if sig is None:
+                sig = _SIGS.setdefault(key, T.Array(*key))
+            self._sig = sig
+        return sig
 
     @property
     def flags(self):
@@ -471,8 +488,14 @@ def _wrap_cuda_interface(obj, device):
     return DeviceArray(shape, dtype, strides, alloc=alloc, offset=-low, device=device)
 
 
-def pinned_array(shape, dtype=np.float64, order="C"):
-    """A NumPy array in page-locked host memory (cudaHostAlloc): fast, async-capable copies."""
+def pinned_array(shape, dtype=np.float64, order="C", portable=False):
+    """A NumPy array in page-locked host memory (cudaHostAlloc): fast, async-capable copies.
+
+    ``portable=True`` is cudaHostAllocPortable: page-locked for every device's context,
+    not only the current one. On GPUs simt allocates all pinned memory that way, so both
+    values give the same memory (CUDA's non-portable default only ever makes copies from
+    another device slower); on the CPU device the option has nothing to change.
+    """
     buffer = _allocate(devices.get_device(), _nbytes(shape, dtype), "alloc_pinned")
     return _shaped(buffer, shape, dtype, order)
 

@@ -100,6 +100,9 @@ def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0
 
 
 def arg_type(value):
+    simt_type = getattr(value, "simt_type", None)
+    if simt_type is not None:
+        return simt_type()
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         return T.Array(value.dtype, value.ndim, T.layout_of(value))
@@ -119,19 +122,49 @@ class Kernel:
         self.options = options
         self.compiled = {}
         self.ir_cache = {}
+        self.launches = {}        # launch configuration -> its Launch (fast paths live there)
         if signature is not None:
             self.compile(signature)
 
     def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
-                                       "kernel[grid, block, shared_bytes] or "
-                                       "kernel[grid, block, shared_bytes, stream]")
-        return Launch(self, *config)
+        launches = self.launches
+        try:
+            launch = launches.get(config)
+        except TypeError:                 # an unhashable part (a list): no reuse
+            launch = None
+        if launch is None:
+            if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+                raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
+                                           "kernel[grid, block, shared_bytes] or "
+                                           "kernel[grid, block, shared_bytes, stream]")
+            launch = Launch(self, *config)
+            if len(launches) >= 64:
+                launches.clear()
+            try:
+                launches[config] = launch
+            except TypeError:
+                pass
+        return launch
 
     def __call__(self, *args):
         raise InvalidConfiguration(f"kernel '{self.__name__}' needs a launch configuration: "
                                    f"{self.__name__}[blocks, threads](...)")
+
+    def launch_cooperative(self, grid, block, args, shared_bytes=0, stream=None):
+        """cudaLaunchCooperativeKernel: every block resident at once, so that
+        ``cg.this_grid().sync()`` works; a grid too large for that raises
+        InvalidConfiguration (CUDA's cudaErrorCooperativeLaunchTooLarge)."""
+        device = get_device()
+        grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
+        args = tuple(args)
+        loaded = self.binary_for([arg_type(a) for a in args], device)
+        check_config(self.__name__, device, grid, block, int(shared_bytes),
+                     loaded.binary.shared_static_bytes)
+        run = getattr(device.backend, "run_cooperative", None)
+        if run is None:
+            raise NotSupportedError(f"cooperative launches are not supported on {device.name}; "
+                                    "the 'cpu' device and CUDA GPUs have them")
+        run(self, loaded, grid, block, int(shared_bytes), stream, args)
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):
@@ -247,7 +280,12 @@ def _lookup(pyfunc, name):
 
 
 class Launch:
-    """A kernel with its launch configuration, called with the arguments."""
+    """A kernel with its launch configuration, called with the arguments.
+
+    The first call with given argument types on a device goes the full way (types,
+    compile, configuration checks) and asks the backend for a prepared launch of
+    that signature; later calls whose arguments have the same Python types take it
+    after one identity check per array argument (see docs/gpu-device.md)."""
 
     def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
         self.kernel = kernel
@@ -255,10 +293,19 @@ class Launch:
         self.block = dim3_tuple(block, "block")
         self.shared_bytes = int(shared_bytes or 0)
         self.stream = stream
+        self.prepared = {}      # id(device) -> (device, {argument Python types: launch fn})
 
     def __call__(self, *args):
-        kernel = self.kernel
         device = get_device()
+        entry = self.prepared.get(id(device))
+        if entry is not None and entry[0] is device:
+            fast = entry[1].get(tuple(map(type, args)))
+            if fast is not None and fast(args):
+                return
+        self._launch(device, args)
+
+    def _launch(self, device, args):
+        kernel = self.kernel
         nparams = kernel.pyfunc.__code__.co_argcount
         if len(args) != nparams:
             raise TypeError(f"kernel '{kernel.__name__}' takes {nparams} arguments, got {len(args)}")
@@ -272,8 +319,46 @@ class Launch:
         stream = self.stream
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")
-        device.backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
-                                  stream, args)
+        backend = device.backend
+        backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
+                           stream, args)
+        prepare = getattr(backend, "prepare_launch", None)
+        if prepare is not None:
+            fast = prepare(kernel, loaded, types, args, self.grid, self.block,
+                           self.shared_bytes, stream)
+            if fast is not None:
+                entry = self.prepared.get(id(device))
+                if entry is None or entry[0] is not device:
+                    entry = self.prepared[id(device)] = (device, {})
+                entry[1][tuple(map(type, args))] = fast
+
+
+def array_guards(types, args):
+    """The arguments a prepared launch must check, as (position, T.Array), or None
+    when some argument's Python type does not fix its kernel type (a tuple, a NumPy
+    array, a foreign array): those launches always take the full path. A guard
+    holds when ``(arg._sig or arg.simt_type()) is t``."""
+    guards = []
+    for i, (t, a) in enumerate(zip(types, args)):
+        if isinstance(t, T.Array):
+            if getattr(a, "_sig", None) is not t:
+                return None
+            guards.append((i, t))
+        elif not isinstance(t, T.Scalar):
+            return None
+    return guards
+
+
+def guarded(guards, launch):
+    """A prepared launch: ``launch(args)`` once every array guard holds, else False."""
+    def fast(args):
+        for i, t in guards:
+            a = args[i]
+            if (a._sig or a.simt_type()) is not t:
+                return False
+        launch(args)
+        return True
+    return fast
 
 
 def kernel(fn=None, *, cache=True, **options):

@@ -23,6 +23,8 @@ def ctype_of(t):
         return type("Array", (ctypes.Structure,), {"_fields_": [
             ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim),
             ("strides", ctypes.c_int64 * t.ndim)]})
+    if isinstance(t, (T.Texture, T.Surface)):
+        return TextureDescriptor
     if isinstance(t, T.Tuple):
         return type("Tuple", (ctypes.Structure,), {"_fields_": [
             (f"f{i}", ctype_of(item)) for i, item in enumerate(t.items)]})
@@ -48,7 +50,19 @@ class ArgPacker:
         return packed, keep
 
 
+class TextureDescriptor(ctypes.Structure):
+    """A texture or surface on the CPU device (backends/cpu/textures.py reads it)."""
+    _fields_ = [("data", ctypes.c_void_p), ("extent", ctypes.c_int64 * 4),
+                ("strides", ctypes.c_int64 * 4)]
+
+
 def to_c(t, value, keep):
+    if isinstance(t, (T.Texture, T.Surface)):
+        data, extent, strides = value._cpu_descriptor()
+        c = TextureDescriptor()
+        c.data, c.extent[:], c.strides[:] = data, extent, strides
+        keep.append(value)
+        return c
     if isinstance(t, T.Array):
         ptr, shape, strides = array_parts(value)
         c = ctype_of(t)()

@@ -17,6 +17,7 @@ from .jit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
 from . import streams
+from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -153,6 +154,15 @@ class CpuBackend(CpuMemory):
         b = kernel.binary
         return {"registers": None, "shared_bytes": b.shared_static_bytes, "local_bytes": b.slot_bytes}
 
+    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """kernel.launch_cooperative: every block at once, so grid.sync() works."""
+        if stream is not None:
+            stream.synchronize()
+        cooperative.launch_cooperative(self, kernel, loaded, grid, block, shared_bytes, args,
+                                       self.properties())
+        if any(isinstance(a, np.ndarray) for a in args):
+            self.synchronize()
+
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         symbols = kernel.symbols_for(loaded.binary.symbols)
         name = kernel.__name__
@@ -163,8 +173,18 @@ class CpuBackend(CpuMemory):
         else:
             stream.enqueue(lambda: self.launch(loaded, grid, block, shared_bytes, args,
                                                symbols, name))
-        if any(isinstance(a, np.ndarray) for a in args):
+        if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
+               for a in args):
             (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
+
+    def prepare_launch(self, kernel, loaded, types, args, grid, block, shared_bytes, stream):
+        """The launch path for later calls of this signature (runtime.launch.Launch)."""
+        from ...runtime.launch import array_guards, guarded
+        guards = array_guards(types, args)
+        if guards is None:
+            return None
+        run = self.run_launch
+        return guarded(guards, lambda a: run(kernel, loaded, grid, block, shared_bytes, stream, a))
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
@@ -231,6 +251,10 @@ class CpuBackend(CpuMemory):
             text = (f"assertion failed {place}: {message}\n  block {block}, thread {thread}, at "
                     f"{where}{source}")
             return DeviceAssertError(text, **common)
+        if code == cooperative.ERR_NOT_COOPERATIVE:
+            return LaunchError(f"grid.sync() {place} at {where}{source}\n  needs a cooperative "
+                               f"launch: {kernel_name}.launch_cooperative(grid, block, args)",
+                               **common)
         return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
 
 

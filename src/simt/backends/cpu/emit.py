@@ -12,6 +12,7 @@ from ...compiler.codegen import FunctionEmitter, LoopTarget
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr,
                                  static_array, value_type)
 from ...runtime.errors import NotSupportedError
+from . import cooperative, warp
 from .regions import Plan
 from .target import CTX, SPECIALS
 
@@ -56,9 +57,10 @@ class CpuEmitterBase(FunctionEmitter):
         if fn is None:
             if function.uses_barrier:
                 raise NotSupportedError(
-                    f"device function '{function.name}' ({function.loc}) calls syncthreads: "
-                    "barriers inside device functions are not supported on the CPU device yet; "
-                    "move the barrier into the kernel (the GPU device supports it)")
+                    f"device function '{function.name}' ({function.loc}) calls syncthreads, a "
+                    "warp function or a group sync: barriers and warp collectives inside device "
+                    "functions are not supported on the CPU device yet; move the call into the "
+                    "kernel (the GPU device supports it)")
             fn = CpuDeviceEmitter(self.target, self.module, function, self.options).build()
         return fn
 
@@ -289,6 +291,9 @@ class CpuKernelEmitter(CpuEmitterBase):
             if not ir.contains_barrier(s):
                 run.append(s)
                 continue
+            if isinstance(s, ir.WarpOp):
+                run = warp.split(self, s, run, guards)
+                continue
             self.flush(run, guards)
             run = []
             if isinstance(s, ir.Collective):
@@ -299,6 +304,8 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.masked_while(s, guards)
             elif isinstance(s, ir.ForRange):
                 self.masked_for(s, guards)
+            elif isinstance(s, ir.GridSync):
+                cooperative.emit_grid_sync(self, s)
         self.flush(run, guards)
 
     def flush(self, run, guards):
@@ -391,6 +398,12 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.locals[name] = t
         self.add_slot(name, lltype)
         return name
+
+    def stmt_WarpGather(self, s):
+        warp.gather(self, s.op)
+
+    def stmt_WarpResult(self, s):
+        warp.result(self, s.op)
 
     def masked_collective(self, s, guards):
         b = self.builder

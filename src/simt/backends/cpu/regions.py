@@ -27,6 +27,8 @@ def stmt_names(stmt, out):
     for s in ir.walk_stmts([stmt]):
         if isinstance(s, (ir.Assign, ir.Collective)):
             out.add(s.name)
+        if isinstance(s, ir.WarpOp) and s.name is not None:
+            out.add(s.name)
         if isinstance(s, ir.ForRange):
             out.add(s.var)
         for value in vars(s).values():
@@ -70,6 +72,10 @@ class Plan:
             if isinstance(s, ir.Collective):
                 self.runs.append(("exprs", [s.value]))
                 self.forced.add(s.name)
+            elif isinstance(s, ir.WarpOp):
+                self.runs.append(("exprs", list(s.args)))
+                if s.name is not None:
+                    self.forced.add(s.name)
             elif isinstance(s, ir.If):
                 self.runs.append(("exprs", [s.cond]))
                 self._walk(s.then)

@@ -10,6 +10,7 @@ from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, 
                                  static_array, const_global, cstring,
                                  scalar, value_type)
 from .regions import Plan
+from .textures import TEX_STRUCT, texture_op
 
 # the launch record the runtime passes: [i64 x 8]
 LAUNCH_FIELDS = ("gx", "gy", "gz", "bx", "by", "bz", "dyn_shared", "err")
@@ -29,6 +30,7 @@ class CpuTarget:
 
     name = "cpu"
     has_rsqrt = False
+    texture_lltype = TEX_STRUCT          # a texture/surface argument: its descriptor
 
     def __init__(self, kernel, options):
         self.kernel = kernel
@@ -108,6 +110,9 @@ class CpuTarget:
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst")
 
+    def texture_op(self, em, e):
+        return texture_op(em, e)
+
     def clock64(self, em):
         fn = em.module.declare_intrinsic("llvm.readcyclecounter", fnty=ll.FunctionType(I64, []))
         return em.builder.call(fn, [])
@@ -151,6 +156,19 @@ class CpuTarget:
 
     def emit_collective(self, em, op, value):
         raise AssertionError("collectives are split out before code generation on the CPU")
+
+    def emit_warp(self, em, stmt):
+        raise AssertionError("warp functions are split out before code generation on the CPU")
+
+    def emit_grid_sync(self, em, stmt):
+        raise AssertionError("grid syncs are split out before code generation on the CPU")
+
+    def laneid(self, em):
+        """The linear thread index in the block, modulo 32."""
+        b, sp = em.builder, em.specials
+        flat = b.add(b.mul(b.add(b.mul(sp["threadIdx.z"], sp["blockDim.y"]), sp["threadIdx.y"]),
+                           sp["blockDim.x"]), sp["threadIdx.x"])
+        return b.and_(flat, i32(31))
 
     def call_device(self, em, function, args):
         fn = em.device_function(function)

@@ -217,6 +217,11 @@ class CudaBackend(Backend):
         from simt.backends.cuda.kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
+    def prepare_launch(self, kernel, loaded, types, args, grid, block, shared_bytes, stream):
+        from simt.backends.cuda.kernels import prepare_launch
+        return prepare_launch(self, kernel, loaded, types, args, grid, block, shared_bytes,
+                              stream)
+
     def create_event(self, timing=True):
         """A new streams.Event on this device."""
         from simt.backends.cuda.streams import Event

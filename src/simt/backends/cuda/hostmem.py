@@ -34,7 +34,11 @@ def host_alloc(backend, nbytes, flags):
 
 
 def alloc_pinned(backend, nbytes):
-    """Page-locked host memory (cudaHostAlloc) as a uint8 NumPy array."""
+    """Page-locked host memory (cudaHostAlloc) as a uint8 NumPy array.
+
+    Always portable (cudaHostAllocPortable): page-locked in every context, so any
+    device's async copies can use it; simt.pinned_array(portable=...) relies on this.
+    """
     flags = api().CU_MEMHOSTALLOC_PORTABLE
     return host_alloc(backend, nbytes, flags)[0]
 

@@ -103,6 +103,9 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args)
     copies = []
 
     def pointer_of(value):
+        device_ptr = getattr(value, "device_ptr", None)
+        if device_ptr is not None:                 # mapped host memory: zero-copy
+            return device_ptr
         if isinstance(value, np.ndarray):
             span, offset = _host_span(value)
             if span is None:
@@ -125,3 +128,63 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args)
         for value, span, alloc in copies:
             if value.flags.writeable:
                 backend.copy_dtoh(span, alloc.ptr)
+
+
+def prepare_launch(backend, kernel, loaded, types, args, grid, block, shared_bytes, stream):
+    """A launch function for later calls of one signature: Python generated for it packs
+    each argument's flat values straight into the Launcher's buffer (no per-argument
+    calls) and calls cuLaunchKernel. None when the signature has no such path."""
+    from ...compiler import types as T
+    from ...runtime.launch import array_guards
+    from . import driver
+    from . import params as P
+    guards = array_guards(types, args)
+    if guards is None or loaded.binary.symbols:
+        return None
+    names = [f"a{i}" for i in range(len(types))]
+    values = []
+    for a, t in zip(names, types):
+        if isinstance(t, T.Array):
+            values.append(f"{a}.alloc.ptr + {a}.offset")
+            values += [f"{a}.shape[{d}]" for d in range(t.ndim)]
+            if P._strided(t):
+                values += [f"{a}.strides[{d}] // {t.dtype.itemsize}" for d in range(t.ndim)]
+        elif t.kind == "b":
+            values.append(f"1 if {a} else 0")
+        elif t.kind == "u":
+            values.append(f"int({a}) & {(1 << (8 * t.dtype.itemsize)) - 1}")
+        elif t.kind == "c":
+            values += [f"{a}.real", f"{a}.imag"]
+        elif t.kind == "f" and t.dtype.itemsize == 2:
+            values.append(f"_half({a})")
+        else:
+            values.append(a)
+    launcher = loaded.launcher
+    checks = " or ".join(f"({names[i]}._sig or {names[i]}.simt_type()) is not S{i}"
+                         for i, _ in guards)
+    binary = loaded.binary
+    call = "handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0"
+    source = "\n".join([
+        "def fast(args):",
+        f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "    pass",
+        f"    if {checks}:" if checks else "    if False:",
+        "        return False",
+        "    if getattr(tls, 'device', None) != index:",
+        "        make_current()",
+        "    backend.error_source = source" if binary.can_fail else "",
+        f"    pack(storage, 0, {', '.join(values)})" if values else "",
+        f"    (err,) = cu({call})",
+        "    if err:",
+        f"        retry(cu, err, 'cuLaunchKernel', ({call}))",
+        "    return True",
+    ])
+    (gx, gy, gz), (bx, by, bz) = grid, block
+    scope = dict(pack=launcher.pack, storage=launcher.storage, cu=launcher._launch,
+                 handle=launcher._handle, params=launcher.params, retry=launcher._retry,
+                 tls=driver._local, index=backend.index, make_current=backend.make_current,
+                 backend=backend, source=(binary, kernel.__name__), stream=stream,
+                 gx=gx, gy=gy, gz=gz, bx=bx, by=by, bz=bz, shared=shared_bytes,
+                 _half=lambda v: int(np.float16(v).view(np.uint16)),
+                 **{f"S{i}": t for i, t in guards})
+    exec(compile(source, f"<simt launch of {kernel.__name__}>", "exec"), scope)
+    return scope["fast"]

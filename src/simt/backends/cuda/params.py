@@ -24,7 +24,14 @@ def _strided(t):
     return t.layout not in ("C", "F") and t.ndim > 0
 
 
+def _is_handle(t):
+    """Textures and surfaces travel as their 64-bit driver object."""
+    return isinstance(t, (T.Texture, T.Surface))
+
+
 def llvm_types(t):
+    if _is_handle(t):
+        return [ll.IntType(64)]
     if isinstance(t, T.Array):
         return [ptr(1)] + [ll.IntType(64)] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
@@ -40,6 +47,8 @@ def llvm_types(t):
 
 
 def kinds(t):
+    if _is_handle(t):
+        return [ctypes.c_uint64]
     if isinstance(t, T.Array):
         return [ctypes.c_void_p] + [ctypes.c_int64] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
@@ -54,6 +63,11 @@ def kinds(t):
 
 def values(t, value, pointer_of):
     """The flat parameter values of one argument; ``pointer_of(array)`` gives a device address."""
+    if _is_handle(t):
+        if value._handle is None:
+            raise ValueError(f"{type(value).__name__} was created on {value.device.name}; "
+                             "create it on the GPU that runs the kernel")
+        return [value._handle.value]
     if isinstance(t, T.Array):
         out = [pointer_of(value)] + [int(n) for n in value.shape]
         if _strided(t):
@@ -75,6 +89,8 @@ def values(t, value, pointer_of):
 
 def unflatten(b, t, args):
     """Rebuild the value of one parameter of type t from the iterator of LLVM args."""
+    if _is_handle(t):
+        return next(args)
     if isinstance(t, T.Array):
         data = next(args)
         shape = [next(args) for _ in range(t.ndim)]

@@ -140,6 +140,10 @@ class CudaTarget:
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", FENCE_SCOPE.get(scope))
 
+    def texture_op(self, em, e):
+        from .texlower import texture_op
+        return texture_op(em, e)
+
     def clock64(self, em):
         name = "llvm.nvvm.read.ptx.sreg.clock64"
         fn = em.module.globals.get(name) or ll.Function(em.module, ll.FunctionType(I64, []), name)
@@ -218,6 +222,18 @@ class CudaTarget:
         if op != "count":
             result = em.builder.zext(em.builder.icmp_unsigned("!=", result, i32(0)), I32)
         return result
+
+    def emit_warp(self, em, stmt):
+        from .warp import emit_warp
+        return emit_warp(em, stmt)
+
+    def emit_grid_sync(self, em, stmt):
+        from .warp import emit_grid_sync
+        emit_grid_sync(em)
+
+    def laneid(self, em):
+        from .warp import laneid
+        return laneid(em)
 
     def call_device(self, em, function, args):
         fn = em.device_function(function)

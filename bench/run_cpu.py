@@ -1,0 +1,155 @@
+"""The CPU half of the benchmark suite: simt's CPU device against the C+OpenMP twins
+(bench/openmp/workloads.c, gcc -O3 -fopenmp -march=native) with the same number of
+threads, with bounds checks off and on; compile and import times.
+
+Usage: python bench/run_cpu.py [--only NAME ...] [--quick]
+Writes bench/results/cpu-<date>.json and .png and prints the table."""
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+THREADS = str(os.cpu_count() or 1)
+os.environ.setdefault("OMP_NUM_THREADS", THREADS)
+os.environ.setdefault("SIMT_CPU_THREADS", THREADS)
+os.environ["SIMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="simt-bench-cache-")
+sys.path.insert(0, HERE)
+
+import numpy as np            # noqa: E402
+
+import common as C            # noqa: E402
+
+
+def build():
+    out = os.path.join(HERE, "build", "openmp_workloads.so")
+    src = os.path.join(HERE, "openmp", "workloads.c")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
+        subprocess.run(["gcc", "-O3", "-fopenmp", "-march=native", "-shared", "-fPIC", "-o",
+                        out, src], check=True)
+    return ctypes.CDLL(out)
+
+
+def timed(fn, budget_s=2.0, most=20, least=5):
+    """Median wall time (ms) of fn() after one warm-up, as many runs as fit the budget."""
+    t0 = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t0
+    reps = max(least, min(most, int(budget_s / max(first, 1e-6))))
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return C.median(times) * 1e3, reps
+
+
+def fresh_outputs(case, h):
+    for name in case.outputs:
+        h[name] = np.zeros_like(h[name]) if name in case.zero else C.poisoned(h[name])
+
+
+def run_case(case, lib, simt, rng):
+    size = case.size("cpu", sms=int(THREADS))
+    h = case.make(size, rng)
+    expected = case.reference(h, size)
+    row = {"size": {k: v for k, v in size.items() if k not in ("kind", "sms")}}
+    # C + OpenMP
+    fresh_outputs(case, h)
+    fn = getattr(lib, case.name)
+    args = C.c_args(case, h, size)
+    fn(*args)
+    row["c_correct"] = case.ok({k: h[k] for k in case.outputs}, expected)
+    row["c_ms"], row["c_reps"] = timed(lambda: fn(*args))
+    # simt, checks off then on
+    for label, check in (("simt_ms", False), ("simt_checked_ms", True)):
+        simt.set_device("cpu", boundscheck=check)
+        fresh_outputs(case, h)
+        d = {k: (simt.to_device(v) if isinstance(v, np.ndarray) else v) for k, v in h.items()}
+
+        def go():
+            case.launch(d, size)
+            simt.synchronize()
+        go()
+        ok = case.ok({k: d[k].copy_to_host() for k in case.outputs}, expected)
+        row[label.replace("_ms", "_correct")] = ok
+        row[label], _ = timed(go)
+    row["ratio"] = row["simt_ms"] / row["c_ms"]
+    row["ratio_checked"] = row["simt_checked_ms"] / row["c_ms"]
+    nbytes, flops = case.work(size) if case.work else (0, 0)
+    row["simt_GBps"] = nbytes / row["simt_ms"] / 1e6 if nbytes else None
+    row["simt_GFLOPs"] = flops / row["simt_ms"] / 1e6 if flops else None
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", default=None)
+    args = ap.parse_args()
+    import simt
+    from workloads import all_cases
+    lib = build()
+    rng = np.random.default_rng(2026)
+    results = {"device": "cpu", "date": C.DATE, "threads": int(THREADS), **C.machine(),
+               "cpu_name": _cpu_name(), "workloads": {}}
+    cases = [c for c in all_cases() if not args.only or c.name in args.only]
+    for case in cases:
+        t0 = time.perf_counter()
+        row = run_case(case, lib, simt, rng)
+        results["workloads"][case.name] = row
+        print(f"{case.name:18s} C {row['c_ms']:8.2f} ms  simt {row['simt_ms']:8.2f} ms "
+              f"(checked {row['simt_checked_ms']:8.2f})  ratio {row['ratio']:.2f}  "
+              f"ok {row['c_correct']}/{row['simt_correct']}/{row['simt_checked_correct']}  "
+              f"[{time.perf_counter() - t0:.1f} s]", flush=True)
+    ratios = [r["ratio"] for r in results["workloads"].values()]
+    results["geomean_ratio"] = C.geomean(ratios)
+    results["geomean_ratio_checked"] = C.geomean(
+        [r["ratio_checked"] for r in results["workloads"].values()])
+    simt.set_device("cpu", boundscheck=False)
+    results["compile"] = C.compile_times(cases)
+    results["matmul_fresh_process_compile_ms"] = C.fresh_matmul_compile_ms("cpu")
+    results["import_simt_ms"] = C.import_time_ms()
+    base = C.write_results(results, "cpu")
+    names = list(results["workloads"])
+    C.plot_ratios(base + ".png", f"simt CPU / C+OpenMP time, {results['cpu_name']}, "
+                  f"{THREADS} threads, {C.DATE} (checks off; lower is better)",
+                  names, ratios, limit=1.5)
+    print(summary(results))
+    print("wrote", base + ".json", base + ".png")
+
+
+def summary(r):
+    rows = [[n, C.fmt(w["c_ms"]), C.fmt(w["simt_ms"]), C.fmt(w["simt_checked_ms"]),
+             f"{w['ratio']:.2f}", f"{w['ratio_checked']:.2f}",
+             "yes" if w["c_correct"] and w["simt_correct"] and w["simt_checked_correct"] else "NO"]
+            for n, w in r["workloads"].items()]
+    rows.append(["geometric mean", "", "", "", f"{r['geomean_ratio']:.2f}",
+                 f"{r['geomean_ratio_checked']:.2f}", ""])
+    text = C.table(["workload", "C+OpenMP ms", "simt ms", "simt checked ms", "simt/C",
+                    "checked/C", "correct"], rows)
+    comp = r["compile"]
+    text += "\n\n" + C.table(["kernel", "cold ms", "in-process ms", "disk-cached ms"],
+                             [[k, v["cold_ms"], v["in_process_ms"], v["disk_ms"]]
+                              for k, v in comp.items()])
+    text += (f"\n\nimport simt: {r['import_simt_ms']} ms; tiled matmul compiled cold in a fresh "
+             f"process: {r['matmul_fresh_process_compile_ms']} ms")
+    return text
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return C.machine()["processor"] or "cpu"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Grid-wide sync on the CPU device: cooperative launches run every block at once.
+
+``kernel.launch_cooperative`` starts one OS thread per block (so the grid must be
+co-resident, as on a GPU: at most ``co_resident_blocks`` blocks); at ``this_grid().sync()``
+each block, between two of its thread loops, calls ``simt_cpu_grid_sync``, which waits until
+every block that has not finished arrives. A block that finishes is excused from later
+syncs (as exited threads are from barriers), so a grid that disagrees on the number of
+syncs cannot hang. A grid sync in a kernel launched with ``kernel[grid, block]`` fails the
+launch with a LaunchError that says to launch it cooperatively.
+"""
+import ctypes
+import threading
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir as ll
+
+from ...compiler.lltypes import I32, I64, i32, i64, ptr
+from ...runtime.errors import InvalidConfiguration
+
+SYMBOL = "simt_cpu_grid_sync"
+ERR_NOT_COOPERATIVE = 3
+GRID_SYNC_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_barriers = {}            # address of a launch record -> its GridBarrier
+
+
+class GridBarrier:
+    """A barrier over the blocks of one launch that have not finished."""
+
+    def __init__(self, blocks):
+        self.cond = threading.Condition()
+        self.live = blocks
+        self.waiting = 0
+        self.generation = 0
+
+    def wait(self):
+        with self.cond:
+            generation = self.generation
+            self.waiting += 1
+            if self.waiting >= self.live:
+                self._release()
+            while generation == self.generation:
+                self.cond.wait()
+
+    def leave(self):
+        with self.cond:
+            self.live -= 1
+            if self.waiting and self.waiting >= self.live:
+                self._release()
+
+    def _release(self):
+        self.waiting = 0
+        self.generation += 1
+        self.cond.notify_all()
+
+
+def _grid_sync(launch, line, file_id):
+    barrier = _barriers.get(launch)
+    if barrier is None:
+        record = (ctypes.c_int64 * 8).from_address(launch)
+        err = (ctypes.c_int64 * 16).from_address(record[7])
+        if err[0] == 0:
+            err[0], err[1], err[6] = ERR_NOT_COOPERATIVE, line, file_id
+        return 1
+    barrier.wait()
+    return 0
+
+
+_callback = GRID_SYNC_FN(_grid_sync)
+llvm.add_symbol(SYMBOL, ctypes.cast(_callback, ctypes.c_void_p).value)
+
+
+def emit_grid_sync(em, s):
+    """Block-level code between two thread loops: wait for the other blocks."""
+    b = em.builder
+    fnty = ll.FunctionType(I32, [ptr(), I64, I64])
+    fn = em.module.globals.get(SYMBOL) or ll.Function(em.module, fnty, SYMBOL)
+    status = b.call(fn, [em.llfunc.args[1], i64(s.loc.line),
+                         i64(em.target.file_id(em.function))])
+    ok, failed = em.new_block("grid_synced"), em.new_block("grid_sync_failed")
+    b.cbranch(b.icmp_unsigned("==", status, i32(0)), ok, failed)
+    b.position_at_end(failed)
+    em.abort()
+    b.position_at_end(ok)
+
+
+def co_resident_blocks(device_props, threads_per_block):
+    """How many blocks may run at once: as a GPU counts it, 2048 threads and at most 32
+    blocks per multiprocessor (a core here)."""
+    per_core = max(1, min(32, 2048 // threads_per_block))
+    return device_props.multiprocessor_count * per_core
+
+
+def launch_cooperative(backend, kernel, loaded, grid, block, shared_bytes, args, props):
+    backend.raise_pending()
+    binary = loaded.binary
+    nblocks = grid[0] * grid[1] * grid[2]
+    nthreads = block[0] * block[1] * block[2]
+    limit = co_resident_blocks(props, nthreads)
+    if nblocks > limit:
+        raise InvalidConfiguration(
+            f"cooperative launch of '{kernel.__name__}': {nblocks} blocks of {nthreads} threads "
+            f"cannot all be resident at once on this device (at most {limit}); CUDA fails this "
+            "launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks and loop over "
+            "the data (a grid-stride loop)")
+    packed, keep = loaded.packer.pack(args, kernel.symbols_for(binary.symbols))
+    err = np.zeros(16, np.int64)
+    record = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
+    key = ctypes.addressof(record)
+    barrier = GridBarrier(nblocks)
+    shared_size = max(64, binary.shared_static_bytes + shared_bytes)
+    slot_size = max(64, binary.slot_bytes * nthreads)
+
+    def run_block(index):
+        try:
+            shared = np.empty(shared_size, np.uint8)
+            slots = np.empty(slot_size, np.uint8)
+            loaded.entry(ctypes.addressof(packed), key, index, index + 1, shared.ctypes.data,
+                         slots.ctypes.data)
+        finally:
+            barrier.leave()
+
+    _barriers[key] = barrier
+    threading.stack_size(16 * 1024 * 1024)
+    try:
+        threads = [threading.Thread(target=run_block, args=(i,), name=f"simt-coop-{i}")
+                   for i in range(nblocks)]
+    finally:
+        threading.stack_size(0)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        del _barriers[key]
+    if err[0]:
+        backend.pending = backend._error(binary, err, kernel.__name__)
+    del keep

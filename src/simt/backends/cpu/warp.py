@@ -1,0 +1,247 @@
+"""Warp functions on the CPU device: a warp operation is a barrier at warp scope.
+
+A block runs its threads as loops (emit.py). At a warp operation the current run ends with
+a *gather*: every thread that reaches it stores its operands and a ticket (the number of
+this dynamic execution of the operation, counted per kernel call) into per-thread slots.
+The next run starts with the *result*: each thread reads the slots of its warp's lanes
+(linear thread index // 32) and computes what the GPU instruction gives. A lane takes part
+when it exists (partial warps), holds the current ticket (it reached this same operation:
+lanes that exited, or are on another path, do not) and is named in the caller's mask.
+A shuffle whose source lane does not take part returns the caller's own value, as a
+shuffle whose source is outside its segment does; nothing ever waits, so misuse cannot
+hang. docs/warp.md has the whole contract.
+"""
+from llvmlite import ir as ll
+
+from ...compiler import ir, types as T
+from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
+
+TICKET = "$warp.ticket"
+
+
+class WarpGather(ir.Stmt):
+    """End of a run: store this thread's operands of ``op`` and its ticket."""
+
+    def __init__(self, op):
+        super().__init__(op.loc)
+        self.op = op
+
+
+class WarpResult(ir.Stmt):
+    """Start of the next run: compute this thread's result of ``op`` from its warp's slots."""
+
+    def __init__(self, op):
+        super().__init__(op.loc)
+        self.op = op
+
+
+def split(em, s, run, guards):
+    """Emit the run ending in ``s``'s gather; return the next run, starting with its result."""
+    counter = _counter(em)
+    b = em.builder
+    b.store(b.add(b.load(counter, typ=I64), i64(1)), counter)
+    em.flush(run + [WarpGather(s)], guards)
+    return [WarpResult(s)]
+
+
+def _counter(em):
+    """The ticket counter (one per kernel call) and the zeroed per-thread ticket slots."""
+    counter = getattr(em, "warp_counter", None)
+    if counter is None:
+        counter = em.warp_counter = em.alloca(I64, name="warp_ticket")
+        eb = em.entry_builder
+        eb.store(i64(0), counter)
+        em.add_slot(TICKET, I64)
+        base, _ = em.slot_layout[TICKET]
+        memset = em.module.declare_intrinsic("llvm.memset", [base.type, I64])
+        eb.call(memset, [base, const(I8, 0), eb.mul(em.nthreads, i64(8)), const(I1, 0)])
+    return counter
+
+
+def _slot_name(index, lltype):
+    return f"$warp.arg{index}.{lltype}".replace(" ", "")
+
+
+def _slot_ptr(em, name, lltype, index):
+    if name not in em.slot_layout:
+        em.add_slot(name, lltype)
+    base, _ = em.slot_layout[name]
+    return em.builder.gep(base, [index], source_etype=lltype)
+
+
+def gather(em, s):
+    b = em.builder
+    for i, arg in enumerate(s.args):
+        value = em.expr(arg)
+        lltype = value_type(arg.type, em.target)
+        b = em.builder
+        b.store(value, _slot_ptr(em, _slot_name(i, lltype), lltype, em.flat_tid))
+    b.store(b.load(em.warp_counter, typ=I64), _slot_ptr(em, TICKET, I64, em.flat_tid))
+
+
+class Lanes:
+    """This thread's view of its warp inside a result run."""
+
+    def __init__(self, em, s):
+        b = em.builder
+        self.em, self.s = em, s
+        flat = em.flat_tid
+        self.lane = b.trunc(b.and_(flat, i64(31)), I32)
+        self.base = b.sub(flat, b.zext(self.lane, I64))
+        left = b.sub(em.nthreads, self.base)
+        self.count = b.trunc(b.select(b.icmp_unsigned("<", left, i64(32)), left, i64(32)), I32)
+        self.ticket = b.load(em.warp_counter, typ=I64)
+
+    def arg_ptr(self, i, lane):
+        arg = self.s.args[i]
+        lltype = value_type(arg.type, self.em.target)
+        index = self.em.builder.add(self.base, self.em.builder.zext(lane, I64))
+        return _slot_ptr(self.em, _slot_name(i, lltype), lltype, index), lltype
+
+    def arg(self, i, lane=None):
+        pointer, lltype = self.arg_ptr(i, self.lane if lane is None else lane)
+        return self.em.builder.load(pointer, typ=lltype)
+
+    def present(self, lane, mask=None):
+        """i1: ``lane`` exists, reached this operation, and is in ``mask`` (if given).
+        Reads only inside the warp: the lane index is clamped before any load."""
+        b = self.em.builder
+        exists = b.icmp_unsigned("<", lane, self.count)
+        safe = b.select(exists, lane, self.lane)
+        index = b.add(self.base, b.zext(safe, I64))
+        ticket = b.load(_slot_ptr(self.em, TICKET, I64, index), typ=I64)
+        ok = b.and_(exists, b.icmp_unsigned("==", ticket, self.ticket))
+        if mask is not None:
+            bit = b.and_(b.lshr(mask, safe), i32(1))
+            ok = b.and_(ok, b.icmp_unsigned("!=", bit, i32(0)))
+        return ok
+
+    def each_present(self, mask, body):
+        """Run ``body(lane)`` for each lane 0..count-1 that is present (an LLVM loop)."""
+        em = self.em
+        b = em.builder
+        counter = em.alloca(I32, name="lane")
+        b.store(i32(0), counter)
+        head, check, run, step, done = (em.new_block(n) for n in
+                                        ("lanes", "lane_check", "lane_run", "lane_next", "lanes_done"))
+        b.branch(head)
+        b.position_at_end(head)
+        lane = b.load(counter, typ=I32)
+        b.cbranch(b.icmp_unsigned("<", lane, self.count), check, done)
+        b.position_at_end(check)
+        b.cbranch(self.present(lane, mask), run, step)
+        b.position_at_end(run)
+        body(lane)
+        em.builder.branch(step)
+        b = em.builder
+        b.position_at_end(step)
+        b.store(b.add(lane, i32(1)), counter)
+        b.branch(head)
+        b.position_at_end(done)
+
+
+def result(em, s):
+    lanes = Lanes(em, s)
+    kind, _, sub = s.op.partition(".")
+    if kind == "syncwarp":
+        return
+    value = _RESULTS[kind](em, lanes, sub)
+    em.store_var(s.name, value)
+
+
+def _shfl(em, lanes, mode):
+    b = em.builder
+    mask, width = lanes.arg(0), lanes.arg(3)
+    bval = b.and_(lanes.arg(2), i32(31))
+    lane = lanes.lane
+    seg = b.and_(b.sub(i32(32), width), i32(31))                 # PTX's c[12:8]
+    min_lane = b.and_(lane, seg)
+    if mode == "up":
+        source = b.sub(lane, bval)
+        ok = b.icmp_signed(">=", source, min_lane)
+    else:
+        max_lane = b.or_(min_lane, b.and_(i32(31), b.not_(seg)))
+        source = {"down": lambda: b.add(lane, bval), "bfly": lambda: b.xor(lane, bval),
+                  "idx": lambda: b.or_(min_lane, b.and_(bval, b.not_(seg)))}[mode]()
+        ok = b.icmp_signed("<=", source, max_lane)
+    source = b.select(ok, source, lane)
+    present = lanes.present(source, mask)
+    return lanes.arg(1, b.select(present, source, lane))   # own value when absent
+
+
+def _accumulate(em, lanes, init, lltype, step, mask):
+    acc = em.alloca(lltype, name="warp_acc")
+    em.builder.store(init, acc)
+
+    def body(lane):
+        b = em.builder
+        b.store(step(b, b.load(acc, typ=lltype), lane), acc)
+    lanes.each_present(mask, body)
+    return em.builder.load(acc, typ=lltype)
+
+
+def _bit(b, lane):
+    return b.shl(i32(1), lane)
+
+
+def _vote(em, lanes, kind):
+    mask = lanes.arg(0)
+    if kind == "ballot":
+        return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.select(
+            lanes.arg(1, lane), b.or_(acc, _bit(b, lane)), acc), mask)
+    start = const(I1, 1 if kind == "all" else 0)
+    combine = "and_" if kind == "all" else "or_"
+    flag = _accumulate(em, lanes, start, I1,
+                       lambda b, acc, lane: getattr(b, combine)(acc, lanes.arg(1, lane)), mask)
+    return em.builder.zext(flag, I32)
+
+
+def _activemask(em, lanes, sub):
+    return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.or_(acc, _bit(b, lane)),
+                       None)
+
+
+def _bits(b, value, t):
+    """Equality as the GPU's match does it: on the bits."""
+    if t.kind == "f":
+        return b.bitcast(value, ll.IntType(t.bits))
+    return value
+
+
+def _match(em, lanes, kind):
+    mask = lanes.arg(0)
+    t = lanes.s.args[1].type
+    b = em.builder
+    own = _bits(b, lanes.arg(1), t)
+
+    def same(b, lane):
+        return b.icmp_unsigned("==", _bits(b, lanes.arg(1, lane), t), own)
+    if kind == "any":
+        return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.select(
+            same(b, lane), b.or_(acc, _bit(b, lane)), acc), mask)
+    all_same = _accumulate(em, lanes, const(I1, 1), I1,
+                           lambda b, acc, lane: b.and_(acc, same(b, lane)), mask)
+    b = em.builder
+    pair = ll.Constant(ll.LiteralStructType([I32, I32]), ll.Undefined)
+    pair = b.insert_value(pair, b.select(all_same, mask, i32(0)), 0)
+    return b.insert_value(pair, b.zext(all_same, I32), 1)
+
+
+def _reduce(em, lanes, kind):
+    mask = lanes.arg(0)
+    signed = lanes.s.type.kind == "i"
+    init = {"add": 0, "and": -1, "or": 0, "xor": 0,
+            "min": 0x7FFFFFFF if signed else -1, "max": -0x80000000 if signed else 0}[kind]
+    cmp = "icmp_signed" if signed else "icmp_unsigned"
+
+    def step(b, acc, lane):
+        v = lanes.arg(1, lane)
+        if kind in ("min", "max"):
+            better = getattr(b, cmp)("<" if kind == "min" else ">", v, acc)
+            return b.select(better, v, acc)
+        return {"add": b.add, "and": b.and_, "or": b.or_, "xor": b.xor}[kind](acc, v)
+    return _accumulate(em, lanes, ll.Constant(I32, init & 0xFFFFFFFF), I32, step, mask)
+
+
+_RESULTS = {"shfl": _shfl, "vote": _vote, "activemask": _activemask, "match": _match,
+            "reduce": _reduce}

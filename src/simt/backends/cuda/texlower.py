@@ -1,0 +1,144 @@
+"""Texture fetches and surface accesses on NVIDIA GPUs: PTX ``tex``, ``tld4``, ``suld``
+and ``sust`` instructions on the 64-bit texture/surface object a kernel receives.
+
+They are emitted as inline PTX, which states the instruction exactly (geometry,
+vector width, result and coordinate types, boundary mode) independent of which
+``llvm.nvvm.tex.*`` intrinsic names the LLVM version at hand knows.
+"""
+from llvmlite import ir as ll
+
+from ...compiler import types as T
+from ...compiler.lltypes import F32, I32, I64, scalar
+
+I16 = ll.IntType(16)
+
+# kind -> (PTX geometry, positions of the coordinate vector: 'L' layer, 'x', 'y', 'z')
+_GEOMETRY = {"fetch": ("1d", "x"), "1d": ("1d", "x"), "2d": ("2d", "xy"), "3d": ("3d", "xyzz"),
+             "1dlayered": ("a1d", "Lx"), "2dlayered": ("a2d", "Lxyy")}
+_SURF_COORDS = {1: ("1d", "x"), 2: ("2d", "xy"), 3: ("3d", "xyzz")}
+
+
+def texture_op(em, e):
+    family, kind = e.op.split(".")
+    if family == "surf":
+        return _surface(em, e, kind)
+    t = e.args[0].type
+    handle = em.expr(e.args[0])
+    args = [em.expr(a) for a in e.args[1:]]
+    float_result = t.read_mode == "normalized_float" or t.dtype.kind == "f"
+    dt = "f32" if float_result else ("s32" if t.dtype.kind == "i" else "u32")
+    out_type = F32 if float_result else I32
+    if kind == "gather":
+        asm = f"tld4.{'rgba'[e.attrs['comp']]}.2d.v4.{dt}.f32 {{$0, $1, $2, $3}}, [$4, {{$5, $6}}];"
+        values = _call(em, asm, out_type, [handle] + args)
+        return _pack(em, e.type, [_narrow(em, v, t, float_result) for v in values])
+    geometry, order = _GEOMETRY[kind]
+    named = {"x": args[0]}
+    if kind in ("2d", "3d", "2dlayered"):
+        named["y"] = args[1]
+    if kind == "3d":
+        named["z"] = args[2]
+    if "layered" in kind:
+        named["L"] = args[-1]
+    operands = [named[c] for c in order]
+    coord_type = "s32" if kind == "fetch" else "f32"
+    vector = ", ".join(f"${5 + k}" for k in range(len(operands)))
+    asm = f"tex.{geometry}.v4.{dt}.{coord_type} {{$0, $1, $2, $3}}, [$4, {{{vector}}}];"
+    values = _call(em, asm, out_type, [handle] + operands)[:t.channels]
+    return _pack(em, e.type, [_narrow(em, v, t, float_result) for v in values])
+
+
+def _call(em, asm, out_type, inputs, nout=4, side_effect=False):
+    """Run ``asm`` with nout outputs of out_type; inputs are LLVM values."""
+    b = em.builder
+    ret = ll.LiteralStructType([out_type] * nout)
+    constraints = [("=f" if out_type == F32 else "=h" if out_type == I16 else "=r")] * nout
+    constraints += [_constraint(v.type) for v in inputs]
+    fn = ll.InlineAsm(ll.FunctionType(ret, [v.type for v in inputs]), asm, ",".join(constraints),
+                      side_effect=side_effect)
+    result = b.call(fn, inputs)
+    return [b.extract_value(result, i) for i in range(nout)]
+
+
+def _constraint(lltype):
+    if lltype == I64:
+        return "l"
+    if lltype == F32:
+        return "f"
+    if lltype == I16:
+        return "h"
+    return "r"
+
+
+def _narrow(em, value, t, float_result):
+    """An integer fetch result (32 bits in PTX) at the element's width."""
+    if float_result or t.dtype.itemsize == 4:
+        return value
+    return em.builder.trunc(value, ll.IntType(8 * t.dtype.itemsize))
+
+
+def _pack(em, result_type, values):
+    if not isinstance(result_type, T.Tuple):
+        return values[0]
+    b = em.builder
+    struct = ll.Constant(ll.LiteralStructType([v.type for v in values]), ll.Undefined)
+    for i, v in enumerate(values):
+        struct = b.insert_value(struct, v, i)
+    return struct
+
+
+# ------------------------------------------------------------------ surfaces
+def _surface(em, e, kind):
+    b = em.builder
+    t = e.args[0].type
+    ndim = int(kind[-2])
+    handle = em.expr(e.args[0])
+    coords = [em.expr(a) for a in e.args[1:1 + ndim]]
+    geometry, order = _SURF_COORDS[ndim]
+    named = dict(zip("xyz", coords))
+    operands = [named[c] for c in order]
+    bits = 8 * t.dtype.itemsize
+    vec = {1: "", 2: ".v2", 4: ".v4"}[t.channels]
+    mode = e.attrs["boundary"]
+    reg = I16 if bits <= 16 else I32
+    n = t.channels
+    if kind.startswith("read"):
+        outs = ", ".join(f"${k}" for k in range(n))
+        vector = ", ".join(f"${n + 1 + k}" for k in range(len(operands)))
+        outs = outs if n == 1 else "{" + outs + "}"
+        asm = f"suld.b.{geometry}{vec}.b{bits}.{mode} {outs}, [${n}, {{{vector}}}];"
+        raw = _call(em, asm, reg, [handle] + operands, nout=n, side_effect=True) if n > 1 else \
+            [_call_one(em, asm, reg, [handle] + operands)]
+        elem = scalar(T.Scalar(t.dtype))
+        values = [_from_bits(b, v, elem) for v in raw]
+        return _pack(em, e.type, values)
+    values = [_to_bits(b, em.expr(a), reg) for a in e.args[1 + ndim:]]
+    vector = ", ".join(f"${1 + k}" for k in range(len(operands)))
+    data = ", ".join(f"${1 + len(operands) + k}" for k in range(n))
+    data = data if n == 1 else "{" + data + "}"
+    asm = f"sust.b.{geometry}{vec}.b{bits}.{mode} [$0, {{{vector}}}], {data};"
+    inputs = [handle] + operands + values
+    fn = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [v.type for v in inputs]), asm,
+                      ",".join(_constraint(v.type) for v in inputs), side_effect=True)
+    b.call(fn, inputs)
+    return None
+
+
+def _call_one(em, asm, out_type, inputs):
+    constraint = ("=h" if out_type == I16 else "=r")
+    fn = ll.InlineAsm(ll.FunctionType(out_type, [v.type for v in inputs]), asm,
+                      ",".join([constraint] + [_constraint(v.type) for v in inputs]),
+                      side_effect=True)
+    return em.builder.call(fn, inputs)
+
+
+def _from_bits(b, value, elem):
+    if isinstance(elem, ll.IntType):
+        return b.trunc(value, elem) if elem.width < value.type.width else value
+    return b.bitcast(value, elem)                 # half from 16 bits, float from 32
+
+
+def _to_bits(b, value, reg):
+    if isinstance(value.type, ll.IntType):
+        return b.zext(value, reg) if value.type.width < reg.width else value
+    return b.bitcast(value, reg)

@@ -1,0 +1,168 @@
+"""CUDA arrays, texture objects and surface objects through the driver API
+(cuArray3DCreate, cuMemcpy3D, cuTexObjectCreate, cuSurfObjectCreate).
+
+runtime/textures.py owns the user-facing objects; this module owns their driver
+handles and frees them when the Python objects die.
+"""
+import numpy as np
+
+from .driver import api, call, context_dead
+
+_FORMATS = {"int8": "CU_AD_FORMAT_SIGNED_INT8", "uint8": "CU_AD_FORMAT_UNSIGNED_INT8",
+            "int16": "CU_AD_FORMAT_SIGNED_INT16", "uint16": "CU_AD_FORMAT_UNSIGNED_INT16",
+            "int32": "CU_AD_FORMAT_SIGNED_INT32", "uint32": "CU_AD_FORMAT_UNSIGNED_INT32",
+            "float16": "CU_AD_FORMAT_HALF", "float32": "CU_AD_FORMAT_FLOAT"}
+_ADDRESS = {"wrap": "CU_TR_ADDRESS_MODE_WRAP", "clamp": "CU_TR_ADDRESS_MODE_CLAMP",
+            "mirror": "CU_TR_ADDRESS_MODE_MIRROR", "border": "CU_TR_ADDRESS_MODE_BORDER"}
+# driver flag values (cuda.h): CUDA_ARRAY3D_* and CU_TRSF_*
+ARRAY3D_LAYERED, ARRAY3D_SURFACE_LDST, ARRAY3D_TEXTURE_GATHER = 0x01, 0x02, 0x08
+TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES = 0x01, 0x02
+MAX_GATHER_EXTENT = 32768
+
+
+def _format(dtype):
+    return getattr(api().CUarray_format, _FORMATS[np.dtype(dtype).name])
+
+
+class GpuArray:
+    """The CUarray of a runtime CudaArray."""
+
+    def __init__(self, backend, array):
+        d = api()
+        backend.make_current()
+        self.backend, self.array = backend, array
+        width, height, depth, layers = array.extent
+        desc = d.CUDA_ARRAY3D_DESCRIPTOR()
+        desc.Width = width
+        desc.Height = height if array.ndim >= 2 else 0
+        desc.Depth = depth if array.ndim == 3 else (layers if array.layered else 0)
+        desc.Format = _format(array.dtype)
+        desc.NumChannels = array.channels
+        flags = ARRAY3D_LAYERED if array.layered else 0
+        flags |= ARRAY3D_SURFACE_LDST if array.surface else 0
+        if array.ndim == 2 and not array.layered and not array.surface and \
+                max(width, height) <= MAX_GATHER_EXTENT:
+            flags |= ARRAY3D_TEXTURE_GATHER        # so that tex2Dgather works on it
+        desc.Flags = flags
+        self.handle = call(d.cuArray3DCreate, desc)
+
+    def _copy_params(self):
+        width, height, depth, layers = self.array.extent
+        row = width * self.array.channels * self.array.dtype.itemsize
+        rows = height if self.array.ndim >= 2 else 1
+        slices = depth if self.array.ndim == 3 else layers
+        return row, rows, slices
+
+    def _memcpy(self, host_ptr=None, device_ptr=None, to_array=True):
+        d = api()
+        self.backend.make_current()
+        row, rows, slices = self._copy_params()
+        p = d.CUDA_MEMCPY3D()
+        linear = d.CUmemorytype.CU_MEMORYTYPE_HOST if host_ptr is not None else \
+            d.CUmemorytype.CU_MEMORYTYPE_DEVICE
+        side = "src" if to_array else "dst"
+        other = "dst" if to_array else "src"
+        setattr(p, side + "MemoryType", linear)
+        if host_ptr is not None:
+            setattr(p, side + "Host", host_ptr)
+        else:
+            setattr(p, side + "Device", d.CUdeviceptr(device_ptr))
+        setattr(p, side + "Pitch", row)
+        setattr(p, side + "Height", rows)
+        setattr(p, other + "MemoryType", d.CUmemorytype.CU_MEMORYTYPE_ARRAY)
+        setattr(p, other + "Array", self.handle)
+        p.WidthInBytes, p.Height, p.Depth = row, rows, slices
+        call(d.cuMemcpy3D, p)
+
+    def copy_from_host(self, host):
+        self._memcpy(host_ptr=host.ctypes.data, to_array=True)
+
+    def copy_from_device(self, source):
+        if not (source.flags["C_CONTIGUOUS"]):
+            source = source.copy()
+        self._memcpy(device_ptr=source.ptr, to_array=True)
+
+    def copy_to_host(self, out):
+        host = out if out.flags["C_CONTIGUOUS"] else np.empty(out.shape, out.dtype)
+        self.backend.synchronize()
+        self._memcpy(host_ptr=host.ctypes.data, to_array=False)
+        if host is not out:
+            out[...] = host
+
+    def __del__(self):
+        _destroy(self, "cuArrayDestroy")
+
+
+def _resource(d, source):
+    """CUDA_RESOURCE_DESC of a texture's or surface's source."""
+    from ...runtime.textures import CudaArray
+    res = d.CUDA_RESOURCE_DESC()
+    if isinstance(source, CudaArray):
+        res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_ARRAY
+        res.res.array.hArray = source._gpu.handle
+    elif source.ndim == 1:
+        res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
+        res.res.linear.devPtr = d.CUdeviceptr(source.ptr)
+        res.res.linear.format = _format(source.dtype)
+        res.res.linear.numChannels = 1
+        res.res.linear.sizeInBytes = source.nbytes
+    else:
+        res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_PITCH2D
+        res.res.pitch2D.devPtr = d.CUdeviceptr(source.ptr)
+        res.res.pitch2D.format = _format(source.dtype)
+        res.res.pitch2D.numChannels = 1
+        res.res.pitch2D.width = source.shape[1]
+        res.res.pitch2D.height = source.shape[0]
+        res.res.pitch2D.pitchInBytes = source.strides[0]
+    return res
+
+
+class TextureObject:
+    """A CUtexObject for a runtime Texture; ``value`` is the 64-bit handle kernels get."""
+
+    def __init__(self, backend, texture):
+        d = api()
+        backend.make_current()
+        self.backend = backend
+        t = texture._simt_type
+        desc = d.CUDA_TEXTURE_DESC()
+        modes = [getattr(d.CUaddress_mode, _ADDRESS[m]) for m in t.address]
+        desc.addressMode = modes + [modes[-1]] * (3 - len(modes))
+        desc.filterMode = (d.CUfilter_mode.CU_TR_FILTER_MODE_LINEAR if t.filter == "linear"
+                           else d.CUfilter_mode.CU_TR_FILTER_MODE_POINT)
+        flags = TRSF_NORMALIZED_COORDINATES if t.normalized_coords else 0
+        if t.read_mode == "element" and t.dtype.kind in "iu":
+            flags |= TRSF_READ_AS_INTEGER
+        desc.flags = flags
+        desc.borderColor = [0.0, 0.0, 0.0, 0.0]
+        self.handle = call(d.cuTexObjectCreate, _resource(d, texture.source), desc, None)
+        self.value = int(self.handle)
+
+    def __del__(self):
+        _destroy(self, "cuTexObjectDestroy")
+
+
+class SurfaceObject:
+    """A CUsurfObject for a runtime Surface."""
+
+    def __init__(self, backend, surface):
+        d = api()
+        backend.make_current()
+        self.backend = backend
+        self.handle = call(d.cuSurfObjectCreate, _resource(d, surface.source))
+        self.value = int(self.handle)
+
+    def __del__(self):
+        _destroy(self, "cuSurfObjectDestroy")
+
+
+def _destroy(obj, fn_name):
+    handle = getattr(obj, "handle", None)
+    backend = getattr(obj, "backend", None)
+    if handle is None or backend is None or context_dead(backend.index):
+        return
+    try:
+        backend.make_current()
+        call(getattr(api(), fn_name), handle)
+    except Exception:
+        pass                           # at interpreter exit the driver may be gone

@@ -1,0 +1,243 @@
+"""Texture and surface functions (guide B.8, B.9) as kernels call them.
+
+A texture or surface reaches a kernel as an argument (runtime/textures.py); its
+type (compiler/types.py ``Texture``/``Surface``) carries everything that changes
+the code: texel dtype and channels, dimensions, filter, address mode, read mode.
+A fetch is an ``ir.Intrinsic`` with op ``tex.<kind>`` or ``surf.<kind>``; the
+lowering is per target (backends/cpu/textures.py, backends/cuda/texlower.py).
+"""
+import numpy as np
+
+from ..compiler import ir, types as T
+from .registry import Intrinsic
+
+BOUNDARY = ("trap", "clamp", "zero")
+
+# kind -> (float coordinates, dimensions of the texture it reads, layered)
+_TEX_KINDS = {"1d": (1, 1, False), "2d": (2, 2, False), "3d": (3, 3, False),
+              "1dlayered": (1, 1, True), "2dlayered": (2, 2, True)}
+
+
+def texel_type(t):
+    """The scalar type one channel of a fetch from texture type ``t`` returns."""
+    if t.read_mode == "normalized_float" or t.dtype.kind == "f":
+        return T.FLOAT32
+    return T.Scalar(t.dtype)
+
+
+def _result(scalar, count):
+    return scalar if count == 1 else T.Tuple([scalar] * count)
+
+
+def _texture_arg(fc, value, name, loc):
+    if not isinstance(value.type, T.Texture):
+        fc.fail(loc, f"{name} needs a texture (a simt.Texture argument) first, got {value.type}")
+    return value
+
+
+def _fail_kind(fc, t, name, loc, wanted):
+    fc.fail(loc, f"{name} reads {wanted}, but this texture is {_describe(t)}",
+            "use the fetch function that matches the texture: tex.fetch(i) for linear memory, "
+            "tex1D/tex2D/tex3D for CUDA arrays and pitched 2D memory, the Layered forms for "
+            "layered arrays")
+
+
+def _describe(t):
+    layered = "layered " if t.layered else ""
+    where = {"linear": "over linear memory", "pitch2d": "over pitched 2D memory",
+             "array": "over a CUDA array"}[t.source]
+    return f"a {t.ndim}D {layered}texture {where}"
+
+
+def _tex_builder(kind):
+    ncoords, ndim, layered = _TEX_KINDS[kind]
+    name = "simt.tex" + {"1d": "1D", "2d": "2D", "3d": "3D", "1dlayered": "1DLayered",
+                         "2dlayered": "2DLayered"}[kind]
+
+    def build(fc, args, kwargs, loc):
+        nargs = 1 + ncoords + layered
+        if len(args) != nargs or kwargs:
+            fc.fail(loc, f"{name}(tex, {', '.join('xyz'[:ncoords])}{', layer' if layered else ''}) "
+                    f"takes {nargs} arguments, got {len(args) + len(kwargs)}")
+        values = [fc.expr(a, loc) for a in args]
+        tex = _texture_arg(fc, values[0], name, loc)
+        t = tex.type
+        if t.source == "linear" or t.ndim != ndim or t.layered != layered:
+            _fail_kind(fc, t, name, loc, f"a {ndim}D {'layered ' if layered else ''}texture")
+        coords = [_float(fc, v, loc) for v in values[1:1 + ncoords]]
+        extra = [_int(fc, values[-1], loc)] if layered else []
+        return ir.Intrinsic(_result(texel_type(t), t.channels), loc, "tex." + kind,
+                            [tex] + coords + extra)
+    return build
+
+
+def _float(fc, value, loc):
+    if not isinstance(value.type, T.Scalar) or value.type.kind not in "iuf":
+        fc.fail(loc, f"texture coordinates are numbers, got {value.type}")
+    return fc.cast(value, T.FLOAT32, loc)
+
+
+def _int(fc, value, loc):
+    if not isinstance(value.type, T.Scalar) or value.type.kind not in "iub":
+        fc.fail(loc, f"this index must be an integer, got {value.type}", "convert with int(...)")
+    return fc.cast(value, T.INT32, loc)
+
+
+def _fetch_build(fc, args, kwargs, loc):
+    if len(args) != 2 or kwargs:
+        fc.fail(loc, "tex.fetch(i) (tex1Dfetch) takes one index")
+    tex, index = (fc.expr(a, loc) for a in args)
+    t = _texture_arg(fc, tex, "tex.fetch", loc).type
+    if t.source != "linear":
+        _fail_kind(fc, t, "tex.fetch (tex1Dfetch)", loc, "a texture over linear memory")
+    return ir.Intrinsic(_result(texel_type(t), t.channels), loc, "tex.fetch",
+                        [tex, _int(fc, index, loc)])
+
+
+def _gather_build(fc, args, kwargs, loc):
+    if not 3 <= len(args) <= 4:
+        fc.fail(loc, "simt.tex2Dgather(tex, x, y, comp=0) takes 3 or 4 arguments")
+    values = [fc.expr(a, loc) for a in args[:3]]
+    comp = args[3] if len(args) == 4 else kwargs.get("comp")
+    comp = 0 if comp is None else fc.constant_int(comp, "comp of tex2Dgather", loc)
+    t = _texture_arg(fc, values[0], "simt.tex2Dgather", loc).type
+    if t.source != "array" or t.ndim != 2 or t.layered:
+        _fail_kind(fc, t, "simt.tex2Dgather", loc, "a 2D texture over a CUDA array")
+    if not 0 <= comp < t.channels:
+        fc.fail(loc, f"tex2Dgather comp={comp}, but the texels have {t.channels} channel(s)")
+    return ir.Intrinsic(_result(texel_type(t), 4), loc, "tex.gather",
+                        [values[0], _float(fc, values[1], loc), _float(fc, values[2], loc)],
+                        {"comp": comp})
+
+
+# ------------------------------------------------------------------ surfaces
+def _boundary(fc, kwargs, name, loc):
+    mode = kwargs.pop("boundary", None)
+    mode = "trap" if mode is None else fc.static(mode, "boundary", loc)
+    if mode not in BOUNDARY:
+        fc.fail(loc, f"{name}: boundary={mode!r} is not a surface boundary mode",
+                "use 'trap' (the default), 'clamp' or 'zero'")
+    if kwargs:
+        fc.fail(loc, f"{name} got unexpected keyword arguments {sorted(kwargs)}")
+    return mode
+
+
+def _surface_arg(fc, value, name, ndim, loc):
+    if not isinstance(value.type, T.Surface):
+        fc.fail(loc, f"{name} needs a surface (a simt.Surface argument), got {value.type}")
+    if value.type.ndim != ndim or value.type.layered:
+        fc.fail(loc, f"{name} reads a {ndim}D surface, but this one is {value.type.ndim}D"
+                f"{' layered' if value.type.layered else ''}", f"use surf{value.type.ndim}Dread")
+    return value
+
+
+def _surf_read_builder(ndim):
+    name = f"simt.surf{ndim}Dread"
+
+    def build(fc, args, kwargs, loc):
+        kwargs = dict(kwargs)
+        mode = _boundary(fc, kwargs, name, loc)
+        if len(args) != 1 + ndim:
+            fc.fail(loc, f"{name}(surf, {', '.join('xyz'[:ndim])}) takes {1 + ndim} arguments "
+                    "(x is a byte offset, as in CUDA)")
+        values = [fc.expr(a, loc) for a in args]
+        surf = _surface_arg(fc, values[0], name, ndim, loc)
+        coords = [_int(fc, v, loc) for v in values[1:]]
+        t = surf.type
+        return ir.Intrinsic(_result(T.Scalar(t.dtype), t.channels), loc, f"surf.read{ndim}d",
+                            [surf] + coords, {"boundary": mode, "label": fc.label_of(args[0])})
+    return build
+
+
+def _surf_write_builder(ndim):
+    name = f"simt.surf{ndim}Dwrite"
+
+    def build(fc, args, kwargs, loc):
+        kwargs = dict(kwargs)
+        mode = _boundary(fc, kwargs, name, loc)
+        if len(args) != 2 + ndim:
+            fc.fail(loc, f"{name}(value, surf, {', '.join('xyz'[:ndim])}) takes {2 + ndim} "
+                    "arguments (x is a byte offset, as in CUDA)")
+        values = [fc.expr(a, loc) for a in args]
+        surf = _surface_arg(fc, values[1], name, ndim, loc)
+        t = surf.type
+        value = values[0]
+        if t.channels == 1:
+            parts = [fc.cast(value, T.Scalar(t.dtype), loc)]
+        else:
+            if not isinstance(value.type, T.Tuple) or len(value.type.items) != t.channels:
+                fc.fail(loc, f"{name}: the surface has {t.channels} channels; write a tuple of "
+                        f"{t.channels} values, got {value.type}")
+            parts = [fc.cast(ir.TupleGet(it, loc, value, i), T.Scalar(t.dtype), loc)
+                     for i, it in enumerate(value.type.items)]
+        coords = [_int(fc, v, loc) for v in values[2:]]
+        return ir.Intrinsic(T.VOID, loc, f"surf.write{ndim}d", [surf] + coords + parts,
+                            {"boundary": mode, "label": fc.label_of(args[1])})
+    return build
+
+
+# ------------------------------------------------------------------ tex.fetch as a method
+class _BoundFetch(Intrinsic):
+    """``tex.fetch`` of one texture value: the registry entry with the texture bound."""
+
+    def __init__(self, tex):            # not registered: one per use
+        self.op, self.doc, self.value, self.statement = "tex.fetch", fetch.doc, False, False
+        self.unsupported, self.python_name, self.tex = {}, "tex.fetch", tex
+
+    def build(self, fc, args, kwargs, loc):
+        return _fetch_build(fc, [self.tex] + list(args), kwargs, loc)
+
+
+def attribute(fc, value, attr, node):
+    """``tex.fetch`` (tex1Dfetch) and the static facts of texture and surface arguments."""
+    from ..compiler.frontend import Static
+    t = value.type
+    if isinstance(t, T.Texture) and attr == "fetch":
+        return Static(_BoundFetch(value))
+    if attr in ("channels", "ndim"):
+        return Static(getattr(t, attr))
+    if attr == "dtype":
+        return Static(t.dtype)
+    fc.fail(node, f"a {t} has no attribute '{attr}' in kernels",
+            "textures offer tex.fetch(i); use simt.tex1D/2D/3D and simt.surf*D* functions")
+
+
+fetch = Intrinsic("tex.fetch", "tex.fetch(i): tex1Dfetch, the texel at integer index i of a "
+                  "texture over linear memory; 0 outside [0, n).", _fetch_build,
+                  python_name="tex.fetch")
+tex1D = Intrinsic("tex.1d", "simt.tex1D(tex, x): fetch from a 1D texture at float coordinate x "
+                  "(appendix H filtering and addressing).", _tex_builder("1d"),
+                  python_name="simt.tex1D")
+tex2D = Intrinsic("tex.2d", "simt.tex2D(tex, x, y): fetch from a 2D texture; x follows the last "
+                  "axis of the array.", _tex_builder("2d"), python_name="simt.tex2D")
+tex3D = Intrinsic("tex.3d", "simt.tex3D(tex, x, y, z): fetch from a 3D texture.",
+                  _tex_builder("3d"), python_name="simt.tex3D")
+tex1DLayered = Intrinsic("tex.1dlayered", "simt.tex1DLayered(tex, x, layer): fetch from one layer "
+                         "of a layered 1D texture (no filtering across layers).",
+                         _tex_builder("1dlayered"), python_name="simt.tex1DLayered")
+tex2DLayered = Intrinsic("tex.2dlayered", "simt.tex2DLayered(tex, x, y, layer): fetch from one "
+                         "layer of a layered 2D texture.", _tex_builder("2dlayered"),
+                         python_name="simt.tex2DLayered")
+tex2Dgather = Intrinsic("tex.gather", "simt.tex2Dgather(tex, x, y, comp=0): channel comp of the "
+                        "four texels bilinear filtering would use, as a 4-tuple in CUDA's order "
+                        "(T[i, j+1], T[i+1, j+1], T[i+1, j], T[i, j]) with T[x, y].",
+                        _gather_build, python_name="simt.tex2Dgather")
+
+_SURF_DOC = ("x is a byte offset (as in CUDA); boundary='trap' (default: an out-of-range access "
+             "fails the launch), 'clamp' or 'zero'.")
+surf1Dread = Intrinsic("surf.read1d", "simt.surf1Dread(surf, x, boundary='trap'): " + _SURF_DOC,
+                       _surf_read_builder(1), python_name="simt.surf1Dread")
+surf2Dread = Intrinsic("surf.read2d", "simt.surf2Dread(surf, x, y, boundary='trap'): " + _SURF_DOC,
+                       _surf_read_builder(2), python_name="simt.surf2Dread")
+surf3Dread = Intrinsic("surf.read3d", "simt.surf3Dread(surf, x, y, z, boundary='trap'): "
+                       + _SURF_DOC, _surf_read_builder(3), python_name="simt.surf3Dread")
+surf1Dwrite = Intrinsic("surf.write1d", "simt.surf1Dwrite(value, surf, x, boundary='trap'): "
+                        + _SURF_DOC, _surf_write_builder(1), python_name="simt.surf1Dwrite")
+surf2Dwrite = Intrinsic("surf.write2d", "simt.surf2Dwrite(value, surf, x, y, boundary='trap'): "
+                        + _SURF_DOC, _surf_write_builder(2), python_name="simt.surf2Dwrite")
+surf3Dwrite = Intrinsic("surf.write3d", "simt.surf3Dwrite(value, surf, x, y, z, "
+                        "boundary='trap'): " + _SURF_DOC, _surf_write_builder(3),
+                        python_name="simt.surf3Dwrite")
+
+TEXEL_DTYPES = tuple(np.dtype(d) for d in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                           np.uint32, np.float16, np.float32))

@@ -1,0 +1,179 @@
+"""Warp-level functions (guide B.16 to B.21): vote, match, reduce, shuffle, syncwarp, laneid.
+
+Each call becomes an ``ir.WarpOp`` statement hoisted before the statement that uses it
+(as syncthreads_count is), so that the CPU device can split its thread loops there: a warp
+operation is a barrier at warp scope. The GPU lowers them to the NVVM intrinsics
+(backends/cuda/warp.py), the CPU in backends/cpu/warp.py; docs/warp.md has the semantics.
+"""
+import numpy as np
+
+from ..compiler import ir, types as T
+from .registry import Intrinsic
+
+FULL_MASK = 0xFFFFFFFF
+SHFL_KINDS = {"shfl_sync": "idx", "shfl_up_sync": "up", "shfl_down_sync": "down",
+              "shfl_xor_sync": "bfly"}
+
+
+def warp_op(fc, op, args, result, loc):
+    """Hoist ``op(args)`` into a WarpOp before the current statement; its value is a temp."""
+    name = fc.temp("warp")
+    fc.assign_type(name, result, loc)
+    fc.prelude.append(ir.WarpOp(loc, name, op, list(args), result))
+    return ir.Var(result, loc, name)
+
+
+def mask_arg(fc, value, loc):
+    return fc.cast(fc.expr(value, loc), T.UINT32, loc)
+
+
+def int32_arg(fc, value, loc):
+    v = fc.expr(value, loc)
+    if not isinstance(v.type, T.Scalar) or v.type.kind not in "iub":
+        fc.fail(loc, f"expected an integer here, got {v.type}")
+    return fc.cast(v, T.INT32, loc)
+
+
+def shuffle_value(fc, value, what, loc):
+    """A value that can cross lanes: any real scalar (bool, ints, floats) up to 64 bits."""
+    v = fc.expr(value, loc)
+    if not isinstance(v.type, T.Scalar) or v.type.kind == "c":
+        fc.fail(loc, f"{what} moves real numbers (bool, int, float), got {v.type}",
+                "shuffle the .real and .imag parts separately")
+    return fc.cast(v, v.type.strong(), loc)
+
+
+def _args(fc, args, kwargs, names, loc, name):
+    """Positional and keyword arguments in order; missing ones from ``names`` defaults."""
+    out = list(args)
+    for key, default in names[len(args):]:
+        if key in kwargs:
+            out.append(kwargs.pop(key))
+        elif default is not None:
+            out.append(default)
+        else:
+            fc.fail(loc, f"simt.{name}() needs the argument '{key}'")
+    if kwargs or len(out) > len(names):
+        fc.fail(loc, f"simt.{name}() takes ({', '.join(k for k, _ in names)})")
+    return out
+
+
+def _static_width(fc, width, loc):
+    from ..compiler.frontend import Static
+    if isinstance(width, Static):
+        w = width.value
+        if not isinstance(w, (int, np.integer)) or w < 1 or w > 32 or w & (w - 1):
+            fc.fail(loc, f"width must be a power of 2 from 1 to 32, got {w!r}")
+    return width
+
+
+def _shfl_builder(name):
+    kind = SHFL_KINDS[name]
+    third = "src_lane" if kind == "idx" else ("lane_mask" if kind == "bfly" else "delta")
+
+    def build(fc, args, kwargs, loc):
+        from ..compiler.frontend import Static
+        mask, value, lane, width = _args(fc, args, dict(kwargs), [
+            ("mask", None), ("value", None), (third, None), ("width", Static(32))], loc, name)
+        _static_width(fc, width, loc)
+        v = shuffle_value(fc, value, f"simt.{name}", loc)
+        operands = [mask_arg(fc, mask, loc), v, int32_arg(fc, lane, loc),
+                    int32_arg(fc, width, loc)]
+        return warp_op(fc, "shfl." + kind, operands, v.type, loc)
+    return build
+
+
+def _vote_builder(kind):
+    def build(fc, args, kwargs, loc):
+        mask, pred = _args(fc, args, dict(kwargs), [("mask", None), ("predicate", None)], loc,
+                           kind + "_sync")
+        p = fc.truth(fc.expr(pred, loc), loc)
+        result = T.UINT32 if kind == "ballot" else T.INT32
+        return warp_op(fc, "vote." + kind, [mask_arg(fc, mask, loc), p], result, loc)
+    return build
+
+
+def _activemask(fc, args, kwargs, loc):
+    if args or kwargs:
+        fc.fail(loc, "simt.activemask() takes no arguments")
+    return warp_op(fc, "activemask", [], T.UINT32, loc)
+
+
+def _match_builder(kind):
+    def build(fc, args, kwargs, loc):
+        mask, value = _args(fc, args, dict(kwargs), [("mask", None), ("value", None)], loc,
+                            f"match_{kind}_sync")
+        v = shuffle_value(fc, value, f"simt.match_{kind}_sync", loc)
+        result = T.UINT32 if kind == "any" else T.Tuple([T.UINT32, T.INT32])
+        return warp_op(fc, "match." + kind, [mask_arg(fc, mask, loc), v], result, loc)
+    return build
+
+
+def reduce_value(fc, value, kind, loc):
+    v = fc.expr(value, loc)
+    t = v.type
+    if isinstance(t, T.Scalar) and t.weak and t.kind in "iub":
+        return fc.cast(v, T.INT32, loc)
+    if not (isinstance(t, T.Scalar) and t.kind in "iu" and t.bits == 32):
+        fc.fail(loc, f"simt.reduce_{kind}_sync reduces 32-bit integers (int32, uint32) as "
+                f"CUDA's __reduce_{kind}_sync does, got {t}",
+                "convert with np.int32(...), or use cg.reduce(tile, value, op) for other types")
+    return v
+
+
+def _reduce_builder(kind):
+    def build(fc, args, kwargs, loc):
+        mask, value = _args(fc, args, dict(kwargs), [("mask", None), ("value", None)], loc,
+                            f"reduce_{kind}_sync")
+        v = reduce_value(fc, value, kind, loc)
+        return warp_op(fc, "reduce." + kind, [mask_arg(fc, mask, loc), v], v.type, loc)
+    return build
+
+
+def _syncwarp(fc, args, kwargs, loc):
+    from ..compiler.frontend import Static
+    (mask,) = _args(fc, args, dict(kwargs), [("mask", Static(FULL_MASK))], loc, "syncwarp")
+    return ir.WarpOp(loc, None, "syncwarp", [mask_arg(fc, mask, loc)], T.VOID)
+
+
+def _laneid(fc, args, kwargs, loc):
+    if args or kwargs:
+        fc.fail(loc, "simt.laneid() takes no arguments")
+    return ir.Intrinsic(T.INT32, loc, "laneid", [])
+
+
+_DOC_SHFL = {
+    "shfl_sync": "__shfl_sync(mask, value, src_lane, width=32): value of lane src_lane of "
+                 "this thread's width-wide segment of the warp.",
+    "shfl_up_sync": "__shfl_up_sync(mask, value, delta, width=32): value of lane - delta; "
+                    "lanes below delta in their segment keep their own value.",
+    "shfl_down_sync": "__shfl_down_sync(mask, value, delta, width=32): value of lane + delta; "
+                      "lanes past the end of their segment keep their own value.",
+    "shfl_xor_sync": "__shfl_xor_sync(mask, value, lane_mask, width=32): value of lane ^ "
+                     "lane_mask (butterfly exchange).",
+}
+shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (
+    Intrinsic(name, _DOC_SHFL[name], _shfl_builder(name)) for name in SHFL_KINDS)
+all_sync = Intrinsic("all_sync", "__all_sync(mask, p): 1 if p is true in every lane of mask "
+                     "that takes part, else 0 (int32).", _vote_builder("all"))
+any_sync = Intrinsic("any_sync", "__any_sync(mask, p): 1 if p is true in any lane of mask "
+                     "that takes part, else 0 (int32).", _vote_builder("any"))
+ballot_sync = Intrinsic("ballot_sync", "__ballot_sync(mask, p): uint32 whose bit i is set when "
+                        "lane i of mask takes part with p true.", _vote_builder("ballot"))
+activemask = Intrinsic("activemask", "__activemask(): uint32 mask of the lanes of this warp "
+                       "executing this call together.", _activemask)
+match_any_sync = Intrinsic("match_any_sync", "__match_any_sync(mask, v): uint32 mask of the "
+                           "lanes of mask whose v equals this lane's.", _match_builder("any"))
+match_all_sync = Intrinsic("match_all_sync", "__match_all_sync(mask, v) -> (mask, pred): (mask, "
+                           "1) if every lane of mask has the same v, else (0, 0).",
+                           _match_builder("all"))
+reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync, reduce_or_sync, \
+    reduce_xor_sync = (
+        Intrinsic(f"reduce_{k}_sync", f"__reduce_{k}_sync(mask, v): the {k} of v over the lanes "
+                  "of mask (32-bit integers), returned to each of them.", _reduce_builder(k))
+        for k in ("add", "min", "max", "and", "or", "xor"))
+syncwarp = Intrinsic("syncwarp", "__syncwarp(mask=0xFFFFFFFF): wait until the lanes of mask "
+                     "arrive; memory ordering among them, as a barrier at warp scope.",
+                     _syncwarp, statement=True)
+laneid = Intrinsic("laneid", "laneid(): this thread's lane in its warp, 0 to 31 (int32): its "
+                   "linear index in the block modulo 32.", _laneid)

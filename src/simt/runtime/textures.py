@@ -1,0 +1,243 @@
+"""CUDA arrays, texture objects and surface objects (guide 3.2.12; API.md section 5).
+
+``CudaArray(shape, dtype, channels=1, layered=False, surface=False)`` holds texels in
+NumPy order: x is the last axis of ``shape`` (before the channel axis, when
+``channels`` is 2 or 4), y the one before, then z; a layered array has the layer
+first. ``Texture(source, ...)`` reads a CudaArray, a 1D device array (linear memory,
+fetched with ``tex.fetch(i)``) or a 2D device array whose rows are 32-byte aligned
+(pitched memory). ``Surface(cuda_array)`` reads and writes a CudaArray made with
+``surface=True``. Textures and surfaces are kernel arguments.
+
+On the CPU device a CudaArray is a host buffer and a texture a descriptor of it; on a
+GPU they are a real CUDA array and texture/surface objects (backends/cuda/textures.py).
+"""
+import numpy as np
+
+from ..compiler import types as T
+from ..lang.textures import TEXEL_DTYPES
+from . import devices
+from .arrays import DeviceArray
+from .errors import NotSupportedError
+
+FILTERS = ("point", "linear")
+ADDRESS_MODES = ("clamp", "wrap", "mirror", "border")
+READ_MODES = ("element", "normalized_float")
+PITCH_ALIGNMENT = 32          # bytes per row of pitched 2D textures (texturePitchAlignment)
+
+
+def _gpu():
+    from ..backends.cuda import textures
+    return textures
+
+
+def _backend_kind(device, what):
+    if device.kind not in ("cpu", "cuda"):
+        raise NotSupportedError(f"{what} is not supported on the '{device.name}' device; the "
+                                "'cpu' device and GPUs ('cuda:N') have it")
+    return device.kind
+
+
+class CudaArray:
+    """An opaque CUDA array of ``dtype`` texels with 1, 2 or 4 channels (cudaMalloc3DArray)."""
+
+    def __init__(self, shape, dtype, channels=1, layered=False, surface=False, device=None):
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in TEXEL_DTYPES:
+            raise TypeError(f"CudaArray elements must be one of "
+                            f"{', '.join(d.name for d in TEXEL_DTYPES)}; got {self.dtype.name}")
+        if channels not in (1, 2, 4):
+            raise ValueError(f"CudaArray channels must be 1, 2 or 4, got {channels}")
+        ndim = len(shape) - bool(layered)
+        if not (1 <= ndim <= (2 if layered else 3)) or min(shape, default=0) < 1:
+            raise ValueError(f"a {'layered ' if layered else ''}CudaArray has shape "
+                             f"{'(layers, [height,] width)' if layered else '([depth, [height,]] width)'}"
+                             f" with every extent >= 1; got {shape}")
+        self.shape, self.channels, self.ndim = shape, channels, ndim
+        self.layered, self.surface = bool(layered), bool(surface)
+        self.device = devices.lookup(device)
+        if _backend_kind(self.device, "CudaArray") == "cpu":
+            self._host = np.zeros(self.host_shape, self.dtype)
+        else:
+            self._gpu = _gpu().GpuArray(self.device.backend, self)
+
+    @property
+    def host_shape(self):
+        """The shape of host arrays copied in and out (with the channel axis if any)."""
+        return self.shape + ((self.channels,) if self.channels > 1 else ())
+
+    @property
+    def extent(self):
+        """(width, height, depth, layers): CUDA's extents, 1 where a dimension is absent."""
+        spatial = self.shape[1:] if self.layered else self.shape
+        dims = list(reversed(spatial)) + [1] * (3 - self.ndim)
+        return tuple(dims) + ((self.shape[0] if self.layered else 1),)
+
+    def copy_from(self, source, stream=None):
+        """Fill the array from a host array or a device array of ``host_shape`` and its dtype."""
+        if isinstance(source, DeviceArray):
+            self._check_shape(source.shape, source.dtype)
+            if self.device.kind == "cpu":
+                self._host[...] = source.copy_to_host()
+            else:
+                self._gpu.copy_from_device(source)
+            return self
+        host = np.ascontiguousarray(source)
+        self._check_shape(host.shape, host.dtype)
+        if self.device.kind == "cpu":
+            self._host[...] = host
+        else:
+            self._gpu.copy_from_host(host)
+        return self
+
+    def copy_to_host(self, out=None, stream=None):
+        """A host array of ``host_shape`` with the texels (cudaMemcpy3D from the array)."""
+        out = np.empty(self.host_shape, self.dtype) if out is None else out
+        self._check_shape(out.shape, out.dtype)
+        if self.device.kind == "cpu":
+            self.device.backend.synchronize()
+            out[...] = self._host
+        else:
+            self._gpu.copy_to_host(out)
+        return out
+
+    def _check_shape(self, shape, dtype):
+        if tuple(shape) != self.host_shape or np.dtype(dtype) != self.dtype:
+            raise ValueError(f"CudaArray of shape {self.host_shape} and dtype {self.dtype.name} "
+                             f"cannot copy an array of shape {tuple(shape)} and dtype "
+                             f"{np.dtype(dtype).name}; convert it first")
+
+    def _cpu_descriptor(self):
+        host = self._host
+        spatial = list(range(int(self.layered), int(self.layered) + self.ndim))
+        extent, strides = [1, 1, 1, 1], [0, 0, 0, 0]
+        for d, axis in enumerate(reversed(spatial)):
+            extent[d], strides[d] = host.shape[axis], host.strides[axis]
+        if self.layered:
+            extent[3], strides[3] = host.shape[0], host.strides[0]
+        return host.ctypes.data, extent, strides
+
+    def __repr__(self):
+        return (f"CudaArray(shape={self.shape}, dtype={self.dtype.name}, channels={self.channels}"
+                f"{', layered' if self.layered else ''}{', surface' if self.surface else ''}, "
+                f"device={self.device.name})")
+
+
+class Texture:
+    """A texture object over a CudaArray, 1D linear device memory or pitched 2D device memory.
+
+    ``filter`` 'point' or 'linear' (linear needs float results: float texels or
+    ``read_mode='normalized_float'``); ``address`` one mode or one per dimension
+    ('clamp', 'wrap', 'mirror', 'border'; wrap and mirror need normalized coordinates);
+    ``read_mode`` 'element' or 'normalized_float' (8- and 16-bit integers read as
+    [0, 1] or [-1, 1]).
+    """
+
+    def __init__(self, source, filter="point", address="clamp", normalized_coords=False,
+                 read_mode="element"):
+        self.source = source
+        kind, ndim, layered, dtype, channels = _describe_source(source)
+        addresses = (address,) * ndim if isinstance(address, str) else tuple(address)
+        _check_modes(filter, addresses, ndim, normalized_coords, read_mode, dtype, kind)
+        self.device = source.device
+        self._simt_type = T.Texture(dtype, channels, ndim, layered, kind, filter, addresses,
+                                    bool(normalized_coords), read_mode)
+        self._handle = None
+        if _backend_kind(self.device, "Texture") == "cuda":
+            self._handle = _gpu().TextureObject(self.device.backend, self)
+
+    def _cpu_descriptor(self):
+        source = self.source
+        if isinstance(source, CudaArray):
+            return source._cpu_descriptor()
+        if source.ndim == 1:
+            return source.ptr, [source.shape[0], 1, 1, 1], [source.itemsize, 0, 0, 0]
+        return (source.ptr, [source.shape[1], source.shape[0], 1, 1],
+                [source.strides[1], source.strides[0], 0, 0])
+
+    def _gpu_handle(self, device):
+        _same_device(self, device)
+        return self._handle.value
+
+    def __repr__(self):
+        return f"Texture({self._simt_type!r}, device={self.device.name})"
+
+
+class Surface:
+    """A surface object over a CudaArray created with ``surface=True`` (cudaCreateSurfaceObject)."""
+
+    def __init__(self, array):
+        if not isinstance(array, CudaArray) or not array.surface:
+            raise ValueError("simt.Surface needs a CudaArray created with surface=True")
+        if array.layered:
+            raise NotSupportedError("layered surfaces are not supported yet; use a 3D CudaArray")
+        self.source = array
+        self.device = array.device
+        self._simt_type = T.Surface(array.dtype, array.channels, array.ndim, False)
+        self._handle = None
+        if _backend_kind(self.device, "Surface") == "cuda":
+            self._handle = _gpu().SurfaceObject(self.device.backend, self)
+
+    def _cpu_descriptor(self):
+        return self.source._cpu_descriptor()
+
+    def _gpu_handle(self, device):
+        _same_device(self, device)
+        return self._handle.value
+
+    def __repr__(self):
+        return f"Surface({self._simt_type!r}, device={self.device.name})"
+
+
+def _same_device(obj, device):
+    name = getattr(device, "name", device)
+    if name != obj.device.name:
+        raise ValueError(f"{type(obj).__name__} lives on {obj.device.name} and cannot be passed "
+                         f"to a kernel on {name}; create it on that device")
+
+
+def _describe_source(source):
+    """(source kind, ndim, layered, dtype, channels) of what a texture reads."""
+    if isinstance(source, CudaArray):
+        return "array", source.ndim, source.layered, source.dtype, source.channels
+    if not isinstance(source, DeviceArray):
+        raise TypeError(f"a Texture reads a simt.CudaArray or a device array, not a "
+                        f"{type(source).__name__}; copy host data in with simt.to_device or "
+                        "CudaArray.copy_from")
+    if source.dtype not in TEXEL_DTYPES:
+        raise TypeError(f"texture texels must be one of {', '.join(d.name for d in TEXEL_DTYPES)}"
+                        f"; got {source.dtype.name}")
+    if source.ndim == 1:
+        if source.strides[0] != source.itemsize:
+            raise ValueError("a 1D texture over linear memory needs a contiguous device array")
+        return "linear", 1, False, source.dtype, 1
+    if source.ndim == 2:
+        if source.strides[1] != source.itemsize or source.strides[0] % PITCH_ALIGNMENT:
+            raise ValueError(f"a 2D texture over device memory needs contiguous rows whose "
+                             f"pitch is a multiple of {PITCH_ALIGNMENT} bytes (got strides "
+                             f"{source.strides}); pad the rows, or use a simt.CudaArray")
+        return "pitch2d", 2, False, source.dtype, 1
+    raise ValueError(f"a texture over device memory is 1D or 2D, got a {source.ndim}D array; "
+                     "use a simt.CudaArray for 3D and layered textures")
+
+
+def _check_modes(filter, addresses, ndim, normalized, read_mode, dtype, kind):
+    if filter not in FILTERS:
+        raise ValueError(f"filter={filter!r}: use 'point' or 'linear'")
+    if read_mode not in READ_MODES:
+        raise ValueError(f"read_mode={read_mode!r}: use 'element' or 'normalized_float'")
+    if len(addresses) != ndim or any(a not in ADDRESS_MODES for a in addresses):
+        raise ValueError(f"address={addresses!r}: give one of {ADDRESS_MODES} or one per "
+                         f"dimension ({ndim})")
+    if not normalized and any(a in ("wrap", "mirror") for a in addresses):
+        raise ValueError("address modes 'wrap' and 'mirror' need normalized_coords=True "
+                         "(as in CUDA)")
+    if read_mode == "normalized_float" and not (dtype.kind in "iu" and dtype.itemsize <= 2):
+        raise ValueError(f"read_mode='normalized_float' applies to 8- and 16-bit integer "
+                         f"texels, not {dtype.name}")
+    if filter == "linear" and read_mode == "element" and dtype.kind != "f":
+        raise ValueError(f"linear filtering returns floats: use read_mode='normalized_float' "
+                         f"for {dtype.name} texels, or filter='point'")
+    if kind == "linear" and (filter != "point" or normalized):
+        raise ValueError("a texture over linear memory is read with tex.fetch(i) (tex1Dfetch): "
+                         "no filtering and no normalized coordinates; use a CudaArray for those")
