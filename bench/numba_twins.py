@@ -1,11 +1,13 @@
 """numba-cuda twins: the simt kernels' own Python source, compiled by numba-cuda
 (simt's names mapped onto numba.cuda's), timed like the others. Run as its own
 process (numba-cuda 0.30 needs NumPy <= 2.3): python bench/numba_twins.py out.json"""
+import inspect
 import json
 import os
+import re
 import sys
+import textwrap
 import time
-import types
 
 import numpy as np
 
@@ -19,29 +21,27 @@ from numba.cuda import libdevice     # noqa: E402
 import simt                          # noqa: E402
 from workloads import all_cases      # noqa: E402
 
-SHIM = types.SimpleNamespace(
-    threadIdx=cuda.threadIdx, blockIdx=cuda.blockIdx, blockDim=cuda.blockDim,
-    gridDim=cuda.gridDim, grid=cuda.grid, shared=cuda.shared, local=cuda.local,
-    syncthreads=cuda.syncthreads, atomic=cuda.atomic, shfl_down_sync=cuda.shfl_down_sync,
-    math=types.SimpleNamespace(rsqrt=libdevice.rsqrtf), clock64=None)
-NAMES = {"threadIdx": cuda.threadIdx, "blockIdx": cuda.blockIdx, "blockDim": cuda.blockDim,
-         "gridDim": cuda.gridDim}
+BARE = re.compile(r"(?<![.\w])(threadIdx|blockIdx|blockDim|gridDim)\b")
 _converted = {}
 
 
 def convert(pyfunc, device=False):
-    """The same function with simt's names bound to numba.cuda's, jitted by numba."""
+    """The same source with simt's names spelled as numba.cuda's, jitted by numba:
+    ``simt.math.rsqrt`` becomes libdevice's rsqrtf, ``simt.X`` ``cuda.X``, and bare
+    ``threadIdx`` (imported from simt) ``cuda.threadIdx``."""
     if pyfunc in _converted:
         return _converted[pyfunc]
-    g = dict(pyfunc.__globals__)
-    g["simt"] = SHIM
-    for name, value in list(g.items()):
-        if name in NAMES and value is getattr(simt, name, None):
-            g[name] = NAMES[name]
-        elif getattr(value, "_simt_device", False):
+    lines = textwrap.dedent(inspect.getsource(pyfunc)).splitlines()
+    source = "\n".join(l for l in lines if not l.startswith("@"))
+    source = source.replace("simt.math.rsqrt", "libdevice.rsqrtf").replace("simt.", "cuda.")
+    source = BARE.sub(r"cuda.\1", source)
+    g = dict(pyfunc.__globals__, cuda=cuda, libdevice=libdevice)
+    for name, value in pyfunc.__globals__.items():
+        if getattr(value, "_simt_device", False) and value.pyfunc is not pyfunc:
             g[name] = convert(value.pyfunc, device=True)
-    fn = types.FunctionType(pyfunc.__code__, g, pyfunc.__name__, pyfunc.__defaults__,
-                            pyfunc.__closure__)
+    namespace = {}
+    exec(compile(source, inspect.getsourcefile(pyfunc), "exec"), g, namespace)
+    fn = namespace[pyfunc.__name__]
     out = cuda.jit(device=True)(fn) if device else cuda.jit(fn)
     _converted[pyfunc] = out
     return out

@@ -92,7 +92,7 @@ def main(path):
         dt = np.dtype(dtype)
         ch = texture.ChannelFormatDescriptor(8 * dt.itemsize, 0, 0, 0, kinds[dt.kind])
         dims = list(reversed(shape)) + [0] * (3 - len(shape))
-        flags = runtime.cudaArrayTextureGather if gather else 0
+        flags = 0x08 if gather else 0      # cudaArrayTextureGather
         arr = texture.CUDAarray(ch, dims[0], dims[1], dims[2], flags)
         arr.copy_from(data)
         res = texture.ResourceDescriptor(runtime.cudaResourceTypeArray, cuArr=arr)

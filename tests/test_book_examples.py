@@ -11,13 +11,6 @@ from simt.examples import (add_loop, ch03, hashtable, hist, interop, julia, lock
                            ray, ripple, shared_bitmap, streams)
 from simt.examples.book import float_to_color, float_to_color_reference
 
-# The timed examples record simt.Event around their work, and chapter 10 queues copies
-# and kernels in simt.Stream: both are being wired into the launch path and the CPU device.
-needs_events = pytest.mark.xfail(
-    not (hasattr(simt, "Event") and hasattr(simt, "Stream")), strict=False,
-    reason="streams and events (simt.Stream, simt.Event) are not wired into the launch path yet")
-
-
 def assert_nearly_equal_images(image, expected, max_diff=1, fraction=0.01):
     """Pixel-exact but for rare off-by-one bytes, where float32 math functions of the
     device and of NumPy may round a last bit differently before a byte conversion."""
@@ -101,7 +94,6 @@ def test_ray_tracer(device, use_const):
     assert (diff > 1).mean() < 0.002 and (diff > 0).mean() < 0.01
 
 
-@needs_events
 def test_ray_timed_prints_the_book_line(device, tmp_path, capsys):
     ray.ray_const(out_dir=str(tmp_path), dim=64)
     ray.ray_noconst(out_dir=str(tmp_path), dim=64)
@@ -136,7 +128,6 @@ def test_histogram(device, rng, kernel):
     np.testing.assert_array_equal(histo, np.bincount(buffer, minlength=256))
 
 
-@needs_events
 def test_histogram_timed(device, capsys):
     hist.hist_shmem_atomics(size=100_000)
     out = capsys.readouterr().out
@@ -147,7 +138,6 @@ def test_histogram_timed(device, capsys):
 # -- chapter 10 ---------------------------------------------------------------------------
 
 
-@needs_events
 @pytest.mark.parametrize("program", ["basic_single_stream", "basic_double_stream",
                                      "basic_double_stream_correct"])
 def test_streams(device, capsys, program):
@@ -156,7 +146,6 @@ def test_streams(device, capsys, program):
     assert "Time taken:  " in capsys.readouterr().out
 
 
-@needs_events
 def test_copy_timed(device, capsys):
     rates = streams.copy_timed(size=1 << 16, copies=3)
     assert len(rates) == 4 and all(rate > 0 for rate in rates.values())
@@ -166,7 +155,6 @@ def test_copy_timed(device, capsys):
 # -- chapter 11 ---------------------------------------------------------------------------
 
 
-@needs_events
 def test_zero_copy_dot(device):
     n = 1 << 18
     c_malloc, c_mapped = multigpu.zero_copy_dot(size=n)
@@ -222,3 +210,10 @@ def test_cli_lists_every_port():
                  "zero_copy_dot", "portable_pinned", "dot_atomic_lock", "hashtable_gpu"):
         assert name in names
     assert names.index("hello_world") < names.index("julia") < names.index("hashtable_gpu")
+
+
+def test_heat_interop(device, tmp_path):
+    from simt.examples import heat_interop
+    temps, image = heat_interop.heat_interop(out_dir=str(tmp_path), dim=64, frames=2)
+    np.testing.assert_allclose(temps, heat_interop.reference(64, 2), rtol=1e-5, atol=1e-6)
+    assert_nearly_equal_images(image, float_to_color_reference(temps))

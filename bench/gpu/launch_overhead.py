@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
 import gpu_driver_check as drv          # noqa: E402  (the driver-level baselines live there)
 
 import simt                             # noqa: E402
+from simt.backends.cuda import launch as cuda_launch   # noqa: E402
 from simt.backends.cuda.module import Module    # noqa: E402
 
 COUNTS = (1, 5, 26)
@@ -53,8 +54,13 @@ def main():
         for n in COUNTS:
             args = tuple(buf if i % 2 == 0 else np.int32(i) for i in range(n))
             k = kernels[n]
-            rows.setdefault("simt kernel[1, 1](*args)", {}).setdefault(n, []).append(
-                drv.timed(lambda: k[1, 1](*args), backend.synchronize))
+            for via in ("native", "bindings"):       # the prepared path's route to the driver
+                cuda_launch.VIA = via
+                k.launches.clear()
+                label = "simt kernel[1, 1](*args)" + ("" if via == "native" else " via cuda.bindings")
+                rows.setdefault(label, {}).setdefault(n, []).append(
+                    drv.timed(lambda: k[1, 1](*args), backend.synchronize))
+            cuda_launch.VIA = "native"
             ptx = drv.HEADER.format(version="8.0", target="sm_90") + drv.empty_ptx(n)
             fn = Module(ptx, backend).get_function(f"empty{n}")
             kinds = [drv.PTR if i % 2 == 0 else drv.ctypes.c_int32 for i in range(n)]
@@ -63,6 +69,8 @@ def main():
                 drv.bench_simt(backend, fn, kinds, values))
             rows.setdefault("raw cuLaunchKernel, prebuilt params", {}).setdefault(n, []).append(
                 drv.bench_raw_address(backend, fn, kinds, values))
+            rows.setdefault("ctypes libcuda cuLaunchKernel + pack", {}).setdefault(n, []).append(
+                drv.bench_ctypes(backend, fn, kinds, values))
             label, value = drv.bench_cuda_core(n, values)
             rows.setdefault(label, {}).setdefault(n, []).append(value)
             backend.make_current(force=True)

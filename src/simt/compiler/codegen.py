@@ -153,7 +153,11 @@ class FunctionEmitter:
             self.builder.branch(latch)
         self.builder.position_at_end(latch)
         it = self.builder.load(counter, typ=start.type)
-        self.builder.store(self.builder.add(it, step), counter)
+        # nsw on signed counters, as CUDA C's `int` loops: without it LLVM cannot count the
+        # trips, so it neither unrolls nor widens the loop (a range whose counter would pass
+        # the type's maximum is undefined, as in C)
+        flags = ["nsw"] if t.kind == "i" else []
+        self.builder.store(self.builder.add(it, step, flags=flags), counter)
         self.builder.branch(head)
         self.builder.position_at_end(done)
 

@@ -141,9 +141,10 @@ def float_to_color_reference(temps):
 
 
 def progress(done, total, what="frames"):
-    """One overwritten line on stderr: long runs show how far they are."""
-    end = "\n" if done == total else ""
-    print(f"\r  {done}/{total} {what}", end=end, file=sys.stderr, flush=True)
+    """A line on stderr at every tenth of a long run, so that it shows how far it is
+    (whole lines: they do not garble the program's own output on the same terminal)."""
+    if done == total or done % max(1, total // 10) == 0:
+        print(f"  {done}/{total} {what}", file=sys.stderr, flush=True)
 
 
 # -- cpu_bitmap.h -----------------------------------------------------------------------------
@@ -286,8 +287,9 @@ class GPUAnimBitmap:
 def mapped_device_view(mapped, device=None):
     """A DeviceArray over a simt.mapped_array's device address (cudaHostGetDevicePointer).
 
-    A kernel given the DeviceArray reads and writes the host memory itself (zero-copy);
-    given the NumPy array, simt would copy it in and out instead. ``device`` (default:
+    A kernel given the DeviceArray reads and writes the host memory itself (zero-copy),
+    as it does given the mapped array itself; the view is the book's explicit
+    cudaHostGetDevicePointer, and can name another device. ``device`` (default:
     the one that mapped it) may name another GPU: simt's mapped memory is portable, and
     with unified addressing its device address is the same in every context.
     """

@@ -1,6 +1,6 @@
 """CUDA by Example, chapter 8: graphics interoperability. A kernel writes pixels into a
-buffer that OpenGL draws without a copy through the host (8.2), and the heat transfer
-of chapter 7 drawn that way (8.4). Here there is no window: the buffer is a device
+buffer that OpenGL draws without a copy through the host (8.2); heat_interop.py has
+8.4 and ripple.py 8.3.2. Here there is no window: the buffer is a device
 array and its frames go to files; book.GPUAnimBitmap's docstring and
 docs/cuda-by-example.md show the OpenGL path for a machine with a display.
 """
@@ -11,7 +11,6 @@ import numpy as np
 import simt
 from simt import blockDim, blockIdx, gridDim, threadIdx
 from ._common import Example, save_png, out_path
-from .book import GPUAnimBitmap
 
 DIM = 512
 
@@ -60,19 +59,7 @@ def basic_interop(device=None, out_dir=None, dim=DIM):
     return image
 
 
-def heat_interop(device=None, out_dir=None, dim=None, frames=None):
-    """8.4: chapter 7's simulation with its colours written straight into the GL buffer.
-
-    Uses examples/heat.py's kernels (chapter 7's port); each frame runs the book's 90
-    steps, then float_to_color into the buffer.
-    """
-    from . import heat                         # chapter 7 owns the simulation
-    return heat.run_interop(GPUAnimBitmap, out_dir=out_dir, dim=dim, frames=frames)
-
-
 EXAMPLES = [
     Example("basic_interop", "8.2", "a kernel draws into an OpenGL buffer; here a PNG (8.2)",
             basic_interop),
-    Example("heat_interop", "8.4", "heat transfer drawn through graphics interop; frames to a "
-            "GIF (8.4)", heat_interop),
 ]

@@ -5,7 +5,7 @@ import simt
 from simt import blockDim, blockIdx, gridDim, threadIdx
 
 NAME = "vectoradd"
-SECTION = "4.2.1"
+SECTION = "5.2.1.2"
 DESCRIPTION = "add two vectors, one thread per element (CUDA by Example ch. 4)"
 N = 33 * 1024
 

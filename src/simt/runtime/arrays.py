@@ -48,7 +48,45 @@ def _normalize_shape(shape):
     return shape
 
 
-_SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it (launches compare by identity)
+_SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it
+_SIG_CLASSES = {}   # that T.Array -> the DeviceArray subclass of arrays of that signature
+
+
+def _contiguous(shape, strides, itemsize, dims):
+    """NumPy's rule: strides match the running product over ``dims`` (extents of 1 aside)."""
+    if 0 in shape:
+        return True
+    expected = itemsize
+    for d in dims:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def _signature(dtype, shape, strides):
+    """The interned T.Array of an array: 'C', 'F' or 'A' as compiler.types.layout_of says."""
+    ndim = len(shape)
+    if _contiguous(shape, strides, dtype.itemsize, range(ndim - 1, -1, -1)):
+        layout = "C"
+    elif ndim > 1 and _contiguous(shape, strides, dtype.itemsize, range(ndim)):
+        layout = "F"
+    else:
+        layout = "A"
+    key = (dtype, ndim, layout)
+    sig = _SIGS.get(key)
+    if sig is None:
+        from ..compiler import types as T
+        sig = _SIGS.setdefault(key, T.Array(*key))
+    return sig
+
+
+def _signature_class(sig):
+    """The DeviceArray subclass for one signature (named DeviceArray: users never see it)."""
+    cls = type("DeviceArray", (DeviceArray,), {"_sig": sig, "__module__": __name__,
+                                               "__qualname__": "DeviceArray"})
+    return _SIG_CLASSES.setdefault(sig, cls)
 
 
 def _stream_handle(stream):
@@ -105,6 +143,14 @@ class DeviceArray:
             alloc = _allocate(self.device, _span(self.shape, self.strides, self.itemsize)[1])
         self.alloc = alloc
         self.offset = int(offset)
+        # The layout never changes, so the class says it: a launch then finds its prepared
+        # signature from type(arg) alone (runtime/launch.py).
+        sig = _signature(self.dtype, self.shape, self.strides)
+        self.__class__ = _SIG_CLASSES.get(sig) or _signature_class(sig)
+        flat = (alloc.ptr + self.offset, *self.shape)
+        if sig.layout == "A":
+            flat += tuple(st // self.dtype.itemsize for st in self.strides)
+        self._flat = flat      # a GPU kernel's parameters for this array (backends/cuda/params.py)
 
     # -- NumPy-like attributes -------------------------------------------------------
 
@@ -141,19 +187,11 @@ class DeviceArray:
         base = np.zeros(1, dtype=self.dtype)
         return np.lib.stride_tricks.as_strided(base, self.shape, self.strides, writeable=False)
 
-    _sig = None        # the kernel-argument type, computed once (shape and strides never change)
+    _sig = None        # the kernel-argument type: set by each signature's subclass
 
     def simt_type(self):
         """This array's kernel-argument type (one shared object per dtype, ndim and layout)."""
-        sig = self._sig
-        if sig is None:
-            from ..compiler import types as T
-            key = (self.dtype, self.ndim, T.layout_of(self))
-            sig = _SIGS.get(key)
-            if sig is None:
-                sig = _SIGS.setdefault(key, T.Array(*key))
-            self._sig = sig
-        return sig
+        return self._sig
 
     @property
     def flags(self):

@@ -8,7 +8,7 @@ import numpy as np
 from ..compiler import types as T
 from ..compiler.frontend import FrontEnd
 from . import cache
-from .devices import get_device
+from .devices import _local, get_device
 from ..config import config
 from .errors import CompileError, InvalidConfiguration, NotSupportedError
 from .streams import stream_handle
@@ -132,7 +132,9 @@ class Kernel:
             launch = launches.get(config)
         except TypeError:                 # an unhashable part (a list): no reuse
             launch = None
-        if launch is None:
+        if launch is not None:
+            return launch.call
+        else:
             if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
                 raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
                                            "kernel[grid, block, shared_bytes] or "
@@ -144,7 +146,7 @@ class Kernel:
                 launches[config] = launch
             except TypeError:
                 pass
-        return launch
+        return launch.call
 
     def __call__(self, *args):
         raise InvalidConfiguration(f"kernel '{self.__name__}' needs a launch configuration: "
@@ -283,9 +285,11 @@ class Launch:
     """A kernel with its launch configuration, called with the arguments.
 
     The first call with given argument types on a device goes the full way (types,
-    compile, configuration checks) and asks the backend for a prepared launch of
-    that signature; later calls whose arguments have the same Python types take it
-    after one identity check per array argument (see docs/gpu-device.md)."""
+    compile, configuration checks) and asks the backend for a launch function generated
+    for that signature (``launch_source`` below); ``kernel[...]`` then hands out that
+    function, which checks its arguments' classes (a DeviceArray's class records its
+    dtype, ndim and layout) and the current device, and falls back to this object's
+    full path when they differ."""
 
     def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
         self.kernel = kernel
@@ -293,16 +297,16 @@ class Launch:
         self.block = dim3_tuple(block, "block")
         self.shared_bytes = int(shared_bytes or 0)
         self.stream = stream
-        self.prepared = {}      # id(device) -> (device, {argument Python types: launch fn})
+        self.prepared = {}      # argument classes -> (device, launch function)
+        self.call = self        # what kernel[...] returns: the latest prepared launch
 
     def __call__(self, *args):
-        device = get_device()
-        entry = self.prepared.get(id(device))
-        if entry is not None and entry[0] is device:
-            fast = entry[1].get(tuple(map(type, args)))
-            if fast is not None and fast(args):
-                return
-        self._launch(device, args)
+        entry = self.prepared.get(tuple(map(type, args)))
+        if entry is not None and entry[0] is getattr(_local, "device", None):
+            self.call = entry[1]
+            entry[1](*args)
+        else:
+            self._launch(get_device(), args)
 
     def _launch(self, device, args):
         kernel = self.kernel
@@ -323,42 +327,53 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         prepare = getattr(backend, "prepare_launch", None)
-        if prepare is not None:
-            fast = prepare(kernel, loaded, types, args, self.grid, self.block,
-                           self.shared_bytes, stream)
+        if prepare is not None and types_fixed_by_class(types, args):
+            classes = tuple(map(type, args))
+            head, scope = launch_source(classes, device, self.__call__)
+            fast = prepare(kernel, loaded, types, self.grid, self.block, self.shared_bytes,
+                           stream, head, scope)
             if fast is not None:
-                entry = self.prepared.get(id(device))
-                if entry is None or entry[0] is not device:
-                    entry = self.prepared[id(device)] = (device, {})
-                entry[1][tuple(map(type, args))] = fast
+                if len(self.prepared) >= 16:
+                    self.prepared.clear()
+                self.prepared[classes] = (device, fast)
+                self.call = fast
 
 
-def array_guards(types, args):
-    """The arguments a prepared launch must check, as (position, T.Array), or None
-    when some argument's Python type does not fix its kernel type (a tuple, a NumPy
-    array, a foreign array): those launches always take the full path. A guard
-    holds when ``(arg._sig or arg.simt_type()) is t``."""
-    guards = []
-    for i, (t, a) in enumerate(zip(types, args)):
+def types_fixed_by_class(types, args):
+    """Whether each argument's Python type alone fixes its kernel type: scalars, and
+    DeviceArrays (one class per dtype, ndim and layout). A NumPy or foreign array, a
+    tuple or a texture always takes the full path."""
+    for t, a in zip(types, args):
         if isinstance(t, T.Array):
-            if getattr(a, "_sig", None) is not t:
-                return None
-            guards.append((i, t))
-        elif not isinstance(t, T.Scalar):
-            return None
-    return guards
-
-
-def guarded(guards, launch):
-    """A prepared launch: ``launch(args)`` once every array guard holds, else False."""
-    def fast(args):
-        for i, t in guards:
-            a = args[i]
-            if (a._sig or a.simt_type()) is not t:
+            if getattr(type(a), "_sig", None) is not t:
                 return False
-        launch(args)
-        return True
-    return fast
+        elif not isinstance(t, T.Scalar):
+            return False
+    return True
+
+
+def launch_source(classes, device, slow):
+    """The head of a generated launch function, and its globals: it takes ``*args``,
+    binds them to a0, a1, ... and calls ``slow(*args)`` (the full path) unless there
+    are as many as ``classes``, of exactly those classes, and ``device`` is current.
+    A backend appends the lines that pass a0, a1, ... to the kernel."""
+    names = [f"a{i}" for i in range(len(classes))]
+    checks = " or ".join(f"{a}.__class__ is not C{i}" for i, a in enumerate(names))
+    head = ["def fast(*args):",
+            f"    if len(args) != {len(names)} or getattr(rt, 'device', None) is not device:",
+            "        return slow(*args)"]
+    if names:
+        head.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
+        head += [f"    if {checks}:", "        return slow(*args)"]
+    scope = {"rt": _local, "device": device, "slow": slow,
+             **{f"C{i}": c for i, c in enumerate(classes)}}
+    return head, scope
+
+
+def build_launch(lines, scope, name):
+    """Compile generated launch source; returns its ``fast`` function."""
+    exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
+    return scope["fast"]
 
 
 def kernel(fn=None, *, cache=True, **options):

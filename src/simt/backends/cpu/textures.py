@@ -4,8 +4,8 @@ A texture or surface argument is a descriptor (``TEX_STRUCT``): the texel data,
 extents (x, y, z, layer) and byte strides (x, y, z, layer); see
 runtime/textures.py for how it is filled. Fetches follow the guide's appendix H
 and section 3.2.12.1 as the GPU computes them: coordinates become fixed point with
-8 fractional bits (rounded to nearest), nearest-point sampling takes the texel the
-coordinate falls in, linear filtering weights texels by 9-bit fixed-point weights,
+8 fractional bits (rounded to nearest, ties up), nearest-point sampling takes the
+texel the coordinate falls in, linear filtering weights texels by 9-bit fixed-point weights,
 and each texel index is remapped by the address mode (clamp, wrap, mirror, border).
 """
 import itertools
@@ -148,8 +148,12 @@ def _fixed_point(em, t, x, n, linear):
     scaled = b.fmul(b.fpext(u, F64), const(F64, float(1 << FRACTION_BITS)))
     # keep the conversion defined for huge and NaN coordinates (maxnum(NaN, lo) is lo)
     scaled = _minnum(b, _maxnum(b, scaled, const(F64, -2.0 ** 50)), const(F64, 2.0 ** 50))
-    rint = b.module.declare_intrinsic("llvm.rint", [F64])
-    return b.fptosi(b.call(rint, [scaled]), I64)
+    # linear filtering rounds to the nearest 1/256 (ties up, as measured on an H200);
+    # nearest-point sampling takes the cell the coordinate lies in (floor)
+    if linear:
+        scaled = b.fadd(scaled, const(F64, 0.5))
+    floor = b.module.declare_intrinsic("llvm.floor", [F64])
+    return b.fptosi(b.call(floor, [scaled]), I64)
 
 
 def _taps(em, t, x, n, linear):

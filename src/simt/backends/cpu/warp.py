@@ -38,9 +38,10 @@ class WarpResult(ir.Stmt):
 def split(em, s, run, guards):
     """Emit the run ending in ``s``'s gather; return the next run, starting with its result."""
     counter = _counter(em)
+    em.flush(run + [WarpGather(s)], guards)
+    # the next run computes s's result (ticket = counter - 1) and may end with the next gather
     b = em.builder
     b.store(b.add(b.load(counter, typ=I64), i64(1)), counter)
-    em.flush(run + [WarpGather(s)], guards)
     return [WarpResult(s)]
 
 
@@ -50,11 +51,13 @@ def _counter(em):
     if counter is None:
         counter = em.warp_counter = em.alloca(I64, name="warp_ticket")
         eb = em.entry_builder
-        eb.store(i64(0), counter)
-        em.add_slot(TICKET, I64)
-        base, _ = em.slot_layout[TICKET]
-        memset = em.module.declare_intrinsic("llvm.memset", [base.type, I64])
-        eb.call(memset, [base, const(I8, 0), eb.mul(em.nthreads, i64(8)), const(I1, 0)])
+        eb.store(i64(1), counter)             # slots start at 0: never a valid ticket
+        for parity in (0, 1):
+            name = f"{TICKET}.{parity}"
+            em.add_slot(name, I64)
+            base, _ = em.slot_layout[name]
+            memset = em.module.declare_intrinsic("llvm.memset", [base.type, I64])
+            eb.call(memset, [base, const(I8, 0), eb.mul(em.nthreads, i64(8)), const(I1, 0)])
     return counter
 
 
@@ -62,21 +65,31 @@ def _slot_name(index, lltype):
     return f"$warp.arg{index}.{lltype}".replace(" ", "")
 
 
-def _slot_ptr(em, name, lltype, index):
-    if name not in em.slot_layout:
-        em.add_slot(name, lltype)
-    base, _ = em.slot_layout[name]
-    return em.builder.gep(base, [index], source_etype=lltype)
+def _slot_ptr(em, name, lltype, index, parity):
+    """Slots come in two sets, chosen by the ticket's parity: in one run, the result of
+    operation k reads one set while the gather of operation k + 1 writes the other."""
+    for p in (0, 1):
+        if f"{name}.{p}" not in em.slot_layout:
+            em.add_slot(f"{name}.{p}", lltype)
+    b = em.builder
+    base = b.select(parity, em.slot_layout[f"{name}.1"][0], em.slot_layout[f"{name}.0"][0])
+    return b.gep(base, [index], source_etype=lltype)
+
+
+def _parity(b, ticket):
+    return b.trunc(ticket, I1)
 
 
 def gather(em, s):
-    b = em.builder
     for i, arg in enumerate(s.args):
         value = em.expr(arg)
         lltype = value_type(arg.type, em.target)
         b = em.builder
-        b.store(value, _slot_ptr(em, _slot_name(i, lltype), lltype, em.flat_tid))
-    b.store(b.load(em.warp_counter, typ=I64), _slot_ptr(em, TICKET, I64, em.flat_tid))
+        parity = _parity(b, b.load(em.warp_counter, typ=I64))
+        b.store(value, _slot_ptr(em, _slot_name(i, lltype), lltype, em.flat_tid, parity))
+    b = em.builder
+    ticket = b.load(em.warp_counter, typ=I64)
+    b.store(ticket, _slot_ptr(em, TICKET, I64, em.flat_tid, _parity(b, ticket)))
 
 
 class Lanes:
@@ -90,13 +103,14 @@ class Lanes:
         self.base = b.sub(flat, b.zext(self.lane, I64))
         left = b.sub(em.nthreads, self.base)
         self.count = b.trunc(b.select(b.icmp_unsigned("<", left, i64(32)), left, i64(32)), I32)
-        self.ticket = b.load(em.warp_counter, typ=I64)
+        self.ticket = b.sub(b.load(em.warp_counter, typ=I64), i64(1))
+        self.parity = _parity(b, self.ticket)
 
     def arg_ptr(self, i, lane):
         arg = self.s.args[i]
         lltype = value_type(arg.type, self.em.target)
         index = self.em.builder.add(self.base, self.em.builder.zext(lane, I64))
-        return _slot_ptr(self.em, _slot_name(i, lltype), lltype, index), lltype
+        return _slot_ptr(self.em, _slot_name(i, lltype), lltype, index, self.parity), lltype
 
     def arg(self, i, lane=None):
         pointer, lltype = self.arg_ptr(i, self.lane if lane is None else lane)
@@ -109,7 +123,7 @@ class Lanes:
         exists = b.icmp_unsigned("<", lane, self.count)
         safe = b.select(exists, lane, self.lane)
         index = b.add(self.base, b.zext(safe, I64))
-        ticket = b.load(_slot_ptr(self.em, TICKET, I64, index), typ=I64)
+        ticket = b.load(_slot_ptr(self.em, TICKET, I64, index, self.parity), typ=I64)
         ok = b.and_(exists, b.icmp_unsigned("==", ticket, self.ticket))
         if mask is not None:
             bit = b.and_(b.lshr(mask, safe), i32(1))

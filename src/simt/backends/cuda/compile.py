@@ -35,6 +35,7 @@ class CudaBinary:
     files: list = field(default_factory=list)
     messages: list = field(default_factory=list)
     can_fail: bool = False
+    grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
     llvm_ir: str = ""
     optimized_ir: str = ""
     compile_seconds: float = 0.0
@@ -98,6 +99,7 @@ def compile_kernel(fn, options, arch="sm_90"):
         symbols=target.symbol_table(), shared_static_bytes=target.shared_static_bytes,
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
+        grid_sync="simt_grid_barrier" in module.globals,
         llvm_ir=text, optimized_ir=str(optimized) if options.get("keep_ir") else "",
         compile_seconds=time.perf_counter() - started)
 

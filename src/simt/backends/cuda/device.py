@@ -213,14 +213,37 @@ class CudaBackend(Backend):
     def resources(self, kernel):
         return kernel.function.resources()
 
+    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """cuLaunchCooperativeKernel, after checking that the grid can be co-resident."""
+        from simt.backends.cuda.kernels import run_launch
+        from simt.runtime.errors import InvalidConfiguration
+        self.make_current()
+        threads = block[0] * block[1] * block[2]
+        if shared_bytes:
+            loaded.function.ensure_dynamic_shared(shared_bytes)
+        per_sm = call(api().cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                      loaded.function.handle, threads, shared_bytes)
+        limit = per_sm * self.properties().multiprocessor_count
+        blocks = grid[0] * grid[1] * grid[2]
+        if blocks > limit:
+            raise InvalidConfiguration(
+                f"cooperative launch of '{kernel.__name__}': {blocks} blocks of {threads} "
+                f"threads cannot all be resident on cuda:{self.index} (at most {limit}: "
+                f"{per_sm} per multiprocessor); CUDA fails this launch with "
+                "cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks and loop over the "
+                "data (a grid-stride loop)")
+        run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
+                   cooperative=True)
+
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         from simt.backends.cuda.kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
-    def prepare_launch(self, kernel, loaded, types, args, grid, block, shared_bytes, stream):
+    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, head,
+                       scope):
         from simt.backends.cuda.kernels import prepare_launch
-        return prepare_launch(self, kernel, loaded, types, args, grid, block, shared_bytes,
-                              stream)
+        return prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
+                              head, scope)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""

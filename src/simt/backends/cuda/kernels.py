@@ -92,10 +92,16 @@ def launch_error(binary, record, kernel_name):
     return CpuBackend._error(None, binary, record, kernel_name)
 
 
-def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args):
+def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
+               cooperative=False):
     from . import params as P
     backend.make_current()
     binary = loaded.binary
+    if binary.grid_sync and not cooperative:
+        from ...runtime.errors import LaunchError
+        raise LaunchError(f"kernel '{kernel.__name__}' calls grid.sync(), which needs a "
+                          f"cooperative launch: {kernel.__name__}.launch_cooperative(grid, "
+                          "block, args)")
     if binary.symbols:
         place_symbols(backend, kernel, loaded)
     if shared_bytes:
@@ -122,7 +128,8 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args)
     handle = getattr(stream, "handle", stream)
     if binary.can_fail:
         backend.error_source = (binary, kernel.__name__)
-    loaded.launcher.launch(grid, block, values, shared_bytes, handle)
+    launch = loaded.launcher.cooperative if cooperative else loaded.launcher.launch
+    launch(grid, block, values, shared_bytes, handle)
     if copies:
         backend.synchronize()          # raises an error the kernel recorded
         for value, span, alloc in copies:
@@ -130,25 +137,23 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args)
                 backend.copy_dtoh(span, alloc.ptr)
 
 
-def prepare_launch(backend, kernel, loaded, types, args, grid, block, shared_bytes, stream):
-    """A launch function for later calls of one signature: Python generated for it packs
-    each argument's flat values straight into the Launcher's buffer (no per-argument
-    calls) and calls cuLaunchKernel. None when the signature has no such path."""
+def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream, head,
+                   scope):
+    """The launch function for later calls of one signature: after the runtime's checks
+    (``head``), generated lines pack each argument's flat values straight into the
+    Launcher's buffer (an array contributes its precomputed ``_flat`` tuple) and call
+    the driver (Launcher.native_call). None when module-level symbols must be placed
+    at every launch."""
     from ...compiler import types as T
-    from ...runtime.launch import array_guards
-    from . import driver
-    from . import params as P
-    guards = array_guards(types, args)
-    if guards is None or loaded.binary.symbols:
+    from ...runtime.launch import build_launch
+    binary = loaded.binary
+    if binary.symbols:
         return None
-    names = [f"a{i}" for i in range(len(types))]
     values = []
-    for a, t in zip(names, types):
+    for i, t in enumerate(types):
+        a = f"a{i}"
         if isinstance(t, T.Array):
-            values.append(f"{a}.alloc.ptr + {a}.offset")
-            values += [f"{a}.shape[{d}]" for d in range(t.ndim)]
-            if P._strided(t):
-                values += [f"{a}.strides[{d}] // {t.dtype.itemsize}" for d in range(t.ndim)]
+            values.append(f"*{a}._flat")
         elif t.kind == "b":
             values.append(f"1 if {a} else 0")
         elif t.kind == "u":
@@ -160,31 +165,15 @@ def prepare_launch(backend, kernel, loaded, types, args, grid, block, shared_byt
         else:
             values.append(a)
     launcher = loaded.launcher
-    checks = " or ".join(f"({names[i]}._sig or {names[i]}.simt_type()) is not S{i}"
-                         for i, _ in guards)
-    binary = loaded.binary
-    call = "handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0"
-    source = "\n".join([
-        "def fast(args):",
-        f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "    pass",
-        f"    if {checks}:" if checks else "    if False:",
-        "        return False",
-        "    if getattr(tls, 'device', None) != index:",
-        "        make_current()",
-        "    backend.error_source = source" if binary.can_fail else "",
-        f"    pack(storage, 0, {', '.join(values)})" if values else "",
-        f"    (err,) = cu({call})",
-        "    if err:",
-        f"        retry(cu, err, 'cuLaunchKernel', ({call}))",
-        "    return True",
-    ])
-    (gx, gy, gz), (bx, by, bz) = grid, block
-    scope = dict(pack=launcher.pack, storage=launcher.storage, cu=launcher._launch,
-                 handle=launcher._handle, params=launcher.params, retry=launcher._retry,
-                 tls=driver._local, index=backend.index, make_current=backend.make_current,
-                 backend=backend, source=(binary, kernel.__name__), stream=stream,
-                 gx=gx, gy=gy, gz=gz, bx=bx, by=by, bz=bz, shared=shared_bytes,
-                 _half=lambda v: int(np.float16(v).view(np.uint16)),
-                 **{f"S{i}": t for i, t in guards})
-    exec(compile(source, f"<simt launch of {kernel.__name__}>", "exec"), scope)
-    return scope["fast"]
+    call, call_scope = launcher.native_call(grid, block, shared_bytes, stream)
+    lines = list(head)
+    if binary.can_fail:
+        lines.append("    backend.error_source = source")
+    if values:
+        lines.append(f"    pack(storage, 0, {', '.join(values)})")
+    lines += [f"    err = {call}", "    if err:", "        failed(err)"]
+    scope = dict(scope, **call_scope, pack=launcher.pack, storage=launcher.storage,
+                 failed=launcher.native_failed(grid, block, shared_bytes, stream),
+                 backend=backend, source=(binary, kernel.__name__),
+                 _half=lambda v: int(np.float16(v).view(np.uint16)))
+    return build_launch(lines, scope, kernel.__name__)

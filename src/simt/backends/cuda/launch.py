@@ -99,6 +99,126 @@ class Launcher:
               if hasattr(self.function, "name") else name)
 
 
+    # ------------------------------------------------------------ the prepared fast path
+    def native_call(self, grid, block, shared=0, stream=None):
+        """(expression, its globals): one launch of this kernel with this configuration,
+        after the caller packed the values into ``self.storage``; the expression gives a
+        CUresult (falsy on success). With VIA 'native' it is a call of a small native
+        function (compiled once per process by LLVM, ``native_trampoline``) that calls
+        libcuda's cuLaunchKernel from a descriptor built here once: one pointer crosses
+        from Python, where cuda.bindings converts eleven arguments per call."""
+        if VIA == "native" and native_trampoline() is not None:
+            desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
+                               shared, _address(stream), self.params)
+            self._descs = getattr(self, "_descs", []) + [desc]        # kept alive
+            return "go(desc)", {"go": native_trampoline(), "desc": ctypes.addressof(desc)}
+        gx, gy, gz = grid
+        bx, by, bz = block
+        return ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
+                {"cu": self._launch, "handle": self._handle, "gx": gx, "gy": gy, "gz": gz,
+                 "bx": bx, "by": by, "bz": bz, "shared": shared, "stream": stream,
+                 "params": self.params})
+
+    def native_failed(self, grid, block, shared=0, stream=None):
+        """What the prepared path calls with a nonzero CUresult: one retry after making
+        this device's context current (the thread never used it, or another library
+        made another context current), else the error as the driver layer raises it."""
+        gx, gy, gz = grid
+        bx, by, bz = block
+        args = (self._handle, gx, gy, gz, bx, by, bz, shared, stream, self.params, 0)
+
+        def failed(err):
+            driver = api()
+            err = driver.CUresult(int(err))
+            if self.backend is not None:
+                self.backend.make_current(force=True)
+                (err,) = self._launch(*args)
+            check(err, f"cuLaunchKernel of '{getattr(self.function, 'name', 'kernel')}'")
+        return failed
+
+
+VIA = "native"          # the prepared path's route to the driver: 'native' or 'bindings'
+
+
+class _LaunchDesc(ctypes.Structure):
+    """What the native trampoline reads: cuLaunchKernel's arguments."""
+    _fields_ = [("function", ctypes.c_void_p), ("entry", ctypes.c_void_p),
+                ("gx", ctypes.c_uint), ("gy", ctypes.c_uint), ("gz", ctypes.c_uint),
+                ("bx", ctypes.c_uint), ("by", ctypes.c_uint), ("bz", ctypes.c_uint),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("params", ctypes.c_void_p)]
+
+
+_TRAMPOLINE_IR = """
+%Desc = type { ptr, ptr, i32, i32, i32, i32, i32, i32, i32, ptr, ptr }
+define i32 @simt_cuda_launch(ptr %d) {
+  %pf = getelementptr %Desc, ptr %d, i32 0, i32 0
+  %f = load ptr, ptr %pf
+  %pe = getelementptr %Desc, ptr %d, i32 0, i32 1
+  %entry = load ptr, ptr %pe
+  %p2 = getelementptr %Desc, ptr %d, i32 0, i32 2
+  %gx = load i32, ptr %p2
+  %p3 = getelementptr %Desc, ptr %d, i32 0, i32 3
+  %gy = load i32, ptr %p3
+  %p4 = getelementptr %Desc, ptr %d, i32 0, i32 4
+  %gz = load i32, ptr %p4
+  %p5 = getelementptr %Desc, ptr %d, i32 0, i32 5
+  %bx = load i32, ptr %p5
+  %p6 = getelementptr %Desc, ptr %d, i32 0, i32 6
+  %by = load i32, ptr %p6
+  %p7 = getelementptr %Desc, ptr %d, i32 0, i32 7
+  %bz = load i32, ptr %p7
+  %p8 = getelementptr %Desc, ptr %d, i32 0, i32 8
+  %sh = load i32, ptr %p8
+  %p9 = getelementptr %Desc, ptr %d, i32 0, i32 9
+  %st = load ptr, ptr %p9
+  %p10 = getelementptr %Desc, ptr %d, i32 0, i32 10
+  %pa = load ptr, ptr %p10
+  %r = call i32 %entry(ptr %f, i32 %gx, i32 %gy, i32 %gz, i32 %bx, i32 %by, i32 %bz, i32 %sh, ptr %st, ptr %pa, ptr null)
+  ret i32 %r
+}
+"""
+_native = []
+
+
+def native_trampoline():
+    """``launch(desc_address) -> CUresult`` as native code, or None where LLVM's host JIT
+    or libcuda cannot be had. PYFUNCTYPE keeps the GIL: cuLaunchKernel returns at once."""
+    if not _native:
+        try:
+            from ..cpu import jit
+            if _cu_launch_address() is None:
+                raise OSError("libcuda.so.1 has no cuLaunchKernel")
+            module = jit.optimize(_TRAMPOLINE_IR, speed=2)
+            loaded = jit.LoadedObject(jit.emit_object(module))
+            proto = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+            _native.append((proto(loaded.address("simt_cuda_launch")), loaded))
+        except Exception:               # no native route: the bindings route still works
+            _native.append((None, None))
+    return _native[0][0]
+
+
+_cu = []
+
+
+def _cu_launch_address():
+    """The address of libcuda's cuLaunchKernel (the driver cuda.bindings also calls)."""
+    if not _cu:
+        try:
+            _cu.append(ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel,
+                                   ctypes.c_void_p).value)
+        except (OSError, AttributeError):
+            _cu.append(None)
+    return _cu[0]
+
+
+def _address(handle):
+    """A driver handle (CUfunction, CUstream or None) as an int address for ctypes."""
+    if handle is None:
+        return None
+    return int(handle) or None
+
+
 def _binder(pack, storage, cu_launch, handle, params, retry):
     """The launch function of one Launcher: everything it needs held in closure cells,
     which Python reads faster than instance attributes."""

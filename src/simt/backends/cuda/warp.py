@@ -53,8 +53,9 @@ def emit_warp(em, s):
         b.call(_fn(em, "llvm.nvvm.bar.warp.sync", ll.VoidType(), [I32]), args)
         return None
     if kind == "activemask":
+        # convergent: LLVM must not hoist identical calls out of both sides of a branch
         asm = ll.InlineAsm(ll.FunctionType(I32, []), "activemask.b32 $0;", "=r", side_effect=True)
-        return b.call(asm, [])
+        return b.call(asm, [], attrs=("convergent",))
     if kind == "shfl":
         return _shfl(em, sub, args, s.args[1].type)
     if kind == "vote":

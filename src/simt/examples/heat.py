@@ -1,0 +1,247 @@
+"""Heat transfer (CUDA by Example, chapter 7): a 1024x1024 plate with fixed heaters and
+coolers; each frame runs 90 steps of "copy the constant cells, blend each cell with its
+four neighbours", then colours the temperatures. Three versions, as in the book: plain
+global memory (7.3.3), 1D textures read with tex1Dfetch (7.3.4) and 2D textures read
+with tex2D over pitched memory (7.3.5), where clamp addressing handles the edges.
+"""
+import time
+
+import numpy as np
+
+import simt
+from simt import blockDim, blockIdx, gridDim, threadIdx
+from ._common import Example, out_path, save_png
+
+DIM = 1024
+MAX_TEMP = np.float32(1.0)
+MIN_TEMP = np.float32(0.0001)
+SPEED = np.float32(0.25)
+STEPS = 90                       # blend steps per frame, as in the book
+
+
+# ------------------------------------------------------------------ global memory (7.3.3)
+@simt.kernel
+def copy_const_kernel(iptr, cptr):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    if cptr[offset] != 0:
+        iptr[offset] = cptr[offset]
+
+
+@simt.kernel
+def blend_kernel(out_src, in_src, dim):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    left = offset - 1
+    right = offset + 1
+    if x == 0:
+        left += 1
+    if x == dim - 1:
+        right -= 1
+    top = offset - dim
+    bottom = offset + dim
+    if y == 0:
+        top += dim
+    if y == dim - 1:
+        bottom -= dim
+    out_src[offset] = in_src[offset] + SPEED * (in_src[top] + in_src[bottom] + in_src[left]
+                                                + in_src[right] - in_src[offset] * 4)
+
+
+# ------------------------------------------------------------------ 1D textures (7.3.4)
+@simt.kernel
+def copy_const_tex1d(iptr, tex_const):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    c = tex_const.fetch(offset)
+    if c != 0:
+        iptr[offset] = c
+
+
+@simt.kernel
+def blend_tex1d(dst, tex_in, dim):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    left = offset - 1
+    right = offset + 1
+    if x == 0:
+        left += 1
+    if x == dim - 1:
+        right -= 1
+    top = offset - dim
+    bottom = offset + dim
+    if y == 0:
+        top += dim
+    if y == dim - 1:
+        bottom -= dim
+    t = tex_in.fetch(top)
+    l = tex_in.fetch(left)
+    c = tex_in.fetch(offset)
+    r = tex_in.fetch(right)
+    b = tex_in.fetch(bottom)
+    dst[offset] = c + SPEED * (t + b + r + l - 4 * c)
+
+
+# ------------------------------------------------------------------ 2D textures (7.3.5)
+@simt.kernel
+def copy_const_tex2d(iptr, tex_const):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    c = simt.tex2D(tex_const, x, y)
+    if c != 0:
+        iptr[offset] = c
+
+
+@simt.kernel
+def blend_tex2d(dst, tex_in):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    t = simt.tex2D(tex_in, x, y - 1)
+    l = simt.tex2D(tex_in, x - 1, y)
+    c = simt.tex2D(tex_in, x, y)
+    r = simt.tex2D(tex_in, x + 1, y)
+    b = simt.tex2D(tex_in, x, y + 1)
+    dst[offset] = c + SPEED * (t + b + r + l - 4 * c)
+
+
+# ------------------------------------------------------------------ colouring (book.h)
+@simt.device
+def value(n1, n2, hue):
+    if hue > 360:
+        hue -= 360
+    elif hue < 0:
+        hue += 360
+    if hue < 60:
+        return np.uint8(255 * (n1 + (n2 - n1) * hue / 60))
+    if hue < 180:
+        return np.uint8(255 * n2)
+    if hue < 240:
+        return np.uint8(255 * (n1 + (n2 - n1) * (240 - hue) / 60))
+    return np.uint8(255 * n1)
+
+
+@simt.kernel
+def float_to_color(optr, out_src):
+    x = threadIdx.x + blockIdx.x * blockDim.x
+    y = threadIdx.y + blockIdx.y * blockDim.y
+    offset = x + y * blockDim.x * gridDim.x
+    l = out_src[offset]
+    s = np.float32(1)
+    h = (180 + np.int32(np.float32(360.0) * out_src[offset])) % 360
+    if l <= np.float32(0.5):
+        m2 = l * (1 + s)
+    else:
+        m2 = l + s - l * s
+    m1 = 2 * l - m2
+    optr[offset * 4 + 0] = value(m1, m2, h + 120)
+    optr[offset * 4 + 1] = value(m1, m2, h)
+    optr[offset * 4 + 2] = value(m1, m2, h - 120)
+    optr[offset * 4 + 3] = 255
+
+
+# ------------------------------------------------------------------ host side
+def initial(dim=DIM):
+    """(constant heaters/coolers, starting temperatures) as the book sets them up (scaled to dim)."""
+    s = dim / 1024
+    y, x = np.mgrid[0:dim, 0:dim]
+    const = np.where((x > 300 * s) & (x < 600 * s) & (y > 310 * s) & (y < 601 * s),
+                     MAX_TEMP, np.float32(0)).astype(np.float32)
+    const[int(100 * s), int(100 * s)] = (MAX_TEMP + MIN_TEMP) / 2
+    for py, px in ((700, 100), (300, 300), (200, 700)):
+        const[int(py * s), int(px * s)] = MIN_TEMP
+    const[int(800 * s):int(900 * s), int(400 * s):int(500 * s)] = MIN_TEMP
+    start = const.copy()
+    start[int(800 * s):, :int(200 * s)] = MAX_TEMP
+    return const, start
+
+
+class Simulation:
+    """The book's DataBlock: device buffers (and textures over them) for one version."""
+
+    def __init__(self, version, dim=DIM):
+        self.version, self.dim = version, dim
+        const, start = initial(dim)
+        self.const = simt.to_device(const.ravel())
+        self.inp = simt.to_device(start.ravel())
+        self.out = simt.device_array(dim * dim, np.float32)
+        if version != "global":
+            # tex1Dfetch reads the flat buffers; tex2D reads them as pitched (dim, dim) views
+            shape = (dim * dim,) if version == "tex1d" else (dim, dim)
+            self.tex_const, self.tex_in, self.tex_out = (simt.Texture(a.reshape(shape)) for a in
+                                                         (self.const, self.inp, self.out))
+        self.bitmap = simt.device_array(dim * dim * 4, np.uint8)
+
+    def frame(self, steps=STEPS):
+        """One animation frame: ``steps`` blend steps, then the colour bitmap."""
+        blocks, threads = (self.dim // 16, self.dim // 16), (16, 16)
+        src, dst = (self.inp, self.out)
+        textures = (self.tex_in, self.tex_out) if self.version != "global" else (None, None)
+        for _ in range(steps):
+            if self.version == "global":
+                copy_const_kernel[blocks, threads](src, self.const)
+                blend_kernel[blocks, threads](dst, src, self.dim)
+            elif self.version == "tex1d":
+                copy_const_tex1d[blocks, threads](src, self.tex_const)
+                blend_tex1d[blocks, threads](dst, textures[0], self.dim)
+            else:
+                copy_const_tex2d[blocks, threads](src, self.tex_const)
+                blend_tex2d[blocks, threads](dst, textures[0])
+            src, dst = dst, src
+            textures = textures[::-1]
+        self.inp, self.out = src, dst
+        if self.version != "global":
+            self.tex_in, self.tex_out = textures
+        float_to_color[blocks, threads](self.bitmap, self.inp)
+        return self.bitmap.copy_to_host().reshape(self.dim, self.dim, 4)
+
+    def temperatures(self):
+        return self.inp.copy_to_host().reshape(self.dim, self.dim)
+
+
+def reference(dim, frames, steps=STEPS):
+    """The same simulation in NumPy (edges repeat their cells, as the book's index fixups do)."""
+    const, temp = initial(dim)
+    for _ in range(frames * steps):
+        temp = np.where(const != 0, const, temp)
+        padded = np.pad(temp, 1, mode="edge")
+        t, b = padded[:-2, 1:-1], padded[2:, 1:-1]
+        l, r = padded[1:-1, :-2], padded[1:-1, 2:]
+        temp = (temp + SPEED * (t + b + r + l - temp * 4)).astype(np.float32)
+    return temp
+
+
+def run(version, frames=3, out_dir=None, dim=DIM):
+    sim = Simulation(version, dim)
+    total = 0.0
+    for _ in range(frames):
+        started = time.perf_counter()
+        image = sim.frame()
+        total += time.perf_counter() - started
+        print(f"Average Time per frame:  {total / (_ + 1) * 1e3:3.1f} ms")
+    path = save_png(out_path(out_dir, f"heat_{version}.png"), image[::-1])
+    print(f"heat ({version}) on {simt.get_device().name}: {frames} frames of {STEPS} steps on "
+          f"{dim}x{dim}; wrote {path}")
+    return path
+
+
+NAME = "heat"
+SECTION = "7.3.3"
+DESCRIPTION = "heat transfer on a 1024x1024 plate, global memory (CUDA by Example ch. 7)"
+
+
+def main(device=None, out_dir=None):
+    return run("global", out_dir=out_dir)
+
+
+EXAMPLES = [
+    Example("heat_tex1d", "7.3.4", "heat transfer read through 1D textures (tex1Dfetch) "
+            "(CUDA by Example ch. 7)", lambda device=None, out_dir=None: run("tex1d", out_dir=out_dir)),
+    Example("heat_tex2d", "7.3.5", "heat transfer read through 2D textures over pitched memory "
+            "(CUDA by Example ch. 7)", lambda device=None, out_dir=None: run("tex2d", out_dir=out_dir)),
+]

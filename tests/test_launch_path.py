@@ -1,0 +1,70 @@
+"""The launch path: later launches of a signature take a prepared path (runtime/launch.py,
+backends/*/prepare_launch). These check that it packs every kind of argument as the
+full path does, and that a change of array layout, scalar type or device is noticed."""
+
+import numpy as np
+
+import simt
+from conftest import poison, random_array
+
+
+@simt.kernel
+def mix(out, a, f, u, flag, h, z):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        v = a[i] * f + u
+        if flag:
+            v = v + h
+        out[i] = v + z.real - z.imag
+
+
+def reference(a, f, u, flag, h, z):
+    v = a * f + u
+    if flag:
+        v = v + h
+    return v + z.real - z.imag
+
+
+def test_repeated_launches_pack_every_argument(device, rng):
+    n = 300
+    for trial in range(4):                     # first: full path; then: the prepared one
+        a = simt.to_device(random_array(rng, n, np.float64))
+        out = simt.to_device(poison(n, np.float64))
+        args = (np.float32(1.5 + trial), np.uint32(7 + trial), trial % 2 == 1,
+                np.float16(0.25 * trial), complex(trial, 0.5))
+        mix[(n + 63) // 64, 64](out, a, *args)
+        expected = reference(a.copy_to_host(), *[np.float64(np.real(x)) if not
+                                                 isinstance(x, complex) else x for x in args])
+        np.testing.assert_allclose(out.copy_to_host(), expected, rtol=1e-12)
+
+
+def test_layout_change_is_noticed(device, rng):
+    n = 256
+    base = random_array(rng, 2 * n, np.float64)
+    d = simt.to_device(base)
+    for view, host in ((d[:n], base[:n]), (d[::2], base[::2]), (d[n:], base[n:]),
+                       (d[1::2], base[1::2])):
+        out = simt.to_device(poison(n, np.float64))
+        mix[4, 64](out, view, 2.0, np.uint32(1), False, np.float16(0), 0j)
+        np.testing.assert_allclose(out.copy_to_host(), host * 2.0 + 1)
+
+
+def test_scalar_type_change_is_noticed(device, rng):
+    n = 64
+    a = simt.to_device(random_array(rng, n, np.float32))
+    for f in (np.float32(3), 3.0, np.float32(0.5), 0.5):
+        out = simt.to_device(poison(n, np.float64))
+        mix[1, 64](out, a, f, np.uint32(0), False, np.float16(0), 0j)
+        expected = a.copy_to_host() * f            # NumPy's promotion, as the kernel's
+        np.testing.assert_allclose(out.copy_to_host(), expected, rtol=1e-6)
+
+
+def test_device_change_is_noticed(device, rng):
+    n = 64
+    host = random_array(rng, n, np.float64)
+    for spec in (device, "cpu", device):
+        with simt.use_device(spec):
+            a = simt.to_device(host)
+            out = simt.to_device(poison(n, np.float64))
+            mix[1, 64](out, a, 1.0, np.uint32(2), False, np.float16(0), 0j)
+            np.testing.assert_allclose(out.copy_to_host(), host + 2)

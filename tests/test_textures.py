@@ -1,0 +1,345 @@
+"""CUDA arrays, textures and surfaces: results against the NumPy model of appendix H
+(texture_model.py), bit for bit, and the CPU device against a GPU when one is present."""
+import functools
+import os
+import zlib
+
+import numpy as np
+import pytest
+
+import simt
+import texture_model as model
+from conftest import poison
+
+
+# ------------------------------------------------------------------ kernels
+@simt.device
+def fetch1(tex, x, y, z, layer):
+    return simt.tex1D(tex, x)
+
+
+@simt.device
+def fetch2(tex, x, y, z, layer):
+    return simt.tex2D(tex, x, y)
+
+
+@simt.device
+def fetch3(tex, x, y, z, layer):
+    return simt.tex3D(tex, x, y, z)
+
+
+@simt.device
+def fetch1l(tex, x, y, z, layer):
+    return simt.tex1DLayered(tex, x, layer)
+
+
+@simt.device
+def fetch2l(tex, x, y, z, layer):
+    return simt.tex2DLayered(tex, x, y, layer)
+
+
+FETCH = {(1, False): fetch1, (2, False): fetch2, (3, False): fetch3, (1, True): fetch1l,
+         (2, True): fetch2l}
+
+
+@functools.lru_cache(maxsize=None)
+def sampler(ndim, layered, channels):
+    """A kernel writing out[i, :] = the fetch at (x[i], y[i], z[i], layer[i])."""
+    fetch = FETCH[(ndim, layered)]
+    if channels == 1:
+        @simt.kernel
+        def run(tex, x, y, z, layer, out):
+            i = simt.grid(1)
+            if i < x.shape[0]:
+                out[i, 0] = fetch(tex, x[i], y[i], z[i], layer[i])
+    elif channels == 2:
+        @simt.kernel
+        def run(tex, x, y, z, layer, out):
+            i = simt.grid(1)
+            if i < x.shape[0]:
+                v = fetch(tex, x[i], y[i], z[i], layer[i])
+                out[i, 0] = v[0]
+                out[i, 1] = v[1]
+    else:
+        @simt.kernel
+        def run(tex, x, y, z, layer, out):
+            i = simt.grid(1)
+            if i < x.shape[0]:
+                v = fetch(tex, x[i], y[i], z[i], layer[i])
+                out[i, 0] = v[0]
+                out[i, 1] = v[1]
+                out[i, 2] = v[2]
+                out[i, 3] = v[3]
+    return run
+
+
+@simt.kernel
+def gather_kernel(tex, x, y, out):
+    i = simt.grid(1)
+    if i < x.shape[0]:
+        v = simt.tex2Dgather(tex, x[i], y[i], 1)
+        out[i, 0] = v[0]
+        out[i, 1] = v[1]
+        out[i, 2] = v[2]
+        out[i, 3] = v[3]
+
+
+@simt.kernel
+def fetch_kernel(tex, out):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = tex.fetch(i - 3)
+
+
+# ------------------------------------------------------------------ helpers
+def random_texels(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+
+
+def random_coords(rng, extents, normalized, n=700):
+    """Coordinates across and beyond the texture, half of them near the 1/256 steps."""
+    coords = []
+    for size in extents:
+        c = rng.integers(-3, size + 3, size=n) + rng.random(n)
+        c[: n // 2] = np.round(c[: n // 2] * 512) / 512
+        coords.append((c / size if normalized else c).astype(np.float32))
+    return coords
+
+
+def run_sampler(spec, host, coords, layer):
+    ndim, layered, channels = spec["ndim"], spec["layered"], spec["channels"]
+    array = simt.CudaArray(spec["shape"], spec["dtype"], channels=channels, layered=layered)
+    array.copy_from(host)
+    tex = simt.Texture(array, filter=spec["filter"], address=spec["address"],
+                       normalized_coords=spec["normalized"], read_mode=spec["read_mode"])
+    n = len(coords[0])
+    x, y, z = (list(coords) + [np.zeros(n, np.float32)] * 3)[:3]
+    result_dtype = np.float32 if spec["read_mode"] == "normalized_float" or \
+        np.dtype(spec["dtype"]).kind == "f" else spec["dtype"]
+    out = poison((n, channels), result_dtype)
+    sampler(ndim, layered, channels)[(n + 127) // 128, 128](tex, x, y, z, layer, out)
+    return out
+
+
+def expected(spec, host, coords, layer):
+    texels = host if spec["channels"] > 1 else host[..., None]
+    address = (spec["address"],) * spec["ndim"]
+    return model.sample(texels, spec["ndim"], spec["layered"], spec["filter"], address,
+                        spec["normalized"], spec["read_mode"], coords, layer)
+
+
+def spec(shape, dtype="float32", filter="point", address="clamp", normalized=False,
+         read_mode="element", channels=1, layered=False):
+    ndim = len(shape) - layered
+    return dict(shape=shape, dtype=dtype, filter=filter, address=address, normalized=normalized,
+                read_mode=read_mode, channels=channels, layered=layered, ndim=ndim)
+
+
+SPECS = {
+    "1d-f32-linear-clamp": spec((37,), filter="linear"),
+    "1d-u8x4-normfloat-point-border": spec((19,), "uint8", address="border",
+                                           read_mode="normalized_float", channels=4),
+    "2d-f32-linear-clamp": spec((13, 17), filter="linear"),
+    "2d-f32-point-clamp": spec((13, 17)),
+    "2d-f32-linear-border": spec((13, 17), filter="linear", address="border"),
+    "2d-f32-linear-wrap-normalized": spec((13, 17), filter="linear", address="wrap", normalized=True),
+    "2d-f32-point-mirror-normalized": spec((13, 17), address="mirror", normalized=True),
+    "2d-f32-linear-mirror-normalized": spec((8, 9), filter="linear", address="mirror",
+                                            normalized=True),
+    "2d-u8-linear-normfloat": spec((13, 17), "uint8", filter="linear",
+                                   read_mode="normalized_float"),
+    "2d-i8x2-linear-normfloat": spec((6, 5), "int8", filter="linear", read_mode="normalized_float",
+                                     channels=2),
+    "2d-u16-point-normfloat-wrap": spec((6, 7), "uint16", address="wrap", normalized=True,
+                                        read_mode="normalized_float"),
+    "2d-i16-point-element": spec((6, 7), "int16"),
+    "2d-u32x4-point-element-border": spec((5, 6), "uint32", address="border", channels=4),
+    "2d-i32x2-point-element": spec((5, 6), "int32", channels=2),
+    "2d-f16-linear-clamp": spec((9, 10), "float16", filter="linear"),
+    "3d-f32-linear-clamp": spec((5, 6, 7), filter="linear"),
+    "3d-f32-point-border": spec((5, 6, 7), address="border"),
+    "1d-layered-f32-linear": spec((3, 11), filter="linear", layered=True),
+    "2d-layered-f16x2-linear": spec((3, 5, 6), "float16", filter="linear", layered=True,
+                                    channels=2),
+}
+
+
+def check_spec(name, rng):
+    s = SPECS[name]
+    host = random_texels(rng, s["shape"] + ((s["channels"],) if s["channels"] > 1 else ()),
+                         s["dtype"])
+    spatial = s["shape"][1:] if s["layered"] else s["shape"]
+    coords = random_coords(rng, list(reversed(spatial)), s["normalized"])
+    layer = rng.integers(-1, s["shape"][0] + 1, size=len(coords[0])).astype(np.int32)
+    return run_sampler(s, host, coords, layer), expected(s, host, coords, layer)
+
+
+# ------------------------------------------------------------------ tests
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_fetch_matches_appendix_h(device, rng, name):
+    got, want = check_spec(name, rng)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape,channels,layered", [((40,), 1, False), ((6, 7), 2, False),
+                                                    ((3, 4, 5), 4, False), ((3, 9), 1, True),
+                                                    ((2, 3, 4), 2, True)])
+def test_cuda_array_copies(device, rng, shape, channels, layered):
+    for dtype in (np.uint8, np.int16, np.float32):
+        host = random_texels(rng, shape + ((channels,) if channels > 1 else ()), dtype)
+        array = simt.CudaArray(shape, dtype, channels=channels, layered=layered)
+        array.copy_from(host)
+        np.testing.assert_array_equal(array.copy_to_host(), host)
+        array.copy_from(simt.to_device(host[::-1].copy()))
+        np.testing.assert_array_equal(array.copy_to_host(), host[::-1])
+
+
+def test_fetch_from_linear_memory(device, rng):
+    host = random_texels(rng, 50, np.int16)
+    out = poison(56, np.int16)
+    fetch_kernel[1, 64](simt.Texture(simt.to_device(host)), out)
+    np.testing.assert_array_equal(out, np.concatenate([[0] * 3, host, [0] * 3]))
+    host8 = random_texels(rng, 50, np.uint8)
+    out = poison(56, np.float32)
+    fetch_kernel[1, 64](simt.Texture(simt.to_device(host8), read_mode="normalized_float"), out)
+    want = np.concatenate([[0] * 3, model.convert(host8, "normalized_float"), [0] * 3])
+    np.testing.assert_array_equal(out, want.astype(np.float32))
+
+
+def test_pitched_2d_texture(device, rng):
+    host = random_texels(rng, (9, 16), np.float32)            # 64-byte rows
+    tex = simt.Texture(simt.to_device(host), filter="linear", address="border")
+    coords = random_coords(rng, (16, 9), False)
+    n = len(coords[0])
+    out = poison((n, 1), np.float32)
+    zeros = np.zeros(n, np.float32)
+    sampler(2, False, 1)[(n + 127) // 128, 128](tex, coords[0], coords[1], zeros,
+                                                 zeros.astype(np.int32), out)
+    want = model.sample(host[..., None], 2, False, "linear", ("border", "border"), False,
+                        "element", coords)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_gather(device, rng):
+    host = random_texels(rng, (7, 9, 2), np.float32)
+    array = simt.CudaArray((7, 9), np.float32, channels=2)
+    array.copy_from(host)
+    x, y = random_coords(rng, (9, 7), False)
+    out = poison((len(x), 4), np.float32)
+    gather_kernel[(len(x) + 127) // 128, 128](simt.Texture(array, address="border"), x, y, out)
+    np.testing.assert_array_equal(out, model.gather(host, ("border", "border"), False,
+                                                    "element", x, y, 1))
+
+
+@simt.kernel
+def surface_copy2d(src, dst, out_w, out_h):
+    x, y = simt.grid(2)
+    if x < out_w and y < out_h:
+        v = simt.surf2Dread(src, x * 8, y, boundary="zero")
+        simt.surf2Dwrite((v[1], v[0]), dst, x * 8, y, boundary="zero")
+
+
+@simt.kernel
+def surface_clamp(src, out):
+    x = simt.grid(1)
+    if x < out.shape[0]:
+        out[x] = simt.surf1Dread(src, (x - 2) * 2, boundary="clamp")
+
+
+@simt.kernel
+def surface_3d(src, dst):
+    x, y = simt.grid(2)
+    for z in range(3):
+        simt.surf3Dwrite(simt.surf3Dread(src, x * 4, y, z) * 2, dst, x * 4, y, z)
+
+
+def test_surfaces(device, rng):
+    host = random_texels(rng, (5, 6, 2), np.int32)
+    src = simt.CudaArray((5, 6), np.int32, channels=2, surface=True)
+    dst = simt.CudaArray((5, 6), np.int32, channels=2, surface=True)
+    src.copy_from(host)
+    dst.copy_from(np.zeros_like(host))
+    surface_copy2d[(1, 1), (8, 8)](simt.Surface(src), simt.Surface(dst), 8, 8)
+    np.testing.assert_array_equal(dst.copy_to_host(), host[..., ::-1])
+    line = simt.CudaArray(10, np.int16, surface=True)
+    values = random_texels(rng, 10, np.int16)
+    line.copy_from(values)
+    out = poison(15, np.int16)
+    surface_clamp[1, 15](simt.Surface(line), out)
+    np.testing.assert_array_equal(out, values[np.clip(np.arange(15) - 2, 0, 9)])
+    cube = random_texels(rng, (3, 4, 5), np.float32)
+    a = simt.CudaArray((3, 4, 5), np.float32, surface=True)
+    b = simt.CudaArray((3, 4, 5), np.float32, surface=True)
+    a.copy_from(cube)
+    surface_3d[(1, 1), (5, 4)](simt.Surface(a), simt.Surface(b))
+    np.testing.assert_array_equal(b.copy_to_host(), cube * 2)
+
+
+def test_surface_trap_on_cpu(rng):
+    array = simt.CudaArray((3, 4), np.int32, channels=2, surface=True, device="cpu")
+    with simt.use_device("cpu"):
+        surface_copy_trap[(1, 1), (8, 8)](simt.Surface(array))
+        with pytest.raises(simt.IllegalAddressError, match="outside dimension 0"):
+            simt.synchronize()
+
+
+@simt.kernel
+def surface_copy_trap(surf):
+    x, y = simt.grid(2)
+    v = simt.surf2Dread(surf, x * 8, y)
+    simt.surf2Dwrite(v, surf, x * 8, y)
+
+
+def test_texture_argument_errors():
+    with simt.use_device("cpu"):
+        array = simt.CudaArray((4, 5), np.uint8)
+        with pytest.raises(ValueError, match="normalized_float"):
+            simt.Texture(array, filter="linear")
+        with pytest.raises(ValueError, match="normalized_coords=True"):
+            simt.Texture(array, address="wrap")
+        with pytest.raises(ValueError, match="32 bytes"):
+            simt.Texture(simt.to_device(np.zeros((4, 5), np.float32)))
+        with pytest.raises(ValueError, match="surface=True"):
+            simt.Surface(array)
+        with pytest.raises(TypeError, match="float64"):
+            simt.CudaArray(4, np.float64)
+        tex = simt.Texture(array)
+        with pytest.raises(simt.CompileError, match="simt.tex1D reads a 1D texture"):
+            sampler(1, False, 1)[1, 1](tex, *([np.zeros(1, np.float32)] * 3),
+                                       np.zeros(1, np.int32), np.zeros((1, 1), np.uint8))
+
+
+# ------------------------------------------------------------------ CPU against GPU
+GPU_SPECS = sorted(SPECS)
+
+
+def _gpus():
+    return [d for d in simt.devices() if d.kind == "cuda"]
+
+
+@pytest.mark.skipif(not _gpus(), reason="needs a GPU: compares the CPU device with it")
+def test_cpu_matches_gpu_bit_for_bit():
+    """The same random textures and coordinates on the CPU device and on the GPU give
+    identical bits, and both equal the NumPy model of appendix H."""
+    gpu = _gpus()[0].name
+    failures, dump = [], {}
+    for name in GPU_SPECS:
+        results = {}
+        for dev in ("cpu", gpu):
+            with simt.use_device(dev):
+                results[dev] = check_spec(name, np.random.default_rng(zlib.crc32(name.encode())))
+        cpu, want = results["cpu"]
+        got, _ = results[gpu]
+        dump[name + ":cpu"], dump[name + ":gpu"], dump[name + ":model"] = cpu, got, want
+        if not np.array_equal(cpu.view(np.uint8), got.view(np.uint8)):
+            failures.append(f"{name}: {np.sum(np.any(cpu != got, axis=1))} of {len(cpu)} "
+                            "fetches differ between cpu and gpu")
+        if not np.array_equal(got, want):
+            failures.append(f"{name}: the GPU differs from the model")
+    if os.environ.get("SIMT_TEXTURE_DUMP"):
+        np.savez(os.environ["SIMT_TEXTURE_DUMP"], **dump)
+    assert not failures, "\n".join(failures)
