@@ -61,6 +61,16 @@ def main():
                 rows.setdefault(label, {}).setdefault(n, []).append(
                     drv.timed(lambda: k[1, 1](*args), backend.synchronize))
             cuda_launch.VIA = "native"
+            other = tuple(simt.zeros(16, np.float32) if i % 2 == 0 else np.int32(i + 1)
+                          for i in range(n))
+            pair = (args, other)
+            flip = [0]
+
+            def alternating():          # new arguments at every launch: checks and packing
+                flip[0] ^= 1
+                k[1, 1](*pair[flip[0]])
+            rows.setdefault("simt kernel[1, 1](*args), arguments alternating", {}).setdefault(
+                n, []).append(drv.timed(alternating, backend.synchronize))
             ptx = drv.HEADER.format(version="8.0", target="sm_90") + drv.empty_ptx(n)
             fn = Module(ptx, backend).get_function(f"empty{n}")
             kinds = [drv.PTR if i % 2 == 0 else drv.ctypes.c_int32 for i in range(n)]

@@ -233,7 +233,11 @@ def _starting_device():
     return gpus[0] if gpus else Device("cpu")
 
 
-_local = threading.local()
+class _Current(threading.local):
+    device = None        # this host thread's current Device (None until first use)
+
+
+_local = _Current()
 
 
 def get_device():

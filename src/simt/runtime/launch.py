@@ -127,14 +127,10 @@ class Kernel:
             self.compile(signature)
 
     def __getitem__(self, config):
-        launches = self.launches
         try:
-            launch = launches.get(config)
-        except TypeError:                 # an unhashable part (a list): no reuse
-            launch = None
-        if launch is not None:
-            return launch.call
-        else:
+            return self.launches[config].call
+        except (KeyError, TypeError):     # new, or an unhashable part (a list): no reuse
+            launches = self.launches
             if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
                 raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
                                            "kernel[grid, block, shared_bytes] or "
@@ -329,9 +325,8 @@ class Launch:
         prepare = getattr(backend, "prepare_launch", None)
         if prepare is not None and types_fixed_by_class(types, args):
             classes = tuple(map(type, args))
-            head, scope = launch_source(classes, device, self.__call__)
             fast = prepare(kernel, loaded, types, self.grid, self.block, self.shared_bytes,
-                           stream, head, scope)
+                           stream, LaunchSource(classes, device, self.__call__))
             if fast is not None:
                 if len(self.prepared) >= 16:
                     self.prepared.clear()
@@ -352,22 +347,34 @@ def types_fixed_by_class(types, args):
     return True
 
 
-def launch_source(classes, device, slow):
-    """The head of a generated launch function, and its globals: it takes ``*args``,
-    binds them to a0, a1, ... and calls ``slow(*args)`` (the full path) unless there
-    are as many as ``classes``, of exactly those classes, and ``device`` is current.
-    A backend appends the lines that pass a0, a1, ... to the kernel."""
-    names = [f"a{i}" for i in range(len(classes))]
-    checks = " or ".join(f"{a}.__class__ is not C{i}" for i, a in enumerate(names))
-    head = ["def fast(*args):",
-            f"    if len(args) != {len(names)} or getattr(rt, 'device', None) is not device:",
-            "        return slow(*args)"]
-    if names:
-        head.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
-        head += [f"    if {checks}:", "        return slow(*args)"]
-    scope = {"rt": _local, "device": device, "slow": slow,
-             **{f"C{i}": c for i, c in enumerate(classes)}}
-    return head, scope
+class LaunchSource:
+    """Pieces of a generated launch function (backends put them together, see
+    ``head``): it takes the arguments as a0, a1, ... (``params``: each with a default,
+    and ``*more``), and ``mismatch`` is true unless there are as many as ``classes``,
+    of exactly those classes, and ``device`` is current; then ``fallback`` hands them
+    to the full path. ``scope`` holds the names these lines use. (Defaults and one
+    tuple compare of the classes are the cheapest checks Python has.)"""
+
+    def __init__(self, classes, device, slow):
+        self.names = [f"a{i}" for i in range(len(classes))]
+        self.params = ", ".join([f"{a}=_" for a in self.names] + ["*more"])
+        checks = ["more", "rt.device is not device"]
+        if self.names:
+            checks.insert(1, f"{self.names[-1]} is _")
+            checks.append(f"({''.join(a + '.__class__, ' for a in self.names)}) != classes")
+        self.mismatch = " or ".join(checks)
+        given = "".join(a + ", " for a in self.names)
+        self.fallback = f"return slow(*[a for a in ({given}*more) if a is not _])"
+        self.scope = {"rt": _local, "device": device, "slow": slow, "classes": tuple(classes),
+                      "_": _MISSING}
+
+    def head(self):
+        """The first lines: the signature and the fallback on a mismatch."""
+        return [f"def fast({self.params}):", f"    if {self.mismatch}:",
+                f"        {self.fallback}"]
+
+
+_MISSING = object()      # the default of a generated launch function's parameters
 
 
 def build_launch(lines, scope, name):

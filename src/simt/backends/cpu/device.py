@@ -177,14 +177,15 @@ class CpuBackend(CpuMemory):
                for a in args):
             (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, head,
-                       scope):
+    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
         """The launch function for later calls of this signature (runtime.launch.Launch)."""
         from ...runtime.launch import build_launch
-        scope = dict(scope, run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
-                     block=block, shared=shared_bytes, stream=stream)
-        return build_launch(head + ["    run(kernel, loaded, grid, block, shared, stream, args)"],
-                            scope, kernel.__name__)
+        scope = dict(source.scope, run=self.run_launch, kernel=kernel, loaded=loaded,
+                     grid=grid, block=block, shared=shared_bytes, stream=stream)
+        args = "".join(a + ", " for a in source.names)
+        return build_launch(source.head() + [
+            f"    run(kernel, loaded, grid, block, shared, stream, ({args}))"],
+            scope, kernel.__name__)
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):

@@ -239,11 +239,10 @@ class CudaBackend(Backend):
         from simt.backends.cuda.kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, head,
-                       scope):
+    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
         from simt.backends.cuda.kernels import prepare_launch
         return prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
-                              head, scope)
+                              source)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""

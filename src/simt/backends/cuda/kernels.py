@@ -137,24 +137,31 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
                 backend.copy_dtoh(span, alloc.ptr)
 
 
-def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream, head,
-                   scope):
-    """The launch function for later calls of one signature: after the runtime's checks
-    (``head``), generated lines pack each argument's flat values straight into the
-    Launcher's buffer (an array contributes its precomputed ``_flat`` tuple) and call
-    the driver (Launcher.native_call). None when module-level symbols must be placed
-    at every launch."""
+def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream, source):
+    """The launch function for later calls of one signature (see runtime/launch.py).
+
+    Generated for the signature, it keeps its own parameter buffer and remembers what it
+    packed last (each array's ``_flat`` tuple, each scalar object; never the arrays, so no
+    memory is held). Arguments that are those same objects again need no checks and no
+    packing: the launch is one native call (Launcher.native_call). Otherwise it checks
+    the classes and the device (``source``), packs each argument's flat values, and
+    remembers them. None when module-level symbols must be placed at every launch."""
     from ...compiler import types as T
     from ...runtime.launch import build_launch
     binary = loaded.binary
     if binary.symbols:
         return None
-    values = []
-    for i, t in enumerate(types):
-        a = f"a{i}"
+    names = source.names
+    values, same, remember = [], [], []
+    for i, (a, t) in enumerate(zip(names, types)):
         if isinstance(t, T.Array):
             values.append(f"*{a}._flat")
-        elif t.kind == "b":
+            same.append(f"{a}.__class__ is C{i} and {a}._flat is L{i}")
+            remember.append(f"L{i} = {a}._flat")
+            continue
+        same.append(f"{a} is L{i}")
+        remember.append(f"L{i} = {a}")
+        if t.kind == "b":
             values.append(f"1 if {a} else 0")
         elif t.kind == "u":
             values.append(f"int({a}) & {(1 << (8 * t.dtype.itemsize)) - 1}")
@@ -164,16 +171,28 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
             values.append(f"_half({a})")
         else:
             values.append(a)
-    launcher = loaded.launcher
-    call, call_scope = launcher.native_call(grid, block, shared_bytes, stream)
-    lines = list(head)
-    if binary.can_fail:
-        lines.append("    backend.error_source = source")
+    pack, storage, params = loaded.launcher.new_buffer()
+    call, call_scope = loaded.launcher.native_call(grid, block, shared_bytes, stream, params)
+    launch = ["    backend.error_source = source"] if binary.can_fail else []
+    launch += [f"    err = {call}", "    if err:", "        failed(err)"]
+    lines = [f"def fast({source.params}):"]
+    if names:
+        lines += [f"    global {', '.join(f'L{i}' for i in range(len(names)))}",
+                  f"    if {' and '.join(same)} and not more and rt.device is device:"]
+        lines += ["    " + line for line in launch] + ["        return"]
+    lines += [f"    if {source.mismatch}:", f"        {source.fallback}"]
     if values:
-        lines.append(f"    pack(storage, 0, {', '.join(values)})")
-    lines += [f"    err = {call}", "    if err:", "        failed(err)"]
-    scope = dict(scope, **call_scope, pack=launcher.pack, storage=launcher.storage,
-                 failed=launcher.native_failed(grid, block, shared_bytes, stream),
+        lines += [f"    pack(storage, 0, {', '.join(values)})"]
+        lines += ["    " + line for line in remember]
+    lines += launch
+    scope = dict(source.scope, **call_scope, pack=pack, storage=storage,
+                 failed=loaded.launcher.native_failed(grid, block, shared_bytes, stream,
+                                                      params),
                  backend=backend, source=(binary, kernel.__name__),
-                 _half=lambda v: int(np.float16(v).view(np.uint16)))
+                 _half=lambda v: int(np.float16(v).view(np.uint16)),
+                 **{f"C{i}": c for i, c in enumerate(source.scope["classes"])},
+                 **{f"L{i}": _NEVER for i in range(len(names))})
     return build_launch(lines, scope, kernel.__name__)
+
+
+_NEVER = object()     # what a generated launch remembers before its first packing

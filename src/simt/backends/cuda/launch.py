@@ -100,16 +100,28 @@ class Launcher:
 
 
     # ------------------------------------------------------------ the prepared fast path
-    def native_call(self, grid, block, shared=0, stream=None):
+    def new_buffer(self):
+        """(pack_into, storage, kernelParams address): a parameter buffer of this
+        kernel's layout, for a launch function that keeps its own."""
+        storage = (ctypes.c_char * len(self.storage))()
+        base = ctypes.addressof(storage)
+        offsets = [p - ctypes.addressof(self.storage) for p in self.pointers] \
+            if self.params else []
+        pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        self._buffers = getattr(self, "_buffers", []) + [(storage, pointers)]   # kept alive
+        return self.pack, storage, ctypes.addressof(pointers) if offsets else None
+
+    def native_call(self, grid, block, shared=0, stream=None, params=None):
         """(expression, its globals): one launch of this kernel with this configuration,
         after the caller packed the values into ``self.storage``; the expression gives a
         CUresult (falsy on success). With VIA 'native' it is a call of a small native
         function (compiled once per process by LLVM, ``native_trampoline``) that calls
         libcuda's cuLaunchKernel from a descriptor built here once: one pointer crosses
         from Python, where cuda.bindings converts eleven arguments per call."""
+        params = self.params if params is None else params
         if VIA == "native" and native_trampoline() is not None:
             desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
-                               shared, _address(stream), self.params)
+                               shared, _address(stream), params)
             self._descs = getattr(self, "_descs", []) + [desc]        # kept alive
             return "go(desc)", {"go": native_trampoline(), "desc": ctypes.addressof(desc)}
         gx, gy, gz = grid
@@ -117,15 +129,16 @@ class Launcher:
         return ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
                 {"cu": self._launch, "handle": self._handle, "gx": gx, "gy": gy, "gz": gz,
                  "bx": bx, "by": by, "bz": bz, "shared": shared, "stream": stream,
-                 "params": self.params})
+                 "params": params})
 
-    def native_failed(self, grid, block, shared=0, stream=None):
+    def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making
         this device's context current (the thread never used it, or another library
         made another context current), else the error as the driver layer raises it."""
         gx, gy, gz = grid
         bx, by, bz = block
-        args = (self._handle, gx, gy, gz, bx, by, bz, shared, stream, self.params, 0)
+        params = self.params if params is None else params
+        args = (self._handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)
 
         def failed(err):
             driver = api()
