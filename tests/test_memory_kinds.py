@@ -61,3 +61,33 @@ def test_managed_memory_refuses_more_than_is_free(device):
         assert "bytes" in str(exc)
     else:
         raise AssertionError("asking for 4x the device's memory as managed memory succeeded")
+
+
+@simt.kernel
+def reverse_in_shared(out, a):
+    """One block reverses all of ``a`` through dynamic shared memory."""
+    buf = simt.shared.dynamic(np.float32)
+    n = a.shape[0]
+    for i in range(simt.threadIdx.x, n, simt.blockDim.x):
+        buf[i] = a[i]
+    simt.syncthreads()
+    for i in range(simt.threadIdx.x, n, simt.blockDim.x):
+        out[i] = buf[n - 1 - i]
+
+
+def test_dynamic_shared_memory_above_48_kb(device, rng):
+    """The opt-in above 48 KB per block (cudaFuncAttributeMaxDynamicSharedMemorySize),
+    up to the device's limit; one byte more is an InvalidConfiguration."""
+    limit = device.properties.shared_memory_per_block_optin
+    n = min(limit, 160 * 1024) // 4
+    assert n * 4 > 48 * 1024
+    a = simt.to_device(random_array(rng, n, np.float32))
+    out = simt.to_device(np.full(n, np.nan, np.float32))
+    reverse_in_shared[1, 256, n * 4](out, a)
+    np.testing.assert_array_equal(out.copy_to_host(), a.copy_to_host()[::-1])
+    try:
+        reverse_in_shared[1, 256, limit + 1](out, a)
+    except simt.InvalidConfiguration as exc:
+        assert str(limit) in str(exc)
+    else:
+        raise AssertionError("a launch over the shared-memory limit was accepted")

@@ -8,7 +8,7 @@ from simt import blockDim, blockIdx, gridDim, threadIdx
 
 NAME = "dot"
 SECTION = "5.3.1"
-DESCRIPTION = "dot product with a shared-memory reduction (CUDA by Example ch. 5)"
+DESCRIPTION = "dot product with a shared-memory reduction (5.3.1)"
 N = 33 * 1024
 THREADS_PER_BLOCK = 256
 BLOCKS_PER_GRID = min(32, (N + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK)

@@ -9,7 +9,7 @@ from ._common import out_path, save_png
 
 NAME = "julia"
 SECTION = "4.2.2.1"
-DESCRIPTION = "render the Julia set to a PNG, one block per pixel (CUDA by Example ch. 4)"
+DESCRIPTION = "render the Julia set to a PNG, one block per pixel (4.2.2)"
 DIM = 1000
 SCALE = 1.5
 C_RE, C_IM = -0.8, 0.156

@@ -6,7 +6,7 @@ from simt import blockDim, blockIdx, gridDim, threadIdx
 
 NAME = "vectoradd"
 SECTION = "5.2.1.2"
-DESCRIPTION = "add two vectors, one thread per element (CUDA by Example ch. 4)"
+DESCRIPTION = "add two vectors, one thread per element (4.2.1)"
 N = 33 * 1024
 
 
