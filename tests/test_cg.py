@@ -218,3 +218,227 @@ def test_tile_size_error():
     with simt.use_device("cpu"):
         with pytest.raises(simt.CompileError, match="power-of-2"):
             bad_tile[1, 32](np.zeros(1, np.int32))
+
+
+# ------------------------------------------------ C.5.2 / C.5.3: labeled and binary partitions
+def _partition_reference(labels, parents):
+    """Per thread: the sorted members of its partition (same parent, same label)."""
+    groups = {}
+    for t, (label, parent) in enumerate(zip(labels, parents)):
+        groups.setdefault((parent, label), []).append(t)
+    return {t: members for members in groups.values() for t in members}
+
+
+def _packed(members, pred):
+    return sum(1 << r for r, t in enumerate(members) if pred(t))
+
+
+@simt.kernel
+def odd_even(inputArr, out, fout):                # C.5.3's example, then the subtile's collectives
+    cta = cg.this_thread_block()
+    tile32 = cg.tiled_partition(cta, 32)
+    elem = inputArr[cta.thread_rank()]
+    subtile = cg.binary_partition(tile32, (elem & 1))
+    i = cta.thread_rank()
+    out[i, 0] = subtile.thread_rank()
+    out[i, 1] = subtile.size()
+    out[i, 2] = cg.reduce(subtile, elem, cg.plus)
+    out[i, 3] = subtile.shfl(elem, subtile.size() - 1)
+    out[i, 4] = subtile.ballot(elem > 0)
+    out[i, 5] = subtile.any(elem > 90)
+    out[i, 6] = subtile.all(elem > -90)
+    out[i, 7] = subtile.shfl_up(elem, 1)
+    m, p = subtile.match_all(elem & 1)
+    out[i, 8] = m
+    out[i, 9] = p
+    out[i, 10] = subtile.match_any(elem % 3)
+    out[i, 11] = subtile.meta_group_size()
+    subtile.sync()
+    fout[i, 0] = cg.reduce(subtile, np.float64(elem) / 8, cg.greater)
+    fout[i, 1] = cg.reduce(subtile, np.float64(elem) / 8, cg.plus)
+
+
+def test_binary_partition(device, rng):
+    a = random_array(rng, 64, np.int32)
+    out, fout = poison((64, 12), np.int64), poison((64, 2), np.float64)
+    odd_even[1, 64](a, out, fout)
+    group = _partition_reference(a & 1, np.arange(64) // 32)
+    for t in range(64):
+        members = group[t]
+        r, vals = members.index(t), a[members]
+        expect = [r, len(members), vals.sum(), vals[-1], _packed(members, lambda u: a[u] > 0),
+                  (vals > 90).any(), (vals > -90).all(), a[members[r - 1]] if r else a[t],
+                  (1 << len(members)) - 1, 1, _packed(members, lambda u: a[u] % 3 == a[t] % 3), 1]
+        np.testing.assert_array_equal(out[t], expect, err_msg=f"thread {t}")
+        np.testing.assert_array_equal(fout[t], [vals.max() / 8, (vals / 8).sum()])
+
+
+@simt.kernel
+def labeled(a, out):
+    block = cg.this_thread_block()
+    t8 = cg.tiled_partition(block, 8)
+    i = block.thread_rank()
+    v = a[i]
+    g = cg.labeled_partition(t8, v % 5)
+    out[i, 0] = g.thread_rank()
+    out[i, 1] = g.size()
+    out[i, 2] = cg.reduce(g, v, cg.less)
+    out[i, 3] = g.shfl_down(v, 2)
+    wide = cg.labeled_partition(cg.tiled_partition(block, 32), np.int64(v % 4) << 32)
+    out[i, 4] = wide.size()                       # 64-bit labels compare all their bits
+    inner = cg.binary_partition(g, v > 0)         # a partition of a partition
+    out[i, 5] = inner.size()
+    out[i, 6] = cg.reduce(inner, v, cg.bit_xor)
+    out[i, 7] = inner.ballot(v % 2 == 0)
+    if v > 0:
+        pos = cg.coalesced_threads()
+        h = cg.labeled_partition(pos, v > 50)
+        out[i, 8] = h.size()
+        out[i, 9] = cg.reduce(h, v, cg.plus)
+    else:
+        out[i, 8] = -1
+        out[i, 9] = -1
+
+
+def test_labeled_partition(device, rng):
+    a = random_array(rng, 64, np.int32)
+    out = poison((64, 10), np.int64)
+    labeled[1, 64](a, out)
+    t = np.arange(64)
+    g = _partition_reference(a % 5, t // 8)
+    wide = _partition_reference(a % 4, t // 32)
+    inner = _partition_reference(list(zip(a % 5, a > 0)), t // 8)
+    pos = _partition_reference(list(zip(a > 0, a > 50)), t // 32)
+    for i in t:
+        r, members = g[i].index(i), g[i]
+        down = a[members[r + 2]] if r + 2 < len(members) else a[i]
+        expect = [r, len(members), a[members].min(), down, len(wide[i]), len(inner[i]),
+                  np.bitwise_xor.reduce(a[inner[i]]), _packed(inner[i], lambda u: a[u] % 2 == 0)]
+        expect += [len(pos[i]), a[pos[i]].sum()] if a[i] > 0 else [-1, -1]
+        np.testing.assert_array_equal(out[i], expect, err_msg=f"thread {i}")
+
+
+# ------------------------------------------------ C.6.2: memcpy_async and wait
+IN_SHARED = 48
+
+
+@simt.kernel
+def stream_one_stage(global_data, out, chunks):   # C.6.2.1's example
+    local_smem = simt.shared.array(IN_SHARED, np.float32)
+    tb = cg.this_thread_block()
+    per_block = global_data.shape[0] // simt.gridDim.x
+    base = simt.blockIdx.x * per_block
+    index = 0
+    n = 0
+    while index < per_block:
+        copy_count = cg.memcpy_async(tb, local_smem, IN_SHARED, global_data[base + index:],
+                                     per_block - index)
+        cg.wait(tb)
+        for j in range(tb.thread_rank(), copy_count, tb.size()):   # work with local_smem
+            out[base + index + j] = local_smem[copy_count - 1 - j] * 2
+        index += copy_count
+        n += 1
+        cg.sync(tb)                               # before the next copy overwrites local_smem
+    if tb.thread_rank() == 0:
+        chunks[simt.blockIdx.x] = n
+
+
+@simt.kernel
+def stream_two_stages(global_data, result):       # C.6.2.2's example: copy N + 1 while using N
+    smem = simt.shared.array((2, IN_SHARED), np.float32)
+    tb = cg.this_thread_block()
+    per_block = global_data.shape[0] // simt.gridDim.x
+    data = global_data[simt.blockIdx.x * per_block:]
+    out = result[simt.blockIdx.x * per_block:]
+    stage = 0
+    start = 0
+    held = cg.memcpy_async(tb, smem[stage], IN_SHARED, data, per_block)
+    index = held
+    while index < per_block:
+        copy_count = cg.memcpy_async(tb, smem[stage ^ 1], IN_SHARED, data[index:],
+                                     per_block - index)
+        cg.wait_prior(tb, 1)
+        for j in range(tb.thread_rank(), held, tb.size()):
+            out[start + j] = smem[stage, held - 1 - j] + 1
+        start = index
+        held = copy_count
+        index += copy_count
+        cg.sync(tb)
+        stage ^= 1
+    cg.wait(tb)
+    for j in range(tb.thread_rank(), held, tb.size()):
+        out[start + j] = smem[stage, held - 1 - j] + 1
+
+
+def _chunk_reversed(a, blocks, size):
+    out = []
+    for block in a.reshape(blocks, -1):
+        for k in range(0, block.size, size):
+            out.append(block[k:k + size][::-1])
+    return np.concatenate(out)
+
+
+def test_memcpy_async_stream(device, rng):
+    blocks, per_block = 3, 200                    # 200 = 4 chunks of 48 and one of 8
+    a = random_array(rng, blocks * per_block, np.float32)
+    out, chunks = poison(a.size, np.float32), poison(blocks, np.int32)
+    stream_one_stage[blocks, 40](a, out, chunks)
+    np.testing.assert_array_equal(out, _chunk_reversed(a, blocks, IN_SHARED) * 2)
+    assert (chunks == 5).all()
+    out = poison(a.size, np.float32)
+    stream_two_stages[blocks, 40](a, out)
+    np.testing.assert_array_equal(out, _chunk_reversed(a, blocks, IN_SHARED) + 1)
+
+
+@simt.kernel
+def tile_copy(a, out, counts):                    # each warp stages its own slice
+    block = cg.this_thread_block()
+    tile = cg.tiled_partition(block, 32)
+    staged = simt.shared.array((2, 40), np.int64)
+    w = tile.meta_group_rank()
+    n = cg.memcpy_async(tile, staged[w], a[w * 40:(w + 1) * 40])
+    cg.wait(tile)
+    for j in range(tile.thread_rank(), n, 32):
+        out[w * 40 + j] = staged[w, (j + 7) % n]
+    if block.thread_rank() == 0:
+        counts[0] = cg.memcpy_async(block, staged[0], 40, a, 13)
+
+
+def test_memcpy_async_tile(device, rng):
+    a = random_array(rng, 80, np.int64)
+    out, counts = poison(80, np.int64), poison(1, np.int64)
+    tile_copy[1, 64](a, out, counts)
+    np.testing.assert_array_equal(out, np.roll(a.reshape(2, 40), -7, axis=1).ravel())
+    assert counts[0] == 13
+
+
+@simt.kernel
+def copy_mixed(a, out):
+    block = cg.this_thread_block()
+    cg.memcpy_async(block, out, a)
+
+
+@simt.kernel
+def partition_block(a, out):
+    block = cg.this_thread_block()
+    g = cg.labeled_partition(block, a[0])
+    out[0] = g.size()
+
+
+@simt.kernel
+def float_label(a, out):
+    tile = cg.tiled_partition(cg.this_thread_block(), 32)
+    g = cg.labeled_partition(tile, a[0])
+    out[0] = g.size()
+
+
+def test_partition_and_copy_errors():
+    with simt.use_device("cpu"):
+        with pytest.raises(simt.CompileError, match="one type.*int32.*float64"):
+            copy_mixed[1, 32](np.zeros(4, np.float64), np.zeros(4, np.int32))
+        with pytest.raises(simt.CompileError, match="1-d array, got a 2-d array"):
+            copy_mixed[1, 32](np.zeros((2, 2), np.int32), np.zeros((2, 2), np.int32))
+        with pytest.raises(simt.CompileError, match="tile or a coalesced group, not a ThreadBlock"):
+            partition_block[1, 32](np.zeros(1, np.int32), np.zeros(1, np.int32))
+        with pytest.raises(simt.CompileError, match="label .* is an integer, got float32"):
+            float_label[1, 32](np.zeros(1, np.float32), np.zeros(1, np.int32))

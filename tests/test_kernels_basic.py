@@ -353,3 +353,31 @@ def test_assert_raises_device_assert_error(device):
     message = str(info.value)
     assert "values must be positive" in message and "test_kernels_basic.py" in message
     assert "(1, 0, 0)" in message and "(5, 0, 0)" in message      # block 1, thread 5
+
+
+@simt.kernel
+def slices_in_kernel(a, m, out):
+    if threadIdx.x == 0:
+        out[0], out[1] = a[3:].shape[0], a[3:][8]
+        out[2], out[3] = a[:-2].shape[0], a[:-2][9]
+        out[4], out[5] = a[1:10:3].shape[0], a[1:10:3][2]
+        out[6], out[7] = a[::-1].shape[0], a[::-1][11]
+        out[8], out[9] = m[1, 2:].shape[0], m[1, 2:][2]
+        out[10], out[11] = m[:, 1].shape[0], m[:, 1][3]
+        out[12], out[13] = a[-4:-1].shape[0], a[-4:-1][2]
+        out[14] = a[20:30].shape[0]
+        tail = a[a.shape[0] - 2:]
+        tail[0] = -1                        # writes through a view reach the parent
+
+
+def test_slices_in_kernels_follow_python(device, rng):
+    a = random_array(rng, 12, np.int64)
+    m = random_array(rng, (4, 5), np.int64)
+    out = poison(15, np.int64)
+    host = a.copy()
+    slices_in_kernel[1, 1](a, m, out)
+    views = (host[3:], host[:-2], host[1:10:3], host[::-1], m[1, 2:], m[:, 1], host[-4:-1])
+    expect = [x for v in views for x in (len(v), v[-1])] + [0]
+    np.testing.assert_array_equal(out, expect)
+    host[-2] = -1
+    np.testing.assert_array_equal(a, host)

@@ -68,3 +68,14 @@ def test_device_change_is_noticed(device, rng):
             out = simt.to_device(poison(n, np.float64))
             mix[1, 64](out, a, 1.0, np.uint32(2), False, np.float16(0), 0j)
             np.testing.assert_allclose(out.copy_to_host(), host + 2)
+
+
+@simt.kernel
+def no_parameters():
+    pass
+
+
+def test_kernel_without_parameters(device):
+    for _ in range(3):                       # the full path, then the prepared one
+        no_parameters[1, 1]()
+    simt.synchronize()

@@ -1,18 +1,37 @@
-"""A NumPy model of texture fetching (guide appendix H and 3.2.12.1), written apart
-from simt's LLVM implementation so that each checks the other.
+"""A NumPy model of texture fetching (guide appendix H and 3.2.12.1) as an NVIDIA H200
+computes it, written apart from simt's LLVM implementation so that each checks the other.
+The rules were fitted to fetches recorded on an H200 (docs/textures.md; 20 configurations,
+tests/gpu_texture_probe.py) and reproduce them bit for bit, except linear filtering of
+signed normalized integers (see FILTER_SNORM below).
 
-Coordinates in texel units become fixed point with 8 fractional bits (rounded to
-nearest, ties up, for linear filtering); nearest-point sampling takes the texel whose cell
-holds the coordinate (floor);
-linear filtering subtracts 0.5 and weights the 2, 4 or 8 neighbours by 9-bit weights
-(the weighted sum is exact before one rounding to float32); each texel index is
-remapped by the address mode; border texels are zero.
+Coordinates. A normalized coordinate becomes fixed point with 21 fractional bits (floor)
+and is multiplied by the extent exactly; an unnormalized one is used as given. Linear
+filtering subtracts 0.5 and rounds to 8 fractional bits (nearest, ties up); nearest-point
+sampling takes floor. With the clamp address mode, linear filtering clamps the fixed-point
+coordinate to [0, n - 1] (visible in 3D through the weight rounding); tex2Dgather does not.
+
+Weights (units of 1/256): 1D (256 - a, a). 2D and each z slice of 3D: the slice's share P
+(256, or 256 - c and c) is split by x, x1 = hu(P a), x0 = P - x1, then by y with the
+"diagonal" child rounded: w00 = hu(x0 (256 - b)), w01 = x0 - w00, w11 = hu(x1 b),
+w10 = x1 - w11, where hu(v) = floor(v / 256 + 1/2).
+
+Sums. Float texels of each slice are aligned to the largest exponent among its taps of
+non-zero weight and truncated toward zero to 4 bits below their own precision (28 bits for
+float32, 15 for float16); the weighted sum is exact and rounded once, to nearest with ties
+away from zero, to float32 (float16 precision for float16 texels). 8/16-bit unsigned
+normalized texels are filtered as 16-bit integers (v * 257 or v), rounded half up to a 16-bit
+result K, returned as K / 65535.
 """
 import itertools
 
 import numpy as np
 
 NORM = {("u", 1): 255.0, ("i", 1): 127.0, ("u", 2): 65535.0, ("i", 2): 32767.0}
+COORD_BITS = 21          # fractional bits of a normalized coordinate
+GUARD_BITS = 4           # bits kept below a float texel's precision when aligned
+# Linear filtering of signed normalized texels is modelled as round-half-up of the exact
+# sum in 1/32767 units; the H200 differs by one unit in about 5% of fetches (documented).
+FILTER_SNORM = "approximate"
 
 
 def convert(raw, read_mode):
@@ -26,14 +45,21 @@ def convert(raw, read_mode):
     return raw
 
 
-def fixed_point(coord, n, normalized, linear):
-    u = coord.astype(np.float32)
+def fixed_point(coord, n, normalized, linear, address="border"):
+    """The coordinate in texel units as fixed point with 8 fractional bits (int64)."""
     if normalized:
-        u = u * np.float32(n)
-    if linear:
-        u = u - np.float32(0.5)
-    scaled = np.clip(u.astype(np.float64) * 256.0, -2.0 ** 50, 2.0 ** 50)
-    return np.floor(scaled + 0.5 if linear else scaled).astype(np.int64)
+        x = np.floor(np.clip(coord.astype(np.float64), -1024.0, 1024.0) * 2.0 ** COORD_BITS)
+        u = x.astype(np.int64) * n                     # units of 2^-21 texels, exact
+        if linear:
+            q = (u * 256 - (255 << (COORD_BITS - 1))) >> COORD_BITS
+        else:
+            q = (u * 256) >> COORD_BITS
+    else:
+        scaled = np.clip(coord.astype(np.float64) * 256.0, -2.0 ** 50, 2.0 ** 50)
+        q = np.floor(scaled - 127.5 if linear else scaled).astype(np.int64)
+    if linear and address == "clamp":
+        q = np.clip(q, 0, (n - 1) * 256)
+    return q
 
 
 def address(i, n, mode):
@@ -49,13 +75,80 @@ def address(i, n, mode):
     return np.clip(i, 0, n - 1), np.ones(i.shape, bool)
 
 
-def taps(coord, n, normalized, linear):
-    q = fixed_point(coord, n, normalized, linear)
+def taps(coord, n, normalized, linear, mode="border"):
+    q = fixed_point(coord, n, normalized, linear, mode)
     i = q >> 8
     if not linear:
         return [(i, None)]
     frac = q & 255
     return [(i, 256 - frac), (i + 1, frac)]
+
+
+def _hu(v):
+    return (v + 128) >> 8
+
+
+def weights(fracs):
+    """{(i, j, k) corner: weight out of 256} for the fractions (a[, b[, c]])."""
+    if len(fracs) == 1:
+        a, = fracs
+        return {(0,): 256 - a, (1,): a}
+    a, b = fracs[:2]
+    shares = [(256,)] if len(fracs) == 2 else [(256 - fracs[2], 0), (fracs[2], 1)]
+    out = {}
+    for share in shares:
+        p, k = share[0], share[1:]
+        x1 = _hu(p * a)
+        x0 = p - x1
+        w00, w11 = _hu(x0 * (256 - b)), _hu(x1 * b)
+        for corner, w in (((0, 0), w00), ((0, 1), x0 - w00), ((1, 0), x1 - w11), ((1, 1), w11)):
+            out[corner + k] = w
+    return out
+
+
+def _exponent(v):
+    """frexp exponent of |v| (v = m 2^e, 1/2 <= |m| < 1); very small for 0."""
+    return np.where(v != 0, np.frexp(v)[1], -100000)
+
+
+def _round_away(v, bits, min_exp):
+    """v (float64) rounded to `bits` significant bits, ties away from zero, on a grid no
+    finer than 2^min_exp (subnormals of the target format)."""
+    e = np.maximum(_exponent(v), min_exp + bits)
+    step = np.ldexp(1.0, e - bits)
+    return np.where(v == 0, 0.0, np.trunc(np.abs(v) / step + 0.5) * step * np.sign(v))
+
+
+def _filter_float(values, corners, w, kind_bits):
+    """Weighted sum of float texels as the H200 forms it (see the module docstring)."""
+    slices = sorted({c[2:] for c in corners})
+    total = 0.0
+    for s in slices:
+        members = [c for c in corners if c[2:] == s]
+        # subnormal float32 texels count as exponent -125, as their exponent field does
+        e = np.max([np.where(w[c] != 0, np.maximum(_exponent(values[c]), -125), -1000)
+                    for c in members], axis=0)
+        step = np.ldexp(1.0, e - kind_bits - GUARD_BITS)
+        with np.errstate(all="ignore"):
+            part = sum(np.where(w[c] != 0, w[c] * (np.trunc(values[c] / step) * step), 0.0)
+                       for c in members)
+        total = total + part
+    total = total / 256.0
+    if kind_bits == 11:
+        return _round_away(total, 11, -24).astype(np.float32)
+    return _round_away(total, 24, -149).astype(np.float32)
+
+
+def _filter_normalized(raw, corners, w, kind, size):
+    """8/16-bit normalized integers: a 16-bit fixed-point filter, K / 65535 (unsigned)."""
+    if kind == "u":
+        v16 = {c: raw[c].astype(np.int64) * (257 if size == 1 else 1) for c in corners}
+        k = _hu(sum(w[c] * v16[c] for c in corners))
+        return k.astype(np.float32) / np.float32(65535.0)
+    top = 127 if size == 1 else 32767                  # FILTER_SNORM: approximate
+    num = sum(w[c] * np.maximum(raw[c].astype(np.int64), -top) for c in corners)
+    k = (num * 32767 + top * 128) // (top * 256)
+    return k.astype(np.float32) / np.float32(32767.0)
 
 
 def sample(texels, ndim, layered, filter, modes, normalized, read_mode, coords, layer=None):
@@ -65,26 +158,30 @@ def sample(texels, ndim, layered, filter, modes, normalized, read_mode, coords, 
     spatial = values.shape[int(layered):int(layered) + ndim]
     extents = list(reversed(spatial))           # x, y, z
     linear = filter == "linear"
-    per_dim = [taps(c, extents[d], normalized, linear) for d, c in enumerate(coords)]
-    if layered:
-        layer_index = np.clip(layer.astype(np.int64), 0, values.shape[0] - 1)
-    total = None
-    for combo in itertools.product(*per_dim):
+    per_dim = [taps(c, extents[d], normalized, linear, modes[d]) for d, c in enumerate(coords)]
+    if layered:                                 # the layer is unsigned: -1 is the last one
+        layer_index = np.minimum(layer.astype(np.int64) & 0xFFFFFFFF, values.shape[0] - 1)
+    picked_raw, picked, corners = {}, {}, []
+    for corner in itertools.product(range(len(per_dim[0])), repeat=ndim):
         index, valid = [], np.ones(len(coords[0]), bool)
-        for d, (i, _) in enumerate(combo):
-            idx, ok = address(i, extents[d], modes[d])
+        for d, t in enumerate(corner):
+            idx, ok = address(per_dim[d][t][0], extents[d], modes[d])
             index.append(idx)
             valid &= ok
-        picked = values[((layer_index,) if layered else ()) + tuple(reversed(index))]
-        picked = np.where(valid[:, None], picked, 0)
-        if not linear:
-            return picked
-        weight = np.ones(len(valid), np.int64)
-        for _, w in combo:
-            weight = weight * w
-        term = weight.astype(np.float64)[:, None] * 2.0 ** (-8 * ndim) * picked.astype(np.float64)
-        total = term if total is None else total + term
-    return total.astype(np.float32)
+        where = ((layer_index,) if layered else ()) + tuple(reversed(index))
+        picked[corner] = np.where(valid[:, None], values[where], 0)
+        picked_raw[corner] = np.where(valid[:, None], texels[where], 0)
+        corners.append(corner)
+    if not linear:
+        return picked[corners[0]]
+    w = weights([per_dim[d][1][1] for d in range(ndim)])
+    w = {c: w[c][:, None] for c in corners}
+    kind, size = texels.dtype.kind, texels.dtype.itemsize
+    if kind in "iu":
+        return _filter_normalized(picked_raw, corners, w, kind, size)
+    bits = 11 if size == 2 else 24
+    values64 = {c: picked[c].astype(np.float64) for c in corners}
+    return _filter_float(values64, corners, w, bits)
 
 
 def gather(texels, modes, normalized, read_mode, x, y, comp):

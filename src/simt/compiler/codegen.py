@@ -158,7 +158,10 @@ class FunctionEmitter:
         # the type's maximum is undefined, as in C)
         flags = ["nsw"] if t.kind == "i" else []
         self.builder.store(self.builder.add(it, step, flags=flags), counter)
-        self.builder.branch(head)
+        back_edge = self.builder.branch(head)
+        hint = getattr(self.target, "loop_hint", None)    # unrolling metadata (CUDA only)
+        if hint is not None:
+            hint(self, s, back_edge, start, stop, step)
         self.builder.position_at_end(done)
 
     def range_cond(self, it, stop, step, t):

@@ -481,6 +481,9 @@ class FrontEnd:
 
     def expr_Subscript(self, node):
         base = self.any(node.value)
+        if calls.has_slice(node.slice):        # before the index: a Slice is no expression
+            return calls.view(self, self.expr(base, node), node.slice, node,
+                              ast.unparse(node.value))
         index = self.any(node.slice)
         if isinstance(base, Static) and isinstance(index, Static):
             try:
@@ -488,8 +491,6 @@ class FrontEnd:
             except Exception:
                 pass
         base = self.expr(base, node)
-        if isinstance(node.slice, (ast.Slice, ast.Tuple)) and calls.has_slice(node.slice):
-            return calls.view(self, base, node.slice, node, ast.unparse(node.value))
         index = self.expr(index, node)
         return self.subscript(base, index, self.loc(node), ast.unparse(node.value))
 

@@ -221,7 +221,8 @@ class Coalesced(Group):
     """cg.coalesced_threads(): the lanes of this warp that run this call together."""
 
     methods = ("sync", "thread_rank", "size", "num_threads", "meta_group_rank",
-               "meta_group_size", "shfl", "shfl_up", "shfl_down", "any", "all")
+               "meta_group_size", "shfl", "shfl_up", "shfl_down", "any", "all", "ballot",
+               "match_any", "match_all")
 
     def __init__(self, mask_var):
         self.mask_var = mask_var
@@ -289,6 +290,40 @@ class Coalesced(Group):
     def _all(self, fc, args, loc):
         p = fc.truth(fc.expr(fc.one_arg(args, "group.all", loc), loc), loc)
         return warp_op(fc, "vote.all", [self.mask(fc, loc), p], T.INT32, loc)
+
+    def rank_bit(self, fc, loc):
+        """uint32 with bit ``thread_rank()`` set."""
+        rank = ir.Cast(T.UINT32, loc, self._thread_rank(fc, [], loc))
+        return _bin("lshift", _const(1, T.UINT32), rank, loc, T.UINT32)
+
+    def packed(self, fc, mask, loc):
+        """The members named in the warp lane mask ``mask`` (a subset of the group that
+        every lane of ``mask`` holds) as group ranks: bit r for rank r, as CUDA's
+        coalesced_group packs its ballots. An or-reduction of each lane's rank bit over
+        ``mask`` does it in one warp operation."""
+        return warp_op(fc, "reduce.or", [mask, self.rank_bit(fc, loc)], T.UINT32, loc)
+
+    def _ballot(self, fc, args, loc):
+        p = fc.truth(fc.expr(fc.one_arg(args, "group.ballot", loc), loc), loc)
+        bit = ir.IfExp(T.UINT32, loc, p, self.rank_bit(fc, loc), _const(0, T.UINT32, loc))
+        return warp_op(fc, "reduce.or", [self.mask(fc, loc), bit], T.UINT32, loc)
+
+    def _match_any(self, fc, args, loc):
+        v = shuffle_value(fc, fc.one_arg(args, "group.match_any", loc), "group.match_any", loc)
+        lanes = warp_op(fc, "match.any", [self.mask(fc, loc), v], T.UINT32, loc)
+        return self.packed(fc, lanes, loc)
+
+    def _match_all(self, fc, args, loc):
+        v = shuffle_value(fc, fc.one_arg(args, "group.match_all", loc), "group.match_all", loc)
+        pair = warp_op(fc, "match.all", [self.mask(fc, loc), v],
+                       T.Tuple([T.UINT32, T.INT32]), loc)
+        pred = ir.TupleGet(T.INT32, loc, pair, 1)
+        # every member matched: the packed mask is ranks 0 .. size - 1
+        unused = ir.Cast(T.UINT32, loc, _bin("sub", _const(32), self._size(fc, [], loc), loc))
+        everyone = _bin("rshift", _const(FULL_MASK, T.UINT32), unused, loc, T.UINT32)
+        matched = ir.Compare(T.BOOL, loc, "ne", pred, _const(0))
+        mask = ir.IfExp(T.UINT32, loc, matched, everyone, _const(0, T.UINT32, loc))
+        return ir.TupleExpr(pair.type, loc, [mask, pred])
 
     def lanes(self):
         return None
@@ -413,8 +448,7 @@ def _reduce(fc, args, kwargs, loc):
         value = reduce_value(fc, args[1], op.redux, loc)
         return warp_op(fc, "reduce." + op.redux, [group.mask(fc, loc), value], value.type, loc)
     if isinstance(group, Coalesced):
-        fc.fail(loc, f"cg.reduce over a coalesced group reduces 32-bit integers with the "
-                f"cg operators here, got {v.type}", "reduce over a tile (cg.tiled_partition)")
+        return _reduce_coalesced(fc, group, v, op, loc)
     name = fc.temp("reduce")
     fc.prelude.extend(fc.bind_name(name, v, loc))
     offset = group.n // 2
@@ -425,6 +459,22 @@ def _reduce(fc, args, kwargs, loc):
         fc.prelude.extend(fc.bind_name(name, _combine(fc, op, current, other, loc), loc))
         offset //= 2
     return ir.Var(v.type, loc, name)
+
+
+def _reduce_coalesced(fc, group, v, op, loc):
+    """A tree over ranks for any member count (shfl_down by rank, as the group's own
+    shfl_down does), then rank 0's total to every member."""
+    name = fc.temp("reduce")
+    fc.prelude.extend(fc.bind_name(name, v, loc))
+    size = group._size(fc, [], loc)
+    for offset in (1, 2, 4, 8, 16):
+        current = ir.Var(v.type, loc, name)
+        other = group._shuffle("shfl_down", fc, [current, _static(offset)], loc)
+        rank = group._thread_rank(fc, [], loc)
+        inside = ir.Compare(T.BOOL, loc, "lt", _bin("add", rank, _const(offset), loc), size)
+        combined = ir.IfExp(v.type, loc, inside, _combine(fc, op, current, other, loc), current)
+        fc.prelude.extend(fc.bind_name(name, combined, loc))
+    return group._shuffle("shfl", fc, [ir.Var(v.type, loc, name), _static(0)], loc)
 
 
 this_thread_block = Intrinsic("cg.this_thread_block", "cg.this_thread_block(): the group of "
@@ -444,5 +494,9 @@ reduce = Intrinsic("cg.reduce", "cg.reduce(group, value, op): op over the group'
                    "returned to every member (tiles and coalesced groups).", _reduce,
                    python_name="cg.reduce")
 
+from .cg_partition import binary_partition, labeled_partition  # noqa: E402 (they use the classes above)
+from .cg_copy import memcpy_async, wait, wait_prior  # noqa: E402
+
 __all__ = ["this_thread_block", "this_grid", "coalesced_threads", "tiled_partition", "sync",
-           "reduce", "plus", "less", "greater", "bit_and", "bit_or", "bit_xor"]
+           "reduce", "plus", "less", "greater", "bit_and", "bit_or", "bit_xor",
+           "labeled_partition", "binary_partition", "memcpy_async", "wait", "wait_prior"]

@@ -364,7 +364,7 @@ class LaunchSource:
             checks.append(f"({''.join(a + '.__class__, ' for a in self.names)}) != classes")
         self.mismatch = " or ".join(checks)
         given = "".join(a + ", " for a in self.names)
-        self.fallback = f"return slow(*[a for a in ({given}*more) if a is not _])"
+        self.fallback = f"return slow(*[a for a in ({given}*more,) if a is not _])"
         self.scope = {"rt": _local, "device": device, "slow": slow, "classes": tuple(classes),
                       "_": _MISSING}
 

@@ -15,6 +15,7 @@ from ...runtime.errors import NotSupportedError
 from . import cooperative, warp
 from .regions import Plan
 from .target import CTX, SPECIALS
+from .uniform import Uniformity
 
 
 class MaskedLoop:
@@ -39,6 +40,7 @@ class CpuEmitterBase(FunctionEmitter):
         super().__init__(target, module, function, llfunc, options)
         self.messages = target.messages
         self.specials = {}
+        self.block_private = False      # lowering an atomic on shared memory
 
     def local_array(self, decl):
         t = value_type(decl.type, self.target)
@@ -51,6 +53,16 @@ class CpuEmitterBase(FunctionEmitter):
 
     def uses_slots(self, decl):
         return False
+
+    def expr_Intrinsic(self, e):
+        # atomics on shared memory need no lock on the CPU (target.atomic_rmw)
+        private = (e.op.startswith("atomic") and e.args
+                   and getattr(e.args[0].type, "space", None) == "shared")
+        outer, self.block_private = self.block_private, bool(private)
+        try:
+            return super().expr_Intrinsic(e)
+        finally:
+            self.block_private = outer
 
     def device_function(self, function):
         fn = self.target.functions.get(id(function))
@@ -78,7 +90,15 @@ class CpuKernelEmitter(CpuEmitterBase):
         for index in (0, 4, 5):
             llfunc.args[index].add_attribute("noalias")
         super().__init__(target, module, function, llfunc, options)
-        self.plan = Plan(function.body) if function.uses_barrier else None
+        self.plan = self.uniform = None
+        if function.uses_barrier:
+            self.uniform = Uniformity(function)
+            self.plan = Plan(function.body, self.uniform.recomputed | self.uniform.block_vars)
+        self.has_return = any(isinstance(s, ir.Return) for s in ir.walk_stmts(function.body))
+        self.pending = {}          # recomputed values not yet computed in this thread loop
+        self.shadows = None        # slot variable -> its register, inside a thread loop
+        self.shadow_regs, self.written = {}, set()
+        self.hoisted = []          # uniform assignments to run before the next thread loop
         self.flag_count = 0
         self.slot_layout = {}
         self.slot_bytes = 0
@@ -142,10 +162,32 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.slot_bytes += size
 
     def var_ptr(self, name):
+        if self.shadows is not None and name in self.plan.slot_vars:
+            return self.shadow(name)
         if name in self.slot_layout:
             base, lltype = self.slot_layout[name]
             return self.builder.gep(base, [self.flat_tid], source_etype=lltype)
         return super().var_ptr(name)
+
+    def shadow(self, name):
+        """Inside a thread loop a slot variable lives in a register: loaded from its slot
+        at the top of the loop's body, stored back at its end if the run assigns it (slots
+        in memory would keep LLVM from keeping it in a register or vectorizing the loop)."""
+        reg = self.shadows.get(name)
+        if reg is None:
+            base, lltype = self.slot_layout[name]
+            reg = self.shadow_regs.get(name)
+            if reg is None:
+                reg = self.shadow_regs[name] = self.alloca(lltype, name=name + ".reg")
+            b = self.recompute_builder
+            b.store(b.load(b.gep(base, [self.flat_tid], source_etype=lltype), typ=lltype), reg)
+            self.shadows[name] = reg
+        return reg
+
+    def store_var(self, name, value):
+        super().store_var(name, value)
+        if self.shadows is not None and name in self.shadows:
+            self.written.add(name)
 
     def new_flag(self, kind):
         self.flag_count += 1
@@ -191,9 +233,11 @@ class CpuKernelEmitter(CpuEmitterBase):
         if self.plan is None:
             self.thread_loop(lambda: self.emit_stmts(self.function.body), [])
         else:
-            self.exited = self.new_flag("exited")
-            self.thread_loop(lambda: self.builder.store(const(I8, 0), self.var_ptr(self.exited)),
-                             [], check_exit=False)
+            self.exited = None
+            if self.has_return:
+                self.exited = self.new_flag("exited")
+                self.thread_loop(lambda: self.builder.store(const(I8, 0), self.var_ptr(self.exited)),
+                                 [], check_exit=False)
             self.emit_regions(self.function.body, [])
         b = self.builder
         b.store(b.add(c, i64(1)), counter)
@@ -201,14 +245,15 @@ class CpuKernelEmitter(CpuEmitterBase):
         b.position_at_end(done)
         b.ret(i32(0))
 
-    def thread_loop(self, body_fn, guards, check_exit=True):
-        """Run body_fn's code once per thread of the block that passes the guards."""
+    def thread_loop(self, body_fn, guards, check_exit=True, state=None):
+        """Run body_fn's code once per thread of the block that passes the guards.
+        ``state``: the recomputed values (uniform.py) as they stand at this point."""
         b = self.builder
         bx, by, bz = (b.trunc(d, I32) for d in self.block_dims)
         tz_p, ty_p, tx_p = (self.alloca(I32, name=n) for n in ("tz", "ty", "tx"))
         blocks = {n: self.new_block(n) for n in
-                  ("z_head", "y_init", "y_head", "x_init", "x_head", "thread", "run", "x_next",
-                   "y_next", "z_next", "threads_done")}
+                  ("z_head", "y_init", "y_head", "x_init", "x_head", "thread", "recompute", "run",
+                   "write_back", "x_next", "y_next", "z_next", "threads_done")}
         b.store(i32(0), tz_p)
         b.branch(blocks["z_head"])
         b.position_at_end(blocks["z_head"])
@@ -228,36 +273,69 @@ class CpuKernelEmitter(CpuEmitterBase):
         b.cbranch(b.icmp_unsigned("<", tx, bx), blocks["thread"], blocks["y_next"])
         b.position_at_end(blocks["thread"])
         self.specials.update({"threadIdx.x": tx, "threadIdx.y": ty, "threadIdx.z": tz})
-        flat = b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
+        # a block has at most 1024 threads: nothing wraps, and saying so lets LLVM see the
+        # x loop's accesses as consecutive (and vectorize it)
+        nw = ["nuw", "nsw"]
+        flat = b.add(b.mul(b.add(b.mul(tz, by, flags=nw), ty, flags=nw), bx, flags=nw), tx,
+                     flags=nw)
         self.flat_tid = b.zext(flat, I64)
-        self.thread_next = blocks["x_next"]
+        self.thread_next = blocks["write_back"]
         ok = self.guard(guards, check_exit)
         if ok is None:
-            b.branch(blocks["run"])
+            b.branch(blocks["recompute"])
         else:
-            b.cbranch(ok, blocks["run"], blocks["x_next"])
+            b.cbranch(ok, blocks["recompute"], blocks["x_next"])
+        self.pending = dict(state or {})
+        self.recompute_builder = ll.IRBuilder(blocks["recompute"])
+        if self.plan is not None:
+            self.shadows, self.written = {}, set()
         b.position_at_end(blocks["run"])
         body_fn()
         if not self.terminated():
-            self.builder.branch(blocks["x_next"])
+            self.builder.branch(blocks["write_back"])
+        self.recompute_builder.branch(blocks["run"])
         b = self.builder
+        b.position_at_end(blocks["write_back"])
+        for name in sorted(self.written):
+            base, lltype = self.slot_layout[name]
+            b.store(b.load(self.shadows[name], typ=lltype),
+                    b.gep(base, [self.flat_tid], source_etype=lltype))
+        b.branch(blocks["x_next"])
+        self.pending, self.shadows = {}, None
         b.position_at_end(blocks["x_next"])
-        b.store(b.add(tx, i32(1)), tx_p)
+        b.store(b.add(tx, i32(1), flags=nw), tx_p)
         b.branch(blocks["x_head"])
         b.position_at_end(blocks["y_next"])
-        b.store(b.add(ty, i32(1)), ty_p)
+        b.store(b.add(ty, i32(1), flags=nw), ty_p)
         b.branch(blocks["y_head"])
         b.position_at_end(blocks["z_next"])
-        b.store(b.add(tz, i32(1)), tz_p)
+        b.store(b.add(tz, i32(1), flags=nw), tz_p)
         b.branch(blocks["z_head"])
         b.position_at_end(blocks["threads_done"])
+
+    # ------------------------------------------------------------ recomputed values
+    def expr_Var(self, e):
+        value = self.pending.pop(e.name, None)
+        if value is not None:
+            # computed at the top of the thread loop's body, where it dominates every use
+            builder, self.builder = self.builder, self.recompute_builder
+            try:
+                self.store_var(e.name, self.expr(value))
+            finally:
+                self.recompute_builder, self.builder = self.builder, builder
+        return super().expr_Var(e)
+
+    def stmt_Assign(self, s):
+        value = self.expr(s.value)
+        self.pending.pop(s.name, None)      # the run assigns it itself from here on
+        self.store_var(s.name, value)
 
     def guard(self, guards, check_exit):
         if self.plan is None:
             return None
         b = self.builder
         ok = None
-        checks = ([(self.exited, 0)] if check_exit else []) + list(guards)
+        checks = ([(self.exited, 0)] if check_exit and self.exited else []) + list(guards)
         for flag, expected in checks:
             value = b.load(self.var_ptr(flag), typ=I8)
             this = b.icmp_unsigned("==", value, const(I8, expected))
@@ -289,19 +367,29 @@ class CpuKernelEmitter(CpuEmitterBase):
         run = []
         for s in stmts:
             if not ir.contains_barrier(s):
-                run.append(s)
+                if self.uniform.block_level(s) is not None:
+                    self.hoisted.append(s)          # a uniform variable's assignment
+                else:
+                    run.append(s)
                 continue
             if isinstance(s, ir.WarpOp):
                 run = warp.split(self, s, run, guards)
                 continue
             self.flush(run, guards)
             run = []
+            uniform = self.uniform.block_level(s)
             if isinstance(s, ir.Collective):
                 self.masked_collective(s, guards)
+            elif isinstance(s, ir.If) and uniform is not None:
+                self.uniform_if(s, uniform, guards)
             elif isinstance(s, ir.If):
                 self.masked_if(s, guards)
+            elif isinstance(s, ir.While) and uniform is not None:
+                self.uniform_while(s, uniform, guards)
             elif isinstance(s, ir.While):
                 self.masked_while(s, guards)
+            elif isinstance(s, ir.ForRange) and uniform is not None:
+                self.uniform_for(s, uniform, guards)
             elif isinstance(s, ir.ForRange):
                 self.masked_for(s, guards)
             elif isinstance(s, ir.GridSync):
@@ -309,8 +397,59 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.flush(run, guards)
 
     def flush(self, run, guards):
+        for s in self.hoisted:
+            self.store_var(s.name, self.expr(self.uniform.block_level(s)))
+        self.hoisted = []
         if run:
-            self.thread_loop(lambda: self.emit_stmts(run), guards)
+            first = run[0]
+            if isinstance(first, (warp.WarpGather, warp.WarpResult)):
+                first = first.op
+            state = self.uniform.state(first)
+            self.thread_loop(lambda: self.emit_stmts(run), guards, state=state)
+
+    def uniform_if(self, s, cond, guards):
+        """An if holding a barrier whose condition is the same for the whole block."""
+        b = self.builder
+        then_bb, else_bb, done = (self.new_block(n) for n in ("uif_then", "uif_else", "uif_end"))
+        b.cbranch(self.expr(cond), then_bb, else_bb)
+        for bb, stmts in ((then_bb, s.then), (else_bb, s.orelse)):
+            self.builder.position_at_end(bb)
+            self.emit_regions(stmts, guards)
+            self.builder.branch(done)
+        self.builder.position_at_end(done)
+
+    def uniform_while(self, s, cond, guards):
+        """A while loop holding a barrier whose condition is the same for the whole block."""
+        head, body, done = self.new_block("uwhile"), self.new_block("uwhile_body"), self.new_block("uwhile_end")
+        self.builder.branch(head)
+        self.builder.position_at_end(head)
+        self.builder.cbranch(self.expr(cond), body, done)
+        self.builder.position_at_end(body)
+        self.emit_regions(s.body, guards)
+        self.builder.branch(head)
+        self.builder.position_at_end(done)
+
+    def uniform_for(self, s, bounds, guards):
+        """A range loop holding a barrier with the same bounds for the whole block: one
+        loop around its thread loops, its variable one value per block."""
+        t = self.locals[s.var]
+        start, stop, step = (self.expr(e) for e in bounds)
+        counter = self.alloca(start.type, name=s.var + ".block")
+        b = self.builder
+        b.store(start, counter)
+        head, body, done = self.new_block("ufor"), self.new_block("ufor_body"), self.new_block("ufor_end")
+        b.branch(head)
+        b.position_at_end(head)
+        it = b.load(counter, typ=start.type)
+        b.cbranch(self.range_cond(it, stop, step, t), body, done)
+        b.position_at_end(body)
+        self.store_var(s.var, it)
+        self.emit_regions(s.body, guards)
+        b = self.builder
+        flags = ["nsw"] if t.kind == "i" else []
+        b.store(b.add(b.load(counter, typ=start.type), step, flags=flags), counter)
+        b.branch(head)
+        b.position_at_end(done)
 
     def masked_if(self, s, guards):
         flag = self.new_flag("if")
@@ -319,19 +458,21 @@ class CpuKernelEmitter(CpuEmitterBase):
             b = self.builder
             value = b.select(self.expr(s.cond), const(I8, 1), const(I8, 2))
             b.store(value, self.var_ptr(flag))
-        self.thread_loop(choose, guards)
+        self.thread_loop(choose, guards, state=self.uniform.state(s))
         self.emit_regions(s.then, guards + [(flag, 1)])
         self.emit_regions(s.orelse, guards + [(flag, 2)])
 
-    def masked_loop(self, guards, init, test, body, step=None):
+    def masked_loop(self, s, guards, init, test, body, step=None):
         """A loop holding a barrier: every thread keeps its own 'still looping' flag;
         the loop ends when no thread is left in it."""
-        loop_flag, cont_flag = self.new_flag("loop"), self.new_flag("cont")
+        loop_flag = self.new_flag("loop")
+        cont_flag = self.new_flag("cont") if _continues(s.body) else None
+        state = self.uniform.state(s)
 
         def start():
             init()
             self.builder.store(const(I8, 1), self.var_ptr(loop_flag))
-        self.thread_loop(start, guards)
+        self.thread_loop(start, guards, state=state)
         b = self.builder
         any_p = self.alloca(I1, name="any_thread")
         head, go, done = self.new_block("mloop"), self.new_block("mloop_body"), self.new_block("mloop_end")
@@ -342,25 +483,26 @@ class CpuKernelEmitter(CpuEmitterBase):
 
         def check():
             b = self.builder
-            b.store(const(I8, 0), self.var_ptr(cont_flag))
+            if cont_flag is not None:
+                b.store(const(I8, 0), self.var_ptr(cont_flag))
             keep = test()
             b = self.builder
             b.store(b.zext(keep, I8), self.var_ptr(loop_flag))
             b.store(b.or_(b.load(any_p, typ=I1), keep), any_p)
-        self.thread_loop(check, inside)
+        self.thread_loop(check, inside, state=state)
         b = self.builder
         b.cbranch(b.load(any_p, typ=I1), go, done)
         b.position_at_end(go)
         self.loops.append(MaskedLoop(self, loop_flag, cont_flag))
-        body(inside + [(cont_flag, 0)])
+        body(inside + ([(cont_flag, 0)] if cont_flag is not None else []))
         self.loops.pop()
         if step is not None:
-            self.thread_loop(step, inside)
+            self.thread_loop(step, inside, state=state)
         self.builder.branch(head)
         self.builder.position_at_end(done)
 
     def masked_while(self, s, guards):
-        self.masked_loop(guards, lambda: None, lambda: self.expr(s.cond),
+        self.masked_loop(s, guards, lambda: None, lambda: self.expr(s.cond),
                          lambda g: self.emit_regions(s.body, g))
 
     def masked_for(self, s, guards):
@@ -390,7 +532,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         def step():
             b = self.builder
             b.store(b.add(load(names[0]), load(names[2])), self.var_ptr(names[0]))
-        self.masked_loop(guards, init, test, lambda g: self.emit_regions(s.body, g), step)
+        self.masked_loop(s, guards, init, test, lambda g: self.emit_regions(s.body, g), step)
 
     def new_hidden(self, base, t, lltype):
         self.flag_count += 1
@@ -416,11 +558,21 @@ class CpuKernelEmitter(CpuEmitterBase):
             old = b.load(acc, typ=I32)
             new = {"count": b.add, "and": b.and_, "or": b.or_}[s.op](old, p)
             b.store(new, acc)
-        self.thread_loop(gather, guards)
+        self.thread_loop(gather, guards, state=self.uniform.state(s))
 
         def scatter():
             self.store_var(s.name, self.builder.load(acc, typ=I32))
-        self.thread_loop(scatter, guards)
+        self.thread_loop(scatter, guards, state=self.uniform.state(s))
+
+
+def _continues(body):
+    """Whether a loop body holds a continue of its own (not of a nested loop)."""
+    for s in body:
+        if isinstance(s, ir.Continue):
+            return True
+        if isinstance(s, ir.If) and (_continues(s.then) or _continues(s.orelse)):
+            return True
+    return False
 
 
 def _contiguous(b, shape, layout):

@@ -41,25 +41,55 @@ def stmt_names(stmt, out):
     return out
 
 
-def _defines_first(stmt, name):
-    if isinstance(stmt, ir.Assign) and stmt.name == name:
-        return name not in expr_names(stmt.value, set())
-    if isinstance(stmt, ir.ForRange) and stmt.var == name:
-        reads = set()
-        for e in (stmt.start, stmt.stop, stmt.step):
-            expr_names(e, reads)
-        return name not in reads
-    return False
+class _Reads(ir.Stmt):
+    """A warp operation's operands, gathered at the end of the run before it."""
+
+    def __init__(self, exprs):
+        super().__init__(None)
+        self.exprs = exprs
+
+
+def exposed(stmts, defs, out):
+    """Add to ``out`` the names ``stmts`` may read before assigning them, given the names
+    ``defs`` assigned before; returns the names surely assigned after ``stmts``.
+    A thread loop needs a slot for exactly such names (the value comes from an earlier
+    thread loop); the others can live in registers."""
+    defs = set(defs)
+
+    def reads(*exprs):
+        for e in exprs:
+            if e is not None:
+                out.update(expr_names(e, set()) - defs)
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            reads(s.value)
+            defs.add(s.name)
+        elif isinstance(s, ir.If):
+            reads(s.cond)
+            defs = exposed(s.then, defs, out) & exposed(s.orelse, defs, out)
+        elif isinstance(s, ir.While):
+            reads(s.cond)
+            exposed(s.body, defs, out)
+        elif isinstance(s, ir.ForRange):
+            reads(s.start, s.stop, s.step)
+            exposed(s.body, defs | {s.var}, out)
+        elif isinstance(s, _Reads):
+            reads(*s.exprs)
+        else:
+            names = stmt_names(s, set())
+            out.update(names - defs)
+    return defs
 
 
 class Plan:
     """The runs of a barrier kernel and the variables that need per-thread slots."""
 
-    def __init__(self, body):
+    def __init__(self, body, exclude=()):
         self.runs = []
         self.forced = set()
         self._walk(body)
-        self.slot_vars = self._decide()
+        # recomputed values and block-level loop variables need no slot (uniform.py)
+        self.slot_vars = self._decide() - set(exclude)
 
     def _walk(self, stmts):
         run = []
@@ -67,15 +97,18 @@ class Plan:
             if not ir.contains_barrier(s):
                 run.append(s)
                 continue
+            if isinstance(s, ir.WarpOp):
+                # as emit.py does: the operands end this run, the result starts the next
+                self._close(run + [_Reads(list(s.args))])
+                run = []
+                if s.name is not None:
+                    self.forced.add(s.name)
+                continue
             self._close(run)
             run = []
             if isinstance(s, ir.Collective):
                 self.runs.append(("exprs", [s.value]))
                 self.forced.add(s.name)
-            elif isinstance(s, ir.WarpOp):
-                self.runs.append(("exprs", list(s.args)))
-                if s.name is not None:
-                    self.forced.add(s.name)
             elif isinstance(s, ir.If):
                 self.runs.append(("exprs", [s.cond]))
                 self._walk(s.then)
@@ -94,26 +127,12 @@ class Plan:
             self.runs.append(("stmts", run))
 
     def _decide(self):
-        where = {}
-        for index, (kind, items) in enumerate(self.runs):
-            names = set()
-            for item in items:
-                if kind == "exprs":
-                    expr_names(item, names)
-                else:
-                    stmt_names(item, names)
-            for name in names:
-                where.setdefault(name, set()).add(index)
+        """A variable needs a slot when some thread loop may read it before assigning it."""
         slots = set(self.forced)
-        for name, runs in where.items():
-            if len(runs) > 1:
-                slots.add(name)
-                continue
-            kind, items = self.runs[next(iter(runs))]
+        for kind, items in self.runs:
             if kind == "exprs":
-                slots.add(name)
-                continue
-            first = next(s for s in items if name in stmt_names(s, set()))
-            if not _defines_first(first, name):
-                slots.add(name)
+                for item in items:
+                    expr_names(item, slots)
+            else:
+                exposed(items, set(), slots)
         return slots

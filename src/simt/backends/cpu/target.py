@@ -105,6 +105,8 @@ class CpuTarget:
         return self.math_call(em, name, T.FLOAT32, args)
 
     def atomic_rmw(self, em, op, address, value, t):
+        if em.block_private:
+            return _plain_rmw(em, op, address, value)
         return em.builder.atomic_rmw(op, address, value, "monotonic")
 
     def emit_fence(self, em, scope):
@@ -186,6 +188,38 @@ class CpuTarget:
         if isinstance(function.return_type, T.Array):
             return ArrayValue.unpack(b, function.return_type, result)
         return result if not isinstance(function.return_type, T.Void) else None
+
+
+def _plain_rmw(em, op, address, value):
+    """An atomic on shared memory: one OS thread runs every thread of a block in turn,
+    and no other block sees its shared memory, so a plain load, op and store is atomic
+    (and several of them can be vectorized or kept in registers). Returns the old value."""
+    b = em.builder
+    old = b.load(address, typ=value.type)
+    if op in ("add", "sub", "and", "or", "xor"):
+        new = {"add": b.add, "sub": b.sub, "and": b.and_, "or": b.or_, "xor": b.xor}[op](old, value)
+    elif op in ("fadd", "fsub"):
+        new = (b.fadd if op == "fadd" else b.fsub)(old, value)
+    elif op == "xchg":
+        new = value
+    elif op in ("min", "max", "umin", "umax"):
+        cmp = b.icmp_unsigned if op.startswith("u") else b.icmp_signed
+        new = b.select(cmp("<" if op.endswith("min") else ">", value, old), value, old)
+    elif op in ("fmin", "fmax"):
+        name = "llvm.minnum" if op == "fmin" else "llvm.maxnum"
+        fnty = ll.FunctionType(value.type, [value.type, value.type])
+        new = b.call(em.module.declare_intrinsic(name, [value.type], fnty), [old, value])
+    elif op == "uinc_wrap":
+        new = b.select(b.icmp_unsigned(">=", old, value), const(value.type, 0),
+                       b.add(old, const(value.type, 1)))
+    elif op == "udec_wrap":
+        wrap = b.or_(b.icmp_unsigned("==", old, const(value.type, 0)),
+                     b.icmp_unsigned(">", old, value))
+        new = b.select(wrap, value, b.sub(old, const(value.type, 1)))
+    else:
+        return b.atomic_rmw(op, address, value, "monotonic")
+    b.store(new, address)
+    return old
 
 
 def _fail_function(module):

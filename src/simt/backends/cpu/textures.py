@@ -3,10 +3,11 @@
 A texture or surface argument is a descriptor (``TEX_STRUCT``): the texel data,
 extents (x, y, z, layer) and byte strides (x, y, z, layer); see
 runtime/textures.py for how it is filled. Fetches follow the guide's appendix H
-and section 3.2.12.1 as the GPU computes them: coordinates become fixed point with
-8 fractional bits (rounded to nearest, ties up), nearest-point sampling takes the
-texel the coordinate falls in, linear filtering weights texels by 9-bit fixed-point weights,
-and each texel index is remapped by the address mode (clamp, wrap, mirror, border).
+and section 3.2.12.1 with the arithmetic measured on an H200 (docs/textures.md, "The H200's
+arithmetic"; tests/texture_model.py is the NumPy statement of the same rules): coordinates
+become fixed point with 8 fractional bits, linear filtering uses integer weights out of 256
+rounded as the GPU rounds them and sums float texels aligned to a shared exponent, and each
+texel index is remapped by the address mode (clamp, wrap, mirror, border).
 """
 import itertools
 
@@ -18,6 +19,8 @@ from ...compiler.lltypes import F32, F64, I64, const, i64, memory, ptr
 
 TEX_STRUCT = ll.LiteralStructType([ptr(), ll.ArrayType(I64, 4), ll.ArrayType(I64, 4)])
 FRACTION_BITS = 8                      # appendix H: 8 fractional bits of coordinates and weights
+COORD_BITS = 21                        # fractional bits of a normalized coordinate (H200)
+GUARD_BITS = 4                         # bits kept below a float texel's precision when filtered
 _NORM_SCALE = {("u", 1): 255.0, ("i", 1): 127.0, ("u", 2): 65535.0, ("i", 2): 32767.0}
 
 
@@ -137,29 +140,41 @@ def _address(em, mode, i, n):
     return b.select(b.icmp_signed(">", low, last), last, low), None
 
 
-def _fixed_point(em, t, x, n, linear):
-    """The coordinate in texel units as fixed point with 8 fractional bits (an i64)."""
+def _fixed_point(em, t, x, n, linear, mode):
+    """The coordinate in texel units as fixed point with 8 fractional bits (an i64):
+    a normalized coordinate is first made fixed point with COORD_BITS fractional bits
+    (floor) and multiplied by the extent exactly; linear filtering subtracts 0.5 and rounds
+    to nearest (ties up), nearest-point sampling takes floor; linear filtering with the
+    clamp mode clamps to [0, n - 1] (as measured on an H200, docs/textures.md)."""
     b = em.builder
-    u = x
-    if t.normalized_coords:
-        u = b.fmul(u, b.sitofp(n, F32))
-    if linear:
-        u = b.fsub(u, const(F32, 0.5))
-    scaled = b.fmul(b.fpext(u, F64), const(F64, float(1 << FRACTION_BITS)))
-    # keep the conversion defined for huge and NaN coordinates (maxnum(NaN, lo) is lo)
-    scaled = _minnum(b, _maxnum(b, scaled, const(F64, -2.0 ** 50)), const(F64, 2.0 ** 50))
-    # linear filtering rounds to the nearest 1/256 (ties up, as measured on an H200);
-    # nearest-point sampling takes the cell the coordinate lies in (floor)
-    if linear:
-        scaled = b.fadd(scaled, const(F64, 0.5))
     floor = b.module.declare_intrinsic("llvm.floor", [F64])
-    return b.fptosi(b.call(floor, [scaled]), I64)
+    if t.normalized_coords:
+        # |x| <= 1024 keeps every product below 2^63 (and maxnum(NaN, lo) is lo)
+        limit = float(1024 << COORD_BITS)
+        scaled = b.fmul(b.fpext(x, F64), const(F64, float(1 << COORD_BITS)))
+        scaled = _minnum(b, _maxnum(b, scaled, const(F64, -limit)), const(F64, limit))
+        u = b.mul(b.fptosi(b.call(floor, [scaled]), I64), n)
+        u = b.shl(u, i64(FRACTION_BITS))
+        if linear:
+            u = b.sub(u, i64(255 << (COORD_BITS - 1)))          # - 0.5 + 1/512: ties up
+        q = b.ashr(u, i64(COORD_BITS))
+    else:
+        scaled = b.fmul(b.fpext(x, F64), const(F64, float(1 << FRACTION_BITS)))
+        scaled = _minnum(b, _maxnum(b, scaled, const(F64, -2.0 ** 50)), const(F64, 2.0 ** 50))
+        if linear:
+            scaled = b.fsub(scaled, const(F64, 127.5))
+        q = b.fptosi(b.call(floor, [scaled]), I64)
+    if linear and mode == "clamp":
+        last = b.shl(b.sub(n, i64(1)), i64(FRACTION_BITS))
+        q = b.select(b.icmp_signed("<", q, i64(0)), i64(0), q)
+        q = b.select(b.icmp_signed(">", q, last), last, q)
+    return q
 
 
-def _taps(em, t, x, n, linear):
+def _taps(em, t, x, n, linear, mode=None):
     """[(texel index, weight numerator out of 256 or None)] along one dimension."""
     b = em.builder
-    q = _fixed_point(em, t, x, n, linear)
+    q = _fixed_point(em, t, x, n, linear, mode)
     i = b.ashr(q, i64(FRACTION_BITS))
     if not linear:
         return [(i, None)]
@@ -168,44 +183,165 @@ def _taps(em, t, x, n, linear):
 
 
 def _layer_index(em, desc, layer):
+    """The layer as an unsigned number clamped to the last layer (-1 is the last)."""
     b = em.builder
-    index, _ = _address(em, "clamp", b.sext(layer, I64), desc.extent[3])
-    return index
+    index = b.zext(layer, I64)
+    last = b.sub(desc.extent[3], i64(1))
+    return b.select(b.icmp_unsigned(">", index, last), last, index)
+
+
+def _weights(em, fracs):
+    """{corner: i64 weight out of 256}, the H200's rounding of the products (see
+    tests/texture_model.py): z slices share 256 exactly, each is split by x with the x1
+    part rounded half up, and each x part by y with its 'diagonal' child rounded half up."""
+    b = em.builder
+    one = i64(1 << FRACTION_BITS)
+
+    def hu(v):                                   # v / 256 rounded half up
+        return b.ashr(b.add(v, i64(1 << (FRACTION_BITS - 1))), i64(FRACTION_BITS))
+
+    if len(fracs) == 1:
+        return {(0,): b.sub(one, fracs[0]), (1,): fracs[0]}
+    a, c_y = fracs[0], fracs[1]
+    shares = [(one, ())] if len(fracs) == 2 else \
+        [(b.sub(one, fracs[2]), (0,)), (fracs[2], (1,))]
+    out = {}
+    for p, k in shares:
+        x1 = hu(b.mul(p, a))
+        x0 = b.sub(p, x1)
+        w00 = hu(b.mul(x0, b.sub(one, c_y)))
+        w11 = hu(b.mul(x1, c_y))
+        out[(0, 0) + k], out[(0, 1) + k] = w00, b.sub(x0, w00)
+        out[(1, 0) + k], out[(1, 1) + k] = b.sub(x1, w11), w11
+    return out
 
 
 def _sample(em, t, desc, coords, layer):
     """tex1D/2D/3D and the layered forms: nearest-point or linear filtering."""
-    linear = t.filter == "linear"
-    per_dim = [_taps(em, t, x, desc.extent[d], linear) for d, x in enumerate(coords)]
-    layer_index = _layer_index(em, desc, layer) if layer is not None else None
-    terms = []
-    for combo in itertools.product(*per_dim):
-        index, valid = [None] * 4, None
-        for d, (i, _) in enumerate(combo):
-            index[d], ok = _address(em, t.address[d], i, desc.extent[d])
-            if ok is not None:
-                valid = ok if valid is None else em.builder.and_(valid, ok)
-        index[3] = layer_index
-        weights = [w for _, w in combo]
-        terms.append((weights, _texels(em, t, desc, index, valid)))
-    if not linear:
-        return terms[0][1]
-    return [_filter(em, [(w, values[c]) for w, values in terms]) for c in range(t.channels)]
-
-
-def _filter(em, terms):
-    """sum(w_x * w_y * w_z * T) / 256^d: the weights are exact 9-bit numbers, so every
-    product is exact in double precision; the sum is rounded once to float32."""
     b = em.builder
+    linear = t.filter == "linear"
+    per_dim = [_taps(em, t, x, desc.extent[d], linear, t.address[d])
+               for d, x in enumerate(coords)]
+    layer_index = _layer_index(em, desc, layer) if layer is not None else None
+    raw = linear and t.dtype.kind in "iu"        # normalized integers filter the raw texels
+    texels = {}
+    for corner in itertools.product(range(len(per_dim[0])), repeat=len(coords)):
+        index, valid = [None] * 4, None
+        for d, tap in enumerate(corner):
+            index[d], ok = _address(em, t.address[d], per_dim[d][tap][0], desc.extent[d])
+            if ok is not None:
+                valid = ok if valid is None else b.and_(valid, ok)
+        index[3] = layer_index
+        texels[corner] = _raw_texels(em, t, desc, index, valid) if raw else \
+            _texels(em, t, desc, index, valid)
+    if not linear:
+        return next(iter(texels.values()))
+    weights = _weights(em, [per_dim[d][1][1] for d in range(len(coords))])
+    filt = _filter_normalized if raw else _filter_float
+    return [filt(em, t, {c: (weights[c], texels[c][ch]) for c in texels})
+            for ch in range(t.channels)]
+
+
+def _raw_texels(em, t, desc, index, valid):
+    """The stored integer channels at ``index`` as i64; zero where ``valid`` is false."""
+    b = em.builder
+    index = [None if i is None else b.select(valid, i, i64(0)) for i in index] \
+        if valid is not None else index
+    extend = b.sext if t.dtype.kind == "i" else b.zext
+    values = [extend(v, I64) for v in _texel(em, t, desc, index)]
+    if valid is not None:
+        values = [b.select(valid, v, i64(0)) for v in values]
+    return values
+
+
+def _pow2(b, exponent):
+    """2.0 ** exponent as a double, for an i64 exponent in the normal range."""
+    return b.bitcast(b.shl(b.add(exponent, i64(1023)), i64(52)), F64)
+
+
+def _filter_float(em, t, terms):
+    """Linear filtering of float texels as the H200 does it: in each z slice the texels
+    of non-zero weight are aligned to the largest exponent among them and truncated toward
+    zero to GUARD_BITS bits below their precision; the weighted sum is exact (each slice
+    fits a double; slices are added in double) and rounded once, to nearest with ties away
+    from zero, to float32 (float16 precision for float16 texels)."""
+    b = em.builder
+    bits = 11 if t.dtype.itemsize == 2 else 24
+    slices = {}
+    for corner, term in terms.items():
+        slices.setdefault(corner[2:], []).append(term)
     total = None
-    for weights, value in terms:
-        w = weights[0]
-        for other in weights[1:]:
-            w = b.mul(w, other)
-        scale = 2.0 ** (-FRACTION_BITS * len(weights))
-        term = b.fmul(b.fmul(b.sitofp(w, F64), const(F64, scale)), b.fpext(value, F64))
-        total = term if total is None else b.fadd(total, term)
-    return b.fptrunc(total, F32)
+    for members in slices.values():
+        fields = []
+        for w, v in members:
+            field = b.and_(b.lshr(b.bitcast(v, ll.IntType(32)), ll.Constant(ll.IntType(32), 23)),
+                           ll.Constant(ll.IntType(32), 0xFF))
+            field = b.zext(field, I64)
+            field = b.select(b.icmp_unsigned("<", field, i64(1)), i64(1), field)   # subnormal
+            used = b.and_(b.icmp_signed("!=", w, i64(0)), b.fcmp_unordered("!=", v, _zero(F32)))
+            fields.append(b.select(used, field, i64(0)))
+        top = fields[0]
+        for f in fields[1:]:
+            top = b.select(b.icmp_signed(">", f, top), f, top)
+        # step = 2^(E - bits - GUARD_BITS) with E = field - 126, the frexp exponent
+        shift = i64(126 + bits + GUARD_BITS)
+        step, inverse = _pow2(b, b.sub(top, shift)), _pow2(b, b.sub(shift, top))
+        trunc = b.module.declare_intrinsic("llvm.trunc", [F64])
+        for w, v in members:
+            q = b.fmul(b.call(trunc, [b.fmul(b.fpext(v, F64), inverse)]), step)
+            term = b.fmul(b.sitofp(w, F64), q)
+            total = term if total is None else b.fadd(total, term)
+    total = b.fmul(total, const(F64, 2.0 ** -FRACTION_BITS))
+    return b.fptrunc(_round_away(em, total, bits, -24 if bits == 11 else -149), F32)
+
+
+def _round_away(em, v, bits, min_exp):
+    """A double rounded to ``bits`` significant bits, ties away from zero, on a grid no
+    finer than 2^min_exp (the target format's subnormals)."""
+    b = em.builder
+    drop = 53 - bits
+    as_int = b.bitcast(v, I64)
+    rounded = b.and_(b.add(as_int, i64(1 << (drop - 1))), i64(~((1 << drop) - 1)))
+    normal = b.bitcast(rounded, F64)             # sign-magnitude: adding rounds away from 0
+    fabs = b.module.declare_intrinsic("llvm.fabs", [F64])
+    floor = b.module.declare_intrinsic("llvm.floor", [F64])
+    magnitude = b.call(fabs, [v])
+    tiny = b.fmul(b.call(floor, [b.fadd(b.fmul(magnitude, const(F64, 2.0 ** -min_exp)),
+                                        const(F64, 0.5))]), const(F64, 2.0 ** min_exp))
+    tiny = _binary(b, "llvm.copysign", tiny, v)
+    is_tiny = b.fcmp_ordered("<", magnitude, const(F64, 2.0 ** (min_exp + bits - 1)))
+    result = b.select(is_tiny, tiny, normal)
+    return b.select(b.fcmp_ordered("==", v, _zero(F64)), _zero(F64), result)
+
+
+def _filter_normalized(em, t, terms):
+    """Linear filtering of 8/16-bit normalized integers: a 16-bit fixed-point filter.
+    Unsigned: texels widened to 16 bits (v * 257 for 8-bit), the sum rounded half up to K,
+    the result K / 65535 (bit for bit on an H200). Signed: the exact sum rounded half up in
+    units of 1/32767 (the H200 is one unit lower in about 5% of fetches; docs/textures.md)."""
+    b = em.builder
+    size = t.dtype.itemsize
+    total = None
+    for w, v in terms.values():
+        if t.dtype.kind == "u":
+            v = b.mul(v, i64(257)) if size == 1 else v
+        else:
+            top = i64(127 if size == 1 else 32767)
+            low = b.sub(i64(0), top)
+            v = b.select(b.icmp_signed("<", v, low), low, v)
+        term = b.mul(w, v)
+        total = term if total is None else b.add(total, term)
+    if t.dtype.kind == "u":
+        k = b.ashr(b.add(total, i64(1 << (FRACTION_BITS - 1))), i64(FRACTION_BITS))
+        return b.fdiv(b.sitofp(k, F32), const(F32, 65535.0))
+    top = 127 if size == 1 else 32767
+    num = b.add(b.mul(total, i64(32767)), i64(top * 128))
+    den = i64(top * 256)
+    q = b.sdiv(num, den)
+    inexact_negative = b.and_(b.icmp_signed("!=", b.srem(num, den), i64(0)),
+                              b.icmp_signed("<", num, i64(0)))
+    k = b.select(inexact_negative, b.sub(q, i64(1)), q)          # floor division
+    return b.fdiv(b.sitofp(k, F32), const(F32, 32767.0))
 
 
 def _gather(em, t, desc, coords, comp):

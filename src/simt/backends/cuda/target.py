@@ -12,6 +12,7 @@ from llvmlite import ir as ll
 from ...compiler import types as T
 from ...compiler.lltypes import (I8, I32, I64, ArrayValue, i32, i64, memory, ptr, value_type,
                                  static_array, const_global, cstring)
+from . import loops
 
 ADDRSPACE = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0}
 
@@ -209,6 +210,9 @@ class CudaTarget:
         if isinstance(value, ArrayValue):
             value = value.pack(em.builder, self)
         em.builder.ret(value)
+
+    def loop_hint(self, em, stmt, back_edge, start, stop, step):
+        loops.loop_hint(em, stmt, back_edge, start, stop, step)
 
     def emit_barrier(self, em, stmt):
         name = "llvm.nvvm.barrier0"

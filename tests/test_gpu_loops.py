@@ -1,0 +1,107 @@
+"""Loop unrolling on NVIDIA GPUs (backends/cuda/loops.py): the PTX, made here without a
+GPU, has the unrolled loops nvcc makes; and unrolled loops (remainders included) compute
+the same as the Python loops on every device."""
+import re
+
+import numpy as np
+import pytest
+
+import simt
+from simt.compiler import types as T
+from conftest import poison
+
+TABLE_DATA = np.arange(20 * 7, dtype=np.float32).reshape(20, 7) / np.float32(7)
+TABLE = simt.Constant(TABLE_DATA)
+
+
+@simt.kernel
+def histo(buf, out, end):
+    temp = simt.shared.array(64, np.int32)
+    temp[simt.threadIdx.x] = 0
+    simt.syncthreads()
+    for i in range(simt.threadIdx.x, end, 64):          # run-time trips, constant step
+        simt.atomic.add(temp, buf[i], 1)
+    simt.syncthreads()
+    out[simt.threadIdx.x] = temp[simt.threadIdx.x]
+
+
+@simt.kernel
+def spheres(out):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        x = np.float32(i)
+        best = np.float32(0)
+        for k in range(20):                               # constant trips, a long body
+            d = x - TABLE[k, 4]
+            r = TABLE[k, 3]
+            if d * d < r * r + TABLE[k, 5]:
+                t = (TABLE[k, 0] * d + TABLE[k, 1]) * r - TABLE[k, 2] * TABLE[k, 6]
+                if t > best:
+                    best = t
+        out[i] = best
+
+
+@simt.kernel
+def with_barrier(out, n):
+    s = simt.shared.array(32, np.float32)
+    acc = np.float32(0)
+    for k in range(n):
+        s[simt.threadIdx.x] = np.float32(k)
+        simt.syncthreads()
+        acc += s[31 - simt.threadIdx.x]
+        simt.syncthreads()
+    out[simt.threadIdx.x] = acc
+
+
+def ptx(kernel, sig):
+    from simt.backends.cuda.compile import compile_kernel
+    return compile_kernel(kernel.typed_ir(T.parse_signature(sig)), {"boundscheck": False},
+                          "sm_90")
+
+
+def loop_body(text):
+    """PTX of the last loop in ``text`` (from its last back-edge target to the branch)."""
+    back = [m for m in re.finditer(r"@%p\d+ bra\s+(\$L__BB\d+_\d+);", text)
+            if text.index(m.group(1) + ":") < m.start()]
+    label = back[-1].group(1)
+    return text[text.index(label + ":"):back[-1].end()]
+
+
+def test_runtime_loop_unrolled_four_times():
+    b = ptx(histo, "void(uint8[::1], int32[::1], int32)")
+    assert "llvm.loop.unroll.count" in b.llvm_ir
+    assert loop_body(b.ptx).count("atom.shared.add") == 4
+    assert loop_body(b.ptx).count("ld.global") == 4
+
+
+def test_constant_loop_fully_unrolled():
+    b = ptx(spheres, "void(float32[::1])")
+    assert "llvm.loop.unroll.full" in b.llvm_ir
+    loads = re.findall(r"ld\.const\S*\s+\S+(?:, \S+)*\s*\[([^\]]+)\]", b.ptx)
+    assert loads and all(re.fullmatch(r"simt_symbol_0(\+\d+)?", a) for a in loads), loads
+
+
+def test_no_hint_on_loops_with_barriers():
+    b = ptx(with_barrier, "void(float32[::1], int32)")
+    assert "llvm.loop" not in b.llvm_ir
+
+
+@pytest.mark.parametrize("end", [0, 1, 63, 64 * 4 + 5, 64 * 7 + 3])
+def test_unrolled_loops_compute_the_same(device, rng, end):
+    buf = rng.integers(0, 64, 1000, dtype=np.uint8)
+    out = simt.to_device(poison(64, np.int32))
+    histo[1, 64](simt.to_device(buf), out, end)
+    np.testing.assert_array_equal(out.copy_to_host(), np.bincount(buf[:end], minlength=64))
+    res = simt.to_device(poison(100, np.float32))
+    spheres[1, 128](res)
+    tab = TABLE_DATA
+    want = np.zeros(100, np.float32)
+    for i in range(100):
+        x = np.float32(i)
+        for k in range(20):
+            d = x - tab[k, 4]
+            r = tab[k, 3]
+            if d * d < r * r + tab[k, 5]:
+                t = (tab[k, 0] * d + tab[k, 1]) * r - tab[k, 2] * tab[k, 6]
+                want[i] = max(want[i], t)
+    np.testing.assert_allclose(res.copy_to_host(), want, rtol=1e-5, atol=1e-5)
