@@ -175,9 +175,10 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
     call, call_scope = loaded.launcher.native_call(grid, block, shared_bytes, stream, params)
     launch = ["    backend.error_source = source"] if binary.can_fail else []
     launch += [f"    err = {call}", "    if err:", "        failed(err)"]
+    remembered = ", ".join(f"L{i}" for i in range(len(names)))
     lines = [f"def fast({source.params}):"]
     if names:
-        lines += [f"    global {', '.join(f'L{i}' for i in range(len(names)))}",
+        lines += [f"    nonlocal {remembered}",
                   f"    if {' and '.join(same)} and not more and rt.device is device:"]
         lines += ["    " + line for line in launch] + ["        return"]
     lines += [f"    if {source.mismatch}:", f"        {source.fallback}"]
@@ -185,13 +186,15 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
         lines += [f"    pack(storage, 0, {', '.join(values)})"]
         lines += ["    " + line for line in remember]
     lines += launch
+    if names:        # what it remembers lives in closure cells: storing them leaves globals be
+        lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
+                 + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
     scope = dict(source.scope, **call_scope, pack=pack, storage=storage,
                  failed=loaded.launcher.native_failed(grid, block, shared_bytes, stream,
                                                       params),
                  backend=backend, source=(binary, kernel.__name__),
                  _half=lambda v: int(np.float16(v).view(np.uint16)),
-                 **{f"C{i}": c for i, c in enumerate(source.scope["classes"])},
-                 **{f"L{i}": _NEVER for i in range(len(names))})
+                 _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(source.scope["classes"])})
     return build_launch(lines, scope, kernel.__name__)
 
 
