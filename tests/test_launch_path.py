@@ -79,3 +79,22 @@ def test_kernel_without_parameters(device):
     for _ in range(3):                       # the full path, then the prepared one
         no_parameters[1, 1]()
     simt.synchronize()
+
+
+def test_native_trampoline_passes_every_launch_argument():
+    """The GPU launch trampoline (backends/cuda/launch.py), checked without a GPU: its
+    descriptor's cuLaunchKernel entry is replaced by a Python callback."""
+    import ctypes
+    from simt.backends.cpu import jit
+    from simt.backends.cuda import launch as L
+    module = jit.optimize(L._trampoline_ir(), speed=2)
+    loaded = jit.LoadedObject(jit.emit_object(module))
+    go = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(loaded.address("simt_cuda_launch"))
+    seen = []
+    entry_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                                  ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    entry = entry_type(lambda *args: (seen.append(args), 719)[1])
+    desc = L._LaunchDesc(0x1234, ctypes.cast(entry, ctypes.c_void_p).value, 7, 6, 5, 4, 3, 2,
+                         4096, 0xABC0, 0x5678)
+    assert go(ctypes.addressof(desc)) == 719
+    assert seen == [(0x1234, 7, 6, 5, 4, 3, 2, 4096, 0xABC0, 0x5678, None)]

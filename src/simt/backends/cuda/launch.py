@@ -162,35 +162,20 @@ class _LaunchDesc(ctypes.Structure):
                 ("params", ctypes.c_void_p)]
 
 
-_TRAMPOLINE_IR = """
-%Desc = type { ptr, ptr, i32, i32, i32, i32, i32, i32, i32, ptr, ptr }
-define i32 @simt_cuda_launch(ptr %d) {
-  %pf = getelementptr %Desc, ptr %d, i32 0, i32 0
-  %f = load ptr, ptr %pf
-  %pe = getelementptr %Desc, ptr %d, i32 0, i32 1
-  %entry = load ptr, ptr %pe
-  %p2 = getelementptr %Desc, ptr %d, i32 0, i32 2
-  %gx = load i32, ptr %p2
-  %p3 = getelementptr %Desc, ptr %d, i32 0, i32 3
-  %gy = load i32, ptr %p3
-  %p4 = getelementptr %Desc, ptr %d, i32 0, i32 4
-  %gz = load i32, ptr %p4
-  %p5 = getelementptr %Desc, ptr %d, i32 0, i32 5
-  %bx = load i32, ptr %p5
-  %p6 = getelementptr %Desc, ptr %d, i32 0, i32 6
-  %by = load i32, ptr %p6
-  %p7 = getelementptr %Desc, ptr %d, i32 0, i32 7
-  %bz = load i32, ptr %p7
-  %p8 = getelementptr %Desc, ptr %d, i32 0, i32 8
-  %sh = load i32, ptr %p8
-  %p9 = getelementptr %Desc, ptr %d, i32 0, i32 9
-  %st = load ptr, ptr %p9
-  %p10 = getelementptr %Desc, ptr %d, i32 0, i32 10
-  %pa = load ptr, ptr %p10
-  %r = call i32 %entry(ptr %f, i32 %gx, i32 %gy, i32 %gz, i32 %bx, i32 %by, i32 %bz, i32 %sh, ptr %st, ptr %pa, ptr null)
-  ret i32 %r
-}
-"""
+def _trampoline_ir():
+    """LLVM IR of ``i32 simt_cuda_launch(ptr desc)``: load _LaunchDesc's fields, call the
+    cuLaunchKernel found in it with them (and a null ``extra``), return its CUresult."""
+    kinds = ["ptr", "ptr"] + ["i32"] * 7 + ["ptr", "ptr"]
+    lines = ["%Desc = type { " + ", ".join(kinds) + " }",
+             "define i32 @simt_cuda_launch(ptr %d) {"]
+    for i, kind in enumerate(kinds):
+        lines += [f"  %p{i} = getelementptr %Desc, ptr %d, i32 0, i32 {i}",
+                  f"  %v{i} = load {kind}, ptr %p{i}"]
+    args = ", ".join(f"{kind} %v{i}" for i, kind in enumerate(kinds) if i != 1)
+    lines += [f"  %r = call i32 %v1({args}, ptr null)", "  ret i32 %r", "}"]
+    return "\n".join(lines) + "\n"
+
+
 _native = []
 
 
@@ -202,7 +187,7 @@ def native_trampoline():
             from ..cpu import jit
             if _cu_launch_address() is None:
                 raise OSError("libcuda.so.1 has no cuLaunchKernel")
-            module = jit.optimize(_TRAMPOLINE_IR, speed=2)
+            module = jit.optimize(_trampoline_ir(), speed=2)
             loaded = jit.LoadedObject(jit.emit_object(module))
             proto = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
             _native.append((proto(loaded.address("simt_cuda_launch")), loaded))
