@@ -179,21 +179,9 @@ def check_spec(name, rng):
 
 
 # ------------------------------------------------------------------ tests
-# Measured on an H200 (bench/results/texture-probe-h200-2026-11-21.npz, docs/textures.md):
-# the model reproduces every recorded fetch bit for bit except linear filtering of signed
-# normalized integers, where about 5% of fetches are one unit of 1/32767 higher.
-GPU_UNCALIBRATED = ("GPU linear filtering of signed normalized integers: the model is one unit "
-                    "of 1/32767 off in about 5% of fetches (docs/textures.md)")
-
-
-def _uncalibrated(spec):
-    return spec["filter"] == "linear" and np.dtype(spec["dtype"]).kind == "i"
-
-
+# The model reproduces every fetch recorded on an H200 bit for bit (docs/textures.md).
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_fetch_matches_appendix_h(device, rng, name):
-    if device.kind == "cuda" and _uncalibrated(SPECS[name]):
-        pytest.xfail(GPU_UNCALIBRATED)
     got, want = check_spec(name, rng)
     np.testing.assert_array_equal(got, want)
 
@@ -327,24 +315,25 @@ def test_texture_argument_errors():
 
 
 # ------------------------------------------------------------------ CPU against GPU
-PROBE = os.path.join(os.path.dirname(__file__), "..", "bench", "results",
-                     "texture-probe-h200-2026-11-21.npz")
+RESULTS = os.path.join(os.path.dirname(__file__), "..", "bench", "results")
+PROBE = os.path.join(RESULTS, "texture-probe-h200-2026-11-21.npz")
+SNORM_PROBE = os.path.join(RESULTS, "texture-snorm-probe-h200-2026-11-21.npz")
 
 
 def _probe_configs():
-    from gpu_texture_probe import CONFIGS
-    return [c for c in CONFIGS if not c[-1]]          # tex2Dgather is checked by test_gather
+    from gpu_texture_probe import CONFIGS, SNORM_CONFIGS
+    return [pytest.param(PROBE, c, id=c[0]) for c in CONFIGS if not c[-1]] + \
+        [pytest.param(SNORM_PROBE, c, id=c[0]) for c in SNORM_CONFIGS]   # gather: test_gather
 
 
-@pytest.mark.skipif(not os.path.exists(PROBE), reason="needs the recorded H200 probe")
-@pytest.mark.parametrize("config", _probe_configs(), ids=lambda c: c[0])
-def test_cpu_matches_recorded_h200(config):
+@pytest.mark.parametrize("path,config", _probe_configs())
+def test_cpu_matches_recorded_h200(path, config):
     """The CPU device reproduces fetches recorded on an H200 independently of simt
     (tests/gpu_texture_probe.py: CuPy texture objects and CUDA C), bit for bit."""
+    if not os.path.exists(path):
+        pytest.skip(f"needs the recorded H200 probe {os.path.basename(path)}")
     name, dtype, shape, filt, address, normalized, read, _ = config
-    if filt == "linear" and np.dtype(dtype).kind == "i":
-        pytest.xfail(GPU_UNCALIBRATED)
-    probe = np.load(PROBE)
+    probe = np.load(path)
     n = 2000
     texels, out = probe[name + ":texels"], probe[name + ":out"][:n]
     coords = [probe[name + ":" + c][:n] for c in "xyz"][:len(shape)]
@@ -354,6 +343,82 @@ def test_cpu_matches_recorded_h200(config):
         got = run_sampler(s, texels, coords, np.zeros(n, np.int32))[:, 0]
     differ = got.view(np.uint32) != out.view(np.uint32)
     assert not differ.any(), f"{differ.sum()} of {n} fetches differ from the H200"
+
+
+def _recorded_k(probe, label):
+    """(texels, weights, K) of a --snorm probe's pairs or quads: texels and weights as
+    {corner: array} over the recorded (block, a[, b]) grid, K the recorded results."""
+    import gpu_texture_probe as g
+    if label.endswith("pairs"):
+        values = probe[label + ":pairs"]
+        a = np.arange(257)[None, :]
+        raw = {(0,): values[:, :1], (1,): values[:, 1:]}
+        w = {(0,): 256 - a, (1,): a}
+    else:
+        values = probe[label + ":quads"]
+        a, b = np.arange(257)[None, :, None], np.arange(257)[None, None, :]
+        w = g.weights_2d(a, b)
+        raw = {(i, j): values[:, j, i][:, None, None] for i, j in w}
+    ref = g.reference_k(values.dtype, [(w[c], raw[c]) for c in w])
+    return values, raw, w, ref + probe[label + ":dK"]
+
+
+SNORM_LABELS = ["i8_pairs", "i16_pairs", "u8_pairs", "i8_quads", "i16_quads", "u8_quads"]
+
+
+@pytest.mark.skipif(not os.path.exists(SNORM_PROBE), reason="needs the recorded H200 probe")
+def test_model_matches_recorded_snorm_arithmetic():
+    """The model's integer filter against every fetch of the controlled probe: every weight
+    on every pair of int8 values (16.8 million fetches), int16 pairs, 2x2 blocks in 2D."""
+    probe = np.load(SNORM_PROBE)
+    for label in SNORM_LABELS:
+        values, raw, w, k = _recorded_k(probe, label)
+        kind, size = values.dtype.kind, values.dtype.itemsize
+        got = model._filter_normalized(raw, list(w), w, kind, size)
+        want = k.astype(np.float32) / np.float32(32767.0 if kind == "i" else 65535.0)
+        differ = np.broadcast_to(got, want.shape) != want
+        assert not differ.any(), f"{label}: {differ.sum()} of {differ.size} differ"
+
+
+@pytest.mark.skipif(not os.path.exists(SNORM_PROBE), reason="needs the recorded H200 probe")
+@pytest.mark.parametrize("label", SNORM_LABELS)
+def test_cpu_matches_recorded_snorm_arithmetic(label):
+    """The CPU device against a sample of the controlled probe (all weights on the pairs or
+    blocks of edge values, random weights elsewhere), laid out as the probe lays them out."""
+    probe = np.load(SNORM_PROBE)
+    values, _, _, k = _recorded_k(probe, label)
+    rng = np.random.default_rng(zlib.crc32(label.encode()))
+    info = np.iinfo(values.dtype)
+    edges = [info.min, info.min + 1, -1, 0, 1, info.max // 2 + 1, info.max]
+    flat = values.reshape(len(values), -1)
+    is_edge = np.isin(flat, edges).all(axis=1)
+    if label.endswith("pairs"):
+        picked = np.concatenate([np.nonzero(is_edge)[0][:64],
+                                 rng.choice(len(values), 192, replace=False)])
+        texels = values[picked].reshape(-1)
+        j, a = np.divmod(np.arange(len(picked) * 257), 257)
+        x = (2 * j + 0.5 + a / 256).astype(np.float32)
+        coords, want = [x], k[picked].reshape(-1)
+        s = spec(texels.shape, texels.dtype.name, filter="linear", read_mode="normalized_float")
+    else:
+        m, bw = len(values), 8
+        texels = np.zeros((2 * ((m + bw - 1) // bw), 2 * bw), values.dtype)
+        for q in range(m):
+            texels[2 * (q // bw):2 * (q // bw) + 2, 2 * (q % bw):2 * (q % bw) + 2] = values[q]
+        edge = np.nonzero(is_edge)[0][:2]
+        grid_a, grid_b = np.meshgrid(np.arange(257), np.arange(0, 257, 16), indexing="ij")
+        q = np.concatenate([np.repeat(edge, grid_a.size), rng.integers(0, m, 8192)])
+        a = np.concatenate([np.tile(grid_a.ravel(), len(edge)), rng.integers(0, 257, 8192)])
+        b = np.concatenate([np.tile(grid_b.ravel(), len(edge)), rng.integers(0, 257, 8192)])
+        coords = [(2 * (q % bw) + 0.5 + a / 256).astype(np.float32),
+                  (2 * (q // bw) + 0.5 + b / 256).astype(np.float32)]
+        want = k[q, a, b]
+        s = spec(texels.shape, texels.dtype.name, filter="linear", read_mode="normalized_float")
+    with simt.use_device("cpu"):
+        got = run_sampler(s, texels, coords, np.zeros(len(want), np.int32))[:, 0]
+    scale = np.float32(32767.0 if values.dtype.kind == "i" else 65535.0)
+    differ = got != want.astype(np.float32) / scale
+    assert not differ.any(), f"{label}: {differ.sum()} of {len(want)} fetches differ"
 GPU_SPECS = sorted(SPECS)
 
 
@@ -368,8 +433,6 @@ def test_cpu_matches_gpu_bit_for_bit():
     gpu = _gpus()[0].name
     failures, dump = [], {}
     for name in GPU_SPECS:
-        if _uncalibrated(SPECS[name]):
-            continue                  # see GPU_UNCALIBRATED
         results = {}
         for dev in ("cpu", gpu):
             with simt.use_device(dev):

@@ -1,8 +1,8 @@
 """A NumPy model of texture fetching (guide appendix H and 3.2.12.1) as an NVIDIA H200
 computes it, written apart from simt's LLVM implementation so that each checks the other.
 The rules were fitted to fetches recorded on an H200 (docs/textures.md; 20 configurations,
-tests/gpu_texture_probe.py) and reproduce them bit for bit, except linear filtering of
-signed normalized integers (see FILTER_SNORM below).
+tests/gpu_texture_probe.py, including every weight on every pair of int8 values) and
+reproduce them bit for bit.
 
 Coordinates. A normalized coordinate becomes fixed point with 21 fractional bits (floor)
 and is multiplied by the extent exactly; an unnormalized one is used as given. Linear
@@ -20,7 +20,10 @@ non-zero weight and truncated toward zero to 4 bits below their own precision (2
 float32, 15 for float16); the weighted sum is exact and rounded once, to nearest with ties
 away from zero, to float32 (float16 precision for float16 texels). 8/16-bit unsigned
 normalized texels are filtered as 16-bit integers (v * 257 or v), rounded half up to a 16-bit
-result K, returned as K / 65535.
+result K, returned as K / 65535. Signed: the weighted sum S of the raw texels (-128 and -32768
+included, weights out of 256); int16: K = hu(S); int8: K = hu(256 S + 32 floor(S / 16) +
+floor(S / 128)), i.e. S times 33025/32768 ~ 32767/32512 with the two small partial products
+truncated; K is clamped at -32767 and the result is K / 32767.
 """
 import itertools
 
@@ -29,9 +32,6 @@ import numpy as np
 NORM = {("u", 1): 255.0, ("i", 1): 127.0, ("u", 2): 65535.0, ("i", 2): 32767.0}
 COORD_BITS = 21          # fractional bits of a normalized coordinate
 GUARD_BITS = 4           # bits kept below a float texel's precision when aligned
-# Linear filtering of signed normalized texels is modelled as round-half-up of the exact
-# sum in 1/32767 units; the H200 differs by one unit in about 5% of fetches (documented).
-FILTER_SNORM = "approximate"
 
 
 def convert(raw, read_mode):
@@ -140,14 +140,16 @@ def _filter_float(values, corners, w, kind_bits):
 
 
 def _filter_normalized(raw, corners, w, kind, size):
-    """8/16-bit normalized integers: a 16-bit fixed-point filter, K / 65535 (unsigned)."""
+    """8/16-bit normalized integers: a 16-bit fixed-point filter, K / 65535 (unsigned) or
+    K / 32767 (signed)."""
     if kind == "u":
         v16 = {c: raw[c].astype(np.int64) * (257 if size == 1 else 1) for c in corners}
         k = _hu(sum(w[c] * v16[c] for c in corners))
         return k.astype(np.float32) / np.float32(65535.0)
-    top = 127 if size == 1 else 32767                  # FILTER_SNORM: approximate
-    num = sum(w[c] * np.maximum(raw[c].astype(np.int64), -top) for c in corners)
-    k = (num * 32767 + top * 128) // (top * 256)
+    s = sum(w[c] * raw[c].astype(np.int64) for c in corners)
+    if size == 1:                                      # s * 258.0078 in units of 1/256
+        s = 256 * s + 32 * (s >> 4) + (s >> 7)
+    k = np.maximum(_hu(s), -32767)
     return k.astype(np.float32) / np.float32(32767.0)
 
 

@@ -317,30 +317,26 @@ def _round_away(em, v, bits, min_exp):
 def _filter_normalized(em, t, terms):
     """Linear filtering of 8/16-bit normalized integers: a 16-bit fixed-point filter.
     Unsigned: texels widened to 16 bits (v * 257 for 8-bit), the sum rounded half up to K,
-    the result K / 65535 (bit for bit on an H200). Signed: the exact sum rounded half up in
-    units of 1/32767 (the H200 is one unit lower in about 5% of fetches; docs/textures.md)."""
+    the result K / 65535. Signed: S, the weighted sum of the raw texels (-128 and -32768
+    included), is scaled to 16 bits as the H200 does it, for int8 by 33025/32768 (close to
+    32767/32512) with truncated partial products, 256 S + 32 floor(S / 16) + floor(S / 128);
+    then rounded half up to K, clamped at -32767, and the result is K / 32767. Both bit for bit
+    on an H200 (docs/textures.md)."""
     b = em.builder
     size = t.dtype.itemsize
     total = None
     for w, v in terms.values():
-        if t.dtype.kind == "u":
-            v = b.mul(v, i64(257)) if size == 1 else v
-        else:
-            top = i64(127 if size == 1 else 32767)
-            low = b.sub(i64(0), top)
-            v = b.select(b.icmp_signed("<", v, low), low, v)
+        if t.dtype.kind == "u" and size == 1:
+            v = b.mul(v, i64(257))
         term = b.mul(w, v)
         total = term if total is None else b.add(total, term)
+    if t.dtype.kind == "i" and size == 1:
+        total = b.add(b.add(b.shl(total, i64(8)), b.shl(b.ashr(total, i64(4)), i64(5))),
+                      b.ashr(total, i64(7)))
+    k = b.ashr(b.add(total, i64(1 << (FRACTION_BITS - 1))), i64(FRACTION_BITS))
     if t.dtype.kind == "u":
-        k = b.ashr(b.add(total, i64(1 << (FRACTION_BITS - 1))), i64(FRACTION_BITS))
         return b.fdiv(b.sitofp(k, F32), const(F32, 65535.0))
-    top = 127 if size == 1 else 32767
-    num = b.add(b.mul(total, i64(32767)), i64(top * 128))
-    den = i64(top * 256)
-    q = b.sdiv(num, den)
-    inexact_negative = b.and_(b.icmp_signed("!=", b.srem(num, den), i64(0)),
-                              b.icmp_signed("<", num, i64(0)))
-    k = b.select(inexact_negative, b.sub(q, i64(1)), q)          # floor division
+    k = b.select(b.icmp_signed("<", k, i64(-32767)), i64(-32767), k)
     return b.fdiv(b.sitofp(k, F32), const(F32, 32767.0))
 
 
