@@ -8,6 +8,7 @@ from ...compiler import types as T
 from ...compiler.lltypes import ptr, value_type
 from . import jit
 from .emit import CpuKernelEmitter
+from .inline import inline_barrier_calls
 from .target import CpuTarget
 
 
@@ -45,6 +46,7 @@ def all_functions(fn):
 
 def compile_kernel(fn, options, pyfunc=None):
     started = time.perf_counter()
+    fn = inline_barrier_calls(fn)        # device functions holding barriers, see inline.py
     module = ll.Module(name=fn.name)
     module.triple = jit.triple()
     tm = jit.target_machine()

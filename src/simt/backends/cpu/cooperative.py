@@ -76,7 +76,7 @@ def emit_grid_sync(em, s):
     fnty = ll.FunctionType(I32, [ptr(), I64, I64])
     fn = em.module.globals.get(SYMBOL) or ll.Function(em.module, fnty, SYMBOL)
     status = b.call(fn, [em.llfunc.args[1], i64(s.loc.line),
-                         i64(em.target.file_id(em.function))])
+                         i64(em.target.file_id(em.function, s.loc))])
     ok, failed = em.new_block("grid_synced"), em.new_block("grid_sync_failed")
     b.cbranch(b.icmp_unsigned("==", status, i32(0)), ok, failed)
     b.position_at_end(failed)

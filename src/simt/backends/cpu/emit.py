@@ -11,7 +11,6 @@ from ...compiler import ir, types as T
 from ...compiler.codegen import FunctionEmitter, LoopTarget
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr,
                                  static_array, value_type)
-from ...runtime.errors import NotSupportedError
 from . import cooperative, warp
 from .regions import Plan
 from .target import CTX, SPECIALS
@@ -67,12 +66,7 @@ class CpuEmitterBase(FunctionEmitter):
     def device_function(self, function):
         fn = self.target.functions.get(id(function))
         if fn is None:
-            if function.uses_barrier:
-                raise NotSupportedError(
-                    f"device function '{function.name}' ({function.loc}) calls syncthreads, a "
-                    "warp function or a group sync: barriers and warp collectives inside device "
-                    "functions are not supported on the CPU device yet; move the call into the "
-                    "kernel (the GPU device supports it)")
+            # device functions holding barriers were inlined before (inline.py)
             fn = CpuDeviceEmitter(self.target, self.module, function, self.options).build()
         return fn
 

@@ -62,8 +62,10 @@ class CpuTarget:
     def symbol_index(self, decl):
         return next(i for i, d in enumerate(self.symbols) if d.data is decl.data)
 
-    def file_id(self, fn):
-        key = (fn.name, fn.loc.filename)
+    def file_id(self, fn, loc=None):
+        # code inlined from a device function (inline.py) is reported under that function
+        inlined = loc is not None and loc.function != "?"
+        key = (loc.function, loc.filename) if inlined else (fn.name, fn.loc.filename)
         if key not in self.files:
             self.files.append(key)
         return self.files.index(key)
@@ -143,7 +145,7 @@ class CpuTarget:
         ids = [sp[n] for n in SPECIALS[3:6] + SPECIALS[0:3]]
         args = [em.err_ptr, i64(code), i64(loc.line), i64(array), i64(dim),
                 index if index is not None else i64(0), extent if extent is not None else i64(0),
-                i64(self.file_id(em.function))] + ids
+                i64(self.file_id(em.function, loc))] + ids
         if message:
             em.messages.append(message)
             args[4] = i64(len(em.messages) - 1 + 1000)
