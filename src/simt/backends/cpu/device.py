@@ -226,7 +226,8 @@ class CpuBackend(CpuMemory):
                     return
                 if run(first, min(first + chunk, nblocks)):
                     failed.set()
-        futures = [self._workers().submit(worker) for _ in range(workers)]
+        futures = [self._workers().submit(worker) for _ in range(workers - 1)]
+        worker()                       # the calling thread takes chunks too
         for f in futures:
             f.result()
 
