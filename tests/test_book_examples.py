@@ -215,5 +215,5 @@ def test_cli_lists_every_port():
 def test_heat_interop(device, tmp_path):
     from simt.examples import heat_interop
     temps, image = heat_interop.heat_interop(out_dir=str(tmp_path), dim=64, frames=2)
-    np.testing.assert_allclose(temps, heat_interop.reference(64, 2), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(temps, heat_interop.reference(64, 2, heat_interop.STEPS_PER_FRAME), rtol=1e-5, atol=1e-6)
     assert_nearly_equal_images(image, float_to_color_reference(temps))

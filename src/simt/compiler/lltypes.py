@@ -127,3 +127,14 @@ def cstring(module, text, addrspace=0):
     """A NUL-terminated string constant (printf formats)."""
     return byte_global(module, f"simt_str_{abs(hash(text)):x}", text.encode("utf8") + b"\0",
                        addrspace)
+
+
+def result_of(builder, result_type, values):
+    """The value of a fetch or read that gives ``values``: the one value, or for a tuple
+    result type (several channels) a literal struct of them."""
+    if not isinstance(result_type, T.Tuple):
+        return values[0]
+    struct = ll.Constant(ll.LiteralStructType([v.type for v in values]), ll.Undefined)
+    for i, v in enumerate(values):
+        struct = builder.insert_value(struct, v, i)
+    return struct

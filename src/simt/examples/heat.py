@@ -10,6 +10,7 @@ import numpy as np
 import simt
 from simt import blockDim, blockIdx, gridDim, threadIdx
 from ._common import Example, out_path, save_png
+from .book import float_to_color
 
 DIM = 1024
 MAX_TEMP = np.float32(1.0)
@@ -107,41 +108,6 @@ def blend_tex2d(dst, tex_in):
     r = simt.tex2D(tex_in, x + 1, y)
     b = simt.tex2D(tex_in, x, y + 1)
     dst[offset] = c + SPEED * (t + b + r + l - 4 * c)
-
-
-# ------------------------------------------------------------------ colouring (book.h)
-@simt.device
-def value(n1, n2, hue):
-    if hue > 360:
-        hue -= 360
-    elif hue < 0:
-        hue += 360
-    if hue < 60:
-        return np.uint8(255 * (n1 + (n2 - n1) * hue / 60))
-    if hue < 180:
-        return np.uint8(255 * n2)
-    if hue < 240:
-        return np.uint8(255 * (n1 + (n2 - n1) * (240 - hue) / 60))
-    return np.uint8(255 * n1)
-
-
-@simt.kernel
-def float_to_color(optr, out_src):
-    x = threadIdx.x + blockIdx.x * blockDim.x
-    y = threadIdx.y + blockIdx.y * blockDim.y
-    offset = x + y * blockDim.x * gridDim.x
-    l = out_src[offset]
-    s = np.float32(1)
-    h = (180 + np.int32(np.float32(360.0) * out_src[offset])) % 360
-    if l <= np.float32(0.5):
-        m2 = l * (1 + s)
-    else:
-        m2 = l + s - l * s
-    m1 = 2 * l - m2
-    optr[offset * 4 + 0] = value(m1, m2, h + 120)
-    optr[offset * 4 + 1] = value(m1, m2, h)
-    optr[offset * 4 + 2] = value(m1, m2, h - 120)
-    optr[offset * 4 + 3] = 255
 
 
 # ------------------------------------------------------------------ host side

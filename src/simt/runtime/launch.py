@@ -6,7 +6,6 @@ import time
 import numpy as np
 
 from ..compiler import types as T
-from ..compiler.frontend import FrontEnd
 from . import cache
 from .devices import _local, get_device
 from ..config import config
@@ -170,6 +169,7 @@ class Kernel:
         fn = self.ir_cache.get(key)
         if fn is None:
             try:
+                from ..compiler.frontend import FrontEnd     # imported at first compile
                 fn = FrontEnd(self.pyfunc, key, is_kernel=True).build()
             except CompileError as exc:
                 if config.debug:
@@ -280,9 +280,9 @@ def _lookup(pyfunc, name):
 class Launch:
     """A kernel with its launch configuration, called with the arguments.
 
-    The first call with given argument types on a device goes the full way (types,
-    compile, configuration checks) and asks the backend for a launch function generated
-    for that signature (``launch_source`` below); ``kernel[...]`` then hands out that
+    A call with new argument types on a device goes the full way (types, compile,
+    configuration checks); from the second call of a configuration on, that also asks
+    the backend for a launch function generated for the signature (``LaunchSource``); ``kernel[...]`` then hands out that
     function, which checks its arguments' classes (a DeviceArray's class records its
     dtype, ndim and layout) and the current device, and falls back to this object's
     full path when they differ."""
@@ -295,6 +295,7 @@ class Launch:
         self.stream = stream
         self.prepared = {}      # argument classes -> (device, launch function)
         self.call = self        # what kernel[...] returns: the latest prepared launch
+        self.used = False       # launched before: a configuration met once is not prepared
 
     def __call__(self, *args):
         entry = self.prepared.get(tuple(map(type, args)))
@@ -323,7 +324,8 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         prepare = getattr(backend, "prepare_launch", None)
-        if prepare is not None and types_fixed_by_class(types, args):
+        used, self.used = self.used, True
+        if used and prepare is not None and types_fixed_by_class(types, args):
             classes = tuple(map(type, args))
             fast = prepare(kernel, loaded, types, self.grid, self.block, self.shared_bytes,
                            stream, LaunchSource(classes, device, self.__call__))

@@ -15,7 +15,7 @@ from llvmlite import ir as ll
 
 from ...compiler import types as T
 from ...compiler.codegen import ERR_OUT_OF_BOUNDS
-from ...compiler.lltypes import F32, F64, I64, const, i64, memory, ptr
+from ...compiler.lltypes import F32, F64, I64, const, i64, memory, ptr, result_of
 
 TEX_STRUCT = ll.LiteralStructType([ptr(), ll.ArrayType(I64, 4), ll.ArrayType(I64, 4)])
 FRACTION_BITS = 8                      # appendix H: 8 fractional bits of coordinates and weights
@@ -42,21 +42,11 @@ def texture_op(em, e):
     desc = _Descriptor(em.builder, em.expr(e.args[0]))
     args = [em.expr(a) for a in e.args[1:]]
     if kind == "fetch":
-        return _pack(em, e.type, _fetch_linear(em, t, desc, args[0]))
+        return result_of(em.builder, e.type, _fetch_linear(em, t, desc, args[0]))
     if kind == "gather":
-        return _pack(em, e.type, _gather(em, t, desc, args, e.attrs["comp"]))
+        return result_of(em.builder, e.type, _gather(em, t, desc, args, e.attrs["comp"]))
     layer = args.pop() if "layered" in kind else None
-    return _pack(em, e.type, _sample(em, t, desc, args, layer))
-
-
-def _pack(em, result_type, values):
-    if not isinstance(result_type, T.Tuple):
-        return values[0]
-    b = em.builder
-    struct = ll.Constant(ll.LiteralStructType([v.type for v in values]), ll.Undefined)
-    for i, v in enumerate(values):
-        struct = b.insert_value(struct, v, i)
-    return struct
+    return result_of(em.builder, e.type, _sample(em, t, desc, args, layer))
 
 
 # ------------------------------------------------------------------ texels
@@ -388,7 +378,7 @@ def _surface(em, e, kind):
         index.append(b.sdiv(c, texel_bytes) if d == 0 else c)
     index += [None] * (4 - ndim)
     if kind.startswith("read"):
-        return _pack(em, e.type, _surface_read(em, t, desc, index, valid))
+        return result_of(em.builder, e.type, _surface_read(em, t, desc, index, valid))
     values = [em.expr(a) for a in e.args[1 + ndim:]]
     _surface_write(em, t, desc, index, valid, values)
     return None

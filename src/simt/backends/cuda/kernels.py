@@ -171,7 +171,8 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
             values.append(f"_half({a})")
         else:
             values.append(a)
-    pack, storage, params = loaded.launcher.new_buffer()
+    storage, pointers = loaded.launcher.new_buffer()
+    params = ctypes.addressof(pointers) if loaded.launcher.params else None
     call, call_scope = loaded.launcher.native_call(grid, block, shared_bytes, stream, params)
     launch = ["    backend.error_source = source"] if binary.can_fail else []
     launch += [f"    err = {call}", "    if err:", "        failed(err)"]
@@ -189,7 +190,8 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
     if names:        # what it remembers lives in closure cells: storing them leaves globals be
         lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
-    scope = dict(source.scope, **call_scope, pack=pack, storage=storage,
+    scope = dict(source.scope, **call_scope, pack=loaded.launcher.pack, storage=storage,
+                 pointers=pointers,
                  failed=loaded.launcher.native_failed(grid, block, shared_bytes, stream,
                                                       params),
                  backend=backend, source=(binary, kernel.__name__),

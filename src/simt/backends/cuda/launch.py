@@ -101,15 +101,15 @@ class Launcher:
 
     # ------------------------------------------------------------ the prepared fast path
     def new_buffer(self):
-        """(pack_into, storage, kernelParams address): a parameter buffer of this
-        kernel's layout, for a launch function that keeps its own."""
+        """(storage, pointers): a parameter buffer of this kernel's layout and its
+        ``kernelParams`` array, for a launch function that keeps its own (and keeps them
+        alive: ``ctypes.addressof(pointers)`` is what the driver is given)."""
         storage = (ctypes.c_char * len(self.storage))()
         base = ctypes.addressof(storage)
         offsets = [p - ctypes.addressof(self.storage) for p in self.pointers] \
             if self.params else []
         pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
-        self._buffers = getattr(self, "_buffers", []) + [(storage, pointers)]   # kept alive
-        return self.pack, storage, ctypes.addressof(pointers) if offsets else None
+        return storage, pointers
 
     def native_call(self, grid, block, shared=0, stream=None, params=None):
         """(expression, its globals): one launch of this kernel with this configuration,
@@ -122,8 +122,8 @@ class Launcher:
         if VIA == "native" and native_trampoline() is not None:
             desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
                                shared, _address(stream), params)
-            self._descs = getattr(self, "_descs", []) + [desc]        # kept alive
-            return "go(desc)", {"go": native_trampoline(), "desc": ctypes.addressof(desc)}
+            return "go(desc)", {"go": native_trampoline(), "desc": ctypes.addressof(desc),
+                                "desc_struct": desc}          # kept alive by the caller's scope
         gx, gy, gz = grid
         bx, by, bz = block
         return ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",

@@ -8,7 +8,7 @@ vector width, result and coordinate types, boundary mode) independent of which
 from llvmlite import ir as ll
 
 from ...compiler import types as T
-from ...compiler.lltypes import F32, I32, I64, scalar
+from ...compiler.lltypes import F32, I32, I64, result_of, scalar
 
 I16 = ll.IntType(16)
 
@@ -31,7 +31,7 @@ def texture_op(em, e):
     if kind == "gather":
         asm = f"tld4.{'rgba'[e.attrs['comp']]}.2d.v4.{dt}.f32 {{$0, $1, $2, $3}}, [$4, {{$5, $6}}];"
         values = _call(em, asm, out_type, [handle] + args)
-        return _pack(em, e.type, [_narrow(em, v, t, float_result) for v in values])
+        return result_of(em.builder, e.type, [_narrow(em, v, t, float_result) for v in values])
     geometry, order = _GEOMETRY[kind]
     named = {"x": args[0]}
     if kind in ("2d", "3d", "2dlayered"):
@@ -45,7 +45,7 @@ def texture_op(em, e):
     vector = ", ".join(f"${5 + k}" for k in range(len(operands)))
     asm = f"tex.{geometry}.v4.{dt}.{coord_type} {{$0, $1, $2, $3}}, [$4, {{{vector}}}];"
     values = _call(em, asm, out_type, [handle] + operands)[:t.channels]
-    return _pack(em, e.type, [_narrow(em, v, t, float_result) for v in values])
+    return result_of(em.builder, e.type, [_narrow(em, v, t, float_result) for v in values])
 
 
 def _call(em, asm, out_type, inputs, nout=4, side_effect=False):
@@ -77,16 +77,6 @@ def _narrow(em, value, t, float_result):
     return em.builder.trunc(value, ll.IntType(8 * t.dtype.itemsize))
 
 
-def _pack(em, result_type, values):
-    if not isinstance(result_type, T.Tuple):
-        return values[0]
-    b = em.builder
-    struct = ll.Constant(ll.LiteralStructType([v.type for v in values]), ll.Undefined)
-    for i, v in enumerate(values):
-        struct = b.insert_value(struct, v, i)
-    return struct
-
-
 # ------------------------------------------------------------------ surfaces
 def _surface(em, e, kind):
     b = em.builder
@@ -111,7 +101,7 @@ def _surface(em, e, kind):
             [_call_one(em, asm, reg, [handle] + operands)]
         elem = scalar(T.Scalar(t.dtype))
         values = [_from_bits(b, v, elem) for v in raw]
-        return _pack(em, e.type, values)
+        return result_of(em.builder, e.type, values)
     values = [_to_bits(b, em.expr(a), reg) for a in e.args[1 + ndim:]]
     vector = ", ".join(f"${1 + k}" for k in range(len(operands)))
     data = ", ".join(f"${1 + len(operands) + k}" for k in range(n))
