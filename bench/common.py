@@ -58,7 +58,7 @@ def compile_times(cases):
     cached lookup, and a load from the disk cache by a fresh Kernel object. Milliseconds.
     The runners point SIMT_CACHE_DIR at a fresh folder before importing simt."""
     import simt
-    from simt.compiler import types as T
+    from simt.ir import types as T
     rows, seen = {}, set()
     for case in cases:
         for k, sig in case.kernels:
@@ -91,7 +91,7 @@ import simt
 sys.path.insert(0, {bench!r})
 simt.set_device({device!r})
 from workloads import matmul
-from simt.compiler import types as T
+from simt.ir import types as T
 t1 = time.perf_counter()
 k = simt.kernel(cache=False)(matmul.matmul.pyfunc)
 k.compile(T.parse_signature(matmul.CASES[0].kernels[0][1]))

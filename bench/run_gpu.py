@@ -105,7 +105,7 @@ def dump_code(cases, simt, so_path, dump_dir):
     """PTX of every simt kernel, its SASS (ptxas + cuobjdump) and resource usage, and the
     SASS of the CUDA twins, into dump_dir for bench/NOTES.md."""
     from simt.backends.cuda.compile import compile_kernel
-    from simt.compiler import types as T
+    from simt.ir import types as T
     os.makedirs(dump_dir, exist_ok=True)
     arch = simt.get_device().backend.arch()
     res = {}

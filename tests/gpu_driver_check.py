@@ -20,7 +20,7 @@ from simt.backends.cuda import driver
 from simt.backends.cuda.device import CudaBackend, device_count, device_properties
 from simt.backends.cuda.launch import Launcher, launch, launch_cooperative
 from simt.backends.cuda.module import Module, find_libdevice
-from simt.runtime import errors
+from simt import errors
 
 HEADER = ".version {version}\n.target {target}\n.address_size 64\n"
 

@@ -6,7 +6,7 @@ import pytest
 from conftest import poison, random_array
 from simt.runtime import arrays
 from simt.runtime.arrays import DeviceArray, asarray, device_array, device_array_like, to_device, zeros
-from simt.runtime.errors import NotSupportedError, OutOfMemoryError
+from simt.errors import NotSupportedError, OutOfMemoryError
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
           np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]

@@ -8,7 +8,7 @@ import pytest
 
 import simt
 from simt import cg
-from simt.runtime.errors import NotSupportedError
+from simt.errors import NotSupportedError
 from conftest import poison, random_array
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import simt
-from simt.compiler import types as T
+from simt.ir import types as T
 from conftest import poison
 
 TABLE_DATA = np.arange(20 * 7, dtype=np.float32).reshape(20, 7) / np.float32(7)

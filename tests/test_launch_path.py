@@ -85,7 +85,7 @@ def test_native_trampoline_passes_every_launch_argument():
     """The GPU launch trampoline (backends/cuda/launch.py), checked without a GPU: its
     descriptor's cuLaunchKernel entry is replaced by a Python callback."""
     import ctypes
-    from simt.backends.cpu import jit
+    from simt.backends import hostjit as jit
     from simt.backends.cuda import launch as L
     module = jit.optimize(L._trampoline_ir(), speed=2)
     loaded = jit.LoadedObject(jit.emit_object(module))

@@ -32,7 +32,7 @@ import simt
 t.append(time.perf_counter())
 sys.path.insert(0, {bench!r})
 from workloads import matmul
-from simt.compiler import types as T
+from simt.ir import types as T
 t.append(time.perf_counter())
 simt.set_device({device!r})
 backend = simt.get_device().backend
@@ -60,7 +60,7 @@ import sys, time, json
 import simt
 sys.path.insert(0, {bench!r})
 from workloads import matmul
-from simt.compiler import types as T
+from simt.ir import types as T
 simt.set_device({device!r})
 t0 = time.perf_counter()
 simt.get_device().backend.arch()

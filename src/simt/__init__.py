@@ -5,7 +5,7 @@ over a grid of thread blocks: ``kernel[blocks, threads](args)``.
 """
 __version__ = "0.1.0"
 
-from .runtime.errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
+from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              IllegalAddressError, DeviceAssertError, MisalignedAddressError,
                              RaceConditionError, BarrierDivergenceError, UninitializedReadError,
                              OutOfMemoryError, NotSupportedError, ContextUnusableError)

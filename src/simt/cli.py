@@ -7,7 +7,7 @@ import sys
 
 from simt.config import config
 from simt.runtime import devices
-from simt.runtime.errors import CudaError
+from simt.errors import CudaError
 
 
 def _format_value(value):

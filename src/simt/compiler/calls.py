@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from . import ir, types as T
+from .. import ir
+from ..ir import types as T
 
 
 def _static_cls():

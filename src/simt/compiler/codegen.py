@@ -6,7 +6,9 @@ shape of a kernel's entry) is asked of ``self.target``.
 """
 from llvmlite import ir as ll
 
-from . import ir, ops, types as T
+from .. import ir
+from . import ops
+from ..ir import types as T
 from .lltypes import (I1, I8, I32, I64, ArrayValue, const, i64, memory, ptr, scalar, value_type)
 from .intrinsics import lower_intrinsic
 

@@ -1,5 +1,5 @@
 """Turning a problem found in kernel source into a CompileError users can act on."""
-from ..runtime.errors import CompileError
+from ..errors import CompileError
 
 
 class CompileFailure(CompileError):

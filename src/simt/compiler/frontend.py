@@ -8,7 +8,8 @@ import ast
 
 import numpy as np
 
-from . import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .source import Source
 from .errors import fail, CompileFailure
 from . import calls

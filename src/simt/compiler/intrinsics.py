@@ -4,7 +4,8 @@ What every target shares is here; what differs is asked of the target
 (special registers, libm versus libdevice names, fences, clocks)."""
 from llvmlite import ir as ll
 
-from . import ops, types as T
+from . import ops
+from ..ir import types as T
 from .lltypes import I1, I32, I64, const, scalar
 
 # math functions that are LLVM intrinsics on every target

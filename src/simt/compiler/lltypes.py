@@ -1,7 +1,7 @@
 """How simt types are laid out in LLVM IR (shared by every target)."""
 from llvmlite import ir as ll
 
-from . import types as T
+from ..ir import types as T
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 F16, F32, F64 = ll.HalfType(), ll.FloatType(), ll.DoubleType()

@@ -3,7 +3,7 @@ with CUDA's semantics: wrapping ints, Python's // and %, saturating float to
 int conversion, no traps on division by zero."""
 from llvmlite import ir as ll
 
-from . import types as T
+from ..ir import types as T
 from .lltypes import I1, I64, scalar, const
 
 FP_FLAGS = ("contract",)      # a*b+c may become one fma, as nvcc's default -fmad=true

@@ -3,7 +3,7 @@ import ast
 import inspect
 import textwrap
 
-from ..runtime.errors import CompileError
+from ..errors import CompileError
 
 
 class Source:

@@ -3,7 +3,7 @@ querying devices and choosing one by its properties."""
 import numpy as np
 
 import simt
-from simt.runtime.errors import CudaError
+from simt.errors import CudaError
 from ._common import Example
 
 

@@ -1,5 +1,6 @@
 """Atomic read-modify-write operations (guide B.14), returning the old value."""
-from ..compiler import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .registry import Intrinsic, Namespace
 
 _INTS = {"int32", "uint32", "int64", "uint64"}

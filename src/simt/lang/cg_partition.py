@@ -5,7 +5,7 @@ run-time lane mask is the result of one ``match_any`` over the parent's mask, so
 of the parent that pass equal labels get the same mask. The CPU and the GPU share it:
 ``match_any`` is a warp operation on both (docs/warp.md).
 """
-from ..compiler import types as T
+from ..ir import types as T
 from .cg import Coalesced, Tile, _group_arg, _static
 from .registry import Intrinsic
 from .warp import shuffle_value, warp_op

@@ -1,5 +1,6 @@
 """Thread and block indices: threadIdx, blockIdx, blockDim, gridDim, warpSize, grid()."""
-from ..compiler import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .registry import Intrinsic
 
 

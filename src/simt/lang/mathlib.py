@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from ..compiler import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .registry import Intrinsic, Namespace
 
 UNARY = ["sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",

@@ -2,7 +2,7 @@
 module-level ``Constant`` / ``Global`` symbols (``__constant__`` / ``__device__``)."""
 import numpy as np
 
-from ..compiler import ir
+from .. import ir
 from .registry import Intrinsic, Namespace
 
 

@@ -1,5 +1,6 @@
 """Timers, sleep, read-only loads."""
-from ..compiler import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .registry import Intrinsic
 
 

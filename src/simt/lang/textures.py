@@ -8,7 +8,8 @@ lowering is per target (backends/cpu/textures.py, backends/cuda/texlower.py).
 """
 import numpy as np
 
-from ..compiler import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .registry import Intrinsic
 
 BOUNDARY = ("trap", "clamp", "zero")

@@ -7,7 +7,8 @@ operation is a barrier at warp scope. The GPU lowers them to the NVVM intrinsics
 """
 import numpy as np
 
-from ..compiler import ir, types as T
+from .. import ir
+from ..ir import types as T
 from .registry import Intrinsic
 
 FULL_MASK = 0xFFFFFFFF

@@ -11,7 +11,7 @@ import numpy as np
 
 from simt.runtime import devices
 from simt.runtime.backend import Allocation
-from simt.runtime.errors import NotSupportedError, OutOfMemoryError
+from simt.errors import NotSupportedError, OutOfMemoryError
 
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
 
@@ -77,7 +77,7 @@ def _signature(dtype, shape, strides):
     key = (dtype, ndim, layout)
     sig = _SIGS.get(key)
     if sig is None:
-        from ..compiler import types as T
+        from ..ir import types as T
         sig = _SIGS.setdefault(key, T.Array(*key))
     return sig
 

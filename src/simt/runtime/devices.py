@@ -14,7 +14,7 @@ import dataclasses
 import threading
 
 from simt.config import config
-from simt.runtime.errors import NotSupportedError
+from simt.errors import NotSupportedError
 
 # Launch options each kind of device accepts, with their defaults.
 _OPTION_DEFAULTS = {

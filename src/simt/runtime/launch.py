@@ -5,11 +5,11 @@ import time
 
 import numpy as np
 
-from ..compiler import types as T
+from ..ir import types as T
 from . import cache
 from .devices import _local, get_device
 from ..config import config
-from .errors import CompileError, InvalidConfiguration, NotSupportedError
+from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from .streams import stream_handle
 
 log = logging.getLogger("simt")

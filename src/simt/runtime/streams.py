@@ -5,7 +5,7 @@ were made, as in CUDA, and hold that device's backend object (backends/*/streams
 backends take the object's ``handle`` (None for the legacy default stream).
 """
 from .devices import get_device
-from .errors import InvalidConfiguration
+from ..errors import InvalidConfiguration
 
 
 class Stream:

@@ -13,11 +13,11 @@ GPU they are a real CUDA array and texture/surface objects (backends/cuda/textur
 """
 import numpy as np
 
-from ..compiler import types as T
+from ..ir import types as T
 from ..lang.textures import TEXEL_DTYPES
 from . import devices
 from .arrays import DeviceArray
-from .errors import NotSupportedError
+from ..errors import NotSupportedError
 
 FILTERS = ("point", "linear")
 ADDRESS_MODES = ("clamp", "wrap", "mirror", "border")

@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ...compiler import types as T
+from ...ir import types as T
 
 _SCALARS = {"b": {1: ctypes.c_uint8}, "i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32,
                                           8: ctypes.c_int64},

@@ -4,11 +4,11 @@ from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.lltypes import ptr, value_type
-from . import jit
+from .. import hostjit as jit
 from .emit import CpuKernelEmitter
-from .inline import inline_barrier_calls
+from ...ir.inline import inline_barrier_calls
 from .target import CpuTarget
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...compiler.lltypes import I32, I64, i32, i64, ptr
-from ...runtime.errors import InvalidConfiguration
+from ...errors import InvalidConfiguration
 
 SYMBOL = "simt_cpu_grid_sync"
 ERR_NOT_COOPERATIVE = 3

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ...config import config
-from ...runtime.errors import DeviceAssertError, IllegalAddressError, LaunchError
-from .jit import LoadedObject
+from ...errors import DeviceAssertError, IllegalAddressError, LaunchError
+from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
 from . import streams
@@ -140,7 +140,7 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ compile and load
     def target_id(self):
-        from . import jit
+        from .. import hostjit as jit
         return "cpu " + jit.host_description()
 
     def compile(self, fn, options):

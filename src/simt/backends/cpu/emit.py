@@ -7,14 +7,15 @@ barrier-free run gets its own loop and threads keep their state in slots.
 """
 from llvmlite import ir as ll
 
-from ...compiler import ir, types as T
+from ... import ir
+from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter, LoopTarget
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr,
                                  static_array, value_type)
 from . import cooperative, warp
-from .regions import Plan
+from ...ir.regions import Plan
 from .target import CTX, SPECIALS
-from .uniform import Uniformity
+from ...ir.uniform import Uniformity
 
 
 class MaskedLoop:

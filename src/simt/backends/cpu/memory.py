@@ -14,7 +14,7 @@ import platform
 import numpy as np
 
 from simt.runtime.backend import Allocation, Backend
-from simt.runtime.errors import OutOfMemoryError
+from simt.errors import OutOfMemoryError
 from simt.runtime.devices import DeviceProperties
 
 ALIGNMENT = 64          # a cache line: as good as cudaMalloc's 256 for vector loads on the host

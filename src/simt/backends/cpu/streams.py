@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 
-from ...runtime.errors import CudaError
+from ...errors import CudaError
 
 
 class _Mark:

@@ -4,12 +4,13 @@ of statements, see regions.py and docs/cpu-device.md)."""
 import numpy as np
 from llvmlite import ir as ll
 
-from ...compiler import ir, types as T
+from ... import ir
+from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter, ERR_OUT_OF_BOUNDS
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, const_global, cstring,
                                  scalar, value_type)
-from .regions import Plan
+from ...ir.regions import Plan
 from .textures import TEX_STRUCT, texture_op
 
 # the launch record the runtime passes: [i64 x 8]

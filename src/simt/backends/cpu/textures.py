@@ -13,7 +13,7 @@ import itertools
 
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.codegen import ERR_OUT_OF_BOUNDS
 from ...compiler.lltypes import F32, F64, I64, const, i64, memory, ptr, result_of
 

@@ -13,7 +13,8 @@ hang. docs/warp.md has the whole contract.
 """
 from llvmlite import ir as ll
 
-from ...compiler import ir, types as T
+from ... import ir
+from ...ir import types as T
 from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
 
 TICKET = "$warp.ticket"

@@ -6,7 +6,7 @@ from simt.backends.cuda.driver import (
 )
 from simt.backends.cuda.properties import device_properties
 from simt.runtime.backend import Allocation, Backend
-from simt.runtime.errors import OutOfMemoryError
+from simt.errors import OutOfMemoryError
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
 
@@ -216,7 +216,7 @@ class CudaBackend(Backend):
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """cuLaunchCooperativeKernel, after checking that the grid can be co-resident."""
         from simt.backends.cuda.kernels import run_launch
-        from simt.runtime.errors import InvalidConfiguration
+        from simt.errors import InvalidConfiguration
         self.make_current()
         threads = block[0] * block[1] * block[2]
         if shared_bytes:

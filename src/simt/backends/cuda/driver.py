@@ -13,7 +13,7 @@ Importing this module never imports ``cuda.bindings``; ``api()`` does, once.
 
 import threading
 
-from simt.runtime.errors import (
+from simt.errors import (
     ContextUnusableError, CudaError, DeviceAssertError, IllegalAddressError,
     InvalidConfiguration, LaunchError, MisalignedAddressError, OutOfMemoryError,
 )

@@ -7,7 +7,7 @@ internal, always-inlined LLVM functions taking arrays as structs.
 """
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import ArrayValue, i64, value_type
 from . import params as P

@@ -98,7 +98,7 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
     backend.make_current()
     binary = loaded.binary
     if binary.grid_sync and not cooperative:
-        from ...runtime.errors import LaunchError
+        from ...errors import LaunchError
         raise LaunchError(f"kernel '{kernel.__name__}' calls grid.sync(), which needs a "
                           f"cooperative launch: {kernel.__name__}.launch_cooperative(grid, "
                           "block, args)")
@@ -146,7 +146,7 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
     packing: the launch is one native call (Launcher.native_call). Otherwise it checks
     the classes and the device (``source``), packs each argument's flat values, and
     remembers them. None when module-level symbols must be placed at every launch."""
-    from ...compiler import types as T
+    from ...ir import types as T
     from ...runtime.launch import build_launch
     binary = loaded.binary
     if binary.symbols:

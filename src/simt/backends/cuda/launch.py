@@ -184,7 +184,7 @@ def native_trampoline():
     or libcuda cannot be had. PYFUNCTYPE keeps the GIL: cuLaunchKernel returns at once."""
     if not _native:
         try:
-            from ..cpu import jit
+            from .. import hostjit as jit
             if _cu_launch_address() is None:
                 raise OSError("libcuda.so.1 has no cuLaunchKernel")
             module = jit.optimize(_trampoline_ir(), speed=2)

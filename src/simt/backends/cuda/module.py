@@ -5,7 +5,7 @@ import os
 import shutil
 
 from simt.backends.cuda.driver import api, call, check, context_dead
-from simt.runtime.errors import CudaError
+from simt.errors import CudaError
 
 _LOG_BYTES = 64 * 1024
 _DEFAULT_SHARED_LIMIT = 48 * 1024   # dynamic shared memory allowed without opting in

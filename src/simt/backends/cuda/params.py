@@ -12,7 +12,7 @@ import ctypes
 import numpy as np
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar
 
 _CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},

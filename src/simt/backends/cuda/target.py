@@ -9,7 +9,7 @@ barriers and clocks are NVVM intrinsics; math calls go to libdevice
 import numpy as np
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.lltypes import (I8, I32, I64, ArrayValue, i32, i64, memory, ptr, value_type,
                                  static_array, const_global, cstring)
 from . import loops

@@ -7,7 +7,7 @@ vector width, result and coordinate types, boundary mode) independent of which
 """
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.lltypes import F32, I32, I64, result_of, scalar
 
 I16 = ll.IntType(16)

@@ -6,7 +6,7 @@ clamp exactly as sm_30_intrinsics.hpp does: ((32 - width) << 8) | clamp.
 """
 from llvmlite import ir as ll
 
-from ...compiler import types as T
+from ...ir import types as T
 from ...compiler.lltypes import I1, I32, I64, i32, scalar
 
 REDUX = {"add": ("add", "add"), "min": ("min", "umin"), "max": ("max", "umax"),

@@ -17,7 +17,8 @@ threads. Two common cases need neither:
 """
 import dataclasses
 
-from ...compiler import ir, types as T
+from . import nodes as ir
+from . import types as T
 
 # per-thread and per-block special registers (all pure)
 THREAD_OPS = ("threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid")

@@ -1,7 +1,7 @@
 """Which variables of a kernel with barriers must live per thread across
 thread loops (the CPU device runs each barrier-free run of statements as a
 loop over the block's threads; see docs/cpu-device.md)."""
-from ...compiler import ir
+from . import nodes as ir
 
 
 def expr_names(e, out):

@@ -15,8 +15,9 @@ cannot happen: the front end rejects it.
 import dataclasses
 import itertools
 
-from ...compiler import ir, types as T
-from ...runtime.errors import NotSupportedError
+from . import nodes as ir
+from . import types as T
+from ..errors import NotSupportedError
 from .uniform import BLOCK_OPS, THREAD_OPS
 
 
