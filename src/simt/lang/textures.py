@@ -1,7 +1,7 @@
 """Texture and surface functions (guide B.8, B.9) as kernels call them.
 
 A texture or surface reaches a kernel as an argument (runtime/textures.py); its
-type (compiler/types.py ``Texture``/``Surface``) carries everything that changes
+type (ir/types.py ``Texture``/``Surface``) carries everything that changes
 the code: texel dtype and channels, dimensions, filter, address mode, read mode.
 A fetch is an ``ir.Intrinsic`` with op ``tex.<kind>`` or ``surf.<kind>``; the
 lowering is per target (backends/cpu/textures.py, backends/cuda/texlower.py).
