@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 
 

@@ -6,13 +6,13 @@ shape of a kernel's entry) is asked of ``self.target``.
 """
 from llvmlite import ir as ll
 
-from .. import ir
+import simt.fault as fault
+from ..ir import nodes as ir
 from . import ops
 from ..ir import types as T
 from .lltypes import (I1, I8, I32, I64, ArrayValue, const, i64, memory, ptr, scalar, value_type)
 from .intrinsics import lower_intrinsic
 
-ERR_OUT_OF_BOUNDS, ERR_ASSERT = 1, 2
 
 
 class LoopTarget:
@@ -209,7 +209,7 @@ class FunctionEmitter:
         ok, fail = self.new_block("assert_ok"), self.new_block("assert_fail")
         self.builder.cbranch(self.expr(s.cond), ok, fail)
         self.builder.position_at_end(fail)
-        self.target.emit_error(self, ERR_ASSERT, s.loc, message=s.message)
+        self.target.emit_error(self, fault.ASSERT, s.loc, message=s.message)
         self.builder.position_at_end(ok)
 
     # ------------------------------------------------------------ expressions
@@ -359,7 +359,7 @@ class FunctionEmitter:
         ok_bb, fail_bb = self.new_block("in_bounds"), self.new_block("out_of_bounds")
         self.builder.cbranch(ok, ok_bb, fail_bb)
         self.builder.position_at_end(fail_bb)
-        self.target.emit_error(self, ERR_OUT_OF_BOUNDS, loc, array=self.label_id(label),
+        self.target.emit_error(self, fault.OUT_OF_BOUNDS, loc, array=self.label_id(label),
                                dim=dim, index=index, extent=extent)
         self.builder.position_at_end(ok_bb)
 

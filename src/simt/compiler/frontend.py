@@ -8,7 +8,7 @@ import ast
 
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .source import Source
 from .errors import fail, CompileFailure

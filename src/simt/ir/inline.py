@@ -16,7 +16,7 @@ import dataclasses
 import itertools
 
 from . import nodes as ir
-from . import types as T
+import simt.ir.types as T
 from ..errors import NotSupportedError
 from .uniform import BLOCK_OPS, THREAD_OPS
 

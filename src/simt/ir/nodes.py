@@ -8,7 +8,7 @@ Pure Python: this module imports neither llvmlite nor any driver.
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from . import types as T
+import simt.ir.types as T
 
 
 @dataclass

@@ -18,7 +18,7 @@ threads. Two common cases need neither:
 import dataclasses
 
 from . import nodes as ir
-from . import types as T
+import simt.ir.types as T
 
 # per-thread and per-block special registers (all pure)
 THREAD_OPS = ("threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid")

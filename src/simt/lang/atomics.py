@@ -1,5 +1,5 @@
 """Atomic read-modify-write operations (guide B.14), returning the old value."""
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic, Namespace
 

@@ -6,7 +6,7 @@ set of n consecutive lanes of a warp; its collectives are the warp functions of
 lang/warp.py with the tile's lane mask (and ``width=n`` for shuffles), so the CPU and the
 GPU share them. Ranks and sizes are int32 (API.md).
 """
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic
 from .warp import FULL_MASK, mask_arg, reduce_value, shuffle_value, warp_op

@@ -7,7 +7,7 @@ hardware async-copy engine (cp.async), so ``wait`` only has to make every member
 visible to the group: it is the group's sync. Programs written for the asynchronous copy
 (copy, wait, then read) are correct under this one. docs/warp.md has the forms accepted.
 """
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .cg import Coalesced, ThreadBlock, Tile, _group_arg
 from .registry import Intrinsic

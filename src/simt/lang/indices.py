@@ -1,5 +1,5 @@
 """Thread and block indices: threadIdx, blockIdx, blockDim, gridDim, warpSize, grid()."""
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic, Namespace
 

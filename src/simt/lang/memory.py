@@ -2,7 +2,7 @@
 module-level ``Constant`` / ``Global`` symbols (``__constant__`` / ``__device__``)."""
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from .registry import Intrinsic, Namespace
 
 

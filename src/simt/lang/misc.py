@@ -1,5 +1,5 @@
 """Timers, sleep, read-only loads."""
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic
 

@@ -8,7 +8,7 @@ lowering is per target (backends/cpu/textures.py, backends/cuda/texlower.py).
 """
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic
 

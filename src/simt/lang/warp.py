@@ -7,7 +7,7 @@ operation is a barrier at warp scope. The GPU lowers them to the NVVM intrinsics
 """
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic
 

@@ -16,10 +16,10 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...compiler.lltypes import I32, I64, i32, i64, ptr
+import simt.fault as fault
 from ...errors import InvalidConfiguration
 
 SYMBOL = "simt_cpu_grid_sync"
-ERR_NOT_COOPERATIVE = 3
 GRID_SYNC_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _barriers = {}            # address of a launch record -> its GridBarrier
 
@@ -58,9 +58,9 @@ def _grid_sync(launch, line, file_id):
     barrier = _barriers.get(launch)
     if barrier is None:
         record = (ctypes.c_int64 * 8).from_address(launch)
-        err = (ctypes.c_int64 * 16).from_address(record[7])
+        err = (ctypes.c_int64 * fault.WORDS).from_address(record[7])
         if err[0] == 0:
-            err[0], err[1], err[6] = ERR_NOT_COOPERATIVE, line, file_id
+            err[0], err[1], err[6] = fault.NOT_COOPERATIVE, line, file_id
         return 1
     barrier.wait()
     return 0

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ...config import config
-from ...errors import DeviceAssertError, IllegalAddressError, LaunchError
+import simt.fault as fault
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
@@ -21,7 +21,6 @@ from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
-ERR_WORDS = 16
 
 
 class CpuKernel:
@@ -191,7 +190,7 @@ class CpuBackend(CpuMemory):
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
-        err = np.zeros(ERR_WORDS, np.int64)
+        err = np.zeros(fault.WORDS, np.int64)
         launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
         nblocks = grid[0] * grid[1] * grid[2]
         nthreads = block[0] * block[1] * block[2]
@@ -211,7 +210,7 @@ class CpuBackend(CpuMemory):
         else:
             self._run_parallel(run, nblocks, workers)
         if err[0]:
-            self.record_error(self._error(binary, err, kernel_name))
+            self.record_error(fault.decode(err, binary, kernel_name))
         del keep
 
     def _run_parallel(self, run, nblocks, workers):
@@ -231,34 +230,6 @@ class CpuBackend(CpuMemory):
         for f in futures:
             f.result()
 
-    def _error(self, binary, err, kernel_name):
-        code, line, array, dim, index, extent, file_id = (int(v) for v in err[:7])
-        block = tuple(int(v) for v in err[7:10])
-        thread = tuple(int(v) for v in err[10:13])
-        function, filename = binary.files[file_id] if file_id < len(binary.files) else (kernel_name, "?")
-        where = f"{filename}:{line}"
-        source = _source_line(filename, line)
-        place = f"in kernel '{kernel_name}'" + (f" (device function '{function}')"
-                                                 if function != kernel_name else "")
-        common = dict(kernel=kernel_name, block=block, thread=thread, filename=filename, line=line)
-        if code == 1:
-            label = binary.labels[array] if array < len(binary.labels) else "array"
-            text = (f"out-of-bounds access {place}: index {index} is outside dimension {dim} "
-                    f"(size {extent}) of '{label}'\n  block {block}, thread {thread}, at {where}"
-                    f"{source}\n  check the index against {label}.shape[{dim}] first (negative "
-                    f"indices are out of bounds in kernels)")
-            return IllegalAddressError(text, array=label, index=index, shape=extent, **common)
-        if code == 2:
-            message = binary.messages[dim - 1000] if dim >= 1000 else ""
-            text = (f"assertion failed {place}: {message}\n  block {block}, thread {thread}, at "
-                    f"{where}{source}")
-            return DeviceAssertError(text, **common)
-        if code == cooperative.ERR_NOT_COOPERATIVE:
-            return LaunchError(f"grid.sync() {place} at {where}{source}\n  needs a cooperative "
-                               f"launch: {kernel_name}.launch_cooperative(grid, block, args)",
-                               **common)
-        return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
-
 
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
 
@@ -274,9 +245,3 @@ def _is_pinned(array):
     root = _root(array)
     ref = _pinned_roots.get(id(root))
     return ref is not None and ref() is root
-
-
-def _source_line(filename, line):
-    import linecache
-    text = linecache.getline(filename, line).strip()
-    return f"\n      {text}" if text else ""

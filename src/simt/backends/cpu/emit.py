@@ -7,7 +7,7 @@ barrier-free run gets its own loop and threads keep their state in slots.
 """
 from llvmlite import ir as ll
 
-from ... import ir
+from ...ir import nodes as ir
 from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter, LoopTarget
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr,

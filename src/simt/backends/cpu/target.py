@@ -4,9 +4,10 @@ of statements, see regions.py and docs/cpu-device.md)."""
 import numpy as np
 from llvmlite import ir as ll
 
-from ... import ir
+import simt.fault as fault
+from ...ir import nodes as ir
 from ...ir import types as T
-from ...compiler.codegen import FunctionEmitter, ERR_OUT_OF_BOUNDS
+from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, const_global, cstring,
                                  scalar, value_type)
@@ -17,7 +18,6 @@ from .textures import TEX_STRUCT, texture_op
 LAUNCH_FIELDS = ("gx", "gy", "gz", "bx", "by", "bz", "dyn_shared", "err")
 # per-thread context handed to device functions
 CTX = ll.LiteralStructType([ll.ArrayType(I32, 12), ptr(), ptr(), I64, ptr()])
-ERR_WORDS = 16
 SPECIALS = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z",
             "blockDim.x", "blockDim.y", "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z"]
 LIBM = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
@@ -149,7 +149,7 @@ class CpuTarget:
                 i64(self.file_id(em.function, loc))] + ids
         if message:
             em.messages.append(message)
-            args[4] = i64(len(em.messages) - 1 + 1000)
+            args[4] = i64(fault.message_id(len(em.messages) - 1))
         b.call(fail, args)
         em.abort()
 

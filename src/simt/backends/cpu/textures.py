@@ -14,7 +14,7 @@ import itertools
 from llvmlite import ir as ll
 
 from ...ir import types as T
-from ...compiler.codegen import ERR_OUT_OF_BOUNDS
+import simt.fault as fault
 from ...compiler.lltypes import F32, F64, I64, const, i64, memory, ptr, result_of
 
 TEX_STRUCT = ll.LiteralStructType([ptr(), ll.ArrayType(I64, 4), ll.ArrayType(I64, 4)])
@@ -389,7 +389,7 @@ def _trap_unless(em, ok, loc, label, dim, index, extent):
     ok_bb, fail_bb = em.new_block("surf_in_range"), em.new_block("surf_out_of_range")
     b.cbranch(ok, ok_bb, fail_bb)
     b.position_at_end(fail_bb)
-    em.target.emit_error(em, ERR_OUT_OF_BOUNDS, loc, array=label, dim=dim, index=index,
+    em.target.emit_error(em, fault.OUT_OF_BOUNDS, loc, array=label, dim=dim, index=index,
                          extent=extent)
     em.builder.position_at_end(ok_bb)
 

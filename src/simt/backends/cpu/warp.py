@@ -13,7 +13,7 @@ hang. docs/warp.md has the whole contract.
 """
 from llvmlite import ir as ll
 
-from ... import ir
+from ...ir import nodes as ir
 from ...ir import types as T
 from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
 

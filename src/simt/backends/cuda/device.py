@@ -7,6 +7,7 @@ from simt.backends.cuda.driver import (
 from simt.backends.cuda.properties import device_properties
 from simt.runtime.backend import Allocation, Backend
 from simt.errors import OutOfMemoryError
+import simt.fault as fault
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
 
@@ -134,7 +135,7 @@ class CudaBackend(Backend):
     def error_record(self):
         """(int64 host view, device address) of the mapped record kernels write errors to."""
         if self._error_record is None:
-            host, address = hostmem.alloc_mapped(self, 16 * 8)
+            host, address = hostmem.alloc_mapped(self, fault.WORDS * 8)
             words = host.view("int64")
             words[:] = 0
             self._error_record = (words, int(address), host)

@@ -87,9 +87,9 @@ def _host_span(array):
 
 
 def launch_error(binary, record, kernel_name):
-    """The exception for an error record (same words and wording as the CPU device)."""
-    from ..cpu.device import CpuBackend
-    return CpuBackend._error(None, binary, record, kernel_name)
+    """The exception for an error record (simt/fault.py: the same for every device)."""
+    import simt.fault as fault
+    return fault.decode(record, binary, kernel_name)
 
 
 def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,

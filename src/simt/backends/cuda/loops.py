@@ -24,7 +24,7 @@ import dataclasses
 
 from llvmlite import ir as ll
 
-from ... import ir
+from ...ir import nodes as ir
 from ...compiler.lltypes import I32
 
 FULL_TRIPS = 32          # constant trip counts up to this are fully unrolled ...

@@ -9,6 +9,7 @@ barriers and clocks are NVVM intrinsics; math calls go to libdevice
 import numpy as np
 from llvmlite import ir as ll
 
+import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import (I8, I32, I64, ArrayValue, i32, i64, memory, ptr, value_type,
                                  static_array, const_global, cstring)
@@ -174,7 +175,7 @@ class CudaTarget:
         self.can_fail = True
         if message:
             self.messages.append(message)
-            array = dim = 1000 + len(self.messages) - 1
+            array = dim = fault.message_id(len(self.messages) - 1)
         gv = em.module.globals.get("simt_error_record")
         if gv is None:
             gv = ll.GlobalVariable(em.module, ptr(1), "simt_error_record", addrspace=4)
