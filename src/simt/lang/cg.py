@@ -8,8 +8,10 @@ GPU share them. Ranks and sizes are int32 (API.md).
 """
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic
-from .warp import FULL_MASK, mask_arg, reduce_value, shuffle_value, warp_op
+from .indices import blockDim, blockIdx, gridDim, threadIdx
+from .mathlib import math_ns
+from .registry import Intrinsic, Static
+from .warp import FULL_MASK, laneid, mask_arg, reduce_value, shuffle_value, warp_op
 
 
 class Method:
@@ -43,10 +45,6 @@ class Group:
                              f"(it has: {', '.join(type(self).methods)})")
 
 
-def _i32(fc, op, loc):
-    return ir.Intrinsic(T.INT32, loc, op, [])
-
-
 def _bin(op, a, b, loc, t=T.INT32):
     return ir.BinOp(t, loc, op, a, b)
 
@@ -57,19 +55,19 @@ def _const(value, t=T.INT32, loc=None):
 
 def flat_rank(fc, loc):
     """threadIdx as one int32 rank: x + y * bx + z * bx * by."""
-    zy = _bin("add", _bin("mul", _i32(fc, "threadIdx.z", loc), _i32(fc, "blockDim.y", loc), loc),
-              _i32(fc, "threadIdx.y", loc), loc)
-    return _bin("add", _bin("mul", zy, _i32(fc, "blockDim.x", loc), loc),
-                _i32(fc, "threadIdx.x", loc), loc)
+    zy = _bin("add", _bin("mul", threadIdx.read("z", loc), blockDim.read("y", loc), loc),
+              threadIdx.read("y", loc), loc)
+    return _bin("add", _bin("mul", zy, blockDim.read("x", loc), loc),
+                threadIdx.read("x", loc), loc)
 
 
 def block_size(fc, loc):
-    return _bin("mul", _bin("mul", _i32(fc, "blockDim.x", loc), _i32(fc, "blockDim.y", loc), loc),
-                _i32(fc, "blockDim.z", loc), loc)
+    return _bin("mul", _bin("mul", blockDim.read("x", loc), blockDim.read("y", loc), loc),
+                blockDim.read("z", loc), loc)
 
 
-def _dim3(fc, name, loc):
-    items = [_i32(fc, f"{name}.{axis}", loc) for axis in "xyz"]
+def _dim3(fc, special, loc):
+    items = [special.read(axis, loc) for axis in "xyz"]
     return ir.TupleExpr(T.Tuple([T.INT32] * 3), loc, items)
 
 
@@ -97,13 +95,13 @@ class ThreadBlock(Group):
     _num_threads = _size
 
     def _group_index(self, fc, args, loc):
-        return _dim3(fc, "blockIdx", loc)
+        return _dim3(fc, blockIdx, loc)
 
     def _thread_index(self, fc, args, loc):
-        return _dim3(fc, "threadIdx", loc)
+        return _dim3(fc, threadIdx, loc)
 
     def _group_dim(self, fc, args, loc):
-        return _dim3(fc, "blockDim", loc)
+        return _dim3(fc, blockDim, loc)
 
     def lanes(self):
         return None
@@ -123,12 +121,12 @@ class Tile(Group):
         """uint32 lane mask of this thread's tile."""
         if self.n == 32:
             return _const(FULL_MASK, T.UINT32, loc)
-        lane = ir.Cast(T.UINT32, loc, ir.Intrinsic(T.INT32, loc, "laneid", []))
+        lane = ir.Cast(T.UINT32, loc, laneid.node(T.INT32, loc, []))
         first = _bin("and", lane, _const(~(self.n - 1) & 0xFFFFFFFF, T.UINT32), loc, T.UINT32)
         return _bin("lshift", _const((1 << self.n) - 1, T.UINT32), first, loc, T.UINT32)
 
     def first_lane(self, fc, loc):
-        lane = ir.Intrinsic(T.INT32, loc, "laneid", [])
+        lane = laneid.node(T.INT32, loc, [])
         return _bin("and", lane, _const(~(self.n - 1)), loc)
 
     def _sync(self, fc, args, loc):
@@ -136,7 +134,7 @@ class Tile(Group):
         return ir.WarpOp(loc, None, "syncwarp", [self.mask(fc, loc)], T.VOID)
 
     def _thread_rank(self, fc, args, loc):
-        return _bin("and", ir.Intrinsic(T.INT32, loc, "laneid", []), _const(self.n - 1), loc)
+        return _bin("and", laneid.node(T.INT32, loc, []), _const(self.n - 1), loc)
 
     def _size(self, fc, args, loc):
         return _const(self.n, T.INT32, loc)
@@ -145,7 +143,7 @@ class Tile(Group):
 
     def _meta_group_rank(self, fc, args, loc):
         if isinstance(self.parent, Tile):
-            inside = _bin("and", ir.Intrinsic(T.INT32, loc, "laneid", []),
+            inside = _bin("and", laneid.node(T.INT32, loc, []),
                           _const(self.parent.n - 1), loc)
             return _bin("floordiv", inside, _const(self.n), loc)
         return _bin("floordiv", flat_rank(fc, loc), _const(self.n), loc)
@@ -235,10 +233,10 @@ class Coalesced(Group):
         return ir.WarpOp(loc, None, "syncwarp", [self.mask(fc, loc)], T.VOID)
 
     def _popc(self, value, loc):
-        return ir.Intrinsic(T.INT32, loc, "int.popc", [value])
+        return math_ns.popc.node(T.INT32, loc, [value])
 
     def _thread_rank(self, fc, args, loc):
-        lane = ir.Cast(T.UINT32, loc, ir.Intrinsic(T.INT32, loc, "laneid", []))
+        lane = ir.Cast(T.UINT32, loc, laneid.node(T.INT32, loc, []))
         below = _bin("sub", _bin("lshift", _const(1, T.UINT32), lane, loc, T.UINT32),
                      _const(1, T.UINT32), loc, T.UINT32)
         return self._popc(_bin("and", self.mask(fc, loc), below, loc, T.UINT32), loc)
@@ -256,7 +254,7 @@ class Coalesced(Group):
 
     def _lane_of(self, rank, loc):
         """The lane of a rank, or -1 (out of range)."""
-        return ir.Intrinsic(T.INT32, loc, "fns", [self.mask(None, loc),
+        return fns.node(T.INT32, loc, [self.mask(None, loc),
                                                    ir.Cast(T.UINT32, loc, rank)])
 
     def _shuffle(self, kind, fc, args, loc):
@@ -269,7 +267,7 @@ class Coalesced(Group):
         source = {"shfl": lambda: n, "shfl_up": lambda: _bin("sub", rank, n, loc),
                   "shfl_down": lambda: _bin("add", rank, n, loc)}[kind]()
         lane = self._lane_of(source, loc)
-        own = ir.Intrinsic(T.INT32, loc, "laneid", [])
+        own = laneid.node(T.INT32, loc, [])
         valid = ir.Logical(T.BOOL, loc, "and", ir.Compare(T.BOOL, loc, "ge", source, _const(0)),
                            ir.Compare(T.BOOL, loc, "ge", lane, _const(0)))
         lane = ir.IfExp(T.INT32, loc, valid, lane, own)
@@ -340,29 +338,28 @@ class Grid(Group):
         return ir.GridSync(loc)
 
     def _block_rank(self, fc, loc):
-        zy = _bin("add", _bin("mul", _i32(fc, "blockIdx.z", loc), _i32(fc, "gridDim.y", loc), loc),
-                  _i32(fc, "blockIdx.y", loc), loc)
-        return _bin("add", _bin("mul", zy, _i32(fc, "gridDim.x", loc), loc),
-                    _i32(fc, "blockIdx.x", loc), loc)
+        zy = _bin("add", _bin("mul", blockIdx.read("z", loc), gridDim.read("y", loc), loc),
+                  blockIdx.read("y", loc), loc)
+        return _bin("add", _bin("mul", zy, gridDim.read("x", loc), loc),
+                    blockIdx.read("x", loc), loc)
 
     def _thread_rank(self, fc, args, loc):
         return _bin("add", _bin("mul", self._block_rank(fc, loc), block_size(fc, loc), loc),
                     flat_rank(fc, loc), loc)
 
     def _size(self, fc, args, loc):
-        blocks = _bin("mul", _bin("mul", _i32(fc, "gridDim.x", loc), _i32(fc, "gridDim.y", loc),
-                                  loc), _i32(fc, "gridDim.z", loc), loc)
+        blocks = _bin("mul", _bin("mul", gridDim.read("x", loc), gridDim.read("y", loc),
+                                  loc), gridDim.read("z", loc), loc)
         return _bin("mul", blocks, block_size(fc, loc), loc)
 
     _num_threads = _size
 
     def _group_dim(self, fc, args, loc):
-        return _dim3(fc, "gridDim", loc)
+        return _dim3(fc, gridDim, loc)
 
 
 # ------------------------------------------------------------------ free functions
 def _group_arg(fc, value, what, loc, kinds=(Group,)):
-    from ..compiler.frontend import Static
     if not (isinstance(value, Static) and isinstance(value.value, kinds)):
         names = " or ".join(k.__name__ for k in kinds)
         fc.fail(loc, f"{what} needs a group ({names}) here",
@@ -371,7 +368,6 @@ def _group_arg(fc, value, what, loc, kinds=(Group,)):
 
 
 def _static(value):
-    from ..compiler.frontend import Static
     return Static(value)
 
 
@@ -424,16 +420,14 @@ bit_xor = Operator("bit_xor", "xor", "xor", "a ^ b")
 
 
 def _combine(fc, op, a, b, loc):
-    from ..compiler import calls
     if isinstance(op, Operator):
         if op.binop in ("and", "or", "xor") and a.type.kind not in "iub":
             fc.fail(loc, f"cg.{op.name} needs integers, got {a.type}")
-        return fc.cast(calls.binop(fc, op.binop, a, b, loc), a.type, loc)
-    return fc.cast(calls.call_device(fc, op, [a, b], loc), a.type, loc)
+        return fc.cast(fc.binop(op.binop, a, b, loc), a.type, loc)
+    return fc.cast(fc.call_device(op, [a, b], loc), a.type, loc)
 
 
 def _reduce(fc, args, kwargs, loc):
-    from ..compiler.frontend import Static
     if len(args) != 3 or kwargs:
         fc.fail(loc, "cg.reduce(group, value, op) takes a group, a value and an operator")
     group = _group_arg(fc, args[0], "cg.reduce", loc, (Tile, Coalesced))
@@ -451,13 +445,13 @@ def _reduce(fc, args, kwargs, loc):
     if isinstance(group, Coalesced):
         return _reduce_coalesced(fc, group, v, op, loc)
     name = fc.temp("reduce")
-    fc.prelude.extend(fc.bind_name(name, v, loc))
+    fc.hoist(*fc.bind_name(name, v, loc))
     offset = group.n // 2
     while offset:
         current = ir.Var(v.type, loc, name)
         other = warp_op(fc, "shfl.bfly", [group.mask(fc, loc), current, _const(offset),
                                           _const(group.n)], v.type, loc)
-        fc.prelude.extend(fc.bind_name(name, _combine(fc, op, current, other, loc), loc))
+        fc.hoist(*fc.bind_name(name, _combine(fc, op, current, other, loc), loc))
         offset //= 2
     return ir.Var(v.type, loc, name)
 
@@ -466,7 +460,7 @@ def _reduce_coalesced(fc, group, v, op, loc):
     """A tree over ranks for any member count (shfl_down by rank, as the group's own
     shfl_down does), then rank 0's total to every member."""
     name = fc.temp("reduce")
-    fc.prelude.extend(fc.bind_name(name, v, loc))
+    fc.hoist(*fc.bind_name(name, v, loc))
     size = group._size(fc, [], loc)
     for offset in (1, 2, 4, 8, 16):
         current = ir.Var(v.type, loc, name)
@@ -474,26 +468,30 @@ def _reduce_coalesced(fc, group, v, op, loc):
         rank = group._thread_rank(fc, [], loc)
         inside = ir.Compare(T.BOOL, loc, "lt", _bin("add", rank, _const(offset), loc), size)
         combined = ir.IfExp(v.type, loc, inside, _combine(fc, op, current, other, loc), current)
-        fc.prelude.extend(fc.bind_name(name, combined, loc))
+        fc.hoist(*fc.bind_name(name, combined, loc))
     return group._shuffle("shfl", fc, [ir.Var(v.type, loc, name), _static(0)], loc)
 
 
+fns = Intrinsic("fns", "fns(mask, n): the position of the n-th set bit of mask, or -1 (PTX fns); "
+                "built by coalesced groups.", public=False)
+
 this_thread_block = Intrinsic("cg.this_thread_block", "cg.this_thread_block(): the group of "
                               "this block's threads.", _this_thread_block,
-                              python_name="cg.this_thread_block")
+                              python_name="cg.this_thread_block", lowered_as=())
 this_grid = Intrinsic("cg.this_grid", "cg.this_grid(): every thread of the launch; its sync() "
-                      "needs kernel.launch_cooperative.", _this_grid, python_name="cg.this_grid")
+                      "needs kernel.launch_cooperative.", _this_grid,
+                      python_name="cg.this_grid", lowered_as=())
 coalesced_threads = Intrinsic("cg.coalesced_threads", "cg.coalesced_threads(): the lanes of "
                               "this warp executing this call together.", _coalesced_threads,
-                              python_name="cg.coalesced_threads")
+                              python_name="cg.coalesced_threads", lowered_as=(ir.WarpOp,))
 tiled_partition = Intrinsic("cg.tiled_partition", "cg.tiled_partition(parent, n): tiles of n "
                             "consecutive threads (n = 1, 2, 4, 8, 16, 32).", _tiled_partition,
-                            python_name="cg.tiled_partition")
+                            python_name="cg.tiled_partition", lowered_as=())
 sync = Intrinsic("cg.sync", "cg.sync(group): group.sync().", _sync, statement=True,
-                 python_name="cg.sync")
+                 python_name="cg.sync", lowered_as=(ir.Barrier, ir.WarpOp, ir.GridSync))
 reduce = Intrinsic("cg.reduce", "cg.reduce(group, value, op): op over the group's values, "
                    "returned to every member (tiles and coalesced groups).", _reduce,
-                   python_name="cg.reduce")
+                   python_name="cg.reduce", lowered_as=(ir.WarpOp, ir.BinOp, ir.IfExp))
 
 from .cg_partition import binary_partition, labeled_partition  # noqa: E402 (they use the classes above)
 from .cg_copy import memcpy_async, wait, wait_prior  # noqa: E402
