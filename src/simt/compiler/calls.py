@@ -306,7 +306,7 @@ def call(fc, node, statement):
     if getattr(target, "kernel_callable", False):     # methods of compile-time objects (cg)
         return target.build(fc, args, kwargs, loc)
     if _is_device_function(target):
-        return call_device(fc, target, [fc.expr(a, node) for a in args], loc)
+        return fc.call_device(target, [fc.expr(a, node) for a in args], loc)
     dtype = as_dtype(target)
     if dtype is not None:
         if len(args) != 1:
@@ -324,19 +324,3 @@ def call(fc, node, statement):
 
 def _is_device_function(target):
     return hasattr(target, "_simt_device")
-
-
-def call_device(fc, target, args, loc):
-    from .frontend import FrontEnd
-    pyfunc = target.pyfunc
-    if pyfunc in fc.stack:
-        fc.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
-                "rewrite the recursion as a loop with a simt.local.array stack")
-    arg_types = tuple(a.type for a in args)
-    key = (pyfunc, arg_types)
-    function = target.ir_cache.get(arg_types)
-    if function is None:
-        function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=fc.stack).build()
-        target.ir_cache[arg_types] = function
-    fc.callees[key] = function
-    return ir.CallDevice(function.return_type, loc, function, args)

@@ -441,8 +441,20 @@ class FrontEnd:
     def binop(self, op, lhs, rhs, node):
         return calls.binop(self, op, lhs, rhs, self.loc(node))
 
-    def call_device(self, function, args, loc):
-        return calls.call_device(self, function, args, loc)
+    def call_device(self, target, args, loc):
+        """A call of @simt.device function target, typed for these arguments (its IR is
+        built once per argument types)."""
+        pyfunc = target.pyfunc
+        if pyfunc in self.stack:
+            self.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
+                      "rewrite the recursion as a loop with a simt.local.array stack")
+        arg_types = tuple(a.type for a in args)
+        function = target.ir_cache.get(arg_types)
+        if function is None:
+            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack).build()
+            target.ir_cache[arg_types] = function
+        self.callees[(pyfunc, arg_types)] = function
+        return ir.CallDevice(function.return_type, self.loc(loc), function, args)
 
     def hoist(self, *stmts):
         self.prelude.extend(stmts)

@@ -11,7 +11,7 @@ from ..ir import types as T
 from ..lang import python as pylang
 from ..lang import textures as tex
 from ..lang.atomics import atomic
-from ..lang.cg import fns
+from ..lang.groups import fns
 from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ..lang.mathlib import BITCASTS, FAST_FUNCS, INT_FUNCS, MATH_FUNCS
 from ..lang.registry import lowering

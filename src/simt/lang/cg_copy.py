@@ -9,7 +9,7 @@ visible to the group: it is the group's sync. Programs written for the asynchron
 """
 from ..ir import nodes as ir
 from ..ir import types as T
-from .cg import Coalesced, ThreadBlock, Tile, _group_arg
+from .groups import Coalesced, ThreadBlock, Tile, _group_arg
 from .registry import Intrinsic
 
 _GROUPS = (ThreadBlock, Tile, Coalesced)

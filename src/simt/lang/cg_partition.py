@@ -7,7 +7,7 @@ of the parent that pass equal labels get the same mask. The CPU and the GPU shar
 """
 from ..ir import nodes as ir
 from ..ir import types as T
-from .cg import Coalesced, Tile, _group_arg, _static
+from .groups import Coalesced, Tile, _group_arg, _static
 from .registry import Intrinsic
 from .warp import shuffle_value, warp_op
 
