@@ -105,8 +105,8 @@ def _globaltimer_cpu(em, e):
                         ll.FunctionType(_I32, [_I32, spec.type]))
     b.call(gettime, [ll.Constant(_I32, _CLOCK_MONOTONIC), spec])
     zero = ll.Constant(_I32, 0)
-    sec, nsec = (b.load(b.gep(spec, [zero, ll.Constant(_I32, i)], source_etype=_TIMESPEC))
-                 for i in (0, 1))
+    sec, nsec = (b.load(b.gep(spec, [zero, ll.Constant(_I32, i)], source_etype=_TIMESPEC),
+                        typ=_I64) for i in (0, 1))
     return b.add(b.mul(sec, ll.Constant(_I64, 1_000_000_000)), nsec)
 
 
