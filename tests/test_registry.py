@@ -6,6 +6,7 @@ import builtins
 import importlib.util
 import math
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from simt.errors import NotSupportedError
 from simt.ir import nodes as ir
 from simt.ir import types as T
 from simt.lang import mathlib
-from simt.lang.registry import CALLABLES, REGISTRY, Intrinsic, lowering
+from simt.lang.registry import CALLABLES, REGISTRY, Builder, Intrinsic, lowering
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EMITTERS = {"cpu": CpuKernelEmitter, "cuda": CudaKernelEmitter}
@@ -94,6 +95,15 @@ def test_python_callables_are_entries():
     assert CALLABLES[math.floor].python_name == "math.floor"      # int64, as Python's
     assert CALLABLES[np.floor] is simt.math.floor                  # float, as NumPy's
     assert builtins.sorted not in CALLABLES
+
+
+def test_lang_reaches_the_front_end_only_through_the_builder():
+    allowed = {name for name in vars(Builder) if not name.startswith("_")}
+    for path in (ROOT / "src/simt/lang").glob("*.py"):
+        text = path.read_text()
+        assert "compiler" not in re.sub(r'""".*?"""', "", text, flags=re.S), path.name
+        used = set(re.findall(r"\bfc\.(\w+)", text))
+        assert used <= allowed, f"{path.name} uses {sorted(used - allowed)}"
 
 
 # ------------------------------------------------------------------ PTX for every CUDA lowering
