@@ -10,7 +10,8 @@ import pytest
 
 from simt import config as config_module
 from simt.runtime import devices
-from simt.runtime.devices import Device, DeviceProperties, get_device, set_device, use_device
+from simt.runtime.backend import DeviceProperties
+from simt.runtime.devices import Device, get_device, set_device, use_device
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -24,7 +25,7 @@ def test_registry_lists_gpus_then_cpu():
 
 
 def test_no_gpu_is_not_an_error():
-    assert isinstance(devices._cuda_devices(), list)
+    assert isinstance(devices._devices_of("cuda"), list)
 
 
 @pytest.mark.parametrize("spec", ["cpu", "cpu:0", "CPU", Device("cpu")], ids=str)
@@ -62,14 +63,13 @@ def test_cpu_options():
 
 
 def test_current_device_is_per_thread(device):
-    from simt.runtime.devices import _OPTION_DEFAULTS
     seen = []
     with use_device("cpu", boundscheck=False):
         thread = threading.Thread(target=lambda: seen.append(get_device()))
         thread.start()
         thread.join()
     other = seen[0]            # the other thread starts from its own default device and options
-    assert other.options == _OPTION_DEFAULTS[other.kind]()
+    assert other.options == devices.backend_class(other.kind).default_options()
     assert not (other.kind == "cpu" and other.options["boundscheck"] is False)
 
 

@@ -13,6 +13,7 @@ import types as pytypes
 import numpy as np
 
 from ..config import config
+from ..version import __version__
 
 FORMAT = 1
 
@@ -70,24 +71,26 @@ _SOURCE_HASH = []
 
 
 def _simt_source_hash():
-    """A hash of simt's own compiler and back ends, so that a changed simt never
-    loads code an older one compiled."""
+    """A hash of the simt sources that make binaries (the IR and its passes, lang, the
+    compiler, the back ends, the fault record), so that a changed simt never loads code
+    an older one compiled."""
     if not _SOURCE_HASH:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        h = hashlib.sha256()
-        for folder in ("compiler", "lang", "backends"):
+        paths = [os.path.join(root, "fault.py")]
+        for folder in ("ir", "lang", "compiler", "backends"):
             for base, _, files in sorted(os.walk(os.path.join(root, folder))):
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        with open(os.path.join(base, name), "rb") as f:
-                            h.update(f.read())
+                paths += [os.path.join(base, name) for name in sorted(files)
+                          if name.endswith(".py")]
+        h = hashlib.sha256()
+        for path in paths:
+            with open(path, "rb") as f:
+                h.update(f.read())
         _SOURCE_HASH.append(h.hexdigest()[:16])
     return _SOURCE_HASH[0]
 
 
 def toolchain_key(target_id):
     import llvmlite
-    from .. import __version__
     return (f"{FORMAT}|{__version__}|{_simt_source_hash()}|llvmlite {llvmlite.__version__}|"
             f"{target_id}|{sys.version_info[:2]}")
 
