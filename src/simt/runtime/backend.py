@@ -126,7 +126,7 @@ class Backend:
 
     def unsupported(self, feature):
         """The error for a feature this device does not have."""
-        return NotSupportedError(f"{feature} is not supported on {self.name}")
+        return NotSupportedError(f"the {self.name!r} device does not support {feature}")
 
     def properties(self):
         """This device's DeviceProperties."""
@@ -134,11 +134,11 @@ class Backend:
 
     def synchronize(self):
         """Wait for all work on the device; raise any pending LaunchError."""
-        raise self.unsupported("synchronize")
+        raise self.unsupported("synchronization")
 
     def mem_get_info(self):
         """(free, total) bytes."""
-        raise self.unsupported("mem_get_info")
+        raise self.unsupported("memory queries")
 
     # ------------------------------------------------------------ memory and copies
     def alloc(self, nbytes):
@@ -211,8 +211,7 @@ class Backend:
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """A cooperative launch: every block resident at once, so grid.sync() works."""
-        raise NotSupportedError(f"cooperative launches are not supported on {self.name}; "
-                                "the 'cpu' device and CUDA GPUs have them")
+        raise self.unsupported("cooperative launches")
 
     def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
         """A launch function for later calls of one argument signature, or None: the
@@ -224,12 +223,12 @@ class Backend:
     def texture_array(self, array):
         """The storage of a runtime CudaArray: copy_from_host(host),
         copy_from_device(device_array), copy_to_host(out)."""
-        raise self.unsupported("CudaArray")
+        raise self.unsupported("CUDA arrays")
 
     def texture_object(self, texture):
         """The device object of a runtime Texture (what kernels get)."""
-        raise self.unsupported("Texture")
+        raise self.unsupported("textures")
 
     def surface_object(self, surface):
         """The device object of a runtime Surface (what kernels get)."""
-        raise self.unsupported("Surface")
+        raise self.unsupported("surfaces")

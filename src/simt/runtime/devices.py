@@ -171,8 +171,8 @@ def _starting_device():
     if config.device:
         try:
             return _parse(config.device)
-        except ValueError as exc:
-            raise ValueError(f"SIMT_DEVICE={config.device!r}: {exc}") from None
+        except (ValueError, NotSupportedError) as exc:
+            raise type(exc)(f"SIMT_DEVICE={config.device!r}: {exc}") from None
     return devices()[0]
 
 
