@@ -218,3 +218,21 @@ def test_every_backend_in_the_table_is_a_folder_here():
     for kind, where in BACKENDS.items():
         module = where.partition(":")[0]
         assert module in GRAPH and _backend_folder(module) == kind, (kind, where)
+
+
+def test_disk_cache_key_covers_what_compiles():
+    """Every module the compile hooks and the front end reach is hashed into the disk
+    cache's key (a changed pass must not load binaries an older one made)."""
+    from simt.runtime.cache import hashed_sources
+    hashed = {str(Path(p).resolve()) for p in hashed_sources()}
+    paths = modules()
+    todo = ["simt.backends.cpu.compile", "simt.backends.cuda.compile", "simt.compiler.frontend"]
+    reached = set()
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            todo += GRAPH[module]
+    missing = sorted(m for m in reached
+                     if str(paths[m].resolve()) not in hashed)
+    assert not missing, f"modules compiling reaches that the cache key does not hash: {missing}"

@@ -68,21 +68,26 @@ def _value_key(value, seen):
 
 
 _SOURCE_HASH = []
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def hashed_sources():
+    """The simt sources that make binaries: the IR and its passes, lang, the compiler, the
+    back ends, and the modules they share (tests/test_layers.py checks that this covers
+    everything the compile hooks import)."""
+    paths = [os.path.join(_ROOT, name) for name in ("fault.py", "errors.py", "config.py")]
+    for folder in ("ir", "lang", "compiler", "backends"):
+        for base, _, files in sorted(os.walk(os.path.join(_ROOT, folder))):
+            paths += [os.path.join(base, name) for name in sorted(files) if name.endswith(".py")]
+    return paths
 
 
 def _simt_source_hash():
-    """A hash of the simt sources that make binaries (the IR and its passes, lang, the
-    compiler, the back ends, the fault record), so that a changed simt never loads code
-    an older one compiled."""
+    """A hash of ``hashed_sources()``, so that a changed simt never loads code an older
+    one compiled."""
     if not _SOURCE_HASH:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        paths = [os.path.join(root, "fault.py")]
-        for folder in ("ir", "lang", "compiler", "backends"):
-            for base, _, files in sorted(os.walk(os.path.join(root, folder))):
-                paths += [os.path.join(base, name) for name in sorted(files)
-                          if name.endswith(".py")]
         h = hashlib.sha256()
-        for path in paths:
+        for path in hashed_sources():
             with open(path, "rb") as f:
                 h.update(f.read())
         _SOURCE_HASH.append(h.hexdigest()[:16])
