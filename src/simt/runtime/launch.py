@@ -177,7 +177,7 @@ class Kernel:
 
     def _target_options(self, device):
         options = dict(self.options)
-        options.setdefault("boundscheck", device.options.get("boundscheck", device.kind == "cpu"))
+        options.setdefault("boundscheck", device.options.get("boundscheck", False))
         return options
 
     def binary_for(self, arg_types, device):

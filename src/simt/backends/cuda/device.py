@@ -1,6 +1,6 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
-from .hostmem import alloc_mapped, alloc_pinned
+from . import hostmem
 from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
 from .properties import device_properties
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
@@ -144,7 +144,7 @@ class CudaBackend(Backend):
     def error_record(self):
         """(int64 host view, device address) of the mapped record kernels write errors to."""
         if self._error_record is None:
-            host, address = alloc_mapped(self, fault.WORDS * 8)
+            host, address = hostmem.alloc_mapped(self, fault.WORDS * 8)
             words = host.view("int64")
             words[:] = 0
             self._error_record = (words, int(address), host)
@@ -168,11 +168,11 @@ class CudaBackend(Backend):
 
     def alloc_pinned(self, nbytes):
         """Page-locked host memory as a uint8 NumPy array, freed when the array dies."""
-        return alloc_pinned(self, nbytes)
+        return hostmem.alloc_pinned(self, nbytes)
 
     def alloc_mapped(self, nbytes):
         """(uint8 NumPy array, device pointer) over host memory mapped into the device."""
-        return alloc_mapped(self, nbytes)
+        return hostmem.alloc_mapped(self, nbytes)
 
     def alloc_managed(self, nbytes):
         """Unified memory as an Allocation; refused beyond the device's free memory."""
