@@ -53,7 +53,6 @@ class CpuEmitterBase(FunctionEmitter):
             self.block_private = outer
 
 
-
 class CpuKernelEmitter(CpuEmitterBase):
 
     def __init__(self, target, module, function, options, symbol):
@@ -176,7 +175,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.decl_values.pop(id(decl), None)
         name = f"$local.{decl.name}.{id(decl)}"
         if name not in self.slot_layout:
-            self.add_slot(name, ll.ArrayType(memory(T.Scalar(decl.dtype)), int(np.prod(decl.shape))))
+            elem = memory(T.Scalar(decl.dtype))
+            self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))))
         return static_array(decl, self.var_ptr(name))
 
     def expr_ArrayRef(self, e):
@@ -556,7 +556,8 @@ def _contiguous(b, shape, layout):
 
 
 class CpuDeviceEmitter(CpuEmitterBase):
-    """A device function: ``ret f(ctx, params...)``, inlined into its callers."""
+    """A device function: ``ret f(ctx, params...)``, inlined into its callers (those
+    holding barriers were inlined into the kernel's IR before, ir/inline.py)."""
 
     def __init__(self, target, module, function, options):
         params = [value_type(t, target) for _, t in function.params]
