@@ -34,7 +34,7 @@ class Target:
     math_prefix = ""                        # ... under this prefix, with "f" for float32
     fast_math_functions = {}                # fast.* name -> function (else: the math.* one)
     fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
-    clock_intrinsic = "?"                   # the i64 cycle counter clock64() reads
+    clock_intrinsic = None                  # the i64 cycle counter clock64() reads
     texture_lltype = I64                    # a texture/surface value (a GPU handle)
     has_rsqrt = False                       # math.rsqrt is a library call, not 1/sqrt
 
@@ -51,7 +51,7 @@ class Target:
         self.files = []                # (function, filename), by id
         self.messages = []             # assert messages, by id
 
-    def missing(self, hook):
+    def _missing(self, hook):
         return NotImplementedError(f"the {self.name} target has no lowering for {hook}")
 
     # ---------------------------------------------------------------- layout
@@ -108,7 +108,7 @@ class Target:
     def record_fault(self, em, code, words):
         """Write ``code``, ``words`` (line, array, dim, index, extent, file: i64) and the
         ``FAULT_IDS`` registers into the record if it is still empty; end the thread."""
-        raise self.missing("record_fault")
+        raise self._missing("record_fault")
 
     # ---------------------------------------------------------------- memory
     def declare_memory(self, em, decl):
@@ -127,15 +127,15 @@ class Target:
 
     def shared_data(self, em, decl):
         """Pointer to a static shared array (its offset: ``shared_offsets``)."""
-        raise self.missing("shared_data")
+        raise self._missing("shared_data")
 
     def dynamic_shared_data(self, em):
         """(pointer, size in bytes as i64) of the launch's dynamic shared memory."""
-        raise self.missing("dynamic_shared_data")
+        raise self._missing("dynamic_shared_data")
 
     def symbol_data(self, em, decl):
         """Pointer to the memory of a module-level Constant or Global."""
-        raise self.missing("symbol_data")
+        raise self._missing("symbol_data")
 
     def atomic_rmw(self, em, op, address, value, t):
         return em.builder.atomic_rmw(op, address, value, "monotonic")
@@ -146,17 +146,19 @@ class Target:
     # ---------------------------------------------------------------- values
     def special(self, em, op):
         """threadIdx.x ... gridDim.z (i32)."""
-        raise self.missing("special")
+        raise self._missing("special")
 
     def laneid(self, em):
-        raise self.missing("laneid")
+        raise self._missing("laneid")
 
     def clock64(self, em):
+        if self.clock_intrinsic is None:
+            raise self._missing("clock64")
         fn = em.module.declare_intrinsic(self.clock_intrinsic, fnty=ll.FunctionType(I64, []))
         return em.builder.call(fn, [])
 
     def nanosleep(self, em, ns):
-        raise self.missing("nanosleep")
+        raise self._missing("nanosleep")
 
     def math_call(self, em, name, t, args):
         """A math-library function (not an LLVM intrinsic, intrinsics.py has those)."""
@@ -174,7 +176,7 @@ class Target:
         return self.math_call(em, name, T.FLOAT32, args)
 
     def texture_op(self, em, e):
-        raise self.missing("texture_op")
+        raise self._missing("texture_op")
 
     # ---------------------------------------------------------------- statements
     def emit_print(self, em, fmt, values, types):
@@ -191,7 +193,7 @@ class Target:
 
     def call_print(self, em, text, buf, count):
         """Call the device's printf with the format and the buffer of ``count`` values."""
-        raise self.missing("call_print")
+        raise self._missing("call_print")
 
     def call_device(self, em, function, args):
         """A call of a device function: arrays go as structs, and come back so."""
@@ -218,16 +220,16 @@ class Target:
         """Metadata for the back edge of range loop ``stmt`` (unrolling): none by default."""
 
     def emit_barrier(self, em, stmt):
-        raise self.missing("emit_barrier")
+        raise self._missing("emit_barrier")
 
     def emit_collective(self, em, op, value):
-        raise self.missing("emit_collective")
+        raise self._missing("emit_collective")
 
     def emit_warp(self, em, stmt):
-        raise self.missing("emit_warp")
+        raise self._missing("emit_warp")
 
     def emit_grid_sync(self, em, stmt):
-        raise self.missing("emit_grid_sync")
+        raise self._missing("emit_grid_sync")
 
 
 def _call(em, fname, args):
