@@ -2,7 +2,7 @@
 from dataclasses import dataclass
 
 
-@dataclass(kw_only=True)
+@dataclass
 class Binary:
     """A kernel compiled for one device: its code (in the subclass) plus what a launch
     and a fault report need to know."""
@@ -14,6 +14,3 @@ class Binary:
     labels: list                  # array names, by id, for fault reports
     files: list                   # (function, filename), by id
     messages: list                # assert messages, by id
-    llvm_ir: str = ""
-    optimized_ir: str = ""
-    compile_seconds: float = 0.0

@@ -11,11 +11,14 @@ from ...ir.inline import inline_barrier_calls
 from .target import CpuTarget
 
 
-@dataclass(kw_only=True)
+@dataclass
 class CpuBinary(Binary):
     """A kernel compiled for the CPU: object code plus its launch metadata."""
     object_code: bytes
     slot_bytes: int               # per thread, for kernels with barriers
+    llvm_ir: str = ""
+    optimized_ir: str = ""
+    compile_seconds: float = 0.0
 
 
 def all_functions(fn):

@@ -20,7 +20,7 @@ _lock = threading.Lock()
 _state = {}
 
 
-@dataclass(kw_only=True)
+@dataclass
 class CudaBinary(Binary):
     """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata.
     ``symbols``: [(Python name, module global, 'array' | 'pointer')]."""
@@ -29,6 +29,9 @@ class CudaBinary(Binary):
     uses_dynamic_shared: bool
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
+    llvm_ir: str = ""
+    optimized_ir: str = ""
+    compile_seconds: float = 0.0
 
     @property
     def param_kinds(self):
