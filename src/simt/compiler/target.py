@@ -97,7 +97,8 @@ class Target:
 
     def emit_error(self, em, code, loc, array=0, dim=0, index=None, extent=None, message=""):
         """Fill the launch's fault record (simt/fault.py) unless a thread did first, and
-        end this thread. An assert's message id goes in the ``dim`` word."""
+        end this thread. An assert's message id goes in the ``array`` and ``dim`` words
+        (``fault.decode`` reads ``dim``)."""
         self.can_fail = True
         if message:
             array = dim = self.message_id(message)
@@ -180,7 +181,8 @@ class Target:
 
     # ---------------------------------------------------------------- statements
     def emit_print(self, em, fmt, values, types):
-        """printf: the format string and the values, each widened to 64 bits in a buffer."""
+        """printf: the format string and a buffer of 64-bit slots, one per value (a
+        double as its bits)."""
         b = em.builder
         text = cstring(em.module, fmt, self.addrspace("global"))
         if self.addrspace("global"):
