@@ -21,7 +21,7 @@ USERS = {
     "backends/cuda/texlower.py": CudaTarget, "backends/cuda/loops.py": CudaTarget,
 }
 ABSTRACT = ["record_fault", "shared_data", "dynamic_shared_data", "symbol_data", "special",
-            "laneid", "clock64", "nanosleep", "texture_op", "call_print", "emit_barrier",
+            "laneid", "texture_op", "call_print", "emit_barrier",
             "emit_collective", "emit_warp", "emit_grid_sync"]
 
 

@@ -2,7 +2,7 @@
 back ends fill in.
 
 A target is mostly data (address spaces, math-library names, fence scopes, the
-clock register, the texture handle's type) plus the few lowerings that truly
+texture handle's type) plus the few lowerings that truly
 differ between devices. The bookkeeping every target needs is written here once:
 the memory layout of a kernel's shared arrays and symbols, the tables that turn
 a fault record into a message (array labels, source files, assert messages),
@@ -34,7 +34,6 @@ class Target:
     math_prefix = ""                        # ... under this prefix, with "f" for float32
     fast_math_functions = {}                # fast.* name -> function (else: the math.* one)
     fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
-    clock_intrinsic = None                  # the i64 cycle counter clock64() reads
     texture_lltype = I64                    # a texture/surface value (a GPU handle)
     has_rsqrt = False                       # math.rsqrt is a library call, not 1/sqrt
 
@@ -151,15 +150,6 @@ class Target:
 
     def laneid(self, em):
         raise self._missing("laneid")
-
-    def clock64(self, em):
-        if self.clock_intrinsic is None:
-            raise self._missing("clock64")
-        fn = em.module.declare_intrinsic(self.clock_intrinsic, fnty=ll.FunctionType(I64, []))
-        return em.builder.call(fn, [])
-
-    def nanosleep(self, em, ns):
-        raise self._missing("nanosleep")
 
     def math_call(self, em, name, t, args):
         """A math-library function (not an LLVM intrinsic, intrinsics.py has those)."""

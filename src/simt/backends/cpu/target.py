@@ -27,7 +27,6 @@ class CpuTarget(Target):
 
     name = "cpu"
     math_functions = LIBM
-    clock_intrinsic = "llvm.readcyclecounter"
     texture_lltype = textures.TEX_STRUCT     # a texture/surface argument: its descriptor
     texture_op = staticmethod(textures.texture_op)
 
@@ -51,10 +50,6 @@ class CpuTarget(Target):
         flat = b.add(b.mul(b.add(b.mul(sp["threadIdx.z"], sp["blockDim.y"]), sp["threadIdx.y"]),
                            sp["blockDim.x"]), sp["threadIdx.x"])
         return b.and_(flat, i32(31))
-
-    def nanosleep(self, em, ns):
-        fn = function(em.module, "usleep", ll.FunctionType(I32, [I32]))
-        em.builder.call(fn, [em.builder.udiv(ns, i32(1000))])
 
     # ---------------------------------------------------------------- memory
     def shared_data(self, em, decl):

@@ -2,8 +2,8 @@
 LLVM IR for LLVM's NVPTX back end.
 
 Address spaces: global 1, shared 3, const 4; local arrays stay generic (0)
-allocas, which NVPTX turns into registers or .local memory. Special registers,
-barriers and clocks are NVVM intrinsics; math calls go to libdevice
+allocas, which NVPTX turns into registers or .local memory. Special registers
+and barriers are NVVM intrinsics; math calls go to libdevice
 (``__nv_sinf`` ...), linked in by compile.py.
 """
 import numpy as np
@@ -41,7 +41,6 @@ class CudaTarget(Target):
     math_prefix = "__nv_"
     fast_math_functions = FAST
     fence_scopes = {"block": "block", "device": "device"}
-    clock_intrinsic = "llvm.nvvm.read.ptx.sreg.clock64"
     has_rsqrt = True
 
     loop_hint = staticmethod(loops.loop_hint)
@@ -66,11 +65,6 @@ class CudaTarget(Target):
         kind, axis = op.split(".")
         name = f"llvm.nvvm.read.ptx.sreg.{self.special_registers[kind]}.{axis}"
         return em.builder.call(function(em.module, name, ll.FunctionType(I32, [])), [])
-
-    def nanosleep(self, em, ns):
-        asm = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [I32]), "nanosleep.u32 $0;", "r",
-                           side_effect=True)
-        em.builder.call(asm, [ns])
 
     # ---------------------------------------------------------------- memory
     def shared_data(self, em, decl):
