@@ -14,7 +14,6 @@ hang. docs/warp.md has the whole contract.
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...ir import types as T
 from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
 
 TICKET = "$warp.ticket"
@@ -48,7 +47,7 @@ def split(em, s, run, guards):
 
 def _counter(em):
     """The ticket counter (one per kernel call) and the zeroed per-thread ticket slots."""
-    counter = getattr(em, "warp_counter", None)
+    counter = em.warp_counter
     if counter is None:
         counter = em.warp_counter = em.alloca(I64, name="warp_ticket")
         eb = em.entry_builder
