@@ -27,9 +27,12 @@ class Allocation:
 
     def __del__(self):
         backend = getattr(self, "backend", None)
-        if backend is not None and self.keepalive is None:
+        if backend is not None:
             try:
-                backend.free(self.ptr)
+                if self.keepalive is None:
+                    backend.free(self.ptr)
+                else:
+                    backend.release(self.keepalive)
             except Exception:
                 pass
 
@@ -146,7 +149,12 @@ class Backend:
         raise self.unsupported("device memory")
 
     def free(self, ptr):
+        """Free memory from ``alloc``, once the queued work that uses it is done (cudaFree)."""
         raise self.unsupported("device memory")
+
+    def release(self, owner):
+        """An Allocation over memory that ``owner`` keeps alive died: keep ``owner`` until the
+        queued work that may use that memory is done. Default: nothing queues work."""
 
     def alloc_pinned(self, nbytes):
         """Page-locked host memory as a uint8 NumPy array."""

@@ -91,6 +91,12 @@ class CpuBackend(CpuMemory):
         if self.callback_errors:
             raise self.callback_errors.pop(0)
 
+    def release(self, owner):
+        """Memory dropped by the program stays alive until the work already queued in the
+        streams is done: that work may still read or write it (cudaFree waits for it too)."""
+        for worker in list(self.workers):
+            worker.hold(owner)
+
     # ------------------------------------------------------------ streams (see streams.py)
     def create_stream(self, non_blocking=False, priority=0):
         return streams.CpuStream(self, non_blocking, priority)

@@ -41,6 +41,7 @@ class _Worker:
         self.idle = threading.Condition()
         self.outstanding = 0
         self.thread = None
+        self.stopped = False
 
     def put(self, fn):
         with self.idle:
@@ -58,6 +59,7 @@ class _Worker:
             try:
                 fn()
             finally:
+                del fn                   # what the item held goes now, not at the next item
                 with self.idle:
                     self.outstanding -= 1
                     if not self.outstanding:
@@ -71,9 +73,18 @@ class _Worker:
     def busy(self):
         return self.outstanding > 0
 
+    def hold(self, owner):
+        """Keep ``owner`` alive until the work queued so far is done (stream-ordered free)."""
+        with self.idle:
+            if self.outstanding and not self.stopped:
+                self.outstanding += 1
+                self.items.put(lambda: owner)
+
     def stop(self):
-        if self.thread is not None:
-            self.items.put(None)
+        with self.idle:
+            self.stopped = True
+            if self.thread is not None:
+                self.items.put(None)
 
 
 class CpuStream:
