@@ -36,3 +36,31 @@ def test_dropped_array_is_not_freed_under_queued_work(device):
     del junk
     for i, out in enumerate(outs):
         np.testing.assert_array_equal(out, np.full(N, float(i)), err_msg=f"iteration {i}")
+
+
+def test_copies_refuse_read_only_destinations(device):
+    d = simt.to_device(np.arange(8, dtype=np.float64))
+    frozen = np.zeros(8)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        d.copy_to_host(out=frozen)
+    immutable = np.frombuffer(bytes(64), dtype=np.float64)
+    with pytest.raises(ValueError, match="read-only"):
+        d.copy_to_host(out=immutable, stream=simt.Stream())
+    with pytest.raises(ValueError, match="read-only"):
+        d[::2].copy_to_host(out=np.frombuffer(bytes(32), dtype=np.float64))
+    assert not frozen.any() and not immutable.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32])
+def test_copies_into_another_dtype_are_errors(device, dtype):
+    d = simt.to_device(np.arange(8, dtype=np.float64))
+    out = np.zeros(8, dtype)
+    with pytest.raises(TypeError, match="do not convert"):
+        d.copy_to_host(out=out)
+    with pytest.raises(TypeError, match="do not convert"):
+        d[::2].copy_to_host(out=out[:4])
+    assert not out.any()
+    with pytest.raises(TypeError, match="do not convert"):
+        d.copy_from(np.ones(8, dtype))
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(8.0))

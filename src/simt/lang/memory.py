@@ -79,6 +79,10 @@ class _Symbol:
 
     def copy_from(self, host_array, stream=None):
         """cudaMemcpyToSymbol: new contents on every device that holds the symbol."""
+        if hasattr(host_array, "dtype") and np.dtype(host_array.dtype) != self.dtype:
+            raise TypeError(f"copy_from: cannot copy {host_array.dtype} data into a "
+                            f"{self.dtype} symbol; copies do not convert. Convert first: "
+                            f".astype(np.{self.dtype})")
         values = np.asarray(host_array, dtype=self.dtype)
         if values.shape != self.shape:
             raise ValueError(f"copy_from: expected shape {self.shape}, got {values.shape}")
