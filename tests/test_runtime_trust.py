@@ -64,3 +64,75 @@ def test_copies_into_another_dtype_are_errors(device, dtype):
     with pytest.raises(TypeError, match="do not convert"):
         d.copy_from(np.ones(8, dtype))
     np.testing.assert_array_equal(d.copy_to_host(), np.arange(8.0))
+
+
+@simt.device
+def _store_through(row, i, v):
+    view = row[1:]
+    view[i] = v
+
+
+@simt.kernel
+def write_direct(out, src):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = src[i] + 1.0
+
+
+@simt.kernel
+def write_in_device_function(out, src):
+    i = simt.grid(1)
+    if i < out.shape[0] - 1:
+        _store_through(out, i, src[i])
+
+
+@simt.kernel
+def write_atomically(out, src):
+    i = simt.grid(1)
+    if i < src.shape[0]:
+        simt.atomic.add(out, 0, src[i])
+
+
+@simt.kernel
+def write_through_alias(a, b, flag):
+    i = simt.grid(1)
+    target = b
+    if flag > 0:
+        target = a
+    if i < target.shape[0]:
+        target[i] = 7.0
+
+
+def _read_only(values):
+    array = np.array(values, dtype=np.float64)
+    array.flags.writeable = False
+    return array
+
+
+@pytest.mark.parametrize("kernel, line_of", [
+    (write_direct, "out[i] = src[i] + 1.0"),
+    (write_in_device_function, "view[i] = v"),
+    (write_atomically, "simt.atomic.add(out, 0, src[i])"),
+])
+def test_a_kernel_cannot_write_a_read_only_array(device, kernel, line_of):
+    src = np.arange(8, dtype=np.float64)
+    frozen = _read_only(np.zeros(8))
+    immutable = bytes(64)
+    with pytest.raises(ValueError, match=f"'{kernel.__name__}' writes its parameter 'out'") as info:
+        kernel[1, 8](frozen, src)
+    line = next(n for n, text in enumerate(open(__file__).read().splitlines(), 1)
+                if line_of in text)
+    assert f"line {line}" in str(info.value)
+    with pytest.raises(ValueError, match="read-only"):
+        kernel[1, 8](np.frombuffer(immutable, dtype=np.float64), src)
+    assert not frozen.any() and immutable == bytes(64)
+
+
+def test_read_only_arrays_may_be_read_and_aliases_are_followed(device):
+    out = np.zeros(8)
+    write_direct[1, 8](out, _read_only(np.arange(8.0)))          # read only: allowed
+    np.testing.assert_array_equal(out, np.arange(8.0) + 1)
+    with pytest.raises(ValueError, match="'a'"):
+        write_through_alias[1, 8](_read_only(np.zeros(8)), np.zeros(8), 1)
+    with pytest.raises(ValueError, match="'b'"):
+        write_through_alias[1, 8](np.zeros(8), _read_only(np.zeros(8)), 0)

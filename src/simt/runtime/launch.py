@@ -11,6 +11,7 @@ from .devices import _local, get_device
 from ..config import config
 from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from .streams import stream_handle
+from .access import check_writes
 
 log = logging.getLogger("simt")
 
@@ -155,6 +156,7 @@ class Kernel:
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         args = tuple(args)
         loaded = self.binary_for([arg_type(a) for a in args], device)
+        check_writes(self, [arg_type(a) for a in args], args)
         check_config(self.__name__, device, grid, block, int(shared_bytes),
                      loaded.binary.shared_static_bytes)
         device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,
@@ -312,6 +314,7 @@ class Launch:
         except TypeError as exc:
             raise TypeError(f"kernel '{kernel.__name__}': {exc}") from None
         loaded = kernel.binary_for(types, device)
+        check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes)
         stream = self.stream
