@@ -136,3 +136,43 @@ def test_read_only_arrays_may_be_read_and_aliases_are_followed(device):
         write_through_alias[1, 8](_read_only(np.zeros(8)), np.zeros(8), 1)
     with pytest.raises(ValueError, match="'b'"):
         write_through_alias[1, 8](np.zeros(8), _read_only(np.zeros(8)), 0)
+
+
+@simt.kernel
+def add_one(x):
+    i = simt.grid(1)
+    if i < x.shape[0]:
+        x[i] += 1.0
+
+
+def _launch_in_child(queue):
+    x = np.zeros(N)
+    add_one[N // 128, 128](x)                      # many blocks: the worker pool
+    s = simt.Stream()
+    d = simt.to_device(x)
+    add_one[N // 128, 128, 0, s](d)                # a stream: its worker thread
+    s.synchronize()
+    queue.put(float(d.copy_to_host().sum()))
+
+
+def test_a_forked_child_launches(monkeypatch):
+    """Pool and stream threads of the parent do not survive fork; the child makes its own."""
+    import multiprocessing
+    from simt.config import config
+    monkeypatch.setattr(config, "cpu_threads", 4)
+    with simt.use_device("cpu"):
+        x = np.zeros(N)
+        add_one[N // 128, 128](x)
+        s = simt.Stream()
+        add_one[N // 128, 128, 0, s](simt.to_device(x))
+        s.synchronize()
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        child = ctx.Process(target=_launch_in_child, args=(queue,))
+        child.start()
+        child.join(30)
+        hung = child.is_alive()
+        if hung:
+            child.kill()
+        assert not hung, "the forked child hung on its first launch"
+        assert child.exitcode == 0 and queue.get(timeout=5) == 2.0 * N

@@ -5,6 +5,7 @@ Launch errors are kept and raised at the next synchronizing call, as CUDA
 reports them; unlike a GPU, the device stays usable afterwards."""
 import ctypes
 import itertools
+import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +58,14 @@ class CpuBackend(CpuMemory):
         self.workers = streams.worker_set()
         self.callback_errors = []           # exceptions of host functions, raised at sync
         self.default = streams.CpuDefaultStream(self)
+        _after_fork_in_child(self)
+
+    def _after_fork(self):
+        """In a forked child: no thread of the parent survived, so start over without them."""
+        self.lock = threading.Lock()
+        self.pool = None
+        for worker in list(self.workers):
+            worker.after_fork()
 
     @classmethod
     def default_options(cls):
@@ -250,6 +259,14 @@ class CpuBackend(CpuMemory):
         worker()                       # the calling thread takes chunks too
         for f in futures:
             f.result()
+
+
+def _after_fork_in_child(backend):
+    """Have a forked child reset ``backend``'s threads (os.register_at_fork; weak, as a
+    registration cannot be undone)."""
+    if hasattr(os, "register_at_fork"):
+        ref = weakref.ref(backend)
+        os.register_at_fork(after_in_child=lambda: ref() is not None and ref()._after_fork())
 
 
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out

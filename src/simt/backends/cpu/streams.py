@@ -37,11 +37,16 @@ class _Worker:
     def __init__(self, name, blocking):
         self.name = name
         self.blocking = blocking
+        self.stopped = False
+        self.after_fork()
+
+    def after_fork(self):
+        """Empty and idle, with no thread: what a forked child has of this worker (its
+        thread did not survive the fork, and the parent's queued work is the parent's)."""
         self.items = queue.SimpleQueue()
         self.idle = threading.Condition()
         self.outstanding = 0
         self.thread = None
-        self.stopped = False
 
     def put(self, fn):
         with self.idle:
