@@ -176,3 +176,77 @@ def test_a_forked_child_launches(monkeypatch):
             child.kill()
         assert not hung, "the forked child hung on its first launch"
         assert child.exitcode == 0 and queue.get(timeout=5) == 2.0 * N
+
+
+def _finished(stream, seconds=20.0):
+    """Whether the stream's work finishes in time (a deadlock would never)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while not stream.query():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_host_function_cannot_launch_copy_or_synchronize(device):
+    s = simt.Stream()
+    d = simt.zeros(N)
+    forbidden = {
+        "Stream.synchronize": s.synchronize,
+        "synchronize": simt.synchronize,
+        "a launch on the default stream": lambda: add_one[N // 128, 128](d),
+        "a launch on its own stream": lambda: add_one[N // 128, 128, 0, s](d),
+        "a copy": lambda: d.copy_to_host(),
+    }
+    for what, call in forbidden.items():
+        s.launch_host_func(call)
+        assert _finished(s), f"{what} in a host function deadlocked the stream"
+        with pytest.raises(simt.CudaError, match="host function"):
+            s.synchronize()
+    s.synchronize()
+    assert not d.copy_to_host().any()          # nothing the host functions tried ran
+
+
+@simt.kernel
+def write_past_end(x):
+    i = simt.grid(1)
+    x[i + 1] = 1.0
+
+
+def _in_thread(fn):
+    import threading
+    result = {}
+
+    def run():
+        try:
+            with simt.use_device("cpu"):
+                fn()
+        except BaseException as exc:
+            result["error"] = exc
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(60)
+    return result.get("error")
+
+
+def test_an_error_goes_to_the_thread_that_launched_the_work():
+    """On the CPU device errors belong to the launching thread and its stream (a GPU's
+    sticky error belongs to its context, as CUDA has it: docs/gpu-device.md)."""
+    with simt.use_device("cpu"):
+        x = simt.zeros(8)
+        write_past_end[1, 8](x)                       # default stream: this thread's error
+        assert _in_thread(simt.synchronize) is None   # an innocent thread sees success
+        with pytest.raises(simt.IllegalAddressError):
+            simt.synchronize()
+        simt.synchronize()                            # raised once
+
+        s = simt.Stream()
+        write_past_end[1, 8, 0, s](x)                 # a stream: its error
+        assert _in_thread(simt.synchronize) is None
+        assert isinstance(_in_thread(s.synchronize), simt.IllegalAddressError)
+        s.synchronize()
+
+        errors = _in_thread(lambda: write_past_end[1, 8](simt.zeros(8)))
+        assert errors is None                         # launched, not yet synchronized there
+        simt.synchronize()                            # that thread's error is not ours

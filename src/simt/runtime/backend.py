@@ -11,9 +11,11 @@ runtime asks about a capability, not about a device's kind.
 Pointers are plain ints (device addresses; host addresses on the CPU device).
 """
 
+import contextlib
 import dataclasses
+import threading
 
-from simt.errors import NotSupportedError
+from simt.errors import CudaError, NotSupportedError
 
 
 class Allocation:
@@ -240,3 +242,30 @@ class Backend:
     def surface_object(self, surface):
         """The device object of a runtime Surface (what kernels get)."""
         raise self.unsupported("surfaces")
+
+
+# -- stream host functions: CUDA forbids CUDA calls in them -------------------------
+
+_host_function = threading.local()      # .running: this thread is in a stream host function
+
+
+@contextlib.contextmanager
+def running_host_function():
+    """Mark the calling thread as running a stream host function (backends wrap each one)."""
+    outer = getattr(_host_function, "running", False)
+    _host_function.running = True
+    try:
+        yield
+    finally:
+        _host_function.running = outer
+
+
+def refuse_in_host_function(what):
+    """CUDA forbids CUDA calls in a host function (cudaErrorNotPermitted): a launch or a
+    synchronize there waits for the stream that waits for the host function, a deadlock.
+    Backends call this before such work; it raises inside a host function."""
+    if getattr(_host_function, "running", False):
+        raise CudaError(f"{what} inside a stream host function (launch_host_func): CUDA "
+                        "forbids simt calls there (cudaErrorNotPermitted), as they wait for "
+                        "the stream that waits for the host function. Do the work after the "
+                        "stream's synchronize, or signal a host thread from the function")

@@ -1,8 +1,9 @@
 """The CPU device: runs compiled kernels over the grid with a pool of worker
 threads (ctypes releases the GIL, so blocks really run in parallel).
 
-Launch errors are kept and raised at the next synchronizing call, as CUDA
-reports them; unlike a GPU, the device stays usable afterwards."""
+Launch errors are kept and raised at the next synchronizing call of the thread that
+launched the work (or of its stream: streams.Faults), as CUDA reports them; unlike a
+GPU, the device stays usable afterwards."""
 import ctypes
 import itertools
 import os
@@ -15,6 +16,7 @@ import numpy as np
 from ...config import config
 import simt.fault as fault
 from ...runtime.backend import build_launch
+from ...runtime.backend import refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
@@ -51,18 +53,16 @@ class CpuBackend(CpuMemory):
 
     def __init__(self, index=0):
         super().__init__(index)
-        self.pending = None
-        self.lock = threading.Lock()
+        self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
         self.workers = streams.worker_set()
-        self.callback_errors = []           # exceptions of host functions, raised at sync
         self.default = streams.CpuDefaultStream(self)
         _after_fork_in_child(self)
 
     def _after_fork(self):
         """In a forked child: no thread of the parent survived, so start over without them."""
-        self.lock = threading.Lock()
+        self.faults = streams.Faults()
         self.pool = None
         for worker in list(self.workers):
             worker.after_fork()
@@ -82,23 +82,18 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ errors
     def raise_pending(self):
-        with self.lock:
-            error, self.pending = self.pending, None
-        if error is not None:
-            raise error
+        """Raise the first kept error of work the calling thread launched."""
+        self.faults.raise_for_thread()
 
     def record_error(self, error):
-        """Keep a launch error for the next synchronizing call (the first one wins)."""
-        with self.lock:
-            if self.pending is None:
-                self.pending = error
+        """Keep an error of work the calling thread ran on the default stream."""
+        self.faults.add(error, threading.current_thread(), None)
 
     def synchronize(self):
+        refuse_in_host_function("synchronize")
         for worker in list(self.workers):
             worker.drain()
         self.raise_pending()
-        if self.callback_errors:
-            raise self.callback_errors.pop(0)
 
     def release(self, owner):
         """Memory dropped by the program stays alive until the work already queued in the
@@ -118,6 +113,7 @@ class CpuBackend(CpuMemory):
 
     def drain_blocking(self):
         """Legacy default-stream rule: finish the work queued in blocking streams."""
+        refuse_in_host_function("work on the default stream")
         if self.workers:
             for worker in list(self.workers):
                 if worker.blocking:
@@ -189,10 +185,12 @@ class CpuBackend(CpuMemory):
         if stream is None:
             self.drain_blocking()
             self.raise_pending()
-            self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
+            error = self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
+            if error is not None:
+                self.record_error(error)
         else:
-            stream.enqueue(lambda: self.launch(loaded, grid, block, shared_bytes, args,
-                                               symbols, name))
+            stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
+                                                      symbols, name)))
         if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
                for a in args):
             (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
@@ -218,6 +216,7 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        """Run a kernel now, on the calling thread and the pool; returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         err = np.zeros(fault.WORDS, np.int64)
@@ -239,9 +238,8 @@ class CpuBackend(CpuMemory):
             run(0, nblocks)
         else:
             self._run_parallel(run, nblocks, workers)
-        if err[0]:
-            self.record_error(fault.decode(err, binary, kernel_name))
         del keep
+        return fault.decode(err, binary, kernel_name) if err[0] else None
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))
@@ -259,6 +257,11 @@ class CpuBackend(CpuMemory):
         worker()                       # the calling thread takes chunks too
         for f in futures:
             f.result()
+
+
+def _raise(error):
+    if error is not None:
+        raise error
 
 
 def _after_fork_in_child(backend):

@@ -10,6 +10,11 @@ streams are drained, which gives both halves of that rule.
 
 An event record is a queue item that stamps the time (``time.perf_counter``) when
 the work before it is done, so ``elapsed_time`` times real work.
+
+An error of queued work (a kernel's fault, a host function's exception) belongs to the
+stream it ran in and to the host thread that queued it (``Faults``): that stream's
+``synchronize`` raises it, and so does any other synchronizing call of that thread;
+another thread never sees it.
 """
 import queue
 import threading
@@ -17,6 +22,43 @@ import time
 import weakref
 
 from ...errors import CudaError
+from ...runtime.backend import refuse_in_host_function, running_host_function
+
+
+class Faults:
+    """Errors not yet raised, each with the host thread (a threading.Thread) that queued
+    the failed work and the stream worker it ran in (None: the default stream, run by
+    that thread)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.items = []           # [(error, thread, worker or None)]
+
+    def add(self, error, thread, worker):
+        """Keep ``error``: the first one of a thread in a stream wins, as in CUDA. Errors
+        no one can synchronize for any more (a finished thread's, on the default stream)
+        are dropped."""
+        with self.lock:
+            self.items = [item for item in self.items
+                          if item[2] is not None or item[1].is_alive()]
+            if not any(t is thread and w is worker for _, t, w in self.items):
+                self.items.append((error, thread, worker))
+
+    def raise_for_thread(self):
+        """Raise (and forget) the first error of work the calling thread queued."""
+        thread = threading.current_thread()
+        self._raise(lambda t, w: t is thread)
+
+    def raise_for_stream(self, worker):
+        """Raise (and forget) the first error of work that ran in ``worker``'s stream."""
+        self._raise(lambda t, w: w is worker)
+
+    def _raise(self, match):
+        with self.lock:
+            for i, (error, thread, worker) in enumerate(self.items):
+                if match(thread, worker):
+                    del self.items[i]
+                    raise error
 
 
 class _Mark:
@@ -100,19 +142,26 @@ class CpuStream:
         self.non_blocking = non_blocking
         self.priority = priority          # accepted; the CPU device does not reorder by it
         self.worker = _Worker("simt-cpu-stream", blocking=not non_blocking)
-        self.callback_errors = backend.callback_errors
         self.handle = self
         backend.workers.add(self.worker)     # a running worker outlives its stream
 
     def enqueue(self, fn):
-        """Run ``fn()`` after the work already in this stream."""
-        self.worker.put(fn)
+        """Run ``fn()`` after the work already in this stream; what it raises is kept
+        for this stream and the calling thread (Faults)."""
+        refuse_in_host_function("queueing work in a stream")
+        faults, thread, worker = self.backend.faults, threading.current_thread(), self.worker
+
+        def run():
+            try:
+                fn()
+            except BaseException as exc:
+                faults.add(exc, thread, worker)
+        worker.put(run)
 
     def synchronize(self):
+        refuse_in_host_function("Stream.synchronize")
         self.worker.drain()
-        self.backend.raise_pending()
-        if self.callback_errors:
-            raise self.callback_errors.pop(0)
+        self.backend.faults.raise_for_stream(self.worker)
 
     def query(self):
         return not self.worker.busy()
@@ -123,13 +172,9 @@ class CpuStream:
             self.enqueue(mark.done.wait)
 
     def launch_host_func(self, fn, *args):
-        errors = self.callback_errors
-
         def run():
-            try:
+            with running_host_function():
                 fn(*args)
-            except BaseException as exc:      # raised again at the next synchronize
-                errors.append(exc)
         self.enqueue(run)
 
     def __del__(self):
@@ -147,13 +192,10 @@ class CpuDefaultStream:
 
     def __init__(self, backend):
         self.backend = backend
-        self.callback_errors = backend.callback_errors
 
     def synchronize(self):
         self.backend.drain_blocking()
         self.backend.raise_pending()
-        if self.callback_errors:
-            raise self.callback_errors.pop(0)
 
     def query(self):
         return not any(w.busy() for w in list(self.backend.workers) if w.blocking)
@@ -166,9 +208,10 @@ class CpuDefaultStream:
     def launch_host_func(self, fn, *args):
         self.backend.drain_blocking()
         try:
-            fn(*args)
+            with running_host_function():
+                fn(*args)
         except BaseException as exc:
-            self.callback_errors.append(exc)
+            self.backend.faults.add(exc, threading.current_thread(), None)
 
 
 class CpuEvent:
@@ -189,6 +232,7 @@ class CpuEvent:
             stream.enqueue(mark.complete)
 
     def synchronize(self):
+        refuse_in_host_function("Event.synchronize")
         if self.mark is not None:
             self.mark.done.wait()
         self.backend.raise_pending()
