@@ -250,3 +250,91 @@ def test_an_error_goes_to_the_thread_that_launched_the_work():
         errors = _in_thread(lambda: write_past_end[1, 8](simt.zeros(8)))
         assert errors is None                         # launched, not yet synchronized there
         simt.synchronize()                            # that thread's error is not ours
+
+
+LOCAL_LIMIT_ELEMS = 512 * 1024 // 8          # float64 elements in CUDA's 512 KB
+
+
+def test_a_local_array_over_cudas_limit_is_a_compile_error(tmp_path):
+    """In its own process: before the limit, 9 MB on the stack killed it with SIGSEGV."""
+    import subprocess
+    import sys
+    script = tmp_path / "big_local.py"
+    script.write_text(
+        "import numpy as np, simt\n"
+        "@simt.kernel\n"
+        "def big(out, m):\n"
+        "    buf = simt.local.array(1179648, np.float64)\n"
+        "    for j in range(m):\n"
+        "        buf[j] = j\n"
+        "    out[0] = buf[m - 1]\n"
+        "try:\n"
+        "    big[1, 1](np.zeros(1), 1179648)\n"
+        "except simt.CompileError as exc:\n"
+        "    print(exc)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env=dict(__import__("os").environ, SIMT_DEVICE="cpu"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "9437184 bytes per thread" in done.stdout and "512 KB" in done.stdout
+    assert "big_local.py:4" in done.stdout
+
+
+@simt.device
+def _half_limit_scratch(m):
+    tmp = simt.local.array(LOCAL_LIMIT_ELEMS // 2 + 1, np.float64)
+    for j in range(m):
+        tmp[j] = j
+    return tmp[m - 1]
+
+
+@simt.kernel
+def over_limit_in_total(out, m):
+    buf = simt.local.array(LOCAL_LIMIT_ELEMS // 2, np.float64)
+    for j in range(m):
+        buf[j] = j
+    out[0] = buf[m - 1] + _half_limit_scratch(m)
+
+
+@simt.kernel
+def at_the_limit(out, m):
+    buf = simt.local.array(LOCAL_LIMIT_ELEMS, np.float64)
+    for j in range(m):
+        buf[j] = j
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = buf[m - 1] + buf[i]
+
+
+def test_local_arrays_count_together_with_their_device_functions(device):
+    with pytest.raises(simt.CompileError, match="over_limit_in_total.*local memory per thread"):
+        over_limit_in_total[1, 1](np.zeros(1), 8)
+
+
+def test_the_allowed_local_memory_fits_every_thread_that_runs_blocks(device):
+    """512 KB per thread: on the calling thread, in a stream's thread, in pool threads
+    and in another host thread."""
+    import threading
+    m = LOCAL_LIMIT_ELEMS
+    want = np.arange(64, dtype=np.float64) + (m - 1)
+    out = np.zeros(64)
+    at_the_limit[1, 64](out, m)
+    np.testing.assert_array_equal(out, want)
+    s = simt.Stream()
+    d = simt.zeros(64)
+    at_the_limit[4, 16, 0, s](d, m)
+    s.synchronize()
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+    out[:] = 0
+    errors = []
+
+    def launch():
+        try:
+            with simt.use_device(device.name):
+                at_the_limit[1, 64](out, m)
+        except BaseException as exc:
+            errors.append(exc)
+    t = threading.Thread(target=launch)
+    t.start()
+    t.join(60)
+    assert not errors
+    np.testing.assert_array_equal(out, want)

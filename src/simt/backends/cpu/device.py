@@ -74,10 +74,8 @@ class CpuBackend(CpuMemory):
 
     def _workers(self):
         if self.pool is None:
-            threading.stack_size(64 * 1024 * 1024)
             self.pool = ThreadPoolExecutor(max_workers=config.cpu_threads,
                                            thread_name_prefix="simt-cpu")
-            threading.stack_size(0)
         return self.pool
 
     # ------------------------------------------------------------ errors
@@ -161,6 +159,8 @@ class CpuBackend(CpuMemory):
 
     def compile(self, fn, options):
         from .compile import compile_kernel
+        from ...compiler.localmem import check_local_memory
+        check_local_memory(fn)             # so that the thread stacks below have room
         return compile_kernel(fn, options)
 
     def load_binary(self, binary):
@@ -253,7 +253,8 @@ class CpuBackend(CpuMemory):
                     return
                 if run(first, min(first + chunk, nblocks)):
                     failed.set()
-        futures = [self._workers().submit(worker) for _ in range(workers - 1)]
+        pool = self._workers()      # it starts its threads at submit: with simt's stack size
+        futures = streams.with_stack(lambda: [pool.submit(worker) for _ in range(workers - 1)])
         worker()                       # the calling thread takes chunks too
         for f in futures:
             f.result()

@@ -25,6 +25,19 @@ from ...errors import CudaError
 from ...runtime.backend import refuse_in_host_function, running_host_function
 
 
+STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
+
+
+def with_stack(start):
+    """Call ``start()`` (which may start threads) with simt's thread stack size, then
+    restore the size before (it is read when a thread starts)."""
+    before = threading.stack_size(STACK_BYTES)
+    try:
+        return start()
+    finally:
+        threading.stack_size(before)
+
+
 class Faults:
     """Errors not yet raised, each with the host thread (a threading.Thread) that queued
     the failed work and the stream worker it ran in (None: the default stream, run by
@@ -95,7 +108,7 @@ class _Worker:
             self.outstanding += 1
             if self.thread is None:
                 self.thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
-                self.thread.start()
+                with_stack(self.thread.start)
         self.items.put(fn)
 
     def _serve(self):

@@ -221,6 +221,8 @@ class CudaBackend(Backend):
 
     def compile(self, fn, options):
         from .compile import compile_kernel
+        from ...compiler.localmem import check_local_memory
+        check_local_memory(fn)
         return compile_kernel(fn, options, self.arch())
 
     def load_binary(self, binary):
