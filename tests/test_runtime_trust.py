@@ -310,9 +310,15 @@ def test_local_arrays_count_together_with_their_device_functions(device):
         over_limit_in_total[1, 1](np.zeros(1), 8)
 
 
-def test_the_allowed_local_memory_fits_every_thread_that_runs_blocks(device):
-    """512 KB per thread: on the calling thread, in a stream's thread, in pool threads
-    and in another host thread."""
+def test_the_allowed_local_memory_fits_every_thread_that_runs_blocks():
+    """512 KB per thread on the CPU device: on the calling thread, in a stream's thread,
+    in pool threads and in another host thread. (A GPU reserves local memory for every
+    resident thread: 512 KB each may not fit its memory.)"""
+    with simt.use_device("cpu") as device:
+        _run_at_the_limit(device)
+
+
+def _run_at_the_limit(device):
     import threading
     m = LOCAL_LIMIT_ELEMS
     want = np.arange(64, dtype=np.float64) + (m - 1)
