@@ -344,3 +344,75 @@ def _run_at_the_limit(device):
     t.join(60)
     assert not errors
     np.testing.assert_array_equal(out, want)
+
+
+_SPIN = '''
+import os, signal, sys, threading, time
+import numpy as np, simt
+simt.set_device("cpu")
+
+@simt.kernel
+def spin(flag, out):
+    i = simt.grid(1)
+    while flag[0] == 0:
+        out[i] += 1.0
+
+@simt.kernel
+def spin_for(out, n):
+    i = simt.grid(1)
+    for k in range(n):
+        if out[i] < 0.0:
+            continue
+        out[i] += 1.0
+
+def interrupted(launch):
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    try:
+        launch()
+    except KeyboardInterrupt:
+        return True
+    return False
+
+flag, out = np.zeros(1), np.zeros(256)
+s = simt.Stream()
+d_flag, d_out = simt.to_device(flag), simt.to_device(out)
+cases = {
+    "default stream, NumPy arguments": lambda: spin[1, 1](flag, out),
+    "many blocks": lambda: spin[64, 4](flag, out),
+    "device arrays, then synchronize": lambda: (spin[1, 4](d_flag, d_out),
+                                                simt.synchronize()),
+    "a stream": lambda: (spin[8, 32, 0, s](d_flag, d_out), s.synchronize()),
+    "a range loop": lambda: spin_for[1, 1](out, 1 << 62),
+}
+for what, launch in cases.items():
+    print(what, interrupted(launch), flush=True)
+
+x = np.zeros(8)
+@simt.kernel
+def ones(x):
+    x[simt.grid(1)] = 1.0
+ones[1, 8](x)
+s.synchronize()
+simt.synchronize()
+print("usable", x.sum() == 8, flush=True)
+'''
+
+
+def test_ctrl_c_stops_a_spinning_kernel(tmp_path):
+    """SIGINT ends the kernel (its loops poll a flag) with KeyboardInterrupt; the device
+    stays usable. In its own process: a kernel that cannot be stopped would hang it."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "spin.py"
+    script.write_text(_SPIN)
+    env = dict(os.environ, SIMT_CPU_THREADS="2")
+    try:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=90, env=env)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"a kernel did not stop on SIGINT: {exc.stdout}")
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert lines and all(line.endswith("True") for line in lines), done.stdout
+    assert len(lines) == 6

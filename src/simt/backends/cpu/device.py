@@ -20,7 +20,7 @@ from ...runtime.backend import refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import streams, texmem
+from . import interrupt, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -59,6 +59,7 @@ class CpuBackend(CpuMemory):
         self.workers = streams.worker_set()
         self.default = streams.CpuDefaultStream(self)
         _after_fork_in_child(self)
+        interrupt.install()
 
     def _after_fork(self):
         """In a forked child: no thread of the parent survived, so start over without them."""
@@ -234,11 +235,14 @@ class CpuBackend(CpuMemory):
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
         workers = min(config.cpu_threads, nblocks)
-        if workers <= 1:
-            run(0, nblocks)
-        else:
-            self._run_parallel(run, nblocks, workers)
+        with interrupt.running():
+            if workers <= 1:
+                run(0, nblocks)
+            else:
+                self._run_parallel(run, nblocks, workers)
         del keep
+        if err[0] == fault.INTERRUPTED and interrupt.python_raises():
+            return None               # Python raises KeyboardInterrupt for this Ctrl-C
         return fault.decode(err, binary, kernel_name) if err[0] else None
 
     def _run_parallel(self, run, nblocks, workers):
@@ -255,9 +259,28 @@ class CpuBackend(CpuMemory):
                     failed.set()
         pool = self._workers()      # it starts its threads at submit: with simt's stack size
         futures = streams.with_stack(lambda: [pool.submit(worker) for _ in range(workers - 1)])
-        worker()                       # the calling thread takes chunks too
-        for f in futures:
-            f.result()
+        try:
+            worker()                   # the calling thread takes chunks too
+        except BaseException:
+            failed.set()
+            raise
+        finally:
+            _wait_all(futures, failed)
+
+
+def _wait_all(futures, failed):
+    """Wait for the pool's share of a launch, through Ctrl-C too: it uses the launch's memory."""
+    interrupted = None
+    for f in futures:
+        while True:
+            try:
+                f.result()
+                break
+            except KeyboardInterrupt as exc:
+                failed.set()
+                interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
 def _raise(error):

@@ -6,7 +6,9 @@ from llvmlite import ir as ll
 from .. import hostjit as jit
 from ...compiler.lltypes import I8, I32, I64, const, function, i32, i64, ptr, value_type
 from ...compiler.target import FAULT_IDS, Target
-from . import textures
+from . import interrupt, textures
+from ...ir import nodes as ir
+import simt.fault as fault
 
 # per-thread context handed to device functions
 CTX = ll.LiteralStructType([ll.ArrayType(I32, 12), ptr(), ptr(), I64, ptr()])
@@ -81,6 +83,23 @@ class CpuTarget(Target):
     def emit_return(self, em, value):
         em.thread_return(value)
 
+    def loop_poll(self, em, stmt):
+        """Ctrl-C (interrupt.py): every loop trip reads the flag; once it is set the
+        thread records INTERRUPTED and ends, which ends the launch. A range loop of
+        constant bounds and a few trips cannot spin, and is left alone (unrolling)."""
+        if isinstance(stmt, ir.ForRange) and _short_constant_range(em, stmt):
+            return
+        b = em.builder
+        flag = em.module.globals.get(interrupt.SYMBOL)
+        if flag is None:
+            flag = ll.GlobalVariable(em.module, I32, interrupt.SYMBOL)
+        value = b.load_atomic(flag, "monotonic", 4, typ=I32)
+        stop, go = em.new_block("interrupted"), em.new_block("not_interrupted")
+        b.cbranch(b.icmp_unsigned("!=", value, i32(0)), stop, go)
+        b.position_at_end(stop)
+        self.emit_error(em, fault.INTERRUPTED, stmt.loc)
+        b.position_at_end(go)
+
     def device_call(self, em, fn, args):
         """Device functions take the thread's context first; after one that can fail,
         a failed call ends this thread too."""
@@ -95,6 +114,14 @@ class CpuTarget(Target):
             em.abort()
             b.position_at_end(ok)
         return result
+
+
+def _short_constant_range(em, stmt, most=4096):
+    bounds = [stmt.start, stmt.stop, stmt.step]
+    if not all(isinstance(v, ir.Const) for v in bounds):
+        return False
+    start, stop, step = (int(v.value) for v in bounds)
+    return step != 0 and len(range(start, stop, step)) <= most
 
 
 def _plain_rmw(em, op, address, value):
