@@ -62,8 +62,8 @@ def decode(record, binary, kernel_name):
                            f"launch: {kernel_name}.launch_cooperative(grid, block, args)",
                            **common)
     if code == INTERRUPTED:
-        return LaunchError(f"kernel '{kernel_name}' was interrupted (SIGINT) in the loop at "
-                           f"{where}; its results are incomplete", **common)
+        return LaunchError(f"kernel '{kernel_name}' was interrupted (SIGINT): its results "
+                           f"are incomplete\n  it was in the loop at {where}", **common)
     return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
 
 
