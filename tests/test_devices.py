@@ -52,11 +52,11 @@ def test_use_device_restores_previous(device):
 
 def test_cpu_options():
     with use_device("cpu") as cpu:
-        assert cpu.options == {"boundscheck": True, "checks": config_module.config.checks}
-    with use_device("cpu", checks=True, boundscheck=False) as checked:
-        assert checked.options == {"boundscheck": False, "checks": True}
-        assert checked == Device("cpu") and checked.backend is Device("cpu").backend
-        assert "boundscheck=False" in repr(checked)
+        assert cpu.options == {"boundscheck": True, "checks": False}
+    with use_device("cpu", boundscheck=False) as unchecked:
+        assert unchecked.options == {"boundscheck": False, "checks": False}
+        assert unchecked == Device("cpu") and unchecked.backend is Device("cpu").backend
+        assert "boundscheck=False" in repr(unchecked)
     with pytest.raises(ValueError, match="no option fast"):
         set_device("cpu", fast=True)
 

@@ -55,8 +55,8 @@ def with_barrier(out, n):
 
 def ptx(kernel, sig):
     from simt.backends.cuda.compile import compile_kernel
-    return compile_kernel(kernel.typed_ir(T.parse_signature(sig)), {"boundscheck": False},
-                          "sm_90")
+    from simt.compiler.options import CompileOptions
+    return compile_kernel(kernel.typed_ir(T.parse_signature(sig)), CompileOptions(), "sm_90")
 
 
 def loop_body(text):

@@ -295,6 +295,7 @@ class Function:
     callees: list = field(default_factory=list)
     array_names: list = field(default_factory=list)   # names of arrays, for error reports
     uses_barrier: bool = False
+    reads: dict = field(default_factory=dict)         # global/closure name -> value it read
 
 
 def walk_stmts(body):

@@ -13,13 +13,15 @@ import contextlib
 import dataclasses
 import threading
 
+from simt.compiler.options import DEFAULTS, refuse_checks
 from simt.config import config
 from simt.errors import NotSupportedError
 
-# Launch options each kind of device accepts, with their defaults.
+# Options each kind of device accepts, with their defaults (compiler/options.py holds the
+# compile defaults; ``checks`` is refused until checked mode exists).
 _OPTION_DEFAULTS = {
-    "cpu": lambda: {"boundscheck": True, "checks": config.checks},
-    "cuda": lambda: {"boundscheck": False},
+    "cpu": lambda: {"boundscheck": DEFAULTS["cpu"].boundscheck, "checks": False},
+    "cuda": lambda: {"boundscheck": DEFAULTS["cuda"].boundscheck},
     "sim": dict,
 }
 
@@ -86,7 +88,7 @@ def _make_backend(kind, index):
             from simt.backends.sim.device import SimBackend
         except ModuleNotFoundError as exc:
             raise NotSupportedError("the 'sim' device is not available in this build of simt; "
-                                    "use 'cpu' (with checks=True for checked mode)") from exc
+                                    "use 'cpu', which checks every index") from exc
         return SimBackend()
     raise ValueError(f"no backend for device kind {kind!r}")
 
@@ -106,7 +108,7 @@ class Device:
     """A device kernels run on and arrays live on: 'cuda:N', 'cpu' or 'sim'.
 
     Attributes: ``name``, ``kind`` ('cpu', 'cuda' or 'sim'), ``index``,
-    ``options`` (launch options, e.g. the CPU's ``boundscheck`` and ``checks``),
+    ``options`` (e.g. the CPU's ``boundscheck``),
     ``backend`` (created on first use) and ``properties``.
     """
 
@@ -125,6 +127,7 @@ class Device:
             valid = ", ".join(sorted(self.options)) or "none"
             raise ValueError(f"device {self.name!r} has no option {', '.join(unknown)} "
                              f"(its options: {valid})")
+        refuse_checks(options.get("checks"))
         self.options.update(options)
 
     def with_options(self, **options):
@@ -220,17 +223,19 @@ def _parse(spec):
 def lookup(spec=None, **options):
     """The Device for ``spec`` with ``options`` applied; ``spec=None`` is the current device."""
     device = get_device() if spec is None else _parse(spec)
+    if device.kind == "cpu":
+        refuse_checks(config.checks)
     return device.with_options(**options) if options else device
 
 
 def _starting_device():
     if config.device:
         try:
-            return _parse(config.device)
+            return lookup(config.device)
         except ValueError as exc:
             raise ValueError(f"SIMT_DEVICE={config.device!r}: {exc}") from None
     gpus = _cuda_devices()
-    return gpus[0] if gpus else Device("cpu")
+    return gpus[0] if gpus else lookup("cpu")
 
 
 class _Current(threading.local):
@@ -252,7 +257,8 @@ def set_device(spec, **options):
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', 'sim', an int (a GPU index) or a Device.
-    Options (CPU: ``boundscheck=True``, ``checks=False``) apply to this
+    Options (CPU: ``boundscheck=True``; ``checks=True`` is refused until checked mode
+    exists) apply to this
     selection; selecting the device again without them restores the defaults.
     """
     device = lookup(spec, **options)
@@ -262,7 +268,7 @@ def set_device(spec, **options):
 
 @contextlib.contextmanager
 def use_device(spec, **options):
-    """``with use_device('cpu', checks=True): ...``: a current device for the block, then the previous one."""
+    """``with use_device('cpu', boundscheck=False): ...``: a current device for the block, then the previous one."""
     previous = getattr(_local, "device", None)
     device = set_device(spec, **options)
     try:

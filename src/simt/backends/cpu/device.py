@@ -163,7 +163,7 @@ class CpuBackend(CpuMemory):
             self.synchronize()
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
-        symbols = kernel.symbols_for(loaded.binary.symbols)
+        symbols = loaded.binary.symbol_objects
         name = kernel.__name__
         if stream is None:
             self.drain_blocking()
@@ -176,15 +176,12 @@ class CpuBackend(CpuMemory):
                for a in args):
             (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-        """The launch function for later calls of this signature (runtime.launch.Launch)."""
-        from ...runtime.launch import build_launch
-        scope = dict(source.scope, run=self.run_launch, kernel=kernel, loaded=loaded,
-                     grid=grid, block=block, shared=shared_bytes, stream=stream)
-        args = "".join(a + ", " for a in source.names)
-        return build_launch(source.head() + [
-            f"    run(kernel, loaded, grid, block, shared, stream, ({args}))"],
-            scope, kernel.__name__)
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
+        from ...runtime.binder import Native
+        return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
+                      dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
+                           block=block, shared=shared_bytes, stream=stream))
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):

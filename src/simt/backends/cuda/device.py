@@ -240,10 +240,9 @@ class CudaBackend(Backend):
         from simt.backends.cuda.kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-        from simt.backends.cuda.kernels import prepare_launch
-        return prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
-                              source)
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        from simt.backends.cuda.kernels import native_launch
+        return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""
