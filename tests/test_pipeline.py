@@ -1,6 +1,8 @@
 """Compilation as named stages (compiler/pipeline.py): every stage kept on the binary
 and read back by ``kernel.inspect_*`` without compiling again, SIMT_DUMP printing each,
 and one CompileOptions value (compiler/options.py) with one default per device."""
+import types
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,31 @@ def test_dependencies_come_from_the_front_end():
     assert found[(("scaled",), "TABLE")] is TABLE
     with simt.use_device("cpu"):
         assert k.compile(SIG).binary.symbol_objects == [TABLE]
+
+
+def test_sass_names_the_missing_tools(monkeypatch):
+    from simt.backends.cuda import compile as cuda_compile
+    monkeypatch.setattr(cuda_compile.shutil, "which",
+                        lambda tool: "/usr/bin/ptxas" if tool == "ptxas" else None)
+    with simt.use_device("cpu"):
+        binary = make_kernel()._ptx_binary(T.parse_signature(SIG), "sm_90")
+    with pytest.raises(simt.NotSupportedError, match="nvdisasm or cuobjdump"):
+        cuda_compile.sass(binary)
+
+
+HOLDER = types.SimpleNamespace(TABLE=simt.Constant(np.arange(4, dtype=np.float32) * 2))
+
+
+@simt.kernel
+def read_through_attribute(out):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = HOLDER.TABLE[i]
+
+
+def test_symbols_travel_with_the_binary(device):
+    """The compiler found the Constant (here through an attribute, which no lookup by
+    name finds again); the binary carries it to the launch."""
+    out = np.zeros(4, np.float32)
+    read_through_attribute[1, 4](out)
+    np.testing.assert_array_equal(out, HOLDER.TABLE.copy_to_host())

@@ -175,8 +175,10 @@ def store(name, lookup, deps, binary):
     each module-level symbol it uses, which of them holds it."""
     if not config.cache:
         return
-    refs = [next(i for i, (_, _, value) in enumerate(deps) if value is obj)
+    refs = [next((i for i, (_, _, value) in enumerate(deps) if value is obj), None)
             for obj in binary.symbol_objects]
+    if None in refs:             # a symbol reached otherwise (a module's attribute): not
+        return                   # found again by name, so kept in memory only
     names = [(path, dep_name) for path, dep_name, _ in deps]
     full = full_key(lookup, deps)
     try:
