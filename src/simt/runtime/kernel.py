@@ -2,6 +2,7 @@
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import logging
+import time
 
 from ..compiler import options as compile_options
 from ..compiler import pipeline
@@ -123,11 +124,14 @@ class Kernel:
         backend = device.backend
         lookup = None
         if self.use_disk_cache and config.cache:
+            started = time.perf_counter()
             lookup = cache.lookup_key(self.pyfunc, arg_types, options, backend.target_id())
             found = cache.load(self.__name__, self.pyfunc, lookup)
             if found is not None:
-                log.debug("%s: loaded from the disk cache", self.__name__)
-                return backend.load_binary(found[0])
+                loaded = backend.load_binary(found[0])
+                log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
+                          (time.perf_counter() - started) * 1e3)
+                return loaded
         binary, deps = self._compile(arg_types, options, backend.compile)
         log.debug("%s: compiled in %.1f ms", self.__name__, binary.compile_seconds * 1e3)
         if lookup is not None:
