@@ -52,7 +52,7 @@ class SymbolPlacement:
 
 
 def place_symbols(backend, kernel, loaded):
-    """Fill this module's symbol globals on first use (and after a symbol is rebound)."""
+    """Fill this module's symbol globals on first use."""
     binary = loaded.binary
     objects = binary.symbol_objects
     device = f"cuda:{backend.index}"
@@ -140,13 +140,12 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
 def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream):
     """This kernel's launch for runtime/binder.py: pack the plan's values into a
     parameter buffer of its own (params.plan) and make one native call
-    (Launcher.native_call). None when module-level symbols must be placed at every
-    launch."""
+    (Launcher.native_call). Module-level symbols were placed by the configuration's
+    first launch (run_launch), and the binary's symbols are fixed objects, so later
+    launches have nothing to place."""
     from ...runtime.binder import Native
     from . import params as P
     binary = loaded.binary
-    if binary.symbols:
-        return None
     storage, pointers = loaded.launcher.new_buffer()
     params = ctypes.addressof(pointers) if loaded.launcher.params else None
     call, call_scope = loaded.launcher.native_call(grid, block, shared_bytes, stream, params)
