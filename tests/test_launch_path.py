@@ -108,6 +108,7 @@ def test_binder_packs_once_per_new_object():
     from simt.backends.cuda import params as P
     from simt.ir import types as T
     from simt.runtime import binder
+    from simt.runtime.backend import Native
     from simt.runtime.devices import get_device
 
     class Flat:
@@ -117,7 +118,7 @@ def test_binder_packs_once_per_new_object():
              T.Scalar(np.dtype(np.bool_)), T.Scalar(np.dtype(np.float16)),
              T.Scalar(np.dtype(np.complex64))]
     plan, helpers = P.plan(types)
-    native = binder.Native(["launched.append(1)"], dict(
+    native = Native(["launched.append(1)"], dict(
         helpers, launched=launched, storage=None,
         pack=lambda storage, offset, *values: packed.append(values)), plan)
     array, u, h = Flat(), np.uint32(7), np.float16(0.5)

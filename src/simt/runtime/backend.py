@@ -62,3 +62,19 @@ class Backend:
     def mem_get_info(self):
         """(free, total) bytes."""
         raise NotImplementedError
+
+
+class Native:
+    """What a back end's ``native_launch`` hook gives runtime/binder.py, which writes
+    the launch function around it.
+
+    ``lines``: the statements of one launch; ``{args}`` in them stands for the
+    arguments, each followed by a comma. ``scope``: the names they use. ``plan``
+    (back ends that pack a parameter buffer, with ``pack(storage, 0, *values)`` in
+    ``scope``): per parameter, None for an array (its values are its ``_flat``) or
+    the expressions of its values, with ``{a}`` standing for the argument."""
+
+    def __init__(self, lines, scope, plan=None):
+        self.lines = lines
+        self.scope = scope
+        self.plan = plan

@@ -5,29 +5,14 @@ here for one signature: it takes the arguments as a0, a1, ... (each with a defau
 and ``*more``), checks that there are as many as the signature has, of exactly the
 classes it was written for (a DeviceArray's class records its dtype, ndim and layout),
 and that the device is still current, else hands them to the full path (``slow``).
-The back end gives only its native call (``Native``): the statements of one launch
-and, where it packs a parameter buffer, the launch plan saying how each parameter's
-flat values are written. Then the function remembers what it packed last (each
+The back end gives only its native call (``Native``, runtime/backend.py): the
+statements of one launch and, where it packs a parameter buffer, the launch plan
+saying how each parameter's flat values are written. Then the function remembers what it packed last (each
 array's ``_flat`` tuple, each scalar object; never the arrays, so no memory is held),
 and arguments that are those same objects again need no checks and no packing.
 (Defaults, one tuple compare of the classes and ``is`` tests are the cheapest checks
 Python has.)"""
 from .devices import _local
-
-
-class Native:
-    """A back end's launch, for the binder.
-
-    ``lines``: the statements of one launch; ``{args}`` in them stands for the
-    arguments, each followed by a comma. ``scope``: the names they use. ``plan``
-    (back ends that pack a parameter buffer, with ``pack(storage, 0, *values)`` in
-    ``scope``): per parameter, None for an array (its values are its ``_flat``) or
-    the expressions of its values, with ``{a}`` standing for the argument."""
-
-    def __init__(self, lines, scope, plan=None):
-        self.lines = lines
-        self.scope = scope
-        self.plan = plan
 
 
 def bind(name, classes, device, slow, native):

@@ -178,7 +178,7 @@ class CpuBackend(CpuMemory):
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
-        from ...runtime.binder import Native
+        from ...runtime.backend import Native
         return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
                       dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
                            block=block, shared=shared_bytes, stream=stream))

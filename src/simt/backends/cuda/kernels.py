@@ -143,7 +143,7 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
     (Launcher.native_call). Module-level symbols were placed by the configuration's
     first launch (run_launch), and the binary's symbols are fixed objects, so later
     launches have nothing to place."""
-    from ...runtime.binder import Native
+    from ...runtime.backend import Native
     from . import params as P
     binary = loaded.binary
     storage, pointers = loaded.launcher.new_buffer()
