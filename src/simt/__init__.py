@@ -3,7 +3,7 @@
 Kernels are Python functions compiled for NVIDIA GPUs and for the CPU, launched
 over a grid of thread blocks: ``kernel[blocks, threads](args)``.
 """
-__version__ = "0.1.0"
+from .version import __version__
 
 from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              IllegalAddressError, DeviceAssertError, MisalignedAddressError,
@@ -11,8 +11,8 @@ from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              OutOfMemoryError, NotSupportedError, ContextUnusableError)
 from .runtime.kernel import kernel, device, Kernel, DeviceFunction
 from .runtime.launch import dim3
-from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
-                              DeviceProperties)
+from .runtime.devices import devices, get_device, set_device, use_device, synchronize, Device
+from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
                              device_array_like, asarray, pinned_array, mapped_array,
@@ -21,7 +21,8 @@ from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, grids
                    local, const, Constant, Global, syncthreads, syncthreads_count,
                    syncthreads_and, syncthreads_or, threadfence, threadfence_block,
                    threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
-                   uint_as_float, double_as_longlong, longlong_as_double, clock64, nanosleep, ldg)
+                   uint_as_float, double_as_longlong, longlong_as_double, ldg, clock, clock64,
+                   globaltimer, nanosleep)
 from .runtime.textures import CudaArray, Texture, Surface
 from .lang.textures import (tex1D, tex2D, tex3D, tex1DLayered, tex2DLayered, tex2Dgather,
                             surf1Dread, surf2Dread, surf3Dread, surf1Dwrite, surf2Dwrite,

@@ -1,8 +1,9 @@
 """The options a kernel is compiled with, as one frozen value.
 
-A compile reads its options only from a ``CompileOptions``; its defaults live here,
-one per kind of device, and ``key()`` is what both caches (in memory and on disk)
-hash, so an option cannot change the code without changing the key.
+A compile reads its options only from a ``CompileOptions``; each kind of device has one
+default value of it (its Backend's ``compile_options``), and ``key()`` is what both
+caches (in memory and on disk) hash, so an option cannot change the code without
+changing the key.
 """
 import dataclasses
 
@@ -25,9 +26,6 @@ class CompileOptions:
         return dataclasses.replace(self, **changes)
 
 
-DEFAULTS = {"cpu": CompileOptions(boundscheck=True), "cuda": CompileOptions(boundscheck=False),
-            "sim": CompileOptions(boundscheck=True)}
-
 FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
 
@@ -39,12 +37,12 @@ def check_names(options, what):
                         f"{', '.join(FIELDS)}")
 
 
-def for_device(kind, device_options, kernel_options):
-    """The options of one compile: the device kind's defaults, then the device's
+def choose(defaults, device_options, kernel_options):
+    """The options of one compile: the device kind's ``defaults``, then the device's
     settings (``set_device('cpu', boundscheck=False)``), then the kernel's own."""
     chosen = {name: value for name, value in device_options.items() if name in FIELDS}
     chosen.update(kernel_options)
-    return DEFAULTS[kind].replace(**chosen)
+    return defaults.replace(**chosen)
 
 
 def refuse_checks(checks):

@@ -10,7 +10,7 @@ from ..config import config
 from ..errors import InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from . import cache
-from .devices import get_device
+from .devices import backend_class, get_device
 from .launch import Launch, arg_type, check_config, dim3_tuple
 
 log = logging.getLogger("simt")
@@ -93,11 +93,8 @@ class Kernel:
         loaded = self.binary_for([arg_type(a) for a in args], device)
         check_config(self.__name__, device, grid, block, int(shared_bytes),
                      loaded.binary.shared_static_bytes)
-        run = getattr(device.backend, "run_cooperative", None)
-        if run is None:
-            raise NotSupportedError(f"cooperative launches are not supported on {device.name}; "
-                                    "the 'cpu' device and CUDA GPUs have them")
-        run(self, loaded, grid, block, int(shared_bytes), stream, args)
+        device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,
+                                       args)
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):
@@ -109,7 +106,8 @@ class Kernel:
 
     def options_for(self, kind, device_options=None):
         """The CompileOptions of a compile for a device of ``kind``."""
-        return compile_options.for_device(kind, device_options or {}, self.options)
+        return compile_options.choose(backend_class(kind).compile_options,
+                                      device_options or {}, self.options)
 
     def binary_for(self, arg_types, device):
         """The loaded kernel for these argument types on this device (compiled once)."""
@@ -181,27 +179,23 @@ class Kernel:
         return self._each(sig, lambda types: self._ptx_binary(types, arch).stages["ptx"])
 
     def inspect_sass(self, sig=None):
-        """The GPU's machine code (SASS), through CUDA's ptxas and nvdisasm or cuobjdump."""
-        device = get_device()
-        if device.kind != "cuda":
-            raise NotSupportedError(f"SASS is NVIDIA GPU machine code: select a GPU "
-                                    f"('cuda:0') to see it (the current device is "
-                                    f"{device.name}); inspect_ptx works on every device")
-        from ..backends.cuda.compile import sass
-        return self._each(sig, lambda types: sass(self._ptx_binary(types, None)))
+        """The GPU's machine code (SASS), through CUDA's ptxas and nvdisasm or cuobjdump;
+        NotSupportedError on devices other than GPUs."""
+        backend = get_device().backend
+        return self._each(sig, lambda types: backend.sass(self.compile(types).binary))
 
     def _ptx_binary(self, types, arch):
         device = get_device()
         if device.kind == "cuda" and arch in (None, device.backend.arch()):
             return self.compile(types, device).binary
-        from ..backends.cuda.compile import compile_kernel    # no GPU needed
         arch = arch or "sm_90"
         options = self.options_for("cuda")
         key = (tuple(types), arch, options.key())
         binary = self.foreign.get(key)
         if binary is None:
+            cuda = backend_class("cuda")         # no GPU needed: see its compile_for
             binary = self.foreign[key] = self._compile(
-                types, options, lambda fn, opts: compile_kernel(fn, opts, arch))[0]
+                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch))[0]
         return binary
 
     def _each(self, sig, text_of):

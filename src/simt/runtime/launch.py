@@ -125,11 +125,10 @@ class Launch:
         backend = device.backend
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
-        native_launch = getattr(backend, "native_launch", None)
         used, self.used = self.used, True
-        if used and native_launch is not None and types_fixed_by_class(types, args):
-            native = native_launch(kernel, loaded, types, self.grid, self.block,
-                                   self.shared_bytes, stream)
+        if used and types_fixed_by_class(types, args):
+            native = backend.native_launch(kernel, loaded, types, self.grid, self.block,
+                                           self.shared_bytes, stream)
             if native is not None:
                 classes = tuple(map(type, args))
                 fast = binder.bind(kernel.__name__, classes, device, self.__call__, native)

@@ -11,12 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
+from ...runtime.backend import Native
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import streams
+from . import streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -47,8 +49,10 @@ class _Arena(threading.local):
 class CpuBackend(CpuMemory):
     """The host CPU as a CUDA device."""
 
-    def __init__(self):
-        super().__init__()
+    compile_options = CompileOptions(boundscheck=True)   # out-of-bounds accesses raise
+
+    def __init__(self, index=0):
+        super().__init__(index)
         self.pending = None
         self.lock = threading.Lock()
         self.arena = _Arena()
@@ -56,6 +60,12 @@ class CpuBackend(CpuMemory):
         self.workers = streams.worker_set()
         self.callback_errors = []           # exceptions of host functions, raised at sync
         self.default = streams.CpuDefaultStream(self)
+
+    @classmethod
+    def default_options(cls):
+        """boundscheck: check every array index (on by default: ``compile_options``);
+        checks: checked mode, refused until it is built (runtime/devices.py)."""
+        return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
 
     def _workers(self):
         if self.pool is None:
@@ -178,10 +188,19 @@ class CpuBackend(CpuMemory):
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
-        from ...runtime.backend import Native
         return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
                       dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
                            block=block, shared=shared_bytes, stream=stream))
+
+    # ------------------------------------------------------------ textures (see texmem.py)
+    def texture_array(self, array):
+        return texmem.HostArray(self, array)
+
+    def texture_object(self, texture):
+        return texmem.HostTexture(texture.source, texture._simt_type.source)
+
+    def surface_object(self, surface):
+        return texmem.HostTexture(surface.source, "array")
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):

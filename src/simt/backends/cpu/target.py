@@ -118,15 +118,6 @@ class CpuTarget:
     def texture_op(self, em, e):
         return texture_op(em, e)
 
-    def clock64(self, em):
-        fn = em.module.declare_intrinsic("llvm.readcyclecounter", fnty=ll.FunctionType(I64, []))
-        return em.builder.call(fn, [])
-
-    def nanosleep(self, em, ns):
-        fnty = ll.FunctionType(I32, [I32])
-        fn = em.module.globals.get("usleep") or ll.Function(em.module, fnty, "usleep")
-        em.builder.call(fn, [em.builder.udiv(ns, i32(1000))])
-
     def emit_print(self, em, fmt, values, types):
         b = em.builder
         fmt_ptr = cstring(em.module, fmt)

@@ -146,16 +146,6 @@ class CudaTarget:
         from .texlower import texture_op
         return texture_op(em, e)
 
-    def clock64(self, em):
-        name = "llvm.nvvm.read.ptx.sreg.clock64"
-        fn = em.module.globals.get(name) or ll.Function(em.module, ll.FunctionType(I64, []), name)
-        return em.builder.call(fn, [])
-
-    def nanosleep(self, em, ns):
-        asm = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [I32]), "nanosleep.u32 $0;", "r",
-                           side_effect=True)
-        em.builder.call(asm, [ns])
-
     def emit_print(self, em, fmt, values, types):
         b = em.builder
         fmt_ptr = b.addrspacecast(cstring(em.module, fmt, 1), ptr())
