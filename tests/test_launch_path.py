@@ -1,6 +1,7 @@
 """The launch path: later launches of a signature take a prepared path (runtime/launch.py,
-backends/*/prepare_launch). These check that it packs every kind of argument as the
-full path does, and that a change of array layout, scalar type or device is noticed."""
+runtime/binder.py around backends/*/native_launch). These check that it packs every kind
+of argument as the full path does, and that a change of array layout, scalar type or
+device is noticed."""
 
 import numpy as np
 
