@@ -1,52 +1,34 @@
 """Which variables of a kernel with barriers must live per thread across
 thread loops (the CPU device runs each barrier-free run of statements as a
 loop over the block's threads; see docs/cpu-device.md)."""
+from dataclasses import dataclass
+
 from . import nodes as ir
+from .walk import walk
 
 
 def expr_names(e, out):
     """Add the variable names an expression reads to ``out``."""
-    if isinstance(e, ir.Var):
-        out.add(e.name)
-    for value in vars(e).values():
-        if isinstance(value, ir.Expr):
-            expr_names(value, out)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, ir.Expr):
-                    expr_names(item, out)
-                elif isinstance(item, tuple):
-                    for part in item:
-                        if isinstance(part, ir.Expr):
-                            expr_names(part, out)
+    out.update(node.name for node in walk(e) if isinstance(node, ir.Var))
     return out
 
 
 def stmt_names(stmt, out):
     """Names a statement (and what it holds) reads or writes."""
-    for s in ir.walk_stmts([stmt]):
-        if isinstance(s, (ir.Assign, ir.Collective)):
-            out.add(s.name)
-        if isinstance(s, ir.WarpOp) and s.name is not None:
-            out.add(s.name)
-        if isinstance(s, ir.ForRange):
-            out.add(s.var)
-        for value in vars(s).values():
-            if isinstance(value, ir.Expr):
-                expr_names(value, out)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ir.Expr):
-                        expr_names(item, out)
+    for node in walk(stmt):
+        if isinstance(node, ir.Var):
+            out.add(node.name)
+        elif isinstance(node, (ir.Assign, ir.Collective, ir.WarpOp)) and node.name is not None:
+            out.add(node.name)
+        elif isinstance(node, ir.ForRange):
+            out.add(node.var)
     return out
 
 
+@dataclass(eq=False)
 class _Reads(ir.Stmt):
     """A warp operation's operands, gathered at the end of the run before it."""
-
-    def __init__(self, exprs):
-        super().__init__(None)
-        self.exprs = exprs
+    exprs: list[ir.Expr]
 
 
 def exposed(stmts, defs, out):
@@ -99,7 +81,7 @@ class Plan:
                 continue
             if isinstance(s, ir.WarpOp):
                 # as emit.py does: the operands end this run, the result starts the next
-                self._close(run + [_Reads(list(s.args))])
+                self._close(run + [_Reads(s.loc, list(s.args))])
                 run = []
                 if s.name is not None:
                     self.forced.add(s.name)

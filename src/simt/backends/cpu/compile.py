@@ -9,6 +9,8 @@ from ...compiler.lltypes import ptr, value_type
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
 from ...ir.inline import inline_barrier_calls
+from ...ir import printer, verify
+from ...ir.walk import all_functions
 from .target import CpuTarget
 
 
@@ -30,23 +32,11 @@ class CpuBinary:
     compile_seconds: float = 0.0
 
 
-def all_functions(fn):
-    seen, order = set(), []
-
-    def visit(f):
-        if id(f) in seen:
-            return
-        seen.add(id(f))
-        order.append(f)
-        for callee in f.callees:
-            visit(callee)
-    visit(fn)
-    return order
-
-
 def compile_kernel(fn, options, pyfunc=None):
     started = time.perf_counter()
-    fn = inline_barrier_calls(fn)        # device functions holding barriers, see inline.py
+    fn = verify.after("the front end", fn)
+    fn = verify.after("inline", inline_barrier_calls(fn))   # device functions with barriers
+    printer.dump("typed IR", fn)
     module = ll.Module(name=fn.name)
     module.triple = jit.triple()
     tm = jit.target_machine()

@@ -397,7 +397,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.hoisted = []
         if run:
             first = run[0]
-            if isinstance(first, (warp.WarpGather, warp.WarpResult)):
+            if isinstance(first, (ir.WarpGather, ir.WarpResult)):
                 first = first.op
             state = self.uniform.state(first)
             self.thread_loop(lambda: self.emit_stmts(run), guards, state=state)

@@ -20,30 +20,14 @@ from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
 TICKET = "$warp.ticket"
 
 
-class WarpGather(ir.Stmt):
-    """End of a run: store this thread's operands of ``op`` and its ticket."""
-
-    def __init__(self, op):
-        super().__init__(op.loc)
-        self.op = op
-
-
-class WarpResult(ir.Stmt):
-    """Start of the next run: compute this thread's result of ``op`` from its warp's slots."""
-
-    def __init__(self, op):
-        super().__init__(op.loc)
-        self.op = op
-
-
 def split(em, s, run, guards):
     """Emit the run ending in ``s``'s gather; return the next run, starting with its result."""
     counter = _counter(em)
-    em.flush(run + [WarpGather(s)], guards)
+    em.flush(run + [ir.WarpGather(s.loc, s)], guards)
     # the next run computes s's result (ticket = counter - 1) and may end with the next gather
     b = em.builder
     b.store(b.add(b.load(counter, typ=I64), i64(1)), counter)
-    return [WarpResult(s)]
+    return [ir.WarpResult(s.loc, s)]
 
 
 def _counter(em):

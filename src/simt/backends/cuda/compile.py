@@ -9,6 +9,8 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
+from ...ir import printer, verify
+from ...ir.walk import all_functions
 from . import params as P
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
@@ -101,20 +103,9 @@ def libdevice_subset(names, tm):
         return subsets[names]
 
 
-def all_functions(fn):
-    """The kernel and every device function it reaches, each once, callers first."""
-    order, seen, stack = [], set(), [fn]
-    while stack:
-        f = stack.pop()
-        if id(f) not in seen:
-            seen.add(id(f))
-            order.append(f)
-            stack.extend(reversed(f.callees))
-    return order
-
-
 def compile_kernel(fn, options, arch="sm_90"):
     started = time.perf_counter()
+    printer.dump("typed IR", verify.after("the front end", fn))
     tm = target_machine(arch)
     module = ll.Module(name=fn.name)
     module.triple = TRIPLE
