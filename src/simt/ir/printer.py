@@ -140,10 +140,10 @@ class _Printer:
         return call if s.name is None else f"{s.name} = {call}"
 
     def stmt_WarpGather(self, s):
-        return f"warp.gather {self.stmt_WarpOp(s.op)}"
+        return f"warp.gather {self.simple(s.op)}"
 
     def stmt_WarpResult(self, s):
-        return f"warp.result {self.stmt_WarpOp(s.op)}"
+        return f"warp.result {self.simple(s.op)}"
 
     def stmt_Print(self, s):
         return f"print({', '.join([repr(s.format)] + [self.expr(a) for a in s.args])})"
@@ -163,13 +163,14 @@ class _Printer:
         return f"({text})" if isinstance(e, _COMPOUND) else text
 
     def args(self, items):
-        return ", ".join(self.expr(a) for a in items)     # printed as far as it is valid
+        return ", ".join(self.expr(a) for a in items)
 
     def subscript(self, array, indices):
         parts = []
         for index in indices:
             if isinstance(index, tuple):
-                parts.append(":".join("" if p is None else self.expr(p) for p in index))
+                start, stop, step = ("" if p is None else self.expr(p) for p in index)
+                parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
             else:
                 parts.append(self.expr(index))
         return f"{self.operand(array)}[{', '.join(parts)}]"

@@ -17,6 +17,7 @@ threads. Two common cases need neither:
 """
 from . import nodes as ir
 import simt.ir.types as T
+from .regions import stmt_names
 from .walk import map_children, walk
 
 # per-thread and per-block special registers (all pure)
@@ -177,7 +178,6 @@ class Uniformity:
     def _scan(self, stmts, whole_block, block):
         """Find what runs once per block in ``stmts``; ``whole_block``: every thread of the
         block that has not returned runs them (no per-thread condition around them)."""
-        from .regions import stmt_names
         seen = set()            # names the current run has used so far
         for s in stmts:
             if not ir.contains_barrier(s):

@@ -105,32 +105,34 @@ class _Verifier:
             self.statement(s, in_loop=False)
 
     def statement(self, s, in_loop):
+        """Operands before the node's own rule, so that a report names the innermost
+        culprit; nested statements after it."""
         if not isinstance(s, ir.Stmt):
             self.fail(s, "a statement list holds a non-statement")
         self.stmt = s
         self.shape(s)
+        nested = [child for child in children(s) if isinstance(child, ir.Stmt)]
+        for child in children(s):
+            if not isinstance(child, ir.Stmt):
+                self.expression(child)
         rule = _STMT_RULES.get(type(s))
         if rule is not None:
             rule(self, s, in_loop)
-        nested = in_loop or isinstance(s, _LOOPS)
-        for child in children(s):
-            if isinstance(child, ir.Stmt):
-                self.statement(child, nested)
-                self.stmt = s
-            else:
-                self.expression(child)
+        for child in nested:
+            self.statement(child, in_loop or isinstance(s, _LOOPS))
+            self.stmt = s
 
     def expression(self, e):
         self.shape(e)
         if not isinstance(e.type, T.Type):
             self.fail(e, f"its type {e.type!r} is not a simt type")
-        rule = _EXPR_RULES.get(type(e))
-        if rule is not None:
-            rule(self, e)
         for child in children(e):
             if not isinstance(child, ir.Expr):
                 self.fail(e, "an operand is a statement")
             self.expression(child)
+        rule = _EXPR_RULES.get(type(e))
+        if rule is not None:
+            rule(self, e)
 
     def shape(self, node):
         """Every field holds what its declaration in nodes.py says."""
@@ -186,7 +188,12 @@ def _matches(value, expected):
 
 
 def _describe(expected):
-    return getattr(expected, "__name__", None) or str(expected).replace("typing.", "")
+    args = typing.get_args(expected)
+    if typing.get_origin(expected) is list:
+        return f"list[{_describe(args[0])}]"
+    if args:
+        return " or ".join(_describe(a) for a in args)
+    return expected.__name__
 
 
 # ---------------------------------------------------------------- statements
