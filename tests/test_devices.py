@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import simt
 from simt import config as config_module
+from simt.errors import NotSupportedError
 from simt.runtime import devices
-from simt.runtime.devices import Device, DeviceProperties, get_device, set_device, use_device
+from simt.runtime.backend import Backend, DeviceProperties
+from simt.runtime.devices import Device, get_device, set_device, use_device
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -24,7 +27,7 @@ def test_registry_lists_gpus_then_cpu():
 
 
 def test_no_gpu_is_not_an_error():
-    assert isinstance(devices._cuda_devices(), list)
+    assert isinstance(devices._devices_of("cuda"), list)
 
 
 @pytest.mark.parametrize("spec", ["cpu", "cpu:0", "CPU", Device("cpu")], ids=str)
@@ -62,14 +65,13 @@ def test_cpu_options():
 
 
 def test_current_device_is_per_thread(device):
-    from simt.runtime.devices import _OPTION_DEFAULTS
     seen = []
     with use_device("cpu", boundscheck=False):
         thread = threading.Thread(target=lambda: seen.append(get_device()))
         thread.start()
         thread.join()
     other = seen[0]            # the other thread starts from its own default device and options
-    assert other.options == _OPTION_DEFAULTS[other.kind]()
+    assert other.options == devices.backend_class(other.kind).default_options()
     assert not (other.kind == "cpu" and other.options["boundscheck"] is False)
 
 
@@ -135,3 +137,88 @@ def test_cli_bad_device_is_clean():
     result = _simt("info", SIMT_DEVICE="tpu")
     assert result.returncode == 2
     assert "SIMT_DEVICE" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_backends_are_found_by_name():
+    assert set(devices.BACKENDS) == {"cpu", "cuda"}
+    cls = devices.backend_class("cpu")
+    assert devices.BACKENDS["cpu"] == f"{cls.__module__}:{cls.__name__}"
+    assert isinstance(Device("cpu").backend, cls) and cls.host_accessible
+    with pytest.raises(ValueError, match="unknown device kind 'tpu'"):
+        Device("tpu")
+
+
+def test_sim_is_refused_until_built():
+    assert "sim" not in devices.BACKENDS
+    for make in (lambda: set_device("sim"), lambda: Device("sim")):
+        with pytest.raises(NotSupportedError, match="'sim' device is not available.*use 'cpu'"):
+            make()
+
+
+class NullBackend(Backend):
+    """A device with nothing but properties: every other hook comes from the contract."""
+
+    kind = "null"
+
+    def properties(self):
+        return DeviceProperties(name="null", kind="null")
+
+
+@pytest.fixture
+def null_device(monkeypatch):
+    """A 'null' device registered by one line in the table, as a new backend would be."""
+    monkeypatch.setitem(devices.BACKENDS, "null", f"{__name__}:NullBackend")
+    monkeypatch.setattr(devices, "_classes", {})
+    monkeypatch.setattr(devices, "_found", {})
+    monkeypatch.setattr(devices, "_backends", {})
+    with use_device("null") as device:
+        yield device
+
+
+def test_a_new_device_is_one_table_line(null_device):
+    assert [d.name for d in devices.devices()][-1] == "null"
+    assert isinstance(null_device.backend, NullBackend) and null_device.properties.name == "null"
+    assert null_device.options == {}
+
+
+def test_missing_hooks_raise_not_supported(null_device):
+    import numpy as np
+
+    @simt.kernel
+    def k(a):
+        a[0] = 1
+
+    attempts = {
+        "device memory": lambda: simt.zeros(4),
+        "pinned memory": lambda: simt.pinned_array(4),
+        "managed memory": lambda: simt.managed_array(4),
+        "streams": simt.Stream,
+        "events": simt.Event,
+        "synchronization": simt.synchronize,
+        "kernels": lambda: k[1, 1](np.zeros(1)),
+        "CUDA arrays": lambda: simt.CudaArray((4,), np.float32),
+    }
+    for feature, attempt in attempts.items():
+        with pytest.raises(NotSupportedError, match=f"'null' device does not support {feature}"):
+            attempt()
+
+
+def test_every_hook_of_the_contract_has_a_default(null_device):
+    """Each hook the runtime may call exists on the base: a device without it raises
+    NotSupportedError (prepare_launch, an optional fast path, answers None)."""
+    import inspect
+    backend = null_device.backend
+    hooks = [name for name, fn in vars(Backend).items()
+             if inspect.isfunction(fn) and not name.startswith("_") and name != "unsupported"]
+    assert {"alloc", "copy_htod", "create_stream", "compile", "run_launch",
+            "texture_array"} <= set(hooks)
+    for name in hooks:
+        method = getattr(backend, name)
+        args = [None] * len(inspect.signature(method).parameters)
+        if name == "properties":
+            continue                                   # NullBackend has it
+        if name == "prepare_launch":
+            assert method(*args) is None
+            continue
+        with pytest.raises(NotSupportedError, match="'null' device does not support"):
+            method(*args)

@@ -3,15 +3,15 @@
 Kernels are Python functions compiled for NVIDIA GPUs and for the CPU, launched
 over a grid of thread blocks: ``kernel[blocks, threads](args)``.
 """
-__version__ = "0.1.0"
+from .version import __version__
 
 from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              IllegalAddressError, DeviceAssertError, MisalignedAddressError,
                              RaceConditionError, BarrierDivergenceError, UninitializedReadError,
                              OutOfMemoryError, NotSupportedError, ContextUnusableError)
 from .runtime.launch import kernel, device, dim3, Kernel, DeviceFunction
-from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
-                              DeviceProperties)
+from .runtime.devices import devices, get_device, set_device, use_device, synchronize, Device
+from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
                              device_array_like, asarray, pinned_array, mapped_array,

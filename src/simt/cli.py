@@ -92,7 +92,7 @@ def _parser():
     commands.add_parser("examples", help="list the runnable examples")
     run = commands.add_parser("run", help="run one example")
     run.add_argument("name")
-    run.add_argument("--device", help="cpu, cuda:N or sim (default: SIMT_DEVICE, else the first GPU, else cpu)")
+    run.add_argument("--device", help="cpu or cuda:N (default: SIMT_DEVICE, else the first GPU, else cpu)")
     run.add_argument("--out", help="directory for the example's output files")
     return parser
 

@@ -33,7 +33,7 @@ class Config:
 
     device: "str | None" = dataclasses.field(
         default=None, metadata={"env": "SIMT_DEVICE",
-                                "doc": "starting device ('cuda:0', 'cpu', 'sim'); unset: first GPU, else cpu"})
+                                "doc": "starting device ('cuda:0', 'cpu'); unset: first GPU, else cpu"})
     checks: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_CHECKS",
                                  "doc": "checked mode on the CPU device (races, bounds, barriers, uninitialized reads)"})

@@ -366,7 +366,7 @@ class DeviceArray:
 
     def _host_view(self):
         """A NumPy array aliasing this array's memory (CPU device and managed memory only)."""
-        if self.device.kind != "cpu" and not getattr(self.alloc, "managed", False):
+        if not self.device.backend.host_accessible and not getattr(self.alloc, "managed", False):
             raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
 
@@ -375,7 +375,7 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self):
         """CUDA Array Interface v3 (GPU arrays only)."""
-        if self.device.kind != "cuda":
+        if not self.device.backend.cuda_pointers:
             raise AttributeError("__cuda_array_interface__ is only defined for arrays on a GPU")
         contiguous = self.flags["C_CONTIGUOUS"]
         return {"version": 3, "shape": self.shape, "typestr": self.dtype.str,
@@ -383,15 +383,15 @@ class DeviceArray:
                 "strides": None if contiguous else self.strides, "stream": None}
 
     def __dlpack__(self, **kwargs):
-        """DLPack export (CPU device: through the NumPy view of the same memory)."""
-        if self.device.kind == "cpu":
+        """DLPack export (host-accessible memory: through the NumPy view of the same memory)."""
+        if self.device.backend.host_accessible:
             return self._host_view().__dlpack__(**kwargs)
         raise NotSupportedError(f"DLPack export from {self.device.name} is not supported yet; "
                                 "use __cuda_array_interface__")
 
     def __dlpack_device__(self):
         """(device type, index): kDLCPU = 1, kDLCUDA = 2."""
-        return (2, self.device.index) if self.device.kind == "cuda" else (1, 0)
+        return self.device.backend.dlpack_device
 
 
 def _as_bytes(host):
@@ -411,12 +411,8 @@ def _same_layout(a, b):
 
 def _allocate(device, nbytes, method="alloc"):
     backend = device.backend
-    allocate = getattr(backend, method, None)
-    if allocate is None:
-        raise NotSupportedError(f"{method.removeprefix('alloc_')} memory is not supported on "
-                                f"{device.name}")
     try:
-        return allocate(nbytes)
+        return getattr(backend, method)(nbytes)
     except MemoryError:
         free, _ = backend.mem_get_info()
         raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on {device.name}: "
@@ -482,7 +478,7 @@ def asarray(obj, device=None):
     target = devices.lookup(device)
     if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
         return _wrap_cuda_interface(obj, target)
-    if target.kind == "cpu":
+    if target.backend.host_accessible:
         host = obj if isinstance(obj, np.ndarray) else _from_dlpack(obj)
         if host is not None:
             return _wrap_host(host, target)
@@ -499,7 +495,7 @@ def _from_dlpack(obj):
 
 
 def _wrap_host(host, device):
-    """A DeviceArray over a NumPy array's memory (the CPU device's memory is host memory)."""
+    """A DeviceArray over a NumPy array's memory (on a device whose memory is host memory)."""
     if not host.flags.writeable:
         raise ValueError("cannot wrap a read-only NumPy array as a device array; pass np.array(x)")
     low, high = _span(host.shape, host.strides, host.itemsize)
@@ -508,10 +504,15 @@ def _wrap_host(host, device):
     return DeviceArray(host.shape, host.dtype, host.strides, alloc=alloc, offset=-low, device=device)
 
 
+def _cuda_pointers(device):
+    """Whether a device's addresses are CUDA pointers (asked of the class: no backend made)."""
+    return devices.backend_class(device.kind).cuda_pointers
+
+
 def _wrap_cuda_interface(obj, device):
     """A DeviceArray over memory described by __cuda_array_interface__ (kept alive by obj)."""
-    if device.kind != "cuda":
-        gpus = [d for d in devices.devices() if d.kind == "cuda"]
+    if not _cuda_pointers(device):
+        gpus = [d for d in devices.devices() if _cuda_pointers(d)]
         if not gpus:
             raise NotSupportedError("this object holds GPU memory, and no GPU is available")
         device = gpus[0]

@@ -1,9 +1,19 @@
-"""The small fixed interface every device backend implements.
+"""The backend contract: everything the runtime asks of a device, in one place.
 
-The runtime (arrays, launch path, streams) talks to devices only through this.
-A backend fills in the methods; the runtime does argument checks and error text.
+The runtime (devices, arrays, streams, textures, the launch path) talks to a device
+only through a ``Backend``; it never imports a backend module (runtime/devices.py
+finds the class by name). A backend subclasses ``Backend`` and fills in the hooks its
+device has. A hook it lacks raises NotSupportedError naming the feature and the
+device, so a missing feature never shows up as an AttributeError. Capability
+attributes say what a device's memory is (host-accessible, CUDA pointers), so the
+runtime asks about a capability, not about a device's kind.
+
 Pointers are plain ints (device addresses; host addresses on the CPU device).
 """
+
+import dataclasses
+
+from simt.errors import NotSupportedError
 
 
 class Allocation:
@@ -24,41 +34,201 @@ class Allocation:
                 pass
 
 
-class Backend:
-    """What a device must provide. ``stream`` arguments are backend stream
-    handles or None for the default stream."""
+@dataclasses.dataclass
+class DeviceProperties:
+    """What ``Device.properties`` reports: the fields of cudaDeviceProp that matter here.
 
-    kind = "abstract"          # 'cpu', 'cuda' or 'sim'
+    Sizes are in bytes, clock rates in kHz (as cudaDeviceProp). ``None`` means unknown.
+    """
+
+    name: str = "unknown"
+    kind: str = "abstract"
+    compute_capability: tuple = (0, 0)
+    multiprocessor_count: int = 1
+    warp_size: int = 32
+    max_threads_per_block: int = 1024
+    max_block_dim: tuple = (1024, 1024, 64)
+    max_grid_dim: tuple = (2**31 - 1, 65535, 65535)
+    max_threads_per_multiprocessor: int = 2048
+    max_blocks_per_multiprocessor: int = 32
+    shared_memory_per_block: int = 48 * 1024
+    shared_memory_per_block_optin: int = 227 * 1024
+    shared_memory_per_multiprocessor: int = 228 * 1024
+    total_memory: int = 0
+    total_constant_memory: int = 65536
+    max_registers_per_block: int = 65536
+    registers_per_multiprocessor: int = 65536
+    l2_cache_size: "int | None" = None
+    clock_rate: "int | None" = None
+    memory_clock_rate: "int | None" = None
+    memory_bus_width: "int | None" = None
+    texture_alignment: int = 512
+    max_pitch: int = 2**31 - 1
+    async_engine_count: int = 0
+    concurrent_kernels: bool = True
+    cooperative_launch: bool = True
+    unified_addressing: bool = True
+    managed_memory: bool = True
+    can_map_host_memory: bool = True
+    integrated: bool = False
+    ecc_enabled: bool = False
+    pci_bus_id: "str | None" = None
+    driver_version: "str | None" = None
+
+    def as_dict(self):
+        """The properties as a plain dict, in declaration order."""
+        return dataclasses.asdict(self)
+
+
+def build_launch(lines, scope, name):
+    """Compile a generated launch function (``prepare_launch``); returns its ``fast``."""
+    exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
+    return scope["fast"]
+
+
+class Backend:
+    """One device, as the runtime sees it. ``stream`` arguments are the handles of
+    this backend's streams (``create_stream``), or None for the default stream."""
+
+    kind = "abstract"              # the device kind: the key of runtime.devices.BACKENDS
+
+    # Capabilities (what the runtime asks instead of a device's kind).
+    host_accessible = False        # device memory is host memory: NumPy views, DLPack, wrapping
+    cuda_pointers = False          # addresses are CUDA device pointers (__cuda_array_interface__)
+
+    def __init__(self, index=0):
+        self.index = index
+
+    # ------------------------------------------------------------ the device
+    @classmethod
+    def device_count(cls):
+        """How many devices of this kind the machine has (0 when none can be used)."""
+        return 1
+
+    @classmethod
+    def device_name(cls, index):
+        """The name of device ``index`` of this kind, as users write it."""
+        return cls.kind
+
+    @classmethod
+    def default_options(cls):
+        """The launch options a Device of this kind accepts, with their defaults."""
+        return {}
+
+    @property
+    def name(self):
+        return self.device_name(self.index)
+
+    @property
+    def dlpack_device(self):
+        """(DLPack device type, index) of this device's memory (kDLCPU = 1, kDLCUDA = 2)."""
+        return (2, self.index) if self.cuda_pointers else (1, 0)
+
+    def unsupported(self, feature):
+        """The error for a feature this device does not have."""
+        return NotSupportedError(f"the {self.name!r} device does not support {feature}")
 
     def properties(self):
-        """A simt.runtime.devices.DeviceProperties for this device."""
-        raise NotImplementedError
-
-    def alloc(self, nbytes):
-        """Return an Allocation of at least nbytes (raise OutOfMemoryError)."""
-        raise NotImplementedError
-
-    def free(self, ptr):
-        raise NotImplementedError
-
-    def copy_htod(self, dst_ptr, host_array, stream=None):
-        """Copy a C-contiguous NumPy array to device address dst_ptr."""
-        raise NotImplementedError
-
-    def copy_dtoh(self, host_array, src_ptr, stream=None):
-        """Fill a C-contiguous NumPy array from device address src_ptr."""
-        raise NotImplementedError
-
-    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
-        raise NotImplementedError
-
-    def memset(self, ptr, byte, nbytes, stream=None):
-        raise NotImplementedError
+        """This device's DeviceProperties."""
+        raise self.unsupported("device properties")
 
     def synchronize(self):
         """Wait for all work on the device; raise any pending LaunchError."""
-        raise NotImplementedError
+        raise self.unsupported("synchronization")
 
     def mem_get_info(self):
         """(free, total) bytes."""
-        raise NotImplementedError
+        raise self.unsupported("memory queries")
+
+    # ------------------------------------------------------------ memory and copies
+    def alloc(self, nbytes):
+        """An Allocation of at least nbytes (raise OutOfMemoryError)."""
+        raise self.unsupported("device memory")
+
+    def free(self, ptr):
+        raise self.unsupported("device memory")
+
+    def alloc_pinned(self, nbytes):
+        """Page-locked host memory as a uint8 NumPy array."""
+        raise self.unsupported("pinned memory")
+
+    def alloc_mapped(self, nbytes):
+        """(uint8 NumPy array, device pointer) over host memory the device can address."""
+        raise self.unsupported("mapped memory")
+
+    def alloc_managed(self, nbytes):
+        """An Allocation usable from host and device (unified memory)."""
+        raise self.unsupported("managed memory")
+
+    def copy_htod(self, dst_ptr, host_array, stream=None):
+        """Copy a C-contiguous NumPy array to device address dst_ptr."""
+        raise self.unsupported("host-to-device copies")
+
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        """Fill a C-contiguous NumPy array from device address src_ptr."""
+        raise self.unsupported("device-to-host copies")
+
+    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        raise self.unsupported("device-to-device copies")
+
+    def memset(self, ptr, byte, nbytes, stream=None):
+        raise self.unsupported("memset")
+
+    # ------------------------------------------------------------ streams and events
+    def create_stream(self, non_blocking=False, priority=0):
+        """A stream object: handle, non_blocking, priority, synchronize(), query(),
+        wait_event(event), launch_host_func(fn, *args) (runtime/streams.py wraps it)."""
+        raise self.unsupported("streams")
+
+    def default_stream(self):
+        """The legacy default stream, as a stream object."""
+        raise self.unsupported("streams")
+
+    def create_event(self, timing=True):
+        """An event object: record(stream), synchronize(), query(), elapsed_time(end)."""
+        raise self.unsupported("events")
+
+    # ------------------------------------------------------------ kernels
+    def target_id(self):
+        """A string naming what this device's binaries are compiled for (the disk cache key)."""
+        raise self.unsupported("kernels")
+
+    def compile(self, fn, options):
+        """A binary (picklable, for the disk cache) of a typed IR kernel."""
+        raise self.unsupported("kernels")
+
+    def load_binary(self, binary):
+        """A binary made ready to launch on this device (the ``loaded`` of the hooks below)."""
+        raise self.unsupported("kernels")
+
+    def resources(self, loaded):
+        """{'registers', 'shared_bytes', 'local_bytes'} of a loaded kernel."""
+        raise self.unsupported("kernel resources")
+
+    def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """Launch ``loaded`` over ``grid`` x ``block`` with ``args`` (checked by the runtime)."""
+        raise self.unsupported("kernel launches")
+
+    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """A cooperative launch: every block resident at once, so grid.sync() works."""
+        raise self.unsupported("cooperative launches")
+
+    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
+        """A launch function for later calls of one argument signature, or None: the
+        runtime then keeps going the full way. ``source`` (a runtime.launch.LaunchSource)
+        gives its head and fallback; ``build_launch`` compiles the lines."""
+        return None
+
+    # ------------------------------------------------------------ textures and surfaces
+    def texture_array(self, array):
+        """The storage of a runtime CudaArray: copy_from_host(host),
+        copy_from_device(device_array), copy_to_host(out)."""
+        raise self.unsupported("CUDA arrays")
+
+    def texture_object(self, texture):
+        """The device object of a runtime Texture (what kernels get)."""
+        raise self.unsupported("textures")
+
+    def surface_object(self, surface):
+        """The device object of a runtime Surface (what kernels get)."""
+        raise self.unsupported("surfaces")

@@ -13,6 +13,7 @@ import types as pytypes
 import numpy as np
 
 from ..config import config
+from ..version import __version__
 
 FORMAT = 1
 
@@ -67,27 +68,34 @@ def _value_key(value, seen):
 
 
 _SOURCE_HASH = []
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def hashed_sources():
+    """The simt sources that make binaries: the IR and its passes, lang, the compiler, the
+    back ends, and the modules they share (tests/test_layers.py checks that this covers
+    everything the compile hooks import)."""
+    paths = [os.path.join(_ROOT, name) for name in ("fault.py", "errors.py", "config.py")]
+    for folder in ("ir", "lang", "compiler", "backends"):
+        for base, _, files in sorted(os.walk(os.path.join(_ROOT, folder))):
+            paths += [os.path.join(base, name) for name in sorted(files) if name.endswith(".py")]
+    return paths
 
 
 def _simt_source_hash():
-    """A hash of simt's own compiler and back ends, so that a changed simt never
-    loads code an older one compiled."""
+    """A hash of ``hashed_sources()``, so that a changed simt never loads code an older
+    one compiled."""
     if not _SOURCE_HASH:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256()
-        for folder in ("compiler", "lang", "backends"):
-            for base, _, files in sorted(os.walk(os.path.join(root, folder))):
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        with open(os.path.join(base, name), "rb") as f:
-                            h.update(f.read())
+        for path in hashed_sources():
+            with open(path, "rb") as f:
+                h.update(f.read())
         _SOURCE_HASH.append(h.hexdigest()[:16])
     return _SOURCE_HASH[0]
 
 
 def toolchain_key(target_id):
     import llvmlite
-    from .. import __version__
     return (f"{FORMAT}|{__version__}|{_simt_source_hash()}|llvmlite {llvmlite.__version__}|"
             f"{target_id}|{sys.version_info[:2]}")
 

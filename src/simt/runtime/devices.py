@@ -1,73 +1,50 @@
 """The device registry: which devices exist, and which one this host thread uses.
 
-A ``Device`` is a name ('cuda:0', 'cpu', 'sim') plus launch options; the backend
-that does the work is created on first use and shared by every ``Device`` object
-of that name. Options such as the CPU's ``boundscheck`` live on the Device, so
-``set_device('cpu', boundscheck=False)`` makes the current device a new Device
-object named 'cpu' that carries those options, over the same backend and memory.
+A ``Device`` is a name ('cuda:0', 'cpu') plus launch options; the backend that
+does the work (its class found by name in ``BACKENDS``) is created on first use and
+shared by every ``Device`` object of that name. Options such as the CPU's
+``boundscheck`` live on the Device, so ``set_device('cpu', boundscheck=False)``
+makes the current device a new Device object named 'cpu' that carries those
+options, over the same backend and memory.
 Devices compare equal by name: arrays made under one set of options work under
 any other.
 """
 
 import contextlib
-import dataclasses
+import importlib
 import threading
 
 from simt.config import config
 from simt.errors import NotSupportedError
 
-# Launch options each kind of device accepts, with their defaults.
-_OPTION_DEFAULTS = {
-    "cpu": lambda: {"boundscheck": True, "checks": config.checks},
-    "cuda": lambda: {"boundscheck": False},
-    "sim": dict,
+# The device kinds, and the backend class each is made from ("module:Class"), imported
+# on first use. The order is the order of simt.devices(). A new device is a folder under
+# simt/backends with its Backend subclass, plus one line here.
+BACKENDS = {
+    "cuda": "simt.backends.cuda.device:CudaBackend",
+    "cpu": "simt.backends.cpu.device:CpuBackend",
 }
 
+# Kinds the API names that this build has no backend for, and what to use instead.
+NOT_BUILT = {
+    "sim": "use 'cpu' (with checks=True for checked mode)",
+}
 
-@dataclasses.dataclass
-class DeviceProperties:
-    """What ``Device.properties`` reports: the fields of cudaDeviceProp that matter here.
+_classes = {}
 
-    Sizes are in bytes, clock rates in kHz (as cudaDeviceProp). ``None`` means unknown.
-    """
 
-    name: str = "unknown"
-    kind: str = "abstract"
-    compute_capability: tuple = (0, 0)
-    multiprocessor_count: int = 1
-    warp_size: int = 32
-    max_threads_per_block: int = 1024
-    max_block_dim: tuple = (1024, 1024, 64)
-    max_grid_dim: tuple = (2**31 - 1, 65535, 65535)
-    max_threads_per_multiprocessor: int = 2048
-    max_blocks_per_multiprocessor: int = 32
-    shared_memory_per_block: int = 48 * 1024
-    shared_memory_per_block_optin: int = 227 * 1024
-    shared_memory_per_multiprocessor: int = 228 * 1024
-    total_memory: int = 0
-    total_constant_memory: int = 65536
-    max_registers_per_block: int = 65536
-    registers_per_multiprocessor: int = 65536
-    l2_cache_size: "int | None" = None
-    clock_rate: "int | None" = None
-    memory_clock_rate: "int | None" = None
-    memory_bus_width: "int | None" = None
-    texture_alignment: int = 512
-    max_pitch: int = 2**31 - 1
-    async_engine_count: int = 0
-    concurrent_kernels: bool = True
-    cooperative_launch: bool = True
-    unified_addressing: bool = True
-    managed_memory: bool = True
-    can_map_host_memory: bool = True
-    integrated: bool = False
-    ecc_enabled: bool = False
-    pci_bus_id: "str | None" = None
-    driver_version: "str | None" = None
-
-    def as_dict(self):
-        """The properties as a plain dict, in declaration order."""
-        return dataclasses.asdict(self)
+def backend_class(kind):
+    """The Backend subclass of a device kind, imported by its name in BACKENDS."""
+    cls = _classes.get(kind)
+    if cls is None:
+        if kind in NOT_BUILT:
+            raise NotSupportedError(f"the {kind!r} device is not available in this build of "
+                                    f"simt; {NOT_BUILT[kind]}")
+        if kind not in BACKENDS:
+            raise ValueError(f"unknown device kind {kind!r} (known: {', '.join(BACKENDS)})")
+        module, _, name = BACKENDS[kind].partition(":")
+        cls = _classes[kind] = getattr(importlib.import_module(module), name)
+    return cls
 
 
 # One backend per device name, shared by every Device object of that name.
@@ -75,48 +52,20 @@ _backends = {}
 _backends_lock = threading.Lock()
 
 
-def _make_backend(kind, index):
-    if kind == "cpu":
-        return _cpu_backend_class()()
-    if kind == "cuda":
-        from simt.backends.cuda.device import CudaBackend
-        return CudaBackend(index)
-    if kind == "sim":
-        try:
-            from simt.backends.sim.device import SimBackend
-        except ModuleNotFoundError as exc:
-            raise NotSupportedError("the 'sim' device is not available in this build of simt; "
-                                    "use 'cpu' (with checks=True for checked mode)") from exc
-        return SimBackend()
-    raise ValueError(f"no backend for device kind {kind!r}")
-
-
-def _cpu_backend_class():
-    try:
-        from simt.backends.cpu.device import CpuBackend
-    except ModuleNotFoundError as exc:
-        if exc.name != "simt.backends.cpu.device":
-            raise
-        # The full CPU backend (kernels) is absent: memory still works.
-        from simt.backends.cpu.memory import CpuMemory as CpuBackend
-    return CpuBackend
-
-
 class Device:
-    """A device kernels run on and arrays live on: 'cuda:N', 'cpu' or 'sim'.
+    """A device kernels run on and arrays live on: 'cuda:N' or 'cpu'.
 
-    Attributes: ``name``, ``kind`` ('cpu', 'cuda' or 'sim'), ``index``,
+    Attributes: ``name``, ``kind`` (a key of BACKENDS: 'cpu' or 'cuda'), ``index``,
     ``options`` (launch options, e.g. the CPU's ``boundscheck`` and ``checks``),
     ``backend`` (created on first use) and ``properties``.
     """
 
     def __init__(self, kind, index=0, **options):
-        if kind not in _OPTION_DEFAULTS:
-            raise ValueError(f"unknown device kind {kind!r}")
+        cls = backend_class(kind)
         self.kind = kind
         self.index = index
-        self.name = f"cuda:{index}" if kind == "cuda" else kind
-        self.options = _OPTION_DEFAULTS[kind]()
+        self.name = cls.device_name(index)
+        self.options = cls.default_options()
         self._set_options(options)
 
     def _set_options(self, options):
@@ -141,7 +90,7 @@ class Device:
             with _backends_lock:
                 backend = _backends.get(self.name)
                 if backend is None:
-                    backend = _backends[self.name] = _make_backend(self.kind, self.index)
+                    backend = _backends[self.name] = backend_class(self.kind)(self.index)
         return backend
 
     @property
@@ -160,40 +109,38 @@ class Device:
         return hash(self.name)
 
     def __repr__(self):
-        defaults = _OPTION_DEFAULTS[self.kind]()
+        defaults = backend_class(self.kind).default_options()
         changed = "".join(f", {key}={value!r}" for key, value in self.options.items()
                           if defaults.get(key) != value)
         return f"Device({self.name!r}{changed})"
 
 
-_cuda_cache = None
+_found = {}
 
 
-def _cuda_devices():
-    """The GPUs, as Devices; [] when cuda-bindings or a driver is missing (never an error)."""
-    global _cuda_cache
-    if _cuda_cache is None:
+def _devices_of(kind):
+    """The devices of one kind, counted once; [] where none can be used (never an error:
+    for GPUs, no cuda-bindings, no driver and no GPU all mean none)."""
+    if kind not in _found:
+        cls = backend_class(kind)
         try:
-            from simt.backends.cuda import device as cudadev
-            count = int(cudadev.device_count())
-        except Exception:   # no bindings, no driver, no GPU: all mean "no GPUs"
+            count = int(cls.device_count())
+        except Exception:
             count = 0
-        _cuda_cache = [Device("cuda", index) for index in range(count)]
-    return _cuda_cache
-
-
-def _extra_devices():
-    """Devices listed after 'cpu'. The hook for 'sim', once its backend exists."""
-    return []
+        _found[kind] = [Device(kind, index) for index in range(count)]
+    return _found[kind]
 
 
 def devices():
-    """Every device: the GPUs ('cuda:0', ...) first, then 'cpu'."""
-    return [*_cuda_devices(), Device("cpu"), *_extra_devices()]
+    """Every device, kind by kind in BACKENDS order: the GPUs ('cuda:0', ...), then 'cpu'."""
+    return [device for kind in BACKENDS for device in _devices_of(kind)]
+
+
+_ALIASES = {"cpu:0": "cpu", "cuda": "cuda:0", "gpu": "cuda:0"}
 
 
 def _parse(spec):
-    """A new Device (default options) for a spec: a Device, an int, or a name."""
+    """A new Device (default options) for a spec: a Device, an int (a GPU index), or a name."""
     if isinstance(spec, Device):
         return spec
     if isinstance(spec, bool):
@@ -202,18 +149,15 @@ def _parse(spec):
         spec = f"cuda:{spec}"
     if not isinstance(spec, str):
         raise TypeError(f"a device is a name, an int (GPU index) or a simt Device, not {spec!r}")
-    name = spec.strip().lower()
-    if name in ("cpu", "cpu:0"):
-        return Device("cpu")
-    if name == "sim":
-        return Device("sim")
-    if name in ("cuda", "gpu"):
-        name = "cuda:0"
-    gpus = _cuda_devices()
-    for gpu in gpus:
-        if gpu.name == name:
-            return Device("cuda", gpu.index)
-    valid = ", ".join([d.name for d in gpus] + ["cpu", "sim"])
+    name = _ALIASES.get(spec.strip().lower(), spec.strip().lower())
+    kind = name.partition(":")[0]
+    if kind in NOT_BUILT:
+        backend_class(kind)            # raises NotSupportedError, saying what to use
+    found = devices()
+    for device in found:
+        if device.name == name:
+            return Device(device.kind, device.index)
+    valid = ", ".join(d.name for d in found)
     raise ValueError(f"no device {spec!r} on this machine; valid devices: {valid}")
 
 
@@ -227,10 +171,9 @@ def _starting_device():
     if config.device:
         try:
             return _parse(config.device)
-        except ValueError as exc:
-            raise ValueError(f"SIMT_DEVICE={config.device!r}: {exc}") from None
-    gpus = _cuda_devices()
-    return gpus[0] if gpus else Device("cpu")
+        except (ValueError, NotSupportedError) as exc:
+            raise type(exc)(f"SIMT_DEVICE={config.device!r}: {exc}") from None
+    return devices()[0]
 
 
 class _Current(threading.local):
@@ -251,7 +194,7 @@ def get_device():
 def set_device(spec, **options):
     """Make ``spec`` the current device of this host thread, and return it.
 
-    ``spec`` is 'cpu', 'cuda:N', 'sim', an int (a GPU index) or a Device.
+    ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
     Options (CPU: ``boundscheck=True``, ``checks=False``) apply to this
     selection; selecting the device again without them restores the defaults.
     """

@@ -157,11 +157,8 @@ class Kernel:
         loaded = self.binary_for([arg_type(a) for a in args], device)
         check_config(self.__name__, device, grid, block, int(shared_bytes),
                      loaded.binary.shared_static_bytes)
-        run = getattr(device.backend, "run_cooperative", None)
-        if run is None:
-            raise NotSupportedError(f"cooperative launches are not supported on {device.name}; "
-                                    "the 'cpu' device and CUDA GPUs have them")
-        run(self, loaded, grid, block, int(shared_bytes), stream, args)
+        device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,
+                                       args)
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):
@@ -180,7 +177,7 @@ class Kernel:
 
     def _target_options(self, device):
         options = dict(self.options)
-        options.setdefault("boundscheck", device.options.get("boundscheck", device.kind == "cpu"))
+        options.setdefault("boundscheck", device.options.get("boundscheck", False))
         return options
 
     def binary_for(self, arg_types, device):
@@ -323,11 +320,10 @@ class Launch:
         backend = device.backend
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
-        prepare = getattr(backend, "prepare_launch", None)
         used, self.used = self.used, True
-        if used and prepare is not None and types_fixed_by_class(types, args):
+        if used and types_fixed_by_class(types, args):
             classes = tuple(map(type, args))
-            fast = prepare(kernel, loaded, types, self.grid, self.block, self.shared_bytes,
+            fast = backend.prepare_launch(kernel, loaded, types, self.grid, self.block, self.shared_bytes,
                            stream, LaunchSource(classes, device, self.__call__))
             if fast is not None:
                 if len(self.prepared) >= 16:
@@ -377,12 +373,6 @@ class LaunchSource:
 
 
 _MISSING = object()      # the default of a generated launch function's parameters
-
-
-def build_launch(lines, scope, name):
-    """Compile generated launch source; returns its ``fast`` function."""
-    exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
-    return scope["fast"]
 
 
 def kernel(fn=None, *, cache=True, **options):

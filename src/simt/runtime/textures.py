@@ -8,8 +8,10 @@ fetched with ``tex.fetch(i)``) or a 2D device array whose rows are 32-byte align
 (pitched memory). ``Surface(cuda_array)`` reads and writes a CudaArray made with
 ``surface=True``. Textures and surfaces are kernel arguments.
 
-On the CPU device a CudaArray is a host buffer and a texture a descriptor of it; on a
-GPU they are a real CUDA array and texture/surface objects (backends/cuda/textures.py).
+Each object's device half comes from its device's backend (``texture_array``,
+``texture_object``, ``surface_object``): on the CPU device a CudaArray is a host buffer
+and a texture a descriptor of it (backends/cpu/texmem.py); on a GPU they are a real
+CUDA array and texture/surface objects (backends/cuda/textures.py).
 """
 import numpy as np
 
@@ -23,18 +25,6 @@ FILTERS = ("point", "linear")
 ADDRESS_MODES = ("clamp", "wrap", "mirror", "border")
 READ_MODES = ("element", "normalized_float")
 PITCH_ALIGNMENT = 32          # bytes per row of pitched 2D textures (texturePitchAlignment)
-
-
-def _gpu():
-    from ..backends.cuda import textures
-    return textures
-
-
-def _backend_kind(device, what):
-    if device.kind not in ("cpu", "cuda"):
-        raise NotSupportedError(f"{what} is not supported on the '{device.name}' device; the "
-                                "'cpu' device and GPUs ('cuda:N') have it")
-    return device.kind
 
 
 class CudaArray:
@@ -56,10 +46,7 @@ class CudaArray:
         self.shape, self.channels, self.ndim = shape, channels, ndim
         self.layered, self.surface = bool(layered), bool(surface)
         self.device = devices.lookup(device)
-        if _backend_kind(self.device, "CudaArray") == "cpu":
-            self._host = np.zeros(self.host_shape, self.dtype)
-        else:
-            self._gpu = _gpu().GpuArray(self.device.backend, self)
+        self._impl = self.device.backend.texture_array(self)
 
     @property
     def host_shape(self):
@@ -77,28 +64,18 @@ class CudaArray:
         """Fill the array from a host array or a device array of ``host_shape`` and its dtype."""
         if isinstance(source, DeviceArray):
             self._check_shape(source.shape, source.dtype)
-            if self.device.kind == "cpu":
-                self._host[...] = source.copy_to_host()
-            else:
-                self._gpu.copy_from_device(source)
+            self._impl.copy_from_device(source)
             return self
         host = np.ascontiguousarray(source)
         self._check_shape(host.shape, host.dtype)
-        if self.device.kind == "cpu":
-            self._host[...] = host
-        else:
-            self._gpu.copy_from_host(host)
+        self._impl.copy_from_host(host)
         return self
 
     def copy_to_host(self, out=None, stream=None):
         """A host array of ``host_shape`` with the texels (cudaMemcpy3D from the array)."""
         out = np.empty(self.host_shape, self.dtype) if out is None else out
         self._check_shape(out.shape, out.dtype)
-        if self.device.kind == "cpu":
-            self.device.backend.synchronize()
-            out[...] = self._host
-        else:
-            self._gpu.copy_to_host(out)
+        self._impl.copy_to_host(out)
         return out
 
     def _check_shape(self, shape, dtype):
@@ -106,16 +83,6 @@ class CudaArray:
             raise ValueError(f"CudaArray of shape {self.host_shape} and dtype {self.dtype.name} "
                              f"cannot copy an array of shape {tuple(shape)} and dtype "
                              f"{np.dtype(dtype).name}; convert it first")
-
-    def _cpu_descriptor(self):
-        host = self._host
-        spatial = list(range(int(self.layered), int(self.layered) + self.ndim))
-        extent, strides = [1, 1, 1, 1], [0, 0, 0, 0]
-        for d, axis in enumerate(reversed(spatial)):
-            extent[d], strides[d] = host.shape[axis], host.strides[axis]
-        if self.layered:
-            extent[3], strides[3] = host.shape[0], host.strides[0]
-        return host.ctypes.data, extent, strides
 
     def __repr__(self):
         return (f"CudaArray(shape={self.shape}, dtype={self.dtype.name}, channels={self.channels}"
@@ -142,22 +109,7 @@ class Texture:
         self.device = source.device
         self._simt_type = T.Texture(dtype, channels, ndim, layered, kind, filter, addresses,
                                     bool(normalized_coords), read_mode)
-        self._handle = None
-        if _backend_kind(self.device, "Texture") == "cuda":
-            self._handle = _gpu().TextureObject(self.device.backend, self)
-
-    def _cpu_descriptor(self):
-        source = self.source
-        if isinstance(source, CudaArray):
-            return source._cpu_descriptor()
-        if source.ndim == 1:
-            return source.ptr, [source.shape[0], 1, 1, 1], [source.itemsize, 0, 0, 0]
-        return (source.ptr, [source.shape[1], source.shape[0], 1, 1],
-                [source.strides[1], source.strides[0], 0, 0])
-
-    def _gpu_handle(self, device):
-        _same_device(self, device)
-        return self._handle.value
+        self._handle = self.device.backend.texture_object(self)
 
     def __repr__(self):
         return f"Texture({self._simt_type!r}, device={self.device.name})"
@@ -174,26 +126,10 @@ class Surface:
         self.source = array
         self.device = array.device
         self._simt_type = T.Surface(array.dtype, array.channels, array.ndim, False)
-        self._handle = None
-        if _backend_kind(self.device, "Surface") == "cuda":
-            self._handle = _gpu().SurfaceObject(self.device.backend, self)
-
-    def _cpu_descriptor(self):
-        return self.source._cpu_descriptor()
-
-    def _gpu_handle(self, device):
-        _same_device(self, device)
-        return self._handle.value
+        self._handle = self.device.backend.surface_object(self)
 
     def __repr__(self):
         return f"Surface({self._simt_type!r}, device={self.device.name})"
-
-
-def _same_device(obj, device):
-    name = getattr(device, "name", device)
-    if name != obj.device.name:
-        raise ValueError(f"{type(obj).__name__} lives on {obj.device.name} and cannot be passed "
-                         f"to a kernel on {name}; create it on that device")
 
 
 def _describe_source(source):

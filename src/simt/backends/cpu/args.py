@@ -58,7 +58,7 @@ class TextureDescriptor(ctypes.Structure):
 
 def to_c(t, value, keep):
     if isinstance(t, (T.Texture, T.Surface)):
-        data, extent, strides = value._cpu_descriptor()
+        data, extent, strides = value._handle.descriptor()
         c = TextureDescriptor()
         c.data, c.extent[:], c.strides[:] = data, extent, strides
         keep.append(value)

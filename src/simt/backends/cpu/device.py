@@ -13,10 +13,11 @@ import numpy as np
 
 from ...config import config
 import simt.fault as fault
+from ...runtime.backend import build_launch
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import streams
+from . import streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -47,8 +48,8 @@ class _Arena(threading.local):
 class CpuBackend(CpuMemory):
     """The host CPU as a CUDA device."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, index=0):
+        super().__init__(index)
         self.pending = None
         self.lock = threading.Lock()
         self.arena = _Arena()
@@ -56,6 +57,11 @@ class CpuBackend(CpuMemory):
         self.workers = streams.worker_set()
         self.callback_errors = []           # exceptions of host functions, raised at sync
         self.default = streams.CpuDefaultStream(self)
+
+    @classmethod
+    def default_options(cls):
+        """boundscheck: check every array index; checks: checked mode (SIMT_CHECKS)."""
+        return {"boundscheck": True, "checks": config.checks}
 
     def _workers(self):
         if self.pool is None:
@@ -178,13 +184,22 @@ class CpuBackend(CpuMemory):
 
     def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
         """The launch function for later calls of this signature (runtime.launch.Launch)."""
-        from ...runtime.launch import build_launch
         scope = dict(source.scope, run=self.run_launch, kernel=kernel, loaded=loaded,
                      grid=grid, block=block, shared=shared_bytes, stream=stream)
         args = "".join(a + ", " for a in source.names)
         return build_launch(source.head() + [
             f"    run(kernel, loaded, grid, block, shared, stream, ({args}))"],
             scope, kernel.__name__)
+
+    # ------------------------------------------------------------ textures (see texmem.py)
+    def texture_array(self, array):
+        return texmem.HostArray(self, array)
+
+    def texture_object(self, texture):
+        return texmem.HostTexture(texture.source, texture._simt_type.source)
+
+    def surface_object(self, surface):
+        return texmem.HostTexture(surface.source, "array")
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):

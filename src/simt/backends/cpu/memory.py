@@ -13,9 +13,8 @@ import platform
 
 import numpy as np
 
-from simt.runtime.backend import Allocation, Backend
+from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.errors import OutOfMemoryError
-from simt.runtime.devices import DeviceProperties
 
 ALIGNMENT = 64          # a cache line: as good as cudaMalloc's 256 for vector loads on the host
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -82,6 +81,7 @@ class CpuMemory(Backend):
     """Memory, copies and properties of the CPU device (kernels: see CpuBackend)."""
 
     kind = "cpu"
+    host_accessible = True            # device memory is host memory
 
     def alloc(self, nbytes, alignment=ALIGNMENT):
         """An Allocation of nbytes of uninitialized host memory, aligned to ``alignment``."""

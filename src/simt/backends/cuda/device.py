@@ -1,11 +1,9 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
-from simt.backends.cuda import hostmem
-from simt.backends.cuda.driver import (
-    api, available, call, check, context_dead, set_thread_device, thread_device,
-)
-from simt.backends.cuda.properties import device_properties
-from simt.runtime.backend import Allocation, Backend
+from . import hostmem
+from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
+from .properties import device_properties
+from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.errors import OutOfMemoryError
 import simt.fault as fault
 
@@ -28,29 +26,40 @@ def _handle(stream):
 
 
 def _wrap_properties(props):
-    """simt.runtime.devices.DeviceProperties from our dict, keeping the fields it has."""
-    from simt.runtime.devices import DeviceProperties
+    """DeviceProperties from our dict, keeping the fields it has."""
     props = dict(props, kind="cuda")
     props.setdefault("shared_memory_per_multiprocessor",
                      props["max_shared_memory_per_multiprocessor"])
-    known = getattr(DeviceProperties, "__dataclass_fields__", None)
-    if known is not None:
-        props = {key: value for key, value in props.items() if key in known}
-    return DeviceProperties(**props)
+    known = DeviceProperties.__dataclass_fields__
+    return DeviceProperties(**{key: value for key, value in props.items() if key in known})
 
 
 class CudaBackend(Backend):
     """Device ``index``: retains its primary context and makes it current per host thread."""
 
     kind = "cuda"
+    cuda_pointers = True
 
-    def __init__(self, index):
+    def __init__(self, index=0):
+        super().__init__(index)
         driver = api()
-        self.index = index
         self.device = call(driver.cuDeviceGet, index)
         self.context = call(driver.cuDevicePrimaryCtxRetain, self.device)
         self._properties = None
         self.make_current()
+
+    @classmethod
+    def device_count(cls):
+        return device_count()
+
+    @classmethod
+    def device_name(cls, index):
+        return f"cuda:{index}"
+
+    @classmethod
+    def default_options(cls):
+        """boundscheck: check every array index (off by default, as CUDA has no checks)."""
+        return {"boundscheck": False}
 
     def make_current(self, force=False):
         """Make this device's context current on the calling host thread (cheap if it is).
@@ -145,7 +154,7 @@ class CudaBackend(Backend):
         """Raise the error a bounds check or assert recorded, once, and clear the record."""
         if self._error_record is None or not self._error_record[0][0]:
             return
-        from simt.backends.cuda.kernels import launch_error
+        from .kernels import launch_error
         words = self._error_record[0]
         record = words.copy()
         words[:] = 0
@@ -181,13 +190,13 @@ class CudaBackend(Backend):
 
     def create_stream(self, non_blocking=False, priority=0):
         """A new streams.Stream on this device."""
-        from simt.backends.cuda.streams import Stream
+        from .streams import Stream
         self.make_current()
         return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors)
 
     def default_stream(self):
         """The legacy default stream of this device."""
-        from simt.backends.cuda.streams import DefaultStream
+        from .streams import DefaultStream
         if "_default_stream" not in vars(self):
             self._default_stream = DefaultStream(errors=self.callback_errors)
         return self._default_stream
@@ -199,15 +208,15 @@ class CudaBackend(Backend):
         return f"sm_{major}{minor}"
 
     def target_id(self):
-        from simt.backends.cuda.compile import target_id
+        from .compile import target_id
         return target_id(self.arch())
 
     def compile(self, fn, options):
-        from simt.backends.cuda.compile import compile_kernel
+        from .compile import compile_kernel
         return compile_kernel(fn, options, self.arch())
 
     def load_binary(self, binary):
-        from simt.backends.cuda.kernels import CudaKernel
+        from .kernels import CudaKernel
         self.make_current()
         return CudaKernel(self, binary)
 
@@ -216,7 +225,7 @@ class CudaBackend(Backend):
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """cuLaunchCooperativeKernel, after checking that the grid can be co-resident."""
-        from simt.backends.cuda.kernels import run_launch
+        from .kernels import run_launch
         from simt.errors import InvalidConfiguration
         self.make_current()
         threads = block[0] * block[1] * block[2]
@@ -237,16 +246,29 @@ class CudaBackend(Backend):
                    cooperative=True)
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
-        from simt.backends.cuda.kernels import run_launch
+        from .kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
     def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-        from simt.backends.cuda.kernels import prepare_launch
+        from .kernels import prepare_launch
         return prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                               source)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""
-        from simt.backends.cuda.streams import Event
+        from .streams import Event
         self.make_current()
         return Event(timing=timing)
+
+    # ------------------------------------------------------------ textures (see textures.py)
+    def texture_array(self, array):
+        from .textures import GpuArray
+        return GpuArray(self, array)
+
+    def texture_object(self, texture):
+        from .textures import TextureObject
+        return TextureObject(self, texture)
+
+    def surface_object(self, surface):
+        from .textures import SurfaceObject
+        return SurfaceObject(self, surface)

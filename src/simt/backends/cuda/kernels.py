@@ -147,7 +147,7 @@ def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, st
     the classes and the device (``source``), packs each argument's flat values, and
     remembers them. None when module-level symbols must be placed at every launch."""
     from ...ir import types as T
-    from ...runtime.launch import build_launch
+    from ...runtime.backend import build_launch
     binary = loaded.binary
     if binary.symbols:
         return None

@@ -64,10 +64,11 @@ def kinds(t):
 def values(t, value, pointer_of):
     """The flat parameter values of one argument; ``pointer_of(array)`` gives a device address."""
     if _is_handle(t):
-        if value._handle is None:
+        handle = getattr(value._handle, "value", None)       # a CUtexObject or CUsurfObject
+        if handle is None:
             raise ValueError(f"{type(value).__name__} was created on {value.device.name}; "
                              "create it on the GPU that runs the kernel")
-        return [value._handle.value]
+        return [handle]
     if isinstance(t, T.Array):
         out = [pointer_of(value)] + [int(n) for n in value.shape]
         if _strided(t):

@@ -1,8 +1,9 @@
 """CUDA arrays, texture objects and surface objects through the driver API
 (cuArray3DCreate, cuMemcpy3D, cuTexObjectCreate, cuSurfObjectCreate).
 
-runtime/textures.py owns the user-facing objects; this module owns their driver
-handles and frees them when the Python objects die.
+runtime/textures.py owns the user-facing objects and reaches these through the
+backend's texture hooks (CudaBackend.texture_array, texture_object, surface_object);
+this module owns their driver handles and frees them when the Python objects die.
 """
 import numpy as np
 
@@ -93,14 +94,14 @@ class GpuArray:
         _destroy(self, "cuArrayDestroy")
 
 
-def _resource(d, source):
-    """CUDA_RESOURCE_DESC of a texture's or surface's source."""
-    from ...runtime.textures import CudaArray
+def _resource(d, source, kind):
+    """CUDA_RESOURCE_DESC of a texture's or surface's source (``kind`` 'array', 'linear'
+    or 'pitch2d': a CudaArray, a 1D or a pitched 2D device array)."""
     res = d.CUDA_RESOURCE_DESC()
-    if isinstance(source, CudaArray):
+    if kind == "array":
         res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_ARRAY
-        res.res.array.hArray = source._gpu.handle
-    elif source.ndim == 1:
+        res.res.array.hArray = source._impl.handle
+    elif kind == "linear":
         res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
         res.res.linear.devPtr = d.CUdeviceptr(source.ptr)
         res.res.linear.format = _format(source.dtype)
@@ -135,7 +136,7 @@ class TextureObject:
             flags |= TRSF_READ_AS_INTEGER
         desc.flags = flags
         desc.borderColor = [0.0, 0.0, 0.0, 0.0]
-        self.handle = call(d.cuTexObjectCreate, _resource(d, texture.source), desc, None)
+        self.handle = call(d.cuTexObjectCreate, _resource(d, texture.source, t.source), desc, None)
         self.value = int(self.handle)
 
     def __del__(self):
@@ -149,7 +150,7 @@ class SurfaceObject:
         d = api()
         backend.make_current()
         self.backend = backend
-        self.handle = call(d.cuSurfObjectCreate, _resource(d, surface.source))
+        self.handle = call(d.cuSurfObjectCreate, _resource(d, surface.source, "array"))
         self.value = int(self.handle)
 
     def __del__(self):
