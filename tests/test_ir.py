@@ -16,7 +16,9 @@ from simt.compiler.frontend import FrontEnd
 from simt.config import config
 from simt.ir import nodes as ir
 from simt.ir import printer, types as T, verify
+from simt.ir.fission import Run, fission
 from simt.ir.inline import inline_barrier_calls
+from simt.ir.regions import Plan
 from simt.ir.uniform import Uniformity
 from simt.ir.walk import all_functions, children, map_children, replace, walk
 
@@ -435,6 +437,55 @@ def test_uniform_values_are_valid_ir():
     verify.verify(replace(fn, body=[ir.ExprStmt(None, e) for e in exprs]), "uniform")
 
 
+def pieces(fn):
+    """What fission cuts ``fn``'s body into, described by ``describe``."""
+    return describe(fission(fn.body, Uniformity(fn)))
+
+
+def describe(cut):
+    """Runs as (statement classes, hoisted names), regions as (class, uniform or masked,
+    their parts)."""
+    out = []
+    for piece in cut:
+        if isinstance(piece, Run):
+            out.append(([type(s).__name__ for s in piece.stmts],
+                        [s.name for s, _ in piece.hoisted]))
+        else:
+            how = "masked" if piece.uniform is None else "uniform"
+            out.append((type(piece.stmt).__name__, how, [describe(p) for p in piece.parts]))
+    return out
+
+
+def test_fission_cuts_at_barriers_collectives_warp_operations_and_grid_syncs():
+    assert pieces(everything_ir()) == [
+        (["Assign"] * 5 + ["Store"], []),
+        ("Barrier", "masked", []),
+        ("Collective", "masked", []),
+        (["Assign", "Assign", "While", "WarpGather"], []),
+        (["WarpResult", "Assign", "ForRange", "Assert", "Print"], []),
+        ("GridSync", "masked", []),
+        (["ExprStmt", "Store"], [])]
+
+
+def test_fission_of_uniform_and_masked_control_flow():
+    fn = inline_barrier_calls(build(reduce, F32, F32))
+    s = "$block_sum.1.s"
+    assert pieces(fn) == [
+        (["Assign", "Assign", "Store"], []),
+        ("Barrier", "masked", []),
+        ([], [s]),                                     # s = 16, once per block
+        ("While", "uniform", [[(["If"], []), ("Barrier", "masked", []), ([], [s])]]),
+        (["Assign", "Assign", "Assign"], []),
+        ("While", "masked", [[("ForRange", "masked", [[("Barrier", "masked", []),
+                                                          (["If"], [])]]),
+                              (["If", "Assign", "Break"], [])]]),
+        (["Assign", "If"], [])]
+    uniform = Uniformity(fn)
+    plan = Plan(fission(fn.body, uniform), uniform.recomputed | uniform.block_vars)
+    assert plan.slot_vars == {"$block_sum.1.ret.2", "$spill.3", "$first_positive.4.j",
+                              "$first_positive.4.ret.5", "$first_positive.4.done.6"}
+
+
 def test_ir_package_imports_no_llvmlite_binding(tmp_path):
     kernel = tmp_path / "kernel_module.py"
     kernel.write_text(textwrap.dedent("""\
@@ -457,12 +508,14 @@ def test_ir_package_imports_no_llvmlite_binding(tmp_path):
         from simt.compiler.frontend import FrontEnd
         from simt.ir import printer, types as T, verify, walk
         from simt.ir.inline import inline_barrier_calls
+        from simt.ir.fission import fission
         from simt.ir.regions import Plan
         from simt.ir.uniform import Uniformity
         fn = FrontEnd(kernel_module.k.pyfunc, [T.Array(np.float32, 1, "C")], True).build()
         fn = inline_barrier_calls(fn)
         verify.verify(fn)
-        Plan(fn.body, Uniformity(fn).recomputed)
+        uniform = Uniformity(fn)
+        Plan(fission(fn.body, uniform), uniform.recomputed)
         assert "= %a[int64(i)] * float32(2.0)" in printer.format_program(fn)
         loaded = [m for m in sys.modules if m.startswith("llvmlite.binding")]
         assert not loaded, loaded

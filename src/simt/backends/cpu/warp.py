@@ -20,14 +20,16 @@ from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
 TICKET = "$warp.ticket"
 
 
-def split(em, s, run, guards):
-    """Emit the run ending in ``s``'s gather; return the next run, starting with its result."""
-    counter = _counter(em)
-    em.flush(run + [ir.WarpGather(s.loc, s)], guards)
-    # the next run computes s's result (ticket = counter - 1) and may end with the next gather
+def prepare(em):
+    """Before the thread loop of a run ending in a gather (ir/fission.py cuts the runs)."""
+    _counter(em)
+
+
+def advance(em):
+    """After it: the next run computes the result (ticket = counter - 1) and may end
+    with the next gather."""
     b = em.builder
-    b.store(b.add(b.load(counter, typ=I64), i64(1)), counter)
-    return [ir.WarpResult(s.loc, s)]
+    b.store(b.add(b.load(em.warp_counter, typ=I64), i64(1)), em.warp_counter)
 
 
 def _counter(em):
