@@ -300,9 +300,9 @@ def is_assign(name):
 
 BREAKS = {
     # shape
-    "expression field": (set_field(ir.Assign, "value", "x"), "field 'value' holds str"),
+    "expression field": (set_field(ir.Assign, "value", "x"), "field 'value' holds a str 'x', declared Expr"),
     "body field": (lambda fn: find(fn, ir.If).then.append(const(T.INT64)),
-                   "declared list[Stmt]"),
+                   "field 'then' holds a list of Const, Continue, declared list[Stmt]"),
     "expression type": (set_field(ir.BinOp, "type", np.float32), "is not a simt type"),
     # scope
     "undeclared variable": (drop_local("i"), "variable 'i' is not declared in the locals"),
@@ -348,7 +348,7 @@ BREAKS = {
                          "2 indices for a 1-d array"),
     "store index count": (set_field(ir.Store, "indices", []), "0 indices for a 1-d array"),
     "index type": (lambda fn: find(fn, ir.Load).indices.__setitem__(0, const(T.FLOAT32)),
-                   "is not an integer expression"),
+                   "index 0 is a Const of type float32, not an integer expression"),
     "load type": (set_field(ir.Load, "type", T.FLOAT64), "loading from an array of float32"),
     "store value": (set_field(ir.Store, "value", const(T.FLOAT64)),
                     "stores a float64 into an array of float32"),
@@ -357,7 +357,7 @@ BREAKS = {
     "tuple items": (lambda fn: find(fn, ir.TupleExpr).items.pop(), "but items of types"),
     "tuple item": (set_field(ir.TupleGet, "index", 5), "item 5 of a"),
     "warp gather": (lambda fn: fn.body.append(ir.WarpGather(None, find(fn, ir.Barrier))),
-                    "field 'op' holds Barrier"),
+                    "field 'op' holds a Barrier Barrier(loc=Loc(filename="),
 }
 
 

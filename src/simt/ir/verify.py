@@ -72,6 +72,15 @@ def _is_int(t):
     return isinstance(t, T.Scalar) and t.kind in "iu"
 
 
+def _what(value):
+    """A short description of what a field holds, for a report."""
+    if isinstance(value, ir.Expr):
+        return f"a {type(value).__name__} of type {value.type!r}"
+    if isinstance(value, list):
+        return "a list of " + (", ".join(sorted({type(v).__name__ for v in value})) or "nothing")
+    return f"a {type(value).__name__} {value!r:.40}"
+
+
 class _Verifier:
     def __init__(self, fn, stage):
         self.fn, self.stage = fn, stage
@@ -139,8 +148,8 @@ class _Verifier:
         for name, value in fields(node):
             expected = _declared(type(node)).get(name)
             if expected is not None and not _matches(value, expected):
-                self.fail(node, f"field '{name}' holds {type(value).__name__} "
-                                f"{value!r:.60}, declared {_describe(expected)}")
+                self.fail(node, f"field '{name}' holds {_what(value)}, "
+                                f"declared {_describe(expected)}")
 
     # ------------------------------------------------------------ shared checks
     def declared(self, name, node, value_type):
@@ -162,9 +171,9 @@ class _Verifier:
             self.fail(node, f"indexes a {t!r}, not an array")
         if len(indices) != t.ndim:
             self.fail(node, f"{len(indices)} indices for a {t.ndim}-d array")
-        for index in indices:
+        for k, index in enumerate(indices):
             if not (isinstance(index, ir.Expr) and _is_int(index.type)):
-                self.fail(node, f"index {index!r:.60} is not an integer expression")
+                self.fail(node, f"index {k} is {_what(index)}, not an integer expression")
 
 
 # ---------------------------------------------------------------- declarations
@@ -346,7 +355,7 @@ def _view(v, e):
         for part in parts:
             optional = part is None and isinstance(index, tuple)
             if not optional and not (isinstance(part, ir.Expr) and _is_int(part.type)):
-                v.fail(e, f"index {part!r:.60} is not an integer expression")
+                v.fail(e, f"an index is {_what(part)}, not an integer expression")
     if (e.type.dtype, e.type.ndim) != (t.dtype, t.ndim - dropped):
         v.fail(e, f"a view of type {e.type!r} of a {t!r} with {dropped} integer indices")
 
