@@ -12,11 +12,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 # The one known cycle: lang's builders call the front end, which dispatches to them.
 # Being removed on branch `registry` (issue 11); drop this allowance when that lands.
-KNOWN_CYCLES = {
-    "lang <-> front end": {"simt.compiler.calls", "simt.compiler.frontend", "simt.lang",
-                           "simt.lang.cg", "simt.lang.cg_copy", "simt.lang.cg_partition",
-                           "simt.lang.textures", "simt.lang.warp"},
-}
+KNOWN_CYCLES = {}       # name -> modules of a cycle being removed on some branch
 
 
 def modules(src=SRC):
@@ -168,8 +164,6 @@ def test_no_import_cycles():
         "  " + a_cycle(GRAPH, c) for c in cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="known cycle lang <-> front end, removed on branch "
-                   "`registry`; when this passes, delete KNOWN_CYCLES' entry")
 def test_known_cycles_are_gone():
     left = [f"{_known(c)}: {a_cycle(GRAPH, c)}" for c in strong_components(GRAPH) if _known(c)]
     assert not left, "\n".join(left)

@@ -20,7 +20,8 @@ from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, grids
                    local, const, Constant, Global, syncthreads, syncthreads_count,
                    syncthreads_and, syncthreads_or, threadfence, threadfence_block,
                    threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
-                   uint_as_float, double_as_longlong, longlong_as_double, clock64, nanosleep, ldg)
+                   uint_as_float, double_as_longlong, longlong_as_double, ldg, clock, clock64,
+                   globaltimer, nanosleep)
 from .runtime.textures import CudaArray, Texture, Surface
 from .lang.textures import (tex1D, tex2D, tex3D, tex1DLayered, tex2DLayered, tex2Dgather,
                             surf1Dread, surf2Dread, surf3Dread, surf1Dwrite, surf2Dwrite,

@@ -1,18 +1,16 @@
 """Typing rules of the front end: operators, casts, indexing, and calls of
-builtins, math functions, intrinsics and device functions."""
+registry entries (lang/: intrinsics, math, Python builtins) and device functions."""
 import ast
-import builtins
 import math
 
 import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-
-
-def _static_cls():
-    from .frontend import Static
-    return Static
+from ..lang import python as pylang
+from ..lang.memory import _Symbol
+from ..lang.registry import Intrinsic, Static, callable_entry
+from ..lang.textures import attribute as texture_attribute
 
 
 # ----------------------------------------------------------------- constants
@@ -47,9 +45,8 @@ def static_to_expr(fc, static, node):
     if isinstance(value, np.generic) and value.dtype in T.SCALAR_DTYPES:
         return ir.Const(T.Scalar(value.dtype), loc, value.item())
     if isinstance(value, tuple):
-        items = [static_to_expr(fc, _static_cls()(v), node) for v in value]
+        items = [static_to_expr(fc, Static(v), node) for v in value]
         return ir.TupleExpr(T.Tuple([i.type for i in items]), loc, items)
-    from ..lang.memory import _Symbol
     if isinstance(value, _Symbol):
         decl = fc.symbol_decls.get(id(value))
         if decl is None:
@@ -73,12 +70,12 @@ def fold_static(fc, node, lhs, rhs):
         try:
             tree = ast.fix_missing_locations(ast.Expression(
                 ast.BinOp(ast.Constant(lhs), node.op, ast.Constant(rhs))))
-            return _static_cls()(eval(compile(tree, "<fold>", "eval")))
+            return Static(eval(compile(tree, "<fold>", "eval")))
         except Exception:
             return None
     if isinstance(lhs, tuple) and isinstance(rhs, (tuple, int)):
         try:
-            return _static_cls()(lhs + rhs if isinstance(node.op, ast.Add) else lhs * rhs)
+            return Static(lhs + rhs if isinstance(node.op, ast.Add) else lhs * rhs)
         except Exception:
             return None
     return None
@@ -259,29 +256,25 @@ def attribute(fc, value, attr, node):
     loc = fc.loc(node)
     t = value.type
     if isinstance(t, (T.Texture, T.Surface)):
-        from ..lang.textures import attribute as texture_attribute
         return texture_attribute(fc, value, attr, node)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]
             return ir.TupleExpr(T.Tuple([T.INT64] * t.ndim), loc, items)
         if attr == "ndim":
-            return _static_cls()(t.ndim)
+            return Static(t.ndim)
         if attr == "size":
             size = ir.Const(T.INT64, loc, 1)
             for d in range(t.ndim):
                 size = ir.BinOp(T.INT64, loc, "mul", size, ir.ArrayAttr(T.INT64, loc, value, "shape", d))
             return size
         if attr == "dtype":
-            return _static_cls()(t.dtype)
+            return Static(t.dtype)
     if isinstance(t, T.Scalar):
         if attr in ("real", "imag"):
-            if t.kind != "c":
-                return value if attr == "real" else ir.Const(t, loc, 0)
-            ft = T.Scalar(np.float32 if t.dtype == np.complex64 else np.float64)
-            return ir.Intrinsic(ft, loc, "complex." + attr, [value])
+            return pylang.complex_part(fc, value, attr, loc)
         if attr == "conjugate":
-            return _static_cls()(_Method("conjugate", value))
+            return Static(_Method("conjugate", value))
     fc.fail(node, f"{t} has no attribute '{attr}' in kernels")
 
 
@@ -294,18 +287,17 @@ class _Method:
 def call(fc, node, statement):
     loc = fc.loc(node)
     func = fc.any(node.func)
-    Static = _static_cls()
     if not isinstance(func, Static):
         fc.fail(node, f"'{ast.unparse(node.func)}' is not callable in a kernel")
     target = func.value
     if isinstance(target, _Method):
-        return ir.Intrinsic(target.value.type, loc, "complex.conj", [target.value])
+        return pylang.complex_conj.node(target.value.type, loc, [target.value])
     if any(isinstance(a, ast.Starred) for a in node.args):
         fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
     args = [fc.any(a) for a in node.args]
     kwargs = {k.arg: fc.any(k.value) for k in node.keywords}
-    from ..lang.registry import Intrinsic
-    from ..lang import PYTHON_MATH
+    if not isinstance(target, Intrinsic):
+        target = callable_entry(target) or target
     if isinstance(target, Intrinsic):
         result = target.build(fc, args, kwargs, loc)
         if isinstance(result, ir.Stmt) and not statement:
@@ -314,12 +306,7 @@ def call(fc, node, statement):
     if getattr(target, "kernel_callable", False):     # methods of compile-time objects (cg)
         return target.build(fc, args, kwargs, loc)
     if _is_device_function(target):
-        return call_device(fc, target, [fc.expr(a, node) for a in args], node)
-    if _hashable(target) and target in PYTHON_MATH:
-        return PYTHON_MATH[target].build(fc, args, kwargs, loc)
-    handler = _BUILTINS.get(target) if _hashable(target) else None
-    if handler is not None:
-        return handler(fc, args, kwargs, node)
+        return fc.call_device(target, [fc.expr(a, node) for a in args], loc)
     dtype = as_dtype(target)
     if dtype is not None:
         if len(args) != 1:
@@ -335,135 +322,5 @@ def call(fc, node, statement):
             "decorate Python helpers with @simt.device; use math functions and simt intrinsics")
 
 
-def _hashable(value):
-    try:
-        hash(value)
-        return True
-    except TypeError:
-        return False
-
-
 def _is_device_function(target):
     return hasattr(target, "_simt_device")
-
-
-def call_device(fc, target, args, node):
-    from .frontend import FrontEnd
-    pyfunc = target.pyfunc
-    if pyfunc in fc.stack:
-        fc.fail(node, f"recursive call of '{pyfunc.__name__}' is not supported",
-                "rewrite the recursion as a loop with a simt.local.array stack")
-    arg_types = tuple(a.type for a in args)
-    key = (pyfunc, arg_types)
-    function = target.ir_cache.get(arg_types)
-    if function is None:
-        function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=fc.stack).build()
-        target.ir_cache[arg_types] = function
-    fc.callees[key] = function
-    return ir.CallDevice(function.return_type, fc.loc(node), function, args)
-
-
-def _print(fc, args, kwargs, node):
-    parts, values = [], []
-    for a in args:
-        if isinstance(a, _static_cls()) and isinstance(a.value, str):
-            parts.append(a.value.replace("%", "%%"))
-            continue
-        v = fc.expr(a, node)
-        if not isinstance(v.type, T.Scalar):
-            fc.fail(node, f"print cannot show a {v.type}", "print its elements")
-        if v.type.kind == "c":
-            values += [cast(fc, ir.Intrinsic(T.FLOAT64, v.loc, "complex.real", [cast(fc, v, T.Scalar(np.complex128), v.loc)]), T.FLOAT64, v.loc),
-                       cast(fc, ir.Intrinsic(T.FLOAT64, v.loc, "complex.imag", [cast(fc, v, T.Scalar(np.complex128), v.loc)]), T.FLOAT64, v.loc)]
-            parts.append("(%g+%gj)")
-        elif v.type.kind == "f":
-            values.append(cast(fc, v, T.FLOAT64, v.loc))
-            parts.append("%g")
-        elif v.type.kind == "u" and v.type.bits == 64:
-            values.append(v)
-            parts.append("%llu")
-        else:
-            values.append(cast(fc, v, T.INT64, v.loc))
-            parts.append("%lld")
-    sep = kwargs.get("sep")
-    sep = sep.value if isinstance(sep, _static_cls()) else " "
-    return ir.Print(fc.loc(node), sep.join(parts) + "\n", values)
-
-
-def _len(fc, args, kwargs, node):
-    v = fc.expr(fc.one_arg(args, "len", node), node)
-    if isinstance(v.type, T.Array):
-        return ir.ArrayAttr(T.INT64, fc.loc(node), v, "shape", 0)
-    if isinstance(v.type, T.Tuple):
-        return _static_cls()(len(v.type.items))
-    fc.fail(node, f"len() of a {v.type}")
-
-
-def _abs(fc, args, kwargs, node):
-    v = fc.expr(fc.one_arg(args, "abs", node), node)
-    if not isinstance(v.type, T.Scalar):
-        fc.fail(node, f"abs() of a {v.type}")
-    if v.type.kind == "c":
-        ft = T.Scalar(np.float32 if v.type.dtype == np.complex64 else np.float64)
-        return ir.Intrinsic(ft, fc.loc(node), "complex.abs", [v])
-    if v.type.kind == "f":
-        return ir.Intrinsic(v.type, fc.loc(node), "math.fabs", [v])
-    return ir.Intrinsic(v.type, fc.loc(node), "int.abs", [v])
-
-
-def _minmax(op):
-    def build(fc, args, kwargs, node):
-        if len(args) < 2:
-            fc.fail(node, f"{op}() in kernels takes two or more numbers")
-        values = [fc.expr(a, node) for a in args]
-        result = values[0]
-        for v in values[1:]:
-            t = T.promote(result.type, v.type)
-            if t.kind == "c":
-                fc.fail(node, f"{op}() of complex numbers")
-            result = ir.BinOp(t, fc.loc(node), op, cast(fc, result, t, fc.loc(node)),
-                              cast(fc, v, t, fc.loc(node)))
-        return result
-    return build
-
-
-def _conversion(dtype):
-    def build(fc, args, kwargs, node):
-        if dtype == np.complex128 and len(args) == 2:
-            re, im = (cast(fc, fc.expr(a, node), T.FLOAT64, fc.loc(node)) for a in args)
-            return ir.Intrinsic(T.Scalar(dtype), fc.loc(node), "complex.make", [re, im])
-        v = fc.expr(fc.one_arg(args, np.dtype(dtype).name, node), node)
-        if np.dtype(dtype).kind == "b":
-            return truth(fc, v, node)
-        if v.type.kind == "c" and np.dtype(dtype).kind != "c":
-            fc.fail(node, "cannot convert complex to a real number", "take .real or abs() first")
-        return cast(fc, v, T.Scalar(dtype), fc.loc(node))
-    return build
-
-
-def _round(fc, args, kwargs, node):
-    if len(args) != 1:
-        fc.fail(node, "round() in kernels takes one argument")
-    v = fc.expr(args[0], node)
-    if v.type.kind in "iub":
-        return cast(fc, v, T.INT64, fc.loc(node))
-    ft = v.type.strong()
-    return cast(fc, ir.Intrinsic(ft, fc.loc(node), "math.rint", [v]), T.INT64, fc.loc(node))
-
-
-def _pow(fc, args, kwargs, node):
-    a, b = (fc.expr(x, node) for x in args)
-    return binop(fc, "pow", a, b, fc.loc(node))
-
-
-def _range(fc, args, kwargs, node):
-    fc.fail(node, "range() can only be used in a for loop", "write for i in range(...):")
-
-
-_BUILTINS = {
-    builtins.print: _print, builtins.len: _len, builtins.abs: _abs, builtins.min: _minmax("min"),
-    builtins.max: _minmax("max"), builtins.int: _conversion(np.int64),
-    builtins.float: _conversion(np.float64), builtins.bool: _conversion(np.bool_),
-    builtins.complex: _conversion(np.complex128), builtins.round: _round,
-    builtins.pow: _pow, builtins.range: _range,
-}

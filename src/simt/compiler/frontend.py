@@ -10,24 +10,19 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..lang.registry import Static
 from .source import Source
 from .errors import fail, CompileFailure
 from . import calls
-
-
-class Static:
-    """A compile-time Python value met in kernel code (a module, a constant, a dtype...)."""
-
-    def __init__(self, value, name=""):
-        self.value = value
-        self.name = name
 
 
 MAX_PASSES = 12
 
 
 class FrontEnd:
-    """Builds the typed IR of one kernel or device function for given argument types."""
+    """Builds the typed IR of one kernel or device function for given argument types.
+
+    It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
     def __init__(self, pyfunc, arg_types, is_kernel, stack=()):
         self.source = Source(pyfunc)
@@ -99,6 +94,8 @@ class FrontEnd:
 
     # ------------------------------------------------------------ helpers
     def loc(self, node):
+        if isinstance(node, ir.Loc):
+            return node
         line = getattr(node, "lineno", self.source.first_line)
         return ir.Loc(self.source.filename, line, getattr(node, "col_offset", 0),
                       getattr(node, "end_col_offset", 0) or 0, self.source.name)
@@ -444,6 +441,24 @@ class FrontEnd:
     def binop(self, op, lhs, rhs, node):
         return calls.binop(self, op, lhs, rhs, self.loc(node))
 
+    def call_device(self, target, args, loc):
+        """A call of @simt.device function target, typed for these arguments (its IR is
+        built once per argument types)."""
+        pyfunc = target.pyfunc
+        if pyfunc in self.stack:
+            self.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
+                      "rewrite the recursion as a loop with a simt.local.array stack")
+        arg_types = tuple(a.type for a in args)
+        function = target.ir_cache.get(arg_types)
+        if function is None:
+            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack).build()
+            target.ir_cache[arg_types] = function
+        self.callees[(pyfunc, arg_types)] = function
+        return ir.CallDevice(function.return_type, self.loc(loc), function, args)
+
+    def hoist(self, *stmts):
+        self.prelude.extend(stmts)
+
     def expr_UnaryOp(self, node):
         value = self.any(node.operand)
         if isinstance(value, Static) and isinstance(value.value, (int, float, complex, np.generic)):
@@ -503,7 +518,7 @@ class FrontEnd:
 
     # shared with the lang builders ------------------------------------------
     def cast(self, value, t, node):
-        return calls.cast(self, value, t, self.loc(node) if not isinstance(node, ir.Loc) else node)
+        return calls.cast(self, value, t, self.loc(node))
 
     def truth(self, value, node):
         return calls.truth(self, value, node)

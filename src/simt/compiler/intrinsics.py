@@ -1,12 +1,23 @@
-"""Lowering of registry intrinsics (lang/) to LLVM IR, by op name.
+"""Lowerings of registry entries (lang/) to LLVM IR, registered against the entries.
 
 What every target shares is here; what differs is asked of the target
-(special registers, libm versus libdevice names, fences, clocks)."""
+(special registers, libm versus libdevice names, fences). Entries may also
+carry their own lowerings in their lang/ module (lang/timers.py does)."""
 from llvmlite import ir as ll
 
 from . import ops
+from ..errors import NotSupportedError
 from ..ir import types as T
-from .lltypes import I1, I32, I64, const, scalar
+from ..lang import python as pylang
+from ..lang import textures as tex
+from ..lang.atomics import atomic
+from ..lang.groups import fns
+from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
+from ..lang.mathlib import BITCASTS, FAST_FUNCS, INT_FUNCS, MATH_FUNCS
+from ..lang.registry import lowering
+from ..lang.sync import threadfence, threadfence_block, threadfence_system
+from ..lang.warp import laneid
+from .lltypes import I1, I32, const, scalar
 
 # math functions that are LLVM intrinsics on every target
 LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
@@ -21,27 +32,34 @@ ATOMIC_OPS = {"add": ("add", "fadd"), "sub": ("sub", "fsub"), "exch": ("xchg", "
 
 
 def lower_intrinsic(em, e):
-    op = e.op
-    head = op.split(".")[0]
-    handler = _HANDLERS.get(op) or _HANDLERS.get(head)
-    if handler is None:
-        raise NotImplementedError(f"no lowering for intrinsic {op}")
-    return handler(em, e)
+    """The value of intrinsic node e, by its entry's lowering for this target."""
+    entry, target = e.entry, em.target.name
+    lower = entry.lowering_for(target)
+    if lower is None:
+        why = entry.unsupported.get(target, "it has no lowering for this device")
+        where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
+        raise NotSupportedError(f"{entry.python_name} is not supported on {target} devices: "
+                                f"{why}{where}")
+    return lower(em, e)
 
 
+@lowering(*[getattr(d, axis) for d in (threadIdx, blockIdx, blockDim, gridDim) for axis in "xyz"])
 def _special(em, e):
     return em.target.special(em, e.op)
 
 
+@lowering(warpSize)
 def _warp_size(em, e):
     return const(I32, 32)
 
 
+@lowering(threadfence_block, threadfence, threadfence_system)
 def _fence(em, e):
     em.target.emit_fence(em, e.attrs["scope"])
     return None
 
 
+@lowering(*atomic.entries())
 def _atomic(em, e):
     b = em.builder
     array = em.expr(e.args[0])
@@ -69,6 +87,7 @@ def _atomic(em, e):
     return em.target.atomic_rmw(em, name, address, values[0], t)
 
 
+@lowering(*MATH_FUNCS)
 def _math(em, e):
     name = e.op.split(".", 1)[1]
     args = [em.expr(a) for a in e.args]
@@ -109,11 +128,13 @@ def _predicate(em, name, x, t):
     return b.fcmp_ordered("<", fabs, inf)
 
 
+@lowering(*FAST_FUNCS)
 def _fast(em, e):
     args = [em.expr(a) for a in e.args]
     return em.target.fast_math(em, e.op.split(".", 1)[1], args)
 
 
+@lowering(*INT_FUNCS)
 def _int(em, e):
     b = em.builder
     name = e.op.split(".", 1)[1]
@@ -158,10 +179,13 @@ def _to_i32(b, v):
     return v
 
 
+@lowering(*BITCASTS)
 def _bitcast(em, e):
     return em.builder.bitcast(em.expr(e.args[0]), scalar(e.type))
 
 
+@lowering(pylang.complex_real, pylang.complex_imag, pylang.complex_conj, pylang.complex_make,
+          pylang.complex_abs)
 def _complex(em, e):
     b = em.builder
     name = e.op.split(".", 1)[1]
@@ -180,20 +204,21 @@ def _complex(em, e):
     raise NotImplementedError(name)
 
 
-def _clock64(em, e):
-    return em.target.clock64(em)
-
-
+@lowering(tex.fetch, tex.tex1D, tex.tex2D, tex.tex3D, tex.tex1DLayered, tex.tex2DLayered,
+          tex.tex2Dgather, tex.surf1Dread, tex.surf2Dread, tex.surf3Dread, tex.surf1Dwrite,
+          tex.surf2Dwrite, tex.surf3Dwrite)
 def _texture(em, e):
     """Texture fetches and surface reads/writes: wholly the target's (appendix H on the
     CPU, texture instructions on the GPU)."""
     return em.target.texture_op(em, e)
 
 
+@lowering(laneid)
 def _laneid(em, e):
     return em.target.laneid(em)
 
 
+@lowering(fns)
 def _fns(em, e):
     """Position of the n-th (from 0) set bit of a uint32 mask, or -1 (PTX fns): a
     five-step binary search on population counts, the same code on every target."""
@@ -209,16 +234,3 @@ def _fns(em, e):
         n = b.select(up, b.sub(n, count), n)
         pos = b.select(up, b.add(pos, const(I32, width)), pos)
     return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
-
-
-def _nanosleep(em, e):
-    em.target.nanosleep(em, em.expr(e.args[0]))
-    return None
-
-
-_HANDLERS = {
-    "threadIdx": _special, "blockIdx": _special, "blockDim": _special, "gridDim": _special,
-    "warpSize": _warp_size, "fence": _fence, "atomic": _atomic, "math": _math, "fast": _fast,
-    "int": _int, "bitcast": _bitcast, "complex": _complex, "clock64": _clock64,
-    "nanosleep": _nanosleep, "laneid": _laneid, "fns": _fns, "tex": _texture, "surf": _texture,
-}

@@ -141,10 +141,11 @@ class TupleGet(Expr):
 
 @dataclass(eq=False)
 class Intrinsic(Expr):
-    """A call of a registry intrinsic (lang/registry.py) by its op name."""
+    """A call of a registry intrinsic; ``entry`` (lang/registry.py) holds its lowerings."""
     op: str
     args: list[Expr]
     attrs: dict = field(default_factory=dict)
+    entry: Any = None
 
 
 @dataclass(eq=False)

@@ -1,14 +1,16 @@
-"""What kernel code may name. Declarations with docs and typing rules; the
-code generator lowers them by op name (see registry.py)."""
-from .registry import REGISTRY, Intrinsic, Namespace
+"""What kernel code may name: registry entries with docs, typing rules and
+lowerings (see registry.py)."""
+from .registry import REGISTRY, Intrinsic, Namespace, Static
+from . import python
 from .indices import threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize
 from .memory import shared, local, const, Constant, Global
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                    threadfence, threadfence_block, threadfence_system)
 from .atomics import atomic
-from .mathlib import (math_ns as math, PYTHON_MATH, float_as_int, int_as_float, float_as_uint,
+from .mathlib import (math_ns as math, float_as_int, int_as_float, float_as_uint,
                       uint_as_float, double_as_longlong, longlong_as_double)
-from .misc import clock64, nanosleep, ldg
+from .misc import ldg
+from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
                    reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync,
                    reduce_or_sync, reduce_xor_sync, shfl_sync, shfl_up_sync, shfl_down_sync,

@@ -50,8 +50,9 @@ def _rmw_builder(name, allowed):
         elem = array.type.element
         indices = _index_list(fc, array, idx, loc)
         value = fc.cast(val, elem, loc)
-        return ir.Intrinsic(elem, loc, "atomic", [array, value] + indices,
-                            {"op": name.rstrip("_"), "label": fc.label_of(args[0])})
+        return getattr(atomic, name).node(elem, loc, [array, value] + indices,
+                                          {"op": name.rstrip("_"), "label": fc.label_of(args[0])},
+                                          op="atomic")
     return build
 
 
@@ -62,9 +63,9 @@ def _cas_build(fc, args, kwargs, loc):
     _check_array(fc, array, "cas", loc, _INTS | _FLOATS)
     elem = array.type.element
     indices = _index_list(fc, array, idx, loc)
-    return ir.Intrinsic(elem, loc, "atomic", [array, fc.cast(compare, elem, loc),
-                                              fc.cast(val, elem, loc)] + indices,
-                        {"op": "cas", "label": fc.label_of(args[0])})
+    return atomic.cas.node(elem, loc, [array, fc.cast(compare, elem, loc),
+                                       fc.cast(val, elem, loc)] + indices,
+                           {"op": "cas", "label": fc.label_of(args[0])}, op="atomic")
 
 
 def _make():

@@ -1,378 +1,18 @@
 """Cooperative groups (guide appendix C): ``from simt import cg``.
 
 Groups are compile-time values in the front end: ``block = cg.this_thread_block()`` binds a
-name to a group object, and its methods build IR when called. A tile of static size n is a
-set of n consecutive lanes of a warp; its collectives are the warp functions of
-lang/warp.py with the tile's lane mask (and ``width=n`` for shuffles), so the CPU and the
-GPU share them. Ranks and sizes are int32 (API.md).
+name to a group object (lang/groups.py), and its methods build IR when called. A tile of
+static size n is a set of n consecutive lanes of a warp; its collectives are the warp
+functions of lang/warp.py with the tile's lane mask (and ``width=n`` for shuffles), so the
+CPU and the GPU share them. Ranks and sizes are int32 (API.md).
 """
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic
-from .warp import FULL_MASK, mask_arg, reduce_value, shuffle_value, warp_op
-
-
-class Method:
-    """A method of a group, bound to it; called in kernels only."""
-
-    kernel_callable = True
-
-    def __init__(self, group, name, build):
-        self.group, self.name, self.builder = group, name, build
-        self.python_name = f"{type(group).__name__}.{name}"
-
-    def build(self, fc, args, kwargs, loc):
-        if kwargs:
-            fc.fail(loc, f"{self.python_name}() takes positional arguments only")
-        return self.builder(fc, list(args), loc)
-
-    def __call__(self, *args):
-        raise RuntimeError(f"{self.python_name}() can only be called inside a kernel")
-
-
-class Group:
-    """Base of the group types; ``compile_time`` lets the front end bind it to a name."""
-
-    compile_time = True
-    methods = ()
-
-    def __getattr__(self, name):
-        if name in type(self).methods:
-            return Method(self, name, getattr(self, "_" + name))
-        raise AttributeError(f"{type(self).__name__} has no method '{name}' in kernels "
-                             f"(it has: {', '.join(type(self).methods)})")
-
-
-def _i32(fc, op, loc):
-    return ir.Intrinsic(T.INT32, loc, op, [])
-
-
-def _bin(op, a, b, loc, t=T.INT32):
-    return ir.BinOp(t, loc, op, a, b)
-
-
-def _const(value, t=T.INT32, loc=None):
-    return ir.Const(t, loc, value)
-
-
-def flat_rank(fc, loc):
-    """threadIdx as one int32 rank: x + y * bx + z * bx * by."""
-    zy = _bin("add", _bin("mul", _i32(fc, "threadIdx.z", loc), _i32(fc, "blockDim.y", loc), loc),
-              _i32(fc, "threadIdx.y", loc), loc)
-    return _bin("add", _bin("mul", zy, _i32(fc, "blockDim.x", loc), loc),
-                _i32(fc, "threadIdx.x", loc), loc)
-
-
-def block_size(fc, loc):
-    return _bin("mul", _bin("mul", _i32(fc, "blockDim.x", loc), _i32(fc, "blockDim.y", loc), loc),
-                _i32(fc, "blockDim.z", loc), loc)
-
-
-def _dim3(fc, name, loc):
-    items = [_i32(fc, f"{name}.{axis}", loc) for axis in "xyz"]
-    return ir.TupleExpr(T.Tuple([T.INT32] * 3), loc, items)
-
-
-def _no_args(fc, args, name, loc):
-    if args:
-        fc.fail(loc, f"{name}() takes no arguments")
-
-
-class ThreadBlock(Group):
-    """cg.this_thread_block(): the threads of this block."""
-
-    methods = ("sync", "thread_rank", "size", "num_threads", "group_index", "thread_index",
-               "group_dim")
-
-    def _sync(self, fc, args, loc):
-        _no_args(fc, args, "thread_block.sync", loc)
-        return ir.Barrier(loc)
-
-    def _thread_rank(self, fc, args, loc):
-        return flat_rank(fc, loc)
-
-    def _size(self, fc, args, loc):
-        return block_size(fc, loc)
-
-    _num_threads = _size
-
-    def _group_index(self, fc, args, loc):
-        return _dim3(fc, "blockIdx", loc)
-
-    def _thread_index(self, fc, args, loc):
-        return _dim3(fc, "threadIdx", loc)
-
-    def _group_dim(self, fc, args, loc):
-        return _dim3(fc, "blockDim", loc)
-
-    def lanes(self):
-        return None
-
-
-class Tile(Group):
-    """cg.tiled_partition(parent, n): n consecutive lanes of a warp (n a power of 2, <= 32)."""
-
-    methods = ("sync", "thread_rank", "size", "num_threads", "meta_group_rank",
-               "meta_group_size", "shfl", "shfl_up", "shfl_down", "shfl_xor", "any", "all",
-               "ballot", "match_any", "match_all")
-
-    def __init__(self, parent, n):
-        self.parent, self.n = parent, n
-
-    def mask(self, fc, loc):
-        """uint32 lane mask of this thread's tile."""
-        if self.n == 32:
-            return _const(FULL_MASK, T.UINT32, loc)
-        lane = ir.Cast(T.UINT32, loc, ir.Intrinsic(T.INT32, loc, "laneid", []))
-        first = _bin("and", lane, _const(~(self.n - 1) & 0xFFFFFFFF, T.UINT32), loc, T.UINT32)
-        return _bin("lshift", _const((1 << self.n) - 1, T.UINT32), first, loc, T.UINT32)
-
-    def first_lane(self, fc, loc):
-        lane = ir.Intrinsic(T.INT32, loc, "laneid", [])
-        return _bin("and", lane, _const(~(self.n - 1)), loc)
-
-    def _sync(self, fc, args, loc):
-        _no_args(fc, args, "tile.sync", loc)
-        return ir.WarpOp(loc, None, "syncwarp", [self.mask(fc, loc)], T.VOID)
-
-    def _thread_rank(self, fc, args, loc):
-        return _bin("and", ir.Intrinsic(T.INT32, loc, "laneid", []), _const(self.n - 1), loc)
-
-    def _size(self, fc, args, loc):
-        return _const(self.n, T.INT32, loc)
-
-    _num_threads = _size
-
-    def _meta_group_rank(self, fc, args, loc):
-        if isinstance(self.parent, Tile):
-            inside = _bin("and", ir.Intrinsic(T.INT32, loc, "laneid", []),
-                          _const(self.parent.n - 1), loc)
-            return _bin("floordiv", inside, _const(self.n), loc)
-        return _bin("floordiv", flat_rank(fc, loc), _const(self.n), loc)
-
-    def _meta_group_size(self, fc, args, loc):
-        if isinstance(self.parent, Tile):
-            return _const(self.parent.n // self.n, T.INT32, loc)
-        return _bin("floordiv", _bin("add", block_size(fc, loc), _const(self.n - 1), loc),
-                    _const(self.n), loc)
-
-    def _shuffle(self, kind, fc, args, loc):
-        if len(args) != 2:
-            fc.fail(loc, f"tile.{kind}(value, {'src_rank' if kind == 'shfl' else 'delta'}) "
-                    "takes two arguments")
-        from .warp import int32_arg
-        v = shuffle_value(fc, args[0], f"tile.{kind}", loc)
-        op = {"shfl": "idx", "shfl_up": "up", "shfl_down": "down", "shfl_xor": "bfly"}[kind]
-        operands = [self.mask(fc, loc), v, int32_arg(fc, args[1], loc), _const(self.n)]
-        return warp_op(fc, "shfl." + op, operands, v.type, loc)
-
-    def _shfl(self, fc, args, loc):
-        return self._shuffle("shfl", fc, args, loc)
-
-    def _shfl_up(self, fc, args, loc):
-        return self._shuffle("shfl_up", fc, args, loc)
-
-    def _shfl_down(self, fc, args, loc):
-        return self._shuffle("shfl_down", fc, args, loc)
-
-    def _shfl_xor(self, fc, args, loc):
-        return self._shuffle("shfl_xor", fc, args, loc)
-
-    def _vote(self, kind, fc, args, loc):
-        if len(args) != 1:
-            fc.fail(loc, f"tile.{kind}(predicate) takes one argument")
-        p = fc.truth(fc.expr(args[0], loc), loc)
-        result = T.UINT32 if kind == "ballot" else T.INT32
-        value = warp_op(fc, "vote." + kind, [self.mask(fc, loc), p], result, loc)
-        return self.relative(value, loc) if kind == "ballot" else value
-
-    def relative(self, lanes_mask, loc):
-        """A warp lane mask as tile ranks: bit r for the tile's rank r (as CUDA's tiles give)."""
-        if self.n == 32:
-            return lanes_mask
-        first = ir.Cast(T.UINT32, loc, self.first_lane(None, loc))
-        return _bin("rshift", lanes_mask, first, loc, T.UINT32)
-
-    def _any(self, fc, args, loc):
-        return self._vote("any", fc, args, loc)
-
-    def _all(self, fc, args, loc):
-        return self._vote("all", fc, args, loc)
-
-    def _ballot(self, fc, args, loc):
-        return self._vote("ballot", fc, args, loc)
-
-    def _match_any(self, fc, args, loc):
-        v = shuffle_value(fc, fc.one_arg(args, "tile.match_any", loc), "tile.match_any", loc)
-        value = warp_op(fc, "match.any", [self.mask(fc, loc), v], T.UINT32, loc)
-        return self.relative(value, loc)
-
-    def _match_all(self, fc, args, loc):
-        v = shuffle_value(fc, fc.one_arg(args, "tile.match_all", loc), "tile.match_all", loc)
-        pair = warp_op(fc, "match.all", [self.mask(fc, loc), v],
-                       T.Tuple([T.UINT32, T.INT32]), loc)
-        mask = self.relative(ir.TupleGet(T.UINT32, loc, pair, 0), loc)
-        return ir.TupleExpr(pair.type, loc, [mask, ir.TupleGet(T.INT32, loc, pair, 1)])
-
-    def lanes(self):
-        return self.n
-
-
-class Coalesced(Group):
-    """cg.coalesced_threads(): the lanes of this warp that run this call together."""
-
-    methods = ("sync", "thread_rank", "size", "num_threads", "meta_group_rank",
-               "meta_group_size", "shfl", "shfl_up", "shfl_down", "any", "all", "ballot",
-               "match_any", "match_all")
-
-    def __init__(self, mask_var):
-        self.mask_var = mask_var
-
-    def mask(self, fc, loc):
-        return ir.Var(T.UINT32, loc, self.mask_var)
-
-    def _sync(self, fc, args, loc):
-        return ir.WarpOp(loc, None, "syncwarp", [self.mask(fc, loc)], T.VOID)
-
-    def _popc(self, value, loc):
-        return ir.Intrinsic(T.INT32, loc, "int.popc", [value])
-
-    def _thread_rank(self, fc, args, loc):
-        lane = ir.Cast(T.UINT32, loc, ir.Intrinsic(T.INT32, loc, "laneid", []))
-        below = _bin("sub", _bin("lshift", _const(1, T.UINT32), lane, loc, T.UINT32),
-                     _const(1, T.UINT32), loc, T.UINT32)
-        return self._popc(_bin("and", self.mask(fc, loc), below, loc, T.UINT32), loc)
-
-    def _size(self, fc, args, loc):
-        return self._popc(self.mask(fc, loc), loc)
-
-    _num_threads = _size
-
-    def _meta_group_rank(self, fc, args, loc):
-        return _const(0, T.INT32, loc)
-
-    def _meta_group_size(self, fc, args, loc):
-        return _const(1, T.INT32, loc)
-
-    def _lane_of(self, rank, loc):
-        """The lane of a rank, or -1 (out of range)."""
-        return ir.Intrinsic(T.INT32, loc, "fns", [self.mask(None, loc),
-                                                   ir.Cast(T.UINT32, loc, rank)])
-
-    def _shuffle(self, kind, fc, args, loc):
-        from .warp import int32_arg
-        if len(args) != 2:
-            fc.fail(loc, f"group.{kind}(value, n) takes two arguments")
-        v = shuffle_value(fc, args[0], f"group.{kind}", loc)
-        n = int32_arg(fc, args[1], loc)
-        rank = self._thread_rank(fc, [], loc)
-        source = {"shfl": lambda: n, "shfl_up": lambda: _bin("sub", rank, n, loc),
-                  "shfl_down": lambda: _bin("add", rank, n, loc)}[kind]()
-        lane = self._lane_of(source, loc)
-        own = ir.Intrinsic(T.INT32, loc, "laneid", [])
-        valid = ir.Logical(T.BOOL, loc, "and", ir.Compare(T.BOOL, loc, "ge", source, _const(0)),
-                           ir.Compare(T.BOOL, loc, "ge", lane, _const(0)))
-        lane = ir.IfExp(T.INT32, loc, valid, lane, own)
-        return warp_op(fc, "shfl.idx", [self.mask(fc, loc), v, lane, _const(32)], v.type, loc)
-
-    def _shfl(self, fc, args, loc):
-        return self._shuffle("shfl", fc, args, loc)
-
-    def _shfl_up(self, fc, args, loc):
-        return self._shuffle("shfl_up", fc, args, loc)
-
-    def _shfl_down(self, fc, args, loc):
-        return self._shuffle("shfl_down", fc, args, loc)
-
-    def _any(self, fc, args, loc):
-        p = fc.truth(fc.expr(fc.one_arg(args, "group.any", loc), loc), loc)
-        return warp_op(fc, "vote.any", [self.mask(fc, loc), p], T.INT32, loc)
-
-    def _all(self, fc, args, loc):
-        p = fc.truth(fc.expr(fc.one_arg(args, "group.all", loc), loc), loc)
-        return warp_op(fc, "vote.all", [self.mask(fc, loc), p], T.INT32, loc)
-
-    def rank_bit(self, fc, loc):
-        """uint32 with bit ``thread_rank()`` set."""
-        rank = ir.Cast(T.UINT32, loc, self._thread_rank(fc, [], loc))
-        return _bin("lshift", _const(1, T.UINT32), rank, loc, T.UINT32)
-
-    def packed(self, fc, mask, loc):
-        """The members named in the warp lane mask ``mask`` (a subset of the group that
-        every lane of ``mask`` holds) as group ranks: bit r for rank r, as CUDA's
-        coalesced_group packs its ballots. An or-reduction of each lane's rank bit over
-        ``mask`` does it in one warp operation."""
-        return warp_op(fc, "reduce.or", [mask, self.rank_bit(fc, loc)], T.UINT32, loc)
-
-    def _ballot(self, fc, args, loc):
-        p = fc.truth(fc.expr(fc.one_arg(args, "group.ballot", loc), loc), loc)
-        bit = ir.IfExp(T.UINT32, loc, p, self.rank_bit(fc, loc), _const(0, T.UINT32, loc))
-        return warp_op(fc, "reduce.or", [self.mask(fc, loc), bit], T.UINT32, loc)
-
-    def _match_any(self, fc, args, loc):
-        v = shuffle_value(fc, fc.one_arg(args, "group.match_any", loc), "group.match_any", loc)
-        lanes = warp_op(fc, "match.any", [self.mask(fc, loc), v], T.UINT32, loc)
-        return self.packed(fc, lanes, loc)
-
-    def _match_all(self, fc, args, loc):
-        v = shuffle_value(fc, fc.one_arg(args, "group.match_all", loc), "group.match_all", loc)
-        pair = warp_op(fc, "match.all", [self.mask(fc, loc), v],
-                       T.Tuple([T.UINT32, T.INT32]), loc)
-        pred = ir.TupleGet(T.INT32, loc, pair, 1)
-        # every member matched: the packed mask is ranks 0 .. size - 1
-        unused = ir.Cast(T.UINT32, loc, _bin("sub", _const(32), self._size(fc, [], loc), loc))
-        everyone = _bin("rshift", _const(FULL_MASK, T.UINT32), unused, loc, T.UINT32)
-        matched = ir.Compare(T.BOOL, loc, "ne", pred, _const(0))
-        mask = ir.IfExp(T.UINT32, loc, matched, everyone, _const(0, T.UINT32, loc))
-        return ir.TupleExpr(pair.type, loc, [mask, pred])
-
-    def lanes(self):
-        return None
-
-
-class Grid(Group):
-    """cg.this_grid(): every thread of the launch; sync() needs kernel.launch_cooperative."""
-
-    methods = ("sync", "thread_rank", "size", "num_threads", "group_dim")
-
-    def _sync(self, fc, args, loc):
-        _no_args(fc, args, "grid.sync", loc)
-        return ir.GridSync(loc)
-
-    def _block_rank(self, fc, loc):
-        zy = _bin("add", _bin("mul", _i32(fc, "blockIdx.z", loc), _i32(fc, "gridDim.y", loc), loc),
-                  _i32(fc, "blockIdx.y", loc), loc)
-        return _bin("add", _bin("mul", zy, _i32(fc, "gridDim.x", loc), loc),
-                    _i32(fc, "blockIdx.x", loc), loc)
-
-    def _thread_rank(self, fc, args, loc):
-        return _bin("add", _bin("mul", self._block_rank(fc, loc), block_size(fc, loc), loc),
-                    flat_rank(fc, loc), loc)
-
-    def _size(self, fc, args, loc):
-        blocks = _bin("mul", _bin("mul", _i32(fc, "gridDim.x", loc), _i32(fc, "gridDim.y", loc),
-                                  loc), _i32(fc, "gridDim.z", loc), loc)
-        return _bin("mul", blocks, block_size(fc, loc), loc)
-
-    _num_threads = _size
-
-    def _group_dim(self, fc, args, loc):
-        return _dim3(fc, "gridDim", loc)
-
-
-# ------------------------------------------------------------------ free functions
-def _group_arg(fc, value, what, loc, kinds=(Group,)):
-    from ..compiler.frontend import Static
-    if not (isinstance(value, Static) and isinstance(value.value, kinds)):
-        names = " or ".join(k.__name__ for k in kinds)
-        fc.fail(loc, f"{what} needs a group ({names}) here",
-                "bind it first: block = cg.this_thread_block(); tile = cg.tiled_partition(block, 32)")
-    return value.value
-
-
-def _static(value):
-    from ..compiler.frontend import Static
-    return Static(value)
+from .cg_copy import memcpy_async, wait, wait_prior
+from .cg_partition import binary_partition, labeled_partition
+from .groups import (Coalesced, Grid, ThreadBlock, Tile, _bin, _const, _group_arg, _static)
+from .registry import Intrinsic, Static
+from .warp import reduce_value, shuffle_value, warp_op
 
 
 def _this_thread_block(fc, args, kwargs, loc):
@@ -424,16 +64,14 @@ bit_xor = Operator("bit_xor", "xor", "xor", "a ^ b")
 
 
 def _combine(fc, op, a, b, loc):
-    from ..compiler import calls
     if isinstance(op, Operator):
         if op.binop in ("and", "or", "xor") and a.type.kind not in "iub":
             fc.fail(loc, f"cg.{op.name} needs integers, got {a.type}")
-        return fc.cast(calls.binop(fc, op.binop, a, b, loc), a.type, loc)
-    return fc.cast(calls.call_device(fc, op, [a, b], loc), a.type, loc)
+        return fc.cast(fc.binop(op.binop, a, b, loc), a.type, loc)
+    return fc.cast(fc.call_device(op, [a, b], loc), a.type, loc)
 
 
 def _reduce(fc, args, kwargs, loc):
-    from ..compiler.frontend import Static
     if len(args) != 3 or kwargs:
         fc.fail(loc, "cg.reduce(group, value, op) takes a group, a value and an operator")
     group = _group_arg(fc, args[0], "cg.reduce", loc, (Tile, Coalesced))
@@ -451,13 +89,13 @@ def _reduce(fc, args, kwargs, loc):
     if isinstance(group, Coalesced):
         return _reduce_coalesced(fc, group, v, op, loc)
     name = fc.temp("reduce")
-    fc.prelude.extend(fc.bind_name(name, v, loc))
+    fc.hoist(*fc.bind_name(name, v, loc))
     offset = group.n // 2
     while offset:
         current = ir.Var(v.type, loc, name)
         other = warp_op(fc, "shfl.bfly", [group.mask(fc, loc), current, _const(offset),
                                           _const(group.n)], v.type, loc)
-        fc.prelude.extend(fc.bind_name(name, _combine(fc, op, current, other, loc), loc))
+        fc.hoist(*fc.bind_name(name, _combine(fc, op, current, other, loc), loc))
         offset //= 2
     return ir.Var(v.type, loc, name)
 
@@ -466,7 +104,7 @@ def _reduce_coalesced(fc, group, v, op, loc):
     """A tree over ranks for any member count (shfl_down by rank, as the group's own
     shfl_down does), then rank 0's total to every member."""
     name = fc.temp("reduce")
-    fc.prelude.extend(fc.bind_name(name, v, loc))
+    fc.hoist(*fc.bind_name(name, v, loc))
     size = group._size(fc, [], loc)
     for offset in (1, 2, 4, 8, 16):
         current = ir.Var(v.type, loc, name)
@@ -474,29 +112,27 @@ def _reduce_coalesced(fc, group, v, op, loc):
         rank = group._thread_rank(fc, [], loc)
         inside = ir.Compare(T.BOOL, loc, "lt", _bin("add", rank, _const(offset), loc), size)
         combined = ir.IfExp(v.type, loc, inside, _combine(fc, op, current, other, loc), current)
-        fc.prelude.extend(fc.bind_name(name, combined, loc))
+        fc.hoist(*fc.bind_name(name, combined, loc))
     return group._shuffle("shfl", fc, [ir.Var(v.type, loc, name), _static(0)], loc)
 
 
 this_thread_block = Intrinsic("cg.this_thread_block", "cg.this_thread_block(): the group of "
                               "this block's threads.", _this_thread_block,
-                              python_name="cg.this_thread_block")
+                              python_name="cg.this_thread_block", lowered_as=())
 this_grid = Intrinsic("cg.this_grid", "cg.this_grid(): every thread of the launch; its sync() "
-                      "needs kernel.launch_cooperative.", _this_grid, python_name="cg.this_grid")
+                      "needs kernel.launch_cooperative.", _this_grid,
+                      python_name="cg.this_grid", lowered_as=())
 coalesced_threads = Intrinsic("cg.coalesced_threads", "cg.coalesced_threads(): the lanes of "
                               "this warp executing this call together.", _coalesced_threads,
-                              python_name="cg.coalesced_threads")
+                              python_name="cg.coalesced_threads", lowered_as=(ir.WarpOp,))
 tiled_partition = Intrinsic("cg.tiled_partition", "cg.tiled_partition(parent, n): tiles of n "
                             "consecutive threads (n = 1, 2, 4, 8, 16, 32).", _tiled_partition,
-                            python_name="cg.tiled_partition")
+                            python_name="cg.tiled_partition", lowered_as=())
 sync = Intrinsic("cg.sync", "cg.sync(group): group.sync().", _sync, statement=True,
-                 python_name="cg.sync")
+                 python_name="cg.sync", lowered_as=(ir.Barrier, ir.WarpOp, ir.GridSync))
 reduce = Intrinsic("cg.reduce", "cg.reduce(group, value, op): op over the group's values, "
                    "returned to every member (tiles and coalesced groups).", _reduce,
-                   python_name="cg.reduce")
-
-from .cg_partition import binary_partition, labeled_partition  # noqa: E402 (they use the classes above)
-from .cg_copy import memcpy_async, wait, wait_prior  # noqa: E402
+                   python_name="cg.reduce", lowered_as=(ir.WarpOp, ir.BinOp, ir.IfExp))
 
 __all__ = ["this_thread_block", "this_grid", "coalesced_threads", "tiled_partition", "sync",
            "reduce", "plus", "less", "greater", "bit_and", "bit_or", "bit_xor",

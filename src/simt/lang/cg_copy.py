@@ -9,7 +9,7 @@ visible to the group: it is the group's sync. Programs written for the asynchron
 """
 from ..ir import nodes as ir
 from ..ir import types as T
-from .cg import Coalesced, ThreadBlock, Tile, _group_arg
+from .groups import Coalesced, ThreadBlock, Tile, _group_arg
 from .registry import Intrinsic
 
 _GROUPS = (ThreadBlock, Tile, Coalesced)
@@ -67,7 +67,7 @@ def _memcpy_async(fc, args, kwargs, loc):
                 "copy into a shared or global array")
     count = fc.temp("copy_count")
     least = ir.BinOp(T.INT64, loc, "min", dst_count, src_count)
-    fc.prelude.extend(fc.bind_name(count, ir.BinOp(T.INT64, loc, "max", least,
+    fc.hoist(*fc.bind_name(count, ir.BinOp(T.INT64, loc, "max", least,
                                                    ir.Const(T.INT64, loc, 0)), loc))
     k = fc.temp("copy")
     fc.assign_type(k, T.INT64, loc)
@@ -75,7 +75,7 @@ def _memcpy_async(fc, args, kwargs, loc):
     body = [ir.Store(loc, dst, [ir.Var(T.INT64, loc, k)], element, _label(dst, "dst"))]
     rank = fc.cast(group._thread_rank(fc, [], loc), T.INT64, loc)
     size = fc.cast(group._size(fc, [], loc), T.INT64, loc)
-    fc.prelude.append(ir.ForRange(loc, k, rank, ir.Var(T.INT64, loc, count), size, body))
+    fc.hoist(ir.ForRange(loc, k, rank, ir.Var(T.INT64, loc, count), size, body))
     return ir.Var(T.INT64, loc, count)
 
 
@@ -100,10 +100,12 @@ memcpy_async = Intrinsic(
     "cg.memcpy_async", "cg.memcpy_async(group, dst, dst_count, src, src_count) or "
     "(group, dst, src): the group copies min(dst_count, src_count) elements of 1-d arrays "
     "(dst_count = dst.shape[0] ... in the short form) and returns that count (int64); read "
-    "dst after cg.wait(group).", _memcpy_async, python_name="cg.memcpy_async")
+    "dst after cg.wait(group).", _memcpy_async, python_name="cg.memcpy_async",
+    lowered_as=(ir.ForRange, ir.Load, ir.Store))
 wait = Intrinsic("cg.wait", "cg.wait(group): the group's copies are complete and visible to "
                  "every member (a sync of the group).", _wait, statement=True,
-                 python_name="cg.wait")
+                 python_name="cg.wait", lowered_as=(ir.Barrier, ir.WarpOp))
 wait_prior = Intrinsic("cg.wait_prior", "cg.wait_prior(group, n): CUDA's wait_prior<n>; "
                        "copies are never left in flight here, so it is cg.wait(group).",
-                       _wait_prior, statement=True, python_name="cg.wait_prior")
+                       _wait_prior, statement=True, python_name="cg.wait_prior",
+                       lowered_as=(ir.Barrier, ir.WarpOp))

@@ -5,8 +5,9 @@ run-time lane mask is the result of one ``match_any`` over the parent's mask, so
 of the parent that pass equal labels get the same mask. The CPU and the GPU share it:
 ``match_any`` is a warp operation on both (docs/warp.md).
 """
+from ..ir import nodes as ir
 from ..ir import types as T
-from .cg import Coalesced, Tile, _group_arg, _static
+from .groups import Coalesced, Tile, _group_arg, _static
 from .registry import Intrinsic
 from .warp import shuffle_value, warp_op
 
@@ -48,8 +49,10 @@ def _binary_partition(fc, args, kwargs, loc):
 labeled_partition = Intrinsic(
     "cg.labeled_partition", "cg.labeled_partition(group, label): the coalesced group of the "
     "members of group (a tile or a coalesced group) whose integer label equals this "
-    "thread's.", _labeled_partition, python_name="cg.labeled_partition")
+    "thread's.", _labeled_partition, python_name="cg.labeled_partition",
+    lowered_as=(ir.WarpOp,))
 binary_partition = Intrinsic(
     "cg.binary_partition", "cg.binary_partition(group, pred): the coalesced group of the "
     "members of group (a tile or a coalesced group) whose predicate has this thread's truth "
-    "value.", _binary_partition, python_name="cg.binary_partition")
+    "value.", _binary_partition, python_name="cg.binary_partition",
+    lowered_as=(ir.WarpOp,))

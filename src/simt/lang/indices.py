@@ -4,9 +4,9 @@ from ..ir import types as T
 from .registry import Intrinsic
 
 
-def _special(op):
+def _reader(entry):
     def build(fc, args, kwargs, loc):
-        return ir.Intrinsic(T.INT32, loc, op, [])
+        return entry.node(T.INT32, loc, [])
     return build
 
 
@@ -17,8 +17,14 @@ class Dim3Special:
         self.__name__ = name
         self.__doc__ = doc
         for axis in "xyz":
-            setattr(self, axis, Intrinsic(f"{name}.{axis}", f"{doc} ({axis} component, int32)",
-                                          _special(f"{name}.{axis}"), value=True))
+            entry = Intrinsic(f"{name}.{axis}", f"{doc} ({axis} component, int32)", None,
+                              value=True)
+            entry.build = _reader(entry)
+            setattr(self, axis, entry)
+
+    def read(self, axis, loc):
+        """The int32 IR read of one component."""
+        return getattr(self, axis).node(T.INT32, loc, [])
 
     def __repr__(self):
         return f"<simt {self.__name__}>"
@@ -29,20 +35,21 @@ blockIdx = Dim3Special("blockIdx", "Index of this block within the grid")
 blockDim = Dim3Special("blockDim", "Threads per block in each dimension")
 gridDim = Dim3Special("gridDim", "Blocks in the grid in each dimension")
 
-warpSize = Intrinsic("warpSize", "Threads per warp (32), int32", _special("warpSize"), value=True)
+warpSize = Intrinsic("warpSize", "Threads per warp (32), int32", None, value=True)
+warpSize.build = _reader(warpSize)
+
+
+def _as64(special, axis, loc):
+    return ir.Cast(T.INT64, loc, special.read(axis, loc))
 
 
 def _global_index(fc, axis, loc):
-    def as64(op):
-        return ir.Cast(T.INT64, loc, ir.Intrinsic(T.INT32, loc, op, []))
-    block = ir.BinOp(T.INT64, loc, "mul", as64(f"blockIdx.{axis}"), as64(f"blockDim.{axis}"))
-    return ir.BinOp(T.INT64, loc, "add", block, as64(f"threadIdx.{axis}"))
+    block = ir.BinOp(T.INT64, loc, "mul", _as64(blockIdx, axis, loc), _as64(blockDim, axis, loc))
+    return ir.BinOp(T.INT64, loc, "add", block, _as64(threadIdx, axis, loc))
 
 
 def _global_size(fc, axis, loc):
-    def as64(op):
-        return ir.Cast(T.INT64, loc, ir.Intrinsic(T.INT32, loc, op, []))
-    return ir.BinOp(T.INT64, loc, "mul", as64(f"blockDim.{axis}"), as64(f"gridDim.{axis}"))
+    return ir.BinOp(T.INT64, loc, "mul", _as64(blockDim, axis, loc), _as64(gridDim, axis, loc))
 
 
 def _grid_builder(one_axis):
@@ -57,6 +64,7 @@ def _grid_builder(one_axis):
 
 grid = Intrinsic("grid", "simt.grid(ndim): this thread's absolute index in the grid, int64 "
                  "(a tuple for ndim 2 or 3): blockIdx * blockDim + threadIdx.",
-                 _grid_builder(_global_index))
+                 _grid_builder(_global_index), lowered_as=(ir.BinOp, ir.Cast, ir.TupleExpr))
 gridsize = Intrinsic("gridsize", "simt.gridsize(ndim): total threads in the grid along each "
-                     "dimension, int64: blockDim * gridDim.", _grid_builder(_global_size))
+                     "dimension, int64: blockDim * gridDim.", _grid_builder(_global_size),
+                     lowered_as=(ir.BinOp, ir.Cast, ir.TupleExpr))

@@ -37,24 +37,28 @@ def _array_like_build(fc, args, kwargs, loc):
     return ir.ArrayRef(decl.type, loc, decl)
 
 
+_ARRAY = (ir.ArrayRef,)    # declared memory: the code generator places each MemoryDecl
 shared = Namespace(
     "simt.shared", "Shared memory: one array per block, visible to all its threads.",
     array=Intrinsic("shared.array", "simt.shared.array(shape, dtype): a __shared__ array of a "
-                    "compile-time shape, uninitialized, one per block.", _array_builder("shared")),
+                    "compile-time shape, uninitialized, one per block.", _array_builder("shared"),
+                    lowered_as=_ARRAY),
     dynamic=Intrinsic("shared.dynamic", "simt.shared.dynamic(dtype): the extern __shared__ array "
                       "sized by the launch's shared_bytes (shared_bytes // itemsize elements).",
-                      _dynamic_build))
+                      _dynamic_build, lowered_as=_ARRAY))
 
 local = Namespace(
     "simt.local", "Per-thread local arrays.",
     array=Intrinsic("local.array", "simt.local.array(shape, dtype): a per-thread array of a "
-                    "compile-time shape, uninitialized.", _array_builder("local")))
+                    "compile-time shape, uninitialized.", _array_builder("local"),
+                    lowered_as=_ARRAY))
 
 const = Namespace(
     "simt.const", "Constant memory baked into the kernel.",
     array_like=Intrinsic("const.array_like", "simt.const.array_like(host_array): a read-only "
                          "__constant__ copy of a module-level NumPy array, baked in at compile "
-                         "time (its contents are part of the cache key).", _array_like_build))
+                         "time (its contents are part of the cache key).", _array_like_build,
+                         lowered_as=_ARRAY))
 
 
 class _Symbol:

@@ -1,34 +1,99 @@
 """The one registry of names kernels may call.
 
-Each entry (an ``Intrinsic``) carries its op name, its documentation, and a
-``build`` rule that types a call and returns the IR node. Lowering lives in
-the code generator's table, keyed by the same op; devices that lack a
-lowering raise NotSupportedError with the entry's ``unsupported`` text.
-"""
+Each entry (an ``Intrinsic``) holds in one place its documentation, its typing
+rule (``build``) and its lowerings, registered against the entry object for
+all targets or for one (``@entry.lowering()``, ``@lowering(entry, target="cpu")``).
+IR nodes it builds carry the entry (``entry.node(...)``), so the code
+generator finds the lowering without parsing op names. A target without a
+lowering gets a NotSupportedError carrying ``unsupported[target]``.
 
-REGISTRY = {}
+Typing rules see the front end only through the ``Builder`` interface below.
+"""
+from typing import Protocol
+
+from ..ir import nodes as ir
+
+REGISTRY = {}            # op -> entry
+CALLABLES = {}           # a Python object kernels may call (print, math.sin, np.sin) -> entry
+TARGETS = ("cpu", "cuda")
+
+
+class Static:
+    """A compile-time Python value met in kernel code (a module, a constant, a dtype...)."""
+
+    def __init__(self, value, name=""):
+        self.value = value
+        self.name = name
+
+
+class Builder(Protocol):
+    """What typing rules may ask of the front end; ``loc`` is an ``ir.Loc``."""
+
+    def fail(self, loc, message, hint=None): """Raise a CompileError at loc."""
+    def expr(self, value, loc): """An ir.Expr from a built argument (Statics become Const)."""
+    def cast(self, value, t, loc): """value converted to type t, by the language's rules."""
+    def truth(self, value, loc): """value as a bool condition."""
+    def binop(self, op, lhs, rhs, loc): """lhs op rhs with the usual promotions."""
+    def index(self, value, loc): """value as an int64 index."""
+    def subscript(self, base, index, loc, label): """base[index] (a load, view or tuple item)."""
+    def call_device(self, function, args, loc): """A call of a @simt.device function."""
+    def temp(self, prefix): """A fresh variable name."""
+    def assign_type(self, name, t, loc): """Declare (or widen) variable name's type."""
+    def bind_name(self, name, value, loc): """The statements binding name = value."""
+    def hoist(self, *stmts): """Emit stmts before the statement being built."""
+    def collective(self, op, pred, result, loc): """A block-wide barrier collective's value."""
+    def pending_name(self): """The name the value being built will be bound to."""
+    def static(self, value, what, loc): """The compile-time value of an argument."""
+    def static_dtype(self, value, loc): """A compile-time NumPy dtype argument."""
+    def constant_int(self, value, what, loc): """A compile-time integer argument."""
+    def one_arg(self, args, name, loc): """The only argument of a one-argument call."""
+    def label_of(self, value): """How an array argument is named in messages."""
 
 
 class Intrinsic:
     """A function or value usable inside kernels, declared for the compiler.
 
-    ``build(fc, args, kwargs, loc)`` types a call: ``fc`` is the front end (for
-    casts and errors), ``args`` typed IR expressions. ``value=True`` marks a
-    name read without a call (``threadIdx.x``). ``statement`` marks calls that
-    are statements (barriers).
+    ``build(fc, args, kwargs, loc)`` types a call: ``fc`` is a ``Builder``,
+    ``args`` what the front end built for the arguments (IR or Static).
+    ``value=True`` marks a name read without a call (``threadIdx.x``);
+    ``statement`` calls that are statements (barriers). ``lowered_as`` names
+    the IR node classes the typing rule builds when the entry has no lowering
+    of its own (``syncthreads`` is an ``ir.Barrier``; ``()`` for compile-time
+    values). ``public=False`` marks entries only other typing rules build.
+    ``python_objects`` are the Python callables a kernel may call for it.
     """
 
     def __init__(self, op, doc, build=None, *, value=False, statement=False,
-                 unsupported=None, python_name=None):
+                 unsupported=None, python_name=None, lowered_as=None, public=True,
+                 python_objects=()):
         self.op = op
         self.__doc__ = doc
         self.doc = doc
         self.build = build
         self.value = value
         self.statement = statement
-        self.unsupported = unsupported or {}     # device kind -> why
+        self.unsupported = unsupported or {}     # target -> why it lacks this
         self.python_name = python_name or "simt." + op
+        self.lowered_as = lowered_as
+        self.public = public
+        self.lowerings = {}                       # target (None: every target) -> fn(em, node)
+        self.python_objects = tuple(python_objects)
+        if op in REGISTRY:
+            raise ValueError(f"intrinsic {op} is registered twice")
         REGISTRY[op] = self
+        for obj in self.python_objects:
+            CALLABLES[obj] = self
+
+    def node(self, t, loc, args, attrs=None, op=None):
+        """The IR call of this entry (``op`` names a variant its lowering reads)."""
+        return ir.Intrinsic(t, loc, op or self.op, list(args), attrs or {}, entry=self)
+
+    def lowering(self, target=None):
+        """Decorator: ``fn(em, node)`` lowers this entry on target (None: on all)."""
+        return lowering(self, target=target)
+
+    def lowering_for(self, target):
+        return self.lowerings.get(target) or self.lowerings.get(None)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.python_name}() can only be called inside a @simt.kernel "
@@ -36,6 +101,28 @@ class Intrinsic:
 
     def __repr__(self):
         return f"<simt intrinsic {self.python_name}>"
+
+
+def lowering(*entries, target=None):
+    """Decorator registering ``fn(em, node)`` as the lowering of entries on target."""
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; targets are {TARGETS}")
+
+    def register(fn):
+        for entry in entries:
+            if target in entry.lowerings:
+                raise ValueError(f"{entry.python_name} already has a lowering for {target}")
+            entry.lowerings[target] = fn
+        return fn
+    return register
+
+
+def callable_entry(obj):
+    """The entry a Python callable (print, math.sin, np.sin) stands for in kernels, or None."""
+    try:
+        return CALLABLES.get(obj)
+    except TypeError:                             # unhashable
+        return None
 
 
 class Namespace:
@@ -46,6 +133,9 @@ class Namespace:
         self.__doc__ = doc
         for key, value in members.items():
             setattr(self, key, value)
+
+    def entries(self):
+        return [v for v in vars(self).values() if isinstance(v, Intrinsic)]
 
     def __repr__(self):
         return f"<simt namespace {self.__name__}>"

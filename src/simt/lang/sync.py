@@ -17,22 +17,26 @@ def _collective_builder(op, result):
 
 def _fence_builder(scope):
     def build(fc, args, kwargs, loc):
-        return ir.Intrinsic(T.VOID, loc, "fence", [], {"scope": scope})
+        return _FENCES[scope].node(T.VOID, loc, [], {"scope": scope}, op="fence")
     return build
 
 
 syncthreads = Intrinsic("syncthreads", "__syncthreads(): wait until every thread of the block "
                         "that has not exited arrives; shared and global writes before it are "
-                        "visible to the block after it.", _barrier_build, statement=True)
+                        "visible to the block after it.", _barrier_build, statement=True,
+                        lowered_as=(ir.Barrier,))
 syncthreads_count = Intrinsic("syncthreads_count", "__syncthreads_count(p): a barrier that "
                               "returns how many threads of the block passed a true p (int32).",
-                              _collective_builder("count", T.INT32))
+                              _collective_builder("count", T.INT32),
+                              lowered_as=(ir.Collective,))
 syncthreads_and = Intrinsic("syncthreads_and", "__syncthreads_and(p): a barrier that returns "
                             "whether p was true for every thread (int32 0/1).",
-                            _collective_builder("and", T.INT32))
+                            _collective_builder("and", T.INT32),
+                            lowered_as=(ir.Collective,))
 syncthreads_or = Intrinsic("syncthreads_or", "__syncthreads_or(p): a barrier that returns "
                            "whether p was true for any thread (int32 0/1).",
-                           _collective_builder("or", T.INT32))
+                           _collective_builder("or", T.INT32),
+                           lowered_as=(ir.Collective,))
 threadfence_block = Intrinsic("threadfence_block", "__threadfence_block(): order this thread's "
                               "memory accesses as seen by its block.", _fence_builder("block"))
 threadfence = Intrinsic("threadfence", "__threadfence(): order this thread's memory accesses "
@@ -40,3 +44,4 @@ threadfence = Intrinsic("threadfence", "__threadfence(): order this thread's mem
 threadfence_system = Intrinsic("threadfence_system", "__threadfence_system(): order this "
                                "thread's memory accesses as seen by the host and other devices.",
                                _fence_builder("system"))
+_FENCES = {"block": threadfence_block, "device": threadfence, "system": threadfence_system}

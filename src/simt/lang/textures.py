@@ -10,7 +10,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic
+from .registry import Intrinsic, Static
 
 BOUNDARY = ("trap", "clamp", "zero")
 
@@ -67,8 +67,7 @@ def _tex_builder(kind):
             _fail_kind(fc, t, name, loc, f"a {ndim}D {'layered ' if layered else ''}texture")
         coords = [_float(fc, v, loc) for v in values[1:1 + ncoords]]
         extra = [_int(fc, values[-1], loc)] if layered else []
-        return ir.Intrinsic(_result(texel_type(t), t.channels), loc, "tex." + kind,
-                            [tex] + coords + extra)
+        return _TEX[kind].node(_result(texel_type(t), t.channels), loc, [tex] + coords + extra)
     return build
 
 
@@ -91,8 +90,7 @@ def _fetch_build(fc, args, kwargs, loc):
     t = _texture_arg(fc, tex, "tex.fetch", loc).type
     if t.source != "linear":
         _fail_kind(fc, t, "tex.fetch (tex1Dfetch)", loc, "a texture over linear memory")
-    return ir.Intrinsic(_result(texel_type(t), t.channels), loc, "tex.fetch",
-                        [tex, _int(fc, index, loc)])
+    return fetch.node(_result(texel_type(t), t.channels), loc, [tex, _int(fc, index, loc)])
 
 
 def _gather_build(fc, args, kwargs, loc):
@@ -106,9 +104,9 @@ def _gather_build(fc, args, kwargs, loc):
         _fail_kind(fc, t, "simt.tex2Dgather", loc, "a 2D texture over a CUDA array")
     if not 0 <= comp < t.channels:
         fc.fail(loc, f"tex2Dgather comp={comp}, but the texels have {t.channels} channel(s)")
-    return ir.Intrinsic(_result(texel_type(t), 4), loc, "tex.gather",
-                        [values[0], _float(fc, values[1], loc), _float(fc, values[2], loc)],
-                        {"comp": comp})
+    return tex2Dgather.node(_result(texel_type(t), 4), loc,
+                            [values[0], _float(fc, values[1], loc), _float(fc, values[2], loc)],
+                            {"comp": comp})
 
 
 # ------------------------------------------------------------------ surfaces
@@ -145,8 +143,9 @@ def _surf_read_builder(ndim):
         surf = _surface_arg(fc, values[0], name, ndim, loc)
         coords = [_int(fc, v, loc) for v in values[1:]]
         t = surf.type
-        return ir.Intrinsic(_result(T.Scalar(t.dtype), t.channels), loc, f"surf.read{ndim}d",
-                            [surf] + coords, {"boundary": mode, "label": fc.label_of(args[0])})
+        return _SURF_READ[ndim].node(_result(T.Scalar(t.dtype), t.channels), loc,
+                                     [surf] + coords,
+                                     {"boundary": mode, "label": fc.label_of(args[0])})
     return build
 
 
@@ -172,18 +171,20 @@ def _surf_write_builder(ndim):
             parts = [fc.cast(ir.TupleGet(it, loc, value, i), T.Scalar(t.dtype), loc)
                      for i, it in enumerate(value.type.items)]
         coords = [_int(fc, v, loc) for v in values[2:]]
-        return ir.Intrinsic(T.VOID, loc, f"surf.write{ndim}d", [surf] + coords + parts,
-                            {"boundary": mode, "label": fc.label_of(args[1])})
+        return _SURF_WRITE[ndim].node(T.VOID, loc, [surf] + coords + parts,
+                                      {"boundary": mode, "label": fc.label_of(args[1])})
     return build
 
 
 # ------------------------------------------------------------------ tex.fetch as a method
-class _BoundFetch(Intrinsic):
+class _BoundFetch:
     """``tex.fetch`` of one texture value: the registry entry with the texture bound."""
 
-    def __init__(self, tex):            # not registered: one per use
-        self.op, self.doc, self.value, self.statement = "tex.fetch", fetch.doc, False, False
-        self.unsupported, self.python_name, self.tex = {}, "tex.fetch", tex
+    kernel_callable = True
+    python_name = "tex.fetch"
+
+    def __init__(self, tex):
+        self.tex = tex
 
     def build(self, fc, args, kwargs, loc):
         return _fetch_build(fc, [self.tex] + list(args), kwargs, loc)
@@ -191,7 +192,6 @@ class _BoundFetch(Intrinsic):
 
 def attribute(fc, value, attr, node):
     """``tex.fetch`` (tex1Dfetch) and the static facts of texture and surface arguments."""
-    from ..compiler.frontend import Static
     t = value.type
     if isinstance(t, T.Texture) and attr == "fetch":
         return Static(_BoundFetch(value))
@@ -239,6 +239,11 @@ surf2Dwrite = Intrinsic("surf.write2d", "simt.surf2Dwrite(value, surf, x, y, bou
 surf3Dwrite = Intrinsic("surf.write3d", "simt.surf3Dwrite(value, surf, x, y, z, "
                         "boundary='trap'): " + _SURF_DOC, _surf_write_builder(3),
                         python_name="simt.surf3Dwrite")
+
+_TEX = {"1d": tex1D, "2d": tex2D, "3d": tex3D, "1dlayered": tex1DLayered,
+        "2dlayered": tex2DLayered}
+_SURF_READ = {1: surf1Dread, 2: surf2Dread, 3: surf3Dread}
+_SURF_WRITE = {1: surf1Dwrite, 2: surf2Dwrite, 3: surf3Dwrite}
 
 TEXEL_DTYPES = tuple(np.dtype(d) for d in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
                                            np.uint32, np.float16, np.float32))

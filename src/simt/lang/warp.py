@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic
+from .registry import Intrinsic, Static
 
 FULL_MASK = 0xFFFFFFFF
 SHFL_KINDS = {"shfl_sync": "idx", "shfl_up_sync": "up", "shfl_down_sync": "down",
@@ -20,7 +20,7 @@ def warp_op(fc, op, args, result, loc):
     """Hoist ``op(args)`` into a WarpOp before the current statement; its value is a temp."""
     name = fc.temp("warp")
     fc.assign_type(name, result, loc)
-    fc.prelude.append(ir.WarpOp(loc, name, op, list(args), result))
+    fc.hoist(ir.WarpOp(loc, name, op, list(args), result))
     return ir.Var(result, loc, name)
 
 
@@ -60,7 +60,6 @@ def _args(fc, args, kwargs, names, loc, name):
 
 
 def _static_width(fc, width, loc):
-    from ..compiler.frontend import Static
     if isinstance(width, Static):
         w = width.value
         if not isinstance(w, (int, np.integer)) or w < 1 or w > 32 or w & (w - 1):
@@ -73,7 +72,6 @@ def _shfl_builder(name):
     third = "src_lane" if kind == "idx" else ("lane_mask" if kind == "bfly" else "delta")
 
     def build(fc, args, kwargs, loc):
-        from ..compiler.frontend import Static
         mask, value, lane, width = _args(fc, args, dict(kwargs), [
             ("mask", None), ("value", None), (third, None), ("width", Static(32))], loc, name)
         _static_width(fc, width, loc)
@@ -132,7 +130,6 @@ def _reduce_builder(kind):
 
 
 def _syncwarp(fc, args, kwargs, loc):
-    from ..compiler.frontend import Static
     (mask,) = _args(fc, args, dict(kwargs), [("mask", Static(FULL_MASK))], loc, "syncwarp")
     return ir.WarpOp(loc, None, "syncwarp", [mask_arg(fc, mask, loc)], T.VOID)
 
@@ -140,9 +137,10 @@ def _syncwarp(fc, args, kwargs, loc):
 def _laneid(fc, args, kwargs, loc):
     if args or kwargs:
         fc.fail(loc, "simt.laneid() takes no arguments")
-    return ir.Intrinsic(T.INT32, loc, "laneid", [])
+    return laneid.node(T.INT32, loc, [])
 
 
+_WARP = (ir.WarpOp,)      # lowered by backends/*/warp.py
 _DOC_SHFL = {
     "shfl_sync": "__shfl_sync(mask, value, src_lane, width=32): value of lane src_lane of "
                  "this thread's width-wide segment of the warp.",
@@ -154,27 +152,30 @@ _DOC_SHFL = {
                      "lane_mask (butterfly exchange).",
 }
 shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync = (
-    Intrinsic(name, _DOC_SHFL[name], _shfl_builder(name)) for name in SHFL_KINDS)
+    Intrinsic(name, _DOC_SHFL[name], _shfl_builder(name), lowered_as=_WARP) for name in SHFL_KINDS)
 all_sync = Intrinsic("all_sync", "__all_sync(mask, p): 1 if p is true in every lane of mask "
-                     "that takes part, else 0 (int32).", _vote_builder("all"))
+                     "that takes part, else 0 (int32).", _vote_builder("all"), lowered_as=_WARP)
 any_sync = Intrinsic("any_sync", "__any_sync(mask, p): 1 if p is true in any lane of mask "
-                     "that takes part, else 0 (int32).", _vote_builder("any"))
+                     "that takes part, else 0 (int32).", _vote_builder("any"), lowered_as=_WARP)
 ballot_sync = Intrinsic("ballot_sync", "__ballot_sync(mask, p): uint32 whose bit i is set when "
-                        "lane i of mask takes part with p true.", _vote_builder("ballot"))
+                        "lane i of mask takes part with p true.", _vote_builder("ballot"),
+                        lowered_as=_WARP)
 activemask = Intrinsic("activemask", "__activemask(): uint32 mask of the lanes of this warp "
-                       "executing this call together.", _activemask)
+                       "executing this call together.", _activemask, lowered_as=_WARP)
 match_any_sync = Intrinsic("match_any_sync", "__match_any_sync(mask, v): uint32 mask of the "
-                           "lanes of mask whose v equals this lane's.", _match_builder("any"))
+                           "lanes of mask whose v equals this lane's.", _match_builder("any"),
+                           lowered_as=_WARP)
 match_all_sync = Intrinsic("match_all_sync", "__match_all_sync(mask, v) -> (mask, pred): (mask, "
                            "1) if every lane of mask has the same v, else (0, 0).",
-                           _match_builder("all"))
+                           _match_builder("all"), lowered_as=_WARP)
 reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync, reduce_or_sync, \
     reduce_xor_sync = (
         Intrinsic(f"reduce_{k}_sync", f"__reduce_{k}_sync(mask, v): the {k} of v over the lanes "
-                  "of mask (32-bit integers), returned to each of them.", _reduce_builder(k))
+                  "of mask (32-bit integers), returned to each of them.", _reduce_builder(k),
+                  lowered_as=_WARP)
         for k in ("add", "min", "max", "and", "or", "xor"))
 syncwarp = Intrinsic("syncwarp", "__syncwarp(mask=0xFFFFFFFF): wait until the lanes of mask "
                      "arrive; memory ordering among them, as a barrier at warp scope.",
-                     _syncwarp, statement=True)
+                     _syncwarp, statement=True, lowered_as=_WARP)
 laneid = Intrinsic("laneid", "laneid(): this thread's lane in its warp, 0 to 31 (int32): its "
                    "linear index in the block modulo 32.", _laneid)

@@ -4,8 +4,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
-from ...ir import types as T
-from ...compiler.lltypes import ptr, value_type
+from ...compiler.binary import Binary
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
 from ...ir.inline import inline_barrier_calls
@@ -15,18 +14,10 @@ from .target import CpuTarget
 
 
 @dataclass
-class CpuBinary:
+class CpuBinary(Binary):
     """A kernel compiled for the CPU: object code plus its launch metadata."""
-    name: str
-    symbol: str
     object_code: bytes
-    params: list                  # simt types of the parameters
-    symbols: list                 # global names of module-level Constant/Global arrays
-    shared_static_bytes: int
     slot_bytes: int               # per thread, for kernels with barriers
-    labels: list                  # array names, by id, for error reports
-    files: list                   # (function, filename) by id
-    messages: list                # assert messages
     llvm_ir: str = ""
     optimized_ir: str = ""
     compile_seconds: float = 0.0
@@ -42,10 +33,7 @@ def compile_kernel(fn, options, pyfunc=None):
     tm = jit.target_machine()
     module.data_layout = str(tm.target_data)
     target = CpuTarget(fn, options)
-    target.data_layout = tm.target_data
-    target.messages = []
     target.layout_memory(all_functions(fn))
-    target.kernel_args_type = lambda f: args_struct(f, target)
     symbol = f"simt_kernel_{fn.name}"
     emitter = CpuKernelEmitter(target, module, fn, options, symbol)
     emitter.build()
@@ -60,9 +48,3 @@ def compile_kernel(fn, options, pyfunc=None):
         messages=list(target.messages), llvm_ir=text,
         optimized_ir=str(optimized) if options.get("keep_ir") else "",
         compile_seconds=time.perf_counter() - started)
-
-
-def args_struct(fn, target):
-    fields = [value_type(t, target) for _, t in fn.params]
-    fields += [ptr()] * len(target.symbols)
-    return ll.LiteralStructType(fields)

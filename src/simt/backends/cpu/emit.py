@@ -5,12 +5,13 @@ slots)``: it runs blocks [first_block, last_block) and returns 0, or 1 after
 recording an error. Threads of a block run as loops; with barriers, each
 barrier-free run gets its own loop and threads keep their state in slots.
 """
+import numpy as np
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from ...ir import types as T
-from ...compiler.codegen import FunctionEmitter, LoopTarget
-from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, ptr,
+from ...compiler.codegen import FunctionEmitter
+from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
 from . import cooperative, warp
 from ...ir.fission import Run, fission
@@ -39,21 +40,8 @@ class CpuEmitterBase(FunctionEmitter):
 
     def __init__(self, target, module, function, llfunc, options):
         super().__init__(target, module, function, llfunc, options)
-        self.messages = target.messages
         self.specials = {}
         self.block_private = False      # lowering an atomic on shared memory
-
-    def local_array(self, decl):
-        t = value_type(decl.type, self.target)
-        count = 1
-        for n in decl.shape:
-            count *= n
-        elem = ll.ArrayType(_mem(decl), count)
-        data = self.slot_array(decl, elem) if self.uses_slots(decl) else self.alloca(elem, name=decl.name)
-        return static_array(decl, data)
-
-    def uses_slots(self, decl):
-        return False
 
     def expr_Intrinsic(self, e):
         # atomics on shared memory need no lock on the CPU (target.atomic_rmw)
@@ -64,18 +52,6 @@ class CpuEmitterBase(FunctionEmitter):
             return super().expr_Intrinsic(e)
         finally:
             self.block_private = outer
-
-    def device_function(self, function):
-        fn = self.target.functions.get(id(function))
-        if fn is None:
-            # device functions holding barriers were inlined before (inline.py)
-            fn = CpuDeviceEmitter(self.target, self.module, function, self.options).build()
-        return fn
-
-
-def _mem(decl):
-    from ...compiler.lltypes import memory
-    return memory(T.Scalar(decl.dtype))
 
 
 class CpuKernelEmitter(CpuEmitterBase):
@@ -98,6 +74,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.flag_count = 0
         self.slot_layout = {}
         self.slot_bytes = 0
+        self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
 
     # ------------------------------------------------------------ entry
     def build(self):
@@ -191,20 +168,17 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.add_slot(name, I8)
         return name
 
-    def uses_slots(self, decl):
-        return self.plan is not None
-
-    def slot_array(self, decl, elem):
+    def local_array(self, decl):
+        """In a kernel with barriers a per-thread array lives in the thread's slots (its
+        address depends on the thread, so it is not kept across thread loops)."""
+        if self.plan is None:
+            return super().local_array(decl)
+        self.decl_values.pop(id(decl), None)
         name = f"$local.{decl.name}.{id(decl)}"
         if name not in self.slot_layout:
-            self.add_slot(name, elem)
-        return self.var_ptr(name)
-
-    def local_array(self, decl):
-        # a per-thread array: in a barrier kernel its address depends on the thread
-        if self.plan is not None:
-            self.decl_values.pop(id(decl), None)
-        return super().local_array(decl)
+            elem = memory(T.Scalar(decl.dtype))
+            self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))))
+        return static_array(decl, self.var_ptr(name))
 
     def expr_ArrayRef(self, e):
         if e.decl.space == "local" and self.plan is not None:
@@ -580,7 +554,8 @@ def _contiguous(b, shape, layout):
 
 
 class CpuDeviceEmitter(CpuEmitterBase):
-    """A device function: ``ret f(ctx, params...)``, inlined into its callers."""
+    """A device function: ``ret f(ctx, params...)``, inlined into its callers (those
+    holding barriers were inlined into the kernel's IR before, ir/inline.py)."""
 
     def __init__(self, target, module, function, options):
         params = [value_type(t, target) for _, t in function.params]
@@ -639,3 +614,6 @@ class CpuDeviceEmitter(CpuEmitterBase):
 
     def store_ctx(self):
         pass
+
+
+CpuEmitterBase.device_emitter = CpuDeviceEmitter

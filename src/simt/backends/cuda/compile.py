@@ -3,12 +3,13 @@ through LLVM's NVPTX back end in llvmlite. The driver's JIT makes the PTX a
 cubin when the kernel is loaded (module.Module)."""
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
+from ...compiler.binary import Binary
 from ...ir import printer, verify
 from ...ir.walk import all_functions
 from . import params as P
@@ -22,19 +23,12 @@ _state = {}
 
 
 @dataclass
-class CudaBinary:
-    """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata."""
-    name: str
-    symbol: str
+class CudaBinary(Binary):
+    """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata.
+    ``symbols``: [(Python name, module global, 'array' | 'pointer')]."""
     ptx: str
     arch: str
-    params: list                  # simt types of the parameters
-    symbols: list                 # [(Python name, module global, 'array' | 'pointer')]
-    shared_static_bytes: int
     uses_dynamic_shared: bool
-    labels: list = field(default_factory=list)
-    files: list = field(default_factory=list)
-    messages: list = field(default_factory=list)
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
     llvm_ir: str = ""

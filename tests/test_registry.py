@@ -1,0 +1,264 @@
+"""The registry of kernel names (lang/registry.py): every public entry has docs, a typing
+rule, and for each device a lowering or a stated reason it has none; every entry with a
+CUDA lowering makes PTX (without a GPU) in one of the kernels below; docs/intrinsics.md
+is generated from it."""
+import builtins
+import importlib.util
+import math
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import simt
+from simt.backends.cpu.emit import CpuKernelEmitter
+from simt.backends.cuda.emit import CudaKernelEmitter
+from simt.backends.cpu.compile import compile_kernel as compile_cpu
+from simt.backends.cuda.compile import compile_kernel
+from simt.errors import NotSupportedError
+from simt.ir import nodes as ir
+from simt.ir import types as T
+from simt.lang import mathlib
+from simt.lang.registry import CALLABLES, REGISTRY, Builder, Intrinsic, lowering
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EMITTERS = {"cpu": CpuKernelEmitter, "cuda": CudaKernelEmitter}
+
+
+def problems(entry):
+    """What the entry lacks: docs and typing (public entries), and for each target a
+    lowering, an unsupported reason, or IR node classes that target's emitter lowers."""
+    found = []
+    if entry.public and not (entry.doc or "").strip():
+        found.append("no documentation")
+    if entry.public and entry.build is None:
+        found.append("no typing rule")
+    for target, emitter in EMITTERS.items():
+        if entry.lowering_for(target) is not None or entry.unsupported.get(target):
+            continue
+        if entry.lowered_as is None:
+            found.append(f"no {target} lowering and no unsupported reason")
+            continue
+        for cls in entry.lowered_as:
+            name = cls.__name__
+            if not (hasattr(emitter, "expr_" + name) or hasattr(emitter, "stmt_" + name)):
+                found.append(f"the {target} emitter cannot lower ir.{name}")
+    return found
+
+
+def test_every_entry_is_complete():
+    assert len(REGISTRY) > 150
+    bad = {e.python_name: problems(e) for e in REGISTRY.values() if problems(e)}
+    assert not bad
+
+
+@pytest.fixture
+def fake():
+    entry = Intrinsic("test.fake", "", None)
+    yield entry
+    del REGISTRY["test.fake"]
+
+
+def test_checker_reports_a_bare_entry(fake):
+    assert problems(fake) == ["no documentation", "no typing rule",
+                              "no cpu lowering and no unsupported reason",
+                              "no cuda lowering and no unsupported reason"]
+
+
+def test_checker_accepts_lowerings_reasons_and_lowerable_nodes(fake):
+    fake.doc, fake.build = "test.fake(): nothing.", lambda fc, args, kwargs, loc: None
+    lowering(fake, target="cpu")(lambda em, e: None)
+    assert problems(fake) == ["no cuda lowering and no unsupported reason"]
+    fake.unsupported["cuda"] = "not on GPUs"
+    assert problems(fake) == []
+    fake.lowerings.clear()
+    fake.unsupported.clear()
+    fake.lowered_as = (ir.Barrier, ir.Function)        # a Function is no node an emitter lowers
+    assert problems(fake) == ["the cpu emitter cannot lower ir.Function",
+                              "the cuda emitter cannot lower ir.Function"]
+
+
+def test_a_lowering_registers_once_per_target(fake):
+    fake.lowering()(lambda em, e: None)
+    with pytest.raises(ValueError, match="already has a lowering"):
+        fake.lowering()(lambda em, e: None)
+    with pytest.raises(ValueError, match="unknown target"):
+        lowering(fake, target="tpu")
+
+
+def test_python_callables_are_entries():
+    for fn in (print, len, abs, min, max, int, float, bool, complex, round, pow, range):
+        assert CALLABLES[fn].python_name == fn.__name__
+    assert CALLABLES[math.sin] is simt.math.sin is CALLABLES[np.sin]
+    assert CALLABLES[np.arctan2] is simt.math.atan2
+    assert CALLABLES[math.floor].python_name == "math.floor"      # int64, as Python's
+    assert CALLABLES[np.floor] is simt.math.floor                  # float, as NumPy's
+    assert builtins.sorted not in CALLABLES
+
+
+def test_lang_reaches_the_front_end_only_through_the_builder():
+    allowed = {name for name in vars(Builder) if not name.startswith("_")}
+    for path in (ROOT / "src/simt/lang").glob("*.py"):
+        text = path.read_text()
+        assert "compiler" not in re.sub(r'""".*?"""', "", text, flags=re.S), path.name
+        used = set(re.findall(r"\bfc\.(\w+)", text))
+        assert used <= allowed, f"{path.name} uses {sorted(used - allowed)}"
+
+
+# ------------------------------------------------------------------ PTX for every CUDA lowering
+@simt.kernel
+def specials(out, flags, f):
+    i = simt.threadIdx.x + simt.threadIdx.y + simt.threadIdx.z + simt.blockIdx.x + \
+        simt.blockIdx.y + simt.blockIdx.z + simt.blockDim.x + simt.blockDim.y + \
+        simt.blockDim.z + simt.gridDim.x + simt.gridDim.y + simt.gridDim.z + simt.warpSize
+    simt.threadfence()
+    simt.threadfence_block()
+    simt.threadfence_system()
+    out[0] = i + simt.laneid() + simt.clock() + simt.clock64() + simt.globaltimer()
+    simt.nanosleep(100)
+    simt.atomic.add(flags, 0, 1)
+    simt.atomic.sub(flags, 0, 1)
+    simt.atomic.exch(flags, 0, 1)
+    simt.atomic.min(flags, 0, 1)
+    simt.atomic.max(flags, 0, 1)
+    simt.atomic.inc(flags, 0, 1)
+    simt.atomic.dec(flags, 0, 1)
+    simt.atomic.and_(flags, 0, 1)
+    simt.atomic.or_(flags, 0, 1)
+    simt.atomic.xor(flags, 0, 1)
+    simt.atomic.cas(flags, 1, 0, 1)
+    g = simt.cg.coalesced_threads()
+    f[0] = g.shfl(f[1], 0)
+
+
+@simt.kernel
+def complexes(z, out, n):
+    out[0] = z[0].real + z[0].imag + abs(z[0]) + abs(n[0])
+    z[1] = z[0].conjugate() + complex(1.0, 2.0)
+
+
+@simt.kernel
+def textures(lin, t1, t2, t3, t1l, t2l, s1, s2, s3, out):
+    out[0] = lin.fetch(1) + simt.tex1D(t1, 0.5) + simt.tex2D(t2, 0.5, 0.5) + \
+        simt.tex3D(t3, 0.5, 0.5, 0.5) + simt.tex1DLayered(t1l, 0.5, 0) + \
+        simt.tex2DLayered(t2l, 0.5, 0.5, 0) + simt.tex2Dgather(t2, 0.5, 0.5)[0]
+    out[1] = simt.surf1Dread(s1, 0) + simt.surf2Dread(s2, 0, 0) + simt.surf3Dread(s3, 0, 0, 0)
+    simt.surf1Dwrite(out[2], s1, 0)
+    simt.surf2Dwrite(out[2], s2, 0, 0)
+    simt.surf3Dwrite(out[2], s3, 0, 0, 0)
+
+
+def _texture(source, ndim, layered=False):
+    return T.Texture(np.float32, 1, ndim, layered, source, "point", ("clamp",) * ndim, False,
+                     "element")
+
+
+def _math_kernel(tmp_path):
+    """A kernel calling every function of simt.math and the bit casts, written out so that
+    the front end can read its source."""
+    lines = []
+    for name in mathlib.UNARY + mathlib.PREDICATES:
+        lines.append(f"simt.math.{name}(x[0])")
+    for name in mathlib.BINARY:
+        lines.append(f"simt.math.{name}(x[0], x[1])")
+    lines.append("simt.math.fma(x[0], x[1], x[2])")
+    lines += [f"math.{name}(x[0])" for name in ("floor", "ceil", "trunc")]
+    for name, base in mathlib.FAST.items():
+        args = "xf[0], xf[1]" if base in ("pow", "div") else "xf[0]"
+        lines.append(f"simt.math.{name}({args})")
+    lines += [f"simt.math.{name}(i[0])" for name in ("popc", "clz", "ffs", "brev")]
+    lines += [f"simt.math.{name}(i[0], i[1])" for name in ("mul24", "umul24", "mulhi", "umulhi")]
+    lines += ["simt.float_as_int(xf[0])", "simt.int_as_float(i[0])", "simt.float_as_uint(xf[0])",
+              "simt.uint_as_float(np.uint32(i[0]))", "simt.double_as_longlong(x[0])",
+              "simt.longlong_as_double(np.int64(i[0]))"]
+    body = "\n".join(f"    out[{k}] = {line}" for k, line in enumerate(lines))
+    path = tmp_path / "every_math.py"
+    path.write_text("import math\nimport numpy as np\nimport simt\n\n\n@simt.kernel\n"
+                    f"def every_math(x, xf, i, out):\n{body}\n")
+    spec = importlib.util.spec_from_file_location("every_math", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.every_math
+
+
+def _kernels(tmp_path):
+    f64, f32, i32 = (T.Array(np.dtype(d), 1, "C") for d in ("float64", "float32", "int32"))
+    c128 = T.Array(np.dtype(np.complex128), 1, "C")
+    return [
+        (specials, [T.Array(np.dtype(np.int64), 1, "C"), i32, f32]),
+        (complexes, [c128, f64, i32]),
+        (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),
+                    _texture("array", 3), _texture("array", 1, True),
+                    _texture("array", 2, True)]
+         + [T.Surface(np.float32, 1, n, False) for n in (1, 2, 3)] + [f32]),
+        (_math_kernel(tmp_path), [f64, f32, i32, f64]),
+    ]
+
+
+def _entries(fn):
+    """The registry entries the intrinsic nodes of fn and its callees carry."""
+    found, stack = set(), [fn.body] + [c.body for c in fn.callees]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, ir.Intrinsic):
+            found.add(item.entry)
+            stack.append(item.args)
+        elif isinstance(item, (ir.Expr, ir.Stmt)):
+            stack.extend(vars(item).values())
+    return found
+
+
+def test_every_lowering_compiles(tmp_path):
+    """PTX (made here without a GPU) and CPU code for kernels that reach every entry
+    with a lowering."""
+    reached = set()
+    for kernel, types in _kernels(tmp_path):
+        fn = kernel.typed_ir(types)
+        reached |= _entries(fn)
+        binary = compile_kernel(fn, {"boundscheck": False}, "sm_90")
+        assert ".entry simt_kernel_" in binary.ptx
+        compile_cpu(fn, {"boundscheck": True, "checks": False})
+    assert None not in reached                     # every intrinsic node carries its entry
+    for target in ("cpu", "cuda"):
+        lowered = {e for e in REGISTRY.values() if e.lowering_for(target) is not None}
+        assert sorted(e.python_name for e in lowered - reached) == []
+
+
+def test_a_device_without_a_lowering_says_why(fake):
+    fake.doc = "test.fake(): nothing."
+    fake.build = lambda fc, args, kwargs, loc: fake.node(T.INT32, loc, [])
+    fake.lowering("cpu")(lambda em, e: None)
+    fake.unsupported["cuda"] = "the GPU has no such thing"
+
+    @simt.kernel
+    def uses_fake(out):
+        out[0] = fake()
+
+    fn = uses_fake.typed_ir([T.Array(np.dtype(np.int32), 1, "C")])
+    with pytest.raises(NotSupportedError, match="test.fake is not supported on cuda devices: "
+                       "the GPU has no such thing"):
+        compile_kernel(fn, {"boundscheck": False}, "sm_90")
+
+
+# ------------------------------------------------------------------ generated reference
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_intrinsics", ROOT / "tools/gen_intrinsics.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reference_is_generated_from_the_registry():
+    text = _generator().render()
+    for entry in REGISTRY.values():
+        if entry.public:
+            assert f"`{entry.python_name}" in text
+    assert "simt.nanosleep" in text and "test.fake" not in text
+
+
+def test_checked_in_reference_is_up_to_date():
+    assert (ROOT / "docs/intrinsics.md").read_text() == _generator().render(), \
+        "docs/intrinsics.md is out of date: run python tools/gen_intrinsics.py"
