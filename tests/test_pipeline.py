@@ -92,7 +92,7 @@ def test_dump_prints_every_stage(monkeypatch, capsys):
         make_kernel().compile(SIG)
     err = capsys.readouterr().err
     for stage in ("typed_ir", "inlined", "llvm_ir", "optimized", "object"):
-        assert f"==== simt: axpy: {stage} ====" in err
+        assert f"# simt: {stage} of 'axpy'" in err
 
 
 def test_options_one_default_per_device():

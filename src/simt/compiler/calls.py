@@ -289,25 +289,25 @@ def call(fc, node, statement):
     func = fc.any(node.func)
     if not isinstance(func, Static):
         fc.fail(node, f"'{ast.unparse(node.func)}' is not callable in a kernel")
-    target = func.value
-    if isinstance(target, _Method):
-        return pylang.complex_conj.node(target.value.type, loc, [target.value])
+    callee = func.value
+    if isinstance(callee, _Method):
+        return pylang.complex_conj.node(callee.value.type, loc, [callee.value])
     if any(isinstance(a, ast.Starred) for a in node.args):
         fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
     args = [fc.any(a) for a in node.args]
     kwargs = {k.arg: fc.any(k.value) for k in node.keywords}
-    if not isinstance(target, Intrinsic):
-        target = callable_entry(target) or target
-    if isinstance(target, Intrinsic):
-        result = target.build(fc, args, kwargs, loc)
+    if not isinstance(callee, Intrinsic):
+        callee = callable_entry(callee) or callee
+    if isinstance(callee, Intrinsic):
+        result = callee.build(fc, args, kwargs, loc)
         if isinstance(result, ir.Stmt) and not statement:
-            fc.fail(node, f"{target.python_name}() is a statement", "call it on a line of its own")
+            fc.fail(node, f"{callee.python_name}() is a statement", "call it on a line of its own")
         return result
-    if getattr(target, "kernel_callable", False):     # methods of compile-time objects (cg)
-        return target.build(fc, args, kwargs, loc)
-    if _is_device_function(target):
-        return fc.call_device(target, [fc.expr(a, node) for a in args], loc)
-    dtype = as_dtype(target)
+    if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
+        return callee.build(fc, args, kwargs, loc)
+    if _is_device_function(callee):
+        return fc.call_device(callee, [fc.expr(a, node) for a in args], loc)
+    dtype = as_dtype(callee)
     if dtype is not None:
         if len(args) != 1:
             fc.fail(node, f"{ast.unparse(node.func)}() takes one value")
@@ -315,7 +315,7 @@ def call(fc, node, statement):
         if value.type.kind == "c" and dtype.kind != "c":
             fc.fail(node, "cannot convert complex to a real type", "take .real first")
         return cast(fc, value, T.Scalar(dtype), loc)
-    if hasattr(target, "_simt_kernel"):
+    if hasattr(callee, "_simt_kernel"):
         fc.fail(node, "kernels cannot launch kernels (dynamic parallelism is not supported)",
                 "make the callee a @simt.device function, or launch it from the host")
     fc.fail(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",

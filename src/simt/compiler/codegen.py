@@ -2,17 +2,18 @@
 
 ``FunctionEmitter`` lowers statements and expressions; what differs between
 devices (special registers, address spaces, barriers, printf, errors, the
-shape of a kernel's entry) is asked of ``self.target``.
+shape of a kernel's entry) is asked of ``self.target``, through the methods
+that ``compiler.target.Target`` declares.
 """
+import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from ..ir import nodes as ir
 from . import ops
 from ..ir import types as T
-from .lltypes import (I1, I8, I32, I64, ArrayValue, const, i64, memory, ptr, scalar, value_type)
+from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
+                      value_type)
 from .intrinsics import lower_intrinsic
-
 
 
 class LoopTarget:
@@ -30,6 +31,8 @@ class LoopTarget:
 
 class FunctionEmitter:
     """Emits one IR Function into an LLVM function."""
+
+    device_emitter = None       # the target's FunctionEmitter for device functions
 
     def __init__(self, target, module, function, llfunc, options):
         self.target = target
@@ -81,6 +84,19 @@ class FunctionEmitter:
 
     def terminated(self):
         return self.builder.block.is_terminated
+
+    def device_function(self, function):
+        """The LLVM function of a device function, emitted on its first call."""
+        fn = self.target.functions.get(id(function))
+        if fn is None:
+            fn = self.device_emitter(self.target, self.module, function, self.options).build()
+        return fn
+
+    def local_array(self, decl):
+        """A per-thread array: an entry-block stack slot."""
+        elem = memory(T.Scalar(decl.dtype))
+        data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))), name=decl.name)
+        return static_array(decl, data)
 
     # ------------------------------------------------------------ statements
     def emit_stmts(self, stmts):
@@ -161,9 +177,7 @@ class FunctionEmitter:
         flags = ["nsw"] if t.kind == "i" else []
         self.builder.store(self.builder.add(it, step, flags=flags), counter)
         back_edge = self.builder.branch(head)
-        hint = getattr(self.target, "loop_hint", None)    # unrolling metadata (CUDA only)
-        if hint is not None:
-            hint(self, s, back_edge, start, stop, step)
+        self.target.loop_hint(self, s, back_edge, start, stop, step)
         self.builder.position_at_end(done)
 
     def range_cond(self, it, stop, step, t):
@@ -359,15 +373,9 @@ class FunctionEmitter:
         ok_bb, fail_bb = self.new_block("in_bounds"), self.new_block("out_of_bounds")
         self.builder.cbranch(ok, ok_bb, fail_bb)
         self.builder.position_at_end(fail_bb)
-        self.target.emit_error(self, fault.OUT_OF_BOUNDS, loc, array=self.label_id(label),
+        self.target.emit_error(self, fault.OUT_OF_BOUNDS, loc, array=self.target.label_id(label),
                                dim=dim, index=index, extent=extent)
         self.builder.position_at_end(ok_bb)
-
-    def label_id(self, label):
-        labels = self.target.labels
-        if label not in labels:
-            labels.append(label)
-        return labels.index(label)
 
     def load_element(self, address, array_type):
         t = array_type.element

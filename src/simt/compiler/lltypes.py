@@ -12,6 +12,12 @@ def ptr(addrspace=0):
     return ll.PointerType(addrspace=addrspace)
 
 
+def function(module, name, fnty):
+    """The module's declaration of function ``name``, added on first use."""
+    fn = module.globals.get(name)
+    return fn if fn is not None else ll.Function(module, fnty, name)
+
+
 def const(t, value):
     return ll.Constant(t, value)
 
@@ -61,7 +67,7 @@ def value_type(t, target):
         return VOID
     if isinstance(t, (T.Texture, T.Surface)):
         # the GPU passes the 64-bit texture/surface object; the CPU a descriptor struct
-        return getattr(target, "texture_lltype", I64)
+        return target.texture_lltype
     raise TypeError(f"no LLVM type for {t}")
 
 

@@ -5,12 +5,13 @@ arguments) and then the stages its back end lists (CPU: ``inlined``, ``llvm_ir``
 ``optimized``, ``object``; CUDA: ``llvm_ir``, ``optimized``, ``ptx``). Every output
 lands in the binary's ``stages`` dict under its name, so ``kernel.inspect_llvm()`` and
 friends read what was made instead of compiling again, and ``SIMT_DUMP=1`` prints each
-stage as it is made.
+stage as it is made. Compiled kernels are ``compiler/binary.Binary`` objects.
 """
 import sys
 
 from ..config import config
 from ..errors import CompileError
+from ..ir import printer, verify
 
 FRONT_STAGES = ("typed_ir",)
 
@@ -19,11 +20,12 @@ def typed_ir(pyfunc, arg_types):
     """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included)."""
     try:
         from .frontend import FrontEnd          # imported at first compile
-        return FrontEnd(pyfunc, arg_types, is_kernel=True).build()
+        fn = FrontEnd(pyfunc, arg_types, is_kernel=True).build()
     except CompileError as exc:
         if config.debug:
             raise
         raise exc.with_traceback(None) from None     # the message says where
+    return verify.after("the front end", fn)
 
 
 def run(stages, value, name):
@@ -47,33 +49,9 @@ def text(stage, value):
 
 
 def format_typed(fn):
-    """The typed IR of a kernel and its device functions as text."""
-    try:
-        from ..ir.printer import format_function
-    except ImportError:              # simt/ir/printer.py is not in this tree yet
-        return repr(fn)
-    return format_function(fn)
+    """The typed IR of a kernel and its device functions as text (ir/printer.py)."""
+    return printer.format_program(fn)
 
 
 def dump(name, stage, value):
-    print(f"==== simt: {name}: {stage} ====\n{text(stage, value)}", file=sys.stderr)
-
-
-class Staged:
-    """The stages a binary keeps. On disk only text and object code survive: in-memory
-    forms (typed IR, LLVM modules) and the module-level symbols' objects belong to
-    the process that made them (a binary loaded from disk gets its symbols again)."""
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["stages"] = {k: v for k, v in self.stages.items()
-                           if isinstance(v, (str, bytes))}
-        state["symbol_objects"] = None
-        return state
-
-    def stage_text(self, stage):
-        return text(stage, self.stages[stage])
-
-    @property
-    def llvm_ir(self):
-        return self.stages["llvm_ir"]
+    print(f"# simt: {stage} of '{name}'\n{text(stage, value)}\n", file=sys.stderr)

@@ -1,48 +1,25 @@
-"""Typed IR -> object code for the host CPU, with what a launch needs to know."""
+"""Typed IR -> object code for the host CPU, with what a launch needs to know: the CPU
+back end's stages of compiler/pipeline.py."""
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
 from ...compiler import pipeline
-from ...compiler.lltypes import ptr, value_type
-from ...compiler.pipeline import Staged
+from ...compiler.binary import Binary
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
 from ...ir.inline import inline_barrier_calls
+from ...ir import verify
+from ...ir.walk import all_functions
 from .target import CpuTarget
 
 
 @dataclass
-class CpuBinary(Staged):
-    """A kernel compiled for the CPU: object code, its launch metadata and its stages."""
-    name: str
-    symbol: str
+class CpuBinary(Binary):
+    """A kernel compiled for the CPU: object code plus its launch metadata."""
     object_code: bytes
-    params: list                  # simt types of the parameters
-    symbols: list                 # global names of module-level Constant/Global arrays
-    shared_static_bytes: int
     slot_bytes: int               # per thread, for kernels with barriers
-    labels: list                  # array names, by id, for error reports
-    files: list                   # (function, filename) by id
-    messages: list                # assert messages
-    stages: dict = field(default_factory=dict)      # stage name -> its output (pipeline.py)
-    symbol_objects: list = None   # the Constant/Global objects of ``symbols``, in order
-    compile_seconds: float = 0.0
-
-
-def all_functions(fn):
-    seen, order = set(), []
-
-    def visit(f):
-        if id(f) in seen:
-            return
-        seen.add(id(f))
-        order.append(f)
-        for callee in f.callees:
-            visit(callee)
-    visit(fn)
-    return order
 
 
 class _Compile:
@@ -52,20 +29,19 @@ class _Compile:
         self.options = options
 
     def stages(self):
-        return [("inlined", inline_barrier_calls),    # device functions holding barriers
-                ("llvm_ir", self.emit), ("optimized", jit.optimize),
-                ("object", jit.emit_object)]
+        return [("inlined", self.inline), ("llvm_ir", self.emit),
+                ("optimized", jit.optimize), ("object", jit.emit_object)]
+
+    def inline(self, fn):
+        """Device functions holding barriers, inlined (ir/inline.py)."""
+        return verify.after("inline", inline_barrier_calls(fn))
 
     def emit(self, fn):
         module = ll.Module(name=fn.name)
         module.triple = jit.triple()
-        tm = jit.target_machine()
-        module.data_layout = str(tm.target_data)
+        module.data_layout = str(jit.target_machine().target_data)
         target = self.target = CpuTarget(fn, self.options)
-        target.data_layout = tm.target_data
-        target.messages = []
         target.layout_memory(all_functions(fn))
-        target.kernel_args_type = lambda f: args_struct(f, target)
         self.symbol = f"simt_kernel_{fn.name}"
         self.emitter = CpuKernelEmitter(target, module, fn, self.options, self.symbol)
         self.emitter.build()
@@ -86,9 +62,3 @@ def compile_kernel(fn, options):
         messages=list(target.messages), stages=stages,
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started)
-
-
-def args_struct(fn, target):
-    fields = [value_type(t, target) for _, t in fn.params]
-    fields += [ptr()] * len(target.symbols)
-    return ll.LiteralStructType(fields)

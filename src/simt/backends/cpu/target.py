@@ -1,21 +1,13 @@
 """The CPU target: a kernel becomes one native function that runs a range of
 blocks; each block runs its threads as loops (one loop per barrier-free run
 of statements, see regions.py and docs/cpu-device.md)."""
-import numpy as np
 from llvmlite import ir as ll
 
-import simt.fault as fault
-from ...ir import nodes as ir
-from ...ir import types as T
-from ...compiler.codegen import FunctionEmitter
-from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
-                                 static_array, const_global, cstring,
-                                 scalar, value_type)
-from ...ir.regions import Plan
-from .textures import TEX_STRUCT, texture_op
+from .. import hostjit as jit
+from ...compiler.lltypes import I8, I32, I64, const, function, i32, i64, ptr, value_type
+from ...compiler.target import FAULT_IDS, Target
+from . import textures
 
-# the launch record the runtime passes: [i64 x 8]
-LAUNCH_FIELDS = ("gx", "gy", "gz", "bx", "by", "bz", "dyn_shared", "err")
 # per-thread context handed to device functions
 CTX = ll.LiteralStructType([ll.ArrayType(I32, 12), ptr(), ptr(), I64, ptr()])
 SPECIALS = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z",
@@ -26,138 +18,31 @@ LIBM = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "a
         "copysign"}
 
 
-class CpuTarget:
-    """Per-target facts and lowerings for the host CPU."""
+class CpuTarget(Target):
+    """Per-target facts and lowerings for the host CPU: one flat address space, libm.
+
+    Barriers, collectives, warp functions and grid syncs never reach the target's hooks:
+    the kernel emitter splits a kernel's threads at them (emit.py, warp.py, cooperative.py).
+    """
 
     name = "cpu"
-    has_rsqrt = False
-    texture_lltype = TEX_STRUCT          # a texture/surface argument: its descriptor
+    math_functions = LIBM
+    texture_lltype = textures.TEX_STRUCT     # a texture/surface argument: its descriptor
+    texture_op = staticmethod(textures.texture_op)
 
     def __init__(self, kernel, options):
-        self.kernel = kernel
-        self.options = options
-        self.symbols = []              # MemoryDecl of module-level Constant/Global, hidden args
-        self.shared_offsets = {}
-        self.shared_static_bytes = 0
-        self.functions = {}            # id(ir.Function) -> ll.Function
-        self.files = []                # function name + file, for error reports
-        self.labels = []               # array names as written, for error reports
+        super().__init__(kernel, options)
+        self.data_layout = jit.target_machine().target_data
 
-    def addrspace(self, space):
-        return 0
+    def kernel_args_type(self, fn):
+        """The struct the runtime packs a launch's arguments into: the parameters, then a
+        pointer to each module-level symbol."""
+        fields = [value_type(t, self) for _, t in fn.params]
+        return ll.LiteralStructType(fields + [ptr()] * len(self.symbols))
 
-    # ---------------------------------------------------------------- layout
-    def layout_memory(self, functions):
-        offset = 0
-        for fn in functions:
-            for decl in fn.decls:
-                if decl.space == "shared":
-                    size = int(np.prod(decl.shape)) * decl.dtype.itemsize
-                    offset = (offset + 15) // 16 * 16
-                    self.shared_offsets[id(decl)] = offset
-                    offset += size
-                elif decl.space == "symbol" and all(d.data is not decl.data for d in self.symbols):
-                    self.symbols.append(decl)
-        self.shared_static_bytes = (offset + 15) // 16 * 16
-
-    def symbol_index(self, decl):
-        return next(i for i, d in enumerate(self.symbols) if d.data is decl.data)
-
-    def file_id(self, fn, loc=None):
-        # code inlined from a device function (inline.py) is reported under that function
-        inlined = loc is not None and loc.function != "?"
-        key = (loc.function, loc.filename) if inlined else (fn.name, fn.loc.filename)
-        if key not in self.files:
-            self.files.append(key)
-        return self.files.index(key)
-
-    # ---------------------------------------------------------------- lowering hooks
+    # ---------------------------------------------------------------- values
     def special(self, em, op):
         return em.specials[op]
-
-    def declare_memory(self, em, decl):
-        b = em.builder
-        if decl.space in ("shared", "dynamic_shared"):
-            if decl.space == "shared":
-                data = b.gep(em.shared_base, [i64(self.shared_offsets[id(decl)])], source_etype=I8)
-                return static_array(decl, data)
-            data = b.gep(em.shared_base, [i64(self.shared_static_bytes)], source_etype=I8)
-            count = b.udiv(em.dyn_shared_bytes, i64(decl.dtype.itemsize))
-            return ArrayValue(decl.type, data, [count], [i64(1)])
-        if decl.space == "local":
-            return em.local_array(decl)
-        if decl.space == "const":
-            return static_array(decl, const_global(em.module, decl))
-        data = em.symbol_pointer(self.symbol_index(decl))
-        return static_array(decl, data)
-
-    def math_call(self, em, name, t, args):
-        if name not in LIBM:
-            raise NotImplementedError(f"math function {name} on the CPU")
-        suffix = "f" if t.dtype == np.float32 else ""
-        fnty = ll.FunctionType(args[0].type, [a.type for a in args])
-        fname = name + suffix
-        fn = em.module.globals.get(fname) or ll.Function(em.module, fnty, fname)
-        if name == "copysign":
-            fn = em.module.declare_intrinsic("llvm.copysign", [args[0].type], fnty)
-        return em.builder.call(fn, args)
-
-    def fast_math(self, em, name, args):
-        if name == "div":
-            return em.builder.fdiv(args[0], args[1])
-        return self.math_call(em, name, T.FLOAT32, args)
-
-    def atomic_rmw(self, em, op, address, value, t):
-        if em.block_private:
-            return _plain_rmw(em, op, address, value)
-        return em.builder.atomic_rmw(op, address, value, "monotonic")
-
-    def emit_fence(self, em, scope):
-        em.builder.fence("seq_cst")
-
-    def texture_op(self, em, e):
-        return texture_op(em, e)
-
-    def emit_print(self, em, fmt, values, types):
-        b = em.builder
-        fmt_ptr = cstring(em.module, fmt)
-        with em.entry_builder.goto_entry_block():
-            buf = em.entry_builder.alloca(I64, size=i64(max(1, len(values))), name="print_args")
-        for i, v in enumerate(values):
-            slot = b.gep(buf, [i64(i)], source_etype=I64)
-            b.store(b.bitcast(v, I64) if v.type == ll.DoubleType() else v, slot)
-        fnty = ll.FunctionType(ll.VoidType(), [ptr(), ptr(), I64])
-        fn = em.module.globals.get("simt_cpu_print") or ll.Function(em.module, fnty, "simt_cpu_print")
-        b.call(fn, [fmt_ptr, buf, i64(len(values))])
-
-    def emit_error(self, em, code, loc, array=0, dim=0, index=None, extent=None, message=""):
-        b = em.builder
-        fail = _fail_function(em.module)
-        sp = em.specials
-        ids = [sp[n] for n in SPECIALS[3:6] + SPECIALS[0:3]]
-        args = [em.err_ptr, i64(code), i64(loc.line), i64(array), i64(dim),
-                index if index is not None else i64(0), extent if extent is not None else i64(0),
-                i64(self.file_id(em.function, loc))] + ids
-        if message:
-            em.messages.append(message)
-            args[4] = i64(fault.message_id(len(em.messages) - 1))
-        b.call(fail, args)
-        em.abort()
-
-    def emit_return(self, em, value):
-        em.thread_return(value)
-
-    def emit_barrier(self, em, stmt):
-        raise AssertionError("barriers are split out before code generation on the CPU")
-
-    def emit_collective(self, em, op, value):
-        raise AssertionError("collectives are split out before code generation on the CPU")
-
-    def emit_warp(self, em, stmt):
-        raise AssertionError("warp functions are split out before code generation on the CPU")
-
-    def emit_grid_sync(self, em, stmt):
-        raise AssertionError("grid syncs are split out before code generation on the CPU")
 
     def laneid(self, em):
         """The linear thread index in the block, modulo 32."""
@@ -166,12 +51,42 @@ class CpuTarget:
                            sp["blockDim.x"]), sp["threadIdx.x"])
         return b.and_(flat, i32(31))
 
-    def call_device(self, em, function, args):
-        fn = em.device_function(function)
+    # ---------------------------------------------------------------- memory
+    def shared_data(self, em, decl):
+        return em.builder.gep(em.shared_base, [i64(self.shared_offsets[id(decl)])],
+                              source_etype=I8)
+
+    def dynamic_shared_data(self, em):
+        data = em.builder.gep(em.shared_base, [i64(self.shared_static_bytes)], source_etype=I8)
+        return data, em.dyn_shared_bytes
+
+    def symbol_data(self, em, decl):
+        return em.symbol_pointer(self.symbol_index(decl))
+
+    def atomic_rmw(self, em, op, address, value, t):
+        if em.block_private:
+            return _plain_rmw(em, op, address, value)
+        return super().atomic_rmw(em, op, address, value, t)
+
+    # ---------------------------------------------------------------- statements
+    def call_print(self, em, text, buf, count):
+        fnty = ll.FunctionType(ll.VoidType(), [ptr(), ptr(), I64])
+        em.builder.call(function(em.module, "simt_cpu_print", fnty), [text, buf, i64(count)])
+
+    def record_fault(self, em, code, words):
+        ids = [em.specials[name] for name in FAULT_IDS]
+        em.builder.call(_fail_function(em.module), [em.err_ptr, i64(code)] + words + ids)
+        em.abort()
+
+    def emit_return(self, em, value):
+        em.thread_return(value)
+
+    def device_call(self, em, fn, args):
+        """Device functions take the thread's context first; after one that can fail,
+        a failed call ends this thread too."""
         b = em.builder
         em.store_ctx()
-        packed = [a.pack(b, self) if isinstance(a, ArrayValue) else a for a in args]
-        result = b.call(fn, [em.ctx] + packed)
+        result = b.call(fn, [em.ctx] + args)
         if em.boundscheck:
             code = b.load(em.err_ptr, typ=I64)
             ok, bad = em.new_block("call_ok"), em.new_block("call_failed")
@@ -179,9 +94,7 @@ class CpuTarget:
             b.position_at_end(bad)
             em.abort()
             b.position_at_end(ok)
-        if isinstance(function.return_type, T.Array):
-            return ArrayValue.unpack(b, function.return_type, result)
-        return result if not isinstance(function.return_type, T.Void) else None
+        return result
 
 
 def _plain_rmw(em, op, address, value):

@@ -363,7 +363,7 @@ def _surface(em, e, kind):
     mode = e.attrs["boundary"]
     valid = None
     if mode == "trap":
-        label = em.label_id(e.attrs.get("label", "surface"))
+        label = em.target.label_id(e.attrs.get("label", "surface"))
         for d, (c, n) in enumerate(zip(coords, extents)):
             _trap_unless(em, b.icmp_unsigned("<", c, n), e.loc, label, d, c, n)
             b = em.builder

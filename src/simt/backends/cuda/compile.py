@@ -7,15 +7,16 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
 from ...compiler import pipeline
-from ...compiler.pipeline import Staged
+from ...compiler.binary import Binary
 from ...errors import NotSupportedError
+from ...ir.walk import all_functions
 from . import params as P
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
@@ -27,24 +28,14 @@ _state = {}
 
 
 @dataclass
-class CudaBinary(Staged):
-    """A kernel compiled for NVIDIA GPUs: PTX text, its launch metadata and its stages."""
-    name: str
-    symbol: str
+class CudaBinary(Binary):
+    """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata.
+    ``symbols``: [(Python name, module global, 'array' | 'pointer')]."""
     ptx: str
     arch: str
-    params: list                  # simt types of the parameters
-    symbols: list                 # [(Python name, module global, 'array' | 'pointer')]
-    shared_static_bytes: int
     uses_dynamic_shared: bool
-    labels: list = field(default_factory=list)
-    files: list = field(default_factory=list)
-    messages: list = field(default_factory=list)
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
-    stages: dict = field(default_factory=dict)      # stage name -> its output (pipeline.py)
-    symbol_objects: list = None   # the Constant/Global objects of ``symbols``, in order
-    compile_seconds: float = 0.0
 
     @property
     def param_kinds(self):
@@ -106,18 +97,6 @@ def libdevice_subset(names, tm):
             pm.run(lib, llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options()))
             subsets[names] = lib.as_bitcode()
         return subsets[names]
-
-
-def all_functions(fn):
-    """The kernel and every device function it reaches, each once, callers first."""
-    order, seen, stack = [], set(), [fn]
-    while stack:
-        f = stack.pop()
-        if id(f) not in seen:
-            seen.add(id(f))
-            order.append(f)
-            stack.extend(reversed(f.callees))
-    return order
 
 
 class _Compile:

@@ -9,18 +9,13 @@ from llvmlite import ir as ll
 
 from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter
-from ...compiler.lltypes import ArrayValue, i64, value_type
+from ...compiler.lltypes import ArrayValue, value_type
 from . import params as P
 
 
 class CudaEmitterBase(FunctionEmitter):
-    """What kernels and device functions share on the GPU."""
-
-    def device_function(self, function):
-        fn = self.target.functions.get(id(function))
-        if fn is None:
-            fn = CudaDeviceEmitter(self.target, self.module, function, self.options).build()
-        return fn
+    """What kernels and device functions share on the GPU: how device functions are
+    emitted (``device_emitter``, set below)."""
 
 
 class CudaKernelEmitter(CudaEmitterBase):
@@ -68,3 +63,6 @@ class CudaDeviceEmitter(CudaEmitterBase):
                 self.builder.ret(ll.Constant(self.ret_type, None))
         self.finish_entry(body)
         return self.llfunc
+
+
+CudaEmitterBase.device_emitter = CudaDeviceEmitter

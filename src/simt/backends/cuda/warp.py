@@ -6,18 +6,14 @@ clamp exactly as sm_30_intrinsics.hpp does: ((32 - width) << 8) | clamp.
 """
 from llvmlite import ir as ll
 
-from ...ir import types as T
-from ...compiler.lltypes import I1, I32, I64, i32, scalar
+from ...compiler.lltypes import I1, I32, I64, function, i32, scalar
 
 REDUX = {"add": ("add", "add"), "min": ("min", "umin"), "max": ("max", "umax"),
          "and": ("and", "and"), "or": ("or", "or"), "xor": ("xor", "xor")}
 
 
 def _fn(em, name, ret, args):
-    fn = em.module.globals.get(name)
-    if fn is None:
-        fn = ll.Function(em.module, ll.FunctionType(ret, args), name)
-    return fn
+    return function(em.module, name, ll.FunctionType(ret, args))
 
 
 def to_words(b, value, t):
@@ -109,7 +105,7 @@ def laneid(em):
     return em.builder.call(_fn(em, "llvm.nvvm.read.ptx.sreg.laneid", I32, []), [])
 
 
-def emit_grid_sync(em):
+def emit_grid_sync(em, stmt):
     """A grid-wide barrier for cooperative launches, on one counter per module.
 
     Thread 0 of each block adds 1 (block 0 adds 0x80000000 - (blocks - 1)), so the counter's

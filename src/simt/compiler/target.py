@@ -1,0 +1,229 @@
+"""What code generation asks of a device: ``Target``, the one interface both
+back ends fill in.
+
+A target is mostly data (address spaces, math-library names, fence scopes, the
+texture handle's type) plus the few lowerings that truly
+differ between devices. The bookkeeping every target needs is written here once:
+the memory layout of a kernel's shared arrays and symbols, the tables that turn
+a fault record into a message (array labels, source files, assert messages),
+device calls, printf and faults up to the device-specific step.
+
+Codegen (codegen.py, intrinsics.py) calls only the methods declared here. A hook
+a target must provide raises NotImplementedError naming the target and the hook;
+an optional one has a working default.
+"""
+import numpy as np
+from llvmlite import ir as ll
+
+import simt.fault as fault
+from ..ir import types as T
+from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
+                      static_array)
+
+SPACES = ("global", "shared", "const", "local", "generic")
+# the fault record's last words: where the failing thread is
+FAULT_IDS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+class Target:
+    """One device's facts and lowerings, and the bookkeeping of one kernel's compile."""
+
+    name = "?"
+    addrspaces = dict.fromkeys(SPACES, 0)   # memory space -> LLVM address space
+    math_functions = frozenset()            # math.* names the device's library has
+    math_prefix = ""                        # ... under this prefix, with "f" for float32
+    fast_math_functions = {}                # fast.* name -> function (else: the math.* one)
+    fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
+    texture_lltype = I64                    # a texture/surface value (a GPU handle)
+    has_rsqrt = False                       # math.rsqrt is a library call, not 1/sqrt
+
+    def __init__(self, kernel, options):
+        self.kernel = kernel
+        self.options = options
+        self.functions = {}            # id(ir.Function) -> ll.Function
+        self.symbols = []              # MemoryDecl of module-level Constant/Global arrays
+        self.shared_offsets = {}       # id(MemoryDecl) -> byte offset in static shared memory
+        self.shared_static_bytes = 0
+        self.uses_dynamic_shared = False
+        self.can_fail = False          # has bounds checks or asserts: the runtime checks the record
+        self.labels = []               # array names as written, by id, for fault reports
+        self.files = []                # (function, filename), by id
+        self.messages = []             # assert messages, by id
+
+    def _missing(self, hook):
+        return NotImplementedError(f"the {self.name} target has no lowering for {hook}")
+
+    # ---------------------------------------------------------------- layout
+    def addrspace(self, space):
+        return self.addrspaces[space]
+
+    def layout_memory(self, functions):
+        """Place the static shared arrays of ``functions`` (16-byte aligned) and collect
+        the module-level symbols they use, each once."""
+        offset = 0
+        for fn in functions:
+            for decl in fn.decls:
+                if decl.space == "shared":
+                    offset = (offset + 15) // 16 * 16
+                    self.shared_offsets[id(decl)] = offset
+                    offset += int(np.prod(decl.shape)) * decl.dtype.itemsize
+                elif decl.space == "dynamic_shared":
+                    self.uses_dynamic_shared = True
+                elif decl.space == "symbol" and all(d.data is not decl.data for d in self.symbols):
+                    self.symbols.append(decl)
+        self.shared_static_bytes = (offset + 15) // 16 * 16
+
+    def symbol_index(self, decl):
+        return next(i for i, d in enumerate(self.symbols) if d.data is decl.data)
+
+    # ---------------------------------------------------------------- fault reports
+    def label_id(self, label):
+        if label not in self.labels:
+            self.labels.append(label)
+        return self.labels.index(label)
+
+    def file_id(self, fn, loc=None):
+        # code inlined from a device function (ir/inline.py) is reported under that function
+        inlined = loc is not None and loc.function != "?"
+        key = (loc.function, loc.filename) if inlined else (fn.name, fn.loc.filename)
+        if key not in self.files:
+            self.files.append(key)
+        return self.files.index(key)
+
+    def message_id(self, message):
+        self.messages.append(message)
+        return fault.message_id(len(self.messages) - 1)
+
+    def emit_error(self, em, code, loc, array=0, dim=0, index=None, extent=None, message=""):
+        """Fill the launch's fault record (simt/fault.py) unless a thread did first, and
+        end this thread. An assert's message id goes in the ``array`` and ``dim`` words
+        (``fault.decode`` reads ``dim``)."""
+        self.can_fail = True
+        if message:
+            array = dim = self.message_id(message)
+        words = [i64(loc.line), i64(array), i64(dim), index if index is not None else i64(0),
+                 extent if extent is not None else i64(0), i64(self.file_id(em.function, loc))]
+        self.record_fault(em, code, words)
+
+    def record_fault(self, em, code, words):
+        """Write ``code``, ``words`` (line, array, dim, index, extent, file: i64) and the
+        ``FAULT_IDS`` registers into the record if it is still empty; end the thread."""
+        raise self._missing("record_fault")
+
+    # ---------------------------------------------------------------- memory
+    def declare_memory(self, em, decl):
+        """The ArrayValue of a kernel's shared, local, const or module-level array."""
+        if decl.space == "local":
+            return em.local_array(decl)
+        if decl.space == "const":
+            return static_array(decl, const_global(em.module, decl, self.addrspace("const")))
+        if decl.space == "shared":
+            return static_array(decl, self.shared_data(em, decl))
+        if decl.space == "dynamic_shared":
+            data, nbytes = self.dynamic_shared_data(em)
+            count = em.builder.udiv(nbytes, i64(decl.dtype.itemsize))
+            return ArrayValue(decl.type, data, [count], [i64(1)])
+        return static_array(decl, self.symbol_data(em, decl))
+
+    def shared_data(self, em, decl):
+        """Pointer to a static shared array (its offset: ``shared_offsets``)."""
+        raise self._missing("shared_data")
+
+    def dynamic_shared_data(self, em):
+        """(pointer, size in bytes as i64) of the launch's dynamic shared memory."""
+        raise self._missing("dynamic_shared_data")
+
+    def symbol_data(self, em, decl):
+        """Pointer to the memory of a module-level Constant or Global."""
+        raise self._missing("symbol_data")
+
+    def atomic_rmw(self, em, op, address, value, t):
+        return em.builder.atomic_rmw(op, address, value, "monotonic")
+
+    def emit_fence(self, em, scope):
+        em.builder.fence("seq_cst", self.fence_scopes.get(scope))
+
+    # ---------------------------------------------------------------- values
+    def special(self, em, op):
+        """threadIdx.x ... gridDim.z (i32)."""
+        raise self._missing("special")
+
+    def laneid(self, em):
+        raise self._missing("laneid")
+
+    def math_call(self, em, name, t, args):
+        """A math-library function (not an LLVM intrinsic, intrinsics.py has those)."""
+        if name not in self.math_functions:
+            raise NotImplementedError(f"math function {name} on the {self.name} target")
+        suffix = "f" if t.dtype == np.float32 else ""
+        return _call(em, self.math_prefix + name + suffix, args)
+
+    def fast_math(self, em, name, args):
+        fname = self.fast_math_functions.get(name)
+        if fname is not None:
+            return _call(em, fname, args)
+        if name == "div":
+            return em.builder.fdiv(args[0], args[1])
+        return self.math_call(em, name, T.FLOAT32, args)
+
+    def texture_op(self, em, e):
+        raise self._missing("texture_op")
+
+    # ---------------------------------------------------------------- statements
+    def emit_print(self, em, fmt, values, types):
+        """printf: the format string and a buffer of 64-bit slots, one per value (a
+        double as its bits)."""
+        b = em.builder
+        text = cstring(em.module, fmt, self.addrspace("global"))
+        if self.addrspace("global"):
+            text = b.addrspacecast(text, ptr())
+        buf = em.alloca(ll.ArrayType(I64, max(1, len(values))), name="print_args")
+        for i, v in enumerate(values):
+            slot = b.gep(buf, [i32(0), i32(i)], source_etype=buf.allocated_type)
+            b.store(b.bitcast(v, I64) if v.type == ll.DoubleType() else v, slot)
+        self.call_print(em, text, buf, len(values))
+
+    def call_print(self, em, text, buf, count):
+        """Call the device's printf with the format and the buffer of ``count`` values."""
+        raise self._missing("call_print")
+
+    def call_device(self, em, function, args):
+        """A call of a device function: arrays go as structs, and come back so."""
+        fn = em.device_function(function)
+        b = em.builder
+        packed = [a.pack(b, self) if isinstance(a, ArrayValue) else a for a in args]
+        result = self.device_call(em, fn, packed)
+        if isinstance(function.return_type, T.Array):
+            return ArrayValue.unpack(b, function.return_type, result)
+        return result if not isinstance(function.return_type, T.Void) else None
+
+    def device_call(self, em, fn, args):
+        return em.builder.call(fn, args)
+
+    def emit_return(self, em, value):
+        if value is None:
+            em.builder.ret_void()
+            return
+        if isinstance(value, ArrayValue):
+            value = value.pack(em.builder, self)
+        em.builder.ret(value)
+
+    def loop_hint(self, em, stmt, back_edge, start, stop, step):
+        """Metadata for the back edge of range loop ``stmt`` (unrolling): none by default."""
+
+    def emit_barrier(self, em, stmt):
+        raise self._missing("emit_barrier")
+
+    def emit_collective(self, em, op, value):
+        raise self._missing("emit_collective")
+
+    def emit_warp(self, em, stmt):
+        raise self._missing("emit_warp")
+
+    def emit_grid_sync(self, em, stmt):
+        raise self._missing("emit_grid_sync")
+
+
+def _call(em, fname, args):
+    fnty = ll.FunctionType(args[0].type, [a.type for a in args])
+    return em.builder.call(function(em.module, fname, fnty), args)
