@@ -186,8 +186,10 @@ class Kernel:
 
     def _ptx_binary(self, types, arch):
         device = get_device()
-        if device.kind == "cuda" and arch in (None, device.backend.arch()):
-            return self.compile(types, device).binary
+        if device.kind == "cuda":
+            binary = self.compile(types, device).binary
+            if arch in (None, binary.arch):
+                return binary
         arch = arch or "sm_90"
         options = self.options_for("cuda")
         key = (tuple(types), arch, options.key())
