@@ -28,9 +28,18 @@ class CompileOptions:
 
 FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
+# Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
+# -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
+NOT_BUILT = ("launch_bounds", "maxnreg", "fastmath", "lineinfo")
+
 
 def check_names(options, what):
-    """TypeError naming the valid options when ``options`` has others."""
+    """NotSupportedError for an option not built yet; TypeError naming the valid options
+    when ``options`` has others."""
+    planned = sorted(set(options) & set(NOT_BUILT))
+    if planned:
+        raise NotSupportedError(f"{what}: the option {', '.join(planned)} is not available "
+                                f"yet in simt; its options: {', '.join(FIELDS)}")
     unknown = sorted(set(options) - set(FIELDS))
     if unknown:
         raise TypeError(f"{what} has no option {', '.join(unknown)}; its options: "
