@@ -18,9 +18,12 @@ class CompileOptions:
     boundscheck: bool = False
 
     def key(self):
-        """The options as a string for cache keys: every field, by name."""
-        return ";".join(f"{f.name}={getattr(self, f.name)!r}"
-                        for f in dataclasses.fields(self))
+        """The options as a string for cache keys: every field, by name (made once)."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+            object.__setattr__(self, "_key", key)      # frozen: fields only; this is a memo
+        return key
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)

@@ -11,7 +11,6 @@ import sys
 
 from ..config import config
 from ..errors import CompileError
-from ..ir import printer, verify
 
 FRONT_STAGES = ("typed_ir",)
 
@@ -20,6 +19,7 @@ def typed_ir(pyfunc, arg_types):
     """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included)."""
     try:
         from .frontend import FrontEnd          # imported at first compile
+        from ..ir import verify
         fn = FrontEnd(pyfunc, arg_types, is_kernel=True).build()
     except CompileError as exc:
         if config.debug:
@@ -50,6 +50,7 @@ def text(stage, value):
 
 def format_typed(fn):
     """The typed IR of a kernel and its device functions as text (ir/printer.py)."""
+    from ..ir import printer
     return printer.format_program(fn)
 
 

@@ -57,6 +57,7 @@ class Kernel:
         self.compiled = {}        # (device name, argument types, options key) -> loaded kernel
         self.foreign = {}         # (argument types, arch, options key) -> CudaBinary (inspect_ptx)
         self.ir_cache = {}
+        self.chosen_options = {}  # (device kind, device settings) -> CompileOptions
         self.launches = {}        # launch configuration -> its Launch (fast paths live there)
         if signature is not None:
             self.compile(signature)
@@ -105,9 +106,14 @@ class Kernel:
         return fn
 
     def options_for(self, kind, device_options=None):
-        """The CompileOptions of a compile for a device of ``kind``."""
-        return compile_options.choose(backend_class(kind).compile_options,
-                                      device_options or {}, self.options)
+        """The CompileOptions of a compile for a device of ``kind`` (worked out once per
+        kind and device settings: binary_for asks at every call)."""
+        key = (kind, tuple(sorted((device_options or {}).items())))
+        options = self.chosen_options.get(key)
+        if options is None:
+            options = self.chosen_options[key] = compile_options.choose(
+                backend_class(kind).compile_options, device_options or {}, self.options)
+        return options
 
     def binary_for(self, arg_types, device):
         """The loaded kernel for these argument types on this device (compiled once)."""
