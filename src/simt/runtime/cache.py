@@ -89,11 +89,22 @@ def value_key(value):
 
 
 def _source_hash(pyfunc):
-    try:
-        source = inspect.getsource(pyfunc).encode()
-    except (OSError, TypeError):
-        source = pyfunc.__code__.co_code
-    return hashlib.sha256(source).hexdigest()
+    """The hash of a function's source, found once per code object: what a process
+    compiles from a code object cannot change while the process runs."""
+    code = getattr(pyfunc, "__code__", None)
+    digest = _source_hashes.get(code)
+    if digest is None:
+        try:
+            source = inspect.getsource(pyfunc).encode()
+        except (OSError, TypeError):
+            source = code.co_code if code is not None else repr(pyfunc).encode()
+        digest = hashlib.sha256(source).hexdigest()
+        if code is not None:
+            _source_hashes[code] = digest
+    return digest
+
+
+_source_hashes = {}          # code object -> source hash
 
 
 _SOURCE_HASH = []
