@@ -35,6 +35,7 @@ class CpuKernel:
         self.loaded = LoadedObject(binary.object_code)
         self.entry = KERNEL_FN(self.loaded.address(binary.symbol))
         self.packer = ArgPacker(binary.params, len(binary.symbols))
+        interrupt.install()            # its loops poll the flag that Ctrl-C sets
 
 
 class _Arena(threading.local):
@@ -61,7 +62,6 @@ class CpuBackend(CpuMemory):
         self.workers = streams.worker_set()
         self.default = streams.CpuDefaultStream(self)
         _after_fork_in_child(self)
-        interrupt.install()
 
     def _after_fork(self):
         """In a forked child: no thread of the parent survived, so start over without them."""

@@ -27,12 +27,19 @@ _SA_SIGINFO = 4
 _lock = threading.Lock()
 _running = [0]           # launches running now
 _handler = []            # the compiled handler, kept loaded while installed
+_tried = []
 
 
 def install():
-    """Put the flag-setting handler in front of SIGINT's C handler (once; Linux only)."""
+    """Put the flag-setting handler in front of SIGINT's C handler (once; Linux only).
+    Called when the first kernel is loaded: a process that launches nothing pays nothing."""
+    if _tried:
+        return
     with _lock:
-        if _handler or not sys.platform.startswith("linux"):
+        if _tried:
+            return
+        _tried.append(True)
+        if not sys.platform.startswith("linux"):
             return
         libc = ctypes.CDLL(None, use_errno=True)
         old = ctypes.create_string_buffer(256)           # struct sigaction (152 bytes on Linux)
