@@ -49,11 +49,11 @@ class Faults:
 
     def add(self, error, thread, worker):
         """Keep ``error``: the first one of a thread in a stream wins, as in CUDA. Errors
-        no one can synchronize for any more (a finished thread's, on the default stream)
-        are dropped."""
+        no one can synchronize for any more (a finished thread's, in no stream still
+        alive) are dropped."""
         with self.lock:
-            self.items = [item for item in self.items
-                          if item[2] is not None or item[1].is_alive()]
+            self.items = [item for item in self.items if item[1].is_alive() or
+                          (item[2] is not None and not item[2].stopped)]
             if not any(t is thread and w is worker for _, t, w in self.items):
                 self.items.append((error, thread, worker))
 
@@ -86,6 +86,15 @@ class _Mark:
         self.done.set()
 
 
+class _Held:
+    """A queue item that only keeps memory alive until the worker reaches it."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        self.owner = owner
+
+
 class _Worker:
     """The thread and queue behind one stream; holds no reference to the stream."""
 
@@ -116,6 +125,9 @@ class _Worker:
             fn = self.items.get()
             if fn is None:
                 return
+            if type(fn) is _Held:        # memory freed in stream order: now it may go
+                del fn
+                continue
             try:
                 fn()
             finally:
@@ -134,11 +146,13 @@ class _Worker:
         return self.outstanding > 0
 
     def hold(self, owner):
-        """Keep ``owner`` alive until the work queued so far is done (stream-ordered free)."""
-        with self.idle:
-            if self.outstanding and not self.stopped:
-                self.outstanding += 1
-                self.items.put(lambda: owner)
+        """Keep ``owner`` alive until the work queued so far is done (stream-ordered free).
+
+        Called from ``__del__`` (of an Allocation), at any point of any thread: so it
+        takes no lock and only puts in the queue (SimpleQueue.put is reentrant). The
+        item does not count as work: waiting for the stream never waits for it."""
+        if self.outstanding and not self.stopped:
+            self.items.put(_Held(owner))
 
     def stop(self):
         with self.idle:
