@@ -1,7 +1,8 @@
 """Trust in the runtime (issue 12): memory is not freed under queued work, read-only
 host arrays stay unchanged, copies never cast, forked children launch, host functions
 cannot deadlock a stream, local arrays have CUDA's limit, errors reach the thread whose
-work failed."""
+work failed, Ctrl-C stops a kernel. Tests taking ``device`` run on GPUs too
+(``--device cuda:0``); the others are about the CPU device's threads."""
 
 import numpy as np
 import pytest

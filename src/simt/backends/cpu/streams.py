@@ -155,10 +155,10 @@ class _Worker:
             self.items.put(_Held(owner))
 
     def stop(self):
-        with self.idle:
-            self.stopped = True
-            if self.thread is not None:
-                self.items.put(None)
+        """End the thread once its queue is served (from the stream's __del__: no lock)."""
+        self.stopped = True
+        if self.thread is not None:
+            self.items.put(None)
 
 
 class CpuStream:
