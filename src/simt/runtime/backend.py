@@ -269,13 +269,17 @@ class Backend:
 
 # -- stream host functions: CUDA forbids CUDA calls in them -------------------------
 
-_host_function = threading.local()      # .running: this thread is in a stream host function
+class _HostFunction(threading.local):
+    running = False        # this thread is in a stream host function
+
+
+_host_function = _HostFunction()
 
 
 @contextlib.contextmanager
 def running_host_function():
     """Mark the calling thread as running a stream host function (backends wrap each one)."""
-    outer = getattr(_host_function, "running", False)
+    outer = _host_function.running
     _host_function.running = True
     try:
         yield
@@ -287,7 +291,7 @@ def refuse_in_host_function(what):
     """CUDA forbids CUDA calls in a host function (cudaErrorNotPermitted): a launch or a
     synchronize there waits for the stream that waits for the host function, a deadlock.
     Backends call this before such work; it raises inside a host function."""
-    if getattr(_host_function, "running", False):
+    if _host_function.running:
         raise CudaError(f"{what} inside a stream host function (launch_host_func): CUDA "
                         "forbids simt calls there (cudaErrorNotPermitted), as they wait for "
                         "the stream that waits for the host function. Do the work after the "

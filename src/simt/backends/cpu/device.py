@@ -235,15 +235,17 @@ class CpuBackend(CpuMemory):
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
         workers = min(config.cpu_threads, nblocks)
-        with interrupt.running():
-            if workers <= 1:
-                run(0, nblocks)
-            else:
-                self._run_parallel(run, nblocks, workers)
+        interrupt.clear()
+        if workers <= 1:
+            run(0, nblocks)
+        else:
+            self._run_parallel(run, nblocks, workers)
         del keep
+        if not err[0]:
+            return None
         if err[0] == fault.INTERRUPTED and interrupt.python_raises():
             return None               # Python raises KeyboardInterrupt for this Ctrl-C
-        return fault.decode(err, binary, kernel_name) if err[0] else None
+        return fault.decode(err, binary, kernel_name)
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))

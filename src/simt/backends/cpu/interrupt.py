@@ -25,7 +25,6 @@ llvm.add_symbol(SYMBOL, ctypes.addressof(FLAG))
 
 _SA_SIGINFO = 4
 _lock = threading.Lock()
-_running = [0]           # launches running now
 _handler = []            # the compiled handler, kept loaded while installed
 _tried = []
 
@@ -68,18 +67,12 @@ define void @simt_cpu_sigint(i32 %sig) {{
 """
 
 
-class running:
-    """Context of one launch: the first of several at once clears an old request."""
-
-    def __enter__(self):
-        with _lock:
-            if not _running[0]:
-                FLAG.value = 0
-            _running[0] += 1
-
-    def __exit__(self, *exc):
-        with _lock:
-            _running[0] -= 1
+def clear():
+    """A launch starts: a Ctrl-C from before it (Python has raised KeyboardInterrupt for
+    it, or will at once) must not stop it. A launch running at that moment has seen the
+    flag already: its loops read it all the time."""
+    if FLAG.value:
+        FLAG.value = 0
 
 
 def python_raises():

@@ -59,12 +59,14 @@ class Faults:
 
     def raise_for_thread(self):
         """Raise (and forget) the first error of work the calling thread queued."""
-        thread = threading.current_thread()
-        self._raise(lambda t, w: t is thread)
+        if self.items:                # none: the usual case, checked without the lock
+            thread = threading.current_thread()
+            self._raise(lambda t, w: t is thread)
 
     def raise_for_stream(self, worker):
         """Raise (and forget) the first error of work that ran in ``worker``'s stream."""
-        self._raise(lambda t, w: w is worker)
+        if self.items:
+            self._raise(lambda t, w: w is worker)
 
     def _raise(self, match):
         with self.lock:
