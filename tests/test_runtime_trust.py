@@ -364,7 +364,8 @@ def spin_for(out, n):
     for k in range(n):
         if out[i] < 0.0:
             continue
-        out[i] += 1.0
+        for j in range(2):
+            out[i] += 1.0
 
 def interrupted(launch):
     threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
@@ -383,7 +384,7 @@ cases = {
     "device arrays, then synchronize": lambda: (spin[1, 4](d_flag, d_out),
                                                 simt.synchronize()),
     "a stream": lambda: (spin[8, 32, 0, s](d_flag, d_out), s.synchronize()),
-    "a range loop": lambda: spin_for[1, 1](out, 1 << 62),
+    "nested range loops": lambda: spin_for[1, 1](out, 1 << 62),
 }
 for what, launch in cases.items():
     print(what, interrupted(launch), flush=True)
