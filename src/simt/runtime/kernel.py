@@ -5,13 +5,15 @@ import logging
 import time
 
 from ..compiler import options as compile_options
-from ..compiler import pipeline
 from ..config import config
 from ..errors import InvalidConfiguration, NotSupportedError
 from ..ir import types as T
-from . import cache
+from ..lazy import lazy_module
 from .devices import backend_class, get_device
 from .launch import Launch, arg_type, check_config, dim3_tuple
+
+pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
+cache = lazy_module("simt.runtime.cache")
 
 log = logging.getLogger("simt")
 

@@ -4,10 +4,12 @@ functions (binder.py) from a configuration's second launch on."""
 import numpy as np
 
 from ..ir import types as T
-from . import binder
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import stream_handle
+from ..lazy import lazy_module
+
+binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 
 
 def dim3_tuple(value, what):
