@@ -327,6 +327,33 @@ def test_group_collectives_in_conditions(device, rng, threads):
     np.testing.assert_array_equal(out, want)
 
 
+# ------------------------------------------------------------------ block collectives
+@simt.kernel
+def block_collectives_in_conditions(a, out):
+    i = simt.grid(1)
+    v = a[i]
+    r = 0
+    if simt.syncthreads_count(v > 0) > simt.blockDim.x // 2:
+        r |= 1
+    if simt.syncthreads_or(v > 95):
+        r |= 2
+    k = 0
+    while simt.syncthreads_or(k < v):
+        k += 1
+    out[i, 0] = r
+    out[i, 1] = k
+
+
+@pytest.mark.parametrize("threads", SIZES)
+def test_block_collectives_in_conditions(device, rng, threads):
+    a = values(rng, threads)
+    out = poison((threads, 2), np.int32)
+    block_collectives_in_conditions[1, threads](a, out)
+    r = (np.sum(a > 0) > threads // 2) * 1 | np.any(a > 95) * 2
+    want = np.stack([np.full(threads, r), np.full(threads, max(a.max(), 0))], 1)
+    np.testing.assert_array_equal(out, want)
+
+
 # ------------------------------------------------------------------ the GPU's code, made without a GPU
 @simt.kernel
 def branch_on_vote(a, out):
