@@ -13,7 +13,7 @@ from ..ir import types as T
 from ..lang.registry import Static
 from .source import Source
 from .errors import fail, CompileFailure
-from . import calls
+from . import calls, conditional
 
 
 MAX_PASSES = 12
@@ -292,18 +292,12 @@ class FrontEnd:
     def stmt_While(self, node):
         if node.orelse:
             self.fail(node, "while ... else is not supported", "use a flag variable")
-        cond, pre = self.guarded(lambda: self.truth(self.expr(self.any(node.test), node.test),
-                                                    node))
+        cond, pre = conditional.guarded(
+            self, lambda: self.truth(self.expr(self.any(node.test), node.test), node))
         self.loop_depth += 1
         body = self.block(node.body)
         self.loop_depth -= 1
-        loc = self.loc(node)
-        if not pre and not _runs_barrier(cond):
-            return [ir.While(loc, cond, body)]
-        # a warp function or collective in the condition runs at the top of every trip:
-        # while True: <it>; if not cond: break; body
-        leave = ir.If(loc, calls.unary(self, "Not", cond, loc), [ir.Break(loc)], [])
-        return [ir.While(loc, ir.Const(T.BOOL, loc, True), pre + [leave] + body)]
+        return [conditional.loop(self, cond, pre, body, self.loc(node))]
 
     def stmt_For(self, node):
         if node.orelse:
@@ -479,8 +473,9 @@ class FrontEnd:
         first = node.values[0]
         result = self.truth(self.expr(self.any(first), first), first)
         for v in node.values[1:]:
-            value, pre = self.guarded(lambda v=v: self.truth(self.expr(self.any(v), v), v))
-            result = self.logical(op, result, value, pre, node)
+            value, pre = conditional.guarded(
+                self, lambda v=v: self.truth(self.expr(self.any(v), v), v))
+            result = conditional.logical(self, op, result, value, pre, node)
         return result
 
     def expr_Compare(self, node):
@@ -492,55 +487,25 @@ class FrontEnd:
                 self.fail(node, f"comparison {type(op).__name__} is not supported",
                           "use ==, !=, <, <=, > or >=")
             # a < b < c: c is evaluated only where a < b (Python's order)
-            right, pre = self.guarded(lambda n=right_node: self.expr(self.any(n), n))
+            right, pre = conditional.guarded(self, lambda n=right_node: self.expr(self.any(n), n))
             if result is None:
                 self.hoist(*pre)
                 result = calls.compare(self, name, left, right, self.loc(node))
             else:
                 cmp = calls.compare(self, name, left, right, self.loc(node))
-                result = self.logical("and", result, cmp, pre, node)
+                result = conditional.logical(self, "and", result, cmp, pre, node)
             left = right
         return result
 
     def expr_IfExp(self, node):
         cond = self.truth(self.expr(self.any(node.test), node.test), node)
-        then, then_pre = self.guarded(lambda: self.expr(self.any(node.body), node.body))
-        orelse, else_pre = self.guarded(lambda: self.expr(self.any(node.orelse), node.orelse))
+        then, then_pre = conditional.guarded(
+            self, lambda: self.expr(self.any(node.body), node.body))
+        orelse, else_pre = conditional.guarded(
+            self, lambda: self.expr(self.any(node.orelse), node.orelse))
         t = calls.common_type(self, then.type, orelse.type, node)
-        then, orelse = self.cast(then, t, node), self.cast(orelse, t, node)
-        loc = self.loc(node)
-        if not (then_pre or else_pre or _runs_barrier(then) or _runs_barrier(orelse)):
-            return ir.IfExp(t, loc, cond, then, orelse)
-        # only the chosen side runs its warp functions and collectives, as in CUDA C
-        name = self.temp("ifexp")
-        self.hoist(ir.If(loc, cond, then_pre + self.bind_name(name, then, node),
-                         else_pre + self.bind_name(name, orelse, node)))
-        return ir.Var(self.var_types[name], loc, name)
-
-    # ------------------------------------------------------------ conditional evaluation
-    def guarded(self, build):
-        """``build()``'s value and, apart, what building it hoisted: for an operand that
-        only some threads evaluate (the right of and/or, a branch of ``a if c else b``,
-        a while condition), whose warp functions and collectives must run only there."""
-        outer, self.prelude = self.prelude, []
-        value = build()
-        pre, self.prelude = self.prelude, outer
-        return value, pre
-
-    def logical(self, op, lhs, rhs, pre, node):
-        """``lhs and rhs`` / ``lhs or rhs``. When evaluating rhs runs warp functions,
-        collectives or a device function holding them (``pre`` or a call in ``rhs``), it
-        becomes statements so that only the threads that evaluate rhs run them, as CUDA C's
-        ``a && __any_sync(m, p)`` does: ``$t = lhs; if $t (or: not $t): pre; $t = rhs``."""
-        loc = self.loc(node)
-        if not pre and not _runs_barrier(rhs):
-            return ir.Logical(T.BOOL, loc, op, lhs, rhs)
-        name = self.temp(op)
-        self.hoist(*self.bind_name(name, lhs, node))
-        flag = ir.Var(T.BOOL, loc, name)
-        test = flag if op == "and" else calls.unary(self, "Not", flag, loc)
-        self.hoist(ir.If(loc, test, pre + self.bind_name(name, rhs, node), []))
-        return ir.Var(T.BOOL, loc, name)
+        return conditional.choose(self, t, cond, self.cast(then, t, node), then_pre,
+                                  self.cast(orelse, t, node), else_pre, node)
 
     def expr_Subscript(self, node):
         base = self.any(node.value)
@@ -615,25 +580,6 @@ def _assigned_names(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
-
-
-def _runs_barrier(e):
-    """Whether evaluating ``e`` calls a device function that holds barriers or warp
-    functions (itself or through its calls): the CPU device inlines such a call into
-    statements (ir/inline.py), so it must sit where statements can."""
-    if isinstance(e, ir.CallDevice) and _holds_barrier(e.function):
-        return True
-    for value in vars(e).values():
-        items = value if isinstance(value, (list, tuple)) else [value]
-        for item in items:
-            parts = item if isinstance(item, tuple) else (item,)
-            if any(isinstance(p, ir.Expr) and _runs_barrier(p) for p in parts):
-                return True
-    return False
-
-
-def _holds_barrier(function):
-    return function.uses_barrier or any(_holds_barrier(f) for f in function.callees)
 
 
 def _is_simple(expr):

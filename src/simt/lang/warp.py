@@ -4,8 +4,9 @@ Each call becomes an ``ir.WarpOp`` statement hoisted before the statement that u
 (as syncthreads_count is), so that the CPU device can split its thread loops there: a warp
 operation is a barrier at warp scope. An operand that only some threads evaluate (the right
 of and/or, a branch of ``x if c else y``, a while condition) keeps its WarpOps under its own
-condition (compiler/frontend.py), so only those threads run them, as in CUDA C. The GPU lowers them to the NVVM intrinsics
-(backends/cuda/warp.py), the CPU in backends/cpu/warp.py; docs/warp.md has the semantics.
+condition (compiler/conditional.py), so only those threads run them, as in CUDA C. The GPU
+lowers them to the NVVM intrinsics (backends/cuda/warp.py), the CPU in backends/cpu/warp.py;
+docs/warp.md has the semantics.
 """
 import numpy as np
 
