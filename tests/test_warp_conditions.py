@@ -121,20 +121,24 @@ def vote_in_while(a, limit, out):
     j = 0
     while j < limit and simt.any_sync(0xFFFFFFFF, j < a[i]):
         j += 1
+    steps = 0
+    for _ in range(simt.reduce_max_sync(0xFFFFFFFF, a[i])):     # the bound: evaluated once
+        steps += 1
     out[i, 0] = trips
     out[i, 1] = counted
     out[i, 2] = j
+    out[i, 3] = steps
 
 
 @pytest.mark.parametrize("threads", SIZES)
-def test_vote_as_while_condition(device, rng, threads):
+def test_vote_as_while_condition_and_range_bound(device, rng, threads):
     a = values(rng, threads, 0, 40)
-    out = poison((threads, 3), np.int32)
+    out = poison((threads, 4), np.int32)
     vote_in_while[1, threads](a, 25, out)
-    want = np.zeros((threads, 3), np.int32)
+    want = np.zeros((threads, 4), np.int32)
     for base, w in warps(a):
         top = w.max()
-        want[base:base + len(w)] = [top, top - top // 3, min(top, 25)]
+        want[base:base + len(w)] = [top, top - top // 3, min(top, 25), top]
     np.testing.assert_array_equal(out, want)
 
 
