@@ -58,7 +58,7 @@ class FrontEnd:
             return_type=self.return_type or T.VOID, body=body, locals=dict(self.var_types),
             decls=list(self.decls), is_kernel=self.is_kernel, loc=self.loc(fndef),
             callees=list(self.callees.values()),
-            uses_barrier=any(ir.contains_barrier(s) for s in body))
+            uses_barrier=any(ir.contains_barrier(s) for s in body), reads=ir.Reads(self.source.reads))
 
     def _check_signature(self, fndef):
         args = fndef.args
