@@ -370,9 +370,10 @@ def branch_on_vote(a, out):
 
 def test_ptx_branches_on_the_vote():
     from simt.backends.cuda.compile import compile_kernel
+    from simt.compiler.options import CompileOptions
     from simt.ir import types as T
     binary = compile_kernel(branch_on_vote.typed_ir(T.parse_signature("(int32[:], int32[:])")),
-                            {"boundscheck": False}, "sm_90")
+                            CompileOptions(), "sm_90")
     vote = re.search(r"vote\.sync\.any\.pred\s+(%p\d+)", binary.ptx)
     assert vote, binary.ptx
     after = binary.ptx[vote.end():]
