@@ -1,6 +1,7 @@
 """Start-up costs of two simt trees side by side (say, main before and after a change),
 measured in alternating rounds in one run so that machine drift falls on both alike:
-`import simt` in a fresh process, every bench kernel's cold compile, disk-cache load and
+`import simt` in a fresh process (as the machine is, and with bytecode cached as after
+`pip install`), every bench kernel's cold compile, disk-cache load and
 in-process lookup, the tiled matmul compiled first in a fresh process, and (on a GPU)
 launch overhead from bench/gpu/launch_overhead.py.
 
@@ -47,6 +48,11 @@ def geomean(values):
 def one_round(root, device):
     """{measure: value} for one tree."""
     out = {"import_ms": float(run(root, ["-c", IMPORT]).split()[-1])}
+    # As after `pip install`, which writes bytecode: Python then need not compile sources.
+    cached = {"PYTHONPYCACHEPREFIX": os.path.join(tempfile.gettempdir(),
+                                                  "simt-compare-pyc" + root.replace(os.sep, "_"))}
+    run(root, ["-c", IMPORT], cached)
+    out["import_ms, bytecode cached"] = float(run(root, ["-c", IMPORT], cached).split()[-1])
     data = json.loads(run(root, ["-c", COMPILE.format(device=device)]).splitlines()[-1])
     for key in ("cold_ms", "disk_ms", "in_process_ms"):
         out[f"compile {key} (geomean)"] = geomean([r[key] for r in data["compile"].values()])

@@ -9,25 +9,10 @@ lowering gets a NotSupportedError carrying ``unsupported[target]``.
 
 Typing rules see the front end only through the ``Builder`` interface below.
 """
-import importlib.util
-import sys
 from typing import Protocol
 
 from ..ir import nodes as ir
-
-def lazy_module(name):
-    """The module ``name``, executed at its first attribute access. Lowerings live beside
-    their entries but only run when a kernel compiles, so ``import simt`` need not load
-    llvmlite for them."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
+from ..lazy import lazy_module      # noqa: F401  (for lowerings: see lazy.py)
 
 REGISTRY = {}            # op -> entry
 CALLABLES = {}           # a Python object kernels may call (print, math.sin, np.sin) -> entry

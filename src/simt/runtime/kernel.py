@@ -5,14 +5,15 @@ import logging
 import time
 
 from ..compiler import options as compile_options
-from ..compiler import pipeline
 from ..config import config
 from ..errors import InvalidConfiguration, NotSupportedError
 from ..ir import types as T
-from . import cache
+from ..lazy import lazy_module
 from .devices import backend_class, get_device
-from .access import check_writes
-from .launch import Launch, arg_type, check_config, dim3_tuple
+from .launch import Launch, access, arg_type, check_config, dim3_tuple
+
+pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
+cache = lazy_module("simt.runtime.cache")
 
 log = logging.getLogger("simt")
 
@@ -94,7 +95,7 @@ class Kernel:
         args = tuple(args)
         types = [arg_type(a) for a in args]
         loaded = self.binary_for(types, device)
-        check_writes(self, types, args)
+        access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, int(shared_bytes),
                      loaded.binary.shared_static_bytes)
         device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,

@@ -4,11 +4,13 @@ functions (binder.py) from a configuration's second launch on."""
 import numpy as np
 
 from ..ir import types as T
-from . import binder
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import stream_handle
-from .access import check_writes
+from ..lazy import lazy_module
+
+binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
+access = lazy_module("simt.runtime.access")         # loaded at a first launch
 
 
 def dim3_tuple(value, what):
@@ -118,7 +120,7 @@ class Launch:
         except TypeError as exc:
             raise TypeError(f"kernel '{kernel.__name__}': {exc}") from None
         loaded = kernel.binary_for(types, device)
-        check_writes(kernel, types, args)
+        access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes)
         stream = self.stream

@@ -190,9 +190,14 @@ def _vote(em, lanes, kind):
     return em.builder.zext(flag, I32)
 
 
-def _activemask(em, lanes, sub):
+def _taking_part(em, lanes, mask):
+    """uint32 of the lanes that take part (of those in ``mask``, when given)."""
     return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.or_(acc, _bit(b, lane)),
-                       None)
+                       mask)
+
+
+def _activemask(em, lanes, sub):
+    return _taking_part(em, lanes, None)
 
 
 def _bits(b, value, t):
@@ -215,9 +220,12 @@ def _match(em, lanes, kind):
             same(b, lane), b.or_(acc, _bit(b, lane)), acc), mask)
     all_same = _accumulate(em, lanes, const(I1, 1), I1,
                            lambda b, acc, lane: b.and_(acc, same(b, lane)), mask)
+    # the mask that matched names only the lanes taking part: as on the GPU, lanes of a
+    # partial warp that do not exist (and lanes that exited) are 0 bits
+    matched = _taking_part(em, lanes, mask)
     b = em.builder
     pair = ll.Constant(ll.LiteralStructType([I32, I32]), ll.Undefined)
-    pair = b.insert_value(pair, b.select(all_same, mask, i32(0)), 0)
+    pair = b.insert_value(pair, b.select(all_same, matched, i32(0)), 0)
     return b.insert_value(pair, b.zext(all_same, I32), 1)
 
 
