@@ -4,7 +4,8 @@ From a configuration's second launch on, ``kernel[...]`` hands out a function wr
 here for one signature: it takes the arguments as a0, a1, ... (each with a default,
 and ``*more``), checks that there are as many as the signature has, of exactly the
 classes it was written for (a DeviceArray's class records its dtype, ndim and layout),
-and that the device is still current, else hands them to the full path (``slow``).
+that the device is still current, else hands them to the full path (``slow``); a
+Python int that does not fit int64 goes to the full path too, which raises.
 The back end gives only its native call (``Native``, runtime/backend.py): the
 statements of one launch and, where it packs a parameter buffer, the launch plan
 saying how each parameter's flat values are written. Then the function remembers what it packed last (each
@@ -15,8 +16,9 @@ Python has.)"""
 from .devices import _local
 
 
-def bind(name, classes, device, slow, native):
-    """The launch function of one signature (``classes``: the arguments' classes)."""
+def bind(name, classes, device, slow, native, full=None):
+    """The launch function of one signature (``classes``: the arguments' classes);
+    ``full(*args)`` is the full path, for Python ints that do not fit int64."""
     names = [f"a{i}" for i in range(len(classes))]
     given = "".join(a + ", " for a in names)
     checks = ["more", "rt.device is not device"]
@@ -43,6 +45,9 @@ def bind(name, classes, device, slow, native):
         lines += ["    " + line for line in launch] + ["        return"]
     lines += [f"    if {' or '.join(checks)}:",
               f"        return slow(*[a for a in ({given}*more,) if a is not _])"]
+    wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes) if c is int]
+    if wide:                  # the full path raises the OverflowError, naming the argument
+        lines += [f"    if {' or '.join(wide)}:", f"        return full({given})"]
     if packs and names:
         if values:
             lines.append(f"    pack(storage, 0, {', '.join(values)})")
@@ -51,7 +56,8 @@ def bind(name, classes, device, slow, native):
     if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be
         lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
-    scope = dict(native.scope, rt=_local, device=device, slow=slow, classes=tuple(classes),
+    scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full,
+                 classes=tuple(classes),
                  _=_MISSING, _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(classes)})
     exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
     return scope["fast"]

@@ -10,7 +10,7 @@ from ..errors import InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
 from .devices import backend_class, get_device
-from .launch import Launch, access, arg_type, check_config, dim3_tuple
+from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
@@ -74,12 +74,10 @@ class Kernel:
                                            "kernel[grid, block, shared_bytes] or "
                                            "kernel[grid, block, shared_bytes, stream]")
             launch = Launch(self, *config)
-            if len(launches) >= 64:
-                launches.clear()
-            try:
+            if by_value(config):
+                if len(launches) >= 64:
+                    launches.clear()
                 launches[config] = launch
-            except TypeError:
-                pass
         return launch.call
 
     def __call__(self, *args):
@@ -92,13 +90,14 @@ class Kernel:
         InvalidConfiguration (CUDA's cudaErrorCooperativeLaunchTooLarge)."""
         device = get_device()
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
+        shared_bytes = shared_size(shared_bytes)
         args = tuple(args)
-        types = [arg_type(a) for a in args]
+        types = arg_types(self, args)
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)
-        check_config(self.__name__, device, grid, block, int(shared_bytes),
+        check_config(self.__name__, device, grid, block, shared_bytes,
                      loaded.binary.shared_static_bytes)
-        device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,
+        device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
                                        args)
 
     # ------------------------------------------------------------ compiling

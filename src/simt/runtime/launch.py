@@ -14,37 +14,75 @@ access = lazy_module("simt.runtime.access")         # loaded at a first launch
 
 
 def dim3_tuple(value, what):
-    """(x, y, z) from an int, a tuple of 1-3 ints or a dim3."""
-    if isinstance(value, (int, np.integer)):
-        dims = (int(value), 1, 1)
-    elif hasattr(value, "x") and hasattr(value, "y"):
-        dims = (int(value.x), int(value.y), int(getattr(value, "z", 1)))
-    else:
-        try:
-            items = tuple(int(v) for v in value)
-        except TypeError:
-            raise InvalidConfiguration(f"the {what} must be an int, a tuple of 1 to 3 ints or a "
-                                       f"simt.dim3, got {value!r}") from None
+    """(x, y, z) from an int, a tuple (or list) of 1-3 ints or a dim3. Floats, strings
+    and other non-integers are InvalidConfiguration, never truncated or iterated."""
+    if isinstance(value, (tuple, list)):
+        items = tuple(_dimension(v, what) for v in value)
         if not 1 <= len(items) <= 3:
             raise InvalidConfiguration(f"the {what} has {len(items)} dimensions; CUDA allows 1 to 3")
         dims = items + (1,) * (3 - len(items))
+    elif hasattr(value, "x") and hasattr(value, "y") and not isinstance(value, (str, bytes)):
+        dims = tuple(_dimension(v, what) for v in (value.x, value.y, getattr(value, "z", 1)))
+    else:
+        dims = (_dimension(value, what), 1, 1)
     if min(dims) < 1:
         raise InvalidConfiguration(f"the {what} {dims} has a dimension below 1; every "
                                    "dimension must be at least 1")
     return dims
 
 
-class dim3:
-    """CUDA's dim3: ``simt.dim3(x, y=1, z=1)``."""
+def _dimension(value, what):
+    """One launch dimension as an int: Python and NumPy integers only."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidConfiguration(f"the {what} must be an int, a tuple of 1 to 3 ints or a "
+                                   f"simt.dim3; got {value!r} ({type(value).__name__})")
+    return int(value)
 
-    def __init__(self, x=1, y=1, z=1):
-        self.x, self.y, self.z = int(x), int(y), int(z)
 
-    def __iter__(self):
-        return iter((self.x, self.y, self.z))
+def by_value(config):
+    """Whether a launch configuration compares by value, so that kernel[...] may reuse
+    its Launch: ints, tuples of ints and dim3s (immutable), any stream. An object that
+    compares by identity (a user's class with .x and .y) may change between launches."""
+    for part in config[:3]:
+        if type(part) is tuple:
+            if not all(isinstance(v, (int, np.integer)) for v in part):
+                return False
+        elif not isinstance(part, (int, np.integer, dim3)):
+            return False
+    return True
+
+
+class dim3(tuple):
+    """CUDA's dim3: ``simt.dim3(x, y=1, z=1)``. Immutable (a tuple of three ints), so a
+    launch configuration holding one is the same configuration at every launch: make a
+    new dim3 for a new shape."""
+
+    __slots__ = ()
+
+    def __new__(cls, x=1, y=1, z=1):
+        return tuple.__new__(cls, (_dimension(x, "dim3"), _dimension(y, "dim3"),
+                                   _dimension(z, "dim3")))
+
+    x = property(lambda self: self[0])
+    y = property(lambda self: self[1])
+    z = property(lambda self: self[2])
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot set {name} of {self!r}: a simt.dim3 is immutable; "
+                             "make a new one, simt.dim3(x, y, z), for a new shape")
 
     def __repr__(self):
         return f"dim3({self.x}, {self.y}, {self.z})"
+
+
+def shared_size(value):
+    """The dynamic shared memory bytes of a launch: an int (None or 0 for none)."""
+    if value is None:
+        return 0
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidConfiguration(f"the dynamic shared memory size must be an int number of "
+                                   f"bytes; got {value!r} ({type(value).__name__})")
+    return int(value)
 
 
 def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0):
@@ -71,14 +109,51 @@ def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0
                                    f"allows {limit}")
 
 
+def arg_types(kernel, args):
+    """The kernel types of a launch's arguments, checked against the kernel's parameters:
+    a Python int must fit int64 (OverflowError), a dtype must be one kernels compute
+    with (TypeError); both name the argument."""
+    code = kernel.pyfunc.__code__
+    if len(args) != code.co_argcount:
+        raise TypeError(f"kernel '{kernel.__name__}' takes {code.co_argcount} arguments, "
+                        f"got {len(args)}")
+    types = []
+    for name, value in zip(code.co_varnames, args):
+        try:
+            types.append(arg_type(value))
+        except (TypeError, OverflowError) as exc:
+            raise type(exc)(f"kernel '{kernel.__name__}', argument '{name}': {exc}") from None
+    return types
+
+
+_INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
 def arg_type(value):
     simt_type = getattr(value, "simt_type", None)
     if simt_type is not None:
         return simt_type()
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
+        _check_dtype(value.dtype, "an array")
         return T.Array(value.dtype, value.ndim, T.layout_of(value))
+    if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+        raise OverflowError(f"{value} does not fit a kernel's int64 (the type of a Python "
+                            f"int argument); pass a NumPy integer of the width you mean, or "
+                            "split the value")
+    if isinstance(value, tuple):
+        for item in value:
+            arg_type(item)
+    elif isinstance(value, np.generic):
+        _check_dtype(value.dtype, "a scalar")
     return T.typeof(value)
+
+
+def _check_dtype(dtype, what):
+    if dtype.kind not in "biufc":
+        raise TypeError(f"{what} of dtype {dtype} cannot be passed to a kernel: kernels take "
+                        "bool, integer, floating and complex values (pass a datetime64 or "
+                        "timedelta64 as .view(np.int64))")
 
 
 class Launch:
@@ -96,7 +171,7 @@ class Launch:
         self.kernel = kernel
         self.grid = dim3_tuple(grid, "grid")
         self.block = dim3_tuple(block, "block")
-        self.shared_bytes = int(shared_bytes or 0)
+        self.shared_bytes = shared_size(shared_bytes)
         self.stream = stream
         self.prepared = {}      # argument classes -> (device, launch function)
         self.call = self        # what kernel[...] returns: the latest prepared launch
@@ -112,13 +187,7 @@ class Launch:
 
     def _launch(self, device, args):
         kernel = self.kernel
-        nparams = kernel.pyfunc.__code__.co_argcount
-        if len(args) != nparams:
-            raise TypeError(f"kernel '{kernel.__name__}' takes {nparams} arguments, got {len(args)}")
-        try:
-            types = [arg_type(a) for a in args]
-        except TypeError as exc:
-            raise TypeError(f"kernel '{kernel.__name__}': {exc}") from None
+        types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
@@ -135,7 +204,8 @@ class Launch:
                                            self.shared_bytes, stream)
             if native is not None:
                 classes = tuple(map(type, args))
-                fast = binder.bind(kernel.__name__, classes, device, self.__call__, native)
+                fast = binder.bind(kernel.__name__, classes, device, self.__call__, native,
+                                   lambda *args: self._launch(get_device(), args))
                 if len(self.prepared) >= 16:
                     self.prepared.clear()
                 self.prepared[classes] = (device, fast)
