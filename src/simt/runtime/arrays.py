@@ -504,8 +504,24 @@ def asarray(obj, device=None):
     if target.backend.host_accessible:
         host = obj if isinstance(obj, np.ndarray) else _from_dlpack(obj)
         if host is not None:
+            _check_values(host, obj)
             return _wrap_host(host, target)
-    return to_device(obj, device=target)
+    host = np.asarray(obj)
+    _check_values(host, obj)
+    return to_device(host, device=target)
+
+
+def _check_values(host, obj):
+    """Device arrays hold numbers: not strings, objects or dates (which NumPy accepts)."""
+    if host.dtype.kind not in "biufc":
+        raise TypeError(f"simt.asarray({_short(obj)}): NumPy makes it an array of dtype "
+                        f"{host.dtype}, which kernels cannot use; device arrays hold bool, "
+                        "integer, floating or complex values")
+
+
+def _short(obj):
+    text = repr(obj)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _from_dlpack(obj):

@@ -1,12 +1,16 @@
 """Kernels and device functions as users declare them, and how a kernel gets compiled:
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
+import contextlib
+import inspect
 import logging
+import sys
+import threading
 import time
 
 from ..compiler import options as compile_options
 from ..config import config
-from ..errors import InvalidConfiguration, NotSupportedError
+from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
 from .devices import backend_class, get_device
@@ -24,6 +28,7 @@ class DeviceFunction:
     _simt_device = True
 
     def __init__(self, pyfunc):
+        check_function(pyfunc, "@simt.device")
         self.pyfunc = pyfunc
         self.ir_cache = {}
         self.__name__ = pyfunc.__name__
@@ -32,6 +37,28 @@ class DeviceFunction:
     def __call__(self, *args):
         raise RuntimeError(f"device function '{self.__name__}' can only be called from kernels "
                            "(or run the kernel on the 'sim' device to step through it)")
+
+
+def check_function(pyfunc, what):
+    """Kernels and device functions are functions written with ``def`` (simt compiles
+    their source) taking plain positional parameters (a launch passes every one)."""
+    if not inspect.isfunction(pyfunc):
+        raise TypeError(f"{what} needs a Python function written with def; got "
+                        f"{pyfunc!r} ({type(pyfunc).__name__}), which has no source to compile")
+    if pyfunc.__name__ == "<lambda>":
+        raise NotSupportedError(f"{what} cannot compile a lambda: write the function with "
+                                "def (simt compiles a function's source)")
+    code = pyfunc.__code__
+    extras = [what for what, present in (
+        ("*args", code.co_flags & inspect.CO_VARARGS),
+        ("**kwargs", code.co_flags & inspect.CO_VARKEYWORDS),
+        ("keyword-only parameters", code.co_kwonlyargcount),
+        ("positional-only parameters", code.co_posonlyargcount),
+        ("default values", pyfunc.__defaults__)) if present]
+    if extras:
+        raise CompileError(f"{what} '{pyfunc.__name__}' has {' and '.join(extras)}; kernels "
+                           "and device functions take plain positional parameters and a "
+                           "launch passes every one: remove them")
 
 
 def device(fn=None, **options):
@@ -50,6 +77,7 @@ class Kernel:
     _simt_kernel = True
 
     def __init__(self, pyfunc, signature=None, cache=True, **options):
+        check_function(pyfunc, "@simt.kernel")
         compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
@@ -128,6 +156,10 @@ class Kernel:
         return loaded
 
     def _load(self, arg_types, device, options):
+        with deep_recursion():
+            return self._load_deep(arg_types, device, options)
+
+    def _load_deep(self, arg_types, device, options):
         backend = device.backend
         lookup = None
         if self.use_disk_cache and config.cache:
@@ -148,10 +180,11 @@ class Kernel:
     def _compile(self, arg_types, options, compile_fn):
         """(binary, dependencies): the typed IR stage, then the back end's stages
         (``compile_fn(typed_ir, options)``); the binary keeps every stage."""
-        fn = self.typed_ir(arg_types)
-        if config.dump:
-            pipeline.dump(self.__name__, "typed_ir", fn)
-        binary = compile_fn(fn, options)
+        with deep_recursion():
+            fn = self.typed_ir(arg_types)
+            if config.dump:
+                pipeline.dump(self.__name__, "typed_ir", fn)
+            binary = compile_fn(fn, options)
         binary.stages = {"typed_ir": fn, **binary.stages}
         return binary, cache.dependencies(fn)
 
@@ -223,6 +256,30 @@ class Kernel:
         if len(seen) == 1:
             return text_of(seen[0])
         return {types: text_of(types) for types in seen}
+
+
+_deep = {"depth": 0, "saved": None}
+_deep_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def deep_recursion(limit=20000):
+    """A recursion limit for compiling: the front end, the IR passes and the code
+    generators recurse over expressions, and a long one (a sum of 2000 terms) nests
+    deeper than Python's default of 1000 frames allows. Process-wide, as Python's limit
+    is, and restored when the last compile in any thread ends."""
+    with _deep_lock:
+        if _deep["depth"] == 0:
+            _deep["saved"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, _deep["saved"]))
+        _deep["depth"] += 1
+    try:
+        yield
+    finally:
+        with _deep_lock:
+            _deep["depth"] -= 1
+            if _deep["depth"] == 0:
+                sys.setrecursionlimit(_deep["saved"])
 
 
 def _types(signature):
