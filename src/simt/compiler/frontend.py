@@ -13,7 +13,7 @@ from ..ir import types as T
 from ..lang.registry import Static
 from .source import Source
 from .errors import fail, CompileFailure
-from . import calls, conditional
+from . import calls, conditional, definite
 
 
 MAX_PASSES = 12
@@ -41,6 +41,7 @@ class FrontEnd:
     def build(self):
         fndef = self.source.fndef
         self._check_signature(fndef)
+        definite.check(fndef, self.param_names, self.fail)
         for _ in range(MAX_PASSES):
             self._start_pass()
             body = self._params_prologue() + self.block(fndef.body)
