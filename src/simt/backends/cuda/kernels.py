@@ -10,6 +10,7 @@ import ctypes
 
 import numpy as np
 
+from . import hostcopies
 from .launch import Launcher
 from .module import Module
 
@@ -71,21 +72,6 @@ def place_symbols(backend, kernel, loaded):
         loaded.placed[gname] = symbol
 
 
-def _host_span(array):
-    """(uint8 view of the bytes an array spans, byte offset of element 0 in it)."""
-    lo = hi = 0
-    for n, s in zip(array.shape, array.strides):
-        if n == 0:
-            return None, 0
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    nbytes = hi - lo + array.itemsize
-    raw = (ctypes.c_uint8 * nbytes).from_address(array.ctypes.data + lo)
-    return np.ctypeslib.as_array(raw), -lo
-
-
 def launch_error(binary, record, kernel_name):
     """The exception for an error record (simt/fault.py: the same for every device)."""
     import simt.fault as fault
@@ -106,20 +92,19 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
         place_symbols(backend, kernel, loaded)
     if shared_bytes:
         loaded.function.ensure_dynamic_shared(shared_bytes)
-    copies = []
+    copies, placed = [], {}          # (host region, its allocation); id(array) -> address
+    for span, members in hostcopies.host_regions(list(hostcopies.numpy_arguments(args))):
+        alloc = backend.alloc(span.nbytes)
+        backend.copy_htod(alloc.ptr, span)
+        copies.append((span, alloc, any(a.flags.writeable for a, _ in members)))
+        placed.update((id(a), alloc.ptr + offset) for a, offset in members)
 
     def pointer_of(value):
         device_ptr = getattr(value, "device_ptr", None)
         if device_ptr is not None:                 # mapped host memory: zero-copy
             return device_ptr
         if isinstance(value, np.ndarray):
-            span, offset = _host_span(value)
-            if span is None:
-                return 0
-            alloc = backend.alloc(span.nbytes)
-            backend.copy_htod(alloc.ptr, span)
-            copies.append((value, span, alloc))
-            return alloc.ptr + offset
+            return placed.get(id(value), 0)        # 0: an empty array
         if hasattr(value, "ptr"):
             return int(value.ptr)
         return int(value.__cuda_array_interface__["data"][0])
@@ -132,8 +117,8 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
     launch(grid, block, values, shared_bytes, handle)
     if copies:
         backend.synchronize()          # raises an error the kernel recorded
-        for value, span, alloc in copies:
-            if value.flags.writeable:
+        for span, alloc, writeable in copies:
+            if writeable:                  # read-only host memory is never written
                 backend.copy_dtoh(span, alloc.ptr)
 
 
