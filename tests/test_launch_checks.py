@@ -383,3 +383,23 @@ def test_host_regions_merge_overlapping_arrays():
     assert sorted(by_size) == [other.nbytes, base.nbytes]
     offsets = sorted(offset for _, offset in by_size[base.nbytes])
     assert offsets == [0, 4 * 8, 15 * 8]          # base[:6], base[4:], base[::-1][:2]
+
+
+def test_packing_fast_path_sends_wide_ints_to_the_full_path():
+    """The GPU's launch function (a packed parameter buffer) checks only new values."""
+    import struct
+    from simt.runtime import binder
+    from simt.runtime.backend import Native
+    from simt.runtime.devices import get_device
+    storage, calls = bytearray(16), []
+    native = Native(["calls.append(bytes(storage))"],
+                    dict(calls=calls, pack=struct.Struct("dq").pack_into, storage=storage),
+                    [["{a}"], ["{a}"]])
+    fast = binder.bind("k", (float, int), get_device(), lambda *a: calls.append(("slow", a)),
+                       native, lambda *a: calls.append(("full", a)))
+    fast(1.0, 5)
+    fast(1.0, 5)
+    fast(1.0, 2 ** 70)
+    fast(2.0, -2 ** 63)
+    assert calls[2] == ("full", (1.0, 2 ** 70))
+    assert calls[3] == struct.pack("dq", 2.0, -2 ** 63) and len(calls) == 4
