@@ -53,11 +53,18 @@ def test_launch_object_with_xyz_is_read_at_every_launch(device):
 @pytest.mark.parametrize("grid", ["4", "42", 2.0, 2.5, (2.0, 1), np.float64(2), (2, "1"), True,
                                   [2.5]], ids=repr)
 def test_non_integer_dimensions_are_invalid(grid):
+    """(A kernel of its own: a configuration equal to one launched before, as 2.0 == 2,
+    reuses that launch, of the same shape.)"""
     a = np.zeros(8)
     with pytest.raises(InvalidConfiguration, match="must be an int"):
-        fill[grid, 2](a, 1.0)
+        fill_never_launched[grid, 2](a, 1.0)
     with pytest.raises(InvalidConfiguration, match="must be an int"):
-        fill[2, grid](a, 1.0)
+        fill_never_launched[2, grid](a, 1.0)
+
+
+@simt.kernel
+def fill_never_launched(a, v):
+    a[0] = v
 
 
 @pytest.mark.parametrize("dims", [(2.5,), (2, 1.0), ("2",)], ids=repr)

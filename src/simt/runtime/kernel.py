@@ -105,7 +105,10 @@ class Kernel:
             if by_value(config):
                 if len(launches) >= 64:
                     launches.clear()
-                launches[config] = launch
+                try:
+                    launches[config] = launch
+                except TypeError:         # an unhashable stream: no reuse
+                    pass
         return launch.call
 
     def __call__(self, *args):
