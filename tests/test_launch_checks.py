@@ -314,6 +314,8 @@ def test_long_expression_compiles(device):
     a = np.ones(2)
     k[1, 1](a)
     assert a[0] == terms
+    assert k.inspect_types("void(float64[:])")
+    assert ".entry" in k.ptx("void(float64[:])")   # the GPU's code generator too, without a GPU
     assert sys.getrecursionlimit() < 20000          # given back after the compile
 
 

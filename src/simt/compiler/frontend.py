@@ -371,7 +371,8 @@ class FrontEnd:
             self.fail(node, f"{_describe(node)} are not supported in kernels",
                       _UNSUPPORTED_HINTS.get(type(node).__name__))
         result = method(node) if type(node) is not ast.Call else method(node, statement)
-        if isinstance(result, ir.Expr):
+        if isinstance(result, ir.Expr) and (isinstance(result.type, T.Array)
+                                            or not _long(node)):
             result.src = ast.unparse(node)
         return result
 
@@ -583,6 +584,13 @@ def _assigned_names(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
+
+
+def _long(node):
+    """An expression spanning lines or a long line: its IR gets no ``src`` text, as
+    unparsing every node of a long sum would take time quadratic in its length."""
+    end = getattr(node, "end_lineno", None)
+    return end is not None and (end != node.lineno or node.end_col_offset - node.col_offset > 160)
 
 
 def _is_simple(expr):

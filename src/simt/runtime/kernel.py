@@ -136,7 +136,8 @@ class Kernel:
         key = tuple(arg_types)
         fn = self.ir_cache.get(key)
         if fn is None:
-            fn = self.ir_cache[key] = pipeline.typed_ir(self.pyfunc, key)
+            with deep_recursion():
+                fn = self.ir_cache[key] = pipeline.typed_ir(self.pyfunc, key)
         return fn
 
     def options_for(self, kind, device_options=None):
@@ -246,6 +247,10 @@ class Kernel:
         return binary
 
     def _each(self, sig, text_of):
+        with deep_recursion():
+            return self._each_deep(sig, text_of)
+
+    def _each_deep(self, sig, text_of):
         if sig is not None:
             return text_of(_types(sig))
         device = get_device()
