@@ -41,3 +41,28 @@ def test_cpu_accounting_sees_memory_held_and_let_go():
         assert backend.bytes_in_use() - before >= 1 << 21     # the view keeps its memory
         del view
         assert backend.bytes_in_use() == before
+
+
+def test_threads_that_race_for_a_lazy_module_all_see_it_loaded(tmp_path, monkeypatch):
+    """Found by the stress tool: the first launches of a kernel in several threads at once
+    raised "module 'simt.runtime.cache' has no attribute 'lookup_key'", as the other threads
+    saw the lazy module while one thread was still executing it (importlib's LazyLoader is
+    not thread-safe before Python 3.12)."""
+    import threading
+    from simt.lazy import lazy_module
+    (tmp_path / "simt_slow_module.py").write_text("import time\ntime.sleep(0.3)\nvalue = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "simt_slow_module", raising=False)
+    module, seen = lazy_module("simt_slow_module"), []
+
+    def read():
+        try:
+            seen.append(module.value)
+        except AttributeError as exc:
+            seen.append(exc)
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == [42] * 4

@@ -81,6 +81,12 @@ def block_sum(total, counts, x):
         simt.atomic.add(total, 0, buf[0])
 
 
+@simt.kernel
+def write_past_end(x):
+    i = simt.grid(1)
+    x[i + 1] = 1
+
+
 def grid_for(n):
     return (n + BLOCK - 1) // BLOCK, BLOCK
 
@@ -100,6 +106,7 @@ class Worker:
 
     def __init__(self, seed):
         self.rng = np.random.default_rng(seed)
+        self.gpu = simt.get_device().kind != "cpu"
         self.stream = simt.Stream()
         self.side = simt.Stream(non_blocking=True)
 
@@ -197,12 +204,58 @@ class Worker:
         expect(len(seen) == 1 and np.array_equal(seen[0], x * x),
                "a host function after a copy in its stream")
 
+    def dropped_stream_and_inputs(self):
+        """A stream and the inputs of its work dropped before that work has run: the
+        work still runs, on memory kept alive until then."""
+        x = self.ints()
+        s = simt.Stream(non_blocking=bool(self.rng.integers(2)))
+        d_sq = simt.device_array(x.shape, x.dtype)
+        spin_square[grid_for(x.size) + (0, s)](d_sq, simt.to_device(x, stream=s), SPIN * 4)
+        out = simt.pinned_array(x.shape, x.dtype)
+        d_sq.copy_to_host(out, stream=s)
+        done = simt.Event(timing=False).record(s)
+        del s, d_sq
+        done.synchronize()
+        expect(np.array_equal(out, x * x), "work of a dropped stream")
+
+    def default_stream_events(self):
+        x = self.ints()
+        d_sq = simt.device_array(x.shape, x.dtype)
+        spin_square[grid_for(x.size)](d_sq, simt.to_device(x), SPIN)
+        done = simt.Event().record()
+        self.side.wait_event(done)
+        out = simt.pinned_array(x.shape, x.dtype)
+        d_sq.copy_to_host(out, stream=self.side)
+        self.side.synchronize()
+        expect(done.query() and np.array_equal(out, x * x), "an event of the default stream")
+
+    def numpy_arguments(self):
+        x = self.ints()
+        y = np.zeros_like(x)
+        axpy[grid_for(x.size)](y, np.int64(-2), x)
+        expect(np.array_equal(y, -2 * x), "NumPy arrays passed to a kernel")
+
+    def fault_stays_in_its_thread(self):
+        """An out-of-bounds kernel: its error reaches this thread's synchronizing call,
+        never another thread's (CPU device only: on a GPU the error ends the context)."""
+        if self.gpu:
+            return
+        d = simt.zeros(BLOCK, np.int64)
+        s = self.stream if self.rng.random() < 0.5 else None
+        write_past_end[1, BLOCK, 0, s](d)
+        try:
+            (s or simt).synchronize()
+        except simt.IllegalAddressError:
+            return
+        raise Failure("an out-of-bounds write raised nothing")
+
     def device_synchronize(self):
         simt.synchronize()
 
 
 OPERATIONS = [name for name, value in vars(Worker).items()
               if callable(value) and not name.startswith("_") and name != "ints"]
+# weights: device_synchronize waits for every thread's streams, so less often
 WEIGHTS = {"device_synchronize": 0.2}
 
 
