@@ -307,21 +307,35 @@ def settle():
         time.sleep(0.05)
 
 
-def warm_up(spec):
-    """Compile and load every kernel, start the pools: what the leak baseline includes."""
+def warm_up(spec, threads):
+    """Every operation once in each of ``threads`` threads started together: the kernels'
+    first launches (compile or disk-cache load) race, and what the leak baseline includes
+    (loaded kernels, pools) is there after."""
     simt.set_device(spec)
-    worker = Worker(0)
-    for name in OPERATIONS:
-        getattr(worker, name)()
-    del worker
+    start, failures = threading.Barrier(threads), []
+
+    def first_round(seed):
+        try:
+            simt.set_device(spec)
+            worker = Worker(seed)
+            start.wait()
+            for name in OPERATIONS:
+                getattr(worker, name)()
+        except Exception:
+            failures.append(f"warm-up: {traceback.format_exc(limit=4)}")
+    pool = [threading.Thread(target=first_round, args=(t,)) for t in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
     settle()
+    return failures
 
 
 def run_process(spec, seconds, threads, seed, measure_memory=True):
     """T threads in this process; returns its report (a dict)."""
-    warm_up(spec)
+    stats, lock = {"ops": {}, "failures": warm_up(spec, threads)}, threading.Lock()
     fds, memory = open_fds(), memory_in_use(spec)
-    stats, lock = {"ops": {}, "failures": []}, threading.Lock()
     deadline = time.monotonic() + seconds
     pool = [threading.Thread(target=run_thread, args=(spec, seed * 1000 + t, deadline, stats, lock))
             for t in range(threads)]
@@ -337,7 +351,7 @@ def run_process(spec, seconds, threads, seed, measure_memory=True):
 
 
 def child(spec, seconds, threads, seed, results, go):
-    """A child process: wait for the parent's start, run, send the report back."""
+    """A child process: wait for the parent's go, run, send the report back."""
     go.wait()
     try:
         report = run_process(spec, seconds, threads, seed,
@@ -367,21 +381,23 @@ def main(argv=None):
     args = parser.parse_args(argv)
     spec, gpu = args.device, args.device.startswith("cuda")
 
-    spawn, fork = multiprocessing.get_context("spawn"), multiprocessing.get_context("fork")
-    go, results = spawn.Event(), spawn.Queue()
-    forked = None
+    go, results = multiprocessing.get_context("spawn").Event(), \
+        multiprocessing.get_context("spawn").Queue()
+    fork = multiprocessing.get_context("fork").Process(
+        target=child, args=(spec, args.seconds, args.threads, 99, results, go))
     if args.processes and gpu:           # forked before this process initializes CUDA
-        forked = fork.Process(target=child, args=(spec, args.seconds, args.threads, 99, results, go))
-        forked.start()
-    warm_up(spec)
-    if args.processes and not gpu:       # forked with this process's device threads running
-        forked = fork.Process(target=child, args=(spec, args.seconds, args.threads, 99, results, go))
-        forked.start()
+        fork.start()
     kids = start_children(spec, args.seconds, args.threads, args.processes, go, results)
-    kids += [forked] if forked else []
-    memory = memory_in_use(spec)
+    if not gpu:                          # CPU: the children's first launches race this one's
+        go.set()
+    failures = warm_up(spec, args.threads)
+    if args.processes and not gpu:       # forked with this process's device threads running
+        fork.start()
+    kids += [fork] if args.processes else []
+    memory = memory_in_use(spec)         # GPU: taken while no child holds a context
     go.set()
     reports = [run_process(spec, args.seconds, args.threads, 0)]
+    reports[0]["failures"] += failures
     reports += [results.get(timeout=args.seconds + 600) for _ in kids]
     for kid in kids:
         kid.join(60)
