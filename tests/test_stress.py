@@ -66,3 +66,64 @@ def test_threads_that_race_for_a_lazy_module_all_see_it_loaded(tmp_path, monkeyp
     for thread in threads:
         thread.join()
     assert seen == [42] * 4
+
+
+def test_synchronize_waits_for_earlier_work_only(device):
+    """Found by reading the stress runs' device_synchronize: on the CPU device,
+    synchronize waited until a stream had nothing queued at all, so while another host
+    thread kept queueing work it never returned. CUDA waits for the work queued before
+    the call (cudaDeviceSynchronize, cudaStreamSynchronize)."""
+    import threading
+    import time
+    s = simt.Stream()
+    stop = threading.Event()
+
+    def producer():             # the queue grows: 5 ms of work every 3 ms, for 4 s at most
+        simt.set_device(device)
+        end = time.monotonic() + 4
+        while not stop.is_set() and time.monotonic() < end:
+            s.launch_host_func(time.sleep, 0.005)
+            time.sleep(0.003)
+    thread = threading.Thread(target=producer)
+    thread.start()
+    try:
+        time.sleep(0.1)
+        for wait in (simt.synchronize, s.synchronize):
+            start = time.monotonic()
+            wait()
+            took = time.monotonic() - start
+            assert took < 1.5, f"{wait.__qualname__} took {took:.1f} s behind a busy producer"
+    finally:
+        stop.set()
+        thread.join()
+        s.synchronize()
+
+
+def test_streams_made_while_another_thread_synchronizes(device):
+    """Found by tools/stress.py: on the CPU device a stream made in one thread while
+    another thread went over the device's streams (synchronize, a default-stream copy,
+    the stream-ordered free of a dropped array) raised "RuntimeError: Set changed size
+    during iteration" there."""
+    import threading
+    import time
+    keep = [simt.Stream() for _ in range(50)]       # long to go over
+    errors, stop = [], threading.Event()
+
+    def make_streams():
+        simt.set_device(device)
+        while not stop.is_set():
+            keep.append(simt.Stream())
+            del keep[50:]
+    thread = threading.Thread(target=make_streams)
+    thread.start()
+    try:
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end and not errors:
+            try:
+                simt.synchronize()
+            except RuntimeError as exc:
+                errors.append(exc)
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors, errors[0]

@@ -59,7 +59,7 @@ class CpuBackend(CpuMemory):
         self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
-        self.workers = streams.worker_set()
+        self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
         _after_fork_in_child(self)
