@@ -4,17 +4,24 @@ Usage: python tools/stress.py [--device cpu|cuda:0] [--seconds N] [--threads T] 
 
 Each process runs T host threads; each thread loops over a random mix of operations until
 the time is up: kernels on the default stream and on the thread's own streams, async copies
-to pinned memory, events (record, wait, synchronize, query), a kernel with barriers and
-atomics, host functions, device arrays made and dropped. Every result is checked against
-NumPy. Besides this process, P processes are started with multiprocessing's spawn, and one
-more with fork (when P > 0): on the CPU device the fork comes after this process has used
-the device (its pool and stream threads exist); on a GPU before, as CUDA cannot be used in
-a child forked after the parent initialized it.
+to pinned memory, events (record, wait, synchronize, query, elapsed_time), a kernel with
+barriers and atomics, host functions, NumPy arguments, streams and arrays dropped while
+their work is queued, device arrays made and dropped, and (CPU device only: on a GPU the
+error ends the context) out-of-bounds kernels whose error must reach their own thread only.
+Every result is checked against NumPy. The run starts with every operation once in all T
+threads at once, so that the kernels' first launches (compile, disk-cache load) race.
 
-At the end each process compares device memory in use (the CPU device's own accounting,
-or, in this process once every child has ended, the GPU's free bytes from mem_get_info)
-and its open file descriptors (/proc/self/fd) with their values after warm-up. It prints
-operations done, failures and the leak figures; the exit status is 1 on any failure or leak.
+Besides this process, P processes are started with multiprocessing's spawn (on the CPU
+device they start at once, racing this one's first launches), and one more with fork (when
+P > 0): on the CPU device the fork comes after this process has used the device (its pool
+and stream threads exist); on a GPU before, as CUDA cannot be used in a child forked after
+the parent initialized it.
+
+At the end each process compares with their values after the first round: device memory in
+use (the CPU device's own accounting; on a GPU, in this process once every child has ended,
+total minus free bytes from mem_get_info), its open file descriptors (/proc/self/fd) and its
+running CPU stream threads. It prints operations done, failures and the leak figures; the
+exit status is 1 on any failure or leak of memory or descriptors.
 """
 
 import argparse
@@ -289,6 +296,11 @@ def open_fds():
     return len(os.listdir("/proc/self/fd"))
 
 
+def stream_threads():
+    """Threads of CPU streams still running: each must end once its stream is gone."""
+    return sum(thread.name == "simt-cpu-stream" for thread in threading.enumerate())
+
+
 def memory_in_use(spec):
     """Device memory this process can measure: the CPU device's accounting, or the GPU's
     used bytes (total - free: all processes on that GPU)."""
@@ -335,7 +347,7 @@ def warm_up(spec, threads):
 def run_process(spec, seconds, threads, seed, measure_memory=True):
     """T threads in this process; returns its report (a dict)."""
     stats, lock = {"ops": {}, "failures": warm_up(spec, threads)}, threading.Lock()
-    fds, memory = open_fds(), memory_in_use(spec)
+    fds, memory, streams = open_fds(), memory_in_use(spec), stream_threads()
     deadline = time.monotonic() + seconds
     pool = [threading.Thread(target=run_thread, args=(spec, seed * 1000 + t, deadline, stats, lock))
             for t in range(threads)]
@@ -345,6 +357,7 @@ def run_process(spec, seconds, threads, seed, measure_memory=True):
         thread.join()
     settle()
     stats["fd_leak"] = open_fds() - fds
+    stats["thread_leak"] = stream_threads() - streams
     stats["memory_leak"] = memory_in_use(spec) - memory if measure_memory else 0
     stats["pid"] = os.getpid()
     return stats
@@ -358,7 +371,7 @@ def child(spec, seconds, threads, seed, results, go):
                              measure_memory=not spec.startswith("cuda"))
     except Exception:
         report = {"ops": {}, "failures": [f"process: {traceback.format_exc()}"],
-                  "fd_leak": 0, "memory_leak": 0, "pid": os.getpid()}
+                  "fd_leak": 0, "memory_leak": 0, "thread_leak": 0, "pid": os.getpid()}
     results.put(report)
 
 
@@ -416,16 +429,19 @@ def summarize(spec, args, reports):
             ops[name] = ops.get(name, 0) + count
         failures += [f"[pid {report['pid']}] {f}" for f in report["failures"]]
     slack = GPU_SLACK if spec.startswith("cuda") else CPU_SLACK
-    leaks = [f"pid {r['pid']}: {r['fd_leak']} file descriptors, {r['memory_leak']} bytes"
-             for r in reports if r["fd_leak"] > FD_SLACK or r["memory_leak"] > slack]
+    leaks = [f"pid {r['pid']}: {r['fd_leak']} file descriptors, {r['memory_leak']} bytes, "
+             f"{r['thread_leak']} stream threads" for r in reports
+             if r["fd_leak"] > FD_SLACK or r["memory_leak"] > slack]
     print(f"simt stress on {spec}: {args.seconds:g} s, {args.threads} threads x "
           f"{len(reports)} processes")
     print(f"operations: {sum(ops.values())} ({', '.join(f'{k} {v}' for k, v in sorted(ops.items()))})")
     print(f"failures: {len(failures)}")
     for failure in failures[:10]:
         print("  " + failure.rstrip().replace("\n", "\n    "))
-    print("leaks (file descriptors, bytes) per process: " +
-          " ".join(f"({r['fd_leak']}, {r['memory_leak']})" for r in reports))
+    # stream threads: a figure, not a failure, while kernels' launch tables keep the streams
+    # of up to 64 configurations (tests/test_stress.py, the xfail test naming that bug)
+    print("leaks (file descriptors, bytes, stream threads) per process: " +
+          " ".join(f"({r['fd_leak']}, {r['memory_leak']}, {r['thread_leak']})" for r in reports))
     for leak in leaks:
         print("  LEAK " + leak)
     return 1 if failures or leaks else 0

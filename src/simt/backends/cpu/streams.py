@@ -155,8 +155,10 @@ class _Worker:
 
         Called from ``__del__`` (of an Allocation), at any point of any thread: so it
         takes no lock and only puts in the queue (SimpleQueue.put is reentrant). The
-        item does not count as work: waiting for the stream never waits for it."""
-        if self.busy() and not self.stopped:
+        item does not count as work: waiting for the stream never waits for it. A stopped
+        worker (its stream gone) may still have work queued: then the item lands behind
+        the end mark and goes with the worker, once its thread has served the work."""
+        if self.busy():
             self.items.put(_Held(owner))
 
     def stop(self):
