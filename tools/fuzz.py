@@ -1,0 +1,53 @@
+"""Differential fuzzer for simt: generated kernels against a NumPy evaluator.
+
+    python tools/fuzz.py --count 1000 --device cpu --seed 0 --out fuzz-failures
+
+runs seeds S .. S+N-1 on the device, prints the kernels run, mismatches, errors and skipped
+ones, and writes each failing kernel (source, seed and what differed) to the --out folder.
+docs/fuzzing.md says what the generator covers and how a failure becomes a regression test.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from fuzz_check import run_seeds   # noqa: E402
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100, help="kernels to run")
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda:0 ...")
+    parser.add_argument("--out", default="fuzz-failures", help="folder for failing kernels")
+    parser.add_argument("--show", action="store_true", help="print the source of one seed and exit")
+    args = parser.parse_args(argv)
+    if args.show:
+        from fuzz_gen import generate
+        print(generate(args.seed).source())
+        return 0
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="simt-fuzz-") as folder:
+        results = {}
+        for first in range(args.seed, args.seed + args.count, 100):
+            seeds = range(first, min(first + 100, args.seed + args.count))
+            for kind, items in run_seeds(seeds, args.device, folder, args.out).items():
+                results.setdefault(kind, []).extend(items)
+            done = sum(len(v) for v in results.values())
+            print(f"{done} kernels, {len(results['mismatch'])} mismatches, "
+                  f"{len(results['error'])} errors, {len(results['skipped'])} skipped, "
+                  f"{time.time() - start:.0f} s", flush=True)
+    bad = [o.program.seed for kind in ("mismatch", "error") for o in results[kind]]
+    print(f"kernels run: {sum(len(v) for v in results.values())} on {args.device}; "
+          f"mismatches: {len(results['mismatch'])}; errors: {len(results['error'])}; "
+          f"skipped (non-finite floats): {len(results['skipped'])}")
+    if bad:
+        print(f"failing seeds: {bad} (reports in {args.out}/)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""The fuzzer's program tree: expressions and statements, and their rendering as kernel source.
+
+One tree feeds two readers: ``render`` writes the simt kernel, ``fuzz_ref`` interprets it with
+NumPy scalars. Nodes are plain tuples so that a program prints and compares easily.
+"""
+import numpy as np
+
+FULL = 0xFFFFFFFF
+FLOATS = ("float32", "float64")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+class Expr:
+    """An expression: ``op`` names the node, ``args`` its parts, ``dtype`` its NumPy dtype
+    (None for a weak Python literal), ``flags`` how its float value was made:
+    'mul' and 'add' (an fma may contract the pair), 'inx' (a math function, not correctly
+    rounded)."""
+
+    __slots__ = ("op", "args", "dtype", "flags")
+
+    def __init__(self, op, args, dtype, flags=frozenset()):
+        self.op, self.args, self.dtype, self.flags = op, args, dtype, flags
+
+    @property
+    def is_float(self):
+        return self.dtype is not None and self.dtype.kind == "f"
+
+    @property
+    def exact(self):
+        """True where every backend must give this value bit for bit."""
+        if not self.is_float:
+            return True
+        return "inx" not in self.flags and not {"mul", "add"} <= self.flags
+
+
+def np_name(dtname):
+    """The NumPy attribute for a dtype name ('bool' is np.bool_)."""
+    return "bool_" if dtname == "bool" else dtname
+
+
+def render_expr(e):
+    op, a = e.op, e.args
+    if op == "lit":
+        return repr(a[0]) if a[0] >= 0 else f"({a[0]!r})"
+    if op == "var":
+        return a[0]
+    if op == "load":
+        return f"{a[0]}[(gid + {a[1]}) % {a[2]}]"
+    if op == "bin":
+        return f"({render_expr(a[1])} {a[0]} {render_expr(a[2])})"
+    if op == "un":
+        inner = render_expr(a[1])
+        return {"-": f"(-{inner})", "~": f"(~{inner})", "abs": f"abs({inner})",
+                "not": f"(not {inner})"}[a[0]]
+    if op == "cast":
+        return f"np.{np_name(a[0])}({render_expr(a[1])})"
+    if op == "math":
+        return f"math.{a[0]}({render_expr(a[1])})"
+    if op == "minmax":
+        return f"{a[0]}({render_expr(a[1])}, {render_expr(a[2])})"
+    if op == "sel":
+        return f"({render_expr(a[1])} if {render_expr(a[0])} else {render_expr(a[2])})"
+    raise ValueError(op)
+
+
+WARP_CALLS = {"shfl": "shfl_sync", "shfl_up": "shfl_up_sync", "shfl_down": "shfl_down_sync",
+              "shfl_xor": "shfl_xor_sync", "ballot": "ballot_sync", "any": "any_sync",
+              "all": "all_sync", "match_any": "match_any_sync"}
+
+
+def render_warp(kind, args):
+    """The call for a warp statement ('warp', var, kind, args)."""
+    if kind == "activemask":
+        return "simt.activemask()"
+    if kind.startswith("reduce_"):
+        return f"simt.{kind}_sync({FULL:#x}, {render_expr(args[0])})"
+    parts = [f"{FULL:#x}"] + [render_expr(x) if isinstance(x, Expr) else repr(x) for x in args]
+    return f"simt.{WARP_CALLS[kind]}({', '.join(parts)})"
+
+
+def render_block(stmts, indent):
+    out = []
+    for s in stmts:
+        out.extend(render_stmt(s, indent))
+    return out or [" " * indent + "pass"]
+
+
+def render_stmt(s, ind):
+    pad, tag = " " * ind, s[0]
+    if tag == "assign":
+        return [f"{pad}{s[1]} = {render_expr(s[2])}"]
+    if tag == "store":
+        return [f"{pad}{s[1]}[gid] = {render_expr(s[2])}"]
+    if tag == "if":
+        lines = []
+        for k, (cond, body) in enumerate(s[1]):
+            lines.append(f"{pad}{'if' if k == 0 else 'elif'} {render_expr(cond)}:")
+            lines += render_block(body, ind + 4)
+        if s[2] is not None:
+            lines.append(f"{pad}else:")
+            lines += render_block(s[2], ind + 4)
+        return lines
+    if tag == "for":
+        bounds = ", ".join(render_expr(b) for b in s[2])
+        return [f"{pad}for {s[1]} in range({bounds}):"] + render_block(s[3], ind + 4)
+    if tag == "while":
+        _, counter, limit, body = s
+        return ([f"{pad}{counter} = 0", f"{pad}while {counter} < {limit}:",
+                 f"{pad}    {counter} += 1"] + render_block(body, ind + 4))
+    if tag in ("break", "continue"):
+        return [pad + tag]
+    if tag == "shared":
+        _, arr, dtname, size, value, offset, var = s
+        return [f"{pad}{arr} = simt.shared.array({size}, np.{np_name(dtname)})",
+                f"{pad}{arr}[tid] = {render_expr(value)}",
+                f"{pad}simt.syncthreads()",
+                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]"]
+    if tag == "synccount":
+        return [f"{pad}{s[2]} = simt.syncthreads_{s[1]}({render_expr(s[3])})"]
+    if tag == "warp":
+        return [f"{pad}{s[1]} = {render_warp(s[2], s[3])}"]
+    if tag == "voteif":
+        _, kind, pred, body, orelse = s
+        return ([f"{pad}if simt.{kind}_sync({FULL:#x}, {render_expr(pred)}):"]
+                + render_block(body, ind + 4) + [f"{pad}else:"] + render_block(orelse, ind + 4))
+    if tag == "atomic":
+        _, fn, acc, index, value = s
+        return [f"{pad}simt.atomic.{fn}({acc}, {render_expr(index)}, {render_expr(value)})"]
+    if tag == "satomic":
+        _, arr, dtname, size, init, pred, fn, value, offset, var = s
+        return [f"{pad}{arr} = simt.shared.array({size}, np.{dtname})",
+                f"{pad}if tid < {size}:",
+                f"{pad}    {arr}[tid] = {render_expr(init)}",
+                f"{pad}simt.syncthreads()",
+                f"{pad}if {render_expr(pred)}:",
+                f"{pad}    simt.atomic.{fn}({arr}, tid % {size}, {render_expr(value)})",
+                f"{pad}simt.syncthreads()",
+                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]"]
+    raise ValueError(tag)
+
+
+class Program:
+    """A generated kernel with its launch and its arguments.
+
+    ``params``: (name, role, dtype name) with role 'in' (array read), 'scalar', 'out' (array
+    written at [gid]) or 'acc' (array updated by atomics); ``values``: the host value of each.
+    """
+
+    def __init__(self, seed, blocks, threads, params, values, body, exact):
+        self.seed, self.blocks, self.threads = seed, blocks, threads
+        self.params, self.values, self.body = params, values, body
+        self.exact = exact      # output array -> its float values must match bit for bit
+
+    @property
+    def n(self):
+        return self.blocks * self.threads
+
+    def source(self, name="kernel"):
+        args = ", ".join(p[0] for p in self.params)
+        head = ["# generated by tools/fuzz.py: seed %d, launch [%d, %d]" % (
+                    self.seed, self.blocks, self.threads),
+                "import math", "", "import numpy as np", "", "import simt",
+                "from simt import blockDim, blockIdx, threadIdx", "", "",
+                "@simt.kernel", f"def {name}({args}):",
+                "    tid = threadIdx.x", "    gid = blockIdx.x * blockDim.x + threadIdx.x",
+                "    lane = tid % 32"]
+        return "\n".join(head + render_block(self.body, 4)) + "\n"
+
+    def arguments(self):
+        """Fresh copies of the host arguments, in parameter order."""
+        return [v.copy() if isinstance(v, np.ndarray) else v for v in self.values]

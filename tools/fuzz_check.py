@@ -1,0 +1,94 @@
+"""Run a fuzz program on a simt device and hold its results against the evaluator's.
+
+Integers and bools must match exactly, and so must floats the generator marked bit-exact
+(NaN matches NaN, -0.0 matches 0.0); other floats may differ by 64 ulps of the magnitude their
+derivation went through (an fma that contracts, a math function's last bits).
+"""
+import importlib.util
+import os
+import traceback
+
+import numpy as np
+
+import fuzz_ref
+from fuzz_gen import generate
+
+ULPS = 64
+
+
+class Outcome:
+    """``kind``: 'ok', 'mismatch', 'error' (simt raised) or 'skipped' (a float went
+    non-finite in the evaluator, so nothing is comparable); ``detail``: what differed."""
+
+    def __init__(self, program, kind, detail=""):
+        self.program, self.kind, self.detail = program, kind, detail
+
+    def report(self):
+        return (f"seed {self.program.seed}: {self.kind}\n{self.detail}\n\n"
+                f"{self.program.source()}")
+
+
+def load_kernel(program, folder):
+    """Write the program's source to ``folder`` and import its kernel (simt reads the file)."""
+    path = os.path.join(folder, f"fuzz_{program.seed}.py")
+    with open(path, "w") as f:
+        f.write(program.source())
+    spec = importlib.util.spec_from_file_location(f"fuzz_{program.seed}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.kernel
+
+
+def differences(name, got, want, mags, exact):
+    """Lines describing the elements of ``got`` that ``want`` does not allow."""
+    if got.dtype.kind == "f":
+        both_nan = np.isnan(got) & np.isnan(want)
+        if exact:
+            bad = ~((got == want) | both_nan)
+        else:
+            eps = np.finfo(got.dtype).eps
+            scale = np.maximum(mags, np.abs(want.astype(np.float64)))
+            err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            bad = ~((err <= ULPS * eps * scale) | both_nan)
+    else:
+        bad = got != want
+    rows = np.flatnonzero(bad)
+    return [f"{name}[{k}]: got {got[k]!r}, want {want[k]!r}" for k in rows[:8]] + (
+        [f"{name}: {len(rows)} elements differ"] if len(rows) > 8 else [])
+
+
+def check(program, device, folder):
+    """Run ``program`` on ``device`` (a name) and compare; returns an Outcome."""
+    import simt
+    want, mags, comparable = fuzz_ref.reference(program)
+    if not comparable:
+        return Outcome(program, "skipped")
+    args = program.arguments()
+    try:
+        kernel = load_kernel(program, folder)
+        with simt.use_device(device):
+            kernel[program.blocks, program.threads](*args)
+            simt.synchronize()
+    except Exception:
+        return Outcome(program, "error", traceback.format_exc(limit=4))
+    lines = []
+    for (name, role, _), got in zip(program.params, args):
+        if role == "scalar":
+            continue
+        lines += differences(name, got, want[name], mags.get(name, 0.0),
+                             program.exact.get(name, True))
+    return Outcome(program, "mismatch" if lines else "ok", "\n".join(lines))
+
+
+def run_seeds(seeds, device, folder, out=None):
+    """Check every seed; write each failing program's report to ``out`` (a folder) if given.
+    Returns {kind: [Outcome]}."""
+    results = {"ok": [], "mismatch": [], "error": [], "skipped": []}
+    for seed in seeds:
+        outcome = check(generate(seed), device, folder)
+        results[outcome.kind].append(outcome)
+        if out and outcome.kind in ("mismatch", "error"):
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, f"seed_{seed}.txt"), "w") as f:
+                f.write(outcome.report())
+    return results

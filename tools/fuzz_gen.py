@@ -1,0 +1,501 @@
+"""Random, well-defined kernels: one seed, one program.
+
+Well-defined by construction: divisors are never zero nor -1, shift counts stay below the width,
+floats reach an integer cast only clamped and only when bit-exact, warp functions and barriers
+sit at the kernel's top level (every thread of the block reaches them), shuffles read only lanes
+that exist, atomics combine with order-independent operators and their old value is not used.
+Types are NumPy's: the generator asks NumPy (through the evaluator's operators) what an
+operation gives, and drops the operations NumPy refuses.
+"""
+import random
+import warnings
+
+import numpy as np
+
+import fuzz_ref as ref
+from fuzz_ast import FLOATS, INTS, Expr, Program
+
+DTYPES = INTS + FLOATS + ("bool",)
+ARITH = ["+", "-", "*", "//", "%", "/", "&", "|", "^", "<<", ">>"]
+COMPARE = ["<", "<=", "==", "!=", ">", ">="]
+BLOCKS = [32, 64, 128, 96, 40, 50, 17, 33]
+ATOMIC_FNS = ["add", "sub", "min", "max", "and_", "or_", "xor"]
+ATOMIC_DTYPES = ["int32", "uint32", "int64", "uint64"]
+MAX_DEPTH = 3
+
+
+def sample(e):
+    """A value of ``e``'s type for asking NumPy what an operation gives."""
+    if e.dtype is None:
+        return e.args[0]
+    return e.dtype.type(1)
+
+
+def probe(fn, *args):
+    """The dtype NumPy gives ``fn(*args)``, or None where it refuses or warns."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            value = fn(*args)
+        except (TypeError, OverflowError, ValueError, ZeroDivisionError, RuntimeWarning,
+                DeprecationWarning):
+            return None
+    return value.dtype if isinstance(value, np.generic) else None
+
+
+class Generator:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.counter = 0
+        self.scopes = [[]]
+        self.params = []
+        self.values = []
+        self.threads = self.rng.choice(BLOCKS)
+        self.blocks = self.rng.choice([1, 1, 2, 3])
+        self.n = self.threads * self.blocks
+        self.loop_depth = 0
+        self.exact = {}
+
+    # names and scopes ------------------------------------------------------------------
+    def fresh(self, prefix):
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def visible(self):
+        return [v for scope in self.scopes for v in scope]
+
+    def declare(self, name, dtype, flags=frozenset()):
+        self.scopes[-1].append((name, dtype, flags))
+
+    def nested(self, make):
+        self.scopes.append([])
+        try:
+            return make()
+        finally:
+            self.scopes.pop()
+
+    # values ----------------------------------------------------------------------------
+    def int_values(self, dtype, size):
+        info = np.iinfo(dtype)
+        low = max(info.min, -20)
+        small = [self.rng.randint(low, 20) for _ in range(size)]
+        edges = [info.min, info.max, 0, 1, info.max // 2 + 1, info.min // 2]
+        out = []
+        for k in range(size):
+            pick = self.rng.random()
+            if pick < 0.6:
+                out.append(small[k])
+            elif pick < 0.85:
+                out.append(self.rng.randint(int(info.min), int(info.max)))
+            else:
+                out.append(int(self.rng.choice(edges)))
+        return np.array(out, dtype=object).astype(dtype)
+
+    def values_of(self, dtname, size):
+        dtype = np.dtype(dtname)
+        if dtype.kind == "b":
+            return np.array([self.rng.random() < 0.5 for _ in range(size)])
+        if dtype.kind == "f":
+            return np.array([self.rng.randint(-128, 128) / 8 for _ in range(size)], dtype)
+        return self.int_values(dtype, size)
+
+    def param(self, role, dtname, value):
+        name = {"in": "a", "scalar": "s", "out": "o", "acc": "acc"}[role] + str(len(self.params))
+        self.params.append((name, role, dtname))
+        self.values.append(value)
+        return name
+
+    def literal(self, partner):
+        """A weak Python literal that NumPy accepts beside a value of dtype ``partner``."""
+        if partner.kind == "f":
+            if self.rng.random() < 0.3:
+                return Expr("lit", (self.rng.randint(-9, 9),), None)
+            return Expr("lit", (self.rng.choice([0.5, -2.25, 3.0, 1.5, -0.125, 7.0, 100.0]),),
+                        None)
+        if partner.kind == "b":
+            return Expr("lit", (self.rng.randint(0, 9),), None)
+        info = np.iinfo(partner)
+        if self.rng.random() < 0.15:
+            value = int(self.rng.choice([info.min, info.max]))
+        else:
+            value = self.rng.randint(max(int(info.min), -9), 9)
+        return Expr("lit", (value,), None)
+
+    # expressions -----------------------------------------------------------------------
+    def leaf(self):
+        pick = self.rng.random()
+        inputs = [p for p in self.params if p[1] == "in"]
+        scalars = [p for p in self.params if p[1] == "scalar"]
+        names = self.visible()
+        if pick < 0.45 and names:
+            name, dtype, flags = self.rng.choice(names)
+            return Expr("var", (name,), dtype, flags)
+        if pick < 0.85 or not scalars:
+            name, _, dtname = self.rng.choice(inputs)
+            offset = self.rng.choice([0, 0, 1, 3, 31, 32, 33])
+            return Expr("load", (name, offset, self.n), np.dtype(dtname))
+        name, _, dtname = self.rng.choice(scalars)
+        return Expr("var", (name,), np.dtype(dtname))
+
+    def expr(self, depth=0):
+        """A typed expression (never a lone weak literal)."""
+        if depth >= MAX_DEPTH or self.rng.random() < 0.3:
+            return self.leaf()
+        for _ in range(20):
+            make = self.rng.choice([self.binary] * 6 + [self.unary, self.cast, self.math,
+                                                        self.minmax, self.select, self.compare])
+            e = make(depth)
+            if e is not None:
+                return e
+        return self.leaf()
+
+    def operand(self, depth, partner):
+        if self.rng.random() < 0.3:
+            return self.literal(partner.dtype)
+        return self.expr(depth + 1)
+
+    def binary(self, depth):
+        sym = self.rng.choice(ARITH)
+        a = self.expr(depth + 1)
+        b = self.operand(depth, a)
+        if sym in ("//", "%", "/"):
+            b = self.divisor(b, a)
+        elif sym in ("<<", ">>"):
+            if b.dtype is None or b.dtype.kind == "f":
+                b = Expr("lit", (self.rng.randint(0, 7),), None)
+            else:
+                b = self.combine("&", b, Expr("lit", (7,), None))
+        if b is None:
+            return None
+        if self.rng.random() < 0.3:
+            a, b = b, a
+            if sym in ("//", "%", "/", "<<", ">>"):
+                return None
+        if sym in ("//", "%") and not (a.exact and b.exact):
+            return None
+        return self.combine(sym, a, b)
+
+    def divisor(self, b, a):
+        """``b`` made nonzero and never -1 (INT_MIN // -1 has no value)."""
+        if b.dtype is None:
+            value = b.args[0]
+            if isinstance(value, float):
+                return Expr("lit", (value if value != 0 else 2.0,), None)
+            if a.dtype is not None and a.dtype.kind == "u" and value < 0:
+                value = -value
+            return Expr("lit", (value if abs(value) >= 2 else value + 3,), None)
+        if b.dtype.kind == "f":
+            d = self.combine("+", Expr("un", ("abs", b), b.dtype, b.flags),
+                             Expr("lit", (0.5,), None))
+        else:
+            d = self.combine("+", self.combine("&", b, Expr("lit", (7,), None)),
+                             Expr("lit", (2,), None))
+        if d is not None and d.dtype.kind == "i" and self.rng.random() < 0.3:
+            d = Expr("un", ("-", d), d.dtype, d.flags)
+        return d
+
+    def combine(self, sym, a, b):
+        if a is None or b is None or (a.dtype is None and b.dtype is None):
+            return None
+        dtype = probe(ref.apply_bin, sym, sample(a), sample(b))
+        if dtype is None:
+            return None
+        flags = a.flags | b.flags
+        if dtype.kind == "f":
+            if sym in ("*",):
+                flags |= {"mul"}
+            elif sym in ("+", "-"):
+                flags |= {"add"}
+        if sym in COMPARE and not (a.exact and b.exact):
+            return None
+        return Expr("bin", (sym, a, b), dtype, frozenset(flags) if dtype.kind == "f" else
+                    frozenset())
+
+    def compare(self, depth):
+        a = self.expr(depth + 1)
+        return self.combine(self.rng.choice(COMPARE), a, self.operand(depth, a))
+
+    def condition(self):
+        for _ in range(20):
+            e = self.compare(1)
+            if e is not None:
+                if self.rng.random() < 0.2:
+                    other = self.compare(1)
+                    e = self.combine(self.rng.choice(["&", "|", "^"]), e, other) or e
+                return e
+        return Expr("bin", ("<", Expr("var", ("lane",), np.dtype("int32")),
+                            Expr("lit", (self.rng.randint(0, 31),), None)), np.dtype(bool))
+
+    def unary(self, depth):
+        a = self.expr(depth + 1)
+        sym = self.rng.choice(["-", "~", "abs", "not"])
+        if sym == "not" and not a.exact:
+            return None
+        dtype = probe(ref.apply_un, sym, sample(a))
+        if dtype is None:
+            return None
+        return Expr("un", (sym, a), dtype, a.flags if dtype.kind == "f" else frozenset())
+
+    def cast(self, depth):
+        return self.to_type(self.expr(depth + 1), np.dtype(self.rng.choice(DTYPES)))
+
+    def to_type(self, a, dtype):
+        """``a`` converted to ``dtype``; floats are clamped first, and only exact ones."""
+        if a.dtype == dtype:
+            return a
+        if a.is_float and dtype.kind != "f":
+            if not a.exact:
+                return None
+            low, high = (-100.0, 100.0) if dtype.kind in "ib" else (0.0, 200.0)
+            a = Expr("minmax", ("min", Expr("minmax", ("max", a, Expr("lit", (low,), None)),
+                                            a.dtype, a.flags), Expr("lit", (high,), None)),
+                     a.dtype, a.flags)
+        return Expr("cast", (dtype.name, a), dtype, a.flags if dtype.kind == "f" else
+                    frozenset())
+
+    def math(self, depth):
+        a = self.expr(depth + 1)
+        if a.dtype.kind == "b":
+            return None
+        fn = self.rng.choice(list(ref.MATH))
+        if fn in ("sqrt", "log"):
+            a = Expr("un", ("abs", a), a.dtype, a.flags)
+            if fn == "log":
+                a = self.combine("+", a, Expr("lit", (1,), None))
+        elif fn == "exp":
+            lim = (Expr("lit", (-10,), None), Expr("lit", (10,), None))
+            a = Expr("minmax", ("min", Expr("minmax", ("max", a, lim[0]), a.dtype, a.flags),
+                                lim[1]), a.dtype, a.flags)
+        if a is None:
+            return None
+        dtype = probe(ref.apply_math, fn, sample(a))
+        flags = a.flags | ({"inx"} if fn != "sqrt" else set())
+        return Expr("math", (fn, a), dtype, frozenset(flags))
+
+    def minmax(self, depth):
+        a = self.expr(depth + 1)
+        b = self.operand(depth, a)
+        if b.dtype is None:
+            dtype = probe(ref.apply_bin, "+", sample(a), b.args[0])
+            if dtype is None or dtype != a.dtype or a.dtype.kind == "b":
+                return None
+        else:
+            dtype = np.result_type(a.dtype, b.dtype)
+        return Expr("minmax", (self.rng.choice(["min", "max"]), a, b), dtype,
+                    a.flags | b.flags)
+
+    def select(self, depth):
+        a = self.expr(depth + 1)
+        b = self.to_type(self.expr(depth + 1), a.dtype)
+        if b is None:
+            return None
+        return Expr("sel", (self.condition(), a, b), a.dtype, a.flags | b.flags)
+
+    def typed(self, dtype):
+        for _ in range(10):
+            e = self.to_type(self.expr(), dtype)
+            if e is not None:
+                return e
+        return Expr("cast", (dtype.name, Expr("lit", (1,), None)), dtype)
+
+    # statements ------------------------------------------------------------------------
+    def block(self, budget, top, depth):
+        return [self.statement(top, depth) for _ in range(budget)]
+
+    def statement(self, top, depth):
+        kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4}
+        if depth < 2:
+            kinds.update({"if": 2, "for": 1, "while": 0.7})
+        if top:
+            kinds.update({"shared": 1, "synccount": 0.4, "warp": 2.5, "voteif": 0.4,
+                          "satomic": 0.6, "atomic": 0.8})
+        if self.loop_depth and not top:
+            kinds["jump"] = 0.6
+        kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
+        return getattr(self, "stmt_" + kind)(depth)
+
+    def sub_block(self, depth):
+        return self.nested(lambda: self.block(self.rng.randint(1, 3), False, depth + 1))
+
+    def stmt_assign(self, depth):
+        name = self.fresh("v")
+        e = self.expr()
+        self.declare(name, e.dtype, e.flags)
+        return ("assign", name, e)
+
+    def stmt_reassign(self, depth):
+        names = [v for v in self.visible() if v[0] not in self.readonly]
+        if not names:
+            return self.stmt_assign(depth)
+        name, dtype, flags = self.rng.choice(names)
+        var = Expr("var", (name,), dtype, flags)
+        if self.rng.random() < 0.5:
+            e = self.combine(self.rng.choice(["+", "-", "*", "^", "&", "|"]), var,
+                             self.operand(1, var))
+        else:
+            e = self.expr()
+        e = e and self.to_type(e, dtype)
+        if e is None or (dtype.kind == "f" and not e.flags <= flags):
+            return self.stmt_assign(depth)
+        return ("assign", name, e)
+
+    def stmt_store(self, depth):
+        e = self.expr()
+        dtname = e.dtype.name
+        if self.rng.random() < 0.3:
+            dtname = self.rng.choice(FLOATS if e.is_float else DTYPES)
+        arr = self.param("out", dtname, self.values_of(dtname, self.n))
+        self.exact[arr] = e.exact
+        return ("store", arr, e)
+
+    def stmt_if(self, depth):
+        arms = [(self.condition(), self.sub_block(depth))
+                for _ in range(self.rng.choice([1, 1, 2, 3]))]
+        orelse = self.sub_block(depth) if self.rng.random() < 0.5 else None
+        return ("if", arms, orelse)
+
+    def stmt_for(self, depth):
+        var = self.fresh("i")
+        lit = lambda v: Expr("lit", (v,), None)          # noqa: E731
+        if self.rng.random() < 0.5:
+            bounds = self.rng.choice([[lit(self.rng.randint(0, 6))],
+                                      [lit(self.rng.randint(-3, 2)), lit(self.rng.randint(0, 5))],
+                                      [lit(6), lit(self.rng.randint(-2, 2)), lit(-2)],
+                                      [lit(0), lit(7), lit(3)]])
+            dtype = None
+        else:
+            count = self.to_type(self.expr(1), np.dtype("int32"))
+            if count is None:
+                count = Expr("var", ("tid",), np.dtype("int32"))
+            bounds = [self.combine("&", count, lit(3))]
+            dtype = np.dtype("int32")
+        self.loop_depth += 1
+
+        def body():
+            if dtype is not None:
+                self.declare(var, dtype)
+                self.readonly.add(var)
+            return self.block(self.rng.randint(1, 3), False, depth + 1)
+        stmts = self.nested(body)
+        self.loop_depth -= 1
+        return ("for", var, bounds, stmts)
+
+    def stmt_while(self, depth):
+        self.loop_depth += 1
+        stmts = self.sub_block(depth)
+        self.loop_depth -= 1
+        return ("while", self.fresh("w"), self.rng.randint(1, 5), stmts)
+
+    def stmt_jump(self, depth):
+        return ("if", [(self.condition(), [(self.rng.choice(["break", "continue"]),)])], None)
+
+    def stmt_shared(self, depth):
+        dtype = np.dtype(self.rng.choice(DTYPES))
+        value = self.typed(dtype)
+        var = self.fresh("v")
+        self.declare(var, dtype, value.flags)
+        offset = self.rng.choice([0, 1, 5, self.threads - 1, self.rng.randrange(self.threads)])
+        return ("shared", self.fresh("sh"), dtype.name, self.threads, value, offset, var)
+
+    def stmt_synccount(self, depth):
+        stmt = ("synccount", self.rng.choice(["count", "and", "or"]), self.fresh("v"),
+                self.condition())
+        self.declare(stmt[2], np.dtype("int32"))
+        return stmt
+
+    def stmt_voteif(self, depth):
+        kind = self.rng.choice(["any", "all"])
+        return ("voteif", kind, self.condition(), self.sub_block(depth), self.sub_block(depth))
+
+    def atomic_value(self, dtname):
+        value = self.typed(np.dtype(dtname))
+        return value if value.dtype == np.dtype(dtname) else None
+
+    def stmt_atomic(self, depth):
+        dtname, size = self.rng.choice(ATOMIC_DTYPES), self.rng.randint(1, 8)
+        acc = self.param("acc", dtname, self.values_of(dtname, size))
+        index = Expr("bin", ("%", Expr("var", ("gid",), np.dtype("int32")),
+                             Expr("lit", (size,), None)), np.dtype("int32"))
+        return ("atomic", self.rng.choice(ATOMIC_FNS), acc, index, self.typed(np.dtype(dtname)))
+
+    def stmt_satomic(self, depth):
+        dtname, size = self.rng.choice(ATOMIC_DTYPES), self.rng.randint(1, min(8, self.threads))
+        tid = Expr("var", ("tid",), np.dtype("int32"))
+        init = self.to_type(self.combine("+", tid, Expr("lit", (self.rng.randint(0, 9),), None)),
+                            np.dtype(dtname))
+        var = self.fresh("v")
+        stmt = ("satomic", self.fresh("sa"), dtname, size, init, self.condition(),
+                self.rng.choice(ATOMIC_FNS), self.typed(np.dtype(dtname)),
+                self.rng.randrange(size), var)
+        self.declare(var, np.dtype(dtname))
+        return stmt
+
+    def stmt_warp(self, depth):
+        full = self.threads % 32 == 0
+        kinds = ["shfl", "shfl_up", "ballot", "any", "all", "match_any", "activemask",
+                 "reduce_add", "reduce_min", "reduce_max", "reduce_and", "reduce_or",
+                 "reduce_xor"] + (["shfl_down", "shfl_xor"] * 2 if full else [])
+        kind = self.rng.choice(kinds)
+        int32, uint32 = np.dtype("int32"), np.dtype("uint32")
+        if kind.startswith("shfl"):
+            value = self.expr()
+            args = [value, self.shuffle_operand(kind, full)]
+            width = 32 if kind == "shfl" and not full else self.rng.choice([32, 32, 16, 8, 4, 2, 1])
+            if width != 32 or self.rng.random() < 0.2:
+                args.append(width)
+            dtype, flags = value.dtype, value.flags
+        elif kind in ("ballot", "any", "all"):
+            args = [self.condition()]
+            dtype, flags = (uint32 if kind == "ballot" else int32), frozenset()
+        elif kind == "match_any":
+            args = [self.typed(np.dtype(self.rng.choice(INTS)))]
+            dtype, flags = uint32, frozenset()
+        elif kind == "activemask":
+            args, dtype, flags = [], uint32, frozenset()
+        else:
+            dtype, flags = self.rng.choice([int32, uint32]), frozenset()
+            args = [self.typed(dtype)]
+        var = self.fresh("v")
+        self.declare(var, dtype, flags)
+        return ("warp", var, kind, args)
+
+    def shuffle_operand(self, kind, full):
+        """The source lane, delta or lane mask; in a partial warp only lanes that exist."""
+        lit = lambda v: Expr("lit", (v,), None)          # noqa: E731
+        var = lambda n: Expr("var", (n,), np.dtype("int32"))  # noqa: E731
+        if kind != "shfl":
+            return lit(self.rng.randint(0, 33 if kind == "shfl_up" else 31))
+        if full:
+            src = self.to_type(self.expr(1), np.dtype("int32"))
+            return src if src is not None else lit(self.rng.randint(0, 40))
+        # (lane + k) % (lanes in this warp); the count is min(32, T - (tid - lane))
+        count = Expr("minmax", ("min", lit(32), self.combine("-", lit(self.threads),
+                                                             self.combine("-", var("tid"),
+                                                                          var("lane")))),
+                     np.dtype("int32"))
+        return self.combine("%", self.combine("+", var("lane"), lit(self.rng.randint(0, 40))),
+                            count)
+
+
+def generate(seed):
+    """The program for ``seed``: the same seed gives the same kernel and the same data."""
+    g = Generator(seed)
+    g.readonly = {"tid", "gid", "lane"}
+    for _ in range(g.rng.randint(2, 4)):
+        dtname = g.rng.choice(DTYPES)
+        g.param("in", dtname, g.values_of(dtname, g.n))
+    for _ in range(g.rng.randint(0, 2)):
+        dtname = g.rng.choice(DTYPES)
+        name = g.param("scalar", dtname, g.values_of(dtname, 1)[0])
+        g.readonly.add(name)
+    body = g.block(g.rng.randint(4, 10), True, 0)
+    names = g.scopes[0]
+    for name, dtype, flags in g.rng.sample(names, min(3, len(names))):
+        dtname = dtype.name
+        arr = g.param("out", dtname, g.values_of(dtname, g.n))
+        g.exact[arr] = Expr("var", (name,), dtype, flags).exact
+        body.append(("store", arr, Expr("var", (name,), dtype, flags)))
+    if not any(p[1] == "out" for p in g.params):
+        body.append(g.stmt_store(0))
+    return Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact)

@@ -1,0 +1,321 @@
+"""The independent evaluator: runs a fuzz program's tree with NumPy scalars, block by block.
+
+NumPy 2 decides every type and every integer result (NEP 50 weak literals, wrapping, Python's
+floor division). Collectives sit only at the kernel's top level, so the interpreter runs one
+top-level statement for every thread of a block before the next one: barriers need no
+scheduling, and a warp function sees the operands of all its lanes at once.
+
+Every float value travels with a magnitude ``mag``: the largest value its derivation went
+through, scaled up after math functions. Values that are not bit-exact on every backend (an fma
+may contract, a math function is not correctly rounded) are compared within a few ulps of it.
+"""
+import math
+import operator
+
+import numpy as np
+
+BIN = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+       "//": operator.floordiv, "%": operator.mod, "&": operator.and_, "|": operator.or_,
+       "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "<": operator.lt,
+       "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+       ">=": operator.ge}
+MATH = {"sin": np.sin, "cos": np.cos, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+        "tanh": np.tanh, "atan": np.arctan}
+MATH_GAIN = {"exp": 16.0}     # relative error grows with |x| <= 10 through exp
+
+
+class NotFinite(Exception):
+    """A float became inf or NaN: the kernel's float results are not comparable (an fma that
+    contracts changes where it overflows, and a NaN through a cast is undefined)."""
+
+
+def apply_bin(sym, x, y):
+    with np.errstate(all="ignore"):
+        return BIN[sym](x, y)
+
+
+def apply_un(sym, x):
+    if sym == "not":
+        return np.bool_(not x)
+    with np.errstate(all="ignore"):
+        return {"-": operator.neg, "~": operator.invert, "abs": abs}[sym](x)
+
+
+def apply_cast(dtname, x):
+    with np.errstate(all="ignore"):
+        return np.array(x).astype(dtname)[()]
+
+
+def apply_math(fn, x):
+    if not isinstance(x, np.floating):
+        x = np.float64(x)
+    with np.errstate(all="ignore"):
+        return MATH[fn](x)
+
+
+def apply_minmax(fn, x, y):
+    """Python's min/max after NumPy promotion (the kernel's value has one type)."""
+    t = np.result_type(x, y)
+    x, y = apply_cast(t.name, x), apply_cast(t.name, y)
+    if fn == "max":
+        return y if y > x else x
+    return y if y < x else x
+
+
+def _mag(v, *mags):
+    if isinstance(v, np.floating):
+        if not np.isfinite(v):
+            raise NotFinite()
+        return max(abs(float(v)), *mags)
+    return max(mags, default=0.0)
+
+
+class Thread:
+    """One thread's variables: name -> (value, mag)."""
+
+    def __init__(self, tid, gid):
+        self.env = {"tid": (np.int32(tid), 0.0), "gid": (np.int32(gid), 0.0),
+                    "lane": (np.int32(tid % 32), 0.0)}
+        self.tid, self.gid = tid, gid
+
+
+def evaluate(e, th, arrays):
+    """(value, mag) of expression ``e`` in thread ``th``."""
+    op, a = e.op, e.args
+    if op == "lit":
+        return a[0], 0.0
+    if op == "var":
+        return th.env[a[0]]
+    if op == "load":
+        return arrays[a[0]][(th.gid + a[1]) % a[2]], 0.0
+    if op == "bin":
+        (x, mx), (y, my) = evaluate(a[1], th, arrays), evaluate(a[2], th, arrays)
+        v = apply_bin(a[0], x, y)
+        return v, _mag(v, mx, my)
+    if op == "un":
+        x, mx = evaluate(a[1], th, arrays)
+        v = apply_un(a[0], x)
+        return v, _mag(v, mx)
+    if op == "cast":
+        x, mx = evaluate(a[1], th, arrays)
+        v = apply_cast(a[0], x)
+        return v, _mag(v, mx)
+    if op == "math":
+        x, mx = evaluate(a[1], th, arrays)
+        v = apply_math(a[0], x)
+        return v, _mag(v, mx) * MATH_GAIN.get(a[0], 1.0)
+    if op == "minmax":
+        (x, mx), (y, my) = evaluate(a[1], th, arrays), evaluate(a[2], th, arrays)
+        v = apply_minmax(a[0], x, y)
+        return v, _mag(v, mx, my)
+    if op == "sel":
+        c, _ = evaluate(a[0], th, arrays)
+        return evaluate(a[1] if c else a[2], th, arrays)
+    raise ValueError(op)
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass
+
+
+def run_block_stmts(stmts, th, arrays, mags):
+    """Run non-collective statements for one thread."""
+    for s in stmts:
+        run_local(s, th, arrays, mags)
+
+
+def run_local(s, th, arrays, mags):
+    tag = s[0]
+    if tag == "assign":
+        th.env[s[1]] = evaluate(s[2], th, arrays)
+    elif tag == "store":
+        value, mag = evaluate(s[2], th, arrays)
+        arr = arrays[s[1]]
+        arr[th.gid] = apply_cast(arr.dtype.name, value)
+        mags[s[1]][th.gid] = mag
+    elif tag == "if":
+        for cond, body in s[1]:
+            if evaluate(cond, th, arrays)[0]:
+                run_block_stmts(body, th, arrays, mags)
+                return
+        if s[2] is not None:
+            run_block_stmts(s[2], th, arrays, mags)
+    elif tag == "for":
+        bounds = [evaluate(b, th, arrays)[0] for b in s[2]]
+        typed = any(isinstance(b, np.generic) for b in bounds)
+        loop(range(*[int(b) for b in bounds]), s[1], np.result_type(*bounds) if typed else None,
+             s[3], th, arrays, mags)
+    elif tag == "while":
+        _, counter, limit, body = s
+        count = 0
+        while count < limit:
+            count += 1
+            th.env[counter] = (count, 0.0)
+            try:
+                run_block_stmts(body, th, arrays, mags)
+            except Break:
+                break
+            except Continue:
+                continue
+    elif tag == "break":
+        raise Break()
+    elif tag == "continue":
+        raise Continue()
+    elif tag == "atomic":
+        _, fn, acc, index, value = s
+        atomic(arrays[acc], int(evaluate(index, th, arrays)[0]), fn,
+               evaluate(value, th, arrays)[0])
+    else:
+        raise ValueError(tag)
+
+
+def loop(values, var, dtype, body, th, arrays, mags):
+    """A for-range loop; the variable has the promoted type of the bounds (weak if all are)."""
+    for i in values:
+        th.env[var] = (dtype.type(i) if dtype is not None else i, 0.0)
+        try:
+            run_block_stmts(body, th, arrays, mags)
+        except Break:
+            break
+        except Continue:
+            continue
+
+
+ATOMIC = {"add": operator.add, "sub": operator.sub, "and_": operator.and_,
+          "or_": operator.or_, "xor": operator.xor, "min": min, "max": max}
+
+
+def atomic(arr, index, fn, value):
+    with np.errstate(all="ignore"):
+        arr[index] = ATOMIC[fn](arr[index], arr.dtype.type(value))
+
+
+def warp_lanes(threads, tid):
+    """(first thread of tid's warp, lanes in that warp)."""
+    base = tid - tid % 32
+    return base, min(32, threads - base)
+
+
+def shuffle_source(kind, lane, b, width, count):
+    """The lane a shuffle reads (PTX shfl.sync with the clamp CUDA derives from ``width``);
+    a source outside the segment gives the caller's own value."""
+    seg = (32 - width) & 31
+    low = lane & seg
+    high = low | (31 & ~seg)
+    b = int(b)
+    if kind == "shfl":
+        src = low | (b & 31 & ~seg)
+    elif kind == "shfl_up":
+        src = lane - b if lane - b >= low else lane
+    elif kind == "shfl_down":
+        src = lane + b if lane + b <= high else lane
+    else:
+        src = lane ^ b if (lane ^ b) <= high else lane
+    assert src < count, "the generator only shuffles from lanes that exist"
+    return src
+
+
+def warp_results(kind, args, threads, arrays):
+    """Each thread's result of one warp function; ``args`` are per-thread evaluated operands."""
+    results = [None] * len(threads)
+    for th in threads:
+        base, count = warp_lanes(len(threads), th.tid)
+        lanes = threads[base:base + count]
+        mine = args[th.tid]
+        if kind == "activemask":
+            v = np.uint32((1 << count) - 1)
+        elif kind.startswith("shfl"):
+            width = mine[2] if len(mine) > 2 else 32
+            src = shuffle_source(kind, th.tid - base, mine[1][0], width, count)
+            v = args[base + src][0]
+        elif kind in ("ballot", "any", "all"):
+            bits = sum(1 << k for k, t in enumerate(lanes) if args[t.tid][0][0])
+            full = (1 << count) - 1
+            v = {"ballot": np.uint32(bits), "any": np.int32(bits != 0),
+                 "all": np.int32(bits == full)}[kind]
+        elif kind == "match_any":
+            v = np.uint32(sum(1 << k for k, t in enumerate(lanes)
+                              if args[t.tid][0][0] == mine[0][0]))
+        else:
+            values = [args[t.tid][0][0] for t in lanes]
+            op = {"reduce_add": operator.add, "reduce_min": min, "reduce_max": max,
+                  "reduce_and": operator.and_, "reduce_or": operator.or_,
+                  "reduce_xor": operator.xor}[kind]
+            acc = values[0]
+            with np.errstate(all="ignore"):
+                for x in values[1:]:
+                    acc = op(acc, x)
+            v = acc
+        results[th.tid] = v if isinstance(v, tuple) else (v, 0.0)
+    return results
+
+
+def run_collective(s, threads, arrays, mags):
+    """One top-level collective statement for every thread of a block; False if not one."""
+    tag = s[0]
+    if tag == "shared":
+        _, arr, dtname, size, value, offset, var = s
+        slots = [apply_cast(dtname, evaluate(value, th, arrays)[0]) for th in threads]
+        smag = [evaluate(value, th, arrays)[1] for th in threads]
+        for th in threads:
+            k = (th.tid + offset) % size
+            th.env[var] = (slots[k], smag[k])
+    elif tag == "synccount":
+        _, kind, var, pred = s
+        bits = [bool(evaluate(pred, th, arrays)[0]) for th in threads]
+        v = {"count": sum(bits), "and": all(bits), "or": any(bits)}[kind]
+        for th in threads:
+            th.env[var] = (np.int32(v), 0.0)
+    elif tag == "warp":
+        _, var, kind, wargs = s
+        args = [[evaluate(x, th, arrays) if not isinstance(x, int) else x for x in wargs]
+                for th in threads]
+        for th, result in zip(threads, warp_results(kind, args, threads, arrays)):
+            th.env[var] = result
+    elif tag == "voteif":
+        _, kind, pred, body, orelse = s
+        args = [[evaluate(pred, th, arrays)] for th in threads]
+        taken = warp_results(kind, args, threads, arrays)
+        for th, (flag, _) in zip(threads, taken):
+            run_block_stmts(body if flag else orelse, th, arrays, mags)
+    elif tag == "satomic":
+        _, arr, dtname, size, init, pred, fn, value, offset, var = s
+        shared = np.zeros(size, dtname)
+        for th in threads[:size]:
+            shared[th.tid] = apply_cast(dtname, evaluate(init, th, arrays)[0])
+        for th in threads:
+            if evaluate(pred, th, arrays)[0]:
+                atomic(shared, th.tid % size, fn, evaluate(value, th, arrays)[0])
+        for th in threads:
+            th.env[var] = (shared[(th.tid + offset) % size], 0.0)
+    else:
+        return False
+    return True
+
+
+def reference(program):
+    """(arrays, mags, comparable): every argument array after the kernel, the float
+    magnitude of each output element, and False when a float went non-finite."""
+    arrays = {name: value.copy() for (name, role, _), value in zip(program.params, program.values)
+              if isinstance(value, np.ndarray)}
+    arrays.update({name: value for (name, role, _), value in zip(program.params, program.values)
+                   if not isinstance(value, np.ndarray)})
+    mags = {name: np.zeros(program.n) for name, role, _ in program.params if role == "out"}
+    scalars = {name: (value, 0.0) for (name, role, _), value in
+               zip(program.params, program.values) if role == "scalar"}
+    try:
+        for block in range(program.blocks):
+            threads = [Thread(t, block * program.threads + t) for t in range(program.threads)]
+            for th in threads:
+                th.env.update(scalars)
+            for s in program.body:
+                if not run_collective(s, threads, arrays, mags):
+                    for th in threads:
+                        run_local(s, th, arrays, mags)
+    except NotFinite:
+        return arrays, mags, False
+    return arrays, mags, True
