@@ -23,18 +23,22 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--device", default="cpu", help="cpu, cuda:0 ...")
     parser.add_argument("--out", default="fuzz-failures", help="folder for failing kernels")
+    parser.add_argument("--without", default="", help="comma-separated features to leave out "
+                        "(call, shared, synccount, warp, voteif, satomic, atomic, if, for, "
+                        "while, jump)")
     parser.add_argument("--show", action="store_true", help="print the source of one seed and exit")
     args = parser.parse_args(argv)
+    without = [w for w in args.without.split(",") if w]
     if args.show:
         from fuzz_gen import generate
-        print(generate(args.seed).source())
+        print(generate(args.seed, without).source())
         return 0
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="simt-fuzz-") as folder:
         results = {}
         for first in range(args.seed, args.seed + args.count, 100):
             seeds = range(first, min(first + 100, args.seed + args.count))
-            for kind, items in run_seeds(seeds, args.device, folder, args.out).items():
+            for kind, items in run_seeds(seeds, args.device, folder, args.out, without).items():
                 results.setdefault(kind, []).extend(items)
             done = sum(len(v) for v in results.values())
             print(f"{done} kernels, {len(results['mismatch'])} mismatches, "

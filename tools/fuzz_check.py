@@ -58,7 +58,7 @@ def differences(name, got, want, mags, exact):
 
 
 def check(program, device, folder):
-    """Run ``program`` on ``device`` (a name) and compare; returns an Outcome."""
+    """Run ``program`` on ``device`` (a name or a Device) and compare; returns an Outcome."""
     import simt
     want, mags, comparable = fuzz_ref.reference(program)
     if not comparable:
@@ -80,12 +80,12 @@ def check(program, device, folder):
     return Outcome(program, "mismatch" if lines else "ok", "\n".join(lines))
 
 
-def run_seeds(seeds, device, folder, out=None):
+def run_seeds(seeds, device, folder, out=None, without=()):
     """Check every seed; write each failing program's report to ``out`` (a folder) if given.
     Returns {kind: [Outcome]}."""
     results = {"ok": [], "mismatch": [], "error": [], "skipped": []}
     for seed in seeds:
-        outcome = check(generate(seed), device, folder)
+        outcome = check(generate(seed, without), device, folder)
         results[outcome.kind].append(outcome)
         if out and outcome.kind in ("mismatch", "error"):
             os.makedirs(out, exist_ok=True)

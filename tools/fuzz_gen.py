@@ -44,7 +44,8 @@ def probe(fn, *args):
 
 
 class Generator:
-    def __init__(self, seed):
+    def __init__(self, seed, features):
+        self.features = features
         self.rng = random.Random(seed)
         self.seed = seed
         self.counter = 0
@@ -56,6 +57,8 @@ class Generator:
         self.n = self.threads * self.blocks
         self.loop_depth = 0
         self.exact = {}
+        self.functions = []
+        self.in_function = False
 
     # names and scopes ------------------------------------------------------------------
     def fresh(self, prefix):
@@ -128,6 +131,9 @@ class Generator:
         inputs = [p for p in self.params if p[1] == "in"]
         scalars = [p for p in self.params if p[1] == "scalar"]
         names = self.visible()
+        if self.in_function:
+            name, dtype, flags = self.rng.choice(names)
+            return Expr("var", (name,), dtype, flags)
         if pick < 0.45 and names:
             name, dtype, flags = self.rng.choice(names)
             return Expr("var", (name,), dtype, flags)
@@ -143,8 +149,11 @@ class Generator:
         if depth >= MAX_DEPTH or self.rng.random() < 0.3:
             return self.leaf()
         for _ in range(20):
-            make = self.rng.choice([self.binary] * 6 + [self.unary, self.cast, self.math,
-                                                        self.minmax, self.select, self.compare])
+            makers = [self.binary] * 6 + [self.unary, self.cast, self.math, self.minmax,
+                                          self.select, self.compare]
+            if "call" in self.features and not self.in_function:
+                makers.append(self.call)
+            make = self.rng.choice(makers)
             e = make(depth)
             if e is not None:
                 return e
@@ -217,12 +226,23 @@ class Generator:
         return self.combine(self.rng.choice(COMPARE), a, self.operand(depth, a))
 
     def condition(self):
+        """A branch condition: a comparison, an exact value's truth, or two joined."""
         for _ in range(20):
             e = self.compare(1)
+            if self.rng.random() < 0.15:
+                e = self.expr(1)
+                e = e if e.exact else None
             if e is not None:
-                if self.rng.random() < 0.2:
+                pick = self.rng.random()
+                if pick < 0.15:
+                    e = self.combine(self.rng.choice(["&", "|", "^"]), e, self.compare(1)) or e
+                elif pick < 0.3:
                     other = self.compare(1)
-                    e = self.combine(self.rng.choice(["&", "|", "^"]), e, other) or e
+                    if other is not None:
+                        e = Expr("boolop", (self.rng.choice(["and", "or"]), e, other),
+                                 np.dtype(bool))
+                elif pick < 0.35:
+                    e = Expr("un", ("not", e), np.dtype(bool))
                 return e
         return Expr("bin", ("<", Expr("var", ("lane",), np.dtype("int32")),
                             Expr("lit", (self.rng.randint(0, 31),), None)), np.dtype(bool))
@@ -292,9 +312,36 @@ class Generator:
             return None
         return Expr("sel", (self.condition(), a, b), a.dtype, a.flags | b.flags)
 
-    def typed(self, dtype):
+    def call(self, depth):
+        """A call of a device function (made here, or one made before)."""
+        if len(self.functions) < 2 and (not self.functions or self.rng.random() < 0.5):
+            self.functions.append(self.function())
+        name, params, body, ret = self.rng.choice(self.functions)
+        args = []
+        for _, dtype in params:
+            arg = self.typed(dtype, depth + 1)
+            if not arg.exact:
+                arg = Expr("cast", (dtype.name, Expr("lit", (3,), None)), dtype)
+            args.append(arg)
+        return Expr("call", (name, tuple(args)), ret.dtype, ret.flags)
+
+    def function(self):
+        """('func', name, [(param, dtype)], [assign statements], return expr)."""
+        name = self.fresh("f")
+        params = [(self.fresh("p"), np.dtype(self.rng.choice(DTYPES)))
+                  for _ in range(self.rng.randint(1, 3))]
+        saved, self.scopes, self.in_function = self.scopes, [list(
+            (p, t, frozenset()) for p, t in params)], True
+        try:
+            body = [self.stmt_assign(1) for _ in range(self.rng.randint(0, 2))]
+            ret = self.expr()
+        finally:
+            self.scopes, self.in_function = saved, False
+        return (name, params, body, ret)
+
+    def typed(self, dtype, depth=0):
         for _ in range(10):
-            e = self.to_type(self.expr(), dtype)
+            e = self.to_type(self.expr(depth), dtype)
             if e is not None:
                 return e
         return Expr("cast", (dtype.name, Expr("lit", (1,), None)), dtype)
@@ -312,6 +359,7 @@ class Generator:
                           "satomic": 0.6, "atomic": 0.8})
         if self.loop_depth and not top:
             kinds["jump"] = 0.6
+        kinds = {k: w for k, w in kinds.items() if k in self.features or k not in FEATURES}
         kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
         return getattr(self, "stmt_" + kind)(depth)
 
@@ -330,15 +378,17 @@ class Generator:
             return self.stmt_assign(depth)
         name, dtype, flags = self.rng.choice(names)
         var = Expr("var", (name,), dtype, flags)
-        if self.rng.random() < 0.5:
+        aug = self.rng.random() < 0.5
+        if aug:
             e = self.combine(self.rng.choice(["+", "-", "*", "^", "&", "|"]), var,
                              self.operand(1, var))
+            aug = e is not None and e.dtype == dtype
         else:
             e = self.expr()
         e = e and self.to_type(e, dtype)
         if e is None or (dtype.kind == "f" and not e.flags <= flags):
             return self.stmt_assign(depth)
-        return ("assign", name, e)
+        return ("aug" if aug else "assign", name, e)
 
     def stmt_store(self, depth):
         e = self.expr()
@@ -478,9 +528,14 @@ class Generator:
                             count)
 
 
-def generate(seed):
-    """The program for ``seed``: the same seed gives the same kernel and the same data."""
-    g = Generator(seed)
+FEATURES = frozenset({"call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+                      "if", "for", "while", "jump"})
+
+
+def generate(seed, without=()):
+    """The program for ``seed``: the same seed gives the same kernel and the same data.
+    ``without``: statement kinds (FEATURES) to leave out."""
+    g = Generator(seed, FEATURES - set(without))
     g.readonly = {"tid", "gid", "lane"}
     for _ in range(g.rng.randint(2, 4)):
         dtname = g.rng.choice(DTYPES)
@@ -498,4 +553,4 @@ def generate(seed):
         body.append(("store", arr, Expr("var", (name,), dtype, flags)))
     if not any(p[1] == "out" for p in g.params):
         body.append(g.stmt_store(0))
-    return Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact)
+    return Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact, g.functions)

@@ -108,10 +108,35 @@ def evaluate(e, th, arrays):
         (x, mx), (y, my) = evaluate(a[1], th, arrays), evaluate(a[2], th, arrays)
         v = apply_minmax(a[0], x, y)
         return v, _mag(v, mx, my)
+    if op == "call":
+        return call(a[0], [evaluate(x, th, arrays) for x in a[1]], arrays)
+    if op == "boolop":
+        x, _ = evaluate(a[1], th, arrays)
+        if (a[0] == "and") != bool(x):
+            return x, 0.0
+        return evaluate(a[2], th, arrays)
     if op == "sel":
         c, _ = evaluate(a[0], th, arrays)
         return evaluate(a[1] if c else a[2], th, arrays)
     raise ValueError(op)
+
+
+class Frame:
+    """A device function's variables."""
+
+    def __init__(self, env):
+        self.env, self.gid = env, None
+
+
+FUNCTIONS = {}
+
+
+def call(name, args, arrays):
+    _, params, body, ret = FUNCTIONS[name]
+    frame = Frame({p: value for (p, _), value in zip(params, args)})
+    for s in body:
+        run_local(s, frame, arrays, {})
+    return evaluate(ret, frame, arrays)
 
 
 class Break(Exception):
@@ -130,7 +155,7 @@ def run_block_stmts(stmts, th, arrays, mags):
 
 def run_local(s, th, arrays, mags):
     tag = s[0]
-    if tag == "assign":
+    if tag in ("assign", "aug"):
         th.env[s[1]] = evaluate(s[2], th, arrays)
     elif tag == "store":
         value, mag = evaluate(s[2], th, arrays)
@@ -206,9 +231,9 @@ def shuffle_source(kind, lane, b, width, count):
     seg = (32 - width) & 31
     low = lane & seg
     high = low | (31 & ~seg)
-    b = int(b)
+    b = int(b) & 31          # PTX reads b[4:0] in every mode
     if kind == "shfl":
-        src = low | (b & 31 & ~seg)
+        src = low | (b & ~seg)
     elif kind == "shfl_up":
         src = lane - b if lane - b >= low else lane
     elif kind == "shfl_down":
@@ -307,6 +332,8 @@ def reference(program):
     mags = {name: np.zeros(program.n) for name, role, _ in program.params if role == "out"}
     scalars = {name: (value, 0.0) for (name, role, _), value in
                zip(program.params, program.values) if role == "scalar"}
+    FUNCTIONS.clear()
+    FUNCTIONS.update({f[0]: f for f in program.functions})
     try:
         for block in range(program.blocks):
             threads = [Thread(t, block * program.threads + t) for t in range(program.threads)]

@@ -1,0 +1,50 @@
+"""The differential fuzzer (tools/fuzz.py) on a fixed seed set, and checks of the fuzzer itself.
+
+Each seed is one generated kernel run on the device under test and compared with the NumPy
+evaluator (docs/fuzzing.md). Long runs: ``python tools/fuzz.py --count 10000 --device cuda:0``.
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
+
+import fuzz_ref                       # noqa: E402
+from fuzz_check import check          # noqa: E402
+from fuzz_gen import generate         # noqa: E402
+
+# Statement kinds that hit a known, unfixed bug (each has an xfail test in
+# test_fuzz_regressions.py); drop one from here when its bug is fixed.
+KNOWN_BUGS = ("voteif",)
+CI_SEEDS = range(40)
+
+
+@pytest.mark.parametrize("seed", CI_SEEDS)
+def test_generated_kernel_matches_numpy(device, seed, tmp_path):
+    outcome = check(generate(seed, KNOWN_BUGS), device, str(tmp_path))
+    assert outcome.kind in ("ok", "skipped"), outcome.report()
+
+
+def test_same_seed_same_kernel():
+    first, again = generate(7), generate(7)
+    assert first.source() == again.source()
+    assert all((x == y).all() if hasattr(x, "all") else x == y
+               for x, y in zip(first.arguments(), again.arguments()))
+    assert generate(8).source() != first.source()
+
+
+def test_fixed_seeds_cover_every_feature():
+    text = "".join(generate(seed, KNOWN_BUGS).source() for seed in CI_SEEDS)
+    for construct in ("syncthreads()", "shfl_sync", "ballot_sync", "reduce_", "atomic.",
+                      "simt.shared.array", "@simt.device", "while ", "for ", "elif ",
+                      "break", "continue", "np.uint64", "np.int8", "np.float32", "math."):
+        assert construct in text, construct
+
+
+def test_a_wrong_evaluator_is_caught(device, tmp_path, monkeypatch):
+    # the checker must notice when the two sides disagree: make the evaluator's >> wrong
+    monkeypatch.setitem(fuzz_ref.BIN, ">>", lambda x, y: (x >> y) ^ 1)
+    kinds = [check(generate(seed, KNOWN_BUGS), device, str(tmp_path)).kind
+             for seed in range(12)]
+    assert "mismatch" in kinds

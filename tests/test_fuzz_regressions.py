@@ -1,0 +1,47 @@
+"""Mismatches the differential fuzzer (tools/fuzz.py) found, each as a minimal reproducer.
+
+The comment above each test gives the seed that found it (``python tools/fuzz.py --show --seed N``
+prints that kernel). A bug not fixed yet is an xfail(strict=True) test naming its issue.
+"""
+import numpy as np
+import pytest
+
+import simt
+
+FULL = 0xFFFFFFFF
+
+
+# seed 104 (and 17 more of seeds 100-299): a vote as an if condition takes the wrong branch
+@simt.kernel
+def vote_as_condition(a, out):
+    i = simt.grid(1)
+    if simt.any_sync(FULL, a[i] > 0):
+        out[i] = 1
+    else:
+        out[i] = 2
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12: a warp vote used directly as an if "
+                   "condition is miscompiled (assigning it to a variable first works)")
+def test_vote_as_if_condition(device):
+    a = np.zeros(64, np.int32)
+    a[5] = a[40] = 1                     # one lane of each warp votes yes
+    out = np.zeros(64, np.int32)
+    vote_as_condition[1, 64](a, out)
+    np.testing.assert_array_equal(out, np.ones(64, np.int32))
+
+
+# seed 1092: bool * bool typed int8 (NumPy: bool, logical and), so `| uint64` failed to compile
+@simt.kernel
+def bool_product(a, b, out):
+    i = simt.grid(1)
+    both = (a[i] > 0) * (b[i] > 0)
+    out[i] = both | np.uint64(4)
+
+
+def test_bool_times_bool_is_bool(device):
+    a = np.array([1, 1, -1, -1], np.int32)
+    b = np.array([1, -1, 1, -1], np.int32)
+    out = np.zeros(4, np.uint64)
+    bool_product[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, ((a > 0) * (b > 0)) | np.uint64(4))
