@@ -17,7 +17,7 @@ from fuzz_gen import generate         # noqa: E402
 # Statement kinds that hit a known, unfixed bug (each has an xfail test in
 # test_fuzz_regressions.py); drop one from here when its bug is fixed.
 KNOWN_BUGS = ("voteif",)
-CI_SEEDS = range(40)
+CI_SEEDS = range(50)
 
 
 @pytest.mark.parametrize("seed", CI_SEEDS)
@@ -36,9 +36,11 @@ def test_same_seed_same_kernel():
 
 def test_fixed_seeds_cover_every_feature():
     text = "".join(generate(seed, KNOWN_BUGS).source() for seed in CI_SEEDS)
-    for construct in ("syncthreads()", "shfl_sync", "ballot_sync", "reduce_", "atomic.",
-                      "simt.shared.array", "@simt.device", "while ", "for ", "elif ",
-                      "break", "continue", "np.uint64", "np.int8", "np.float32", "math."):
+    for construct in ("syncthreads()", "syncthreads_", "shfl_sync", "shfl_up_sync",
+                      "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "any_sync", "all_sync",
+                      "match_any_sync", "activemask", "reduce_", "atomic.", "simt.shared.array",
+                      "@simt.device", "while ", "for ", "elif ", "break", "continue", " and ",
+                      "+=", "//", "<<", "np.uint64", "np.int8", "np.float32", "math."):
         assert construct in text, construct
 
 

@@ -355,10 +355,10 @@ class Generator:
         if depth < 2:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
         if top:
-            kinds.update({"shared": 1, "synccount": 0.4, "warp": 2.5, "voteif": 0.4,
+            kinds.update({"shared": 1, "synccount": 0.4, "warp": 4, "voteif": 0.4,
                           "satomic": 0.6, "atomic": 0.8})
         if self.loop_depth and not top:
-            kinds["jump"] = 0.6
+            kinds["jump"] = 1
         kinds = {k: w for k, w in kinds.items() if k in self.features or k not in FEATURES}
         kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
         return getattr(self, "stmt_" + kind)(depth)
