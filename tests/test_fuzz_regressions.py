@@ -45,3 +45,21 @@ def test_bool_times_bool_is_bool(device):
     out = np.zeros(4, np.uint64)
     bool_product[1, 4](a, b, out)
     np.testing.assert_array_equal(out, ((a > 0) * (b > 0)) | np.uint64(4))
+
+
+# seed 2392: int64 >= uint64 compared through float64 (both round to 2**63); NumPy 2 has exact
+# mixed-sign loops ('qQ->?'), so 2**63 - 19 >= 2**63 - 1 is False
+@simt.kernel
+def mixed_sign_compare(a, b, out):
+    i = simt.grid(1)
+    out[i] = a[i] >= b[i]
+
+
+@pytest.mark.xfail(strict=True, reason="int64 vs uint64 comparisons go through float64; "
+                   "NumPy 2 compares them exactly")
+def test_int64_uint64_compare_exactly(device):
+    a = np.array([2**63 - 19, -1, 5, 2**63 - 1], np.int64)
+    b = np.array([2**63 - 1, 2**64 - 1, 5, 2**63], np.uint64)
+    out = np.zeros(4, np.bool_)
+    mixed_sign_compare[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, a >= b)

@@ -24,7 +24,7 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", help="cpu, cuda:0 ...")
     parser.add_argument("--out", default="fuzz-failures", help="folder for failing kernels")
     parser.add_argument("--without", default="", help="comma-separated features to leave out "
-                        "(call, shared, synccount, warp, voteif, satomic, atomic, if, for, "
+                        "(cmp64, call, shared, synccount, warp, voteif, satomic, atomic, if, for, "
                         "while, jump)")
     parser.add_argument("--show", action="store_true", help="print the source of one seed and exit")
     args = parser.parse_args(argv)

@@ -31,6 +31,15 @@ def sample(e):
     return e.dtype.type(1)
 
 
+def dtype_pair(a, b):
+    """{'i', 'u64'} for a signed integer beside a uint64 (NumPy 2 compares those exactly)."""
+    kinds = set()
+    for e in (a, b):
+        if e.dtype is not None and e.dtype.kind in "iu":
+            kinds.add("u64" if e.dtype == np.uint64 else e.dtype.kind)
+    return kinds
+
+
 def probe(fn, *args):
     """The dtype NumPy gives ``fn(*args)``, or None where it refuses or warns."""
     with warnings.catch_warnings():
@@ -217,6 +226,8 @@ class Generator:
             elif sym in ("+", "-"):
                 flags |= {"add"}
         if sym in COMPARE and not (a.exact and b.exact):
+            return None
+        if sym in COMPARE and "cmp64" not in self.features and dtype_pair(a, b) == {"i", "u64"}:
             return None
         return Expr("bin", (sym, a, b), dtype, frozenset(flags) if dtype.kind == "f" else
                     frozenset())
@@ -528,7 +539,7 @@ class Generator:
                             count)
 
 
-FEATURES = frozenset({"call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+FEATURES = frozenset({"cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
                       "if", "for", "while", "jump"})
 
 

@@ -329,7 +329,8 @@ def reference(program):
               if isinstance(value, np.ndarray)}
     arrays.update({name: value for (name, role, _), value in zip(program.params, program.values)
                    if not isinstance(value, np.ndarray)})
-    mags = {name: np.zeros(program.n) for name, role, _ in program.params if role == "out"}
+    mags = {name: np.zeros(len(arrays[name])) for name, role, _ in program.params
+            if role == "out"}
     scalars = {name: (value, 0.0) for (name, role, _), value in
                zip(program.params, program.values) if role == "scalar"}
     FUNCTIONS.clear()
