@@ -63,3 +63,21 @@ def test_int64_uint64_compare_exactly(device):
     out = np.zeros(4, np.bool_)
     mixed_sign_compare[1, 4](a, b, out)
     np.testing.assert_array_equal(out, a >= b)
+
+
+# seed 0: match_all_sync in a partial warp names lanes that do not exist
+@simt.kernel
+def match_all_partial(out, pred):
+    i = simt.grid(1)
+    mask, same = simt.match_all_sync(FULL, i // 32)
+    out[i] = mask
+    pred[i] = same
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12: match_all_sync in a block of 17 threads "
+                   "returns 0xFFFFFFFF; the GPU returns only the lanes that exist (0x1FFFF)")
+def test_match_all_in_a_partial_warp(device):
+    out, pred = np.zeros(17, np.uint32), np.zeros(17, np.int32)
+    match_all_partial[1, 17](out, pred)
+    np.testing.assert_array_equal(out, np.full(17, 0x1FFFF, np.uint32))
+    np.testing.assert_array_equal(pred, np.ones(17, np.int32))

@@ -1,8 +1,9 @@
 """Run a fuzz program on a simt device and hold its results against the evaluator's.
 
 Integers and bools must match exactly, and so must floats the generator marked bit-exact
-(NaN matches NaN, -0.0 matches 0.0); other floats may differ by 64 ulps of the magnitude their
-derivation went through (an fma that contracts, a math function's last bits).
+(NaN matches NaN, -0.0 matches 0.0); other floats may differ by 64 of the error scale the
+evaluator carried with them (ulps of the largest value in their derivation, in the precision
+of each step: an fma that contracts, a math function's last bits).
 """
 import importlib.util
 import os
@@ -47,9 +48,9 @@ def differences(name, got, want, mags, exact):
             bad = ~((got == want) | both_nan)
         else:
             eps = np.finfo(got.dtype).eps
-            scale = np.maximum(mags, np.abs(want.astype(np.float64)))
+            scale = np.maximum(mags, eps * np.abs(want.astype(np.float64)))
             err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-            bad = ~((err <= ULPS * eps * scale) | both_nan)
+            bad = ~((err <= ULPS * scale) | both_nan)
     else:
         bad = got != want
     rows = np.flatnonzero(bad)
@@ -60,14 +61,17 @@ def differences(name, got, want, mags, exact):
 def check(program, device, folder):
     """Run ``program`` on ``device`` (a name or a Device) and compare; returns an Outcome."""
     import simt
-    want, mags, comparable = fuzz_ref.reference(program)
+    try:
+        want, mags, comparable = fuzz_ref.reference(program)
+    except Exception:
+        return Outcome(program, "error", "the evaluator failed:\n" + traceback.format_exc(limit=4))
     if not comparable:
         return Outcome(program, "skipped")
     args = program.arguments()
     try:
         kernel = load_kernel(program, folder)
         with simt.use_device(device):
-            kernel[program.blocks, program.threads](*args)
+            kernel[program.blocks, program.block](*args)
             simt.synchronize()
     except Exception:
         return Outcome(program, "error", traceback.format_exc(limit=4))

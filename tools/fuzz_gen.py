@@ -65,6 +65,12 @@ class Generator:
         self.blocks = self.rng.choice([1, 1, 2, 3])
         self.n = self.threads * self.blocks
         self.loop_depth = 0
+        self.returned = False
+        self.shape = (self.threads,)
+        if "shape2d" in features and self.rng.random() < 0.3:
+            pairs = [(x, self.threads // x) for x in range(1, self.threads + 1)
+                     if self.threads % x == 0]
+            self.shape = self.rng.choice(pairs)
         self.exact = {}
         self.functions = []
         self.in_function = False
@@ -236,19 +242,20 @@ class Generator:
         a = self.expr(depth + 1)
         return self.combine(self.rng.choice(COMPARE), a, self.operand(depth, a))
 
-    def condition(self):
+    def condition(self, depth=1):
         """A branch condition: a comparison, an exact value's truth, or two joined."""
         for _ in range(20):
-            e = self.compare(1)
+            e = self.compare(depth)
             if self.rng.random() < 0.15:
-                e = self.expr(1)
+                e = self.expr(depth)
                 e = e if e.exact else None
             if e is not None:
                 pick = self.rng.random()
                 if pick < 0.15:
-                    e = self.combine(self.rng.choice(["&", "|", "^"]), e, self.compare(1)) or e
+                    e = self.combine(self.rng.choice(["&", "|", "^"]), e,
+                                     self.compare(depth)) or e
                 elif pick < 0.3:
-                    other = self.compare(1)
+                    other = self.compare(depth)
                     if other is not None:
                         e = Expr("boolop", (self.rng.choice(["and", "or"]), e, other),
                                  np.dtype(bool))
@@ -321,7 +328,7 @@ class Generator:
         b = self.to_type(self.expr(depth + 1), a.dtype)
         if b is None:
             return None
-        return Expr("sel", (self.condition(), a, b), a.dtype, a.flags | b.flags)
+        return Expr("sel", (self.condition(depth + 1), a, b), a.dtype, a.flags | b.flags)
 
     def call(self, depth):
         """A call of a device function (made here, or one made before)."""
@@ -346,6 +353,10 @@ class Generator:
         try:
             body = [self.stmt_assign(1) for _ in range(self.rng.randint(0, 2))]
             ret = self.expr()
+            early = self.to_type(self.expr(), ret.dtype) if self.rng.random() < 0.4 else None
+            if early is not None:
+                body.append(("if", [(self.condition(), [("return", early)])], None))
+                ret = Expr(ret.op, ret.args, ret.dtype, ret.flags | early.flags)
         finally:
             self.scopes, self.in_function = saved, False
         return (name, params, body, ret)
@@ -362,7 +373,8 @@ class Generator:
         return [self.statement(top, depth) for _ in range(budget)]
 
     def statement(self, top, depth):
-        kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4}
+        kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4, "own": 0.5,
+                 "local": 0.4}
         if depth < 2:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
         if top:
@@ -370,6 +382,10 @@ class Generator:
                           "satomic": 0.6, "atomic": 0.8})
         if self.loop_depth and not top:
             kinds["jump"] = 1
+        if self.returned:
+            kinds = {k: w for k, w in kinds.items() if k not in COLLECTIVES}
+        else:
+            kinds["return"] = 0.3
         kinds = {k: w for k, w in kinds.items() if k in self.features or k not in FEATURES}
         kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
         return getattr(self, "stmt_" + kind)(depth)
@@ -451,6 +467,44 @@ class Generator:
     def stmt_jump(self, depth):
         return ("if", [(self.condition(), [(self.rng.choice(["break", "continue"]),)])], None)
 
+    def stmt_return(self, depth):
+        """``if cond: return``; no barrier or warp function may follow it."""
+        self.returned = True
+        return ("if", [(self.condition(), [("return", None)])], None)
+
+    def stmt_own(self, depth):
+        """An atomic on the thread's own element: its old value is defined, so it is kept."""
+        fn = self.rng.choice(["add", "sub", "exch", "min", "max", "and_", "or_", "xor", "cas",
+                              "inc", "dec"])
+        choices = (["uint32", "uint64"] if fn in ("inc", "dec") else
+                   ATOMIC_DTYPES + (list(FLOATS) if fn in ("add", "sub", "exch", "min", "max",
+                                                           "cas") else []))
+        dtype = np.dtype(self.rng.choice(choices))
+        acc = self.param("acc", dtype.name, self.values_of(dtype.name, self.n))
+        args = [self.typed(dtype)]
+        if fn == "cas":
+            current = Expr("load", (acc, 0, self.n), dtype)
+            args.insert(0, current if self.rng.random() < 0.5 else self.typed(dtype))
+        if not all(a.exact for a in args):
+            return self.stmt_assign(depth)
+        var = self.fresh("v")
+        self.declare(var, dtype)
+        return ("own", var, fn, acc, args)
+
+    def stmt_local(self, depth):
+        """A per-thread array: filled, one element rewritten, one read back."""
+        dtype = np.dtype(self.rng.choice(DTYPES))
+        size = self.rng.choice([1, 2, 4, 8])
+        fill, value = self.typed(dtype), self.typed(dtype)
+        stmt = ("local", self.fresh("la"), dtype.name, size, fill, self.index(size), value,
+                self.index(size), self.fresh("v"))
+        self.declare(stmt[-1], dtype, fill.flags | value.flags)
+        return stmt
+
+    def index(self, size):
+        """An int32 index in [0, size)."""
+        return self.combine("&", self.typed(np.dtype("int32"), 1), Expr("lit", (size - 1,), None))
+
     def stmt_shared(self, depth):
         dtype = np.dtype(self.rng.choice(DTYPES))
         value = self.typed(dtype)
@@ -496,7 +550,8 @@ class Generator:
         full = self.threads % 32 == 0
         kinds = ["shfl", "shfl_up", "ballot", "any", "all", "match_any", "activemask",
                  "reduce_add", "reduce_min", "reduce_max", "reduce_and", "reduce_or",
-                 "reduce_xor"] + (["shfl_down", "shfl_xor"] * 2 if full else [])
+                 "reduce_xor"] + (["shfl_down", "shfl_xor"] * 2 if full else []) + (
+                 ["match_all"] if full or "matchall" in self.features else [])
         kind = self.rng.choice(kinds)
         int32, uint32 = np.dtype("int32"), np.dtype("uint32")
         if kind.startswith("shfl"):
@@ -509,8 +564,10 @@ class Generator:
         elif kind in ("ballot", "any", "all"):
             args = [self.condition()]
             dtype, flags = (uint32 if kind == "ballot" else int32), frozenset()
-        elif kind == "match_any":
+        elif kind in ("match_any", "match_all"):
             args = [self.typed(np.dtype(self.rng.choice(INTS)))]
+            if kind == "match_all" and self.rng.random() < 0.5:     # the same in a warp
+                args = [self.combine("//", Expr("var", ("tid",), int32), Expr("lit", (32,), None))]
             dtype, flags = uint32, frozenset()
         elif kind == "activemask":
             args, dtype, flags = [], uint32, frozenset()
@@ -519,6 +576,9 @@ class Generator:
             args = [self.typed(dtype)]
         var = self.fresh("v")
         self.declare(var, dtype, flags)
+        if kind == "match_all":
+            var = (var, self.fresh("v"))
+            self.declare(var[1], int32)
         return ("warp", var, kind, args)
 
     def shuffle_operand(self, kind, full):
@@ -539,7 +599,8 @@ class Generator:
                             count)
 
 
-FEATURES = frozenset({"cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic"}
+FEATURES = frozenset({"return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
                       "if", "for", "while", "jump"})
 
 
@@ -564,4 +625,6 @@ def generate(seed, without=()):
         body.append(("store", arr, Expr("var", (name,), dtype, flags)))
     if not any(p[1] == "out" for p in g.params):
         body.append(g.stmt_store(0))
-    return Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact, g.functions)
+    program = Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact, g.functions)
+    program.shape, program.laneid = g.shape, g.rng.random() < 0.3
+    return program

@@ -5,9 +5,10 @@ floor division). Collectives sit only at the kernel's top level, so the interpre
 top-level statement for every thread of a block before the next one: barriers need no
 scheduling, and a warp function sees the operands of all its lanes at once.
 
-Every float value travels with a magnitude ``mag``: the largest value its derivation went
-through, scaled up after math functions. Values that are not bit-exact on every backend (an fma
-may contract, a math function is not correctly rounded) are compared within a few ulps of it.
+Every float value travels with an error scale ``mag``: one ulp of the largest value its
+derivation went through, in the precision of that step, scaled up after math functions. Values
+that are not bit-exact on every backend (an fma may contract, a math function is not correctly
+rounded) are compared within a few of those.
 """
 import math
 import operator
@@ -63,10 +64,12 @@ def apply_minmax(fn, x, y):
 
 
 def _mag(v, *mags):
+    """The error scale of ``v``: one ulp of the largest value its derivation went through,
+    in the precision it was computed in."""
     if isinstance(v, np.floating):
         if not np.isfinite(v):
             raise NotFinite()
-        return max(abs(float(v)), *mags)
+        return max(abs(float(v)) * float(np.finfo(v.dtype).eps), *mags)
     return max(mags, default=0.0)
 
 
@@ -76,7 +79,7 @@ class Thread:
     def __init__(self, tid, gid):
         self.env = {"tid": (np.int32(tid), 0.0), "gid": (np.int32(gid), 0.0),
                     "lane": (np.int32(tid % 32), 0.0)}
-        self.tid, self.gid = tid, gid
+        self.tid, self.gid, self.done = tid, gid, False
 
 
 def evaluate(e, th, arrays):
@@ -134,9 +137,19 @@ FUNCTIONS = {}
 def call(name, args, arrays):
     _, params, body, ret = FUNCTIONS[name]
     frame = Frame({p: value for (p, _), value in zip(params, args)})
-    for s in body:
-        run_local(s, frame, arrays, {})
+    try:
+        for s in body:
+            run_local(s, frame, arrays, {})
+    except Return as done:
+        return done.value
     return evaluate(ret, frame, arrays)
+
+
+class Return(Exception):
+    """``return`` in a kernel (no value) or a device function (``value``)."""
+
+    def __init__(self, value=None):
+        self.value = value
 
 
 class Break(Exception):
@@ -186,6 +199,20 @@ def run_local(s, th, arrays, mags):
                 break
             except Continue:
                 continue
+    elif tag == "return":
+        raise Return(s[1] and evaluate(s[1], th, arrays))
+    elif tag == "own":
+        _, var, fn, acc, args = s
+        values = [evaluate(a, th, arrays)[0] for a in args]
+        th.env[var] = (own_atomic(arrays[acc], th.gid, fn, values), 0.0)
+    elif tag == "local":
+        _, arr, dtname, size, fill, widx, value, ridx, var = s
+        local = np.zeros(size, dtname)
+        for k in range(size):
+            local[k] = apply_cast(dtname, evaluate(fill, th, arrays)[0])
+        local[evaluate(widx, th, arrays)[0]] = apply_cast(dtname, evaluate(value, th, arrays)[0])
+        mag = max(evaluate(fill, th, arrays)[1], evaluate(value, th, arrays)[1])
+        th.env[var] = (local[evaluate(ridx, th, arrays)[0]], mag)
     elif tag == "break":
         raise Break()
     elif tag == "continue":
@@ -212,6 +239,26 @@ def loop(values, var, dtype, body, th, arrays, mags):
 
 ATOMIC = {"add": operator.add, "sub": operator.sub, "and_": operator.and_,
           "or_": operator.or_, "xor": operator.xor, "min": min, "max": max}
+
+
+def own_atomic(arr, index, fn, values):
+    """An atomic on an element no other thread touches; returns the old value."""
+    old = arr[index]
+    kind = arr.dtype.type
+    if fn == "cas":
+        compare, value = (kind(v) for v in values)
+        if old.view(f"u{arr.itemsize}") == compare.view(f"u{arr.itemsize}"):
+            arr[index] = value
+    elif fn == "exch":
+        arr[index] = kind(values[0])
+    elif fn == "inc":
+        arr[index] = 0 if old >= kind(values[0]) else old + kind(1)
+    elif fn == "dec":
+        value = kind(values[0])
+        arr[index] = value if old == 0 or old > value else old - kind(1)
+    else:
+        atomic(arr, index, fn, values[0])
+    return old
 
 
 def atomic(arr, index, fn, value):
@@ -262,6 +309,9 @@ def warp_results(kind, args, threads, arrays):
             full = (1 << count) - 1
             v = {"ballot": np.uint32(bits), "any": np.int32(bits != 0),
                  "all": np.int32(bits == full)}[kind]
+        elif kind == "match_all":
+            same = all(args[t.tid][0][0] == mine[0][0] for t in lanes)
+            v = (np.uint32((1 << count) - 1 if same else 0), np.int32(same))
         elif kind == "match_any":
             v = np.uint32(sum(1 << k for k, t in enumerate(lanes)
                               if args[t.tid][0][0] == mine[0][0]))
@@ -300,13 +350,19 @@ def run_collective(s, threads, arrays, mags):
         args = [[evaluate(x, th, arrays) if not isinstance(x, int) else x for x in wargs]
                 for th in threads]
         for th, result in zip(threads, warp_results(kind, args, threads, arrays)):
-            th.env[var] = result
+            if kind == "match_all":
+                th.env[var[0]], th.env[var[1]] = (result[0], 0.0), (result[1], 0.0)
+            else:
+                th.env[var] = result
     elif tag == "voteif":
         _, kind, pred, body, orelse = s
         args = [[evaluate(pred, th, arrays)] for th in threads]
         taken = warp_results(kind, args, threads, arrays)
         for th, (flag, _) in zip(threads, taken):
-            run_block_stmts(body if flag else orelse, th, arrays, mags)
+            try:
+                run_block_stmts(body if flag else orelse, th, arrays, mags)
+            except Return:
+                th.done = True
     elif tag == "satomic":
         _, arr, dtname, size, init, pred, fn, value, offset, var = s
         shared = np.zeros(size, dtname)
@@ -320,6 +376,13 @@ def run_collective(s, threads, arrays, mags):
     else:
         return False
     return True
+
+
+def run_thread(s, th, arrays, mags):
+    try:
+        run_local(s, th, arrays, mags)
+    except Return:
+        th.done = True
 
 
 def reference(program):
@@ -343,7 +406,8 @@ def reference(program):
             for s in program.body:
                 if not run_collective(s, threads, arrays, mags):
                     for th in threads:
-                        run_local(s, th, arrays, mags)
+                        if not th.done:
+                            run_thread(s, th, arrays, mags)
     except NotFinite:
         return arrays, mags, False
     return arrays, mags, True
