@@ -81,3 +81,24 @@ def test_match_all_in_a_partial_warp(device):
     match_all_partial[1, 17](out, pred)
     np.testing.assert_array_equal(out, np.full(17, 0x1FFFF, np.uint32))
     np.testing.assert_array_equal(pred, np.ones(17, np.int32))
+
+
+# seed 10174: float // gave 3102470280810829.5 (not a whole number): (x - fmod(x, y)) / y
+# rounds, and NumPy's npy_divmod then floors it (and gives -0.0 for a zero quotient below 0)
+@simt.kernel
+def float_floordiv(x, y, out):
+    i = simt.grid(1)
+    out[i] = x[i] // y[i]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_floordiv_is_numpys(device, dtype):
+    x = np.array([6.204940561621659e15, 7.0, -7.0, 7.0, -7.0, 0.5, -0.5, 1e300, 3.0, -0.0],
+                 dtype)
+    y = np.array([2.0, 2.0, 2.0, -2.0, -2.0, 4.0, 4.0, 1e-300, 0.1, 5.0], dtype)
+    out = np.full(x.shape, np.nan, dtype)
+    float_floordiv[1, len(x)](x, y, out)
+    with np.errstate(all="ignore"):
+        want = x // y
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))

@@ -93,6 +93,10 @@ def render_stmt(s, ind):
     pad, tag = " " * ind, s[0]
     if tag == "assign":
         return [f"{pad}{s[1]} = {render_expr(s[2])}"]
+    if tag == "weak":
+        return [f"{pad}{s[1]} = {render_expr(s[3])}"]
+    if tag == "seq":
+        return render_block(s[1], ind)
     if tag == "aug":
         sym, _, operand = s[2].args
         return [f"{pad}{s[1]} {sym}= {render_expr(operand)}"]

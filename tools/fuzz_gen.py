@@ -66,6 +66,7 @@ class Generator:
         self.n = self.threads * self.blocks
         self.loop_depth = 0
         self.returned = False
+        self.weak_vars = set()
         self.shape = (self.threads,)
         if "shape2d" in features and self.rng.random() < 0.3:
             pairs = [(x, self.threads // x) for x in range(1, self.threads + 1)
@@ -374,7 +375,7 @@ class Generator:
 
     def statement(self, top, depth):
         kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4, "own": 0.5,
-                 "local": 0.4}
+                 "local": 0.4, "weak": 0.5}
         if depth < 2:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
         if top:
@@ -405,6 +406,15 @@ class Generator:
             return self.stmt_assign(depth)
         name, dtype, flags = self.rng.choice(names)
         var = Expr("var", (name,), dtype, flags)
+        if name in self.weak_vars:
+            # v's type is the least one its assignments agree on (API.md): an update written
+            # through v itself could lower it, so a typed cast pins it
+            e = self.expr()
+            if e.is_float and dtype.kind != "f" or not e.flags <= flags:
+                return self.stmt_assign(depth)
+            e = self.to_type(e, dtype)
+            return ("assign", name, e if e.op == "cast" else Expr("cast", (dtype.name, e), dtype,
+                                                                 e.flags))
         aug = self.rng.random() < 0.5
         if aug:
             e = self.combine(self.rng.choice(["+", "-", "*", "^", "&", "|"]), var,
@@ -490,6 +500,26 @@ class Generator:
         var = self.fresh("v")
         self.declare(var, dtype)
         return ("own", var, fn, acc, args)
+
+    def stmt_weak(self, depth):
+        """``v = <literal>`` then typed updates in a loop: v has the typed values' type (the
+        unification rule of API.md), so the literal is converted to it."""
+        dtype = np.dtype(self.rng.choice(INTS + FLOATS))
+        var = self.fresh("v")
+        start = self.literal(dtype) if dtype.kind != "f" or self.rng.random() < 0.5 else \
+            Expr("lit", (self.rng.randint(-3, 3),), None)
+        update = self.typed(dtype, 1)      # made before v exists: its type is its own
+        flags = frozenset({"add"}) if dtype.kind == "f" else frozenset()
+        self.declare(var, dtype, flags)
+        self.weak_vars.add(var)
+        sym = "+" if dtype.kind == "f" else self.rng.choice(["+", "^", "|", "-"])
+        step = self.combine(sym, Expr("var", (var,), dtype, flags), update)
+        if update.dtype != dtype or step is None or step.dtype != dtype or \
+                not step.flags <= flags:
+            return ("assign", var, Expr("cast", (dtype.name, start), dtype))
+        trips = Expr("lit", (self.rng.randint(0, 4),), None)
+        return ("seq", [("weak", var, dtype.name, start),
+                        ("for", self.fresh("i"), [trips], [("aug", var, step)])])
 
     def stmt_local(self, depth):
         """A per-thread array: filled, one element rewritten, one read back."""
@@ -600,7 +630,7 @@ class Generator:
 
 
 COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic"}
-FEATURES = frozenset({"return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+FEATURES = frozenset({"weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
                       "if", "for", "while", "jump"})
 
 

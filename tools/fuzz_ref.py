@@ -170,6 +170,10 @@ def run_local(s, th, arrays, mags):
     tag = s[0]
     if tag in ("assign", "aug"):
         th.env[s[1]] = evaluate(s[2], th, arrays)
+    elif tag == "weak":
+        th.env[s[1]] = (apply_cast(s[2], s[3].args[0]), 0.0)
+    elif tag == "seq":
+        run_block_stmts(s[1], th, arrays, mags)
     elif tag == "store":
         value, mag = evaluate(s[2], th, arrays)
         arr = arrays[s[1]]

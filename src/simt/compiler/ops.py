@@ -98,12 +98,29 @@ def _float_binop(b, op, x, y, t, math_call):
             fixed = b.select(fix, b.fadd(r, y), r)
             return b.select(b.fcmp_ordered("==", fixed, zero), math_call("copysign", t, [zero, y]), fixed)
         q = b.fdiv(b.fsub(x, r), y)
-        return b.select(fix, b.fsub(q, const(x.type, 1.0)), q)
+        return _floor_quotient(b, x, y, b.select(fix, b.fsub(q, const(x.type, 1.0)), q), t,
+                               math_call)
     if op == "min":
         return b.select(b.fcmp_ordered("<", y, x), y, x)
     if op == "max":
         return b.select(b.fcmp_ordered(">", y, x), y, x)
     raise TypeError(f"operator {op} on {t}")
+
+
+def _floor_quotient(b, x, y, q, t, math_call):
+    """NumPy's npy_divmod after (x - fmod(x, y)) / y: that quotient can round off a whole
+    number, so floor it and round up from past .5; a zero quotient takes the sign of x / y;
+    y == 0 gives x / y."""
+    zero, half = const(x.type, 0.0), const(x.type, 0.5)
+    name = f"llvm.floor.f{t.bits}"
+    floor = b.module.globals.get(name) or ll.Function(b.module, ll.FunctionType(x.type, [x.type]),
+                                                      name)
+    fl = b.call(floor, [q])
+    up = b.fcmp_ordered(">", b.fsub(q, fl), half)
+    fl = b.select(up, b.fadd(fl, const(x.type, 1.0)), fl)
+    signed_zero = math_call("copysign", t, [zero, b.fdiv(x, y)])
+    result = b.select(b.fcmp_unordered("!=", q, zero), fl, signed_zero)
+    return b.select(b.fcmp_ordered("==", y, zero), b.fdiv(x, y), result)
 
 
 def _int_binop(b, op, x, y, t):
