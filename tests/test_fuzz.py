@@ -15,7 +15,7 @@ from fuzz_check import check          # noqa: E402
 from fuzz_gen import generate         # noqa: E402
 from fuzz import KNOWN_BUGS           # noqa: E402  (drop a feature there when its bug is fixed)
 
-CI_SEEDS = range(50)
+CI_SEEDS = range(60)
 
 
 @pytest.mark.parametrize("seed", CI_SEEDS)
@@ -36,9 +36,11 @@ def test_fixed_seeds_cover_every_feature():
     text = "".join(generate(seed, KNOWN_BUGS).source() for seed in CI_SEEDS)
     for construct in ("syncthreads()", "syncthreads_", "shfl_sync", "shfl_up_sync",
                       "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "any_sync", "all_sync",
-                      "match_any_sync", "activemask", "reduce_", "atomic.", "simt.shared.array",
-                      "@simt.device", "while ", "for ", "elif ", "break", "continue", " and ",
-                      "+=", "//", "<<", "np.uint64", "np.int8", "np.float32", "math."):
+                      "match_any_sync", "match_all_sync", "activemask", "reduce_", "atomic.",
+                      "atomic.cas", "atomic.inc", "simt.shared.array", "simt.local.array",
+                      "@simt.device", "while ", "for ", "elif ", "break", "continue", "return",
+                      " and ", "+=", "//", "<<", "np.uint64", "np.int8", "np.float32", "math.",
+                      "threadIdx.y", "laneid()"):
         assert construct in text, construct
 
 
@@ -48,3 +50,13 @@ def test_a_wrong_evaluator_is_caught(device, tmp_path, monkeypatch):
     kinds = [check(generate(seed, KNOWN_BUGS), device, str(tmp_path)).kind
              for seed in range(12)]
     assert "mismatch" in kinds
+
+
+def test_reducer_keeps_the_failure_and_shrinks(device, tmp_path, monkeypatch):
+    from fuzz_reduce import reduce
+    monkeypatch.setitem(fuzz_ref.BIN, ">>", lambda x, y: (x >> y) ^ 1)
+    failing = next(p for p in (generate(seed, KNOWN_BUGS) for seed in range(12))
+                   if check(p, device, str(tmp_path)).kind == "mismatch")
+    small, _ = reduce(failing, device, str(tmp_path), budget=25)
+    assert check(small, device, str(tmp_path)).kind == "mismatch"
+    assert len(small.source()) < len(failing.source())

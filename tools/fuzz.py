@@ -22,6 +22,18 @@ from fuzz_gen import FEATURES      # noqa: E402
 KNOWN_BUGS = ("voteif", "cmp64", "matchall")
 
 
+def reduce_failures(outcomes, device, out):
+    """Write a shrunk reproducer of each failing kernel to ``out``/seed_N.min.py."""
+    from fuzz_reduce import reduce
+    with tempfile.TemporaryDirectory(prefix="simt-fuzz-reduce-") as folder:
+        for outcome in outcomes:
+            small, spent = reduce(outcome.program, device, folder)
+            path = os.path.join(out, f"seed_{outcome.program.seed}.min.py")
+            with open(path, "w") as f:
+                f.write(small.source())
+            print(f"seed {outcome.program.seed}: reduced in {spent} runs -> {path}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100, help="kernels to run")
@@ -33,6 +45,9 @@ def main(argv=None):
                         + " (the ones with known bugs: " + ", ".join(KNOWN_BUGS) + ")")
     parser.add_argument("--without-known", action="store_true",
                         help="leave out the features with known bugs")
+    parser.add_argument("--reduce", action="store_true",
+                        help="shrink each failing kernel and write it beside its report "
+                             "(seed_N.min.py)")
     parser.add_argument("--show", action="store_true", help="print the source of one seed and exit")
     args = parser.parse_args(argv)
     without = [w for w in args.without.split(",") if w]
@@ -61,6 +76,8 @@ def main(argv=None):
           f"skipped (non-finite floats): {len(results['skipped'])}")
     if bad:
         print(f"failing seeds: {bad} (reports in {args.out}/)")
+    if bad and args.reduce:
+        reduce_failures(results["mismatch"] + results["error"], args.device, args.out)
     return 1 if bad else 0
 
 
