@@ -60,6 +60,9 @@ def render_expr(e):
         return f"{a[0]}({render_expr(a[1])}, {render_expr(a[2])})"
     if op == "call":
         return f"{a[0]}({', '.join(render_expr(x) for x in a[1])})"
+    if op == "chain":
+        x, op1, y, op2, z = a
+        return f"({render_expr(x)} {op1} {render_expr(y)} {op2} {render_expr(z)})"
     if op == "boolop":
         return f"({render_expr(a[1])} {a[0]} {render_expr(a[2])})"
     if op == "sel":
@@ -114,9 +117,13 @@ def render_stmt(s, ind):
     if tag == "for":
         bounds = ", ".join(render_expr(b) for b in s[2])
         return [f"{pad}for {s[1]} in range({bounds}):"] + render_block(s[3], ind + 4)
+    if tag == "tuple":
+        values = ", ".join(render_expr(e) for e in s[2])
+        return [f"{pad}{', '.join(s[1])} = {values}"]
     if tag == "while":
-        _, counter, limit, body = s
-        return ([f"{pad}{counter} = 0", f"{pad}while {counter} < {limit}:",
+        _, counter, limit, cond, body = s
+        more = f" and {render_expr(cond)}" if cond is not None else ""
+        return ([f"{pad}{counter} = 0", f"{pad}while {counter} < {limit}{more}:",
                  f"{pad}    {counter} += 1"] + render_block(body, ind + 4))
     if tag in ("break", "continue"):
         return [pad + tag]

@@ -16,7 +16,7 @@ import fuzz_ref as ref
 from fuzz_ast import FLOATS, INTS, Expr, Program
 
 DTYPES = INTS + FLOATS + ("bool",)
-ARITH = ["+", "-", "*", "//", "%", "/", "&", "|", "^", "<<", ">>"]
+ARITH = ["+", "-", "*", "//", "%", "/", "&", "|", "^", "<<", ">>", "**"]
 COMPARE = ["<", "<=", "==", "!=", ">", ">="]
 BLOCKS = [32, 64, 128, 96, 40, 50, 17, 33]
 ATOMIC_FNS = ["add", "sub", "min", "max", "and_", "or_", "xor"]
@@ -191,15 +191,23 @@ class Generator:
                 b = Expr("lit", (self.rng.randint(0, 7),), None)
             else:
                 b = self.combine("&", b, Expr("lit", (7,), None))
+        elif sym == "**":           # small non-negative integer powers
+            if b.dtype is None or b.dtype.kind not in "iu":
+                b = Expr("lit", (self.rng.randint(0, 3),), None)
+            else:
+                b = self.combine("&", b, Expr("lit", (3,), None))
         if b is None:
             return None
         if self.rng.random() < 0.3:
             a, b = b, a
-            if sym in ("//", "%", "/", "<<", ">>"):
+            if sym in ("//", "%", "/", "<<", ">>", "**"):
                 return None
         if sym in ("//", "%") and not (a.exact and b.exact):
             return None
-        return self.combine(sym, a, b)
+        e = self.combine(sym, a, b)
+        if e is not None and sym == "**" and e.is_float:
+            e.flags = e.flags | {"inx"}       # pow is not correctly rounded
+        return e
 
     def divisor(self, b, a):
         """``b`` made nonzero and never -1 (INT_MIN // -1 has no value)."""
@@ -262,9 +270,19 @@ class Generator:
                                  np.dtype(bool))
                 elif pick < 0.35:
                     e = Expr("un", ("not", e), np.dtype(bool))
+                elif pick < 0.45:
+                    e = self.chain(depth) or e
                 return e
         return Expr("bin", ("<", Expr("var", ("lane",), np.dtype("int32")),
                             Expr("lit", (self.rng.randint(0, 31),), None)), np.dtype(bool))
+
+    def chain(self, depth):
+        """``a < b <= c``: Python's chained comparison, b evaluated once."""
+        a, b, c = (self.expr(depth + 1) for _ in range(3))
+        ops = [self.rng.choice(COMPARE), self.rng.choice(COMPARE)]
+        if self.combine(ops[0], a, b) is None or self.combine(ops[1], b, c) is None:
+            return None
+        return Expr("chain", (a, ops[0], b, ops[1], c), np.dtype(bool))
 
     def unary(self, depth):
         a = self.expr(depth + 1)
@@ -375,7 +393,7 @@ class Generator:
 
     def statement(self, top, depth):
         kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4, "own": 0.5,
-                 "local": 0.4, "weak": 0.5}
+                 "local": 0.4, "weak": 0.5, "tuple": 0.4}
         if depth < 2:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
         if top:
@@ -472,7 +490,25 @@ class Generator:
         self.loop_depth += 1
         stmts = self.sub_block(depth)
         self.loop_depth -= 1
-        return ("while", self.fresh("w"), self.rng.randint(1, 5), stmts)
+        cond = self.condition(2) if self.rng.random() < 0.3 else None
+        return ("while", self.fresh("w"), self.rng.randint(1, 5), cond, stmts)
+
+    def stmt_tuple(self, depth):
+        """``x, y = e1, e2``: both values are computed before either name changes."""
+        names = [v for v in self.visible() if v[0] not in self.readonly | self.weak_vars]
+        if len(names) < 2:
+            return self.stmt_assign(depth)
+        targets = self.rng.sample(names, 2)
+        values = []
+        for name, dtype, flags in targets:
+            other = self.rng.choice(names)
+            e = Expr("var", (other[0],), other[1], other[2]) if self.rng.random() < 0.5 \
+                else self.expr(1)
+            e = self.to_type(e, dtype)
+            if e is None or (dtype.kind == "f" and not e.flags <= flags):
+                return self.stmt_assign(depth)
+            values.append(e)
+        return ("tuple", [t[0] for t in targets], values)
 
     def stmt_jump(self, depth):
         return ("if", [(self.condition(), [(self.rng.choice(["break", "continue"]),)])], None)

@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-BIN = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+BIN = {"**": operator.pow, "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
        "//": operator.floordiv, "%": operator.mod, "&": operator.and_, "|": operator.or_,
        "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "<": operator.lt,
        "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
@@ -113,6 +113,12 @@ def evaluate(e, th, arrays):
         return v, _mag(v, mx, my)
     if op == "call":
         return call(a[0], [evaluate(x, th, arrays) for x in a[1]], arrays)
+    if op == "chain":
+        x, op1, y, op2, z = a
+        vx, vy = evaluate(x, th, arrays)[0], evaluate(y, th, arrays)[0]
+        if not apply_bin(op1, vx, vy):
+            return np.bool_(False), 0.0
+        return np.bool_(apply_bin(op2, vy, evaluate(z, th, arrays)[0])), 0.0
     if op == "boolop":
         x, _ = evaluate(a[1], th, arrays)
         if (a[0] == "and") != bool(x):
@@ -170,6 +176,9 @@ def run_local(s, th, arrays, mags):
     tag = s[0]
     if tag in ("assign", "aug"):
         th.env[s[1]] = evaluate(s[2], th, arrays)
+    elif tag == "tuple":
+        values = [evaluate(e, th, arrays) for e in s[2]]
+        th.env.update(zip(s[1], values))
     elif tag == "weak":
         th.env[s[1]] = (apply_cast(s[2], s[3].args[0]), 0.0)
     elif tag == "seq":
@@ -192,9 +201,9 @@ def run_local(s, th, arrays, mags):
         loop(range(*[int(b) for b in bounds]), s[1], np.result_type(*bounds) if typed else None,
              s[3], th, arrays, mags)
     elif tag == "while":
-        _, counter, limit, body = s
+        _, counter, limit, cond, body = s
         count = 0
-        while count < limit:
+        while count < limit and (cond is None or evaluate(cond, th, arrays)[0]):
             count += 1
             th.env[counter] = (count, 0.0)
             try:

@@ -186,6 +186,10 @@ def _ipow_function(module, ty, signed):
     base, exp = fn.args
     entry, loop, body, done = (fn.append_basic_block(n) for n in ("entry", "loop", "body", "done"))
     b = ll.IRBuilder(entry)
+    one, minus1 = const(ty, 1), const(ty, -1)
+    special = b.select(b.icmp_signed("==", base, one), one,   # the result for exp < 0
+                       b.select(b.icmp_signed("==", base, minus1),
+                                b.select(b.trunc(exp, I1), minus1, one), const(ty, 0)))
     neg = b.icmp_signed("<", exp, const(ty, 0)) if signed else const(I1, 0)
     b.cbranch(neg, done, loop)
     b.position_at_end(loop)
@@ -208,10 +212,6 @@ def _ipow_function(module, ty, signed):
     b.position_at_end(done)
     result = b.phi(ty)
     result.add_incoming(acc, loop)
-    one, minus1 = const(ty, 1), const(ty, -1)
-    special = b.select(b.icmp_signed("==", base, one), one,
-                       b.select(b.icmp_signed("==", base, minus1),
-                                b.select(b.trunc(exp, I1), minus1, one), const(ty, 0)))
     result.add_incoming(special, entry)
     b.ret(result)
     return fn
