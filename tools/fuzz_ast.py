@@ -145,7 +145,10 @@ def render_stmt(s, ind):
         return [f"{pad}{arr} = simt.shared.array({size}, np.{np_name(dtname)})",
                 f"{pad}{arr}[tid] = {render_expr(value)}",
                 f"{pad}simt.syncthreads()",
-                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]"]
+                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
+                f"{pad}simt.syncthreads()"]
+    if tag == "uloop":
+        return [f"{pad}for {s[1]} in range({s[2]}):"] + render_block(s[3], ind + 4)
     if tag == "synccount":
         return [f"{pad}{s[2]} = simt.syncthreads_{s[1]}({render_expr(s[3])})"]
     if tag == "warp":
@@ -167,7 +170,8 @@ def render_stmt(s, ind):
                 f"{pad}if {render_expr(pred)}:",
                 f"{pad}    simt.atomic.{fn}({arr}, tid % {size}, {render_expr(value)})",
                 f"{pad}simt.syncthreads()",
-                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]"]
+                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
+                f"{pad}simt.syncthreads()"]
     raise ValueError(tag)
 
 

@@ -18,7 +18,7 @@ from fuzz_ast import FLOATS, INTS, Expr, Program
 DTYPES = INTS + FLOATS + ("bool",)
 ARITH = ["+", "-", "*", "//", "%", "/", "&", "|", "^", "<<", ">>", "**"]
 COMPARE = ["<", "<=", "==", "!=", ">", ">="]
-BLOCKS = [32, 64, 128, 96, 40, 50, 17, 33]
+BLOCKS = [32, 64, 128, 96, 40, 50, 17, 33, 256]
 ATOMIC_FNS = ["add", "sub", "min", "max", "and_", "or_", "xor"]
 ATOMIC_DTYPES = ["int32", "uint32", "int64", "uint64"]
 MAX_DEPTH = 3
@@ -66,6 +66,7 @@ class Generator:
         self.n = self.threads * self.blocks
         self.loop_depth = 0
         self.returned = False
+        self.no_return = False
         self.weak_vars = set()
         self.shape = (self.threads,)
         if "shape2d" in features and self.rng.random() < 0.3:
@@ -398,12 +399,12 @@ class Generator:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
         if top:
             kinds.update({"shared": 1, "synccount": 0.4, "warp": 4, "voteif": 0.4,
-                          "satomic": 0.6, "atomic": 0.8})
+                          "satomic": 0.6, "atomic": 0.8, "uloop": 0.6 if depth < 2 else 0})
         if self.loop_depth and not top:
             kinds["jump"] = 1
         if self.returned:
             kinds = {k: w for k, w in kinds.items() if k not in COLLECTIVES}
-        else:
+        elif not self.no_return:
             kinds["return"] = 0.3
         kinds = {k: w for k, w in kinds.items() if k in self.features or k not in FEATURES}
         kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
@@ -492,6 +493,16 @@ class Generator:
         self.loop_depth -= 1
         cond = self.condition(2) if self.rng.random() < 0.3 else None
         return ("while", self.fresh("w"), self.rng.randint(1, 5), cond, stmts)
+
+    def stmt_uloop(self, depth):
+        """A loop every thread runs the same number of times, with barriers and warp
+        functions inside (each shared phase ends with a barrier, so a next trip may write)."""
+        saved, self.loop_depth, self.no_return = self.loop_depth, 0, True
+        try:
+            body = self.nested(lambda: self.block(self.rng.randint(2, 4), True, depth + 1))
+        finally:
+            self.loop_depth, self.no_return = saved, False
+        return ("uloop", self.fresh("r"), self.rng.randint(1, 3), body)
 
     def stmt_tuple(self, depth):
         """``x, y = e1, e2``: both values are computed before either name changes."""
@@ -665,8 +676,8 @@ class Generator:
                             count)
 
 
-COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic"}
-FEATURES = frozenset({"weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic", "uloop"}
+FEATURES = frozenset({"uloop", "weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
                       "if", "for", "while", "jump"})
 
 

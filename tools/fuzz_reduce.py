@@ -39,7 +39,7 @@ def bodies(s):
     """The statement lists inside a compound statement."""
     if s[0] == "if":
         return [body for _, body in s[1]] + ([s[2]] if s[2] is not None else [])
-    if s[0] in ("for", "while"):
+    if s[0] in ("for", "while", "uloop"):
         return [s[-1]]
     if s[0] == "voteif":
         return [s[3], s[4]]

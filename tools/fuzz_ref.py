@@ -367,6 +367,9 @@ def run_collective(s, threads, arrays, mags):
                 th.env[var[0]], th.env[var[1]] = (result[0], 0.0), (result[1], 0.0)
             else:
                 th.env[var] = result
+    elif tag == "uloop":
+        for _ in range(s[2]):
+            run_top(s[3], threads, arrays, mags)
     elif tag == "voteif":
         _, kind, pred, body, orelse = s
         args = [[evaluate(pred, th, arrays)] for th in threads]
@@ -389,6 +392,15 @@ def run_collective(s, threads, arrays, mags):
     else:
         return False
     return True
+
+
+def run_top(stmts, threads, arrays, mags):
+    """Top-level statements of a block: each runs for every thread before the next one."""
+    for s in stmts:
+        if not run_collective(s, threads, arrays, mags):
+            for th in threads:
+                if not th.done:
+                    run_thread(s, th, arrays, mags)
 
 
 def run_thread(s, th, arrays, mags):
@@ -416,11 +428,7 @@ def reference(program):
             threads = [Thread(t, block * program.threads + t) for t in range(program.threads)]
             for th in threads:
                 th.env.update(scalars)
-            for s in program.body:
-                if not run_collective(s, threads, arrays, mags):
-                    for th in threads:
-                        if not th.done:
-                            run_thread(s, th, arrays, mags)
+            run_top(program.body, threads, arrays, mags)
     except NotFinite:
         return arrays, mags, False
     return arrays, mags, True
