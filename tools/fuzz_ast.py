@@ -92,87 +92,135 @@ def render_block(stmts, indent):
     return out or [" " * indent + "pass"]
 
 
+def _assign(s, pad, ind):
+    return [f"{pad}{s[1]} = {render_expr(s[2])}"]
+
+
+def _weak(s, pad, ind):
+    return [f"{pad}{s[1]} = {render_expr(s[3])}"]
+
+
+def _seq(s, pad, ind):
+    return render_block(s[1], ind)
+
+
+def _aug(s, pad, ind):
+    sym, _, operand = s[2].args
+    return [f"{pad}{s[1]} {sym}= {render_expr(operand)}"]
+
+
+def _store(s, pad, ind):
+    return [f"{pad}{s[1]}[gid] = {render_expr(s[2])}"]
+
+
+def _if(s, pad, ind):
+    lines = []
+    for k, (cond, body) in enumerate(s[1]):
+        lines.append(f"{pad}{'if' if k == 0 else 'elif'} {render_expr(cond)}:")
+        lines += render_block(body, ind + 4)
+    if s[2] is not None:
+        lines.append(f"{pad}else:")
+        lines += render_block(s[2], ind + 4)
+    return lines
+
+
+def _for(s, pad, ind):
+    bounds = ", ".join(render_expr(b) for b in s[2])
+    return [f"{pad}for {s[1]} in range({bounds}):"] + render_block(s[3], ind + 4)
+
+
+def _tuple(s, pad, ind):
+    values = ", ".join(render_expr(e) for e in s[2])
+    return [f"{pad}{', '.join(s[1])} = {values}"]
+
+
+def _while(s, pad, ind):
+    _, counter, limit, cond, body = s
+    more = f" and {render_expr(cond)}" if cond is not None else ""
+    return ([f"{pad}{counter} = 0", f"{pad}while {counter} < {limit}{more}:",
+             f"{pad}    {counter} += 1"] + render_block(body, ind + 4))
+
+
+def _jump(s, pad, ind):
+    return [pad + s[0]]
+
+
+def _return(s, pad, ind):
+    return [pad + "return" + (f" {render_expr(s[1])}" if s[1] is not None else "")]
+
+
+def _own(s, pad, ind):
+    _, var, fn, acc, args = s
+    values = ", ".join(render_expr(a) for a in args)
+    return [f"{pad}{var} = simt.atomic.{fn}({acc}, gid, {values})"]
+
+
+def _local(s, pad, ind):
+    _, arr, dtname, size, fill, widx, value, ridx, var = s
+    return [f"{pad}{arr} = simt.local.array({size}, np.{np_name(dtname)})",
+            f"{pad}for k in range({size}):",
+            f"{pad}    {arr}[k] = {render_expr(fill)}",
+            f"{pad}{arr}[{render_expr(widx)}] = {render_expr(value)}",
+            f"{pad}{var} = {arr}[{render_expr(ridx)}]"]
+
+
+def _shared(s, pad, ind):
+    _, arr, dtname, size, value, offset, var = s
+    return [f"{pad}{arr} = simt.shared.array({size}, np.{np_name(dtname)})",
+            f"{pad}{arr}[tid] = {render_expr(value)}",
+            f"{pad}simt.syncthreads()",
+            f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
+            f"{pad}simt.syncthreads()"]
+
+
+def _uloop(s, pad, ind):
+    return [f"{pad}for {s[1]} in range({s[2]}):"] + render_block(s[3], ind + 4)
+
+
+def _synccount(s, pad, ind):
+    return [f"{pad}{s[2]} = simt.syncthreads_{s[1]}({render_expr(s[3])})"]
+
+
+def _warp(s, pad, ind):
+    target = ", ".join(s[1]) if isinstance(s[1], tuple) else s[1]
+    return [f"{pad}{target} = {render_warp(s[2], s[3])}"]
+
+
+def _voteif(s, pad, ind):
+    _, kind, pred, body, orelse = s
+    return ([f"{pad}if simt.{kind}_sync({FULL:#x}, {render_expr(pred)}):"]
+            + render_block(body, ind + 4) + [f"{pad}else:"] + render_block(orelse, ind + 4))
+
+
+def _atomic(s, pad, ind):
+    _, fn, acc, index, value = s
+    return [f"{pad}simt.atomic.{fn}({acc}, {render_expr(index)}, {render_expr(value)})"]
+
+
+def _satomic(s, pad, ind):
+    _, arr, dtname, size, init, pred, fn, value, offset, var = s
+    return [f"{pad}{arr} = simt.shared.array({size}, np.{dtname})",
+            f"{pad}if tid < {size}:",
+            f"{pad}    {arr}[tid] = {render_expr(init)}",
+            f"{pad}simt.syncthreads()",
+            f"{pad}if {render_expr(pred)}:",
+            f"{pad}    simt.atomic.{fn}({arr}, tid % {size}, {render_expr(value)})",
+            f"{pad}simt.syncthreads()",
+            f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
+            f"{pad}simt.syncthreads()"]
+
+
+# statement tag -> renderer (the evaluator's fuzz_ref.run_local reads the same tags)
+RENDER = {
+    "assign": _assign, "weak": _weak, "seq": _seq, "aug": _aug, "store": _store, "if": _if,
+    "for": _for, "tuple": _tuple, "while": _while, "break": _jump, "continue": _jump,
+    "return": _return, "own": _own, "local": _local, "shared": _shared, "uloop": _uloop,
+    "synccount": _synccount, "warp": _warp, "voteif": _voteif, "atomic": _atomic,
+    "satomic": _satomic}
+
+
 def render_stmt(s, ind):
-    pad, tag = " " * ind, s[0]
-    if tag == "assign":
-        return [f"{pad}{s[1]} = {render_expr(s[2])}"]
-    if tag == "weak":
-        return [f"{pad}{s[1]} = {render_expr(s[3])}"]
-    if tag == "seq":
-        return render_block(s[1], ind)
-    if tag == "aug":
-        sym, _, operand = s[2].args
-        return [f"{pad}{s[1]} {sym}= {render_expr(operand)}"]
-    if tag == "store":
-        return [f"{pad}{s[1]}[gid] = {render_expr(s[2])}"]
-    if tag == "if":
-        lines = []
-        for k, (cond, body) in enumerate(s[1]):
-            lines.append(f"{pad}{'if' if k == 0 else 'elif'} {render_expr(cond)}:")
-            lines += render_block(body, ind + 4)
-        if s[2] is not None:
-            lines.append(f"{pad}else:")
-            lines += render_block(s[2], ind + 4)
-        return lines
-    if tag == "for":
-        bounds = ", ".join(render_expr(b) for b in s[2])
-        return [f"{pad}for {s[1]} in range({bounds}):"] + render_block(s[3], ind + 4)
-    if tag == "tuple":
-        values = ", ".join(render_expr(e) for e in s[2])
-        return [f"{pad}{', '.join(s[1])} = {values}"]
-    if tag == "while":
-        _, counter, limit, cond, body = s
-        more = f" and {render_expr(cond)}" if cond is not None else ""
-        return ([f"{pad}{counter} = 0", f"{pad}while {counter} < {limit}{more}:",
-                 f"{pad}    {counter} += 1"] + render_block(body, ind + 4))
-    if tag in ("break", "continue"):
-        return [pad + tag]
-    if tag == "return":
-        return [pad + "return" + (f" {render_expr(s[1])}" if s[1] is not None else "")]
-    if tag == "own":
-        _, var, fn, acc, args = s
-        values = ", ".join(render_expr(a) for a in args)
-        return [f"{pad}{var} = simt.atomic.{fn}({acc}, gid, {values})"]
-    if tag == "local":
-        _, arr, dtname, size, fill, widx, value, ridx, var = s
-        return [f"{pad}{arr} = simt.local.array({size}, np.{np_name(dtname)})",
-                f"{pad}for k in range({size}):",
-                f"{pad}    {arr}[k] = {render_expr(fill)}",
-                f"{pad}{arr}[{render_expr(widx)}] = {render_expr(value)}",
-                f"{pad}{var} = {arr}[{render_expr(ridx)}]"]
-    if tag == "shared":
-        _, arr, dtname, size, value, offset, var = s
-        return [f"{pad}{arr} = simt.shared.array({size}, np.{np_name(dtname)})",
-                f"{pad}{arr}[tid] = {render_expr(value)}",
-                f"{pad}simt.syncthreads()",
-                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
-                f"{pad}simt.syncthreads()"]
-    if tag == "uloop":
-        return [f"{pad}for {s[1]} in range({s[2]}):"] + render_block(s[3], ind + 4)
-    if tag == "synccount":
-        return [f"{pad}{s[2]} = simt.syncthreads_{s[1]}({render_expr(s[3])})"]
-    if tag == "warp":
-        target = ", ".join(s[1]) if isinstance(s[1], tuple) else s[1]
-        return [f"{pad}{target} = {render_warp(s[2], s[3])}"]
-    if tag == "voteif":
-        _, kind, pred, body, orelse = s
-        return ([f"{pad}if simt.{kind}_sync({FULL:#x}, {render_expr(pred)}):"]
-                + render_block(body, ind + 4) + [f"{pad}else:"] + render_block(orelse, ind + 4))
-    if tag == "atomic":
-        _, fn, acc, index, value = s
-        return [f"{pad}simt.atomic.{fn}({acc}, {render_expr(index)}, {render_expr(value)})"]
-    if tag == "satomic":
-        _, arr, dtname, size, init, pred, fn, value, offset, var = s
-        return [f"{pad}{arr} = simt.shared.array({size}, np.{dtname})",
-                f"{pad}if tid < {size}:",
-                f"{pad}    {arr}[tid] = {render_expr(init)}",
-                f"{pad}simt.syncthreads()",
-                f"{pad}if {render_expr(pred)}:",
-                f"{pad}    simt.atomic.{fn}({arr}, tid % {size}, {render_expr(value)})",
-                f"{pad}simt.syncthreads()",
-                f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
-                f"{pad}simt.syncthreads()"]
-    raise ValueError(tag)
+    return RENDER[s[0]](s, " " * ind, ind)
 
 
 class Program:

@@ -10,7 +10,6 @@ derivation went through, in the precision of that step, scaled up after math fun
 that are not bit-exact on every backend (an fma may contract, a math function is not correctly
 rounded) are compared within a few of those.
 """
-import math
 import operator
 
 import numpy as np
@@ -219,13 +218,7 @@ def run_local(s, th, arrays, mags):
         values = [evaluate(a, th, arrays)[0] for a in args]
         th.env[var] = (own_atomic(arrays[acc], th.gid, fn, values), 0.0)
     elif tag == "local":
-        _, arr, dtname, size, fill, widx, value, ridx, var = s
-        local = np.zeros(size, dtname)
-        for k in range(size):
-            local[k] = apply_cast(dtname, evaluate(fill, th, arrays)[0])
-        local[evaluate(widx, th, arrays)[0]] = apply_cast(dtname, evaluate(value, th, arrays)[0])
-        mag = max(evaluate(fill, th, arrays)[1], evaluate(value, th, arrays)[1])
-        th.env[var] = (local[evaluate(ridx, th, arrays)[0]], mag)
+        local_array(s, th, arrays)
     elif tag == "break":
         raise Break()
     elif tag == "continue":
@@ -236,6 +229,15 @@ def run_local(s, th, arrays, mags):
                evaluate(value, th, arrays)[0])
     else:
         raise ValueError(tag)
+
+
+def local_array(s, th, arrays):
+    """Fill a per-thread array, rewrite one element, read one back."""
+    _, arr, dtname, size, fill, widx, value, ridx, var = s
+    (first, fmag), (second, vmag) = evaluate(fill, th, arrays), evaluate(value, th, arrays)
+    local = np.full(size, apply_cast(dtname, first))
+    local[evaluate(widx, th, arrays)[0]] = apply_cast(dtname, second)
+    th.env[var] = (local[evaluate(ridx, th, arrays)[0]], max(fmag, vmag))
 
 
 def loop(values, var, dtype, body, th, arrays, mags):
