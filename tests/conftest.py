@@ -10,8 +10,10 @@ import os
 import tempfile
 import zlib
 
-# Before simt is imported: compiled kernels go to a throwaway cache, never the user's.
+# Before simt is imported: compiled kernels go to a throwaway cache, never the user's,
+# and the IR verifier runs after every IR pass (subprocesses inherit both).
 os.environ["SIMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="simt-test-cache-")
+os.environ["SIMT_VERIFY_IR"] = "1"
 
 import numpy as np   # noqa: E402
 import pytest        # noqa: E402

@@ -55,11 +55,11 @@ def test_use_device_restores_previous(device):
 
 def test_cpu_options():
     with use_device("cpu") as cpu:
-        assert cpu.options == {"boundscheck": True, "checks": config_module.config.checks}
-    with use_device("cpu", checks=True, boundscheck=False) as checked:
-        assert checked.options == {"boundscheck": False, "checks": True}
-        assert checked == Device("cpu") and checked.backend is Device("cpu").backend
-        assert "boundscheck=False" in repr(checked)
+        assert cpu.options == {"boundscheck": True, "checks": False}
+    with use_device("cpu", boundscheck=False) as unchecked:
+        assert unchecked.options == {"boundscheck": False, "checks": False}
+        assert unchecked == Device("cpu") and unchecked.backend is Device("cpu").backend
+        assert "boundscheck=False" in repr(unchecked)
     with pytest.raises(ValueError, match="no option fast"):
         set_device("cpu", fast=True)
 
@@ -205,7 +205,7 @@ def test_missing_hooks_raise_not_supported(null_device):
 
 def test_every_hook_of_the_contract_has_a_default(null_device):
     """Each hook the runtime may call exists on the base: a device without it raises
-    NotSupportedError (prepare_launch, an optional fast path, answers None)."""
+    NotSupportedError (native_launch, an optional fast path, answers None)."""
     import inspect
     backend = null_device.backend
     hooks = [name for name, fn in vars(Backend).items()
@@ -217,7 +217,7 @@ def test_every_hook_of_the_contract_has_a_default(null_device):
         args = [None] * len(inspect.signature(method).parameters)
         if name == "properties":
             continue                                   # NullBackend has it
-        if name == "prepare_launch":
+        if name == "native_launch":
             assert method(*args) is None
             continue
         with pytest.raises(NotSupportedError, match="'null' device does not support"):

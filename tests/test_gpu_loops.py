@@ -55,8 +55,8 @@ def with_barrier(out, n):
 
 def ptx(kernel, sig):
     from simt.backends.cuda.compile import compile_kernel
-    return compile_kernel(kernel.typed_ir(T.parse_signature(sig)), {"boundscheck": False},
-                          "sm_90")
+    from simt.compiler.options import CompileOptions
+    return compile_kernel(kernel.typed_ir(T.parse_signature(sig)), CompileOptions(), "sm_90")
 
 
 def loop_body(text):
@@ -69,21 +69,21 @@ def loop_body(text):
 
 def test_runtime_loop_unrolled_four_times():
     b = ptx(histo, "void(uint8[::1], int32[::1], int32)")
-    assert "llvm.loop.unroll.count" in b.llvm_ir
+    assert "llvm.loop.unroll.count" in b.stages["llvm_ir"]
     assert loop_body(b.ptx).count("atom.shared.add") == 4
     assert loop_body(b.ptx).count("ld.global") == 4
 
 
 def test_constant_loop_fully_unrolled():
     b = ptx(spheres, "void(float32[::1])")
-    assert "llvm.loop.unroll.full" in b.llvm_ir
+    assert "llvm.loop.unroll.full" in b.stages["llvm_ir"]
     loads = re.findall(r"ld\.const\S*\s+\S+(?:, \S+)*\s*\[([^\]]+)\]", b.ptx)
     assert loads and all(re.fullmatch(r"simt_symbol_0(\+\d+)?", a) for a in loads), loads
 
 
 def test_no_hint_on_loops_with_barriers():
     b = ptx(with_barrier, "void(float32[::1], int32)")
-    assert "llvm.loop" not in b.llvm_ir
+    assert "llvm.loop" not in b.stages["llvm_ir"]
 
 
 @pytest.mark.parametrize("end", [0, 1, 63, 64 * 4 + 5, 64 * 7 + 3])

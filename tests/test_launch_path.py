@@ -1,6 +1,7 @@
 """The launch path: later launches of a signature take a prepared path (runtime/launch.py,
-backends/*/prepare_launch). These check that it packs every kind of argument as the
-full path does, and that a change of array layout, scalar type or device is noticed."""
+runtime/binder.py around backends/*/native_launch). These check that it packs every kind
+of argument as the full path does, and that a change of array layout, scalar type or
+device is noticed."""
 
 import numpy as np
 
@@ -98,3 +99,41 @@ def test_native_trampoline_passes_every_launch_argument():
                          4096, 0xABC0, 0x5678)
     assert go(ctypes.addressof(desc)) == 719
     assert seen == [(0x1234, 7, 6, 5, 4, 3, 2, 4096, 0xABC0, 0x5678, None)]
+
+
+def test_binder_packs_once_per_new_object():
+    """A launch function as the GPU path has it (runtime/binder.py with a packing plan),
+    checked without a GPU: it packs each parameter's flat values as params.plan says,
+    skips the packing when the same objects come again, and hands other classes, a
+    missing argument or another device to the full path."""
+    from simt.backends.cuda import params as P
+    from simt.ir import types as T
+    from simt.runtime import binder
+    from simt.runtime.backend import Native
+    from simt.runtime.devices import get_device
+
+    class Flat:
+        _flat = (0x1000, 8)
+    packed, launched, slow = [], [], []
+    types = [T.Array(np.dtype(np.float32), 1, "C"), T.Scalar(np.dtype(np.uint32)),
+             T.Scalar(np.dtype(np.bool_)), T.Scalar(np.dtype(np.float16)),
+             T.Scalar(np.dtype(np.complex64))]
+    plan, helpers = P.plan(types)
+    native = Native(["launched.append(1)"], dict(
+        helpers, launched=launched, storage=None,
+        pack=lambda storage, offset, *values: packed.append(values)), plan)
+    array, u, h = Flat(), np.uint32(7), np.float16(0.5)
+    args = (array, u, True, h, 1 + 2j)
+    fast = binder.bind("k", tuple(map(type, args)), get_device(), lambda *a: slow.append(a),
+                       native)
+    fast(*args)
+    fast(*args)
+    assert packed == [(0x1000, 8, 7, 1, int(h.view(np.uint16)), 1.0, 2.0)]
+    assert launched == [1, 1]
+    fast(array, np.uint32(8), True, h, 1 + 2j)
+    assert packed[-1][2] == 8 and len(launched) == 3
+    fast(array, 7, True, h, 1 + 2j)             # an int, not a uint32: the full path
+    fast(array, u, True, h)                      # an argument missing
+    with simt.use_device("cpu", boundscheck=False):      # another Device object
+        fast(*args)
+    assert len(slow) == 3 and len(launched) == 3

@@ -61,7 +61,15 @@ def import_graph(src=SRC):
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 graph[name] |= _targets(name, path, node, known)
+            elif _is_lazy_import(node):          # lazy_module("simt.x"): an import too
+                graph[name] |= _targets(name, path, ast.Import([ast.alias(node.args[0].value)]),
+                                        known)
     return graph
+
+
+def _is_lazy_import(node):
+    return (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "lazy_module"
+            and node.args and isinstance(node.args[0], ast.Constant))
 
 
 def strong_components(graph):
@@ -151,8 +159,10 @@ def test_graph_sees_function_level_and_package_imports(tmp_path):
     (package / "sub" / "__init__.py").write_text("")
     (package / "sub" / "a.py").write_text("def f():\n    from . import b\n")
     (package / "sub" / "b.py").write_text("from simt.sub.a import f\n")
+    (package / "sub" / "c.py").write_text("c = lazy_module('simt.sub.b')\n")
     graph = import_graph(tmp_path)
     assert graph["simt.sub.a"] == {"simt.sub", "simt.sub.b"}
+    assert graph["simt.sub.c"] == {"simt.sub.b"}
     cycles = strong_components(graph)
     assert cycles == [{"simt.sub.a", "simt.sub.b"}]
     assert a_cycle(graph, cycles[0]) == "simt.sub.a -> simt.sub.b -> simt.sub.a"

@@ -16,6 +16,7 @@ from simt.backends.cpu.emit import CpuKernelEmitter
 from simt.backends.cuda.emit import CudaKernelEmitter
 from simt.backends.cpu.compile import compile_kernel as compile_cpu
 from simt.backends.cuda.compile import compile_kernel
+from simt.compiler.options import CompileOptions
 from simt.errors import NotSupportedError
 from simt.ir import nodes as ir
 from simt.ir import types as T
@@ -218,9 +219,9 @@ def test_every_lowering_compiles(tmp_path):
     for kernel, types in _kernels(tmp_path):
         fn = kernel.typed_ir(types)
         reached |= _entries(fn)
-        binary = compile_kernel(fn, {"boundscheck": False}, "sm_90")
+        binary = compile_kernel(fn, CompileOptions(boundscheck=False), "sm_90")
         assert ".entry simt_kernel_" in binary.ptx
-        compile_cpu(fn, {"boundscheck": True, "checks": False})
+        compile_cpu(fn, CompileOptions(boundscheck=True))
     assert None not in reached                     # every intrinsic node carries its entry
     for target in ("cpu", "cuda"):
         lowered = {e for e in REGISTRY.values() if e.lowering_for(target) is not None}
@@ -240,7 +241,7 @@ def test_a_device_without_a_lowering_says_why(fake):
     fn = uses_fake.typed_ir([T.Array(np.dtype(np.int32), 1, "C")])
     with pytest.raises(NotSupportedError, match="test.fake is not supported on cuda devices: "
                        "the GPU has no such thing"):
-        compile_kernel(fn, {"boundscheck": False}, "sm_90")
+        compile_kernel(fn, CompileOptions(boundscheck=False), "sm_90")
 
 
 # ------------------------------------------------------------------ generated reference

@@ -7,6 +7,7 @@ import numpy as np
 
 import simt
 from simt.backends.cuda.compile import compile_kernel
+from simt.compiler.options import CompileOptions
 from simt.ir import types as T
 
 STEPS = 8
@@ -49,7 +50,7 @@ def test_nanosleep_sleeps_about_the_time(device):
 
 
 def _ptx(kernel, types):
-    return compile_kernel(kernel.typed_ir(types), {"boundscheck": False}, "sm_90").ptx
+    return compile_kernel(kernel.typed_ir(types), CompileOptions(), "sm_90").ptx
 
 
 def test_ptx_reads_the_special_registers_and_sleeps():

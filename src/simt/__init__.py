@@ -9,7 +9,8 @@ from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              IllegalAddressError, DeviceAssertError, MisalignedAddressError,
                              RaceConditionError, BarrierDivergenceError, UninitializedReadError,
                              OutOfMemoryError, NotSupportedError, ContextUnusableError)
-from .runtime.launch import kernel, device, dim3, Kernel, DeviceFunction
+from .runtime.kernel import kernel, device, Kernel, DeviceFunction
+from .runtime.launch import dim3
 from .runtime.devices import devices, get_device, set_device, use_device, synchronize, Device
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream

@@ -36,7 +36,7 @@ class Config:
                                 "doc": "starting device ('cuda:0', 'cpu'); unset: first GPU, else cpu"})
     checks: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_CHECKS",
-                                 "doc": "checked mode on the CPU device (races, bounds, barriers, uninitialized reads)"})
+                                 "doc": "checked mode on the CPU device: not built yet, so '1' is refused"})
     cache: bool = dataclasses.field(
         default=True, metadata={"env": "SIMT_CACHE", "doc": "keep compiled kernels on disk; '0' disables"})
     cache_dir: str = dataclasses.field(
@@ -47,6 +47,9 @@ class Config:
         default=False, metadata={"env": "SIMT_DUMP", "doc": "print every compile stage (typed IR, LLVM IR, PTX)"})
     debug: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_DEBUG", "doc": "re-raise internal compiler exceptions unwrapped"})
+    verify_ir: bool = dataclasses.field(
+        default=False, metadata={"env": "SIMT_VERIFY_IR",
+                                 "doc": "check the typed IR after every IR pass (the test suite turns it on)"})
 
     @classmethod
     def from_environ(cls):
@@ -59,6 +62,7 @@ class Config:
             cpu_threads=max(1, _int("SIMT_CPU_THREADS", os.cpu_count() or 1)),
             dump=_flag("SIMT_DUMP", False),
             debug=_flag("SIMT_DEBUG", False),
+            verify_ir=_flag("SIMT_VERIFY_IR", False),
         )
 
     def describe(self):

@@ -40,7 +40,7 @@ class FunctionEmitter:
         self.function = function
         self.llfunc = llfunc
         self.options = options
-        self.boundscheck = options.get("boundscheck", False)
+        self.boundscheck = options.boundscheck
         self.builder = None
         self.entry_builder = None
         self.vars = {}

@@ -13,7 +13,7 @@ from ..ir import types as T
 from ..lang.registry import Static
 from .source import Source
 from .errors import fail, CompileFailure
-from . import calls
+from . import calls, conditional
 
 
 MAX_PASSES = 12
@@ -58,7 +58,7 @@ class FrontEnd:
             return_type=self.return_type or T.VOID, body=body, locals=dict(self.var_types),
             decls=list(self.decls), is_kernel=self.is_kernel, loc=self.loc(fndef),
             callees=list(self.callees.values()),
-            uses_barrier=any(ir.contains_barrier(s) for s in body))
+            uses_barrier=any(ir.contains_barrier(s) for s in body), reads=ir.Reads(self.source.reads))
 
     def _check_signature(self, fndef):
         args = fndef.args
@@ -126,12 +126,16 @@ class FrontEnd:
 
     # ------------------------------------------------------------ statements
     def block(self, stmts):
+        """The IR of ``stmts``; what building a statement hoists goes right before it (and
+        what the statement holding this block hoisted stays before that statement)."""
+        outer, self.prelude = self.prelude, []
         out = []
         for stmt in stmts:
             built = self.stmt(stmt)
             out.extend(self.prelude)
             self.prelude = []
             out.extend(built)
+        self.prelude = outer
         return out
 
     def stmt(self, node):
@@ -288,14 +292,12 @@ class FrontEnd:
     def stmt_While(self, node):
         if node.orelse:
             self.fail(node, "while ... else is not supported", "use a flag variable")
-        cond = self.truth(self.expr(self.any(node.test), node.test), node)
-        if self.prelude:
-            self.fail(node, "a barrier collective cannot be part of a while condition",
-                      "compute it into a variable before the loop and at the end of the body")
+        cond, pre = conditional.guarded(
+            self, lambda: self.truth(self.expr(self.any(node.test), node.test), node))
         self.loop_depth += 1
         body = self.block(node.body)
         self.loop_depth -= 1
-        return [ir.While(self.loc(node), cond, body)]
+        return [conditional.loop(self, cond, pre, body, self.loc(node))]
 
     def stmt_For(self, node):
         if node.orelse:
@@ -468,32 +470,42 @@ class FrontEnd:
 
     def expr_BoolOp(self, node):
         op = "and" if isinstance(node.op, ast.And) else "or"
-        values = [self.truth(self.expr(self.any(v), v), v) for v in node.values]
-        result = values[0]
-        for v in values[1:]:
-            result = ir.Logical(T.BOOL, self.loc(node), op, result, v)
+        first = node.values[0]
+        result = self.truth(self.expr(self.any(first), first), first)
+        for v in node.values[1:]:
+            value, pre = conditional.guarded(
+                self, lambda v=v: self.truth(self.expr(self.any(v), v), v))
+            result = conditional.logical(self, op, result, value, pre, node)
         return result
 
     def expr_Compare(self, node):
         left = self.expr(self.any(node.left), node)
         result = None
         for op, right_node in zip(node.ops, node.comparators):
-            right = self.expr(self.any(right_node), right_node)
             name = _COMPARES.get(type(op))
             if name is None:
                 self.fail(node, f"comparison {type(op).__name__} is not supported",
                           "use ==, !=, <, <=, > or >=")
-            cmp = calls.compare(self, name, left, right, self.loc(node))
-            result = cmp if result is None else ir.Logical(T.BOOL, self.loc(node), "and", result, cmp)
+            # a < b < c: c is evaluated only where a < b (Python's order)
+            right, pre = conditional.guarded(self, lambda n=right_node: self.expr(self.any(n), n))
+            if result is None:
+                self.hoist(*pre)
+                result = calls.compare(self, name, left, right, self.loc(node))
+            else:
+                cmp = calls.compare(self, name, left, right, self.loc(node))
+                result = conditional.logical(self, "and", result, cmp, pre, node)
             left = right
         return result
 
     def expr_IfExp(self, node):
         cond = self.truth(self.expr(self.any(node.test), node.test), node)
-        then = self.expr(self.any(node.body), node.body)
-        orelse = self.expr(self.any(node.orelse), node.orelse)
+        then, then_pre = conditional.guarded(
+            self, lambda: self.expr(self.any(node.body), node.body))
+        orelse, else_pre = conditional.guarded(
+            self, lambda: self.expr(self.any(node.orelse), node.orelse))
         t = calls.common_type(self, then.type, orelse.type, node)
-        return ir.IfExp(t, self.loc(node), cond, self.cast(then, t, node), self.cast(orelse, t, node))
+        return conditional.choose(self, t, cond, self.cast(then, t, node), then_pre,
+                                  self.cast(orelse, t, node), else_pre, node)
 
     def expr_Subscript(self, node):
         base = self.any(node.value)

@@ -28,6 +28,7 @@ class Source:
                                                                   ast.AsyncFunctionDef)))
         self.lines = self.text.splitlines()
         self.globals = pyfunc.__globals__
+        self.reads = {}
         self.closure = {}
         if pyfunc.__closure__:
             for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
@@ -41,11 +42,14 @@ class Source:
         return self.lines[index] if 0 <= index < len(self.lines) else ""
 
     def lookup(self, name):
-        """(found, value) of a global or closure name."""
+        """(found, value) of a global or closure name; those found are kept in ``reads``
+        (the function's dependencies: the cache key and the symbols a launch passes)."""
         if name in self.closure:
-            return True, self.closure[name]
+            value = self.reads[name] = self.closure[name]
+            return True, value
         if name in self.globals:
-            return True, self.globals[name]
+            value = self.reads[name] = self.globals[name]
+            return True, value
         builtins = self.globals.get("__builtins__")
         table = builtins if isinstance(builtins, dict) else getattr(builtins, "__dict__", {})
         if name in table:

@@ -1,7 +1,9 @@
 """The typed IR: the ground floor every other layer of simt reads.
 
 ``simt.ir`` re-exports the nodes (``nodes.py``); ``simt.ir.types`` holds the types;
-the target-neutral passes (``inline``, ``uniform``, ``regions``) live beside them.
+``walk`` is the one traversal (and the call graph), ``printer`` the text form,
+``verify`` the verifier run after every pass in tests; the target-neutral passes
+(``inline``, ``uniform``, ``fission``, ``regions``) live beside them.
 Nothing here imports llvmlite, a backend or the runtime.
 """
 

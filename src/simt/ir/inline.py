@@ -12,11 +12,11 @@ of the callee gets a name of its own per call, and ``return`` becomes structured
 flow (see ``_Returns``). Other device functions stay ordinary LLVM functions. Recursion
 cannot happen: the front end rejects it.
 """
-import dataclasses
 import itertools
 
 from . import nodes as ir
 import simt.ir.types as T
+from .walk import children, fields, map_children, replace
 from ..errors import NotSupportedError
 from .uniform import BLOCK_OPS, THREAD_OPS
 
@@ -30,7 +30,7 @@ def inline_barrier_calls(kernel):
     inliner = _Inliner(kernel, needs)
     body = inliner.block(kernel.body)
     callees = [f for f in inliner.callees if not needs(f)]
-    return dataclasses.replace(
+    return replace(
         kernel, body=body, locals=inliner.locals, decls=inliner.decls, callees=callees,
         uses_barrier=any(ir.contains_barrier(s) for s in body))
 
@@ -88,26 +88,25 @@ class _Inliner:
                          "Compute the condition into a variable before the loop and again at "
                          "the end of its body.")
         skip = "cond" if isinstance(s, ir.While) else None
-        return pre + [_replace(s, self.fields(s, pre, skip))]
+        return pre + [replace(s, **self.fields(s, pre, skip))]
 
     def fields(self, node, pre, skip=None):
         """New values of ``node``'s expression and body fields, evaluated in field order
         (the order code generation evaluates them in)."""
         changes, cells = {}, []
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if f.name == skip:
+        for name, value in fields(node):
+            if name == skip:
                 continue
             if isinstance(value, ir.Expr):
-                changes[f.name] = self.expr(value, pre, cells)
+                changes[name] = self.expr(value, pre, cells)
             elif isinstance(value, list) and value and isinstance(value[0], ir.Stmt):
-                changes[f.name] = self.block(value)
+                changes[name] = self.block(value)
                 continue
             elif isinstance(value, list):
-                changes[f.name] = self.expr_list(value, pre, cells)
+                changes[name] = self.expr_list(value, pre, cells)
             else:
                 continue
-            cells.append((changes, f.name))
+            cells.append((changes, name))
         return changes
 
     # ------------------------------------------------------------ expressions
@@ -120,7 +119,7 @@ class _Inliner:
     def first_target(self, e):
         if self.is_target(e):
             return e
-        for child in _children(e):
+        for child in children(e):
             found = self.first_target(child)
             if found is not None:
                 return found
@@ -143,7 +142,7 @@ class _Inliner:
                          "Call it in an if statement instead.")
         if self.is_target(e):
             return self.inline(self.hoist_args(e, pre), pre, want_value=True)
-        return _replace(e, self.fields(e, pre))
+        return replace(e, **self.fields(e, pre))
 
     def expr_list(self, items, pre, earlier):
         """A list of expressions (or View slice triples), evaluated in order; each item
@@ -176,7 +175,7 @@ class _Inliner:
 
     def hoist_args(self, call, pre):
         args = self.expr_list(call.args, pre, [])
-        return dataclasses.replace(call, args=args)
+        return replace(call, args=args)
 
     # ------------------------------------------------------------ inlining one call
     def inline(self, call, pre, want_value):
@@ -194,7 +193,7 @@ class _Inliner:
         names = {n: f"${tag}.{n}" for n in f.locals}
         for old, new in names.items():
             self.locals[new] = f.locals[old]
-        body = _Renamer(names, params).block(f.body)
+        body = [_renamed(s, names, params) for s in f.body]
         result = None
         if f.return_type != T.VOID:
             result = self.new_var(f"{tag}.ret", f.return_type)
@@ -216,18 +215,6 @@ class _Inliner:
                 self.callees.append(callee)
 
 
-def _children(e):
-    for value in vars(e).values():
-        if isinstance(value, ir.Expr):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, ir.Expr):
-                    yield item
-                elif isinstance(item, tuple):
-                    yield from (p for p in item if isinstance(p, ir.Expr))
-
-
 def _stable(e):
     """Whether a value cannot change while a device function runs: it reads no memory
     and calls nothing (the callee cannot assign the caller's variables)."""
@@ -235,51 +222,22 @@ def _stable(e):
         return False
     if isinstance(e, ir.Intrinsic) and e.op not in THREAD_OPS + BLOCK_OPS:
         return False
-    return all(_stable(c) for c in _children(e))
+    return all(_stable(c) for c in children(e))
 
 
-def _replace(node, changes):
-    new = dataclasses.replace(node, **changes)
-    if hasattr(node, "src"):
-        new.src = node.src
+def _renamed(node, names, params):
+    """A copy of a callee's node: its variables renamed by ``names``, its parameters
+    replaced by the argument values ``params``."""
+    if isinstance(node, ir.Param):
+        return params[node.index]
+    if isinstance(node, ir.Var):
+        return replace(node, name=names[node.name])
+    new = map_children(node, lambda child: _renamed(child, names, params))
+    if isinstance(new, ir.Stmt):
+        for field in ("name", "var"):             # the variable a statement assigns
+            if isinstance(getattr(new, field, None), str):
+                setattr(new, field, names[getattr(new, field)])
     return new
-
-
-class _Renamer:
-    """A copy of a callee's body: its variables renamed, its parameters replaced."""
-
-    def __init__(self, names, params):
-        self.names, self.params = names, params
-
-    def block(self, stmts):
-        return [self.stmt(s) for s in stmts]
-
-    def stmt(self, s):
-        changes = {}
-        for f in dataclasses.fields(s):
-            value = getattr(s, f.name)
-            if f.name in ("name", "var") and isinstance(value, str):
-                changes[f.name] = self.names[value]
-            elif isinstance(value, (ir.Expr, list)):
-                changes[f.name] = self.value(value)
-        return dataclasses.replace(s, **changes)
-
-    def value(self, v):
-        if isinstance(v, ir.Stmt):
-            return self.stmt(v)
-        if isinstance(v, ir.Var):
-            return _replace(v, {"name": self.names[v.name]})
-        if isinstance(v, ir.Param):
-            return self.params[v.index]
-        if isinstance(v, ir.Expr):
-            return _replace(v, {f.name: self.value(getattr(v, f.name))
-                                for f in dataclasses.fields(v)
-                                if isinstance(getattr(v, f.name), (ir.Expr, list))})
-        if isinstance(v, list):
-            return [self.value(item) for item in v]
-        if isinstance(v, tuple):
-            return tuple(self.value(p) for p in v)
-        return v
 
 
 class _Returns:
@@ -320,10 +278,10 @@ class _Returns:
 
     def nested(self, s, last, in_loop):
         if isinstance(s, ir.If):
-            return dataclasses.replace(s, then=self.block(s.then, last, in_loop),
+            return replace(s, then=self.block(s.then, last, in_loop),
                                        orelse=self.block(s.orelse, last, in_loop))
         if isinstance(s, (ir.While, ir.ForRange)):
-            return dataclasses.replace(s, body=self.block(s.body, False, True))
+            return replace(s, body=self.block(s.body, False, True))
         return s
 
     def leave(self, s, last, in_loop):

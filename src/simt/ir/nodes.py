@@ -106,7 +106,7 @@ class ArrayRef(Expr):
 class Load(Expr):
     """Element ``array[indices]`` (one index per dimension)."""
     array: Expr
-    indices: list
+    indices: list[Expr]
     label: str = ""     # the array as the user wrote it, for error reports
 
 
@@ -128,11 +128,13 @@ class ArrayAttr(Expr):
 
 @dataclass(eq=False)
 class TupleExpr(Expr):
-    items: list
+    """A tuple built from ``items``."""
+    items: list[Expr]
 
 
 @dataclass(eq=False)
 class TupleGet(Expr):
+    """Item ``index`` (a constant) of a tuple."""
     tuple: Expr
     index: int
 
@@ -141,7 +143,7 @@ class TupleGet(Expr):
 class Intrinsic(Expr):
     """A call of a registry intrinsic; ``entry`` (lang/registry.py) holds its lowerings."""
     op: str
-    args: list
+    args: list[Expr]
     attrs: dict = field(default_factory=dict)
     entry: Any = None
 
@@ -150,7 +152,7 @@ class Intrinsic(Expr):
 class CallDevice(Expr):
     """A call of a device function."""
     function: Any            # Function
-    args: list
+    args: list[Expr]
 
 
 # ----------------------------------------------------------------- statements
@@ -162,34 +164,39 @@ class Stmt:
 
 @dataclass(eq=False)
 class Assign(Stmt):
+    """``name = value`` (a local variable)."""
     name: str
     value: Expr
 
 
 @dataclass(eq=False)
 class Store(Stmt):
+    """``array[indices] = value`` (one index per dimension)."""
     array: Expr
-    indices: list
+    indices: list[Expr]
     value: Expr
     label: str = ""
 
 
 @dataclass(eq=False)
 class ExprStmt(Stmt):
+    """An expression evaluated for its effect (an atomic, a device function call)."""
     value: Expr
 
 
 @dataclass(eq=False)
 class If(Stmt):
+    """Run ``then`` when ``cond`` (a bool) holds, else ``orelse``."""
     cond: Expr
-    then: list
-    orelse: list
+    then: list[Stmt]
+    orelse: list[Stmt]
 
 
 @dataclass(eq=False)
 class While(Stmt):
+    """Run ``body`` while ``cond`` (a bool) holds."""
     cond: Expr
-    body: list
+    body: list[Stmt]
 
 
 @dataclass(eq=False)
@@ -199,21 +206,22 @@ class ForRange(Stmt):
     start: Expr
     stop: Expr
     step: Expr
-    body: list
+    body: list[Stmt]
 
 
 @dataclass(eq=False)
 class Break(Stmt):
-    pass
+    """Leave the innermost loop."""
 
 
 @dataclass(eq=False)
 class Continue(Stmt):
-    pass
+    """Go on with the innermost loop's next iteration."""
 
 
 @dataclass(eq=False)
 class Return(Stmt):
+    """Leave the function (a kernel: this thread), with ``value`` for a device function."""
     value: Optional[Expr]
 
 
@@ -239,7 +247,7 @@ class WarpOp(Stmt):
     ``name`` is None for syncwarp."""
     name: Optional[str]
     op: str
-    args: list
+    args: list[Expr]
     type: T.Type
 
 
@@ -252,13 +260,28 @@ class GridSync(Stmt):
 class Print(Stmt):
     """One line of output: ``format`` is a C printf format with %lld / %g / %s."""
     format: str
-    args: list
+    args: list[Expr]
 
 
 @dataclass(eq=False)
 class Assert(Stmt):
+    """Stop the kernel with ``message`` (an error at the next synchronization) unless ``cond``."""
     cond: Expr
     message: str
+
+
+@dataclass(eq=False)
+class WarpGather(Stmt):
+    """CPU device: the end of a thread loop at warp operation ``op``: store this thread's
+    operands and ticket in per-thread slots (backends/cpu/warp.py)."""
+    op: WarpOp
+
+
+@dataclass(eq=False)
+class WarpResult(Stmt):
+    """CPU device: the start of the next thread loop: compute this thread's result of
+    ``op`` from its warp's slots."""
+    op: WarpOp
 
 
 # --------------------------------------------------------------- declarations
@@ -282,6 +305,14 @@ class MemoryDecl:
         return T.Array(self.dtype, len(self.shape), layout, space)
 
 
+class Reads(dict):
+    """The global and closure names a function read, with their values: Python objects
+    outside the IR (modules among them), so copies of the IR share them."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 @dataclass(eq=False)
 class Function:
     """A typed kernel or device function."""
@@ -296,6 +327,7 @@ class Function:
     callees: list = field(default_factory=list)
     array_names: list = field(default_factory=list)   # names of arrays, for error reports
     uses_barrier: bool = False
+    reads: Reads = field(default_factory=Reads)       # its dependencies (runtime/cache.py)
 
 
 def walk_stmts(body):

@@ -2,51 +2,26 @@
 thread loops (the CPU device runs each barrier-free run of statements as a
 loop over the block's threads; see docs/cpu-device.md)."""
 from . import nodes as ir
+from .fission import Run
+from .walk import walk
 
 
 def expr_names(e, out):
     """Add the variable names an expression reads to ``out``."""
-    if isinstance(e, ir.Var):
-        out.add(e.name)
-    for value in vars(e).values():
-        if isinstance(value, ir.Expr):
-            expr_names(value, out)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, ir.Expr):
-                    expr_names(item, out)
-                elif isinstance(item, tuple):
-                    for part in item:
-                        if isinstance(part, ir.Expr):
-                            expr_names(part, out)
+    out.update(node.name for node in walk(e) if isinstance(node, ir.Var))
     return out
 
 
 def stmt_names(stmt, out):
     """Names a statement (and what it holds) reads or writes."""
-    for s in ir.walk_stmts([stmt]):
-        if isinstance(s, (ir.Assign, ir.Collective)):
-            out.add(s.name)
-        if isinstance(s, ir.WarpOp) and s.name is not None:
-            out.add(s.name)
-        if isinstance(s, ir.ForRange):
-            out.add(s.var)
-        for value in vars(s).values():
-            if isinstance(value, ir.Expr):
-                expr_names(value, out)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ir.Expr):
-                        expr_names(item, out)
+    for node in walk(stmt):
+        if isinstance(node, ir.Var):
+            out.add(node.name)
+        elif isinstance(node, (ir.Assign, ir.Collective, ir.WarpOp)) and node.name is not None:
+            out.add(node.name)
+        elif isinstance(node, ir.ForRange):
+            out.add(node.var)
     return out
-
-
-class _Reads(ir.Stmt):
-    """A warp operation's operands, gathered at the end of the run before it."""
-
-    def __init__(self, exprs):
-        super().__init__(None)
-        self.exprs = exprs
 
 
 def exposed(stmts, defs, out):
@@ -73,8 +48,11 @@ def exposed(stmts, defs, out):
         elif isinstance(s, ir.ForRange):
             reads(s.start, s.stop, s.step)
             exposed(s.body, defs | {s.var}, out)
-        elif isinstance(s, _Reads):
-            reads(*s.exprs)
+        elif isinstance(s, ir.WarpGather):
+            reads(*s.op.args)               # the result run reads the gathered slots
+        elif isinstance(s, ir.WarpResult):
+            if s.op.name is not None:
+                defs.add(s.op.name)
         else:
             names = stmt_names(s, set())
             out.update(names - defs)
@@ -82,49 +60,41 @@ def exposed(stmts, defs, out):
 
 
 class Plan:
-    """The runs of a barrier kernel and the variables that need per-thread slots."""
+    """The variables of a barrier kernel that need per-thread slots, from the pieces
+    fission.py cut its body into."""
 
-    def __init__(self, body, exclude=()):
+    def __init__(self, pieces, exclude=()):
         self.runs = []
         self.forced = set()
-        self._walk(body)
+        self._walk(pieces)
         # recomputed values and block-level loop variables need no slot (uniform.py)
         self.slot_vars = self._decide() - set(exclude)
 
-    def _walk(self, stmts):
-        run = []
-        for s in stmts:
-            if not ir.contains_barrier(s):
-                run.append(s)
+    def _walk(self, pieces):
+        for piece in pieces:
+            if isinstance(piece, Run):
+                self._run(piece.stmts)
                 continue
-            if isinstance(s, ir.WarpOp):
-                # as emit.py does: the operands end this run, the result starts the next
-                self._close(run + [_Reads(list(s.args))])
-                run = []
-                if s.name is not None:
-                    self.forced.add(s.name)
-                continue
-            self._close(run)
-            run = []
+            s = piece.stmt
             if isinstance(s, ir.Collective):
                 self.runs.append(("exprs", [s.value]))
                 self.forced.add(s.name)
             elif isinstance(s, ir.If):
                 self.runs.append(("exprs", [s.cond]))
-                self._walk(s.then)
-                self._walk(s.orelse)
             elif isinstance(s, ir.While):
                 self.runs.append(("exprs", [s.cond]))
-                self._walk(s.body)
             elif isinstance(s, ir.ForRange):
                 self.runs.append(("exprs", [s.start, s.stop, s.step]))
                 self.forced.add(s.var)
-                self._walk(s.body)
-        self._close(run)
+            for part in piece.parts:
+                self._walk(part)
 
-    def _close(self, run):
-        if run:
-            self.runs.append(("stmts", run))
+    def _run(self, stmts):
+        if not stmts:
+            return
+        self.runs.append(("stmts", stmts))
+        if isinstance(stmts[0], ir.WarpResult) and stmts[0].op.name is not None:
+            self.forced.add(stmts[0].op.name)    # computed in one loop, read in later ones
 
     def _decide(self):
         """A variable needs a slot when some thread loop may read it before assigning it."""

@@ -15,10 +15,10 @@ threads. Two common cases need neither:
   index, no memory, no variable a thread changes) runs once per block, outside the
   thread loops, with its loop variable in one block-level variable.
 """
-import dataclasses
-
 from . import nodes as ir
 import simt.ir.types as T
+from .regions import stmt_names
+from .walk import map_children, walk
 
 # per-thread and per-block special registers (all pure)
 THREAD_OPS = ("threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid")
@@ -68,20 +68,16 @@ def _close(e, env, keep):
         raise _Impure
     if not isinstance(e.type, T.Scalar) or e.type.kind == "c":
         raise _Impure
-    changes = {f.name: _close(getattr(e, f.name), env, keep)
-               for f in dataclasses.fields(e) if isinstance(getattr(e, f.name), ir.Expr)}
-    return dataclasses.replace(e, **changes)
+    return map_children(e, lambda child: _close(child, env, keep))
 
 
 def _size(e):
-    return 1 + sum(_size(v) for v in vars(e).values() if isinstance(v, ir.Expr))
+    return sum(1 for _ in walk(e))
 
 
 def reads_thread(e):
     """Whether an expression depends on the thread (its index or a recomputed value of it)."""
-    if isinstance(e, ir.Intrinsic) and e.op in THREAD_OPS:
-        return True
-    return any(reads_thread(v) for v in vars(e).values() if isinstance(v, ir.Expr))
+    return any(isinstance(node, ir.Intrinsic) and node.op in THREAD_OPS for node in walk(e))
 
 
 def _assigned_names(body):
@@ -182,7 +178,6 @@ class Uniformity:
     def _scan(self, stmts, whole_block, block):
         """Find what runs once per block in ``stmts``; ``whole_block``: every thread of the
         block that has not returned runs them (no per-thread condition around them)."""
-        from .regions import stmt_names
         seen = set()            # names the current run has used so far
         for s in stmts:
             if not ir.contains_barrier(s):

@@ -12,6 +12,7 @@ Typing rules see the front end only through the ``Builder`` interface below.
 from typing import Protocol
 
 from ..ir import nodes as ir
+from ..lazy import lazy_module      # noqa: F401  (for lowerings: see lazy.py)
 
 REGISTRY = {}            # op -> entry
 CALLABLES = {}           # a Python object kernels may call (print, math.sin, np.sin) -> entry

@@ -2,8 +2,11 @@
 
 Each call becomes an ``ir.WarpOp`` statement hoisted before the statement that uses it
 (as syncthreads_count is), so that the CPU device can split its thread loops there: a warp
-operation is a barrier at warp scope. The GPU lowers them to the NVVM intrinsics
-(backends/cuda/warp.py), the CPU in backends/cpu/warp.py; docs/warp.md has the semantics.
+operation is a barrier at warp scope. An operand that only some threads evaluate (the right
+of and/or, a branch of ``x if c else y``, a while condition) keeps its WarpOps under its own
+condition (compiler/conditional.py), so only those threads run them, as in CUDA C. The GPU
+lowers them to the NVVM intrinsics (backends/cuda/warp.py), the CPU in backends/cpu/warp.py;
+docs/warp.md has the semantics.
 """
 import numpy as np
 
@@ -165,8 +168,9 @@ activemask = Intrinsic("activemask", "__activemask(): uint32 mask of the lanes o
 match_any_sync = Intrinsic("match_any_sync", "__match_any_sync(mask, v): uint32 mask of the "
                            "lanes of mask whose v equals this lane's.", _match_builder("any"),
                            lowered_as=_WARP)
-match_all_sync = Intrinsic("match_all_sync", "__match_all_sync(mask, v) -> (mask, pred): (mask, "
-                           "1) if every lane of mask has the same v, else (0, 0).",
+match_all_sync = Intrinsic("match_all_sync", "__match_all_sync(mask, v) -> (mask, pred): (the "
+                           "lanes of mask taking part, 1) if they all have the same v, else "
+                           "(0, 0); missing lanes of a partial warp are 0 bits.",
                            _match_builder("all"), lowered_as=_WARP)
 reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync, reduce_or_sync, \
     reduce_xor_sync = (

@@ -13,6 +13,7 @@ Pointers are plain ints (device addresses; host addresses on the CPU device).
 
 import dataclasses
 
+from simt.compiler.options import CompileOptions
 from simt.errors import NotSupportedError
 
 
@@ -80,10 +81,20 @@ class DeviceProperties:
         return dataclasses.asdict(self)
 
 
-def build_launch(lines, scope, name):
-    """Compile a generated launch function (``prepare_launch``); returns its ``fast``."""
-    exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
-    return scope["fast"]
+class Native:
+    """What a back end's ``native_launch`` gives runtime/binder.py, which writes the
+    launch function around it.
+
+    ``lines``: the statements of one launch; ``{args}`` in them stands for the
+    arguments, each followed by a comma. ``scope``: the names they use. ``plan``
+    (back ends that pack a parameter buffer, with ``pack(storage, 0, *values)`` in
+    ``scope``): per parameter, None for an array (its values are its ``_flat``) or
+    the expressions of its values, with ``{a}`` standing for the argument."""
+
+    def __init__(self, lines, scope, plan=None):
+        self.lines = lines
+        self.scope = scope
+        self.plan = plan
 
 
 class Backend:
@@ -91,6 +102,7 @@ class Backend:
     this backend's streams (``create_stream``), or None for the default stream."""
 
     kind = "abstract"              # the device kind: the key of runtime.devices.BACKENDS
+    compile_options = CompileOptions()   # this kind's compile defaults (compiler/options.py)
 
     # Capabilities (what the runtime asks instead of a device's kind).
     host_accessible = False        # device memory is host memory: NumPy views, DLPack, wrapping
@@ -213,11 +225,22 @@ class Backend:
         """A cooperative launch: every block resident at once, so grid.sync() works."""
         raise self.unsupported("cooperative launches")
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-        """A launch function for later calls of one argument signature, or None: the
-        runtime then keeps going the full way. ``source`` (a runtime.launch.LaunchSource)
-        gives its head and fallback; ``build_launch`` compiles the lines."""
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        """The launch of ``loaded`` with this configuration as a ``Native``, around which
+        runtime/binder.py writes the launch function of later calls of one argument
+        signature; or None: the runtime then keeps going the full way."""
         return None
+
+    @classmethod
+    def compile_for(cls, fn, options, arch):
+        """A binary of a typed IR kernel for ``arch`` made without a device (for
+        ``kernel.inspect_ptx`` on other devices), where this kind of device can."""
+        raise NotSupportedError(f"the {cls.kind} back end compiles only for its devices")
+
+    def sass(self, binary):
+        """The GPU machine code (SASS) of a binary as text (``kernel.inspect_sass``)."""
+        raise self.unsupported("SASS, NVIDIA GPU machine code: select a GPU ('cuda:0') to "
+                               "see it; inspect_ptx works on every device")
 
     # ------------------------------------------------------------ textures and surfaces
     def texture_array(self, array):

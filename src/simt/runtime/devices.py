@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import threading
 
+from simt.compiler.options import refuse_checks
 from simt.config import config
 from simt.errors import NotSupportedError
 
@@ -27,7 +28,7 @@ BACKENDS = {
 
 # Kinds the API names that this build has no backend for, and what to use instead.
 NOT_BUILT = {
-    "sim": "use 'cpu' (with checks=True for checked mode)",
+    "sim": "use 'cpu', which checks every index",
 }
 
 _classes = {}
@@ -56,7 +57,8 @@ class Device:
     """A device kernels run on and arrays live on: 'cuda:N' or 'cpu'.
 
     Attributes: ``name``, ``kind`` (a key of BACKENDS: 'cpu' or 'cuda'), ``index``,
-    ``options`` (launch options, e.g. the CPU's ``boundscheck`` and ``checks``),
+    ``options`` (e.g. the CPU's ``boundscheck``; ``checks=True`` is refused until
+    checked mode exists),
     ``backend`` (created on first use) and ``properties``.
     """
 
@@ -74,6 +76,7 @@ class Device:
             valid = ", ".join(sorted(self.options)) or "none"
             raise ValueError(f"device {self.name!r} has no option {', '.join(unknown)} "
                              f"(its options: {valid})")
+        refuse_checks(options.get("checks"))
         self.options.update(options)
 
     def with_options(self, **options):
@@ -164,16 +167,26 @@ def _parse(spec):
 def lookup(spec=None, **options):
     """The Device for ``spec`` with ``options`` applied; ``spec=None`` is the current device."""
     device = get_device() if spec is None else _parse(spec)
+    _refuse_checked_mode(device)
     return device.with_options(**options) if options else device
+
+
+def _refuse_checked_mode(device):
+    """SIMT_CHECKS=1 asks a device that has the ``checks`` option for checked mode."""
+    if "checks" in device.options:
+        refuse_checks(config.checks)
 
 
 def _starting_device():
     if config.device:
         try:
-            return _parse(config.device)
+            device = _parse(config.device)
         except (ValueError, NotSupportedError) as exc:
             raise type(exc)(f"SIMT_DEVICE={config.device!r}: {exc}") from None
-    return devices()[0]
+    else:
+        device = devices()[0]
+    _refuse_checked_mode(device)
+    return device
 
 
 class _Current(threading.local):
@@ -195,8 +208,8 @@ def set_device(spec, **options):
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
-    Options (CPU: ``boundscheck=True``, ``checks=False``) apply to this
-    selection; selecting the device again without them restores the defaults.
+    Options (CPU: ``boundscheck=True``; ``checks=True`` is refused until checked mode
+    exists) apply to this selection; selecting the device again without them restores the defaults.
     """
     device = lookup(spec, **options)
     _local.device = device
@@ -205,7 +218,7 @@ def set_device(spec, **options):
 
 @contextlib.contextmanager
 def use_device(spec, **options):
-    """``with use_device('cpu', checks=True): ...``: a current device for the block, then the previous one."""
+    """``with use_device('cpu', boundscheck=False): ...``: a current device for the block, then the previous one."""
     previous = getattr(_local, "device", None)
     device = set_device(spec, **options)
     try:

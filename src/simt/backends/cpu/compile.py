@@ -1,13 +1,17 @@
-"""Typed IR -> object code for the host CPU, with what a launch needs to know."""
+"""Typed IR -> object code for the host CPU, with what a launch needs to know: the CPU
+back end's stages of compiler/pipeline.py."""
 import time
 from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
+from ...compiler import pipeline
 from ...compiler.binary import Binary
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
 from ...ir.inline import inline_barrier_calls
+from ...ir import verify
+from ...ir.walk import all_functions
 from .target import CpuTarget
 
 
@@ -16,45 +20,45 @@ class CpuBinary(Binary):
     """A kernel compiled for the CPU: object code plus its launch metadata."""
     object_code: bytes
     slot_bytes: int               # per thread, for kernels with barriers
-    llvm_ir: str = ""
-    optimized_ir: str = ""
-    compile_seconds: float = 0.0
 
 
-def all_functions(fn):
-    seen, order = set(), []
+class _Compile:
+    """One compile's stages and what they leave for the binary (target, emitter)."""
 
-    def visit(f):
-        if id(f) in seen:
-            return
-        seen.add(id(f))
-        order.append(f)
-        for callee in f.callees:
-            visit(callee)
-    visit(fn)
-    return order
+    def __init__(self, options):
+        self.options = options
+
+    def stages(self):
+        return [("inlined", self.inline), ("llvm_ir", self.emit),
+                ("optimized", jit.optimize), ("object", jit.emit_object)]
+
+    def inline(self, fn):
+        """Device functions holding barriers, inlined (ir/inline.py)."""
+        return verify.after("inline", inline_barrier_calls(fn))
+
+    def emit(self, fn):
+        module = ll.Module(name=fn.name)
+        module.triple = jit.triple()
+        module.data_layout = str(jit.target_machine().target_data)
+        target = self.target = CpuTarget(fn, self.options)
+        target.layout_memory(all_functions(fn))
+        self.symbol = f"simt_kernel_{fn.name}"
+        self.emitter = CpuKernelEmitter(target, module, fn, self.options, self.symbol)
+        self.emitter.build()
+        return str(module)
 
 
-def compile_kernel(fn, options, pyfunc=None):
+def compile_kernel(fn, options):
+    """The CpuBinary of the typed IR ``fn`` compiled with ``options`` (CompileOptions)."""
     started = time.perf_counter()
-    fn = inline_barrier_calls(fn)        # device functions holding barriers, see inline.py
-    module = ll.Module(name=fn.name)
-    module.triple = jit.triple()
-    tm = jit.target_machine()
-    module.data_layout = str(tm.target_data)
-    target = CpuTarget(fn, options)
-    target.layout_memory(all_functions(fn))
-    symbol = f"simt_kernel_{fn.name}"
-    emitter = CpuKernelEmitter(target, module, fn, options, symbol)
-    emitter.build()
-    text = str(module)
-    optimized = jit.optimize(text)
-    obj = jit.emit_object(optimized)
+    job = _Compile(options)
+    stages = pipeline.run(job.stages(), fn, fn.name)
+    target = job.target
     return CpuBinary(
-        name=fn.name, symbol=symbol, object_code=obj, params=[t for _, t in fn.params],
-        symbols=[d.symbol for d in target.symbols],
-        shared_static_bytes=target.shared_static_bytes, slot_bytes=emitter.slot_bytes,
+        name=fn.name, symbol=job.symbol, object_code=stages["object"],
+        params=[t for _, t in fn.params], symbols=[d.symbol for d in target.symbols],
+        shared_static_bytes=target.shared_static_bytes, slot_bytes=job.emitter.slot_bytes,
         labels=list(target.labels), files=list(target.files),
-        messages=list(target.messages), llvm_ir=text,
-        optimized_ir=str(optimized) if options.get("keep_ir") else "",
+        messages=list(target.messages), stages=stages,
+        symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started)

@@ -103,7 +103,7 @@ def launch_cooperative(backend, kernel, loaded, grid, block, shared_bytes, args,
             f"cannot all be resident at once on this device (at most {limit}); CUDA fails this "
             "launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks and loop over "
             "the data (a grid-stride loop)")
-    packed, keep = loaded.packer.pack(args, kernel.symbols_for(binary.symbols))
+    packed, keep = loaded.packer.pack(args, binary.symbol_objects)
     err = np.zeros(16, np.int64)
     record = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
     key = ctypes.addressof(record)

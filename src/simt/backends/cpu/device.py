@@ -11,9 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
-from ...runtime.backend import build_launch
+from ...runtime.backend import Native
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
@@ -48,6 +49,8 @@ class _Arena(threading.local):
 class CpuBackend(CpuMemory):
     """The host CPU as a CUDA device."""
 
+    compile_options = CompileOptions(boundscheck=True)   # out-of-bounds accesses raise
+
     def __init__(self, index=0):
         super().__init__(index)
         self.pending = None
@@ -60,8 +63,9 @@ class CpuBackend(CpuMemory):
 
     @classmethod
     def default_options(cls):
-        """boundscheck: check every array index; checks: checked mode (SIMT_CHECKS)."""
-        return {"boundscheck": True, "checks": config.checks}
+        """boundscheck: check every array index (on by default: ``compile_options``);
+        checks: checked mode, refused until it is built (runtime/devices.py)."""
+        return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
 
     def _workers(self):
         if self.pool is None:
@@ -169,7 +173,7 @@ class CpuBackend(CpuMemory):
             self.synchronize()
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
-        symbols = kernel.symbols_for(loaded.binary.symbols)
+        symbols = loaded.binary.symbol_objects
         name = kernel.__name__
         if stream is None:
             self.drain_blocking()
@@ -182,14 +186,11 @@ class CpuBackend(CpuMemory):
                for a in args):
             (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-        """The launch function for later calls of this signature (runtime.launch.Launch)."""
-        scope = dict(source.scope, run=self.run_launch, kernel=kernel, loaded=loaded,
-                     grid=grid, block=block, shared=shared_bytes, stream=stream)
-        args = "".join(a + ", " for a in source.names)
-        return build_launch(source.head() + [
-            f"    run(kernel, loaded, grid, block, shared, stream, ({args}))"],
-            scope, kernel.__name__)
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
+        return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
+                      dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
+                           block=block, shared=shared_bytes, stream=stream))
 
     # ------------------------------------------------------------ textures (see texmem.py)
     def texture_array(self, array):

@@ -14,6 +14,7 @@ from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
 from . import cooperative, warp
+from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
 from ...ir.uniform import Uniformity
@@ -61,15 +62,15 @@ class CpuKernelEmitter(CpuEmitterBase):
         for index in (0, 4, 5):
             llfunc.args[index].add_attribute("noalias")
         super().__init__(target, module, function, llfunc, options)
-        self.plan = self.uniform = None
+        self.plan = self.uniform = self.pieces = None
         if function.uses_barrier:
             self.uniform = Uniformity(function)
-            self.plan = Plan(function.body, self.uniform.recomputed | self.uniform.block_vars)
+            self.pieces = fission(function.body, self.uniform)
+            self.plan = Plan(self.pieces, self.uniform.recomputed | self.uniform.block_vars)
         self.has_return = any(isinstance(s, ir.Return) for s in ir.walk_stmts(function.body))
         self.pending = {}          # recomputed values not yet computed in this thread loop
         self.shadows = None        # slot variable -> its register, inside a thread loop
         self.shadow_regs, self.written = {}, set()
-        self.hoisted = []          # uniform assignments to run before the next thread loop
         self.flag_count = 0
         self.slot_layout = {}
         self.slot_bytes = 0
@@ -207,7 +208,7 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.exited = self.new_flag("exited")
                 self.thread_loop(lambda: self.builder.store(const(I8, 0), self.var_ptr(self.exited)),
                                  [], check_exit=False)
-            self.emit_regions(self.function.body, [])
+            self.emit_pieces(self.pieces, [])
         b = self.builder
         b.store(b.add(c, i64(1)), counter)
         b.branch(head)
@@ -332,73 +333,70 @@ class CpuKernelEmitter(CpuEmitterBase):
             b.store(self.specials[name], b.gep(self.ctx, [i32(0), i32(0), i32(i)], source_etype=CTX))
 
     # ------------------------------------------------------------ regions (kernels with barriers)
-    def emit_regions(self, stmts, guards):
-        run = []
-        for s in stmts:
-            if not ir.contains_barrier(s):
-                if self.uniform.block_level(s) is not None:
-                    self.hoisted.append(s)          # a uniform variable's assignment
-                else:
-                    run.append(s)
+    def emit_pieces(self, pieces, guards):
+        """Lower what ir/fission.py cut a barrier kernel's statements into."""
+        for piece in pieces:
+            if isinstance(piece, Run):
+                self.emit_run(piece, guards)
                 continue
-            if isinstance(s, ir.WarpOp):
-                run = warp.split(self, s, run, guards)
-                continue
-            self.flush(run, guards)
-            run = []
-            uniform = self.uniform.block_level(s)
+            s, uniform, parts = piece.stmt, piece.uniform, piece.parts
             if isinstance(s, ir.Collective):
                 self.masked_collective(s, guards)
             elif isinstance(s, ir.If) and uniform is not None:
-                self.uniform_if(s, uniform, guards)
+                self.uniform_if(uniform, parts, guards)
             elif isinstance(s, ir.If):
-                self.masked_if(s, guards)
+                self.masked_if(s, parts, guards)
             elif isinstance(s, ir.While) and uniform is not None:
-                self.uniform_while(s, uniform, guards)
+                self.uniform_while(uniform, parts[0], guards)
             elif isinstance(s, ir.While):
-                self.masked_while(s, guards)
+                self.masked_while(s, parts[0], guards)
             elif isinstance(s, ir.ForRange) and uniform is not None:
-                self.uniform_for(s, uniform, guards)
+                self.uniform_for(s, uniform, parts[0], guards)
             elif isinstance(s, ir.ForRange):
-                self.masked_for(s, guards)
+                self.masked_for(s, parts[0], guards)
             elif isinstance(s, ir.GridSync):
                 cooperative.emit_grid_sync(self, s)
-        self.flush(run, guards)
 
-    def flush(self, run, guards):
-        for s in self.hoisted:
-            self.store_var(s.name, self.expr(self.uniform.block_level(s)))
-        self.hoisted = []
-        if run:
-            first = run[0]
-            if isinstance(first, (warp.WarpGather, warp.WarpResult)):
-                first = first.op
-            state = self.uniform.state(first)
-            self.thread_loop(lambda: self.emit_stmts(run), guards, state=state)
+    def emit_run(self, run, guards):
+        """The run's uniform assignments, then its thread loop."""
+        gathers = bool(run.stmts) and isinstance(run.stmts[-1], ir.WarpGather)
+        if gathers:
+            warp.prepare(self)
+        for s, value in run.hoisted:
+            self.store_var(s.name, self.expr(value))
+        if not run.stmts:
+            return
+        first = run.stmts[0]
+        if isinstance(first, (ir.WarpGather, ir.WarpResult)):
+            first = first.op
+        self.thread_loop(lambda: self.emit_stmts(run.stmts), guards,
+                         state=self.uniform.state(first))
+        if gathers:
+            warp.advance(self)
 
-    def uniform_if(self, s, cond, guards):
+    def uniform_if(self, cond, parts, guards):
         """An if holding a barrier whose condition is the same for the whole block."""
         b = self.builder
         then_bb, else_bb, done = (self.new_block(n) for n in ("uif_then", "uif_else", "uif_end"))
         b.cbranch(self.expr(cond), then_bb, else_bb)
-        for bb, stmts in ((then_bb, s.then), (else_bb, s.orelse)):
+        for bb, pieces in zip((then_bb, else_bb), parts):
             self.builder.position_at_end(bb)
-            self.emit_regions(stmts, guards)
+            self.emit_pieces(pieces, guards)
             self.builder.branch(done)
         self.builder.position_at_end(done)
 
-    def uniform_while(self, s, cond, guards):
+    def uniform_while(self, cond, body, guards):
         """A while loop holding a barrier whose condition is the same for the whole block."""
-        head, body, done = self.new_block("uwhile"), self.new_block("uwhile_body"), self.new_block("uwhile_end")
+        head, body_bb, done = self.new_block("uwhile"), self.new_block("uwhile_body"), self.new_block("uwhile_end")
         self.builder.branch(head)
         self.builder.position_at_end(head)
-        self.builder.cbranch(self.expr(cond), body, done)
-        self.builder.position_at_end(body)
-        self.emit_regions(s.body, guards)
+        self.builder.cbranch(self.expr(cond), body_bb, done)
+        self.builder.position_at_end(body_bb)
+        self.emit_pieces(body, guards)
         self.builder.branch(head)
         self.builder.position_at_end(done)
 
-    def uniform_for(self, s, bounds, guards):
+    def uniform_for(self, s, bounds, body, guards):
         """A range loop holding a barrier with the same bounds for the whole block: one
         loop around its thread loops, its variable one value per block."""
         t = self.locals[s.var]
@@ -406,21 +404,21 @@ class CpuKernelEmitter(CpuEmitterBase):
         counter = self.alloca(start.type, name=s.var + ".block")
         b = self.builder
         b.store(start, counter)
-        head, body, done = self.new_block("ufor"), self.new_block("ufor_body"), self.new_block("ufor_end")
+        head, body_bb, done = self.new_block("ufor"), self.new_block("ufor_body"), self.new_block("ufor_end")
         b.branch(head)
         b.position_at_end(head)
         it = b.load(counter, typ=start.type)
-        b.cbranch(self.range_cond(it, stop, step, t), body, done)
-        b.position_at_end(body)
+        b.cbranch(self.range_cond(it, stop, step, t), body_bb, done)
+        b.position_at_end(body_bb)
         self.store_var(s.var, it)
-        self.emit_regions(s.body, guards)
+        self.emit_pieces(body, guards)
         b = self.builder
         flags = ["nsw"] if t.kind == "i" else []
         b.store(b.add(b.load(counter, typ=start.type), step, flags=flags), counter)
         b.branch(head)
         b.position_at_end(done)
 
-    def masked_if(self, s, guards):
+    def masked_if(self, s, parts, guards):
         flag = self.new_flag("if")
 
         def choose():
@@ -428,8 +426,8 @@ class CpuKernelEmitter(CpuEmitterBase):
             value = b.select(self.expr(s.cond), const(I8, 1), const(I8, 2))
             b.store(value, self.var_ptr(flag))
         self.thread_loop(choose, guards, state=self.uniform.state(s))
-        self.emit_regions(s.then, guards + [(flag, 1)])
-        self.emit_regions(s.orelse, guards + [(flag, 2)])
+        self.emit_pieces(parts[0], guards + [(flag, 1)])
+        self.emit_pieces(parts[1], guards + [(flag, 2)])
 
     def masked_loop(self, s, guards, init, test, body, step=None):
         """A loop holding a barrier: every thread keeps its own 'still looping' flag;
@@ -470,11 +468,11 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.builder.branch(head)
         self.builder.position_at_end(done)
 
-    def masked_while(self, s, guards):
+    def masked_while(self, s, body, guards):
         self.masked_loop(s, guards, lambda: None, lambda: self.expr(s.cond),
-                         lambda g: self.emit_regions(s.body, g))
+                         lambda g: self.emit_pieces(body, g))
 
-    def masked_for(self, s, guards):
+    def masked_for(self, s, body, guards):
         t = self.locals[s.var]
         lltype = value_type(t, self.target)
         names = [self.new_hidden(f"{s.var}.{part}", t, lltype) for part in ("it", "stop", "step")]
@@ -501,7 +499,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         def step():
             b = self.builder
             b.store(b.add(load(names[0]), load(names[2])), self.var_ptr(names[0]))
-        self.masked_loop(s, guards, init, test, lambda g: self.emit_regions(s.body, g), step)
+        self.masked_loop(s, guards, init, test, lambda g: self.emit_pieces(body, g), step)
 
     def new_hidden(self, base, t, lltype):
         self.flag_count += 1

@@ -19,36 +19,10 @@ from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
 TICKET = "$warp.ticket"
 
 
-class WarpGather(ir.Stmt):
-    """End of a run: store this thread's operands of ``op`` and its ticket."""
-
-    def __init__(self, op):
-        super().__init__(op.loc)
-        self.op = op
-
-
-class WarpResult(ir.Stmt):
-    """Start of the next run: compute this thread's result of ``op`` from its warp's slots."""
-
-    def __init__(self, op):
-        super().__init__(op.loc)
-        self.op = op
-
-
-def split(em, s, run, guards):
-    """Emit the run ending in ``s``'s gather; return the next run, starting with its result."""
-    counter = _counter(em)
-    em.flush(run + [WarpGather(s)], guards)
-    # the next run computes s's result (ticket = counter - 1) and may end with the next gather
-    b = em.builder
-    b.store(b.add(b.load(counter, typ=I64), i64(1)), counter)
-    return [WarpResult(s)]
-
-
-def _counter(em):
-    """The ticket counter (one per kernel call) and the zeroed per-thread ticket slots."""
-    counter = em.warp_counter
-    if counter is None:
+def prepare(em):
+    """Before the thread loop of a run ending in a gather (ir/fission.py cuts the runs):
+    the ticket counter (one per kernel call) and the zeroed per-thread ticket slots."""
+    if em.warp_counter is None:
         counter = em.warp_counter = em.alloca(I64, name="warp_ticket")
         eb = em.entry_builder
         eb.store(i64(1), counter)             # slots start at 0: never a valid ticket
@@ -58,7 +32,13 @@ def _counter(em):
             base, _ = em.slot_layout[name]
             memset = em.module.declare_intrinsic("llvm.memset", [base.type, I64])
             eb.call(memset, [base, const(I8, 0), eb.mul(em.nthreads, i64(8)), const(I1, 0)])
-    return counter
+
+
+def advance(em):
+    """After that thread loop: the next run computes the result (ticket = counter - 1)
+    and may end with the next gather."""
+    b = em.builder
+    b.store(b.add(b.load(em.warp_counter, typ=I64), i64(1)), em.warp_counter)
 
 
 def _slot_name(index, lltype):
@@ -210,9 +190,14 @@ def _vote(em, lanes, kind):
     return em.builder.zext(flag, I32)
 
 
-def _activemask(em, lanes, sub):
+def _taking_part(em, lanes, mask):
+    """uint32 of the lanes that take part (of those in ``mask``, when given)."""
     return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.or_(acc, _bit(b, lane)),
-                       None)
+                       mask)
+
+
+def _activemask(em, lanes, sub):
+    return _taking_part(em, lanes, None)
 
 
 def _bits(b, value, t):
@@ -235,9 +220,12 @@ def _match(em, lanes, kind):
             same(b, lane), b.or_(acc, _bit(b, lane)), acc), mask)
     all_same = _accumulate(em, lanes, const(I1, 1), I1,
                            lambda b, acc, lane: b.and_(acc, same(b, lane)), mask)
+    # the mask that matched names only the lanes taking part: as on the GPU, lanes of a
+    # partial warp that do not exist (and lanes that exited) are 0 bits
+    matched = _taking_part(em, lanes, mask)
     b = em.builder
     pair = ll.Constant(ll.LiteralStructType([I32, I32]), ll.Undefined)
-    pair = b.insert_value(pair, b.select(all_same, mask, i32(0)), 0)
+    pair = b.insert_value(pair, b.select(all_same, matched, i32(0)), 0)
     return b.insert_value(pair, b.zext(all_same, I32), 1)
 
 

@@ -1,6 +1,10 @@
 """Typed IR -> LLVM IR -> libdevice linked in -> optimized (O3) -> PTX text,
 through LLVM's NVPTX back end in llvmlite. The driver's JIT makes the PTX a
 cubin when the kernel is loaded (module.Module)."""
+import os
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -9,7 +13,10 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
+from ...compiler import pipeline
 from ...compiler.binary import Binary
+from ...errors import NotSupportedError
+from ...ir.walk import all_functions
 from . import params as P
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
@@ -29,9 +36,6 @@ class CudaBinary(Binary):
     uses_dynamic_shared: bool
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
-    llvm_ir: str = ""
-    optimized_ir: str = ""
-    compile_seconds: float = 0.0
 
     @property
     def param_kinds(self):
@@ -95,38 +99,49 @@ def libdevice_subset(names, tm):
         return subsets[names]
 
 
-def all_functions(fn):
-    """The kernel and every device function it reaches, each once, callers first."""
-    order, seen, stack = [], set(), [fn]
-    while stack:
-        f = stack.pop()
-        if id(f) not in seen:
-            seen.add(id(f))
-            order.append(f)
-            stack.extend(reversed(f.callees))
-    return order
+class _Compile:
+    """One compile's stages and what they leave for the binary (the target)."""
+
+    def __init__(self, options, arch):
+        self.options = options
+        self.arch = arch
+        self.tm = target_machine(arch)
+
+    def stages(self):
+        return [("llvm_ir", self.emit), ("optimized", self.optimize),
+                ("ptx", self.tm.emit_assembly)]
+
+    def emit(self, fn):
+        module = ll.Module(name=fn.name)
+        module.triple = TRIPLE
+        module.data_layout = str(self.tm.target_data)
+        target = self.target = CudaTarget(fn, self.options)
+        target.layout_memory(all_functions(fn))
+        self.symbol = f"simt_kernel_{fn.name}"
+        CudaKernelEmitter(target, module, fn, self.options, self.symbol).build()
+        self.grid_sync = "simt_grid_barrier" in module.globals
+        return str(module)
+
+    def optimize(self, text):
+        keep = {self.symbol, "simt_error_record"} | {g for _, g, _ in self.target.symbol_table()}
+        return optimize(text, self.tm, keep)
 
 
 def compile_kernel(fn, options, arch="sm_90"):
+    """The CudaBinary of the typed IR ``fn`` for ``arch``, with ``options`` (CompileOptions).
+    Needs no GPU: LLVM's NVPTX back end makes the PTX anywhere."""
     started = time.perf_counter()
-    tm = target_machine(arch)
-    module = ll.Module(name=fn.name)
-    module.triple = TRIPLE
-    module.data_layout = str(tm.target_data)
-    target = CudaTarget(fn, options)
-    target.layout_memory(all_functions(fn))
-    symbol = f"simt_kernel_{fn.name}"
-    CudaKernelEmitter(target, module, fn, options, symbol).build()
-    text = str(module)
-    optimized = optimize(text, tm, keep={symbol, "simt_error_record"} | {g for _, g, _ in target.symbol_table()})
-    ptx = tm.emit_assembly(optimized)
+    job = _Compile(options, arch)
+    stages = pipeline.run(job.stages(), fn, fn.name)
+    target = job.target
     return CudaBinary(
-        name=fn.name, symbol=symbol, ptx=ptx, arch=arch, params=[t for _, t in fn.params],
-        symbols=target.symbol_table(), shared_static_bytes=target.shared_static_bytes,
+        name=fn.name, symbol=job.symbol, ptx=stages["ptx"], arch=arch,
+        params=[t for _, t in fn.params], symbols=target.symbol_table(),
+        shared_static_bytes=target.shared_static_bytes,
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
-        grid_sync="simt_grid_barrier" in module.globals,
-        llvm_ir=text, optimized_ir=str(optimized) if options.get("keep_ir") else "",
+        grid_sync=job.grid_sync, stages=stages,
+        symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started)
 
 
@@ -154,3 +169,24 @@ def optimize(text, tm, keep):
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
     return module
+
+
+def sass(binary):
+    """The SASS of a CudaBinary: its PTX assembled by ptxas, disassembled by nvdisasm
+    (or cuobjdump); NotSupportedError naming the CUDA tools that are missing."""
+    ptxas = shutil.which("ptxas")
+    disassembler = shutil.which("nvdisasm") or shutil.which("cuobjdump")
+    if ptxas is None or disassembler is None:
+        missing = " and ".join(n for n, p in (("ptxas", ptxas),
+                                              ("nvdisasm or cuobjdump", disassembler)) if not p)
+        raise NotSupportedError(f"inspect_sass needs CUDA's {missing} on the PATH (the CUDA "
+                                "toolkit has them); inspect_ptx needs nothing")
+    with tempfile.TemporaryDirectory() as folder:
+        ptx, cubin = os.path.join(folder, "k.ptx"), os.path.join(folder, "k.cubin")
+        with open(ptx, "w") as f:
+            f.write(binary.ptx)
+        subprocess.run([ptxas, f"-arch={binary.arch}", ptx, "-o", cubin], check=True,
+                       capture_output=True)
+        command = [disassembler, cubin] if disassembler.endswith("nvdisasm") else \
+            [disassembler, "-sass", cubin]
+        return subprocess.run(command, check=True, capture_output=True, text=True).stdout

@@ -3,6 +3,7 @@
 from . import hostmem
 from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
 from .properties import device_properties
+from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.errors import OutOfMemoryError
 import simt.fault as fault
@@ -39,6 +40,7 @@ class CudaBackend(Backend):
 
     kind = "cuda"
     cuda_pointers = True
+    compile_options = CompileOptions(boundscheck=False)   # as CUDA: no index checks
 
     def __init__(self, index=0):
         super().__init__(index)
@@ -58,8 +60,9 @@ class CudaBackend(Backend):
 
     @classmethod
     def default_options(cls):
-        """boundscheck: check every array index (off by default, as CUDA has no checks)."""
-        return {"boundscheck": False}
+        """boundscheck: check every array index (off by default, as CUDA has no checks:
+        ``compile_options``)."""
+        return {"boundscheck": cls.compile_options.boundscheck}
 
     def make_current(self, force=False):
         """Make this device's context current on the calling host thread (cheap if it is).
@@ -249,10 +252,19 @@ class CudaBackend(Backend):
         from .kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
-    def prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-        from .kernels import prepare_launch
-        return prepare_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
-                              source)
+    @classmethod
+    def compile_for(cls, fn, options, arch):
+        """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere."""
+        from .compile import compile_kernel
+        return compile_kernel(fn, options, arch)
+
+    def sass(self, binary):
+        from .compile import sass
+        return sass(binary)
+
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        from .kernels import native_launch
+        return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""

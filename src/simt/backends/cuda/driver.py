@@ -33,7 +33,7 @@ _ERRORS = {
                                  "free arrays you no longer need or ask for less"),
     "CUDA_ERROR_ILLEGAL_ADDRESS": (IllegalAddressError, True,
                                    "a kernel accessed memory out of bounds; run it on the "
-                                   "'cpu' device with checks=True to find the line"),
+                                   "'cpu' device (it checks every index) to find the line"),
     "CUDA_ERROR_ASSERT": (DeviceAssertError, True, "an assert in a kernel failed"),
     "CUDA_ERROR_MISALIGNED_ADDRESS": (MisalignedAddressError, True,
                                       "a kernel accessed memory at an address not "

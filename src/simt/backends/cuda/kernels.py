@@ -52,9 +52,9 @@ class SymbolPlacement:
 
 
 def place_symbols(backend, kernel, loaded):
-    """Fill this module's symbol globals on first use (and after a symbol is rebound)."""
+    """Fill this module's symbol globals on first use."""
     binary = loaded.binary
-    objects = kernel.symbols_for([name for name, _, _ in binary.symbols])
+    objects = binary.symbol_objects
     device = f"cuda:{backend.index}"
     for (name, gname, kind), symbol in zip(binary.symbols, objects):
         if loaded.placed.get(gname) is symbol:
@@ -137,67 +137,24 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
                 backend.copy_dtoh(span, alloc.ptr)
 
 
-def prepare_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream, source):
-    """The launch function for later calls of one signature (see runtime/launch.py).
-
-    Generated for the signature, it keeps its own parameter buffer and remembers what it
-    packed last (each array's ``_flat`` tuple, each scalar object; never the arrays, so no
-    memory is held). Arguments that are those same objects again need no checks and no
-    packing: the launch is one native call (Launcher.native_call). Otherwise it checks
-    the classes and the device (``source``), packs each argument's flat values, and
-    remembers them. None when module-level symbols must be placed at every launch."""
-    from ...ir import types as T
-    from ...runtime.backend import build_launch
+def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream):
+    """This kernel's launch for runtime/binder.py: pack the plan's values into a
+    parameter buffer of its own (params.plan) and make one native call
+    (Launcher.native_call). Module-level symbols were placed by the configuration's
+    first launch (run_launch), and the binary's symbols are fixed objects, so later
+    launches have nothing to place."""
+    from ...runtime.backend import Native
+    from . import params as P
     binary = loaded.binary
-    if binary.symbols:
-        return None
-    names = source.names
-    values, same, remember = [], [], []
-    for i, (a, t) in enumerate(zip(names, types)):
-        if isinstance(t, T.Array):
-            values.append(f"*{a}._flat")
-            same.append(f"{a}.__class__ is C{i} and {a}._flat is L{i}")
-            remember.append(f"L{i} = {a}._flat")
-            continue
-        same.append(f"{a} is L{i}")
-        remember.append(f"L{i} = {a}")
-        if t.kind == "b":
-            values.append(f"1 if {a} else 0")
-        elif t.kind == "u":
-            values.append(f"int({a}) & {(1 << (8 * t.dtype.itemsize)) - 1}")
-        elif t.kind == "c":
-            values += [f"{a}.real", f"{a}.imag"]
-        elif t.kind == "f" and t.dtype.itemsize == 2:
-            values.append(f"_half({a})")
-        else:
-            values.append(a)
     storage, pointers = loaded.launcher.new_buffer()
     params = ctypes.addressof(pointers) if loaded.launcher.params else None
     call, call_scope = loaded.launcher.native_call(grid, block, shared_bytes, stream, params)
-    launch = ["    backend.error_source = source"] if binary.can_fail else []
-    launch += [f"    err = {call}", "    if err:", "        failed(err)"]
-    remembered = ", ".join(f"L{i}" for i in range(len(names)))
-    lines = [f"def fast({source.params}):"]
-    if names:
-        lines += [f"    nonlocal {remembered}",
-                  f"    if {' and '.join(same)} and not more and rt.device is device:"]
-        lines += ["    " + line for line in launch] + ["        return"]
-    lines += [f"    if {source.mismatch}:", f"        {source.fallback}"]
-    if values:
-        lines += [f"    pack(storage, 0, {', '.join(values)})"]
-        lines += ["    " + line for line in remember]
-    lines += launch
-    if names:        # what it remembers lives in closure cells: storing them leaves globals be
-        lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
-                 + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
-    scope = dict(source.scope, **call_scope, pack=loaded.launcher.pack, storage=storage,
+    lines = ["backend.error_source = source"] if binary.can_fail else []
+    lines += [f"err = {call}", "if err:", "    failed(err)"]
+    plan, helpers = P.plan(types)
+    scope = dict(call_scope, **helpers, pack=loaded.launcher.pack, storage=storage,
                  pointers=pointers,
                  failed=loaded.launcher.native_failed(grid, block, shared_bytes, stream,
                                                       params),
-                 backend=backend, source=(binary, kernel.__name__),
-                 _half=lambda v: int(np.float16(v).view(np.uint16)),
-                 _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(source.scope["classes"])})
-    return build_launch(lines, scope, kernel.__name__)
-
-
-_NEVER = object()     # what a generated launch remembers before its first packing
+                 backend=backend, source=(binary, kernel.__name__))
+    return Native(lines, scope, plan)

@@ -20,11 +20,10 @@ CPU device shares:
 Loops with barriers, warp operations or grid syncs get no hint: LLVM's own rules for
 convergent code apply to them.
 """
-import dataclasses
-
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
+from ...ir.walk import walk
 from ...compiler.lltypes import I32
 
 FULL_TRIPS = 32          # constant trip counts up to this are fully unrolled ...
@@ -86,21 +85,11 @@ def body_size(stmts, seen=None):
     included: a rough measure of the LLVM instructions one iteration costs."""
     seen = set() if seen is None else seen
     total = 0
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (list, tuple)):
-            stack.extend(node)
-            continue
-        if not isinstance(node, (ir.Expr, ir.Stmt)):
-            continue
+    for node in walk(*stmts):
         total += 1
         if isinstance(node, ir.CallDevice) and id(node.function) not in seen:
             seen.add(id(node.function))
             total += body_size(node.function.body, seen)
-        for f in dataclasses.fields(node):
-            if f.name not in ("loc", "type", "function", "decl"):
-                stack.append(getattr(node, f.name))
     return total
 
 

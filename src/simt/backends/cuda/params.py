@@ -88,6 +88,31 @@ def values(t, value, pointer_of):
     return [int(value) & ((1 << (8 * t.dtype.itemsize)) - 1) if t.kind == "u" else int(value)]
 
 
+def plan(types):
+    """(plan, helpers) for runtime/binder.py: per parameter (arrays and scalars), None
+    for an array (its DeviceArray ``_flat`` tuple holds its values) or the expressions
+    of its flat values as ``values`` computes them, ``{a}`` standing for the argument."""
+    out = []
+    for t in types:
+        if isinstance(t, T.Array):
+            out.append(None)
+        elif t.kind == "b":
+            out.append(["1 if {a} else 0"])
+        elif t.kind == "u":
+            out.append([f"int({{a}}) & {(1 << (8 * t.dtype.itemsize)) - 1}"])
+        elif t.kind == "c":
+            out.append(["{a}.real", "{a}.imag"])
+        elif t.kind == "f" and t.dtype.itemsize == 2:
+            out.append(["_half({a})"])
+        else:
+            out.append(["{a}"])
+    return out, {"_half": _half}
+
+
+def _half(value):
+    return int(np.float16(value).view(np.uint16))
+
+
 def unflatten(b, t, args):
     """Rebuild the value of one parameter of type t from the iterator of LLVM args."""
     if _is_handle(t):

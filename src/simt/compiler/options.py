@@ -1,0 +1,68 @@
+"""The options a kernel is compiled with, as one frozen value.
+
+A compile reads its options only from a ``CompileOptions``; each kind of device has one
+default value of it (its Backend's ``compile_options``), and ``key()`` is what both
+caches (in memory and on disk) hash, so an option cannot change the code without
+changing the key.
+"""
+import dataclasses
+
+from ..errors import NotSupportedError
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """``boundscheck``: check every index against its dimension (an out-of-bounds
+    access raises IllegalAddressError): on by default on the CPU device, off on GPUs."""
+
+    boundscheck: bool = False
+
+    def key(self):
+        """The options as a string for cache keys: every field, by name (made once)."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+            object.__setattr__(self, "_key", key)      # frozen: fields only; this is a memo
+        return key
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
+
+# Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
+# -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
+NOT_BUILT = ("launch_bounds", "maxnreg", "fastmath", "lineinfo")
+
+
+def check_names(options, what):
+    """NotSupportedError for an option not built yet; TypeError naming the valid options
+    when ``options`` has others."""
+    planned = sorted(set(options) & set(NOT_BUILT))
+    if planned:
+        raise NotSupportedError(f"{what}: the option {', '.join(planned)} is not available "
+                                f"yet in simt; its options: {', '.join(FIELDS)}")
+    unknown = sorted(set(options) - set(FIELDS))
+    if unknown:
+        raise TypeError(f"{what} has no option {', '.join(unknown)}; its options: "
+                        f"{', '.join(FIELDS)}")
+
+
+def choose(defaults, device_options, kernel_options):
+    """The options of one compile: the device kind's ``defaults``, then the device's
+    settings (``set_device('cpu', boundscheck=False)``), then the kernel's own."""
+    chosen = {name: value for name, value in device_options.items() if name in FIELDS}
+    chosen.update(kernel_options)
+    return defaults.replace(**chosen)
+
+
+def refuse_checks(checks):
+    """Checked mode (races, barrier divergence, uninitialized reads) is not built yet:
+    asking for it is an error rather than a silent no-op."""
+    if checks:
+        raise NotSupportedError(
+            "checked mode (checks=True or SIMT_CHECKS=1) is not available yet: simt does "
+            "not detect races, barrier divergence or uninitialized reads. The 'cpu' device "
+            "already checks every index (boundscheck=True, its default); unset SIMT_CHECKS "
+            "and drop checks=True")

@@ -1,0 +1,58 @@
+"""Compilation as a list of named stages, each output kept.
+
+A compile runs the front end's stage (``typed_ir``: the Python function typed for its
+arguments) and then the stages its back end lists (CPU: ``inlined``, ``llvm_ir``,
+``optimized``, ``object``; CUDA: ``llvm_ir``, ``optimized``, ``ptx``). Every output
+lands in the binary's ``stages`` dict under its name, so ``kernel.inspect_llvm()`` and
+friends read what was made instead of compiling again, and ``SIMT_DUMP=1`` prints each
+stage as it is made. Compiled kernels are ``compiler/binary.Binary`` objects.
+"""
+import sys
+
+from ..config import config
+from ..errors import CompileError
+
+FRONT_STAGES = ("typed_ir",)
+
+
+def typed_ir(pyfunc, arg_types):
+    """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included)."""
+    try:
+        from .frontend import FrontEnd          # imported at first compile
+        from ..ir import verify
+        fn = FrontEnd(pyfunc, arg_types, is_kernel=True).build()
+    except CompileError as exc:
+        if config.debug:
+            raise
+        raise exc.with_traceback(None) from None     # the message says where
+    return verify.after("the front end", fn)
+
+
+def run(stages, value, name):
+    """Run ``stages`` ([(stage name, step)]) from ``value``; {stage name: output}."""
+    outputs = {}
+    for stage, step in stages:
+        value = step(value)
+        outputs[stage] = value
+        if config.dump:
+            dump(name, stage, value)
+    return outputs
+
+
+def text(stage, value):
+    """A stage's output as text: IR and assembly as they print, object code as a size."""
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes of object code>"
+    if stage in FRONT_STAGES or stage == "inlined":
+        return format_typed(value)
+    return str(value)
+
+
+def format_typed(fn):
+    """The typed IR of a kernel and its device functions as text (ir/printer.py)."""
+    from ..ir import printer
+    return printer.format_program(fn)
+
+
+def dump(name, stage, value):
+    print(f"# simt: {stage} of '{name}'\n{text(stage, value)}\n", file=sys.stderr)

@@ -1,0 +1,61 @@
+"""The one writer of launch functions.
+
+From a configuration's second launch on, ``kernel[...]`` hands out a function written
+here for one signature: it takes the arguments as a0, a1, ... (each with a default,
+and ``*more``), checks that there are as many as the signature has, of exactly the
+classes it was written for (a DeviceArray's class records its dtype, ndim and layout),
+and that the device is still current, else hands them to the full path (``slow``).
+The back end gives only its native call (``Native``, runtime/backend.py): the
+statements of one launch and, where it packs a parameter buffer, the launch plan
+saying how each parameter's flat values are written. Then the function remembers what it packed last (each
+array's ``_flat`` tuple, each scalar object; never the arrays, so no memory is held),
+and arguments that are those same objects again need no checks and no packing.
+(Defaults, one tuple compare of the classes and ``is`` tests are the cheapest checks
+Python has.)"""
+from .devices import _local
+
+
+def bind(name, classes, device, slow, native):
+    """The launch function of one signature (``classes``: the arguments' classes)."""
+    names = [f"a{i}" for i in range(len(classes))]
+    given = "".join(a + ", " for a in names)
+    checks = ["more", "rt.device is not device"]
+    if names:
+        checks.insert(1, f"{names[-1]} is _")
+        checks.append(f"({''.join(a + '.__class__, ' for a in names)}) != classes")
+    launch = ["    " + line.format(args=given) for line in native.lines]
+    lines = [f"def fast({', '.join([f'{a}=_' for a in names] + ['*more'])}):"]
+    packs = native.plan is not None
+    if packs and names:
+        same, values, remember = [], [], []
+        for i, (a, exprs) in enumerate(zip(names, native.plan)):
+            if exprs is None:
+                same.append(f"{a}.__class__ is C{i} and {a}._flat is L{i}")
+                values.append(f"*{a}._flat")
+                remember.append(f"L{i} = {a}._flat")
+            else:
+                same.append(f"{a} is L{i}")
+                values += [e.format(a=a) for e in exprs]
+                remember.append(f"L{i} = {a}")
+        remembered = ", ".join(f"L{i}" for i in range(len(names)))
+        lines += [f"    nonlocal {remembered}",
+                  f"    if {' and '.join(same)} and not more and rt.device is device:"]
+        lines += ["    " + line for line in launch] + ["        return"]
+    lines += [f"    if {' or '.join(checks)}:",
+              f"        return slow(*[a for a in ({given}*more,) if a is not _])"]
+    if packs and names:
+        if values:
+            lines.append(f"    pack(storage, 0, {', '.join(values)})")
+        lines += ["    " + line for line in remember]
+    lines += launch
+    if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be
+        lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
+                 + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
+    scope = dict(native.scope, rt=_local, device=device, slow=slow, classes=tuple(classes),
+                 _=_MISSING, _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(classes)})
+    exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
+    return scope["fast"]
+
+
+_MISSING = object()      # the default of a launch function's parameters
+_NEVER = object()        # what a launch function remembers before its first packing

@@ -1,0 +1,237 @@
+"""Kernels and device functions as users declare them, and how a kernel gets compiled:
+per argument types, device and options, in memory and on disk (cache.py), through
+the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
+import logging
+import time
+
+from ..compiler import options as compile_options
+from ..config import config
+from ..errors import InvalidConfiguration, NotSupportedError
+from ..ir import types as T
+from ..lazy import lazy_module
+from .devices import backend_class, get_device
+from .launch import Launch, arg_type, check_config, dim3_tuple
+
+pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
+cache = lazy_module("simt.runtime.cache")
+
+log = logging.getLogger("simt")
+
+
+class DeviceFunction:
+    """A ``@simt.device`` function: callable from kernels and device functions."""
+
+    _simt_device = True
+
+    def __init__(self, pyfunc):
+        self.pyfunc = pyfunc
+        self.ir_cache = {}
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+
+    def __call__(self, *args):
+        raise RuntimeError(f"device function '{self.__name__}' can only be called from kernels "
+                           "(or run the kernel on the 'sim' device to step through it)")
+
+
+def device(fn=None, **options):
+    """Decorator: ``@simt.device`` marks a __device__ function."""
+    if fn is None or isinstance(fn, str):
+        return lambda f: DeviceFunction(f)
+    return DeviceFunction(fn)
+
+
+class Kernel:
+    """A ``@simt.kernel``: launched as ``kernel[grid, block, shared, stream](*args)``.
+
+    ``options`` are CompileOptions fields (``boundscheck``); they override the
+    device's settings and defaults for this kernel."""
+
+    _simt_kernel = True
+
+    def __init__(self, pyfunc, signature=None, cache=True, **options):
+        compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
+        self.pyfunc = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+        self.use_disk_cache = cache
+        self.options = options
+        self.compiled = {}        # (device name, argument types, options key) -> loaded kernel
+        self.foreign = {}         # (argument types, arch, options key) -> CudaBinary (inspect_ptx)
+        self.ir_cache = {}
+        self.chosen_options = {}  # (device kind, device settings) -> CompileOptions
+        self.launches = {}        # launch configuration -> its Launch (fast paths live there)
+        if signature is not None:
+            self.compile(signature)
+
+    def __getitem__(self, config):
+        try:
+            return self.launches[config].call
+        except (KeyError, TypeError):     # new, or an unhashable part (a list): no reuse
+            launches = self.launches
+            if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+                raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
+                                           "kernel[grid, block, shared_bytes] or "
+                                           "kernel[grid, block, shared_bytes, stream]")
+            launch = Launch(self, *config)
+            if len(launches) >= 64:
+                launches.clear()
+            try:
+                launches[config] = launch
+            except TypeError:
+                pass
+        return launch.call
+
+    def __call__(self, *args):
+        raise InvalidConfiguration(f"kernel '{self.__name__}' needs a launch configuration: "
+                                   f"{self.__name__}[blocks, threads](...)")
+
+    def launch_cooperative(self, grid, block, args, shared_bytes=0, stream=None):
+        """cudaLaunchCooperativeKernel: every block resident at once, so that
+        ``cg.this_grid().sync()`` works; a grid too large for that raises
+        InvalidConfiguration (CUDA's cudaErrorCooperativeLaunchTooLarge)."""
+        device = get_device()
+        grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
+        args = tuple(args)
+        loaded = self.binary_for([arg_type(a) for a in args], device)
+        check_config(self.__name__, device, grid, block, int(shared_bytes),
+                     loaded.binary.shared_static_bytes)
+        device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,
+                                       args)
+
+    # ------------------------------------------------------------ compiling
+    def typed_ir(self, arg_types):
+        key = tuple(arg_types)
+        fn = self.ir_cache.get(key)
+        if fn is None:
+            fn = self.ir_cache[key] = pipeline.typed_ir(self.pyfunc, key)
+        return fn
+
+    def options_for(self, kind, device_options=None):
+        """The CompileOptions of a compile for a device of ``kind`` (worked out once per
+        kind and device settings: binary_for asks at every call)."""
+        key = (kind, tuple(sorted((device_options or {}).items())))
+        options = self.chosen_options.get(key)
+        if options is None:
+            options = self.chosen_options[key] = compile_options.choose(
+                backend_class(kind).compile_options, device_options or {}, self.options)
+        return options
+
+    def binary_for(self, arg_types, device):
+        """The loaded kernel for these argument types on this device (compiled once)."""
+        options = self.options_for(device.kind, device.options)
+        key = (device.name, tuple(arg_types), options.key())
+        loaded = self.compiled.get(key)
+        if loaded is None:
+            loaded = self.compiled[key] = self._load(arg_types, device, options)
+        return loaded
+
+    def _load(self, arg_types, device, options):
+        backend = device.backend
+        lookup = None
+        if self.use_disk_cache and config.cache:
+            started = time.perf_counter()
+            lookup = cache.lookup_key(self.pyfunc, arg_types, options, backend.target_id())
+            found = cache.load(self.__name__, self.pyfunc, lookup)
+            if found is not None:
+                loaded = backend.load_binary(found[0])
+                log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
+                          (time.perf_counter() - started) * 1e3)
+                return loaded
+        binary, deps = self._compile(arg_types, options, backend.compile)
+        log.debug("%s: compiled in %.1f ms", self.__name__, binary.compile_seconds * 1e3)
+        if lookup is not None:
+            cache.store(self.__name__, lookup, deps, binary)
+        return backend.load_binary(binary)
+
+    def _compile(self, arg_types, options, compile_fn):
+        """(binary, dependencies): the typed IR stage, then the back end's stages
+        (``compile_fn(typed_ir, options)``); the binary keeps every stage."""
+        fn = self.typed_ir(arg_types)
+        if config.dump:
+            pipeline.dump(self.__name__, "typed_ir", fn)
+        binary = compile_fn(fn, options)
+        binary.stages = {"typed_ir": fn, **binary.stages}
+        return binary, cache.dependencies(fn)
+
+    def compile(self, signature, device=None):
+        """Compile eagerly for a signature string ("void(float32[:], int32)") or types."""
+        return self.binary_for(_types(signature), device or get_device())
+
+    def llvm_ir(self, signature):
+        """The LLVM IR simt generated for a signature (kept from its compile)."""
+        return self.compile(signature).binary.stages["llvm_ir"]
+
+    def ptx(self, signature, arch=None):
+        """The PTX for a signature: the current GPU's, or, on another device, made for
+        ``arch`` (default sm_90) by the CUDA back end, which needs no GPU."""
+        return self._ptx_binary(_types(signature), arch).stages["ptx"]
+
+    def resources(self, signature):
+        """Registers, shared and local memory per thread of the compiled kernel."""
+        return get_device().backend.resources(self.compile(signature))
+
+    # ------------------------------------------------------------ inspecting the stages
+    def inspect_types(self, sig=None):
+        """The typed IR as text. With ``sig=None``, of every signature compiled so far
+        on the current device: one gives its text, several a dict {argument types: text}."""
+        return self._each(sig, lambda types: pipeline.format_typed(self.typed_ir(types)))
+
+    def inspect_llvm(self, sig=None):
+        """The LLVM IR simt generated (before optimization); ``sig`` as inspect_types."""
+        return self._each(sig, lambda types: self.compile(types).binary.stages["llvm_ir"])
+
+    def inspect_ptx(self, sig=None, arch=None):
+        """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
+        sm_90) without a GPU. ``sig`` as inspect_types."""
+        return self._each(sig, lambda types: self._ptx_binary(types, arch).stages["ptx"])
+
+    def inspect_sass(self, sig=None):
+        """The GPU's machine code (SASS), through CUDA's ptxas and nvdisasm or cuobjdump;
+        NotSupportedError on devices other than GPUs."""
+        backend = get_device().backend
+        return self._each(sig, lambda types: backend.sass(self.compile(types).binary))
+
+    def _ptx_binary(self, types, arch):
+        device = get_device()
+        if device.kind == "cuda":
+            binary = self.compile(types, device).binary
+            if arch in (None, binary.arch):
+                return binary
+        arch = arch or "sm_90"
+        options = self.options_for("cuda")
+        key = (tuple(types), arch, options.key())
+        binary = self.foreign.get(key)
+        if binary is None:
+            cuda = backend_class("cuda")         # no GPU needed: see its compile_for
+            binary = self.foreign[key] = self._compile(
+                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch))[0]
+        return binary
+
+    def _each(self, sig, text_of):
+        if sig is not None:
+            return text_of(_types(sig))
+        device = get_device()
+        options = self.options_for(device.kind, device.options).key()
+        seen = [types for name, types, key in self.compiled
+                if name == device.name and key == options]
+        if not seen:
+            raise ValueError(f"kernel '{self.__name__}' has not been compiled on "
+                             f"{device.name} yet: pass a signature, e.g. "
+                             f"\"void(float32[:], int32)\"")
+        if len(seen) == 1:
+            return text_of(seen[0])
+        return {types: text_of(types) for types in seen}
+
+
+def _types(signature):
+    return tuple(T.parse_signature(signature) if isinstance(signature, str) else signature)
+
+
+def kernel(fn=None, *, cache=True, **options):
+    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``."""
+    if fn is None:
+        return lambda f: Kernel(f, cache=cache, **options)
+    if isinstance(fn, str):
+        return lambda f: Kernel(f, signature=fn, cache=cache, **options)
+    return Kernel(fn, cache=cache, **options)
