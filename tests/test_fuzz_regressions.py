@@ -11,7 +11,8 @@ import simt
 FULL = 0xFFFFFFFF
 
 
-# seed 104 (and 17 more of seeds 100-299): a vote as an if condition takes the wrong branch
+# seed 104 (and 17 more of seeds 100-299): a vote as an if condition took the wrong branch
+# (issue 12, fixed on main by branch warpfix)
 @simt.kernel
 def vote_as_condition(a, out):
     i = simt.grid(1)
@@ -21,8 +22,6 @@ def vote_as_condition(a, out):
         out[i] = 2
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: a warp vote used directly as an if "
-                   "condition is miscompiled (assigning it to a variable first works)")
 def test_vote_as_if_condition(device):
     rng = np.random.default_rng(0)
     for _ in range(10):                  # on the CPU the wrong lanes vary from run to run
@@ -67,7 +66,8 @@ def test_int64_uint64_compare_exactly(device):
     np.testing.assert_array_equal(out, a >= b)
 
 
-# seed 0: match_all_sync in a partial warp names lanes that do not exist
+# seed 0: match_all_sync in a partial warp named lanes that do not exist (issue 12, fixed on
+# main by branch warpfix)
 @simt.kernel
 def match_all_partial(out, pred):
     i = simt.grid(1)
@@ -76,8 +76,6 @@ def match_all_partial(out, pred):
     pred[i] = same
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: match_all_sync in a block of 17 threads "
-                   "returns 0xFFFFFFFF; the GPU returns only the lanes that exist (0x1FFFF)")
 def test_match_all_in_a_partial_warp(device):
     out, pred = np.zeros(17, np.uint32), np.zeros(17, np.int32)
     match_all_partial[1, 17](out, pred)

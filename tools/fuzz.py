@@ -19,7 +19,7 @@ from fuzz_gen import FEATURES      # noqa: E402
 
 # Features whose kernels hit a known, unfixed bug (each has an xfail test in
 # tests/test_fuzz_regressions.py); --without-known leaves them out.
-KNOWN_BUGS = ("voteif", "cmp64", "matchall")
+KNOWN_BUGS = ("cmp64",)
 
 
 def reduce_failures(outcomes, device, out):
