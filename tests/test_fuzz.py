@@ -60,3 +60,19 @@ def test_reducer_keeps_the_failure_and_shrinks(device, tmp_path, monkeypatch):
     small, _ = reduce(failing, device, str(tmp_path), budget=25)
     assert check(small, device, str(tmp_path)).kind == "mismatch"
     assert len(small.source()) < len(failing.source())
+
+
+@pytest.mark.parametrize("seed", range(0, 50, 2))
+def test_generated_kernel_makes_ptx(seed, tmp_path):
+    # the CUDA backend's side of the fixed seeds, on machines without a GPU
+    import numpy as np
+    from fuzz_check import load_kernel
+    from simt.backends.cuda.compile import compile_kernel
+    from simt.compiler.options import CompileOptions
+    from simt.ir import types as T
+    program = generate(seed, KNOWN_BUGS)
+    args = [f"{np.asarray(v).dtype.name}[::1]" if isinstance(v, np.ndarray)
+            else np.asarray(v).dtype.name for v in program.values]
+    kernel = load_kernel(program, str(tmp_path))
+    typed = kernel.typed_ir(T.parse_signature(f"void({', '.join(args)})"))
+    assert ".entry" in compile_kernel(typed, CompileOptions(), "sm_90").ptx
