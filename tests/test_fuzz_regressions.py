@@ -119,3 +119,22 @@ def test_int_power(device, dtype):
     out = np.zeros(6, dtype)
     int_power[1, 6](a, e, out)
     np.testing.assert_array_equal(out, a ** e)
+
+
+# seed 73: `v11, v8 = v8, v11` assigned one name after the other (v8 got v8 back); Python
+# evaluates the whole right side first
+@simt.kernel
+def swap(a, b, out):
+    i = simt.grid(1)
+    x = a[i]
+    y = b[i]
+    x, y = y, x
+    out[0, i] = x
+    out[1, i] = y
+
+
+def test_tuple_assignment_swaps(device):
+    a, b = np.arange(4, dtype=np.float64), np.arange(10, 14, dtype=np.float64)
+    out = np.zeros((2, 4))
+    swap[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, np.stack([b, a]))

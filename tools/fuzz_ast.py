@@ -249,16 +249,23 @@ class Program:
                 f"launch [{self.blocks}, {self.block}]",
                 "import math", "", "import numpy as np", "", "import simt",
                 "from simt import blockDim, blockIdx, threadIdx", "", ""]
-        kernel = "\n".join(render_block(self.body, 4))
-        for fname, fparams, fbody, ret in self.functions:
-            if fname + "(" not in kernel:
-                continue            # a reduced program may no longer call it
+        for fname, fparams, fbody, ret in self.called():
             head += ["@simt.device", f"def {fname}({', '.join(p for p, _ in fparams)}):"]
             head += render_block(fbody, 4) if fbody else []
             head += [f"    return {render_expr(ret)}", "", ""]
         head += ["@simt.kernel", f"def {name}({args}):",
                 ] + self.indices()
         return "\n".join(head + render_block(self.body, 4)) + "\n"
+
+    def called(self):
+        """The device functions the kernel reaches (a reduced program may drop some calls);
+        a function only calls ones made before it."""
+        text, keep = "\n".join(render_block(self.body, 4)), []
+        for function in reversed(self.functions):
+            if function[0] + "(" in text:
+                keep.insert(0, function)
+                text += "\n".join(render_block(function[2], 4)) + render_expr(function[3])
+        return keep
 
     @property
     def block(self):

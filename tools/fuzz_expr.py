@@ -154,7 +154,7 @@ class ExprGenerator:
         for _ in range(20):
             makers = [self.binary] * 6 + [self.unary, self.cast, self.math, self.minmax,
                                           self.select, self.compare]
-            if "call" in self.features and not self.in_function:
+            if "call" in self.features and (self.functions or not self.in_function):
                 makers.append(self.call)
             make = self.rng.choice(makers)
             e = make(depth)
@@ -337,8 +337,10 @@ class ExprGenerator:
         return Expr("sel", (self.condition(depth + 1), a, b), a.dtype, a.flags | b.flags)
 
     def call(self, depth):
-        """A call of a device function (made here, or one made before)."""
-        if len(self.functions) < 2 and (not self.functions or self.rng.random() < 0.5):
+        """A call of a device function (made here, or one made before; inside a function,
+        only one made before it, so calls nest and never recurse)."""
+        fresh = not self.functions or self.rng.random() < 0.5
+        if not self.in_function and len(self.functions) < 3 and fresh:
             self.functions.append(self.function())
         name, params, body, ret = self.rng.choice(self.functions)
         args = []
