@@ -27,7 +27,8 @@ class Generator(ExprGenerator):
         self.loop_depth = 0
         self.returned = False
         self.no_return = False
-        self.weak_vars = set()
+        self.weak_vars = set()                   # assigned a literal first (stmt_weak)
+        self.readonly = {"tid", "gid", "lane"}   # and the scalar parameters, loop variables
         self.shape = (self.threads,)
         if "shape2d" in features and self.rng.random() < 0.3:
             pairs = [(x, self.threads // x) for x in range(1, self.threads + 1)
@@ -327,7 +328,6 @@ def generate(seed, without=()):
     """The program for ``seed``: the same seed gives the same kernel and the same data.
     ``without``: statement kinds (FEATURES) to leave out."""
     g = Generator(seed, FEATURES - set(without))
-    g.readonly = {"tid", "gid", "lane"}
     for _ in range(g.rng.randint(2, 4)):
         dtname = g.rng.choice(DTYPES)
         g.param("in", dtname, g.values_of(dtname, g.n))
