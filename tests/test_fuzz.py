@@ -37,7 +37,8 @@ def test_fixed_seeds_cover_every_feature():
     for construct in ("syncthreads()", "syncthreads_", "shfl_sync", "shfl_up_sync",
                       "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "any_sync", "all_sync",
                       "match_any_sync", "match_all_sync", "activemask", "reduce_", "atomic.",
-                      "atomic.cas", "atomic.inc", "simt.shared.array", "simt.local.array",
+                      "atomic.cas", "atomic.inc", "simt.shared.array", "simt.shared.dynamic",
+                      "simt.local.array",
                       "@simt.device", "while ", "for ", "elif ", "break", "continue", "return",
                       " and ", "+=", "//", "<<", "np.uint64", "np.int8", "np.float32", "math.",
                       "threadIdx.y", "laneid()"):

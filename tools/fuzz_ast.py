@@ -166,7 +166,9 @@ def _local(s, pad, ind):
 
 def _shared(s, pad, ind):
     _, arr, dtname, size, value, offset, var = s
-    return [f"{pad}{arr} = simt.shared.array({size}, np.{np_name(dtname)})",
+    make = (f"simt.shared.dynamic(np.{np_name(dtname)})" if s[0] == "dshared" else
+            f"simt.shared.array({size}, np.{np_name(dtname)})")
+    return [f"{pad}{arr} = {make}",
             f"{pad}{arr}[tid] = {render_expr(value)}",
             f"{pad}simt.syncthreads()",
             f"{pad}{var} = {arr}[(tid + {offset}) % {size}]",
@@ -214,9 +216,9 @@ def _satomic(s, pad, ind):
 RENDER = {
     "assign": _assign, "weak": _weak, "seq": _seq, "aug": _aug, "store": _store, "if": _if,
     "for": _for, "tuple": _tuple, "while": _while, "break": _jump, "continue": _jump,
-    "return": _return, "own": _own, "local": _local, "shared": _shared, "uloop": _uloop,
-    "synccount": _synccount, "warp": _warp, "voteif": _voteif, "atomic": _atomic,
-    "satomic": _satomic}
+    "return": _return, "own": _own, "local": _local, "shared": _shared, "dshared": _shared,
+    "uloop": _uloop, "synccount": _synccount, "warp": _warp, "voteif": _voteif,
+    "atomic": _atomic, "satomic": _satomic}
 
 
 def render_stmt(s, ind):
@@ -232,6 +234,7 @@ class Program:
 
     shape = None          # the block's shape when 2-D (threads = x * y)
     laneid = False        # lane from simt.laneid() rather than tid % 32
+    shared_bytes = 0      # the launch's dynamic shared memory
 
     def __init__(self, seed, blocks, threads, params, values, body, exact, functions=()):
         self.seed, self.blocks, self.threads = seed, blocks, threads

@@ -71,7 +71,7 @@ def check(program, device, folder):
     try:
         kernel = load_kernel(program, folder)
         with simt.use_device(device):
-            kernel[program.blocks, program.block](*args)
+            kernel[program.blocks, program.block, program.shared_bytes](*args)
             simt.synchronize()
     except Exception:
         return Outcome(program, "error", traceback.format_exc(limit=4))

@@ -235,7 +235,9 @@ class Generator(ExprGenerator):
         var = self.fresh("v")
         self.declare(var, dtype, value.flags)
         offset = self.rng.choice([0, 1, 5, self.threads - 1, self.rng.randrange(self.threads)])
-        return ("shared", self.fresh("sh"), dtype.name, self.threads, value, offset, var)
+        # dynamic shared memory: every such array is the same bytes, safe between barriers
+        tag = "dshared" if "dynamic" in self.features and self.rng.random() < 0.3 else "shared"
+        return (tag, self.fresh("sh"), dtype.name, self.threads, value, offset, var)
 
     def stmt_synccount(self, depth):
         stmt = ("synccount", self.rng.choice(["count", "and", "or"]), self.fresh("v"),
@@ -320,7 +322,7 @@ class Generator(ExprGenerator):
 
 
 COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic", "uloop"}
-FEATURES = frozenset({"uloop", "weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+FEATURES = frozenset({"dynamic", "uloop", "weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
                       "if", "for", "while", "jump"})
 
 
@@ -346,4 +348,6 @@ def generate(seed, without=()):
         body.append(g.stmt_store(0))
     program = Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact, g.functions)
     program.shape, program.laneid = g.shape, g.rng.random() < 0.3
+    if "simt.shared.dynamic" in program.source():
+        program.shared_bytes = 8 * g.threads
     return program

@@ -347,7 +347,7 @@ def warp_results(kind, args, threads, arrays):
 def run_collective(s, threads, arrays, mags):
     """One top-level collective statement for every thread of a block; False if not one."""
     tag = s[0]
-    if tag == "shared":
+    if tag in ("shared", "dshared"):
         _, arr, dtname, size, value, offset, var = s
         slots = [apply_cast(dtname, evaluate(value, th, arrays)[0]) for th in threads]
         smag = [evaluate(value, th, arrays)[1] for th in threads]
