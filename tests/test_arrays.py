@@ -134,12 +134,14 @@ def test_copy_from_device_array_and_copy(device, rng):
     np.testing.assert_array_equal(strided.copy_to_host(), host)
 
 
-def test_copy_from_broadcasts_and_casts(device):
+def test_copy_from_broadcasts_and_converts_python_values(device):
     d = zeros((3, 4), np.float64)
-    d.copy_from(np.arange(4, dtype=np.int32))
+    d.copy_from(np.arange(4, dtype=np.float64))
     np.testing.assert_array_equal(d.copy_to_host(), np.broadcast_to(np.arange(4.0), (3, 4)))
     d.copy_from(2.5)
     assert (d.copy_to_host() == 2.5).all()
+    d.copy_from([1, 2, 3, 4])                   # Python values convert, as in NumPy assignment
+    np.testing.assert_array_equal(d.copy_to_host()[0], [1.0, 2.0, 3.0, 4.0])
 
 
 def test_copy_errors(device):

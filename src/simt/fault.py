@@ -21,6 +21,7 @@ CODE, LINE = 0, 1
 OUT_OF_BOUNDS = 1
 ASSERT = 2
 NOT_COOPERATIVE = 3
+INTERRUPTED = 4          # Ctrl-C stopped the launch (CPU device: backends/cpu/interrupt.py)
 
 MESSAGE_BASE = 1000
 
@@ -60,6 +61,9 @@ def decode(record, binary, kernel_name):
         return LaunchError(f"grid.sync() {place} at {where}\n  needs a cooperative "
                            f"launch: {kernel_name}.launch_cooperative(grid, block, args)",
                            **common)
+    if code == INTERRUPTED:
+        return LaunchError(f"kernel '{kernel_name}' was interrupted (SIGINT): its results "
+                           f"are incomplete\n  it was in the loop at {where}", **common)
     return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
 
 

@@ -143,6 +143,7 @@ class FunctionEmitter:
         head, body, done = (self.new_block(n) for n in ("while", "while_body", "while_end"))
         self.builder.branch(head)
         self.builder.position_at_end(head)
+        self.target.loop_poll(self, s)
         self.builder.cbranch(self.expr(s.cond), body, done)
         self.builder.position_at_end(body)
         self.loops.append(LoopTarget(done, head))
@@ -170,6 +171,7 @@ class FunctionEmitter:
         if not self.terminated():
             self.builder.branch(latch)
         self.builder.position_at_end(latch)
+        self.target.loop_poll(self, s)
         it = self.builder.load(counter, typ=start.type)
         # nsw on signed counters, as CUDA C's `int` loops: without it LLVM cannot count the
         # trips, so it neither unrolls nor widens the loop (a range whose counter would pass

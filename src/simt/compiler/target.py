@@ -211,6 +211,10 @@ class Target:
     def loop_hint(self, em, stmt, back_edge, start, stop, step):
         """Metadata for the back edge of range loop ``stmt`` (unrolling): none by default."""
 
+    def loop_poll(self, em, stmt):
+        """Code run once per trip of loop ``stmt`` that may stop the launch (Ctrl-C on
+        the CPU device): none by default."""
+
     def emit_barrier(self, em, stmt):
         raise self._missing("emit_barrier")
 

@@ -16,10 +16,22 @@ def _shape_dtype(fc, args, kwargs, loc, what):
     return tuple(int(n) for n in shape), dtype
 
 
+LOCAL_MEMORY_LIMIT = 512 * 1024   # bytes of local memory a thread may have (CUDA's limit)
+
+
+def local_bytes(decl):
+    """The bytes of one declared array."""
+    return int(np.prod(decl.shape)) * np.dtype(decl.dtype).itemsize
+
+
 def _array_builder(space):
     def build(fc, args, kwargs, loc):
         shape, dtype = _shape_dtype(fc, args, kwargs, loc, f"a {space} array")
         decl = ir.MemoryDecl(fc.pending_name(), space, shape, dtype)
+        if space == "local" and local_bytes(decl) > LOCAL_MEMORY_LIMIT:
+            fc.fail(loc, f"this simt.local.array takes {local_bytes(decl)} bytes per thread; "
+                    f"CUDA allows {LOCAL_MEMORY_LIMIT // 1024} KB of local memory per thread",
+                    "use a global array (one slice per thread) or shared memory")
         return ir.ArrayRef(decl.type, loc, decl)
     return build
 
@@ -79,6 +91,10 @@ class _Symbol:
 
     def copy_from(self, host_array, stream=None):
         """cudaMemcpyToSymbol: new contents on every device that holds the symbol."""
+        if hasattr(host_array, "dtype") and np.dtype(host_array.dtype) != self.dtype:
+            raise TypeError(f"copy_from: cannot copy {host_array.dtype} data into a "
+                            f"{self.dtype} symbol; copies do not convert. Convert first: "
+                            f".astype(np.{self.dtype})")
         values = np.asarray(host_array, dtype=self.dtype)
         if values.shape != self.shape:
             raise ValueError(f"copy_from: expected shape {self.shape}, got {values.shape}")

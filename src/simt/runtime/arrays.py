@@ -273,6 +273,8 @@ class DeviceArray:
     def copy_to_host(self, out=None, stream=None):
         """Copy to a NumPy array (``out`` if given, else a new one of the same layout order); cudaMemcpy D2H."""
         backend = self.device.backend
+        if out is not None:
+            _check_destination(out, self.shape, self.dtype, "copy_to_host")
         order = self._contiguous_order()
         if order is not None and (out is None or _same_layout(out, self)):
             host = out if out is not None else np.empty(self.shape, self.dtype, order=order)
@@ -282,8 +284,6 @@ class DeviceArray:
         host = self._strided_to_host(backend, stream)
         if out is None:
             return host
-        if out.shape != self.shape:
-            raise ValueError(f"out has shape {out.shape}, the device array {self.shape}")
         out[...] = host
         return out
 
@@ -305,11 +305,7 @@ class DeviceArray:
         if isinstance(source, DeviceArray):
             source.copy_to_device(self, stream=stream)
             return self
-        host = np.asarray(source)
-        if host.dtype != self.dtype:
-            if not np.can_cast(host.dtype, self.dtype, casting="same_kind"):
-                raise TypeError(f"cannot copy {host.dtype} data into a {self.dtype} device array")
-            host = host.astype(self.dtype)
+        host = _same_dtype(source, self.dtype, "copy_from")
         if host.shape != self.shape:
             try:
                 host = np.broadcast_to(host, self.shape)
@@ -397,6 +393,33 @@ class DeviceArray:
 def _as_bytes(host):
     """The bytes of a contiguous NumPy array (C or F order) as a flat uint8 view."""
     return host.ravel(order="K").view(np.uint8)
+
+
+def _check_destination(out, shape, dtype, what):
+    """A copy writes ``out`` as it is: a writeable NumPy array of this shape and dtype."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{what}: out must be a NumPy array, got {type(out).__name__}")
+    if not out.flags.writeable:
+        raise ValueError(f"{what}: out is a read-only array (writeable=False); a copy never "
+                         "writes read-only memory. Pass a writeable array, e.g. np.empty_like(out)")
+    if out.dtype != dtype:
+        raise TypeError(f"{what}: out holds {out.dtype}, the device array {dtype}; copies do "
+                        f"not convert. Pass an out of dtype {dtype}, then convert with .astype()")
+    if out.shape != shape:
+        raise ValueError(f"{what}: out has shape {out.shape}, the device array {shape}")
+
+
+def _same_dtype(source, dtype, what):
+    """``source`` as a NumPy array of ``dtype``: an array (anything with a dtype) must have
+    it already, as copies do not convert; Python scalars and lists convert as NumPy's
+    assignment does."""
+    if hasattr(source, "dtype"):
+        host = np.asarray(source)
+        if host.dtype != dtype:
+            raise TypeError(f"{what}: cannot copy {host.dtype} data into a {dtype} device "
+                            f"array; copies do not convert. Convert first: .astype(np.{dtype})")
+        return host
+    return np.asarray(source, dtype=dtype)
 
 
 def _all_ints(key):

@@ -11,10 +11,12 @@ runtime asks about a capability, not about a device's kind.
 Pointers are plain ints (device addresses; host addresses on the CPU device).
 """
 
+import contextlib
 import dataclasses
+import threading
 
 from simt.compiler.options import CompileOptions
-from simt.errors import NotSupportedError
+from simt.errors import CudaError, NotSupportedError
 
 
 class Allocation:
@@ -28,9 +30,12 @@ class Allocation:
 
     def __del__(self):
         backend = getattr(self, "backend", None)
-        if backend is not None and self.keepalive is None:
+        if backend is not None:
             try:
-                backend.free(self.ptr)
+                if self.keepalive is None:
+                    backend.free(self.ptr)
+                else:
+                    backend.release(self.keepalive)
             except Exception:
                 pass
 
@@ -158,7 +163,12 @@ class Backend:
         raise self.unsupported("device memory")
 
     def free(self, ptr):
+        """Free memory from ``alloc``, once the queued work that uses it is done (cudaFree)."""
         raise self.unsupported("device memory")
+
+    def release(self, owner):
+        """An Allocation over memory that ``owner`` keeps alive died: keep ``owner`` until the
+        queued work that may use that memory is done. Default: nothing queues work."""
 
     def alloc_pinned(self, nbytes):
         """Page-locked host memory as a uint8 NumPy array."""
@@ -255,3 +265,34 @@ class Backend:
     def surface_object(self, surface):
         """The device object of a runtime Surface (what kernels get)."""
         raise self.unsupported("surfaces")
+
+
+# -- stream host functions: CUDA forbids CUDA calls in them -------------------------
+
+class _HostFunction(threading.local):
+    running = False        # this thread is in a stream host function
+
+
+_host_function = _HostFunction()
+
+
+@contextlib.contextmanager
+def running_host_function():
+    """Mark the calling thread as running a stream host function (backends wrap each one)."""
+    outer = _host_function.running
+    _host_function.running = True
+    try:
+        yield
+    finally:
+        _host_function.running = outer
+
+
+def refuse_in_host_function(what):
+    """CUDA forbids CUDA calls in a host function (cudaErrorNotPermitted): a launch or a
+    synchronize there waits for the stream that waits for the host function, a deadlock.
+    Backends call this before such work; it raises inside a host function."""
+    if _host_function.running:
+        raise CudaError(f"{what} inside a stream host function (launch_host_func): CUDA "
+                        "forbids simt calls there (cudaErrorNotPermitted), as they wait for "
+                        "the stream that waits for the host function. Do the work after the "
+                        "stream's synchronize, or signal a host thread from the function")

@@ -10,7 +10,7 @@ from ..errors import InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
 from .devices import backend_class, get_device
-from .launch import Launch, arg_type, check_config, dim3_tuple
+from .launch import Launch, access, arg_type, check_config, dim3_tuple
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
@@ -93,7 +93,9 @@ class Kernel:
         device = get_device()
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         args = tuple(args)
-        loaded = self.binary_for([arg_type(a) for a in args], device)
+        types = [arg_type(a) for a in args]
+        loaded = self.binary_for(types, device)
+        access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, int(shared_bytes),
                      loaded.binary.shared_static_bytes)
         device.backend.run_cooperative(self, loaded, grid, block, int(shared_bytes), stream,

@@ -10,6 +10,7 @@ from .streams import stream_handle
 from ..lazy import lazy_module
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
+access = lazy_module("simt.runtime.access")         # loaded at a first launch
 
 
 def dim3_tuple(value, what):
@@ -119,6 +120,7 @@ class Launch:
         except TypeError as exc:
             raise TypeError(f"kernel '{kernel.__name__}': {exc}") from None
         loaded = kernel.binary_for(types, device)
+        access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes)
         stream = self.stream

@@ -51,8 +51,9 @@ class Stream:
 
     def launch_host_func(self, fn, *args):
         """Run ``fn(*args)`` on the host once earlier work in the stream is done
-        (cudaLaunchHostFunc). ``fn`` must not call simt; an exception it raises
-        comes back at the next synchronize."""
+        (cudaLaunchHostFunc). ``fn`` must not call simt (launches, copies and
+        synchronizing calls raise CudaError there, as CUDA forbids them); an exception
+        it raises comes back at the stream's next synchronize."""
         if not callable(fn):
             raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
         self.impl.launch_host_func(fn, *args)

@@ -135,5 +135,5 @@ def launch_cooperative(backend, kernel, loaded, grid, block, shared_bytes, args,
     finally:
         del _barriers[key]
     if err[0]:
-        backend.record_error(backend._error(binary, err, kernel.__name__))
+        backend.record_error(fault.decode(err, binary, kernel.__name__))
     del keep

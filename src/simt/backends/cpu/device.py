@@ -1,10 +1,12 @@
 """The CPU device: runs compiled kernels over the grid with a pool of worker
 threads (ctypes releases the GIL, so blocks really run in parallel).
 
-Launch errors are kept and raised at the next synchronizing call, as CUDA
-reports them; unlike a GPU, the device stays usable afterwards."""
+Launch errors are kept and raised at the next synchronizing call of the thread that
+launched the work (or of its stream: streams.Faults), as CUDA reports them; unlike a
+GPU, the device stays usable afterwards."""
 import ctypes
 import itertools
+import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -14,11 +16,11 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
-from ...runtime.backend import Native
+from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import streams, texmem
+from . import interrupt, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -33,6 +35,7 @@ class CpuKernel:
         self.loaded = LoadedObject(binary.object_code)
         self.entry = KERNEL_FN(self.loaded.address(binary.symbol))
         self.packer = ArgPacker(binary.params, len(binary.symbols))
+        interrupt.install()            # its loops poll the flag that Ctrl-C sets
 
 
 class _Arena(threading.local):
@@ -53,13 +56,19 @@ class CpuBackend(CpuMemory):
 
     def __init__(self, index=0):
         super().__init__(index)
-        self.pending = None
-        self.lock = threading.Lock()
+        self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
         self.workers = streams.worker_set()
-        self.callback_errors = []           # exceptions of host functions, raised at sync
         self.default = streams.CpuDefaultStream(self)
+        _after_fork_in_child(self)
+
+    def _after_fork(self):
+        """In a forked child: no thread of the parent survived, so start over without them."""
+        self.faults = streams.Faults()
+        self.pool = None
+        for worker in list(self.workers):
+            worker.after_fork()
 
     @classmethod
     def default_options(cls):
@@ -69,31 +78,30 @@ class CpuBackend(CpuMemory):
 
     def _workers(self):
         if self.pool is None:
-            threading.stack_size(64 * 1024 * 1024)
             self.pool = ThreadPoolExecutor(max_workers=config.cpu_threads,
                                            thread_name_prefix="simt-cpu")
-            threading.stack_size(0)
         return self.pool
 
     # ------------------------------------------------------------ errors
     def raise_pending(self):
-        with self.lock:
-            error, self.pending = self.pending, None
-        if error is not None:
-            raise error
+        """Raise the first kept error of work the calling thread launched."""
+        self.faults.raise_for_thread()
 
     def record_error(self, error):
-        """Keep a launch error for the next synchronizing call (the first one wins)."""
-        with self.lock:
-            if self.pending is None:
-                self.pending = error
+        """Keep an error of work the calling thread ran on the default stream."""
+        self.faults.add(error, threading.current_thread(), None)
 
     def synchronize(self):
+        refuse_in_host_function("synchronize")
         for worker in list(self.workers):
             worker.drain()
         self.raise_pending()
-        if self.callback_errors:
-            raise self.callback_errors.pop(0)
+
+    def release(self, owner):
+        """Memory dropped by the program stays alive until the work already queued in the
+        streams is done: that work may still read or write it (cudaFree waits for it too)."""
+        for worker in list(self.workers):
+            worker.hold(owner)
 
     # ------------------------------------------------------------ streams (see streams.py)
     def create_stream(self, non_blocking=False, priority=0):
@@ -107,6 +115,7 @@ class CpuBackend(CpuMemory):
 
     def drain_blocking(self):
         """Legacy default-stream rule: finish the work queued in blocking streams."""
+        refuse_in_host_function("work on the default stream")
         if self.workers:
             for worker in list(self.workers):
                 if worker.blocking:
@@ -154,6 +163,8 @@ class CpuBackend(CpuMemory):
 
     def compile(self, fn, options):
         from .compile import compile_kernel
+        from ...compiler.localmem import check_local_memory
+        check_local_memory(fn)             # so that the thread stacks below have room
         return compile_kernel(fn, options)
 
     def load_binary(self, binary):
@@ -178,10 +189,12 @@ class CpuBackend(CpuMemory):
         if stream is None:
             self.drain_blocking()
             self.raise_pending()
-            self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
+            error = self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
+            if error is not None:
+                self.record_error(error)
         else:
-            stream.enqueue(lambda: self.launch(loaded, grid, block, shared_bytes, args,
-                                               symbols, name))
+            stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
+                                                      symbols, name)))
         if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
                for a in args):
             (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
@@ -204,6 +217,7 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        """Run a kernel now, on the calling thread and the pool; returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         err = np.zeros(fault.WORDS, np.int64)
@@ -221,13 +235,17 @@ class CpuBackend(CpuMemory):
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
         workers = min(config.cpu_threads, nblocks)
+        interrupt.clear()
         if workers <= 1:
             run(0, nblocks)
         else:
             self._run_parallel(run, nblocks, workers)
-        if err[0]:
-            self.record_error(fault.decode(err, binary, kernel_name))
         del keep
+        if not err[0]:
+            return None
+        if err[0] == fault.INTERRUPTED and interrupt.python_raises():
+            return None               # Python raises KeyboardInterrupt for this Ctrl-C
+        return fault.decode(err, binary, kernel_name)
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))
@@ -241,10 +259,43 @@ class CpuBackend(CpuMemory):
                     return
                 if run(first, min(first + chunk, nblocks)):
                     failed.set()
-        futures = [self._workers().submit(worker) for _ in range(workers - 1)]
-        worker()                       # the calling thread takes chunks too
-        for f in futures:
-            f.result()
+        pool = self._workers()      # it starts its threads at submit: with simt's stack size
+        futures = streams.with_stack(lambda: [pool.submit(worker) for _ in range(workers - 1)])
+        try:
+            worker()                   # the calling thread takes chunks too
+        except BaseException:
+            failed.set()
+            raise
+        finally:
+            _wait_all(futures, failed)
+
+
+def _wait_all(futures, failed):
+    """Wait for the pool's share of a launch, through Ctrl-C too: it uses the launch's memory."""
+    interrupted = None
+    for f in futures:
+        while True:
+            try:
+                f.result()
+                break
+            except KeyboardInterrupt as exc:
+                failed.set()
+                interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+
+
+def _raise(error):
+    if error is not None:
+        raise error
+
+
+def _after_fork_in_child(backend):
+    """Have a forked child reset ``backend``'s threads (os.register_at_fork; weak, as a
+    registration cannot be undone)."""
+    if hasattr(os, "register_at_fork"):
+        ref = weakref.ref(backend)
+        os.register_at_fork(after_in_child=lambda: ref() is not None and ref()._after_fork())
 
 
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out

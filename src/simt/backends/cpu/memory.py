@@ -85,6 +85,10 @@ class CpuMemory(Backend):
 
     def alloc(self, nbytes, alignment=ALIGNMENT):
         """An Allocation of nbytes of uninitialized host memory, aligned to ``alignment``."""
+        buffer = self._buffer(nbytes, alignment)
+        return Allocation(buffer.ctypes.data, nbytes, self, keepalive=buffer)
+
+    def _buffer(self, nbytes, alignment):
         free, _ = self.mem_get_info()
         if nbytes > free:
             raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on the CPU device: "
@@ -94,11 +98,11 @@ class CpuMemory(Backend):
         except MemoryError:
             raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on the CPU device: "
                                    f"{free} bytes were reported free") from None
-        return Allocation(buffer.ctypes.data, nbytes, self, keepalive=buffer)
+        return buffer
 
     def alloc_pinned(self, nbytes):
         """Page-aligned host memory as a uint8 NumPy array (as the CUDA backend returns)."""
-        return self.alloc(nbytes, alignment=PAGE).keepalive
+        return self._buffer(nbytes, PAGE)
 
     def alloc_mapped(self, nbytes):
         """(uint8 NumPy array, device pointer): the same address, as host memory is device memory."""

@@ -10,6 +10,11 @@ streams are drained, which gives both halves of that rule.
 
 An event record is a queue item that stamps the time (``time.perf_counter``) when
 the work before it is done, so ``elapsed_time`` times real work.
+
+An error of queued work (a kernel's fault, a host function's exception) belongs to the
+stream it ran in and to the host thread that queued it (``Faults``): that stream's
+``synchronize`` raises it, and so does any other synchronizing call of that thread;
+another thread never sees it.
 """
 import queue
 import threading
@@ -17,6 +22,58 @@ import time
 import weakref
 
 from ...errors import CudaError
+from ...runtime.backend import refuse_in_host_function, running_host_function
+
+
+STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
+
+
+def with_stack(start):
+    """Call ``start()`` (which may start threads) with simt's thread stack size, then
+    restore the size before (it is read when a thread starts)."""
+    before = threading.stack_size(STACK_BYTES)
+    try:
+        return start()
+    finally:
+        threading.stack_size(before)
+
+
+class Faults:
+    """Errors not yet raised, each with the host thread (a threading.Thread) that queued
+    the failed work and the stream worker it ran in (None: the default stream, run by
+    that thread)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.items = []           # [(error, thread, worker or None)]
+
+    def add(self, error, thread, worker):
+        """Keep ``error``: the first one of a thread in a stream wins, as in CUDA. Errors
+        no one can synchronize for any more (a finished thread's, in no stream still
+        alive) are dropped."""
+        with self.lock:
+            self.items = [item for item in self.items if item[1].is_alive() or
+                          (item[2] is not None and not item[2].stopped)]
+            if not any(t is thread and w is worker for _, t, w in self.items):
+                self.items.append((error, thread, worker))
+
+    def raise_for_thread(self):
+        """Raise (and forget) the first error of work the calling thread queued."""
+        if self.items:                # none: the usual case, checked without the lock
+            thread = threading.current_thread()
+            self._raise(lambda t, w: t is thread)
+
+    def raise_for_stream(self, worker):
+        """Raise (and forget) the first error of work that ran in ``worker``'s stream."""
+        if self.items:
+            self._raise(lambda t, w: w is worker)
+
+    def _raise(self, match):
+        with self.lock:
+            for i, (error, thread, worker) in enumerate(self.items):
+                if match(thread, worker):
+                    del self.items[i]
+                    raise error
 
 
 class _Mark:
@@ -31,12 +88,27 @@ class _Mark:
         self.done.set()
 
 
+class _Held:
+    """A queue item that only keeps memory alive until the worker reaches it."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        self.owner = owner
+
+
 class _Worker:
     """The thread and queue behind one stream; holds no reference to the stream."""
 
     def __init__(self, name, blocking):
         self.name = name
         self.blocking = blocking
+        self.stopped = False
+        self.after_fork()
+
+    def after_fork(self):
+        """Empty and idle, with no thread: what a forked child has of this worker (its
+        thread did not survive the fork, and the parent's queued work is the parent's)."""
         self.items = queue.SimpleQueue()
         self.idle = threading.Condition()
         self.outstanding = 0
@@ -47,7 +119,7 @@ class _Worker:
             self.outstanding += 1
             if self.thread is None:
                 self.thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
-                self.thread.start()
+                with_stack(self.thread.start)
         self.items.put(fn)
 
     def _serve(self):
@@ -55,9 +127,13 @@ class _Worker:
             fn = self.items.get()
             if fn is None:
                 return
+            if type(fn) is _Held:        # memory freed in stream order: now it may go
+                del fn
+                continue
             try:
                 fn()
             finally:
+                del fn                   # what the item held goes now, not at the next item
                 with self.idle:
                     self.outstanding -= 1
                     if not self.outstanding:
@@ -71,7 +147,18 @@ class _Worker:
     def busy(self):
         return self.outstanding > 0
 
+    def hold(self, owner):
+        """Keep ``owner`` alive until the work queued so far is done (stream-ordered free).
+
+        Called from ``__del__`` (of an Allocation), at any point of any thread: so it
+        takes no lock and only puts in the queue (SimpleQueue.put is reentrant). The
+        item does not count as work: waiting for the stream never waits for it."""
+        if self.outstanding and not self.stopped:
+            self.items.put(_Held(owner))
+
     def stop(self):
+        """End the thread once its queue is served (from the stream's __del__: no lock)."""
+        self.stopped = True
         if self.thread is not None:
             self.items.put(None)
 
@@ -84,19 +171,26 @@ class CpuStream:
         self.non_blocking = non_blocking
         self.priority = priority          # accepted; the CPU device does not reorder by it
         self.worker = _Worker("simt-cpu-stream", blocking=not non_blocking)
-        self.callback_errors = backend.callback_errors
         self.handle = self
         backend.workers.add(self.worker)     # a running worker outlives its stream
 
     def enqueue(self, fn):
-        """Run ``fn()`` after the work already in this stream."""
-        self.worker.put(fn)
+        """Run ``fn()`` after the work already in this stream; what it raises is kept
+        for this stream and the calling thread (Faults)."""
+        refuse_in_host_function("queueing work in a stream")
+        faults, thread, worker = self.backend.faults, threading.current_thread(), self.worker
+
+        def run():
+            try:
+                fn()
+            except BaseException as exc:
+                faults.add(exc, thread, worker)
+        worker.put(run)
 
     def synchronize(self):
+        refuse_in_host_function("Stream.synchronize")
         self.worker.drain()
-        self.backend.raise_pending()
-        if self.callback_errors:
-            raise self.callback_errors.pop(0)
+        self.backend.faults.raise_for_stream(self.worker)
 
     def query(self):
         return not self.worker.busy()
@@ -107,13 +201,9 @@ class CpuStream:
             self.enqueue(mark.done.wait)
 
     def launch_host_func(self, fn, *args):
-        errors = self.callback_errors
-
         def run():
-            try:
+            with running_host_function():
                 fn(*args)
-            except BaseException as exc:      # raised again at the next synchronize
-                errors.append(exc)
         self.enqueue(run)
 
     def __del__(self):
@@ -131,13 +221,10 @@ class CpuDefaultStream:
 
     def __init__(self, backend):
         self.backend = backend
-        self.callback_errors = backend.callback_errors
 
     def synchronize(self):
         self.backend.drain_blocking()
         self.backend.raise_pending()
-        if self.callback_errors:
-            raise self.callback_errors.pop(0)
 
     def query(self):
         return not any(w.busy() for w in list(self.backend.workers) if w.blocking)
@@ -150,9 +237,10 @@ class CpuDefaultStream:
     def launch_host_func(self, fn, *args):
         self.backend.drain_blocking()
         try:
-            fn(*args)
+            with running_host_function():
+                fn(*args)
         except BaseException as exc:
-            self.callback_errors.append(exc)
+            self.backend.faults.add(exc, threading.current_thread(), None)
 
 
 class CpuEvent:
@@ -173,6 +261,7 @@ class CpuEvent:
             stream.enqueue(mark.complete)
 
     def synchronize(self):
+        refuse_in_host_function("Event.synchronize")
         if self.mark is not None:
             self.mark.done.wait()
         self.backend.raise_pending()

@@ -5,6 +5,7 @@ from .driver import api, available, call, check, context_dead, set_thread_device
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
+from simt.runtime.backend import refuse_in_host_function
 from simt.errors import OutOfMemoryError
 import simt.fault as fault
 
@@ -68,8 +69,15 @@ class CudaBackend(Backend):
         """Make this device's context current on the calling host thread (cheap if it is).
 
         ``force`` sets it even where simt believes it current (another library may have
-        changed the thread's context).
+        changed the thread's context). Every driver call of this backend comes here
+        first, so this is where a call from a stream host function is refused.
         """
+        refuse_in_host_function("a CUDA call")
+        self.set_current(force)
+
+    def set_current(self, force=False):
+        """make_current without the host-function check: for freeing, which a host
+        function may cause by dropping the last reference to an array."""
         if force or thread_device() != self.index:
             call(api().cuCtxSetCurrent, self.context)
             set_thread_device(self.index)
@@ -88,7 +96,7 @@ class CudaBackend(Backend):
     def free(self, ptr):
         if context_dead(self.index):
             return   # the context is gone and its memory with it
-        self.make_current()
+        self.set_current()
         call(api().cuMemFree, ptr)
 
     def copy_htod(self, dst_ptr, host_array, stream=None):
@@ -215,8 +223,7 @@ class CudaBackend(Backend):
         return target_id(self.arch())
 
     def compile(self, fn, options):
-        from .compile import compile_kernel
-        return compile_kernel(fn, options, self.arch())
+        return self.compile_for(fn, options, self.arch())
 
     def load_binary(self, binary):
         from .kernels import CudaKernel
@@ -256,6 +263,8 @@ class CudaBackend(Backend):
     def compile_for(cls, fn, options, arch):
         """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere."""
         from .compile import compile_kernel
+        from ...compiler.localmem import check_local_memory
+        check_local_memory(fn)
         return compile_kernel(fn, options, arch)
 
     def sass(self, binary):

@@ -18,7 +18,7 @@ class _HostBuffer:
 
     def __del__(self):
         try:
-            self.backend.make_current()
+            self.backend.set_current()
             call(api().cuMemFreeHost, self.ptr)
         except Exception:
             pass   # interpreter shutdown or a dead context: the process is ending anyway

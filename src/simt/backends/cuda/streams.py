@@ -8,6 +8,7 @@ import itertools
 import threading
 
 from simt.backends.cuda.driver import api, call, check, context_dead, error_name
+from simt.runtime.backend import refuse_in_host_function, running_host_function
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _pending = {}               # key -> (stream, fn, args) of host functions not yet run
@@ -20,7 +21,8 @@ def _run_host_func(key):
     with _pending_lock:
         stream, fn, args = _pending.pop(key)
     try:
-        fn(*args)
+        with running_host_function():
+            fn(*args)
     except BaseException as exc:      # raised again at the stream's next synchronize
         stream.callback_errors.append(exc)
 
@@ -49,6 +51,7 @@ class Stream:
 
     def synchronize(self):
         """Wait for all work in the stream; raise an error a host function raised."""
+        refuse_in_host_function("Stream.synchronize")
         call(api().cuStreamSynchronize, self.handle or 0)
         if self.callback_errors:
             raise self.callback_errors.pop(0)
@@ -106,6 +109,7 @@ class Event:
 
     def synchronize(self):
         """Wait until the work before the recorded point has completed."""
+        refuse_in_host_function("Event.synchronize")
         call(api().cuEventSynchronize, self.handle)
 
     def query(self):

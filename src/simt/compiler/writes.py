@@ -1,0 +1,82 @@
+"""Which array parameters a typed kernel writes: stores and atomics into them, directly,
+through views and local names bound to them, or in the device functions they are passed
+to. The launch path uses this to keep read-only host arrays read-only (runtime/access.py).
+"""
+import dataclasses
+import weakref
+
+from ..ir import nodes as ir
+from ..ir import types as T
+
+_known = weakref.WeakKeyDictionary()     # ir.Function -> its written_params
+_SKIP = ("type", "loc", "decl", "entry", "attrs", "function")
+
+
+def written_params(fn):
+    """{parameter index: ir.Loc of a statement that writes it} of a typed ir.Function."""
+    found = _known.get(fn)
+    if found is None:
+        found = _known[fn] = _Writes(fn).found
+    return found
+
+
+class _Writes:
+    def __init__(self, fn):
+        self.aliases = _aliases(fn.body)
+        self.found = {}
+        for node in _nodes(fn.body):
+            if isinstance(node, ir.Store):
+                self._mark(node.array, node.loc)
+            elif isinstance(node, ir.Intrinsic) and node.op == "atomic":
+                self._mark(node.args[0], node.loc)
+            elif isinstance(node, ir.CallDevice):
+                for index, loc in written_params(node.function).items():
+                    self._mark(node.args[index], loc)
+
+    def _mark(self, array, loc):
+        for index in _roots(array, self.aliases):
+            self.found.setdefault(index, loc)
+
+
+def _roots(e, aliases):
+    """The parameter indices an array expression may refer to."""
+    if isinstance(e, ir.Param):
+        return {e.index}
+    if isinstance(e, ir.View):
+        return _roots(e.array, aliases)
+    if isinstance(e, ir.Var):
+        return aliases.get(e.name, set())
+    if isinstance(e, ir.IfExp):
+        return _roots(e.then, aliases) | _roots(e.orelse, aliases)
+    return set()
+
+
+def _aliases(body):
+    """{local name: parameter indices} for names bound to arrays (``row = a[i]``)."""
+    binds = [s for s in _nodes(body)
+             if isinstance(s, ir.Assign) and isinstance(s.value.type, T.Array)]
+    aliases, changed = {}, True
+    while changed:
+        changed = False
+        for s in binds:
+            roots = _roots(s.value, aliases)
+            if not roots <= aliases.get(s.name, set()):
+                aliases[s.name] = aliases.get(s.name, set()) | roots
+                changed = True
+    return aliases
+
+
+def _nodes(value):
+    """Every IR statement and expression in ``value``, nested ones included (not those of
+    called device functions)."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _nodes(item)
+    elif isinstance(value, (ir.Stmt, ir.Expr)):
+        yield value
+        if isinstance(value, ir.CallDevice):
+            yield from _nodes(value.args)
+            return
+        for f in dataclasses.fields(value):
+            if f.name not in _SKIP:
+                yield from _nodes(getattr(value, f.name))
