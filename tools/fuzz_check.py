@@ -1,9 +1,9 @@
 """Run a fuzz program on a simt device and hold its results against the evaluator's.
 
 Integers and bools must match exactly, and so must floats the generator marked bit-exact
-(NaN matches NaN, -0.0 matches 0.0); other floats may differ by 64 of the error scale the
-evaluator carried with them (ulps of the largest value in their derivation, in the precision
-of each step: an fma that contracts, a math function's last bits).
+(NaN matches NaN, -0.0 matches 0.0); other floats may differ by 64 times the error bound the
+evaluator carried with them (each step's rounding, in that step's precision, through the
+operations after it: an fma that contracts, a math function's last bits).
 """
 import importlib.util
 import os

@@ -5,10 +5,11 @@ floor division). Collectives sit only at the kernel's top level, so the interpre
 top-level statement for every thread of a block before the next one: barriers need no
 scheduling, and a warp function sees the operands of all its lanes at once.
 
-Every float value travels with an error scale ``mag``: one ulp of the largest value its
-derivation went through, in the precision of that step, scaled up after math functions. Values
-that are not bit-exact on every backend (an fma may contract, a math function is not correctly
-rounded) are compared within a few of those.
+Every float value travels with a first-order error bound ``mag``: each step's rounding (an
+ulp in that step's precision) carried through the operations that follow (scaled by the other
+operand in a product, by the slope in a math function). Values that are not bit-exact on every
+backend (an fma may contract, a math function is not correctly rounded) are compared within a
+few of those.
 """
 import operator
 
@@ -21,7 +22,6 @@ BIN = {"**": operator.pow, "+": operator.add, "-": operator.sub, "*": operator.m
        ">=": operator.ge}
 MATH = {"sin": np.sin, "cos": np.cos, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
         "tanh": np.tanh, "atan": np.arctan}
-MATH_GAIN = {"exp": 16.0}     # relative error grows with |x| <= 10 through exp
 
 
 class NotFinite(Exception):
@@ -62,14 +62,43 @@ def apply_minmax(fn, x, y):
     return y if y < x else x
 
 
-def _mag(v, *mags):
-    """The error scale of ``v``: one ulp of the largest value its derivation went through,
-    in the precision it was computed in."""
-    if isinstance(v, np.floating):
-        if not np.isfinite(v):
-            raise NotFinite()
-        return max(abs(float(v)) * float(np.finfo(v.dtype).eps), *mags)
-    return max(mags, default=0.0)
+def ulp(v):
+    """Half an ulp's worth of rounding of float ``v`` in its own precision (0 for ints);
+    raises NotFinite for inf and NaN."""
+    if not isinstance(v, np.floating):
+        return 0.0
+    if not np.isfinite(v):
+        raise NotFinite()
+    return abs(float(v)) * float(np.finfo(v.dtype).eps)
+
+
+def bin_error(sym, v, x, y, mx, my):
+    """First-order error bound of ``x sym y`` from its operands' bounds and its rounding."""
+    if not isinstance(v, np.floating):
+        return 0.0
+    x, y = abs(float(x)), abs(float(y))
+    if sym == "*":
+        spread = y * mx + x * my
+    elif sym == "/":
+        spread = mx / y + x * my / (y * y)
+    elif sym == "**":
+        spread = 3 * max(1.0, x) ** 2 * mx
+    else:
+        spread = mx + my
+    return spread + ulp(v)
+
+
+def math_error(fn, v, x, mx):
+    """Error bound of a math function: its argument's bound through the slope, plus its
+    own last bits."""
+    x = abs(float(x))
+    if fn == "exp":
+        spread = abs(float(v)) * mx
+    elif fn == "sqrt":
+        spread = mx / (2 * abs(float(v))) if x > mx else mx ** 0.5
+    else:                      # sin cos tanh atan: slope <= 1; log(u) with u >= 1: 1/u <= 1
+        spread = mx
+    return spread + 4 * ulp(v)
 
 
 class Thread:
@@ -93,23 +122,23 @@ def evaluate(e, th, arrays):
     if op == "bin":
         (x, mx), (y, my) = evaluate(a[1], th, arrays), evaluate(a[2], th, arrays)
         v = apply_bin(a[0], x, y)
-        return v, _mag(v, mx, my)
+        return v, bin_error(a[0], v, x, y, mx, my)
     if op == "un":
         x, mx = evaluate(a[1], th, arrays)
         v = apply_un(a[0], x)
-        return v, _mag(v, mx)
+        return v, mx + ulp(v)
     if op == "cast":
         x, mx = evaluate(a[1], th, arrays)
         v = apply_cast(a[0], x)
-        return v, _mag(v, mx)
+        return v, mx + ulp(v)
     if op == "math":
         x, mx = evaluate(a[1], th, arrays)
         v = apply_math(a[0], x)
-        return v, _mag(v, mx) * MATH_GAIN.get(a[0], 1.0)
+        return v, math_error(a[0], v, x, mx)
     if op == "minmax":
         (x, mx), (y, my) = evaluate(a[1], th, arrays), evaluate(a[2], th, arrays)
         v = apply_minmax(a[0], x, y)
-        return v, _mag(v, mx, my)
+        return v, max(mx, my) + ulp(v)
     if op == "call":
         return call(a[0], [evaluate(x, th, arrays) for x in a[1]], arrays)
     if op == "chain":
