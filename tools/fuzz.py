@@ -1,16 +1,18 @@
 """Differential fuzzer for simt: generated kernels against a NumPy evaluator.
 
-    python tools/fuzz.py --count 1000 --device cpu --seed 0 --out fuzz-failures
+    python tools/fuzz.py --count 1000 --device cpu --seed 0 --out fuzz-failures [--jobs 8]
 
 runs seeds S .. S+N-1 on the device, prints the kernels run, mismatches, errors and skipped
 ones, and writes each failing kernel (source, seed and what differed) to the --out folder.
 docs/fuzzing.md says what the generator covers and how a failure becomes a regression test.
 """
 import argparse
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,16 +24,49 @@ from fuzz_gen import FEATURES      # noqa: E402
 KNOWN_BUGS = ("cmp64",)
 
 
-def reduce_failures(outcomes, device, out):
+def run_chunk(task):
+    """Run seeds [first, last) in this process; returns {kind: [seed]}."""
+    first, last, device, out, without = task
+    with tempfile.TemporaryDirectory(prefix="simt-fuzz-") as folder:
+        results = run_seeds(range(first, last), device, folder, out, without)
+    return {kind: [o.program.seed for o in items] for kind, items in results.items()}
+
+
+def run_all(args, without):
+    """Every seed, in chunks, over ``args.jobs`` processes (spawned: a CUDA context does not
+    survive fork); prints a line per chunk and returns {kind: [seed]}."""
+    size = 100 if args.jobs == 1 else 20
+    end = args.seed + args.count
+    tasks = [(first, min(first + size, end), args.device, args.out, without)
+             for first in range(args.seed, end, size)]
+    results, start = {"ok": [], "mismatch": [], "error": [], "skipped": []}, time.time()
+    pool = None
+    if args.jobs > 1:
+        pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        for chunk in (pool.map(run_chunk, tasks) if pool else map(run_chunk, tasks)):
+            for kind, seeds in chunk.items():
+                results[kind] += seeds
+            print(f"{sum(len(v) for v in results.values())} kernels, "
+                  f"{len(results['mismatch'])} mismatches, {len(results['error'])} errors, "
+                  f"{len(results['skipped'])} skipped, {time.time() - start:.0f} s", flush=True)
+    finally:
+        if pool:
+            pool.shutdown()
+    return results
+
+
+def reduce_failures(seeds, device, out, without):
     """Write a shrunk reproducer of each failing kernel to ``out``/seed_N.min.py."""
+    from fuzz_gen import generate
     from fuzz_reduce import reduce
     with tempfile.TemporaryDirectory(prefix="simt-fuzz-reduce-") as folder:
-        for outcome in outcomes:
-            small, spent = reduce(outcome.program, device, folder)
-            path = os.path.join(out, f"seed_{outcome.program.seed}.min.py")
+        for seed in seeds:
+            small, spent = reduce(generate(seed, without), device, folder)
+            path = os.path.join(out, f"seed_{seed}.min.py")
             with open(path, "w") as f:
                 f.write(small.source())
-            print(f"seed {outcome.program.seed}: reduced in {spent} runs -> {path}", flush=True)
+            print(f"seed {seed}: reduced in {spent} runs -> {path}", flush=True)
 
 
 def main(argv=None):
@@ -39,6 +74,8 @@ def main(argv=None):
     parser.add_argument("--count", type=int, default=100, help="kernels to run")
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--device", default="cpu", help="cpu, cuda:0 ...")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (compiling is the "
+                        "slow part; on a GPU machine with 16 cores, --jobs 8)")
     parser.add_argument("--out", default="fuzz-failures", help="folder for failing kernels")
     parser.add_argument("--without", default="",
                         help="comma-separated features to leave out: " + ", ".join(sorted(FEATURES))
@@ -59,25 +96,15 @@ def main(argv=None):
         from fuzz_gen import generate
         print(generate(args.seed, without).source())
         return 0
-    start = time.time()
-    with tempfile.TemporaryDirectory(prefix="simt-fuzz-") as folder:
-        results = {}
-        for first in range(args.seed, args.seed + args.count, 100):
-            seeds = range(first, min(first + 100, args.seed + args.count))
-            for kind, items in run_seeds(seeds, args.device, folder, args.out, without).items():
-                results.setdefault(kind, []).extend(items)
-            done = sum(len(v) for v in results.values())
-            print(f"{done} kernels, {len(results['mismatch'])} mismatches, "
-                  f"{len(results['error'])} errors, {len(results['skipped'])} skipped, "
-                  f"{time.time() - start:.0f} s", flush=True)
-    bad = [o.program.seed for kind in ("mismatch", "error") for o in results[kind]]
+    results = run_all(args, without)
+    bad = sorted(results["mismatch"] + results["error"])
     print(f"kernels run: {sum(len(v) for v in results.values())} on {args.device}; "
           f"mismatches: {len(results['mismatch'])}; errors: {len(results['error'])}; "
           f"skipped (non-finite floats): {len(results['skipped'])}")
     if bad:
         print(f"failing seeds: {bad} (reports in {args.out}/)")
     if bad and args.reduce:
-        reduce_failures(results["mismatch"] + results["error"], args.device, args.out)
+        reduce_failures(bad, args.device, args.out, without)
     return 1 if bad else 0
 
 
