@@ -15,7 +15,7 @@ from fuzz_check import check          # noqa: E402
 from fuzz_gen import generate         # noqa: E402
 from fuzz import KNOWN_BUGS           # noqa: E402  (drop a feature there when its bug is fixed)
 
-CI_SEEDS = range(50)
+CI_SEEDS = range(60)
 
 
 @pytest.mark.parametrize("seed", CI_SEEDS)
@@ -38,10 +38,9 @@ def test_fixed_seeds_cover_every_feature():
                       "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "any_sync", "all_sync",
                       "match_any_sync", "match_all_sync", "activemask", "reduce_", "atomic.",
                       "atomic.cas", "atomic.inc", "simt.shared.array", "simt.shared.dynamic",
-                      "simt.local.array",
-                      "@simt.device", "while ", "for ", "elif ", "break", "continue", "return",
-                      " and ", "+=", "//", "<<", "np.uint64", "np.int8", "np.float32", "math.",
-                      "threadIdx.y", "laneid()"):
+                      "simt.local.array", "@simt.device", "while ", "for ", "elif ", "break",
+                      "continue", "return", " and ", "+=", "//", "<<", "np.uint64", "np.int8",
+                      "np.float32", "np.float16", "math.", "threadIdx.y", "laneid()"):
         assert construct in text, construct
 
 
@@ -63,7 +62,7 @@ def test_reducer_keeps_the_failure_and_shrinks(device, tmp_path, monkeypatch):
     assert len(small.source()) < len(failing.source())
 
 
-@pytest.mark.parametrize("seed", range(0, 50, 2))
+@pytest.mark.parametrize("seed", range(0, 60, 3))
 def test_generated_kernel_makes_ptx(seed, tmp_path):
     # the CUDA backend's side of the fixed seeds, on machines without a GPU
     import numpy as np

@@ -138,3 +138,54 @@ def test_tuple_assignment_swaps(device):
     out = np.zeros((2, 4))
     swap[1, 4](a, b, out)
     np.testing.assert_array_equal(out, np.stack([b, a]))
+
+
+# float16 in the generator (seeds 19, 40): float64 -> float16 on the CPU device called
+# __truncdfhf2, which the JIT cannot resolve: the process died (SIGSEGV)
+@simt.kernel
+def to_half(x, out):
+    i = simt.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i]
+
+
+def halfway_doubles(rng):
+    """Doubles that round to float16 in every way: halfway points and their neighbours,
+    subnormals, overflow, signed zeros, inf and NaN, and random magnitudes."""
+    halves = np.arange(0, 0x7C00, 7, dtype=np.uint16).view(np.float16).astype(np.float64)
+    mids = (halves[:-1] + halves[1:]) / 2
+    special = np.array([0.0, -0.0, 65504.0, 65520.0, 65519.99, 1e300, -1e300, np.inf, -np.inf,
+                        np.nan, 2.0 ** -25, 2.0 ** -25 * 1.0000001, 2.0 ** -26, 1e-320])
+    values = [mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf), special,
+              rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 6, 2000)]
+    values = np.concatenate(values)
+    return np.concatenate([values, -values])
+
+
+def test_float64_to_float16_rounds_once(device, rng):
+    x = halfway_doubles(rng)
+    out = np.zeros(x.shape, np.float16)
+    to_half[(len(x) + 127) // 128, 128](x, out)
+    with np.errstate(all="ignore"):
+        want = x.astype(np.float16)
+    np.testing.assert_array_equal(out.view(np.uint16)[~np.isnan(want)],
+                                  want.view(np.uint16)[~np.isnan(want)])
+    assert np.isnan(out[np.isnan(want)]).all()
+
+
+# float16 in the generator (seed 59 and others): %, // and ** on float16 called the double
+# versions of fmod and pow with half arguments (garbage, or "half != double" at compile time)
+@simt.kernel
+def half_mod_pow(x, out):
+    i = simt.grid(1)
+    out[0, i] = x[i] % np.float16(1.5)
+    out[1, i] = x[i] ** 2
+    out[2, i] = x[i] // np.float16(0.75)
+
+
+def test_float16_mod_pow_floordiv(device):
+    x = (np.arange(32) / 8 - 2).astype(np.float16)
+    out = np.zeros((3, 32), np.float16)
+    half_mod_pow[1, 32](x, out)
+    np.testing.assert_array_equal(out, np.stack([x % np.float16(1.5), x ** 2,
+                                                 x // np.float16(0.75)]))

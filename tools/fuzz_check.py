@@ -7,6 +7,9 @@ operations after it: an fma that contracts, a math function's last bits).
 """
 import importlib.util
 import os
+import pickle
+import subprocess
+import sys
 import traceback
 
 import numpy as np
@@ -82,6 +85,23 @@ def check(program, device, folder):
         lines += differences(name, got, want[name], mags.get(name, 0.0),
                              program.exact.get(name, True))
     return Outcome(program, "mismatch" if lines else "ok", "\n".join(lines))
+
+
+def check_isolated(program, device, folder):
+    """``check`` in a child process, so that a kernel that kills its process (a segfault)
+    becomes an outcome of kind 'crash' rather than the end of the run."""
+    path = os.path.join(folder, f"program_{program.seed}.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(program, f)
+    code = ("import pickle, sys; sys.path.insert(0, sys.argv[1]); import fuzz_check; "
+            "o = fuzz_check.check(pickle.load(open(sys.argv[2], 'rb')), sys.argv[3], sys.argv[4]); "
+            "print(o.kind); print(o.detail)")
+    done = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__), path, str(device),
+                           folder], capture_output=True, text=True)
+    if done.returncode < 0:
+        return Outcome(program, "crash", f"killed by signal {-done.returncode}\n{done.stderr[-2000:]}")
+    kind, _, detail = done.stdout.partition("\n")
+    return Outcome(program, kind.strip() or "error", detail or done.stderr[-2000:])
 
 
 def run_seeds(seeds, device, folder, out=None, without=()):

@@ -13,7 +13,7 @@ import numpy as np
 import fuzz_ref as ref
 from fuzz_ast import FLOATS, INTS, Expr
 
-DTYPES = INTS + FLOATS + ("bool",)
+DTYPES = INTS + FLOATS + ("bool", "float16")
 ARITH = ["+", "-", "*", "//", "%", "/", "&", "|", "^", "<<", ">>", "**"]
 COMPARE = ["<", "<=", "==", "!=", ">", ">="]
 MAX_DEPTH = 3

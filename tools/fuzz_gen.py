@@ -40,7 +40,7 @@ class Generator(ExprGenerator):
         return [self.statement(top, depth) for _ in range(budget)]
 
     def statement(self, top, depth):
-        kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4, "own": 0.5,
+        kinds = {"assign": 5, "reassign": 3, "store": 2, "atomic": 0.4, "own": 0.8,
                  "local": 0.4, "weak": 0.5, "tuple": 0.4}
         if depth < 2:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
@@ -97,7 +97,7 @@ class Generator(ExprGenerator):
         e = self.expr()
         dtname = e.dtype.name
         if self.rng.random() < 0.3:
-            dtname = self.rng.choice(FLOATS if e.is_float else DTYPES)
+            dtname = self.rng.choice(FLOATS + ("float16",) if e.is_float else DTYPES)
         arr = self.param("out", dtname, self.values_of(dtname, self.n))
         self.exact[arr] = e.exact
         return ("store", arr, e)

@@ -97,10 +97,11 @@ def valid(program):
         return False
 
 
-def reduce(program, device, folder, budget=400):
-    """The smallest program found that fails like ``program``, and the checks spent."""
+def reduce(program, device, folder, budget=400, check=check):
+    """The smallest program found that fails like ``program``, and the checks spent
+    (``check``: fuzz_check.check_isolated for a kernel that crashes its process)."""
     target = signature(check(program, device, folder))
-    if target[0] not in ("mismatch", "error"):
+    if target[0] not in ("mismatch", "error", "crash"):
         return program, 1
     best, spent = program, 0
     candidates = [dict(blocks=1)] if program.blocks > 1 else []

@@ -1,6 +1,7 @@
 """Lowering of scalar arithmetic, comparisons and conversions to LLVM IR,
 with CUDA's semantics: wrapping ints, Python's // and %, saturating float to
 int conversion, no traps on division by zero."""
+import numpy as np
 from llvmlite import ir as ll
 
 from ..ir import types as T
@@ -53,8 +54,25 @@ def cast(b, value, src, dst):
                                                        name)
         return b.call(fn, [value])
     if sk == "f" and dk == "f":
+        if src.bits == 64 and dst.dtype == np.float16:
+            return b.fptrunc(_round_to_odd_f32(b, value), dt)
         return b.fpext(value, dt) if src.bits < dst.bits else b.fptrunc(value, dt)
     raise TypeError(f"cannot convert {src} to {dst}")
+
+
+def _round_to_odd_f32(b, value):
+    """float64 -> float32 rounded to odd, so that rounding that to float16 rounds the double
+    once (24 bits >= 2 * 11 + 2). A direct fptrunc to half is a __truncdfhf2 call, which the
+    CPU JIT cannot resolve (it crashed the process)."""
+    f32 = ll.FloatType()
+    r = b.fptrunc(value, f32)
+    back = b.fpext(r, value.type)
+    fabs = b.module.declare_intrinsic("llvm.fabs", [value.type])
+    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [value]))
+    bits = b.bitcast(r, ll.IntType(32))
+    bits = b.select(away, b.sub(bits, ll.Constant(bits.type, 1)), bits)   # toward zero
+    inexact = b.fcmp_unordered("!=", back, value)
+    return b.bitcast(b.select(inexact, b.or_(bits, ll.Constant(bits.type, 1)), bits), f32)
 
 
 def _part(t):
@@ -112,9 +130,7 @@ def _floor_quotient(b, x, y, q, t, math_call):
     number, so floor it and round up from past .5; a zero quotient takes the sign of x / y;
     y == 0 gives x / y."""
     zero, half = const(x.type, 0.0), const(x.type, 0.5)
-    name = f"llvm.floor.f{t.bits}"
-    floor = b.module.globals.get(name) or ll.Function(b.module, ll.FunctionType(x.type, [x.type]),
-                                                      name)
+    floor = b.module.declare_intrinsic("llvm.floor", [x.type], ll.FunctionType(x.type, [x.type]))
     fl = b.call(floor, [q])
     up = b.fcmp_ordered(">", b.fsub(q, fl), half)
     fl = b.select(up, b.fadd(fl, const(x.type, 1.0)), fl)
