@@ -260,6 +260,10 @@ class ExprGenerator:
                 elif pick < 0.45:
                     e = self.chain(depth) or e
                 return e
+        if self.in_function:            # a device function sees only its parameters
+            name, dtype, _ = self.visible()[0]
+            same = Expr("var", (name,), dtype)
+            return Expr("bin", ("==", same, same), np.dtype(bool))
         return Expr("bin", ("<", Expr("var", ("lane",), np.dtype("int32")),
                             Expr("lit", (self.rng.randint(0, 31),), None)), np.dtype(bool))
 
