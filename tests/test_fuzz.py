@@ -76,3 +76,11 @@ def test_generated_kernel_makes_ptx(seed, tmp_path):
     kernel = load_kernel(program, str(tmp_path))
     typed = kernel.typed_ir(T.parse_signature(f"void({', '.join(args)})"))
     assert ".entry" in compile_kernel(typed, CompileOptions(), "sm_90").ptx
+
+
+def test_isolated_check_agrees(device, tmp_path):
+    from fuzz_check import check_isolated
+    program = generate(3, KNOWN_BUGS)
+    spec = device.kind if device.kind == "cpu" else f"{device.kind}:{device.index}"
+    isolated = check_isolated(program, spec, str(tmp_path))
+    assert isolated.kind == check(program, device, str(tmp_path)).kind

@@ -26,9 +26,9 @@ KNOWN_BUGS = ("cmp64",)
 
 def run_chunk(task):
     """Run seeds [first, last) in this process; returns {kind: [seed]}."""
-    first, last, device, out, without = task
+    first, last, device, out, without, isolate = task
     with tempfile.TemporaryDirectory(prefix="simt-fuzz-") as folder:
-        results = run_seeds(range(first, last), device, folder, out, without)
+        results = run_seeds(range(first, last), device, folder, out, without, isolate)
     return {kind: [o.program.seed for o in items] for kind, items in results.items()}
 
 
@@ -37,9 +37,10 @@ def run_all(args, without):
     survive fork); prints a line per chunk and returns {kind: [seed]}."""
     size = 100 if args.jobs == 1 else 20
     end = args.seed + args.count
-    tasks = [(first, min(first + size, end), args.device, args.out, without)
+    tasks = [(first, min(first + size, end), args.device, args.out, without, args.isolate)
              for first in range(args.seed, end, size)]
-    results, start = {"ok": [], "mismatch": [], "error": [], "skipped": []}, time.time()
+    results = {"ok": [], "mismatch": [], "error": [], "crash": [], "skipped": []}
+    start = time.time()
     pool = None
     if args.jobs > 1:
         pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"))
@@ -49,6 +50,7 @@ def run_all(args, without):
                 results[kind] += seeds
             print(f"{sum(len(v) for v in results.values())} kernels, "
                   f"{len(results['mismatch'])} mismatches, {len(results['error'])} errors, "
+                  f"{len(results['crash'])} crashes, "
                   f"{len(results['skipped'])} skipped, {time.time() - start:.0f} s", flush=True)
     finally:
         if pool:
@@ -56,13 +58,15 @@ def run_all(args, without):
     return results
 
 
-def reduce_failures(seeds, device, out, without):
+def reduce_failures(seeds, device, out, without, isolate):
     """Write a shrunk reproducer of each failing kernel to ``out``/seed_N.min.py."""
+    from fuzz_check import check, check_isolated
     from fuzz_gen import generate
     from fuzz_reduce import reduce
     with tempfile.TemporaryDirectory(prefix="simt-fuzz-reduce-") as folder:
         for seed in seeds:
-            small, spent = reduce(generate(seed, without), device, folder)
+            small, spent = reduce(generate(seed, without), device, folder,
+                                  check=check_isolated if isolate else check)
             path = os.path.join(out, f"seed_{seed}.min.py")
             with open(path, "w") as f:
                 f.write(small.source())
@@ -76,6 +80,8 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", help="cpu, cuda:0 ...")
     parser.add_argument("--jobs", type=int, default=1, help="processes (compiling is the "
                         "slow part; on a GPU machine with 16 cores, --jobs 8)")
+    parser.add_argument("--isolate", action="store_true", help="run each kernel in its own "
+                        "process, so that one that crashes is reported rather than ending the run")
     parser.add_argument("--out", default="fuzz-failures", help="folder for failing kernels")
     parser.add_argument("--without", default="",
                         help="comma-separated features to leave out: " + ", ".join(sorted(FEATURES))
@@ -97,14 +103,15 @@ def main(argv=None):
         print(generate(args.seed, without).source())
         return 0
     results = run_all(args, without)
-    bad = sorted(results["mismatch"] + results["error"])
+    bad = sorted(results["mismatch"] + results["error"] + results["crash"])
     print(f"kernels run: {sum(len(v) for v in results.values())} on {args.device}; "
           f"mismatches: {len(results['mismatch'])}; errors: {len(results['error'])}; "
+          f"crashes: {len(results['crash'])}; "
           f"skipped (non-finite floats): {len(results['skipped'])}")
     if bad:
         print(f"failing seeds: {bad} (reports in {args.out}/)")
     if bad and args.reduce:
-        reduce_failures(bad, args.device, args.out, without)
+        reduce_failures(bad, args.device, args.out, without, args.isolate)
     return 1 if bad else 0
 
 

@@ -104,14 +104,15 @@ def check_isolated(program, device, folder):
     return Outcome(program, kind.strip() or "error", detail or done.stderr[-2000:])
 
 
-def run_seeds(seeds, device, folder, out=None, without=()):
+def run_seeds(seeds, device, folder, out=None, without=(), isolate=False):
     """Check every seed; write each failing program's report to ``out`` (a folder) if given.
     Returns {kind: [Outcome]}."""
-    results = {"ok": [], "mismatch": [], "error": [], "skipped": []}
+    results = {"ok": [], "mismatch": [], "error": [], "crash": [], "skipped": []}
     for seed in seeds:
-        outcome = check(generate(seed, without), device, folder)
+        outcome = (check_isolated if isolate else check)(generate(seed, without), device,
+                                                          folder)
         results[outcome.kind].append(outcome)
-        if out and outcome.kind in ("mismatch", "error"):
+        if out and outcome.kind in ("mismatch", "error", "crash"):
             os.makedirs(out, exist_ok=True)
             with open(os.path.join(out, f"seed_{seed}.txt"), "w") as f:
                 f.write(outcome.report())
