@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import logging
     import numpy as np
@@ -27,19 +29,28 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run(tmp_path, scale):
-    script = tmp_path / "kernel_script.py"
-    script.write_text(SCRIPT.format(scale=scale))
+def run_script(tmp_path, text, kernel, *args):
+    """(stdout, "compiled" or "loaded", stderr) of ``text`` run in a new process on the
+    CPU device, with the disk cache in tmp_path/cache (shared by the runs of a test)."""
+    script = tmp_path / f"{kernel}_script.py"
+    script.write_text(text)
     src = os.path.join(os.path.dirname(__file__), os.pardir, "src")
     env = dict(os.environ, SIMT_CACHE_DIR=str(tmp_path / "cache"), SIMT_CACHE="1",
-               SIMT_DEVICE="cpu", PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
-    compiled = "scaled: compiled in" in done.stderr
-    loaded = "scaled: loaded from the disk cache" in done.stderr
+               SIMT_DEVICE="cpu", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    compiled = f"{kernel}: compiled in" in done.stderr
+    loaded = f"{kernel}: loaded from the disk cache" in done.stderr
     assert compiled != loaded, done.stderr
-    return "compiled" if compiled else "loaded"
+    return done.stdout.strip(), "compiled" if compiled else "loaded", done.stderr
+
+
+def run(tmp_path, scale):
+    out, how, _ = run_script(tmp_path, SCRIPT.format(scale=scale), "scaled")
+    assert out == "ok"
+    return how
 
 
 def test_second_process_loads_from_disk(tmp_path):
@@ -116,3 +127,95 @@ def test_factory_kernels_do_not_share_an_entry(tmp_path):
         assert run_variant(tmp_path, name) == "compiled", name
     for name in ("add", "sub", "thrice", "float32"):
         assert run_variant(tmp_path, name) == "loaded", name
+
+
+CFG_SCRIPT = textwrap.dedent("""
+    import logging
+    import numpy as np
+    import simt
+    import cfg
+
+    logging.basicConfig(level=logging.DEBUG, format="%(name)s %(message)s")
+
+    @simt.kernel
+    def through_module(a, out):
+        i = simt.grid(1)
+        if i < a.shape[0]:
+            out[i] = cfg.sq(a[i]) + cfg.N
+
+    a = np.arange(1, 5, dtype=np.float64)
+    out = np.full(4, np.nan)
+    through_module[1, 32](a, out)
+    print(out.tolist())
+""")
+
+
+def test_editing_a_module_the_kernel_reads_through_recompiles(tmp_path):
+    """A constant and a device function read as module attributes (cfg.N, cfg.sq) are in
+    the key by value and by source (issue 12: the module was keyed by its name only)."""
+    def with_cfg(n, body):
+        (tmp_path / "cfg.py").write_text(
+            f"import simt\nN = {n}\n\n@simt.device\ndef sq(x):\n    return {body}\n")
+        out, how, _ = run_script(tmp_path, CFG_SCRIPT, "through_module")
+        assert out == str([eval(body) + n for x in (1.0, 2.0, 3.0, 4.0)]), (n, body, out)
+        return how
+    assert with_cfg(3, "x * x") == "compiled"
+    assert with_cfg(3, "x * x") == "loaded"
+    assert with_cfg(4, "x * x") == "compiled"
+    assert with_cfg(4, "x * x * x") == "compiled"
+    assert with_cfg(3, "x * x") == "loaded"
+
+
+UNREAD_GLOBAL = textwrap.dedent("""
+    import logging
+    import numpy as np
+    import simt
+
+    logging.basicConfig(level=logging.DEBUG, format="%(name)s %(message)s")
+    x = np.random.rand(4_000_000)            # shares a name with threadIdx.x only
+
+    @simt.kernel
+    def lanes(out):
+        out[simt.threadIdx.x] = simt.threadIdx.x
+
+    out = np.zeros(32, np.int32)
+    lanes[1, 32](out)
+    assert (out == np.arange(32)).all()
+    print("ok")
+""")
+
+
+def test_a_global_the_kernel_does_not_read_is_not_in_the_key(tmp_path):
+    """Issue 12: a script's ``x = np.random.rand(n)`` beside ``threadIdx.x`` entered the
+    key, so every run compiled again and wrote one more file."""
+    assert run_script(tmp_path, UNREAD_GLOBAL, "lanes")[:2] == ("ok", "compiled")
+    assert len(os.listdir(tmp_path / "cache")) == 1
+    assert run_script(tmp_path, UNREAD_GLOBAL, "lanes")[:2] == ("ok", "loaded")
+    assert len(os.listdir(tmp_path / "cache")) == 1
+
+
+def _truncate(data):
+    return data[:len(data) // 2]
+
+
+def _flip_a_byte(data):
+    at = len(data) * 3 // 4
+    return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1:]
+
+
+def _foreign_pickle(data):
+    import pickle
+    return pickle.dumps({"not": "a simt entry"})
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_a_byte, _foreign_pickle])
+def test_a_damaged_entry_is_discarded_with_a_warning_and_rebuilt(tmp_path, damage):
+    """Issue 12: a damaged entry raised a raw pickle exception in every later run, or
+    loaded corrupted machine code; each entry now carries a checksum."""
+    assert run(tmp_path, 3) == "compiled"
+    (entry,) = (tmp_path / "cache").iterdir()
+    entry.write_bytes(damage(entry.read_bytes()))
+    out, how, err = run_script(tmp_path, SCRIPT.format(scale=3), "scaled")
+    assert (out, how) == ("ok", "compiled")
+    assert "RuntimeWarning: simt: discarded the disk cache entry" in err and str(entry) in err, err
+    assert run(tmp_path, 3) == "loaded"

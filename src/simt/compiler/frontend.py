@@ -406,7 +406,7 @@ class FrontEnd:
         if name in self.param_names:
             index = self.param_names.index(name)
             return ir.Param(self.arg_types[index], self.loc(node), index)
-        found, value = self.source.lookup(name)
+        found, value = self.source.lookup(name, self.loc(node))
         if not found:
             self.fail(node, f"name '{name}' is not defined")
         return Static(value, name)
@@ -414,9 +414,10 @@ class FrontEnd:
     def expr_Attribute(self, node):
         base = self.any(node.value)
         if isinstance(base, Static):
-            if not hasattr(base.value, node.attr):
+            found, value = self.source.attribute(base.value, base.name, node.attr,
+                                                 self.loc(node))
+            if not found:
                 self.fail(node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'")
-            value = getattr(base.value, node.attr)
             if getattr(value, "value", False) is True and hasattr(value, "build"):
                 return value.build(self, [], {}, self.loc(node))
             return Static(value, f"{base.name}.{node.attr}")
@@ -515,7 +516,8 @@ class FrontEnd:
             return calls.view(self, self.expr(base, node), node.slice, node,
                               ast.unparse(node.value))
         index = self.any(node.slice)
-        if isinstance(base, Static) and isinstance(index, Static):
+        if isinstance(base, Static) and isinstance(index, Static) and \
+                not isinstance(base.value, np.ndarray):     # arrays: see static_to_expr
             try:
                 return Static(base.value[index.value])
             except Exception:

@@ -2,14 +2,19 @@
 
 What a compile depended on is known only once the front end has run: the kernel's
 source, the argument types, the options and the toolchain give the *lookup* key;
-the front end then reports every global and closure name each function read, and
-the values of those (device functions by their source, constants by value,
-intrinsics and classes by name) complete the *full* key. An entry stores the
-names it depends on, so a later process finds them again (once, at load), checks
-that their values still give the full key, and takes the module-level symbols'
-objects from them. Two kernels of one source that read different values (a factory
-closing over different device functions or constants) have one lookup key and two
-entries."""
+the front end then reports every global and closure name each function read, and each
+attribute chain rooted at one (``cfg.N``, ``cfg.sq``), and the values of those (device
+functions by their source, constants by value, intrinsics and classes by name) complete
+the *full* key. An entry stores the names it depends on, so a later process finds them
+again (once, at load), checks that their values still give the full key, and takes the
+module-level symbols' objects from them. Two kernels of one source that read different
+values (a factory closing over different device functions or constants) have one lookup
+key and two entries. Values are those compiler/source.py froze at their first read in
+the process, so a load never mixes with a compile what the process saw.
+
+An entry carries the SHA-256 of its payload; one that does not match (truncated, bits
+flipped, another program's file) is removed with a warning and the kernel compiled again:
+a damaged entry never reaches the unpickler or the loader of machine code."""
 import glob
 import hashlib
 import inspect
@@ -17,13 +22,17 @@ import os
 import pickle
 import sys
 import types as pytypes
+import warnings
+from enum import Enum
 
 import numpy as np
 
+from ..compiler import source
 from ..config import config
 from ..version import __version__
 
-FORMAT = 2
+FORMAT = 3
+MAGIC = b"simt-cache-entry\n"
 
 
 def dependencies(fn):
@@ -45,26 +54,14 @@ def dependencies(fn):
 
 
 def resolve(pyfunc, path, name):
-    """(found, value) of ``name`` as the function at ``path`` from ``pyfunc`` sees it."""
+    """(found, value) of ``name`` (a name or an attribute chain) as the function at
+    ``path`` from ``pyfunc`` sees it: the value this process froze at its first read."""
     for step in path:
-        found, value = _lookup(pyfunc, step)
+        found, value = source.read(pyfunc, step)
         if not found or not hasattr(value, "_simt_device"):
             return False, None
         pyfunc = value.pyfunc
-    return _lookup(pyfunc, name)
-
-
-def _lookup(pyfunc, name):
-    if pyfunc.__closure__:
-        for free, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
-            if free == name:
-                try:
-                    return True, cell.cell_contents
-                except ValueError:
-                    return False, None
-    if name in pyfunc.__globals__:
-        return True, pyfunc.__globals__[name]
-    return False, None
+    return source.read(pyfunc, name)
 
 
 def value_key(value):
@@ -75,17 +72,23 @@ def value_key(value):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, tuple):
         return "(" + ",".join(value_key(v) for v in value) + ")"
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):    # read by simt.const.array_like only: baked in
         return "ndarray:" + hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest() + \
             str(value.dtype) + str(value.shape)
     if isinstance(value, pytypes.ModuleType):
         return "module:" + value.__name__
     if isinstance(value, (type, pytypes.FunctionType, pytypes.BuiltinFunctionType)):
         return f"{type(value).__name__}:{value.__module__}.{value.__qualname__}"
-    if type(value).__repr__ is not object.__repr__:   # intrinsics, namespaces, dtypes
-        return f"{type(value).__name__}:{value!r}"
-    shape = getattr(value, "shape", None)               # Constant/Global: placed at launch
-    return f"{type(value).__name__}:{shape}:{getattr(value, 'dtype', '')}"
+    kind = type(value)
+    if kind.__module__.split(".")[0] != "simt" and \
+            not isinstance(value, (np.dtype, np.ufunc, Enum, bytes, type(None))):
+        # another object: a namespace, whose attributes the kernel read are keys of their
+        # own (its repr may show values the kernel never reads: a random array)
+        return f"object:{kind.__module__}.{kind.__qualname__}"
+    if kind.__repr__ is not object.__repr__:        # intrinsics, namespaces, dtypes
+        return f"{kind.__name__}:{value!r}"
+    shape = getattr(value, "shape", None)            # Constant/Global: placed at launch
+    return f"{kind.__name__}:{shape}:{getattr(value, 'dtype', '')}"
 
 
 def _source_hash(pyfunc):
@@ -169,12 +172,10 @@ def load(name, pyfunc, lookup):
     if not config.cache:
         return None
     for path in sorted(glob.glob(_path(glob.escape(name), lookup, "*"))):
-        try:
-            with open(path, "rb") as f:
-                stored_lookup, full, names, symbol_refs, binary = pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError,
-                ValueError, TypeError):
+        entry = _read(path)
+        if entry is None:
             continue
+        stored_lookup, full, names, symbol_refs, binary = entry
         if stored_lookup != lookup:
             continue
         deps = []
@@ -190,23 +191,56 @@ def load(name, pyfunc, lookup):
     return None
 
 
+def _read(path):
+    """The entry in ``path``; None (the file removed, with a warning) when it is damaged."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    head, digest, payload = data[:len(MAGIC)], data[len(MAGIC):len(MAGIC) + 32], \
+        data[len(MAGIC) + 32:]
+    if head != MAGIC:
+        return _discard(path, "not a simt cache entry")
+    if hashlib.sha256(payload).digest() != digest:
+        return _discard(path, "its checksum does not match: truncated or corrupted")
+    try:
+        entry = pickle.loads(payload)
+    except Exception as exc:       # a payload that matches its checksum but not this simt
+        return _discard(path, f"it cannot be read: {type(exc).__name__}")
+    if not isinstance(entry, tuple) or len(entry) != 5:
+        return _discard(path, "not a simt cache entry")
+    return entry
+
+
+def _discard(path, why):
+    warnings.warn(f"simt: discarded the disk cache entry {path} ({why}); the kernel is "
+                  "compiled again", RuntimeWarning, stacklevel=5)
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
 def store(name, lookup, deps, binary):
     """Keep ``binary`` under its full key, with the names of its dependencies and, for
-    each module-level symbol it uses, which of them holds it."""
+    each module-level symbol it uses, which of them holds it; the payload's checksum
+    goes before it."""
     if not config.cache:
         return
     refs = [next((i for i, (_, _, value) in enumerate(deps) if value is obj), None)
             for obj in binary.symbol_objects]
-    if None in refs:             # a symbol reached otherwise (a module's attribute): not
-        return                   # found again by name, so kept in memory only
+    if None in refs:             # a symbol not among the dependencies: not found again
+        return                   # by name, so kept in memory only
     names = [(path, dep_name) for path, dep_name, _ in deps]
     full = full_key(lookup, deps)
+    payload = pickle.dumps((lookup, full, names, refs, binary))
     try:
         os.makedirs(config.cache_dir, exist_ok=True)
         path = _path(name, lookup, full)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
-            pickle.dump((lookup, full, names, refs, binary), f)
+            f.write(MAGIC + hashlib.sha256(payload).digest() + payload)
         os.replace(tmp, path)
     except OSError:
         pass                          # a read-only cache directory is not an error
