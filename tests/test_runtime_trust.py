@@ -378,6 +378,15 @@ def interrupted(launch):
 flag, out = np.zeros(1), np.zeros(256)
 s = simt.Stream()
 d_flag, d_out = simt.to_device(flag), simt.to_device(out)
+# Compile and load first (the flag set: the loops end at once), so that the SIGINT of each
+# case lands while its kernel runs, however slow compiling is on a loaded machine.
+flag[0] = 1
+d_flag.copy_from(flag)
+spin[1, 1](flag, out), spin[64, 4](flag, out), spin[1, 4](d_flag, d_out)
+spin[8, 32, 0, s](d_flag, d_out), spin_for[1, 1](out, 0)
+s.synchronize(), simt.synchronize()
+flag[0] = 0
+d_flag.copy_from(flag)
 cases = {
     "default stream, NumPy arguments": lambda: spin[1, 1](flag, out),
     "many blocks": lambda: spin[64, 4](flag, out),

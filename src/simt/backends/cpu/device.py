@@ -59,8 +59,9 @@ class CpuBackend(CpuMemory):
         self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
-        self.workers = streams.worker_set()
+        self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
+        self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
         _after_fork_in_child(self)
 
     def _after_fork(self):
@@ -102,6 +103,17 @@ class CpuBackend(CpuMemory):
         streams is done: that work may still read or write it (cudaFree waits for it too)."""
         for worker in list(self.workers):
             worker.hold(owner)
+
+    def _buffer(self, nbytes, alignment):
+        buffer = super()._buffer(nbytes, alignment)
+        root, live = _root(buffer), self.live
+        live[id(root)] = (weakref.ref(root, lambda _, key=id(root): live.pop(key, None)), nbytes)
+        return buffer
+
+    def bytes_in_use(self):
+        """Bytes of device and pinned memory this process holds: the CPU device's own
+        accounting (mem_get_info reports the whole machine's), for leak checks."""
+        return sum(nbytes for _, nbytes in list(self.live.values()))
 
     # ------------------------------------------------------------ streams (see streams.py)
     def create_stream(self, non_blocking=False, priority=0):

@@ -111,16 +111,17 @@ class _Worker:
         thread did not survive the fork, and the parent's queued work is the parent's)."""
         self.items = queue.SimpleQueue()
         self.idle = threading.Condition()
-        self.outstanding = 0
+        self.queued = 0            # work items put so far
+        self.finished = 0          # work items done so far: served in order, the first ones
         self.thread = None
 
     def put(self, fn):
-        with self.idle:
-            self.outstanding += 1
+        with self.idle:            # numbered and queued in one step: the queue's order
+            self.queued += 1
             if self.thread is None:
                 self.thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
                 with_stack(self.thread.start)
-        self.items.put(fn)
+            self.items.put(fn)
 
     def _serve(self):
         while True:
@@ -135,25 +136,29 @@ class _Worker:
             finally:
                 del fn                   # what the item held goes now, not at the next item
                 with self.idle:
-                    self.outstanding -= 1
-                    if not self.outstanding:
-                        self.idle.notify_all()
+                    self.finished += 1
+                    self.idle.notify_all()
 
     def drain(self):
+        """Wait for the work queued before the call, not for what other threads queue
+        meanwhile (they could keep the stream busy for ever)."""
         with self.idle:
-            while self.outstanding:
+            target = self.queued
+            while self.finished < target:
                 self.idle.wait()
 
     def busy(self):
-        return self.outstanding > 0
+        return self.finished < self.queued
 
     def hold(self, owner):
         """Keep ``owner`` alive until the work queued so far is done (stream-ordered free).
 
         Called from ``__del__`` (of an Allocation), at any point of any thread: so it
         takes no lock and only puts in the queue (SimpleQueue.put is reentrant). The
-        item does not count as work: waiting for the stream never waits for it."""
-        if self.outstanding and not self.stopped:
+        item does not count as work: waiting for the stream never waits for it. A stopped
+        worker (its stream gone) may still have work queued: then the item lands behind
+        the end mark and goes with the worker, once its thread has served the work."""
+        if self.busy():
             self.items.put(_Held(owner))
 
     def stop(self):
@@ -284,7 +289,24 @@ class CpuEvent:
         return (end.mark.when - self.mark.when) * 1e3
 
 
-def worker_set():
-    """The stream workers of a CPU backend: weak, so a worker leaves once its thread ends
-    (its queue served) and its stream is gone."""
-    return weakref.WeakSet()
+class Workers:
+    """The stream workers of a CPU backend, held weakly: a worker leaves once its thread
+    ends (its queue served) and its stream is gone.
+
+    Threads add workers while others go over them, Allocation.__del__ included (at any
+    point of any thread, so no lock): iteration goes over a copy taken in one step, as a
+    WeakSet's iterator fails when another thread adds to it meanwhile."""
+
+    def __init__(self):
+        self.refs = {}             # id(worker) -> weak reference
+
+    def add(self, worker):
+        refs, key = self.refs, id(worker)
+        refs[key] = weakref.ref(worker, lambda _: refs.pop(key, None))
+
+    def __iter__(self):
+        workers = [ref() for ref in list(self.refs.values())]
+        return iter([worker for worker in workers if worker is not None])
+
+    def __bool__(self):
+        return bool(self.refs)
