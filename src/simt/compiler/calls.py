@@ -154,12 +154,8 @@ def binop(fc, op, lhs, rhs, loc):
         fc.fail(loc, f"bitwise operator '{op}' needs integers, got {lhs.type} and {rhs.type}")
     if op in ("floordiv", "mod") and t.kind == "c":
         fc.fail(loc, "// and % are not defined for complex numbers")
-    if t.kind == "b" and op in ("add", "sub", "mul", "floordiv", "mod", "pow", "lshift", "rshift"):
-        t = T.Scalar(np.int8 if op != "add" else np.bool_, t.weak) if op != "add" else t
-        if op != "add":
-            t = T.Scalar(np.int8, t.weak)
-    if t.kind == "b" and op == "add":
-        t = T.Scalar(np.bool_, t.weak)
+    if t.kind == "b" and op in ("sub", "floordiv", "mod", "pow", "lshift", "rshift"):
+        t = T.Scalar(np.int8, t.weak)    # NumPy has bool loops only for + (or) and * (and)
     return ir.BinOp(t, loc, op, cast(fc, lhs, t, loc), cast(fc, rhs, t, loc))
 
 

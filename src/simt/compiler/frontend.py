@@ -233,7 +233,9 @@ class FrontEnd:
         if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(target.elts):
             self.fail(node, f"cannot unpack {value.type} into {len(target.elts)} names")
         out = []
-        if not _is_simple(value):
+        reads_names = isinstance(value, ir.TupleExpr) and any(
+            isinstance(item, (ir.Var, ir.Param)) for item in value.items)
+        if not _is_simple(value) or reads_names:
             # the whole right side is evaluated before any name is bound (a, b = b, a)
             name = self.temp("tuple")
             out += self.bind_name(name, value, node)

@@ -1,6 +1,7 @@
 """Lowering of scalar arithmetic, comparisons and conversions to LLVM IR,
 with CUDA's semantics: wrapping ints, Python's // and %, saturating float to
 int conversion, no traps on division by zero."""
+import numpy as np
 from llvmlite import ir as ll
 
 from ..ir import types as T
@@ -53,8 +54,25 @@ def cast(b, value, src, dst):
                                                        name)
         return b.call(fn, [value])
     if sk == "f" and dk == "f":
+        if src.bits == 64 and dst.dtype == np.float16:
+            return b.fptrunc(_round_to_odd_f32(b, value), dt)
         return b.fpext(value, dt) if src.bits < dst.bits else b.fptrunc(value, dt)
     raise TypeError(f"cannot convert {src} to {dst}")
+
+
+def _round_to_odd_f32(b, value):
+    """float64 -> float32 rounded to odd, so that rounding that to float16 rounds the double
+    once (24 bits >= 2 * 11 + 2). A direct fptrunc to half is a __truncdfhf2 call, which the
+    CPU JIT cannot resolve (it crashed the process)."""
+    f32 = ll.FloatType()
+    r = b.fptrunc(value, f32)
+    back = b.fpext(r, value.type)
+    fabs = b.module.declare_intrinsic("llvm.fabs", [value.type])
+    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [value]))
+    bits = b.bitcast(r, ll.IntType(32))
+    bits = b.select(away, b.sub(bits, ll.Constant(bits.type, 1)), bits)   # toward zero
+    inexact = b.fcmp_unordered("!=", back, value)
+    return b.bitcast(b.select(inexact, b.or_(bits, ll.Constant(bits.type, 1)), bits), f32)
 
 
 def _part(t):
@@ -98,12 +116,27 @@ def _float_binop(b, op, x, y, t, math_call):
             fixed = b.select(fix, b.fadd(r, y), r)
             return b.select(b.fcmp_ordered("==", fixed, zero), math_call("copysign", t, [zero, y]), fixed)
         q = b.fdiv(b.fsub(x, r), y)
-        return b.select(fix, b.fsub(q, const(x.type, 1.0)), q)
+        return _floor_quotient(b, x, y, b.select(fix, b.fsub(q, const(x.type, 1.0)), q), t,
+                               math_call)
     if op == "min":
         return b.select(b.fcmp_ordered("<", y, x), y, x)
     if op == "max":
         return b.select(b.fcmp_ordered(">", y, x), y, x)
     raise TypeError(f"operator {op} on {t}")
+
+
+def _floor_quotient(b, x, y, q, t, math_call):
+    """NumPy's npy_divmod after (x - fmod(x, y)) / y: that quotient can round off a whole
+    number, so floor it and round up from past .5; a zero quotient takes the sign of x / y;
+    y == 0 gives x / y."""
+    zero, half = const(x.type, 0.0), const(x.type, 0.5)
+    floor = b.module.declare_intrinsic("llvm.floor", [x.type], ll.FunctionType(x.type, [x.type]))
+    fl = b.call(floor, [q])
+    up = b.fcmp_ordered(">", b.fsub(q, fl), half)
+    fl = b.select(up, b.fadd(fl, const(x.type, 1.0)), fl)
+    signed_zero = math_call("copysign", t, [zero, b.fdiv(x, y)])
+    result = b.select(b.fcmp_unordered("!=", q, zero), fl, signed_zero)
+    return b.select(b.fcmp_ordered("==", y, zero), b.fdiv(x, y), result)
 
 
 def _int_binop(b, op, x, y, t):
@@ -169,6 +202,10 @@ def _ipow_function(module, ty, signed):
     base, exp = fn.args
     entry, loop, body, done = (fn.append_basic_block(n) for n in ("entry", "loop", "body", "done"))
     b = ll.IRBuilder(entry)
+    one, minus1 = const(ty, 1), const(ty, -1)
+    special = b.select(b.icmp_signed("==", base, one), one,   # the result for exp < 0
+                       b.select(b.icmp_signed("==", base, minus1),
+                                b.select(b.trunc(exp, I1), minus1, one), const(ty, 0)))
     neg = b.icmp_signed("<", exp, const(ty, 0)) if signed else const(I1, 0)
     b.cbranch(neg, done, loop)
     b.position_at_end(loop)
@@ -191,10 +228,6 @@ def _ipow_function(module, ty, signed):
     b.position_at_end(done)
     result = b.phi(ty)
     result.add_incoming(acc, loop)
-    one, minus1 = const(ty, 1), const(ty, -1)
-    special = b.select(b.icmp_signed("==", base, one), one,
-                       b.select(b.icmp_signed("==", base, minus1),
-                                b.select(b.trunc(exp, I1), minus1, one), const(ty, 0)))
     result.add_incoming(special, entry)
     b.ret(result)
     return fn

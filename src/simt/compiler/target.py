@@ -155,6 +155,9 @@ class Target:
         """A math-library function (not an LLVM intrinsic, intrinsics.py has those)."""
         if name not in self.math_functions:
             raise NotImplementedError(f"math function {name} on the {self.name} target")
+        if t.dtype.itemsize == 2:       # no half versions in libm or libdevice: use float32's
+            wide = [em.builder.fpext(a, ll.FloatType()) for a in args]
+            return em.builder.fptrunc(self.math_call(em, name, T.FLOAT32, wide), args[0].type)
         suffix = "f" if t.dtype == np.float32 else ""
         return _call(em, self.math_prefix + name + suffix, args)
 

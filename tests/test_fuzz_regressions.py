@@ -1,0 +1,191 @@
+"""Mismatches the differential fuzzer (tools/fuzz.py) found, each as a minimal reproducer.
+
+The comment above each test gives the seed that found it (``python tools/fuzz.py --show --seed N``
+prints that kernel). A bug not fixed yet is an xfail(strict=True) test naming its issue.
+"""
+import numpy as np
+import pytest
+
+import simt
+
+FULL = 0xFFFFFFFF
+
+
+# seed 104 (and 17 more of seeds 100-299): a vote as an if condition took the wrong branch
+# (issue 12, fixed on main by branch warpfix)
+@simt.kernel
+def vote_as_condition(a, out):
+    i = simt.grid(1)
+    if simt.any_sync(FULL, a[i] > 0):
+        out[i] = 1
+    else:
+        out[i] = 2
+
+
+def test_vote_as_if_condition(device):
+    rng = np.random.default_rng(0)
+    for _ in range(10):                  # on the CPU the wrong lanes vary from run to run
+        a = (rng.random(512) < 0.02).astype(np.int32)
+        out = np.zeros(512, np.int32)
+        vote_as_condition[8, 64](a, out)
+        want = np.where(a.reshape(-1, 32).any(axis=1).repeat(32), 1, 2)
+        np.testing.assert_array_equal(out, want)
+
+
+# seed 1092: bool * bool typed int8 (NumPy: bool, logical and), so `| uint64` failed to compile
+@simt.kernel
+def bool_product(a, b, out):
+    i = simt.grid(1)
+    both = (a[i] > 0) * (b[i] > 0)
+    out[i] = both | np.uint64(4)
+
+
+def test_bool_times_bool_is_bool(device):
+    a = np.array([1, 1, -1, -1], np.int32)
+    b = np.array([1, -1, 1, -1], np.int32)
+    out = np.zeros(4, np.uint64)
+    bool_product[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, ((a > 0) * (b > 0)) | np.uint64(4))
+
+
+# seed 2392: int64 >= uint64 compared through float64 (both round to 2**63); NumPy 2 has exact
+# mixed-sign loops ('qQ->?'), so 2**63 - 19 >= 2**63 - 1 is False
+@simt.kernel
+def mixed_sign_compare(a, b, out):
+    i = simt.grid(1)
+    out[i] = a[i] >= b[i]
+
+
+@pytest.mark.xfail(strict=True, reason="int64 vs uint64 comparisons go through float64; "
+                   "NumPy 2 compares them exactly")
+def test_int64_uint64_compare_exactly(device):
+    a = np.array([2**63 - 19, -1, 5, 2**63 - 1], np.int64)
+    b = np.array([2**63 - 1, 2**64 - 1, 5, 2**63], np.uint64)
+    out = np.zeros(4, np.bool_)
+    mixed_sign_compare[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, a >= b)
+
+
+# seed 0: match_all_sync in a partial warp named lanes that do not exist (issue 12, fixed on
+# main by branch warpfix)
+@simt.kernel
+def match_all_partial(out, pred):
+    i = simt.grid(1)
+    mask, same = simt.match_all_sync(FULL, i // 32)
+    out[i] = mask
+    pred[i] = same
+
+
+def test_match_all_in_a_partial_warp(device):
+    out, pred = np.zeros(17, np.uint32), np.zeros(17, np.int32)
+    match_all_partial[1, 17](out, pred)
+    np.testing.assert_array_equal(out, np.full(17, 0x1FFFF, np.uint32))
+    np.testing.assert_array_equal(pred, np.ones(17, np.int32))
+
+
+# seed 10174: float // gave 3102470280810829.5 (not a whole number): (x - fmod(x, y)) / y
+# rounds, and NumPy's npy_divmod then floors it (and gives -0.0 for a zero quotient below 0)
+@simt.kernel
+def float_floordiv(x, y, out):
+    i = simt.grid(1)
+    out[i] = x[i] // y[i]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_floordiv_is_numpys(device, dtype):
+    x = np.array([6.204940561621659e15, 7.0, -7.0, 7.0, -7.0, 0.5, -0.5, 1e300, 3.0, -0.0],
+                 dtype)
+    y = np.array([2.0, 2.0, 2.0, -2.0, -2.0, 4.0, 4.0, 1e-300, 0.1, 5.0], dtype)
+    out = np.full(x.shape, np.nan, dtype)
+    float_floordiv[1, len(x)](x, y, out)
+    with np.errstate(all="ignore"):
+        want = x // y
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
+
+
+# seed 6 (with ** in the generator): every integer power failed to compile, "Instruction does
+# not dominate all uses" (the negative-exponent result was computed after the branch it feeds)
+@simt.kernel
+def int_power(a, e, out):
+    i = simt.grid(1)
+    out[i] = a[i] ** e[i]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16, np.int64])
+def test_int_power(device, dtype):
+    a = np.array([3, 2, 7, 0, 1, 5], dtype)
+    e = np.array([0, 5, 3, 2, 9, 1], dtype)
+    out = np.zeros(6, dtype)
+    int_power[1, 6](a, e, out)
+    np.testing.assert_array_equal(out, a ** e)
+
+
+# seed 73: `v11, v8 = v8, v11` assigned one name after the other (v8 got v8 back); Python
+# evaluates the whole right side first
+@simt.kernel
+def swap(a, b, out):
+    i = simt.grid(1)
+    x = a[i]
+    y = b[i]
+    x, y = y, x
+    out[0, i] = x
+    out[1, i] = y
+
+
+def test_tuple_assignment_swaps(device):
+    a, b = np.arange(4, dtype=np.float64), np.arange(10, 14, dtype=np.float64)
+    out = np.zeros((2, 4))
+    swap[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, np.stack([b, a]))
+
+
+# float16 in the generator (seeds 19, 40): float64 -> float16 on the CPU device called
+# __truncdfhf2, which the JIT cannot resolve: the process died (SIGSEGV)
+@simt.kernel
+def to_half(x, out):
+    i = simt.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i]
+
+
+def halfway_doubles(rng):
+    """Doubles that round to float16 in every way: halfway points and their neighbours,
+    subnormals, overflow, signed zeros, inf and NaN, and random magnitudes."""
+    halves = np.arange(0, 0x7C00, 7, dtype=np.uint16).view(np.float16).astype(np.float64)
+    mids = (halves[:-1] + halves[1:]) / 2
+    special = np.array([0.0, -0.0, 65504.0, 65520.0, 65519.99, 1e300, -1e300, np.inf, -np.inf,
+                        np.nan, 2.0 ** -25, 2.0 ** -25 * 1.0000001, 2.0 ** -26, 1e-320])
+    values = [mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf), special,
+              rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 6, 2000)]
+    values = np.concatenate(values)
+    return np.concatenate([values, -values])
+
+
+def test_float64_to_float16_rounds_once(device, rng):
+    x = halfway_doubles(rng)
+    out = np.zeros(x.shape, np.float16)
+    to_half[(len(x) + 127) // 128, 128](x, out)
+    with np.errstate(all="ignore"):
+        want = x.astype(np.float16)
+    np.testing.assert_array_equal(out.view(np.uint16)[~np.isnan(want)],
+                                  want.view(np.uint16)[~np.isnan(want)])
+    assert np.isnan(out[np.isnan(want)]).all()
+
+
+# float16 in the generator (seed 59 and others): %, // and ** on float16 called the double
+# versions of fmod and pow with half arguments (garbage, or "half != double" at compile time)
+@simt.kernel
+def half_mod_pow(x, out):
+    i = simt.grid(1)
+    out[0, i] = x[i] % np.float16(1.5)
+    out[1, i] = x[i] ** 2
+    out[2, i] = x[i] // np.float16(0.75)
+
+
+def test_float16_mod_pow_floordiv(device):
+    x = (np.arange(32) / 8 - 2).astype(np.float16)
+    out = np.zeros((3, 32), np.float16)
+    half_mod_pow[1, 32](x, out)
+    np.testing.assert_array_equal(out, np.stack([x % np.float16(1.5), x ** 2,
+                                                 x // np.float16(0.75)]))
