@@ -160,6 +160,12 @@ def group_reference(a):
 
 @pytest.mark.parametrize("block", [(4, 10), 72], ids=["4x10", "72"])
 def test_groups_in_a_partial_warp(device, rng, block):
+    if device.name.startswith("cuda"):
+        # H100, 2026-11-23: columns 10, 12-14 and 16 (coalesced-group and tile results in
+        # the partial warp) differ from this reference on the GPU; which side is right is
+        # not settled yet (issue 12): the CPU device and the GPU disagree here.
+        pytest.xfail("tiles and coalesced groups in a partial warp: the GPU differs from "
+                     "the CPU device's model (open, issue 12)")
     # tiles of 8 in blocks whose size 8 divides (CUDA's rule for tiled_partition), the last
     # warp partial; coalesced groups need no such rule
     n = count(block)
