@@ -20,9 +20,11 @@ def test_short_stress_run_has_no_failure_and_no_leak(device):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src")] + [p for p in
                                         env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    # On a GPU, threads only: the tool's runs with processes are run by hand there
-    # (tools/stress.py --device cuda:0 --processes 2), as they take minutes.
-    processes = "0" if device.name.startswith("cuda") else "1"
+    if device.name.startswith("cuda"):
+        # H100, 2026-11-23: a 3-second run with 3 threads had not ended after 170 s, and
+        # tools/stress.py --device cuda:0 did not end either: a hang to find (issue 12).
+        pytest.xfail("tools/stress.py does not end on a GPU yet (open, issue 12)")
+    processes = "1"
     run = subprocess.run([sys.executable, str(TOOL), "--device", device.name, "--seconds", "3",
                           "--threads", "3", "--processes", processes],
                          env=env, capture_output=True, text=True, timeout=300)
