@@ -105,6 +105,7 @@ def dump_code(cases, simt, so_path, dump_dir):
     """PTX of every simt kernel, its SASS (ptxas + cuobjdump) and resource usage, and the
     SASS of the CUDA twins, into dump_dir for bench/NOTES.md."""
     from simt.backends.cuda.compile import compile_kernel
+    from simt.compiler.options import CompileOptions
     from simt.ir import types as T
     os.makedirs(dump_dir, exist_ok=True)
     arch = simt.get_device().backend.arch()
@@ -114,10 +115,10 @@ def dump_code(cases, simt, so_path, dump_dir):
             path = os.path.join(dump_dir, f"simt_{k.__name__}")
             if os.path.exists(path + ".ptx"):
                 continue
-            binary = compile_kernel(k.typed_ir(T.parse_signature(sig)), {"boundscheck": False},
-                                    arch)
+            binary = compile_kernel(k.typed_ir(T.parse_signature(sig)),
+                                    CompileOptions(boundscheck=False), arch)
             with open(path + ".ptx", "w") as f:
-                f.write(binary.ptx)
+                f.write(binary.stages["ptx"])
             try:
                 r = k.resources(sig)
                 res[k.__name__] = r if isinstance(r, dict) else str(r)

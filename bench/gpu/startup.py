@@ -41,12 +41,13 @@ t.append(time.perf_counter())
 import llvmlite.binding
 t.append(time.perf_counter())
 from simt.backends.cuda import compile as C
+from simt.compiler.options import CompileOptions
 t.append(time.perf_counter())
 C.target_machine(arch)
 t.append(time.perf_counter())
 fn = matmul.matmul.typed_ir(T.parse_signature(matmul.CASES[0].kernels[0][1]))
 t.append(time.perf_counter())
-binary = C.compile_kernel(fn, {{"boundscheck": False}}, arch)
+binary = C.compile_kernel(fn, CompileOptions(boundscheck=False), arch)
 t.append(time.perf_counter())
 backend.load_binary(binary)
 t.append(time.perf_counter())
