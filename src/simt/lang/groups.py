@@ -1,5 +1,7 @@
 """The group types of cooperative groups (lang/cg.py): thread blocks, tiles, coalesced
 groups and the grid, as compile-time values whose methods build IR when called."""
+import functools
+
 from ..ir import nodes as ir
 from ..ir import types as T
 from .indices import blockDim, blockIdx, gridDim, threadIdx
@@ -34,9 +36,13 @@ class Group:
 
     compile_time = True
     methods = ()
+    by_kind = {}      # method -> the builder that takes its name as a first argument
 
     def __getattr__(self, name):
         if name in type(self).methods:
+            handler = type(self).by_kind.get(name)
+            if handler is not None:
+                return Method(self, name, functools.partial(getattr(self, handler), name))
             return Method(self, name, getattr(self, "_" + name))
         raise AttributeError(f"{type(self).__name__} has no method '{name}' in kernels "
                              f"(it has: {', '.join(type(self).methods)})")
@@ -110,6 +116,8 @@ class Tile(Group):
     methods = ("sync", "thread_rank", "size", "num_threads", "meta_group_rank",
                "meta_group_size", "shfl", "shfl_up", "shfl_down", "shfl_xor", "any", "all",
                "ballot", "match_any", "match_all")
+    by_kind = {"shfl": "_shuffle", "shfl_up": "_shuffle", "shfl_down": "_shuffle",
+               "shfl_xor": "_shuffle", "any": "_vote", "all": "_vote", "ballot": "_vote"}
 
     def __init__(self, parent, n):
         self.parent, self.n = parent, n
@@ -161,18 +169,6 @@ class Tile(Group):
         operands = [self.mask(fc, loc), v, int32_arg(fc, args[1], loc), _const(self.n)]
         return warp_op(fc, "shfl." + op, operands, v.type, loc)
 
-    def _shfl(self, fc, args, loc):
-        return self._shuffle("shfl", fc, args, loc)
-
-    def _shfl_up(self, fc, args, loc):
-        return self._shuffle("shfl_up", fc, args, loc)
-
-    def _shfl_down(self, fc, args, loc):
-        return self._shuffle("shfl_down", fc, args, loc)
-
-    def _shfl_xor(self, fc, args, loc):
-        return self._shuffle("shfl_xor", fc, args, loc)
-
     def _vote(self, kind, fc, args, loc):
         if len(args) != 1:
             fc.fail(loc, f"tile.{kind}(predicate) takes one argument")
@@ -187,15 +183,6 @@ class Tile(Group):
             return lanes_mask
         first = ir.Cast(T.UINT32, loc, self.first_lane(None, loc))
         return _bin("rshift", lanes_mask, first, loc, T.UINT32)
-
-    def _any(self, fc, args, loc):
-        return self._vote("any", fc, args, loc)
-
-    def _all(self, fc, args, loc):
-        return self._vote("all", fc, args, loc)
-
-    def _ballot(self, fc, args, loc):
-        return self._vote("ballot", fc, args, loc)
 
     def _match_any(self, fc, args, loc):
         v = shuffle_value(fc, fc.one_arg(args, "tile.match_any", loc), "tile.match_any", loc)
@@ -219,6 +206,7 @@ class Coalesced(Group):
     methods = ("sync", "thread_rank", "size", "num_threads", "meta_group_rank",
                "meta_group_size", "shfl", "shfl_up", "shfl_down", "any", "all", "ballot",
                "match_any", "match_all")
+    by_kind = {"shfl": "_shuffle", "shfl_up": "_shuffle", "shfl_down": "_shuffle"}
 
     def __init__(self, mask_var):
         self.mask_var = mask_var
@@ -269,15 +257,6 @@ class Coalesced(Group):
                            ir.Compare(T.BOOL, loc, "ge", lane, _const(0)))
         lane = ir.IfExp(T.INT32, loc, valid, lane, own)
         return warp_op(fc, "shfl.idx", [self.mask(fc, loc), v, lane, _const(32)], v.type, loc)
-
-    def _shfl(self, fc, args, loc):
-        return self._shuffle("shfl", fc, args, loc)
-
-    def _shfl_up(self, fc, args, loc):
-        return self._shuffle("shfl_up", fc, args, loc)
-
-    def _shfl_down(self, fc, args, loc):
-        return self._shuffle("shfl_down", fc, args, loc)
 
     def _any(self, fc, args, loc):
         p = fc.truth(fc.expr(fc.one_arg(args, "group.any", loc), loc), loc)
