@@ -33,9 +33,14 @@ def dim3_tuple(value, what):
 
 def _dimension(value, what):
     """One launch dimension as an int: Python and NumPy integers only."""
+    return _integer(value, f"the {what} must be an int, a tuple of 1 to 3 ints or a simt.dim3")
+
+
+def _integer(value, rule):
+    """value as an int when it is a Python or NumPy integer (not a bool), else
+    InvalidConfiguration stating ``rule`` and what came instead."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InvalidConfiguration(f"the {what} must be an int, a tuple of 1 to 3 ints or a "
-                                   f"simt.dim3; got {value!r} ({type(value).__name__})")
+        raise InvalidConfiguration(f"{rule}; got {value!r} ({type(value).__name__})")
     return int(value)
 
 
@@ -79,10 +84,7 @@ def shared_size(value):
     """The dynamic shared memory bytes of a launch: an int (None or 0 for none)."""
     if value is None:
         return 0
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InvalidConfiguration(f"the dynamic shared memory size must be an int number of "
-                                   f"bytes; got {value!r} ({type(value).__name__})")
-    return int(value)
+    return _integer(value, "the dynamic shared memory size must be an int number of bytes")
 
 
 def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0):
