@@ -2,14 +2,13 @@
 through views and local names bound to them, or in the device functions they are passed
 to. The launch path uses this to keep read-only host arrays read-only (runtime/access.py).
 """
-import dataclasses
 import weakref
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..ir.walk import walk
 
 _known = weakref.WeakKeyDictionary()     # ir.Function -> its written_params
-_SKIP = ("type", "loc", "decl", "entry", "attrs", "function")
 
 
 def written_params(fn):
@@ -24,7 +23,7 @@ class _Writes:
     def __init__(self, fn):
         self.aliases = _aliases(fn.body)
         self.found = {}
-        for node in _nodes(fn.body):
+        for node in walk(*fn.body):
             if isinstance(node, ir.Store):
                 self._mark(node.array, node.loc)
             elif isinstance(node, ir.Intrinsic) and node.op == "atomic":
@@ -53,7 +52,7 @@ def _roots(e, aliases):
 
 def _aliases(body):
     """{local name: parameter indices} for names bound to arrays (``row = a[i]``)."""
-    binds = [s for s in _nodes(body)
+    binds = [s for s in walk(*body)
              if isinstance(s, ir.Assign) and isinstance(s.value.type, T.Array)]
     aliases, changed = {}, True
     while changed:
@@ -64,19 +63,3 @@ def _aliases(body):
                 aliases[s.name] = aliases.get(s.name, set()) | roots
                 changed = True
     return aliases
-
-
-def _nodes(value):
-    """Every IR statement and expression in ``value``, nested ones included (not those of
-    called device functions)."""
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _nodes(item)
-    elif isinstance(value, (ir.Stmt, ir.Expr)):
-        yield value
-        if isinstance(value, ir.CallDevice):
-            yield from _nodes(value.args)
-            return
-        for f in dataclasses.fields(value):
-            if f.name not in _SKIP:
-                yield from _nodes(getattr(value, f.name))
