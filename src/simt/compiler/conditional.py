@@ -9,6 +9,7 @@ function holding a barrier (which the CPU device inlines into statements), the e
 becomes statements that evaluate it only there. Otherwise the plain expression stays.
 """
 from ..ir import nodes as ir
+from ..ir.walk import walk
 from ..ir import types as T
 from . import calls
 
@@ -63,15 +64,8 @@ def loop(fc, cond, pre, body, loc):
 def runs_barrier(e):
     """Whether evaluating ``e`` calls a device function that holds barriers or warp
     functions (itself or through its calls)."""
-    if isinstance(e, ir.CallDevice) and _holds_barrier(e.function):
-        return True
-    for value in vars(e).values():
-        items = value if isinstance(value, (list, tuple)) else [value]
-        for item in items:
-            parts = item if isinstance(item, tuple) else (item,)
-            if any(isinstance(p, ir.Expr) and runs_barrier(p) for p in parts):
-                return True
-    return False
+    return any(isinstance(node, ir.CallDevice) and _holds_barrier(node.function)
+               for node in walk(e))
 
 
 def _holds_barrier(function):
