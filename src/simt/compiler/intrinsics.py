@@ -10,7 +10,7 @@ from ..errors import NotSupportedError
 from ..ir import types as T
 from ..lang import python as pylang
 from ..lang import textures as tex
-from ..lang.atomics import atomic
+from ..lang.atomics import RMW_ENTRIES
 from ..lang.groups import fns
 from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ..lang.mathlib import BITCASTS, FAST_FUNCS, INT_FUNCS, MATH_FUNCS
@@ -59,11 +59,11 @@ def _fence(em, e):
     return None
 
 
-@lowering(*atomic.entries())
+@lowering(*RMW_ENTRIES)
 def _atomic(em, e):
     b = em.builder
     array = em.expr(e.args[0])
-    kind = e.attrs["op"]
+    kind, scope, order = e.attrs["op"], e.attrs["scope"], e.attrs["order"]
     nvalues = 2 if kind == "cas" else 1
     values = [em.expr(a) for a in e.args[1:1 + nvalues]]
     indices = [em.expr(i) for i in e.args[1 + nvalues:]]
@@ -73,10 +73,10 @@ def _atomic(em, e):
         cmp, new = values
         if t.kind == "f":
             it = ll.IntType(t.bits)
-            cmp, new = b.bitcast(cmp, it), b.bitcast(new, it)
-            pair = b.cmpxchg(address, cmp, new, "monotonic", "monotonic")
-            return b.bitcast(b.extract_value(pair, 0), scalar(t))
-        return b.extract_value(b.cmpxchg(address, cmp, new, "monotonic", "monotonic"), 0)
+            old = em.target.atomic_cas(em, address, b.bitcast(cmp, it), b.bitcast(new, it),
+                                       scope, order)
+            return b.bitcast(old, scalar(t))
+        return em.target.atomic_cas(em, address, cmp, new, scope, order)
     int_op, float_op = ATOMIC_OPS[kind]
     if t.kind == "f":
         name = float_op
@@ -84,7 +84,7 @@ def _atomic(em, e):
         name = "u" + int_op
     else:
         name = int_op
-    return em.target.atomic_rmw(em, name, address, values[0], t)
+    return em.target.atomic_rmw(em, name, address, values[0], t, scope, order)
 
 
 @lowering(*MATH_FUNCS)

@@ -137,8 +137,23 @@ class Target:
         """Pointer to the memory of a module-level Constant or Global."""
         raise self._missing("symbol_data")
 
-    def atomic_rmw(self, em, op, address, value, t):
-        return em.builder.atomic_rmw(op, address, value, "monotonic")
+    def ordering(self, order, scope):
+        """LLVM's text for a memory order (relaxed ... seq_cst) at a scope ('block',
+        'device', 'system'): the target's sync scope, if it has one, then the ordering."""
+        syncscope = self.fence_scopes.get(scope)
+        ordering = "monotonic" if order == "relaxed" else order
+        return f'syncscope("{syncscope}") {ordering}' if syncscope else ordering
+
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        """LLVM atomicrmw ``op`` (add, fadd, umin, uinc_wrap ...); returns the old value."""
+        return em.builder.atomic_rmw(op, address, value, self.ordering(order, scope))
+
+    def atomic_cas(self, em, address, cmp, new, scope="device", order="relaxed"):
+        """Integer compare-and-swap; returns the old value."""
+        failure = {"relaxed": "monotonic", "release": "monotonic", "acq_rel": "acquire"}
+        pair = em.builder.cmpxchg(address, cmp, new, self.ordering(order, scope),
+                                  failure.get(order, order))
+        return em.builder.extract_value(pair, 0)
 
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", self.fence_scopes.get(scope))

@@ -7,6 +7,7 @@ from .memory import shared, local, const, Constant, Global
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                    threadfence, threadfence_block, threadfence_system)
 from .atomics import atomic
+from .atomics_ordered import volatile_load, volatile_store
 from .mathlib import (math_ns as math, float_as_int, int_as_float, float_as_uint,
                       uint_as_float, double_as_longlong, longlong_as_double)
 from .misc import ldg

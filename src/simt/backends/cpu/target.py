@@ -65,10 +65,11 @@ class CpuTarget(Target):
     def symbol_data(self, em, decl):
         return em.symbol_pointer(self.symbol_index(decl))
 
-    def atomic_rmw(self, em, op, address, value, t):
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        """Every scope is the same on the CPU: one process, coherent memory."""
         if em.block_private:
             return _plain_rmw(em, op, address, value)
-        return super().atomic_rmw(em, op, address, value, t)
+        return super().atomic_rmw(em, op, address, value, t, scope, order)
 
     # ---------------------------------------------------------------- statements
     def call_print(self, em, text, buf, count):

@@ -12,7 +12,7 @@ from llvmlite import ir as ll
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
 from ...compiler.target import FAULT_IDS, Target
-from . import loops, texlower, warp
+from . import atomics, loops, texlower, warp
 
 LIBDEVICE = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
@@ -102,6 +102,14 @@ class CudaTarget(Target):
             gv.initializer = ll.Constant(gv.value_type, None)
             gv.align = 8
         return em.builder.load(gv, typ=gv.value_type)
+
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        return atomics.atomic_rmw(self, em, op, address, value, t, scope, order)
+
+    def atomic_cas(self, em, address, cmp, new, scope="device", order="relaxed"):
+        if cmp.type.width == 16:
+            return atomics.cas16(em, address, cmp, new, scope, order)
+        return super().atomic_cas(em, address, cmp, new, scope, order)
 
     # ---------------------------------------------------------------- statements
     def call_print(self, em, text, buf, count):
