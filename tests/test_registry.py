@@ -138,6 +138,12 @@ def memory_access(flags, f):
     """Ordered, volatile and cache-hinted accesses, printf, the device heap."""
     simt.atomic.store(flags, 0, simt.atomic.load(flags, 1, order="acquire"), order="release")
     simt.volatile_store(f, 0, simt.volatile_load(f, 1))
+    f[2] = simt.ldg(f, 3) + simt.ldcg(f, 3) + simt.ldca(f, 3) + simt.ldcs(f, 3) + \
+        simt.ldlu(f, 3) + simt.ldcv(f, 3)
+    simt.stwb(flags, 2, 1)
+    simt.stcg(flags, 2, 1)
+    simt.stcs(flags, 2, 1)
+    simt.stwt(flags, 2, 1)
 
 
 @simt.kernel
