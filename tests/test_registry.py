@@ -144,6 +144,7 @@ def memory_access(flags, f):
     simt.stcg(flags, 2, 1)
     simt.stcs(flags, 2, 1)
     simt.stwt(flags, 2, 1)
+    simt.printf("%d %f %s\n", flags[0], f[0], "text")
 
 
 @simt.kernel

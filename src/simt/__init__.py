@@ -34,3 +34,4 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
 from .lang import cg
 from .lang.atomics_ordered import volatile_load, volatile_store
 from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
+from .lang.printf import printf

@@ -192,14 +192,17 @@ class Target:
         """printf: the format string and a buffer of 64-bit slots, one per value (a
         double as its bits)."""
         b = em.builder
-        text = cstring(em.module, fmt, self.addrspace("global"))
-        if self.addrspace("global"):
-            text = b.addrspacecast(text, ptr())
+        text = self.string_constant(em, fmt)
         buf = em.alloca(ll.ArrayType(I64, max(1, len(values))), name="print_args")
         for i, v in enumerate(values):
             slot = b.gep(buf, [i32(0), i32(i)], source_etype=buf.allocated_type)
             b.store(b.bitcast(v, I64) if v.type == ll.DoubleType() else v, slot)
         self.call_print(em, text, buf, len(values))
+
+    def string_constant(self, em, text):
+        """A generic pointer to ``text``, NUL-terminated, in constant global memory."""
+        data = cstring(em.module, text, self.addrspace("global"))
+        return em.builder.addrspacecast(data, ptr()) if self.addrspace("global") else data
 
     def call_print(self, em, text, buf, count):
         """Call the device's printf with the format and the buffer of ``count`` values."""
