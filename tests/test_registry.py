@@ -145,6 +145,10 @@ def memory_access(flags, f):
     simt.stcs(flags, 2, 1)
     simt.stwt(flags, 2, 1)
     simt.printf("%d %f %s\n", flags[0], f[0], "text")
+    p = simt.malloc(flags[0], np.float32)
+    if p.size == 0:
+        simt.trap()
+    simt.free(p)
 
 
 @simt.kernel

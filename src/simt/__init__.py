@@ -35,3 +35,5 @@ from .lang import cg
 from .lang.atomics_ordered import volatile_load, volatile_store
 from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .lang.printf import printf
+from .lang.heap import malloc, free, trap
+from .runtime.limits import set_limit, get_limit

@@ -9,6 +9,7 @@ from . import ops
 from ..errors import NotSupportedError
 from ..ir import types as T
 from ..lang import python as pylang
+from ..lang import heap
 from ..lang import textures as tex
 from ..lang.atomics import RMW_ENTRIES
 from ..lang.groups import fns
@@ -17,7 +18,7 @@ from ..lang.mathlib import BITCASTS, FAST_FUNCS, INT_FUNCS, MATH_FUNCS
 from ..lang.registry import lowering
 from ..lang.sync import threadfence, threadfence_block, threadfence_system
 from ..lang.warp import laneid
-from .lltypes import I1, I32, const, scalar
+from .lltypes import I1, I32, I64, ArrayValue, const, i64, scalar
 
 # math functions that are LLVM intrinsics on every target
 LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
@@ -234,3 +235,25 @@ def _fns(em, e):
         n = b.select(up, b.sub(n, count), n)
         pos = b.select(up, b.add(pos, const(I32, width)), pos)
     return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
+
+
+@lowering(heap.malloc)
+def _malloc(em, e):
+    """A 1-d array over the heap's block; empty when the heap had no room (a negative
+    count asks for more bytes than any heap has)."""
+    b = em.builder
+    count = em.expr(e.args[0])
+    data = em.target.heap_malloc(em, b.mul(count, i64(e.type.dtype.itemsize)))
+    null = b.icmp_unsigned("==", b.ptrtoint(data, I64), i64(0))
+    return ArrayValue(e.type, data, [b.select(null, i64(0), count)], [i64(1)])
+
+
+@lowering(heap.free)
+def _free(em, e):
+    em.target.heap_free(em, em.expr(e.args[0]).data, e.loc)
+
+
+@lowering(heap.trap)
+def _trap(em, e):
+    em.target.emit_trap(em, e.loc)
+    em.builder.position_at_end(em.new_block("after_trap"))     # unreachable code may follow

@@ -158,6 +158,15 @@ class Target:
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", self.fence_scopes.get(scope))
 
+    def heap_malloc(self, em, nbytes):
+        """A pointer (in the global address space) to ``nbytes`` (i64) bytes of the device
+        heap, or null when it has no room."""
+        raise self._missing("heap_malloc")
+
+    def heap_free(self, em, data, loc):
+        """Return ``data`` (a pointer heap_malloc gave, or null) to the device heap."""
+        raise self._missing("heap_free")
+
     # ---------------------------------------------------------------- values
     def special(self, em, op):
         """threadIdx.x ... gridDim.z (i32)."""
@@ -228,6 +237,10 @@ class Target:
         if isinstance(value, ArrayValue):
             value = value.pack(em.builder, self)
         em.builder.ret(value)
+
+    def emit_trap(self, em, loc):
+        """simt.trap(): record where, and end the launch with an error."""
+        self.emit_error(em, fault.TRAP, loc)
 
     def loop_hint(self, em, stmt, back_edge, start, stop, step):
         """Metadata for the back edge of range loop ``stmt`` (unrolling): none by default."""

@@ -12,6 +12,7 @@ from .mathlib import (math_ns as math, float_as_int, int_as_float, float_as_uint
                       uint_as_float, double_as_longlong, longlong_as_double)
 from .cachehints import ldg, ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .printf import printf
+from .heap import malloc, free, trap
 from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
                    reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync,

@@ -172,6 +172,19 @@ class CudaBackend(Backend):
         binary, name = self.error_source
         raise launch_error(binary, record, name)
 
+    LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
+              "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE"}
+
+    def set_limit(self, name, value):
+        self.make_current()
+        driver = api()
+        call(driver.cuCtxSetLimit, getattr(driver.CUlimit, self.LIMITS[name]), value)
+
+    def get_limit(self, name):
+        self.make_current()
+        driver = api()
+        return int(call(driver.cuCtxGetLimit, getattr(driver.CUlimit, self.LIMITS[name])))
+
     def mem_get_info(self):
         self.make_current()
         free, total = call(api().cuMemGetInfo)
