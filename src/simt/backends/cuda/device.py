@@ -6,7 +6,7 @@ from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import refuse_in_host_function
-from simt.errors import OutOfMemoryError
+from simt.errors import LaunchError, OutOfMemoryError
 import simt.fault as fault
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
@@ -136,7 +136,11 @@ class CudaBackend(Backend):
 
     def synchronize(self):
         self.make_current()
-        call(api().cuCtxSynchronize)
+        try:
+            call(api().cuCtxSynchronize)
+        except LaunchError as lost:       # simt.trap() records where before it traps
+            self.raise_recorded(cause=lost)
+            raise
         self.raise_recorded()
         if self.callback_errors:
             raise self.callback_errors.pop(0)
@@ -161,8 +165,9 @@ class CudaBackend(Backend):
             self._error_record = (words, int(address), host)
         return self._error_record[:2]
 
-    def raise_recorded(self):
-        """Raise the error a bounds check or assert recorded, once, and clear the record."""
+    def raise_recorded(self, cause=None):
+        """Raise the error a bounds check, assert or trap recorded, once, and clear the
+        record; ``cause``: the driver's error for a launch that trapped."""
         if self._error_record is None or not self._error_record[0][0]:
             return
         from .kernels import launch_error
@@ -170,7 +175,7 @@ class CudaBackend(Backend):
         record = words.copy()
         words[:] = 0
         binary, name = self.error_source
-        raise launch_error(binary, record, name)
+        raise launch_error(binary, record, name) from cause
 
     LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
               "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE"}
