@@ -70,52 +70,99 @@ def test_a_full_heap_gives_empty_arrays(device):
         assert got.sum() == 8 and heap.get_heap().bytes_in_use() == 0   # all freed
 
 
-def test_limits_on_a_fresh_cpu_device(tmp_path):
-    """In a process of its own: the heap's size is settable until a kernel mallocs."""
-    code = textwrap.dedent("""
-        import numpy as np, simt
-        simt.set_device("cpu")
-        assert simt.get_limit("malloc_heap_size") == 8 << 20
-        simt.set_limit("malloc_heap_size", 1 << 16)
-        assert simt.get_limit("malloc_heap_size") == 1 << 16
+LIMITS_SCRIPT = """
+import sys
+import numpy as np
+import simt
+simt.set_device(sys.argv[1])
+print(simt.get_limit("malloc_heap_size"))
+simt.set_limit("malloc_heap_size", 1 << 16)
+print(simt.get_limit("malloc_heap_size"))
 
-        @simt.kernel
-        def grab(got):
-            i = simt.grid(1)
-            p = simt.malloc(40000, np.uint8)
-            got[i] = p.size
-            simt.syncthreads()
-            simt.free(p)
+@simt.kernel
+def grab(got):
+    i = simt.grid(1)
+    p = simt.malloc(40000, np.uint8)
+    got[i] = p.size
+    simt.syncthreads()
+    simt.free(p)
 
-        got = np.full(2, -1, np.int64)
-        grab[1, 2](got)
-        print(sorted(got.tolist()))
-        try:
-            simt.set_limit("malloc_heap_size", 1 << 20)
-        except simt.CudaError as exc:
-            print("refused:", exc)
-        for name in ("printf_fifo_size", "stack_size"):
-            try:
-                simt.get_limit(name)
-            except simt.NotSupportedError as exc:
-                print(exc)
-        try:
-            simt.set_limit("heap", 1)
-        except ValueError as exc:
-            print(exc)
-    """)
-    script = tmp_path / "limits.py"
-    script.write_text(code)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+got = np.full(2, -1, np.int64)
+grab[1, 2](got)
+print(sorted(got.tolist()))
+try:
+    simt.set_limit("malloc_heap_size", 1 << 20)
+    print("accepted")
+except simt.CudaError as exc:
+    print("refused:", exc)
+for name in ("printf_fifo_size", "stack_size"):
+    try:
+        print(name, simt.get_limit(name))
+    except simt.NotSupportedError as exc:
+        print(exc)
+try:
+    simt.set_limit("heap", 1)
+except ValueError as exc:
+    print(exc)
+"""
+
+
+def _run_script(tmp_path, text, *args):
+    """Run ``text`` as a script in a process of its own (a fresh device); its stdout lines."""
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=SRC), timeout=120)
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0] == "[0, 40000]"
-    assert lines[1].startswith("refused: set_limit('malloc_heap_size') after a kernel called "
-                               "simt.malloc")
-    assert "does not support the limit 'printf_fifo_size': its printf writes each line" in lines[2]
-    assert "does not support the limit 'stack_size'" in lines[3]
-    assert lines[4].startswith("unknown limit 'heap'; the limits are 'malloc_heap_size'")
+    return done.stdout.splitlines()
+
+
+def test_limits_in_a_fresh_process(device, tmp_path):
+    """The heap's size is settable until a kernel mallocs, and bounds what malloc gives."""
+    lines = _run_script(tmp_path, LIMITS_SCRIPT, device.name)
+    assert lines[:3] == [str(8 << 20), str(1 << 16), "[0, 40000]"]
+    assert lines[3].startswith("refused:")
+    assert lines[6].startswith("unknown limit 'heap'; the limits are 'malloc_heap_size'")
+    if device.kind == "cpu":
+        assert "set_limit('malloc_heap_size') after a kernel called simt.malloc" in lines[3]
+        assert "does not support the limit 'printf_fifo_size': its printf writes" in lines[4]
+        assert "does not support the limit 'stack_size'" in lines[5]
+    else:
+        assert lines[4] == f"printf_fifo_size {1 << 20}" and lines[5].startswith("stack_size ")
+
+
+TRAP_SCRIPT = """
+import sys
+import numpy as np
+import simt
+simt.set_device(sys.argv[1])
+
+@simt.kernel
+def trapping(a):
+    if simt.grid(1) == 40:
+        simt.trap()
+    a[simt.grid(1)] = 1.0
+
+try:
+    trapping[2, 32](np.zeros(64))
+    simt.synchronize()
+except simt.LaunchError as exc:
+    print(type(exc).__name__, exc.line, exc.block, exc.thread)
+try:
+    simt.to_device(np.zeros(4))
+    simt.synchronize()
+    print("usable")
+except simt.CudaError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_trap_in_a_fresh_process(device, tmp_path):
+    """On the CPU device a trap is a LaunchError and the device stays usable; on a GPU the
+    same LaunchError, and the context is lost, as in CUDA."""
+    lines = _run_script(tmp_path, TRAP_SCRIPT, device.name)
+    assert lines[0] == "LaunchError 10 (1, 0, 0) (8, 0, 0)"
+    assert lines[1] == ("usable" if device.kind == "cpu" else "ContextUnusableError")
 
 
 @simt.kernel
@@ -131,7 +178,7 @@ def trapping(a, out):
     i = simt.grid(1)
     out[i] = a[i]
     if a[i] < 0:
-        simt.trap()
+        simt.trap()                      # the trap
     out[i] = a[i] * 2
 
 
@@ -152,7 +199,7 @@ def test_trap_and_bad_free_are_launch_errors_on_the_cpu(device, rng):
     text = str(info.value)
     assert "simt.trap() in kernel 'trapping' stopped the kernel" in text
     assert "block (1, 0, 0), thread (5, 0, 0)" in text
-    line = _line_of("        simt.trap()")
+    line = _line_of("# the trap")
     assert info.value.line == line and f"test_heap.py:{line}" in text
     assert info.value.block == (1, 0, 0) and info.value.thread == (5, 0, 0)
     assert out[37] == -5                       # the trapping thread stopped at the trap
