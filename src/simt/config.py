@@ -40,7 +40,8 @@ class Config:
     cache: bool = dataclasses.field(
         default=True, metadata={"env": "SIMT_CACHE", "doc": "keep compiled kernels on disk; '0' disables"})
     cache_dir: str = dataclasses.field(
-        default="~/.cache/simt", metadata={"env": "SIMT_CACHE_DIR", "doc": "where the disk cache lives"})
+        default="~/.cache/simt", metadata={"env": "SIMT_CACHE_DIR",
+                                           "doc": "where the disk cache lives (unset: $XDG_CACHE_HOME/simt, else ~/.cache/simt)"})
     cpu_threads: int = dataclasses.field(
         default=1, metadata={"env": "SIMT_CPU_THREADS", "doc": "worker threads running blocks on the CPU device"})
     dump: bool = dataclasses.field(
@@ -58,7 +59,7 @@ class Config:
             device=os.environ.get("SIMT_DEVICE") or None,
             checks=_flag("SIMT_CHECKS", False),
             cache=_flag("SIMT_CACHE", True),
-            cache_dir=os.path.expanduser(os.environ.get("SIMT_CACHE_DIR") or "~/.cache/simt"),
+            cache_dir=os.path.expanduser(os.environ.get("SIMT_CACHE_DIR") or _default_cache_dir()),
             cpu_threads=max(1, _int("SIMT_CPU_THREADS", os.cpu_count() or 1)),
             dump=_flag("SIMT_DUMP", False),
             debug=_flag("SIMT_DEBUG", False),
@@ -69,6 +70,12 @@ class Config:
         """[(field, environment variable, value, doc)] for every setting."""
         return [(f.name, f.metadata["env"], getattr(self, f.name), f.metadata["doc"])
                 for f in dataclasses.fields(self)]
+
+
+def _default_cache_dir():
+    """The XDG base directory rule: $XDG_CACHE_HOME when set to an absolute path."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return os.path.join(xdg if os.path.isabs(xdg) else "~/.cache", "simt")
 
 
 config = Config.from_environ()

@@ -181,14 +181,15 @@ class CPUBitmap:
 
 
 class _FrameSink:
-    """Collects frames; writes an animated GIF (Pillow) or numbered PNGs."""
+    """Collects frames; writes an animated GIF (Pillow) or numbered PNGs into ``out_dir``
+    (None: ./simt-out, as every example's pictures)."""
 
     def __init__(self, out_dir, stem, save_every):
         self.out_dir, self.stem, self.save_every = out_dir, stem, save_every
         self.frames, self.paths = [], []
 
     def add(self, tick, image):
-        if self.out_dir is None or tick % self.save_every:
+        if tick % self.save_every:
             return
         flipped = np.ascontiguousarray(image[::-1])
         if Image is not None:
@@ -270,7 +271,7 @@ class GPUAnimBitmap:
         try:
             for tick in range(frames):
                 f_anim(self.dev_pixels, self.data, tick)
-                if out_dir is not None and tick % save_every == 0:
+                if tick % save_every == 0:
                     self.dev_pixels.copy_to_host(host)
                     sink.add(tick, host.reshape(self.height, self.width, 4))
                 progress(tick + 1, frames)

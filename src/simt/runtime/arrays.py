@@ -366,6 +366,31 @@ class DeviceArray:
             raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
 
+    # -- conveniences --------------------------------------------------------------------
+
+    def astype(self, dtype):
+        """A new device array of this shape with the elements converted as NumPy's astype
+        converts them (through the host: a conversion copies twice)."""
+        return to_device(self.copy_to_host().astype(dtype), device=self.device)
+
+    def view(self, dtype):
+        """The same memory as another dtype, as ndarray.view: the last dimension (which must
+        be contiguous) is rescaled by the ratio of the item sizes."""
+        dtype = np.dtype(dtype)
+        host_layout = self._dummy().view(dtype)        # NumPy checks the layout and sizes
+        return DeviceArray(host_layout.shape, dtype, host_layout.strides, alloc=self.alloc,
+                           offset=self.offset, device=self.device)
+
+    def fill(self, value):
+        """Set every element to ``value`` (converted to the dtype as NumPy converts it)."""
+        self.copy_from(np.full(self.shape, value, self.dtype))
+        return self
+
+    def __reduce__(self):
+        """Pickling copies the elements to the host; unpickling makes a device array on the
+        device current there (device memory cannot cross processes: see ipc for that)."""
+        return _unpickle, (self.copy_to_host(),)
+
     # -- interchange ------------------------------------------------------------------
 
     @property
@@ -469,6 +494,21 @@ def device_array_like(array, device=None):
     """An uninitialized device array with the shape, dtype and order (C or F) of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return device_array(array.shape, array.dtype, order, device)
+
+
+def empty_like(array, device=None):
+    """An uninitialized device array with the shape, dtype and order of ``array``."""
+    return device_array_like(array, device)
+
+
+def zeros_like(array, device=None):
+    """A zero-filled device array with the shape, dtype and order of ``array``."""
+    order = "F" if _is_f_only(array) else "C"
+    return zeros(array.shape, array.dtype, order, device)
+
+
+def _unpickle(host):
+    return to_device(host)
 
 
 def _is_f_only(array):
