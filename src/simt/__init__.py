@@ -32,6 +32,9 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from . import logs as _logs
+
+_logs.configure()
 
 # `from simt import *` gives the kernel language and runtime names: not simt's subpackages,
 # and not `math`, which would shadow the standard library's module of that name.

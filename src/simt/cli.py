@@ -36,6 +36,10 @@ def info(out=sys.stdout):
         for key, value in properties.items():
             print(f"  {key:<{width}}  {_format_value(value)}", file=out)
         print(file=out)
+    for kind in devices.BACKENDS:
+        reason = devices.why_none(kind)
+        if reason:
+            print(f"No {kind} device listed: {reason}\n", file=out)
     print("Settings (environment variable = value: meaning)", file=out)
     for name, env, value, doc in config.describe():
         print(f"  {env} = {value!r}: {doc}", file=out)

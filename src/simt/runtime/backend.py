@@ -123,6 +123,11 @@ class Backend:
         return 1
 
     @classmethod
+    def why_none(cls):
+        """When device_count() is 0: why, in words a user can act on (None otherwise)."""
+        return None
+
+    @classmethod
     def device_name(cls, index):
         """The name of device ``index`` of this kind, as users write it."""
         return cls.kind

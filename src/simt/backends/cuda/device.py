@@ -1,7 +1,8 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
 from . import hostmem
-from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
+from .driver import (api, available, call, check, context_dead, set_thread_device,
+                     thread_device, why_unavailable)
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
@@ -54,6 +55,10 @@ class CudaBackend(Backend):
     @classmethod
     def device_count(cls):
         return device_count()
+
+    @classmethod
+    def why_none(cls):
+        return why_unavailable() or "the NVIDIA driver reports no GPU"
 
     @classmethod
     def device_name(cls, index):
