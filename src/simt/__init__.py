@@ -15,7 +15,7 @@ from .runtime.devices import devices, get_device, set_device, use_device, synchr
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
-                             device_array_like, empty_like, zeros_like, asarray, pinned_array, mapped_array,
+                             device_array_like, empty_like, zeros_like, asarray, from_dlpack, pinned_array, mapped_array,
                              managed_array, mem_get_info)
 from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, shared,
                    local, const, Constant, Global, syncthreads, syncthreads_count,

@@ -215,6 +215,11 @@ class Backend:
         """An event object: record(stream), synchronize(), query(), elapsed_time(end)."""
         raise self.unsupported("events")
 
+    def wrap_stream(self, handle):
+        """A stream object over another library's stream (an address): not owned, never
+        destroyed here (Stream.from_handle)."""
+        raise self.unsupported("streams of other libraries (CUDA streams exist on GPUs only)")
+
     # ------------------------------------------------------------ kernels
     def target_id(self):
         """A string naming what this device's binaries are compiled for (the disk cache key)."""

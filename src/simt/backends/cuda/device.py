@@ -280,6 +280,14 @@ class CudaBackend(Backend):
         from .kernels import native_launch
         return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
 
+    def wrap_stream(self, handle):
+        """Another library's CUstream (an address) as a stream object of this device."""
+        from .streams import ForeignStream
+        self.make_current()
+        if not handle:
+            return self.default_stream()
+        return ForeignStream(handle, errors=self.callback_errors)
+
     def create_event(self, timing=True):
         """A new streams.Event on this device."""
         from .streams import Event
