@@ -16,6 +16,7 @@ import numpy as np
 
 import simt
 from simt import blockDim, blockIdx, gridDim, threadIdx
+from simt.progress import steps
 from ._common import out_path, save_png
 
 try:        # Pillow is optional: without it animations are numbered PNGs
@@ -140,13 +141,6 @@ def float_to_color_reference(temps):
     return np.stack([channel(hue + 120), channel(hue), channel(hue - 120), alpha], axis=-1)
 
 
-def progress(done, total, what="frames"):
-    """A line on stderr at every tenth of a long run, so that it shows how far it is
-    (whole lines: they do not garble the program's own output on the same terminal)."""
-    if done == total or done % max(1, total // 10) == 0:
-        print(f"  {done}/{total} {what}", file=sys.stderr, flush=True)
-
-
 # -- cpu_bitmap.h -----------------------------------------------------------------------------
 
 
@@ -225,10 +219,9 @@ class CPUAnimBitmap(CPUBitmap):
                       save_every=1):
         sink = _FrameSink(out_dir, stem, save_every)
         try:
-            for tick in range(frames):
+            for tick in steps(range(frames), what="frames"):
                 f_anim(self.data, tick)
                 sink.add(tick, self.image())
-                progress(tick + 1, frames)
         finally:
             if f_exit is not None:
                 f_exit(self.data)
@@ -269,12 +262,11 @@ class GPUAnimBitmap:
         sink = _FrameSink(out_dir, stem, save_every)
         host = np.empty(self.width * self.height * 4, np.uint8)
         try:
-            for tick in range(frames):
+            for tick in steps(range(frames), what="frames"):
                 f_anim(self.dev_pixels, self.data, tick)
                 if tick % save_every == 0:
                     self.dev_pixels.copy_to_host(host)
                     sink.add(tick, host.reshape(self.height, self.width, 4))
-                progress(tick + 1, frames)
         finally:
             if f_exit is not None:
                 f_exit(self.data)
