@@ -15,7 +15,7 @@ from .runtime.devices import devices, get_device, set_device, use_device, synchr
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
-                             device_array_like, asarray, pinned_array, mapped_array,
+                             device_array_like, empty_like, zeros_like, asarray, from_dlpack, pinned_array, mapped_array,
                              managed_array, mem_get_info)
 from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, shared,
                    local, const, Constant, Global, syncthreads, syncthreads_count,
@@ -37,3 +37,12 @@ from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stw
 from .lang.printf import printf
 from .lang.heap import malloc, free, trap
 from .runtime.limits import set_limit, get_limit
+from . import logs as _logs
+
+_logs.configure()
+
+# `from simt import *` gives the kernel language and runtime names: not simt's subpackages,
+# and not `math`, which would shadow the standard library's module of that name.
+__all__ = sorted(_name for _name, _value in globals().items()
+                 if not _name.startswith("_") and _name != "math"
+                 and (_name == "cg" or type(_value).__name__ != "module"))
