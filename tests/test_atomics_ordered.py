@@ -18,33 +18,39 @@ N = 64
 
 @simt.kernel
 def scoped_adds(slots, vals, olds):
+    """Row 0 of slots takes device- and system-scope atomics from every block; row 1 + b
+    the block-scope ones of block b (a block-scope atomic is atomic only within a block)."""
     i = simt.grid(1)
+    row = 1 + simt.blockIdx.x
     v = vals[i]
-    olds[0, i] = simt.atomic.add(slots, 0, v, scope="block")
-    olds[1, i] = simt.atomic.add(slots, 1, v, scope="device", order="acq_rel")
-    olds[2, i] = simt.atomic.add(slots, 2, v, scope="system", order="seq_cst")
-    olds[3, i] = simt.atomic.sub(slots, 3, v, scope="system", order="release")
-    olds[4, i] = simt.atomic.max(slots, 4, v, scope="block", order="acquire")
-    olds[5, i] = simt.atomic.exch(slots, 5, v, scope="system")
-    olds[6, i] = simt.atomic.xor(slots, 6, v, scope="block", order="seq_cst")
+    olds[0, i] = simt.atomic.add(slots, (row, 0), v, scope="block")
+    olds[1, i] = simt.atomic.add(slots, (0, 1), v, scope="device", order="acq_rel")
+    olds[2, i] = simt.atomic.add(slots, (0, 2), v, scope="system", order="seq_cst")
+    olds[3, i] = simt.atomic.sub(slots, (0, 3), v, scope="system", order="release")
+    olds[4, i] = simt.atomic.max(slots, (row, 4), v, scope="block", order="acquire")
+    olds[5, i] = simt.atomic.exch(slots, (0, 5), v, scope="system")
+    olds[6, i] = simt.atomic.xor(slots, (row, 6), v, scope="block", order="seq_cst")
 
 
 @pytest.mark.parametrize("dtype", [np.uint32, np.int64], ids=lambda d: d.__name__)
 def test_every_scope_and_order_counts(device, rng, dtype):
     vals = rng.integers(1, 1000, N).astype(dtype)
-    init = rng.integers(1000, 2000, 7).astype(dtype)
+    init = rng.integers(1000, 2000, (3, 7)).astype(dtype)
     slots, olds = init.copy(), poison((7, N), dtype)
     with np.errstate(over="ignore"):
         scoped_adds[2, 32](slots, vals, olds)
         total = vals.sum(dtype=dtype)
-        np.testing.assert_array_equal(slots[:4], [init[0] + total, init[1] + total,
-                                                  init[2] + total, init[3] - total])
-    assert slots[4] == max(init[4], vals.max())
-    assert sorted(np.append(olds[5], slots[5])) == sorted(np.append(vals, init[5]))
-    assert slots[6] == init[6] ^ np.bitwise_xor.reduce(vals)
-    for k in range(3):          # each add saw a distinct prefix sum: the olds are a chain
-        chain = np.append(np.sort(olds[k]), slots[k])
-        assert chain[0] == init[k]
+        np.testing.assert_array_equal(slots[0, 1:4], [init[0, 1] + total, init[0, 2] + total,
+                                                      init[0, 3] - total])
+        for b in range(2):
+            mine = vals[32 * b:32 * (b + 1)]
+            assert slots[1 + b, 0] == init[1 + b, 0] + mine.sum(dtype=dtype)
+            assert slots[1 + b, 4] == max(init[1 + b, 4], mine.max())
+            assert slots[1 + b, 6] == init[1 + b, 6] ^ np.bitwise_xor.reduce(mine)
+    assert sorted(np.append(olds[5], slots[0, 5])) == sorted(np.append(vals, init[0, 5]))
+    for k in (1, 2):            # each add saw a distinct prefix sum: the olds are a chain
+        chain = np.append(np.sort(olds[k]), slots[0, k])
+        assert chain[0] == init[0, k]
         np.testing.assert_array_equal(np.sort(np.diff(chain)), np.sort(vals))
 
 
@@ -70,7 +76,7 @@ def test_inc_dec_wrap_as_cuda(device, rng):
     starts = rng.integers(0, 40, 8).astype(np.uint32)   # some above their limit
     starts[4] = 0
     slots, olds = starts.copy(), poison((8, N), np.uint32)
-    inc_dec[2, 32](slots, limits, olds)
+    inc_dec[1, N](slots, limits, olds)        # block scope: one block
     for k in range(8):
         step, limit = (_inc, _dec)[k // 4], int(limits[k % 4])
         seen, value = [], int(starts[k])
@@ -98,7 +104,7 @@ def cas16_count(slots, olds):
 def test_16_bit_compare_and_swap(device, rng, dtype):
     start = dtype(rng.integers(1, 100))
     slots, olds = np.array([start, 0, 77], dtype), poison(2 * N, dtype)
-    cas16_count[2, 32](slots, olds)
+    cas16_count[1, N](slots, olds)
     np.testing.assert_array_equal(np.sort(olds[:N]), start + np.arange(N, dtype=dtype))
     assert slots[0] == start + N and slots[2] == 77          # the neighbour is untouched
     winner = np.flatnonzero(olds[N:] == 0)
@@ -116,7 +122,7 @@ def test_float16_add(device, rng):
     vals = rng.integers(-8, 9, N).astype(np.float16)      # every partial sum exact in float16
     init = rng.integers(-50, 50, 3).astype(np.float16)
     slots, olds = init.copy(), poison(N, np.float16)
-    half_add[2, 32](slots, vals, olds)
+    half_add[1, N](slots, vals, olds)
     np.testing.assert_array_equal(slots, init + np.array([vals[0::2].sum(), vals[1::2].sum(),
                                                           vals.sum()], np.float16))
     assert not np.isnan(olds).any()
@@ -196,7 +202,7 @@ def test_volatile_and_seq_cst_accesses(device, rng):
 
 # ------------------------------------------------------------------ PTX (no GPU needed)
 PTX_KERNELS = [
-    (scoped_adds, "void(uint32[::1], uint32[::1], uint32[:, ::1])"),
+    (scoped_adds, "void(uint32[:, ::1], uint32[::1], uint32[:, ::1])"),
     (cas16_count, "void(int16[::1], int16[::1])"),
     (half_add, "void(float16[::1], float16[::1], float16[::1])"),
     (inc_dec, "void(uint32[::1], uint32[::1], uint32[:, ::1])"),

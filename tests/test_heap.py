@@ -143,8 +143,9 @@ def trapping(a):
         simt.trap()
     a[simt.grid(1)] = 1.0
 
+out = simt.to_device(np.zeros(64))
 try:
-    trapping[2, 32](np.zeros(64))
+    trapping[2, 32](out)
     simt.synchronize()
 except simt.LaunchError as exc:
     print(type(exc).__name__, exc.line, exc.block, exc.thread)

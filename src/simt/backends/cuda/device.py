@@ -118,8 +118,7 @@ class CudaBackend(Backend):
         driver = api()
         dst, nbytes = host_array.ctypes.data, host_array.nbytes
         if stream is None:
-            call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
-            self.raise_recorded()
+            self._waiting_call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
         else:
             call(driver.cuMemcpyDtoHAsync, dst, src_ptr, nbytes, _handle(stream))
 
@@ -141,12 +140,7 @@ class CudaBackend(Backend):
 
     def synchronize(self):
         self.make_current()
-        try:
-            call(api().cuCtxSynchronize)
-        except LaunchError as lost:       # simt.trap() records where before it traps
-            self.raise_recorded(cause=lost)
-            raise
-        self.raise_recorded()
+        self._waiting_call(api().cuCtxSynchronize)
         if self.callback_errors:
             raise self.callback_errors.pop(0)
 
@@ -169,6 +163,17 @@ class CudaBackend(Backend):
             words[:] = 0
             self._error_record = (words, int(address), host)
         return self._error_record[:2]
+
+    def _waiting_call(self, fn, *args):
+        """A driver call that waits for the device's work, then the error a kernel recorded;
+        a launch that trapped (simt.trap records where first) raises that record's error,
+        caused by the driver's."""
+        try:
+            call(fn, *args)
+        except LaunchError as lost:
+            self.raise_recorded(cause=lost)
+            raise
+        self.raise_recorded()
 
     def raise_recorded(self, cause=None):
         """Raise the error a bounds check, assert or trap recorded, once, and clear the
