@@ -64,7 +64,8 @@ def _fence(em, e):
 def _atomic(em, e):
     b = em.builder
     array = em.expr(e.args[0])
-    kind, scope, order = e.attrs["op"], e.attrs["scope"], e.attrs["order"]
+    kind = e.attrs["op"]
+    scope, order = e.attrs.get("scope", "device"), e.attrs.get("order", "relaxed")
     nvalues = 2 if kind == "cas" else 1
     values = [em.expr(a) for a in e.args[1:1 + nvalues]]
     indices = [em.expr(i) for i in e.args[1 + nvalues:]]

@@ -81,8 +81,13 @@ def memory_keywords(fc, kwargs, name, loc, orders):
 
 
 def _attrs(fc, op, label_arg, kwargs, name, loc):
+    """The node's attributes; scope and order only where they are not the defaults
+    (device, relaxed), so IR dumps of plain atomics stay as they were."""
     scope, order = memory_keywords(fc, kwargs, name, loc, RMW_ORDERS)
-    return {"op": op, "label": fc.label_of(label_arg), "scope": scope, "order": order}
+    attrs = {"op": op, "label": fc.label_of(label_arg)}
+    if (scope, order) != ("device", "relaxed"):
+        attrs.update(scope=scope, order=order)
+    return attrs
 
 
 def _rmw_builder(name, allowed):
