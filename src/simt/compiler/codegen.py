@@ -49,6 +49,8 @@ class FunctionEmitter:
         self.loops = []
         self.array_labels = []
         self.locals = dict(function.locals)
+        lines = target.lines         # lineinfo=True: line tables (lineinfo.py), else None
+        self.scope = lines.subprogram(llfunc, function) if lines is not None else None
 
     # ------------------------------------------------------------ scaffolding
     def start(self):
@@ -100,10 +102,14 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------ statements
     def emit_stmts(self, stmts):
+        outer = self.builder.debug_metadata
         for stmt in stmts:
             if self.terminated():
-                return              # code after break/continue/return is unreachable
+                break               # code after break/continue/return is unreachable
+            if self.scope is not None and stmt.loc is not None:
+                self.builder.debug_metadata = self.target.lines.location(stmt.loc, self.scope)
             getattr(self, "stmt_" + type(stmt).__name__)(stmt)
+        self.builder.debug_metadata = outer     # a loop's latch is its own line again
 
     def store_var(self, name, value):
         t = self.locals[name]
