@@ -9,7 +9,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from . import ops
+from . import loopmeta, ops
 from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type)
@@ -185,7 +185,10 @@ class FunctionEmitter:
         flags = ["nsw"] if t.kind == "i" else []
         self.builder.store(self.builder.add(it, step, flags=flags), counter)
         back_edge = self.builder.branch(head)
-        self.target.loop_hint(self, s, back_edge, start, stop, step)
+        if s.unroll is not None:
+            loopmeta.requested(self.module, back_edge, s.unroll)
+        else:
+            self.target.loop_hint(self, s, back_edge, start, stop, step)
         self.builder.position_at_end(done)
 
     def range_cond(self, it, stop, step, t):

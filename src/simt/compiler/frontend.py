@@ -10,7 +10,9 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..lang import loops
 from ..lang.registry import Static
+from . import unroll
 from .source import Source
 from .errors import fail, CompileFailure
 from . import calls, conditional, definite
@@ -307,8 +309,11 @@ class FrontEnd:
             self.fail(node, "for ... else is not supported", "use a flag variable")
         if not isinstance(node.target, ast.Name):
             self.fail(node.target, "the loop variable must be a single name")
-        it = node.iter
+        it, unroll_request = node.iter, None
         func = self.any(it.func) if isinstance(it, ast.Call) else None
+        if isinstance(func, Static) and func.value is loops.unroll:
+            it, unroll_request = unroll.parse(self, it)
+            func = Static(range)
         if not (isinstance(func, Static) and func.value is range):
             self.fail(it, "kernels can only loop over range(...)",
                       "write for i in range(n): ... and index arrays with i")
@@ -329,7 +334,10 @@ class FrontEnd:
         self.loop_depth += 1
         body = self.block(node.body)
         self.loop_depth -= 1
-        return [ir.ForRange(self.loc(node), node.target.id, start, stop, step, body)]
+        loop = ir.ForRange(self.loc(node), node.target.id, start, stop, step, body,
+                           unroll_request)
+        unroll.check(self, loop, node)
+        return [loop]
 
     def stmt_Break(self, node):
         if not self.loop_depth:

@@ -201,12 +201,15 @@ class While(Stmt):
 
 @dataclass(eq=False)
 class ForRange(Stmt):
-    """``for var in range(start, stop, step)``; start/stop/step are evaluated once."""
+    """``for var in range(start, stop, step)``; start/stop/step are evaluated once.
+    ``unroll``: simt.unroll's request: None (the target decides), 0 (unroll fully) or a
+    factor (1: never unroll)."""
     var: str
     start: Expr
     stop: Expr
     step: Expr
     body: list[Stmt]
+    unroll: Optional[int] = None
 
 
 @dataclass(eq=False)

@@ -89,7 +89,10 @@ class _Printer:
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.ForRange):
             bounds = ", ".join(self.expr(e) for e in (s.start, s.stop, s.step))
-            self.emit(depth, f"for {s.var} in range({bounds}):", s)
+            loop = f"range({bounds})"
+            if s.unroll is not None:
+                loop = f"unroll({loop}, factor={s.unroll or None})"
+            self.emit(depth, f"for {s.var} in {loop}:", s)
             self.block(s.body, depth + 1)
         else:
             self.emit(depth, self.simple(s), s)

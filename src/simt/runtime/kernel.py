@@ -300,7 +300,14 @@ def _types(signature):
 
 
 def kernel(fn=None, *, cache=True, **options):
-    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``."""
+    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
+
+    Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
+    ``.maxntid``/``.minnctapersm``; a launch of more than max_threads threads per block
+    raises InvalidConfiguration on every device; min_blocks affects GPU code only),
+    ``maxnreg=N`` (PTX ``.maxnreg``: GPU code only, no effect on the CPU device),
+    ``lineinfo=True`` (PTX line tables naming the Python lines: GPU code only, no effect on
+    the CPU device), ``boundscheck``; others raise TypeError listing these."""
     if fn is None:
         return lambda f: Kernel(f, cache=cache, **options)
     if isinstance(fn, str):
