@@ -33,3 +33,4 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
 from .lang.loops import unroll
+from .lang.warp import uni_sync

@@ -15,7 +15,7 @@ from ..lang.registry import Static
 from . import unroll
 from .source import Source
 from .errors import fail, CompileFailure
-from . import calls, conditional, definite
+from . import calls, conditional, definite, group_args
 
 
 MAX_PASSES = 12
@@ -26,14 +26,15 @@ class FrontEnd:
 
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
-    def __init__(self, pyfunc, arg_types, is_kernel, stack=()):
+    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None):
         self.source = Source(pyfunc)
-        self.arg_types = list(arg_types)
         self.is_kernel = is_kernel
         self.stack = tuple(stack) + (pyfunc,)
         fndef = self.source.fndef
-        self.param_names = [a.arg for a in fndef.args.args]
+        self.all_params = [a.arg for a in fndef.args.args]
         self.assigned = _assigned_names(fndef)
+        self.param_names, self.arg_types, self.group_bindings = group_args.parameters(
+            self.all_params, list(arg_types), groups or {}, self.assigned)
         self.var_types = {}
         self.var_lines = {}
         self.return_type = None
@@ -43,7 +44,7 @@ class FrontEnd:
     def build(self):
         fndef = self.source.fndef
         self._check_signature(fndef)
-        definite.check(fndef, self.param_names, self.fail)
+        definite.check(fndef, self.all_params, self.fail)
         for _ in range(MAX_PASSES):
             self._start_pass()
             body = self._params_prologue() + self.block(fndef.body)
@@ -70,13 +71,14 @@ class FrontEnd:
                       "remove *args, **kwargs, keyword-only parameters and defaults")
         if len(self.param_names) != len(self.arg_types):
             kind = "kernel" if self.is_kernel else "device function"
-            self.fail(fndef, f"{kind} '{self.source.name}' takes {len(self.param_names)} "
-                      f"arguments, got {len(self.arg_types)}")
+            given = len(self.arg_types) + len(self.all_params) - len(self.param_names)
+            self.fail(fndef, f"{kind} '{self.source.name}' takes {len(self.all_params)} "
+                      f"arguments, got {given}")
 
     def _start_pass(self):
         self.changed = False
         self.unknown_reads = {}
-        self.static_bindings = {}
+        self.static_bindings = dict(self.group_bindings)
         self.decls = []
         self.symbol_decls = {}
         self.callees = {}
@@ -419,6 +421,8 @@ class FrontEnd:
         found, value = self.source.lookup(name, self.loc(node))
         if not found:
             self.fail(node, f"name '{name}' is not defined")
+        if _read_without_call(value):                # from simt import warpSize
+            return value.build(self, [], {}, self.loc(node))
         return Static(value, name)
 
     def expr_Attribute(self, node):
@@ -428,7 +432,7 @@ class FrontEnd:
                                                  self.loc(node))
             if not found:
                 self.fail(node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'")
-            if getattr(value, "value", False) is True and hasattr(value, "build"):
+            if _read_without_call(value):
                 return value.build(self, [], {}, self.loc(node))
             return Static(value, f"{base.name}.{node.attr}")
         return calls.attribute(self, self.expr(base, node), node.attr, node)
@@ -458,17 +462,20 @@ class FrontEnd:
 
     def call_device(self, target, args, loc):
         """A call of @simt.device function target, typed for these arguments (its IR is
-        built once per argument types)."""
+        built once per argument types and groups passed: group_args.py)."""
         pyfunc = target.pyfunc
         if pyfunc in self.stack:
             self.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
                       "rewrite the recursion as a loop with a simt.local.array stack")
+        args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
-        function = target.ir_cache.get(arg_types)
+        key = (arg_types, group_args.key(groups)) if groups else arg_types
+        function = target.ir_cache.get(key)
         if function is None:
-            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack).build()
-            target.ir_cache[arg_types] = function
-        self.callees[(pyfunc, arg_types)] = function
+            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
+                                groups=groups).build()
+            target.ir_cache[key] = function
+        self.callees[(pyfunc, key)] = function
         return ir.CallDevice(function.return_type, self.loc(loc), function, args)
 
     def hoist(self, *stmts):
@@ -525,6 +532,8 @@ class FrontEnd:
         if calls.has_slice(node.slice):        # before the index: a Slice is no expression
             return calls.view(self, self.expr(base, node), node.slice, node,
                               ast.unparse(node.value))
+        if isinstance(base, Static) and hasattr(base.value, "_simt_kernel"):
+            calls.refuse_launch(self, base.value, node)
         index = self.any(node.slice)
         if isinstance(base, Static) and isinstance(index, Static) and \
                 not isinstance(base.value, np.ndarray):     # arrays: see static_to_expr
@@ -594,6 +603,11 @@ def _assigned_names(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
+
+
+def _read_without_call(value):
+    """Whether ``value`` is a registry entry read as a value (``warpSize``, ``threadIdx.x``)."""
+    return getattr(value, "value", False) is True and hasattr(value, "build")
 
 
 def _long(node):

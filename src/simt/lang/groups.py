@@ -38,6 +38,10 @@ class Group:
     methods = ()
     by_kind = {}      # method -> the builder that takes its name as a first argument
 
+    def signature(self):
+        """What code using this group depends on (device functions are typed per group)."""
+        return (type(self).__name__,)
+
     def __getattr__(self, name):
         if name in type(self).methods:
             handler = type(self).by_kind.get(name)
@@ -121,6 +125,9 @@ class Tile(Group):
 
     def __init__(self, parent, n):
         self.parent, self.n = parent, n
+
+    def signature(self):
+        return ("Tile", self.n, self.parent.signature())
 
     def mask(self, fc, loc):
         """uint32 lane mask of this thread's tile."""
