@@ -590,6 +590,12 @@ class FrontEnd:
     def label_of(self, value):
         return getattr(value, "src", "") or getattr(value, "name", "") or "array"
 
+    def shared_scratch(self, dtype, count, loc):
+        """A shared array of ``count`` elements for a typing rule's own use (lang/cg_tiles.py)."""
+        decl = ir.MemoryDecl(f"cg_scratch_{len(self.decls)}", "shared", (count,), np.dtype(dtype))
+        self.decls.append(decl)
+        return ir.ArrayRef(decl.type, self.loc(loc), decl)
+
     def collective(self, op, pred, result, loc):
         name = self.temp("coll")
         self.assign_type(name, result, loc)

@@ -230,7 +230,9 @@ class Return(Stmt):
 
 @dataclass(eq=False)
 class Barrier(Stmt):
-    """A block-wide barrier (syncthreads)."""
+    """A block-wide barrier (syncthreads); ``tile`` n > 0: a barrier of the n threads of
+    this thread's tile of n (cg.tiled_partition, n >= 64) only."""
+    tile: int = 0
 
 
 @dataclass(eq=False)

@@ -123,7 +123,7 @@ class _Printer:
         return "return" if s.value is None else f"return {self.expr(s.value)}"
 
     def stmt_Barrier(self, s):
-        return "syncthreads()"
+        return f"tile_sync({s.tile})" if s.tile else "syncthreads()"
 
     def stmt_GridSync(self, s):
         return "grid.sync()"

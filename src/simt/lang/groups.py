@@ -158,10 +158,13 @@ class Tile(Group):
             inside = _bin("and", laneid.node(T.INT32, loc, []),
                           _const(self.parent.n - 1), loc)
             return _bin("floordiv", inside, _const(self.n), loc)
+        if not isinstance(self.parent, ThreadBlock):        # a tile of more than a warp
+            inside = _bin("and", flat_rank(fc, loc), _const(self.parent.n - 1), loc)
+            return _bin("floordiv", inside, _const(self.n), loc)
         return _bin("floordiv", flat_rank(fc, loc), _const(self.n), loc)
 
     def _meta_group_size(self, fc, args, loc):
-        if isinstance(self.parent, Tile):
+        if not isinstance(self.parent, ThreadBlock):
             return _const(self.parent.n // self.n, T.INT32, loc)
         return _bin("floordiv", _bin("add", block_size(fc, loc), _const(self.n - 1), loc),
                     _const(self.n), loc)
