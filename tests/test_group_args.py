@@ -108,3 +108,17 @@ def test_unknown_group_method_in_device_function():
         out[0] = bad_group_use(block)
     with pytest.raises(simt.CompileError, match="(?s)g has no attribute 'no_such_method'.*bad_group_use"):
         simt.kernel(kernel).inspect_types("void(int32[:])")
+
+
+@simt.device
+def reassigns_group(g, v):
+    g = v
+    return g
+
+
+def test_assigning_to_a_group_parameter():
+    def kernel(out):
+        out[0] = reassigns_group(cg.this_thread_block(), 1)
+    with pytest.raises(simt.CompileError, match=r"'g' names a group \(ThreadBlock\) and cannot "
+                       "be reassigned"):
+        simt.kernel(kernel).inspect_types("void(int32[:])")

@@ -268,8 +268,11 @@ class FrontEnd:
 
     def bind_name(self, name, value, node):
         if name in self.static_bindings:
-            self.fail(node, f"'{name}' names a {self.static_bindings[name].decl.space} array "
-                      "and cannot be reassigned", "use another variable name")
+            bound = self.static_bindings[name]
+            what = f"a {bound.decl.space} array" if isinstance(bound, ir.ArrayRef) else \
+                f"a group ({type(bound.value).__name__})"
+            self.fail(node, f"'{name}' names {what} and cannot be reassigned",
+                      "use another variable name")
         if isinstance(value.type, T.Void):
             self.fail(node, "this call returns nothing; it cannot be assigned")
         var_type = self.assign_type(name, value.type, node)
