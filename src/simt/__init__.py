@@ -15,7 +15,7 @@ from .runtime.devices import devices, get_device, set_device, use_device, synchr
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
-                             device_array_like, asarray, pinned_array, mapped_array,
+                             device_array_like, empty_like, zeros_like, asarray, from_dlpack, pinned_array, mapped_array,
                              managed_array, mem_get_info)
 from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, shared,
                    local, const, Constant, Global, syncthreads, syncthreads_count,
@@ -34,3 +34,12 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
 from .lang import cg
 from .lang.loops import unroll
 from .lang.warp import uni_sync
+from . import logs as _logs
+
+_logs.configure()
+
+# `from simt import *` gives the kernel language and runtime names: not simt's subpackages,
+# and not `math`, which would shadow the standard library's module of that name.
+__all__ = sorted(_name for _name, _value in globals().items()
+                 if not _name.startswith("_") and _name != "math"
+                 and (_name == "cg" or type(_value).__name__ != "module"))
