@@ -37,6 +37,8 @@ from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stw
 from .lang.printf import printf
 from .lang.heap import malloc, free, trap
 from .runtime.limits import set_limit, get_limit
+from .lang.loops import unroll
+from .lang.warp import uni_sync
 from . import logs as _logs
 
 _logs.configure()
