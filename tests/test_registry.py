@@ -150,6 +150,13 @@ def textures(lin, t1, t2, t3, t1l, t2l, s1, s2, s3, out):
     simt.surf3Dwrite(out[2], s3, 0, 0, 0)
 
 
+@simt.kernel
+def vectors(a, out):
+    v = -a[0] * 2.0 + a[1] / a[2] - simt.make_float3(1, 2, 3)
+    v.y = simt.dot(v, a[0]) + simt.length(v)
+    out[0] = simt.cross(simt.normalize(v), a[1])
+
+
 def _texture(source, ndim, layered=False):
     return T.Texture(np.float32, 1, ndim, layered, source, "point", ("clamp",) * ndim, False,
                      "element")
@@ -194,6 +201,7 @@ def _kernels(tmp_path):
                     _texture("array", 2, True)]
          + [T.Surface(np.float32, 1, n, False) for n in (1, 2, 3)] + [f32]),
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
+        (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
     ]
 
 

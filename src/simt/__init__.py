@@ -32,3 +32,8 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from .lang.vectors import TYPES as _VECTOR_TYPES, MAKERS as _VECTOR_MAKERS, dot, length, \
+    normalize, cross
+
+globals().update(_VECTOR_TYPES)                       # simt.float4, simt.int2, ... (guide B.3.1)
+globals().update({m.op: m for m in _VECTOR_MAKERS.values()})     # simt.make_float4, ...

@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
+from ..lang import vectors
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -20,6 +21,8 @@ def as_dtype(value):
         return value
     if isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value)
+    if isinstance(value, type) and issubclass(value, vectors.VectorValue):
+        return value.dtype
     if value in (int, float, complex, bool):
         return np.dtype({int: np.int64, float: np.float64, complex: np.complex128,
                          bool: np.bool_}[value])
@@ -141,6 +144,8 @@ def common_type(fc, a, b, node):
 
 # ----------------------------------------------------------------- operators
 def binop(fc, op, lhs, rhs, loc):
+    if vectors.is_vector(lhs) or vectors.is_vector(rhs):
+        return vectors.binop(fc, op, lhs, rhs, loc)
     for side in (lhs, rhs):
         if not isinstance(side.type, T.Scalar):
             if isinstance(side.type, T.Tuple) and op in ("add", "mul"):
@@ -160,6 +165,8 @@ def binop(fc, op, lhs, rhs, loc):
 
 
 def unary(fc, opname, value, loc):
+    if vectors.is_vector(value):
+        return vectors.unary(fc, opname, value, loc)
     if not isinstance(value.type, T.Scalar):
         fc.fail(loc, f"unary operator not defined for {value.type}")
     if opname == "UAdd":
@@ -211,6 +218,8 @@ def subscript(fc, base, idx, loc, label):
         if not 0 <= i < n:
             fc.fail(loc, f"tuple index {idx.value} out of range for a tuple of {n}")
         return tuple_get(fc, base, i, loc)
+    if vectors.is_vector(base):
+        return vectors.subscript(fc, base, idx, loc)
     if not isinstance(base.type, T.Array):
         fc.fail(loc, f"a {base.type} cannot be indexed")
     indices = index_list(fc, idx, loc)
@@ -253,6 +262,8 @@ def attribute(fc, value, attr, node):
     t = value.type
     if isinstance(t, (T.Texture, T.Surface)):
         return texture_attribute(fc, value, attr, node)
+    if isinstance(t, T.Vector):
+        return vectors.attribute(fc, value, attr, loc)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]

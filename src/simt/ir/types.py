@@ -1,4 +1,4 @@
-"""simt's types: scalars named by NumPy dtypes, arrays, tuples.
+"""simt's types: scalars named by NumPy dtypes, CUDA's vector types, arrays, tuples.
 
 Promotion follows NumPy 2 (NEP 50): a *weak* scalar is a Python literal (or a
 variable that only ever held literals) and takes the type of the typed value
@@ -47,6 +47,82 @@ class Scalar(Type):
         return ("weak " if self.weak else "") + self.dtype.name
 
 
+class Vector(Type):
+    """One of CUDA's built-in vector types (float4, int2, half2 ...): ``n`` components of
+    scalar dtype ``dtype``, named .x .y .z .w. In memory it is the aligned NumPy struct
+    ``struct`` (lang/vectors.py); its own kind of type, beside any future record type."""
+
+    def __init__(self, dtype, n, name=None):
+        self.dtype = np.dtype(dtype)
+        self.n = n
+        self.name = name or vector_name(self.dtype, n)
+
+    def key(self):
+        return (self.dtype.str, self.n)
+
+    @property
+    def element(self):
+        return Scalar(self.dtype)
+
+    @property
+    def kind(self):
+        return self.dtype.kind
+
+    @property
+    def struct(self):
+        return vector_dtype(self.dtype, self.n)
+
+    @property
+    def align(self):
+        """CUDA's alignment: the whole vector for 2 and 4 components (at most 16 bytes),
+        the component for 1 and 3."""
+        size = self.dtype.itemsize
+        return min(size * self.n, 16) if self.n in (2, 4) else size
+
+    def __repr__(self):
+        return self.name
+
+
+VECTOR_NAMES = {"i1": "char", "u1": "uchar", "i2": "short", "u2": "ushort", "i4": "int",
+                "u4": "uint", "i8": "longlong", "u8": "ulonglong", "f2": "half",
+                "f4": "float", "f8": "double"}
+
+
+def vector_name(dtype, n):
+    return VECTOR_NAMES[dtype.str[1:]] + str(n)
+
+
+def vector_dtype(dtype, n):
+    """The NumPy struct of vector type ``dtype`` x ``n``: fields x, y, z, w."""
+    return np.dtype([(c, np.dtype(dtype)) for c in "xyzw"[:n]], align=True)
+
+
+_VECTORS = {}       # struct dtype -> Vector
+
+
+def _dtype_key(dtype):
+    """A dtype as a key: its str, or for a struct its fields (every struct of 16 bytes has
+    the str '|V16')."""
+    return dtype.str if dtype.names is None else str(dtype)
+
+
+def element_type(dtype):
+    """The type of one element of an array of ``dtype``: a Scalar, or a Vector for the
+    struct of a vector type."""
+    dtype = np.dtype(dtype)
+    if dtype.names is None:
+        return Scalar(dtype)
+    if not _VECTORS:
+        for k in VECTOR_NAMES:
+            for n in (1, 2, 3, 4):
+                _VECTORS[vector_dtype(k, n)] = Vector(k, n)
+    vector = _VECTORS.get(dtype)
+    if vector is None:
+        raise TypeError(f"arrays of the structured dtype {dtype} are not supported in kernels "
+                        "(only the vector types: simt.float4.dtype ...)")
+    return vector
+
+
 class Array(Type):
     """An array of ``ndim`` dimensions in memory ``space``; layout 'C', 'F' or 'A'."""
 
@@ -57,11 +133,11 @@ class Array(Type):
         self.space = space
 
     def key(self):
-        return (self.dtype.str, self.ndim, self.layout, self.space)
+        return (_dtype_key(self.dtype), self.ndim, self.layout, self.space)
 
     @property
     def element(self):
-        return Scalar(self.dtype)
+        return element_type(self.dtype)
 
     def with_(self, **changes):
         fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space)
@@ -69,7 +145,7 @@ class Array(Type):
         return Array(**fields)
 
     def __repr__(self):
-        return f"{self.dtype.name}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
+        return f"{self.element!r}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
 
 
 class Tuple(Type):
@@ -199,10 +275,10 @@ def typeof(value):
         return Scalar(np.complex128)
     if isinstance(value, np.generic):
         return Scalar(value.dtype)
+    if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface, simt.float4(...)
+        return value._simt_type
     if isinstance(value, tuple):
         return Tuple([typeof(v) for v in value])
-    if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface
-        return value._simt_type
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is not None and shape is not None:

@@ -23,6 +23,8 @@ def ctype_of(t):
         return type("Array", (ctypes.Structure,), {"_fields_": [
             ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim),
             ("strides", ctypes.c_int64 * t.ndim)]})
+    if isinstance(t, T.Vector):                 # [n x T] in the argument struct (target.py)
+        return ctype_of(t.element) * t.n
     if isinstance(t, (T.Texture, T.Surface)):
         return TextureDescriptor
     if isinstance(t, T.Tuple):
@@ -76,6 +78,8 @@ def to_c(t, value, keep):
         for i, (it, v) in enumerate(zip(t.items, value)):
             setattr(c, f"f{i}", to_c(it, v, keep))
         return c
+    if isinstance(t, T.Vector):
+        return ctype_of(t)(*[to_c(t.element, v, keep) for v in value])
     if t.kind == "c":
         c = ctype_of(t)()
         c.re, c.im = complex(value).real, complex(value).imag
