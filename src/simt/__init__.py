@@ -34,6 +34,8 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
 from .lang import cg
 from .lang.vectors import TYPES as _VECTOR_TYPES, MAKERS as _VECTOR_MAKERS, dot, length, \
     normalize, cross
+from .lang.half import ENTRIES as _HALF_ENTRIES, bfloat16, to_bfloat16, from_bfloat16
 
+globals().update(_HALF_ENTRIES)                       # cuda_fp16 / cuda_bf16 names
 globals().update(_VECTOR_TYPES)                       # simt.float4, simt.int2, ... (guide B.3.1)
 globals().update({m.op: m for m in _VECTOR_MAKERS.values()})     # simt.make_float4, ...

@@ -14,6 +14,7 @@ from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type, vector_align)
 from .intrinsics import lower_intrinsic
+from ..lang import bfloat16
 
 
 class LoopTarget:
@@ -240,6 +241,8 @@ class FunctionEmitter:
                                     const(part, e.value.imag))
         if t.kind == "b":
             return const(I1, int(bool(e.value)))
+        if t.is_bfloat16:
+            return const(scalar(t), bfloat16.bits(e.value))
         if t.kind in "iu":
             bits = t.dtype.itemsize * 8
             return const(scalar(t), int(e.value) & ((1 << bits) - 1))

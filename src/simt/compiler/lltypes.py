@@ -35,6 +35,8 @@ def scalar(t):
     an LLVM vector."""
     if isinstance(t, T.Vector):
         return ll.VectorType(scalar(t.element), t.n)
+    if t.is_bfloat16:
+        return ll.IntType(16)           # its bits (lang/bfloat16.py)
     kind, bits = t.dtype.kind, t.dtype.itemsize * 8
     if kind == "b":
         return I1

@@ -17,3 +17,4 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
                    shfl_xor_sync, syncwarp, laneid)
 from . import cg
 from . import vectors
+from . import half

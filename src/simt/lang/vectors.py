@@ -12,7 +12,8 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic, Static, lazy_module
+from .bfloat16 import bits, narrow, to_float32, widen
+from .registry import Intrinsic, lazy_module
 
 ll = lazy_module("llvmlite.ir")
 
@@ -42,7 +43,11 @@ class VectorValue:
         if len(values) != t.n:
             raise TypeError(f"{t.name} takes {t.n} components, got {len(values)}")
         with np.errstate(all="ignore"):
-            self._items = tuple(np.array(v).astype(t.dtype)[()] for v in values)
+            if t.element.is_bfloat16:         # kept as float32 values that bfloat16 holds
+                self._items = tuple(to_float32(np.uint16(bits(v)))[()]
+                                    for v in values)
+            else:
+                self._items = tuple(np.array(v).astype(t.dtype)[()] for v in values)
 
     def __iter__(self):
         return iter(self._items)
@@ -91,8 +96,9 @@ def _property(i):
     return property(lambda self: self._items[i], doc=f"component {COMPONENTS[i]}")
 
 
-def _vector_class(name, t):
-    members = {"__slots__": (), "dtype": t.struct, "_simt_type": t,
+def vector_class(name, t, dtype=None):
+    """The host class of vector type t (``dtype``: its arrays' NumPy struct)."""
+    members = {"__slots__": (), "dtype": t.struct if dtype is None else dtype, "_simt_type": t,
                "__doc__": f"CUDA's {name}: {t.n} x {t.dtype.name} (.{', .'.join(COMPONENTS[:t.n])}); "
                           f"arrays of it have dtype simt.{name}.dtype (aligned to {t.align} bytes)."}
     members.update({c: _property(i) for i, c in enumerate(COMPONENTS[:t.n])})
@@ -140,7 +146,7 @@ for _code, _names, _counts in _KINDS:
         _t = T.Vector(_code, _n)
         for _base in _names:
             _name = f"{_base}{_n}"
-            TYPES[_name] = _vector_class(_name, _t)
+            TYPES[_name] = vector_class(_name, _t)
             MAKERS[_name] = Maker(_name, TYPES[_name])
 DIM3 = T.Vector("i4", 3, name="dim3")
 
@@ -250,7 +256,8 @@ def _vectors(fc, args, n, name, loc, kinds="f"):
         fc.fail(loc, f"simt.{name} takes {n} vector argument{'s' if n > 1 else ''}")
     values = [fc.expr(a, loc) for a in args]
     t = values[0].type
-    if not all(is_vector(v) and v.type == t for v in values) or t.kind not in kinds:
+    if not all(is_vector(v) and v.type == t for v in values) or t.kind not in kinds or \
+            t.element.is_bfloat16:
         fc.fail(loc, f"simt.{name} takes float or double vectors of one type, got "
                 f"{', '.join(str(v.type) for v in values)}")
     return values
@@ -325,13 +332,19 @@ def vector_arith(b, op, x, y, kind):
 
 @arith.lowering()
 def _arith(em, e):
+    b = em.builder
     x, y = (em.expr(a) for a in e.args)
-    return vector_arith(em.builder, e.attrs["op"], x, y, e.type.kind)
+    if e.type.element.is_bfloat16:          # in float32, rounded once
+        wide = vector_arith(b, e.attrs["op"], widen(b, x), widen(b, y), "f")
+        return narrow(b, wide)
+    return vector_arith(b, e.attrs["op"], x, y, e.type.kind)
 
 
 @negate.lowering()
 def _negate(em, e):
     x = em.expr(e.args[0])
+    if e.type.element.is_bfloat16:
+        return em.builder.xor(x, ll.Constant(x.type, [ll.Constant(ll.IntType(16), 0x8000)] * e.type.n))
     if e.type.kind == "f":
         return em.builder.fneg(x)
     return em.builder.sub(ll.Constant(x.type, None), x)

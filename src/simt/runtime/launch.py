@@ -138,7 +138,7 @@ def arg_type(value):
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
-        if isinstance(value, np.ndarray) and value.dtype.names is not None:
+        if isinstance(value, np.ndarray) and isinstance(T.element_type(value.dtype), T.Vector):
             _check_aligned(value)
         return T.Array(value.dtype, value.ndim, T.layout_of(value))
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
@@ -164,6 +164,8 @@ def _check_aligned(array):
 
 
 def _check_dtype(dtype, what):
+    if T.is_bfloat16_dtype(dtype):
+        return
     if dtype.names is not None:
         T.element_type(dtype)                # a vector type's struct, else TypeError
         return

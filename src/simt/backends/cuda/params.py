@@ -13,6 +13,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...ir import types as T
+from ...lang import bfloat16
 from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar, vector_of
 
 _CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},
@@ -88,6 +89,8 @@ def values(t, value, pointer_of):
         value = complex(value)
         return [value.real, value.imag]
     if t.kind == "f":
+        if t.is_bfloat16:
+            return [bfloat16.bits(value)]
         if t.dtype.itemsize == 2:
             return [int(np.float16(value).view(np.uint16))]
         return [float(value)]
@@ -111,11 +114,13 @@ def plan(types):
             out.append([f"int({{a}}) & {(1 << (8 * t.dtype.itemsize)) - 1}"])
         elif t.kind == "c":
             out.append(["{a}.real", "{a}.imag"])
+        elif t.kind == "f" and t.is_bfloat16:
+            out.append(["_bf16({a})"])
         elif t.kind == "f" and t.dtype.itemsize == 2:
             out.append(["_half({a})"])
         else:
             out.append(["{a}"])
-    return out, {"_half": _half}
+    return out, {"_half": _half, "_bf16": bfloat16.bits}
 
 
 def _half(value):
