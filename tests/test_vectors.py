@@ -69,7 +69,10 @@ def test_integer_and_double_vectors(device, rng, name):
     A = components(a, t.n)
     with np.errstate(over="ignore"):
         want = A * k + A - A[::-1]
-    np.testing.assert_array_equal(components(out, t.n), want.astype(t.dtype))
+    if t.kind == "f":         # a * k + a may be one fma on the GPU
+        np.testing.assert_allclose(components(out, t.n), want, rtol=1e-15)
+    else:
+        np.testing.assert_array_equal(components(out, t.n), want.astype(t.dtype))
 
 
 @simt.kernel

@@ -8,6 +8,7 @@ from llvmlite import ir as ll
 from . import ops
 from ..errors import NotSupportedError
 from ..ir import types as T
+from ..lang import half
 from ..lang import python as pylang
 from ..lang import textures as tex
 from ..lang.atomics import atomic
@@ -77,6 +78,8 @@ def _atomic(em, e):
             pair = b.cmpxchg(address, cmp, new, "monotonic", "monotonic")
             return b.bitcast(b.extract_value(pair, 0), scalar(t))
         return b.extract_value(b.cmpxchg(address, cmp, new, "monotonic", "monotonic"), 0)
+    if kind == "add" and half.is_half_type(t):
+        return half.atomic_add(em, address, values[0], t)
     int_op, float_op = ATOMIC_OPS[kind]
     if t.kind == "f":
         name = float_op

@@ -5,6 +5,7 @@ from .registry import Intrinsic, Namespace
 
 _INTS = {"int32", "uint32", "int64", "uint64"}
 _FLOATS = {"float32", "float64"}
+_HALVES = {"float16", "bfloat16", "half2", "bfloat162"}      # add only (lang/half.py)
 
 _DOCS = {
     "add": "old = ary[idx]; ary[idx] = old + val",
@@ -36,8 +37,8 @@ def _check_array(fc, array, name, loc, allowed):
         fc.fail(loc, f"simt.atomic.{name} needs an array as its first argument, got {array.type}")
     if array.type.space == "const":
         fc.fail(loc, f"simt.atomic.{name} on constant memory", "atomics need global or shared arrays")
-    if array.type.dtype.name not in allowed:
-        fc.fail(loc, f"simt.atomic.{name} is not available for {array.type.dtype.name} arrays",
+    if repr(array.type.element) not in allowed:
+        fc.fail(loc, f"simt.atomic.{name} is not available for {array.type.element!r} arrays",
                 f"use an array of {', '.join(sorted(allowed))}")
 
 
@@ -72,6 +73,7 @@ def _make():
     members = {}
     for name, doc in _DOCS.items():
         allowed = _INTS | _FLOATS if name in ("add", "sub", "exch", "min", "max") else _INTS
+        allowed = allowed | _HALVES if name == "add" else allowed
         members[name] = Intrinsic(f"atomic.{name}", f"simt.atomic.{name}(ary, idx, val): {doc}; "
                                   f"returns old. Types: {', '.join(sorted(allowed))}.",
                                   _rmw_builder(name, allowed))

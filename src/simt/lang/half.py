@@ -382,3 +382,30 @@ for _name, _test, _doc in (
          "(x): __hisinf, whether x is infinite")):
     _rule, _lower = _predicate(_name, _test)
     _entry(_name, 1, _rule, _doc + " (float16 or bfloat16).", lowered_as=None).lowering()(_lower)
+
+
+# ------------------------------------------------------------------ atomics
+def is_half_type(t):
+    """float16, bfloat16, half2 or bfloat162: what simt.atomic.add adds with atomic_add."""
+    return t in HALVES or t in PAIRS
+
+
+def atomic_add(em, address, value, t):
+    """atomicAdd on float16, bfloat16, half2 and bfloat162 (guide B.14.1.1): a compare-and-
+    swap loop on the 16 or 32 bits, each try adding in float32 and rounding once; returns
+    the old value. ``value`` is already of type t."""
+    b = em.builder
+    bits_type = ll.IntType(16 * (t.n if isinstance(t, T.Vector) else 1))
+    first = b.load(address, typ=bits_type)
+    start, loop, done = b.block, em.new_block("atomic_add"), em.new_block("atomic_add_done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(bits_type)
+    old.add_incoming(first, start)
+    old_value = b.bitcast(old, value.type)
+    total = from_float(b, b.fadd(to_float(b, old_value, t), to_float(b, value, t)), t)
+    pair = b.cmpxchg(address, old, b.bitcast(total, bits_type), "monotonic", "monotonic")
+    old.add_incoming(b.extract_value(pair, 0), loop)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return old_value
