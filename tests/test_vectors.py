@@ -219,7 +219,7 @@ def test_errors_name_the_problem(device):
         int_division[1, 1](i2, i2)
     with pytest.raises(simt.CompileError, match="two vectors of one type, got int2 and float2"):
         mixed[1, 1](i2, f2, f2)
-    with pytest.raises(simt.CompileError, match="a int2 has no attribute 'w'"):
+    with pytest.raises(simt.CompileError, match="int2 has no attribute 'w'"):
         bad_component[1, 1](i2, i2)
     with pytest.raises(simt.CompileError, match=r"v = a\[i\]; v.x = ...; a\[i\] = v"):
         element_component[1, 1](f2)

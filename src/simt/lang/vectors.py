@@ -175,7 +175,7 @@ def attribute(fc, value, attr, loc):
     t = value.type
     i = COMPONENTS.find(attr) if len(attr) == 1 else -1
     if not 0 <= i < t.n:
-        fc.fail(loc, f"a {t.name} has no attribute '{attr}'",
+        fc.fail(loc, f"{t.name} has no attribute '{attr}'",
                 f"its components are .{', .'.join(COMPONENTS[:t.n])}")
     return get(fc, value, i, loc)
 
