@@ -117,11 +117,13 @@ def shared_vectors(a, out):
     buf = simt.shared.array(64, simt.float2)
     local = simt.local.array(2, simt.float2)
     i = simt.threadIdx.x
+    k = simt.make_int3(i, 1, 2)
+    v = a[i] * 2.0                       # lives across the barrier
     local[0] = a[i]
     local[1] = simt.make_float2(local[0].y, local[0].x)
     buf[i] = local[1]
     simt.syncthreads()
-    out[i] = buf[63 - i]
+    out[i] = buf[63 - k.x] + (v - a[i] - a[i])
 
 
 def test_shared_and_local_arrays_of_vectors(device, rng):

@@ -129,8 +129,10 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     # ------------------------------------------------------------ slots
     def add_slot(self, name, lltype):
+        align = 16 if isinstance(lltype, ll.VectorType) else 8     # vector loads assume it
         size = lltype.get_abi_size(self.target.data_layout)
-        size = (size + 7) // 8 * 8
+        size = (size + align - 1) // align * align
+        self.slot_bytes = (self.slot_bytes + align - 1) // align * align
         eb = self.entry_builder
         base = eb.gep(self.slots, [eb.mul(self.nthreads, i64(self.slot_bytes))], source_etype=I8)
         self.slot_layout[name] = (base, lltype)
