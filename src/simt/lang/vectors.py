@@ -75,9 +75,9 @@ class VectorValue:
         be aligned as CUDA aligns the type (16 bytes for float4)."""
         t = cls._simt_type
         shape, strides = tuple(array.shape), tuple(array.strides)
-        if np.dtype(array.dtype) != t.dtype or not shape or shape[-1] != t.n or \
+        if T.Scalar(array.dtype) != t.element or not shape or shape[-1] != t.n or \
                 (t.n > 1 and strides[-1] != t.dtype.itemsize):
-            raise ValueError(f"{t.name}.view needs an array of {t.dtype.name} whose last axis "
+            raise ValueError(f"{t.name}.view needs an array of {t.element!r} whose last axis "
                              f"holds the {t.n} components contiguously; got shape {shape}, "
                              f"dtype {array.dtype}")
         address = array.ctypes.data if isinstance(array, np.ndarray) else array.ptr
