@@ -313,7 +313,7 @@ class DeviceArray:
     def copy_from(self, source, stream=None):
         """Copy a host array (or anything np.asarray takes, broadcast to this shape) or a DeviceArray into this one."""
         if isinstance(source, DeviceArray):
-            source.copy_to_device(self, stream=stream)
+            DeviceArray.copy_to_device(source, self, stream=stream)   # simt's meaning, always
             return self
         host = _same_dtype(source, self.dtype, "copy_from")
         if host.shape != self.shape:
@@ -360,7 +360,8 @@ class DeviceArray:
 
     def copy(self):
         """A new C-contiguous device array with the same elements."""
-        return self.copy_to_device(DeviceArray(self.shape, self.dtype, device=self.device))
+        return DeviceArray.copy_to_device(self, DeviceArray(self.shape, self.dtype,
+                                                            device=self.device))
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(d): a host copy (managed arrays: the memory itself unless copy=True)."""
@@ -548,7 +549,8 @@ def to_device(host_array, stream=None, device=None):
     A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
     """
     if isinstance(host_array, DeviceArray):
-        return host_array.copy_to_device(device_array_like(host_array, device), stream)
+        return DeviceArray.copy_to_device(host_array, device_array_like(host_array, device),
+                                          stream)
     host = np.asarray(host_array)
     array = device_array_like(host, device)
     return array.copy_from(host, stream)

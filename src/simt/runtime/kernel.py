@@ -7,6 +7,8 @@ import sys
 import threading
 import time
 
+import numpy as np
+
 from ..compiler import options as compile_options
 from ..config import config
 from ..errors import CompileError, InvalidConfiguration, NotSupportedError
@@ -89,8 +91,11 @@ class Kernel:
         self.ir_cache = {}
         self.chosen_options = {}  # (device kind, device settings) -> CompileOptions
         self.launches = {}        # launch configuration -> its Launch (fast paths live there)
-        if signature is not None:
-            self.compile(signature)
+        self.eager = []           # argument types of the signatures compiled at declaration
+        for one in signatures(signature):
+            types = _types(one)
+            self.eager.append(types)
+            self.compile(types)
 
     def __getitem__(self, config):
         try:
@@ -155,13 +160,27 @@ class Kernel:
         return self.options_for(device.kind, device.options).launch_bounds
 
     def binary_for(self, arg_types, device):
-        """The loaded kernel for these argument types on this device (compiled once)."""
+        """The loaded kernel for these argument types on this device (compiled once; a
+        launch an eager signature accepts runs that signature's compile)."""
         options = self.options_for(device.kind, device.options)
         key = (device.name, tuple(arg_types), options.key())
         loaded = self.compiled.get(key)
         if loaded is None:
-            loaded = self.compiled[key] = self._load(arg_types, device, options)
+            served = self.served(arg_types)
+            if served != tuple(arg_types):
+                loaded = self.compiled[key] = self.binary_for(served, device)
+            else:
+                loaded = self.compiled[key] = self._load(arg_types, device, options)
         return loaded
+
+    def served(self, arg_types):
+        """The eager signature that serves a launch with these argument types: the same
+        types, else the first declared that accepts them (docs/coming-from-numba.md),
+        else the types themselves (a new compile)."""
+        arg_types = tuple(arg_types)
+        if not self.eager or arg_types in self.eager:
+            return arg_types
+        return next((e for e in self.eager if accepts(e, arg_types)), arg_types)
 
     def _load(self, arg_types, device, options):
         with deep_recursion():
@@ -304,6 +323,37 @@ def _types(signature):
     return tuple(T.parse_signature(signature) if isinstance(signature, str) else signature)
 
 
+def signatures(signature):
+    """The signatures a declaration names: None (none), one (a string or a sequence of
+    types) or a list of them."""
+    if signature is None:
+        return []
+    if isinstance(signature, str) or (isinstance(signature, (tuple, list)) and
+                                      all(isinstance(t, T.Type) for t in signature)):
+        return [signature]
+    return list(signature)
+
+
+def accepts(declared, actual):
+    """Whether an eager signature serves a launch's argument types: arrays of the same
+    dtype, ndim and memory, where a declared 'A' layout (``float32[:]``) takes any
+    layout; scalars NumPy casts within their kind (an int for an int32 or a float32
+    parameter, never a float for an int); everything else the same type."""
+    if len(declared) != len(actual):
+        return False
+    for d, a in zip(declared, actual):
+        if isinstance(d, T.Array) and isinstance(a, T.Array):
+            if (d.dtype, d.ndim, d.space) != (a.dtype, a.ndim, a.space) or \
+                    d.layout not in ("A", a.layout):
+                return False
+        elif isinstance(d, T.Scalar) and isinstance(a, T.Scalar):
+            if not np.can_cast(a.dtype, d.dtype, "same_kind"):
+                return False
+        elif d != a:
+            return False
+    return True
+
+
 def kernel(fn=None, *, cache=True, **options):
     """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
 
@@ -315,6 +365,6 @@ def kernel(fn=None, *, cache=True, **options):
     the CPU device), ``boundscheck``; others raise TypeError listing these."""
     if fn is None:
         return lambda f: Kernel(f, cache=cache, **options)
-    if isinstance(fn, str):
+    if isinstance(fn, (str, list, tuple)):       # one signature or a list of them
         return lambda f: Kernel(f, signature=fn, cache=cache, **options)
     return Kernel(fn, cache=cache, **options)

@@ -229,7 +229,7 @@ class Launch:
                            stream, args)
         used, self.used = self.used, True
         if used and types_fixed_by_class(types, args):
-            native = backend.native_launch(kernel, loaded, types, self.grid, self.block,
+            native = backend.native_launch(kernel, loaded, kernel.served(types), self.grid, self.block,
                                            self.shared_bytes, stream)
             if native is not None:
                 classes = tuple(map(type, args))
