@@ -226,7 +226,7 @@ def test_copy_to_device_copies_into_the_array(device, rng):
     e.copy_to_device(d)
     np.testing.assert_array_equal(e.copy_to_host(), host)
     view = e[1:3]
-    assert isinstance(view, cuda.NumbaArrayMethods) and type(view)._sig is not None
+    assert isinstance(view, cuda.DeviceNDArray) and type(view)._sig is not None
     view.copy_to_device(np.zeros((2, 5)))
     expected = host.copy()
     expected[1:3] = 0

@@ -15,7 +15,10 @@ from .lang.indices import (threadIdx, blockIdx, blockDim, gridDim, warpSize, gri
 from .lang import (shared, local, const, syncthreads, syncthreads_count,  # noqa: F401
                    syncthreads_and, syncthreads_or, threadfence, threadfence_block,
                    threadfence_system)
+from .lang import cg  # noqa: F401
+from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt  # noqa: F401
 from .lang.registry import Namespace
+from .lang.timers import nanosleep  # noqa: F401
 from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync,  # noqa: F401
                         match_all_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
                         shfl_xor_sync, syncwarp)
@@ -100,9 +103,11 @@ libdevice = Namespace("cuda.libdevice", "numba's libdevice functions that simt.m
 
 _OPTIONS = {"fastmath": "fastmath", "lineinfo": "lineinfo", "max_registers": "maxnreg",
             "boundscheck": "boundscheck"}
-_DEFAULTS = {"debug": (False, None), "opt": (True, None), "inline": ("never", False, None),
-             "link": ((), [], None), "forceinline": (False,), "lto": (False, None),
-             "extensions": ((), [], None)}
+# Values that ask for what simt does anyway: device functions are always inlined
+# (backends' emit.py marks them alwaysinline), so every ``inline`` value is honoured.
+_DEFAULTS = {"debug": (False, None), "opt": (True, None),
+             "inline": ("never", "always", False, True, None), "forceinline": (False, True),
+             "link": ((), [], None), "lto": (False, None), "extensions": ((), [], None)}
 
 
 def jit(func_or_sig=None, device=False, cache=False, **options):
@@ -128,6 +133,8 @@ def jit(func_or_sig=None, device=False, cache=False, **options):
 def _simt_options(options):
     out = {}
     for name, value in options.items():
+        if name == "fastmath" and not value:
+            continue                      # numba's default: simt's exact math
         if name in _OPTIONS:
             out[_OPTIONS[name]] = value
         elif name == "debug" and value:
@@ -195,6 +202,66 @@ class Dispatcher(Kernel):
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]
 
+    @property
+    def overloads(self):
+        """{argument types: compiled kernel} on the current device (numba's overloads);
+        launches an eager signature served are not listed apart."""
+        name = _devices.get_device().name
+        return {types: loaded for (dev, types, _), loaded in self.compiled.items()
+                if dev == name and self.served(types) == types}
+
+    @property
+    def signatures(self):
+        return list(self.overloads)
+
+    # numba's inspect_* take numba signatures (tuples of numba types) and, without one,
+    # give a dict of every compiled signature; inspect_asm is numba's name for the PTX.
+    def inspect_llvm(self, signature=None):
+        return self._numba_each(signature, super().inspect_llvm)
+
+    def inspect_asm(self, signature=None):
+        return self._numba_each(signature, super().inspect_ptx)
+
+    def inspect_sass(self, signature=None):
+        return self._numba_each(signature, super().inspect_sass)
+
+    def inspect_types(self, signature=None, **kwargs):
+        return self._numba_each(signature, super().inspect_types)
+
+    def _numba_each(self, signature, inspect):
+        if signature is not None:
+            return inspect(_signature(signature))
+        return {types: inspect(types) for types in self.signatures}
+
+
+def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
+                cc=None, opt=None, abi="c", abi_info=None, output="ptx"):
+    """numba's compile_ptx: (the PTX of a kernel for ``sig`` and ``cc``, default (9, 0),
+    its return type None); made without a GPU. Device functions alone are not compiled
+    by simt: NotSupportedError."""
+    if device:
+        raise NotSupportedError("compile_ptx(device=True): simt compiles device functions "
+                                "only inside the kernels that call them")
+    if output != "ptx":
+        raise NotSupportedError(f"compile_ptx(output={output!r}): simt makes PTX only")
+    options = _simt_options({"debug": debug, "lineinfo": lineinfo, "fastmath": fastmath,
+                             "opt": opt})
+    kernel = Dispatcher(pyfunc, cache=False, **{k: v for k, v in options.items() if v})
+    arch = f"sm_{cc[0]}{cc[1]}" if cc else None
+    return kernel.ptx(_signatures(sig)[0], arch=arch), None
+
+
+def compile_ptx_for_current_device(pyfunc, sig, **options):
+    from .runtime.devices import get_device
+    props = get_device().properties
+    cc = tuple(props.compute_capability) if get_device().kind == "cuda" else None
+    return compile_ptx(pyfunc, sig, cc=cc, **options)
+
+
+def external_stream(ptr):
+    """A stream over another library's CUstream address (simt.Stream.from_handle)."""
+    return Stream.from_handle(ptr)
+
 
 def _stream(stream):
     return None if stream is None or (isinstance(stream, int) and stream == 0) else stream
@@ -202,7 +269,7 @@ def _stream(stream):
 
 # -- arrays -----------------------------------------------------------------------------
 
-class NumbaArrayMethods:
+class DeviceNDArray:
     """numba's DeviceNDArray methods, on simt's DeviceArray. UNLIKE simt's DeviceArray,
     ``d.copy_to_device(src)`` copies ``src`` (host or device) INTO ``d``."""
 
@@ -247,8 +314,8 @@ def _flavoured(method):
 
 for _name in ("_view", "retyped", "reshape", "ravel", "transpose", "__getitem__", "copy",
               "astype", "view"):
-    setattr(NumbaArrayMethods, _name, _flavoured(getattr(_arrays.DeviceArray, _name)))
-NumbaArrayMethods.T = property(lambda self: self.transpose())
+    setattr(DeviceNDArray, _name, _flavoured(getattr(_arrays.DeviceArray, _name)))
+DeviceNDArray.T = property(lambda self: self.transpose())
 
 _CLASSES = {}   # a DeviceArray signature class -> its numba-flavoured subclass
 
@@ -258,12 +325,12 @@ def numba_array(array):
 
     DeviceArray picks its class per dtype, ndim and layout (runtime/arrays.py); the
     numba class of each is a subclass of it, so launches still find it by class."""
-    if not isinstance(array, _arrays.DeviceArray) or isinstance(array, NumbaArrayMethods):
+    if not isinstance(array, _arrays.DeviceArray) or isinstance(array, DeviceNDArray):
         return array
     base = type(array)
     cls = _CLASSES.get(base)
     if cls is None:
-        cls = _CLASSES.setdefault(base, type("DeviceNDArray", (NumbaArrayMethods, base),
+        cls = _CLASSES.setdefault(base, type("DeviceNDArray", (DeviceNDArray, base),
                                              {"__module__": __name__}))
     array.__class__ = cls
     return array
@@ -304,12 +371,22 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
     return _arrays.managed_array(shape, dtype, order)
 
 
+def _order(ary):
+    """NumPy's zeros_like order: 'F' for an array that is F- and not C-contiguous."""
+    flags = ary.flags
+    return "F" if flags["F_CONTIGUOUS"] and not flags["C_CONTIGUOUS"] else "C"
+
+
 def pinned_array_like(ary):
-    return pinned_array(ary.shape, ary.dtype)
+    return pinned_array(ary.shape, ary.dtype, order=_order(ary))
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return mapped_array(ary.shape, ary.dtype)
+    return mapped_array(ary.shape, ary.dtype, order=_order(ary))
+
+
+def managed_array_like(ary, stream=0, attach_global=True):
+    return managed_array(ary.shape, ary.dtype, order=_order(ary))
 
 
 @contextlib.contextmanager
@@ -341,6 +418,17 @@ class _Interfaced:
     def __init__(self, desc, owner):
         self.__cuda_array_interface__ = desc
         self.owner = owner
+
+
+def _auto_device(obj, stream=0, copy=True, user_explicit=False):
+    """numba's devicearray.auto_device: (a device array for obj, whether it was copied)."""
+    if isinstance(obj, _arrays.DeviceArray):
+        return numba_array(obj), False
+    return to_device(np.asarray(obj), stream=stream, copy=copy), True
+
+
+devicearray = Namespace("cuda.devicearray", "numba's devicearray module: the array class",
+                        DeviceNDArray=DeviceNDArray, auto_device=_auto_device)
 
 
 def is_cuda_array(obj):

@@ -26,10 +26,10 @@ def as_dtype(value):
     if value in (int, float, complex, bool):
         return np.dtype({int: np.int64, float: np.float64, complex: np.complex128,
                          bool: np.bool_}[value])
-    if isinstance(value, str):
-        try:
-            return np.dtype(value)
-        except TypeError:
+    if isinstance(value, str) or type(value).__module__.startswith("numba."):
+        try:            # numba's scalar types name their dtype: str(numba.float32) "float32"
+            return np.dtype(str(value))
+        except (TypeError, ValueError):
             return None
     return None
 
