@@ -93,8 +93,40 @@ atomic = Namespace("cuda.atomic", "numba's atomics: simt.atomic's, plus "
                                                        "exch", "inc", "dec", "max", "min",
                                                        "cas")},
                    compare_and_swap=_compare_and_swap, nanmax=_nanmax, nanmin=_nanmin)
-fp16 = Namespace("cuda.fp16", "numba's half-precision functions: simt's cuda_fp16 names",
-                 **{n: e for n, e in _HALF.items() if n.startswith("h")})
+@_device
+def _heq(a, b):
+    return a == b
+
+
+@_device
+def _hne(a, b):
+    return a != b
+
+
+@_device
+def _hge(a, b):
+    return a >= b
+
+
+@_device
+def _hgt(a, b):
+    return a > b
+
+
+@_device
+def _hle(a, b):
+    return a <= b
+
+
+@_device
+def _hlt(a, b):
+    return a < b
+
+
+fp16 = Namespace("cuda.fp16", "numba's half-precision functions: simt's cuda_fp16 names, "
+                 "and the comparisons heq, hne, hge, hgt, hle, hlt",
+                 **{n: e for n, e in _HALF.items() if n.startswith("h")},
+                 heq=_heq, hne=_hne, hge=_hge, hgt=_hgt, hle=_hle, hlt=_hlt)
 libdevice = Namespace("cuda.libdevice", "numba's libdevice functions that simt.math has",
                       **{n: v for n, v in vars(_math).items() if not n.startswith("_")})
 
@@ -195,9 +227,14 @@ class Dispatcher(Kernel):
         return super().__getitem__(config)
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
-        """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0)."""
+        """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0);
+        no launch at all for 0 tasks."""
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:
+            return lambda *args: None
         tpb = tpb or 128
-        return self[max(1, -(-int(ntasks) // tpb)), tpb, stream, sharedmem]
+        return self[-(-int(ntasks) // tpb), tpb, stream, sharedmem]
 
     def configure(self, griddim, blockdim, stream=0, sharedmem=0):
         return self[griddim, blockdim, stream, sharedmem]
@@ -207,8 +244,8 @@ class Dispatcher(Kernel):
         """{argument types: compiled kernel} on the current device (numba's overloads);
         launches an eager signature served are not listed apart."""
         name = _devices.get_device().name
-        return {types: loaded for (dev, types, _), loaded in self.compiled.items()
-                if dev == name and self.served(types) == types}
+        return _Overloads({types: loaded for (dev, types, _), loaded in self.compiled.items()
+                           if dev == name and self.served(types) == types})
 
     @property
     def signatures(self):
@@ -261,6 +298,16 @@ def compile_ptx_for_current_device(pyfunc, sig, **options):
 def external_stream(ptr):
     """A stream over another library's CUstream address (simt.Stream.from_handle)."""
     return Stream.from_handle(ptr)
+
+
+class _Overloads(dict):
+    """A kernel's overloads, looked up by simt types or by numba's (``sig.args``)."""
+
+    def __getitem__(self, key):
+        return dict.__getitem__(self, _signature(key))
+
+    def __contains__(self, key):
+        return dict.__contains__(self, _signature(key))
 
 
 def _stream(stream):

@@ -16,6 +16,9 @@ import unittest
 
 import numpy as np
 import numba
+import numba.core.errors
+import numba.core.utils
+import numba.np.numpy_support
 import numba.types
 
 import simt
@@ -55,14 +58,22 @@ for _name in ("void", "float16", "float32", "float64", "int8", "int16", "int32",
               "uint8", "uint16", "uint32", "uint64", "complex64", "complex128", "boolean",
               "intp", "uintp"):
     setattr(cuda, _name, getattr(numba.types, _name))
+for _name in dir(numba.types):       # numba.cuda also exports numba's other type names
+    if not _name.startswith("_") and not hasattr(cuda, _name):
+        setattr(cuda, _name, getattr(numba.types, _name))
 cuda.types = numba.types
 cuda.config = config
 cuda.HAS_NUMBA = True
 sys.modules["numba.cuda.types"] = numba.types
 _module("numba.cuda.core", config=config)
 sys.modules["numba.cuda.core.config"] = config
-_module("numba.cuda.core.errors", TypingError=simt.CompileError,
-        NumbaError=simt.CudaError, LoweringError=simt.CompileError)
+# numba's errors, except that a kernel's typing error is simt's CompileError
+_module("numba.cuda.core.errors", **{**vars(numba.core.errors), "__name__":
+                                     "numba.cuda.core.errors", "TypingError":
+                                     simt.CompileError, "LoweringError": simt.CompileError})
+sys.modules["numba.cuda.utils"] = numba.core.utils
+_module("numba.cuda.compiler", compile_ptx=simt_cuda.compile_ptx,
+        compile_ptx_for_current_device=simt_cuda.compile_ptx_for_current_device)
 _module("numba.cuda.np")
 sys.modules["numba.cuda.np.numpy_support"] = numba.np.numpy_support
 cuda.np.numpy_support = numba.np.numpy_support
@@ -104,7 +115,8 @@ class ForeignArray:
         self.__cuda_array_interface__ = arr.__cuda_array_interface__
 
 
-_module("numba.cuda.testing", unittest=unittest, CUDATestCase=CUDATestCase,
+_module("numba.cuda.testing", unittest=unittest, test_data_dir=os.path.join(
+        os.environ.get("NUMBA_SHIM_TESTS", "."), "data"), CUDATestCase=CUDATestCase,
         ForeignArray=ForeignArray,
         skip_on_cudasim=_skip_if(False), skip_unless_cudasim=_skip_if(True),
         skip_on_standalone_numba_cuda=lambda fn: fn,
@@ -148,6 +160,10 @@ def _skip_unless_cffi(fn):
 
 
 _module("numba.cuda.tests")
+# helper modules beside the tests (complex_usecases ...) import from the copied folders
+for _sub in ("cudapy", "doc_examples"):
+    _module(f"numba.cuda.tests.{_sub}").__path__ = [
+        os.path.join(os.environ.get("NUMBA_SHIM_TESTS", "."), _sub)]
 _module("numba.cuda.tests.support", TestCase=TestCase, captured_stdout=captured_stdout,
         override_config=override_config, skip_unless_cffi=_skip_unless_cffi,
         MemoryLeakMixin=type("MemoryLeakMixin", (), {}),

@@ -22,7 +22,7 @@ LIMIT_S = int(os.environ.get("NUMBA_SHIM_FILE_LIMIT", "240"))
 
 
 def run_file(path, report):
-    env = dict(os.environ, NUMBA_SHIM_REPORT=str(report),
+    env = dict(os.environ, NUMBA_SHIM_REPORT=str(report), NUMBA_SHIM_TESTS=str(path.parent.parent),
                PYTHONPATH=os.pathsep.join([str(SRC), str(HERE)]))
     started = time.time()
     try:
@@ -40,7 +40,9 @@ def main(tests_dir, out, only=()):
     # The test folders without their __init__.py (which import numba-cuda's runner): each
     # file is then a plain module, importing only what its tests use.
     copy = Path(tempfile.mkdtemp(prefix="numba-cuda-tests-"))
-    for sub in ("cudapy", "doc_examples"):
+    for sub in ("cudapy", "doc_examples", "data"):
+        if not (Path(tests_dir) / sub).is_dir():
+            continue
         shutil.copytree(Path(tests_dir) / sub, copy / sub,
                         ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
     files = sorted(p for sub in ("cudapy", "doc_examples")
