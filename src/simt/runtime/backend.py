@@ -196,10 +196,17 @@ class Backend:
     def memset(self, ptr, byte, nbytes, stream=None):
         raise self.unsupported("memset")
 
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        """Set ``count`` elements of ``element_size`` bytes (1, 2 or 4) to the unsigned
+        value ``bits`` (cuMemsetD8/D16/D32)."""
+        raise self.unsupported("memset of 16- and 32-bit values")
+
     # ------------------------------------------------------------ streams and events
     def create_stream(self, non_blocking=False, priority=0):
         """A stream object: handle, non_blocking, priority, synchronize(), query(),
-        wait_event(event), launch_host_func(fn, *args) (runtime/streams.py wraps it)."""
+        wait_event(event), launch_host_func(fn, *args), begin_capture() and
+        end_capture(failed=False) -> a graph object as create_graph's (runtime/streams.py
+        wraps it)."""
         raise self.unsupported("streams")
 
     def default_stream(self):
@@ -209,6 +216,16 @@ class Backend:
     def create_event(self, timing=True):
         """An event object: record(stream), synchronize(), query(), elapsed_time(end)."""
         raise self.unsupported("events")
+
+    def create_graph(self):
+        """An empty graph object (runtime/graphs.py wraps it): add_kernel(kernel, loaded,
+        grid, block, shared_bytes, args, deps), add_memcpy(dst, dst_is_host, src,
+        src_is_host, nbytes, deps), add_memset(ptr, bits, element_size, count, deps),
+        add_host(fn, args, deps), add_empty(deps), add_child(graph, deps),
+        add_event_record(event, deps), add_event_wait(event, deps), each returning a
+        node, and instantiate() -> an exec with launch(stream), update(graph),
+        kernel_config(node) and set_kernel_args(node, kernel, loaded, args)."""
+        raise self.unsupported("graphs")
 
     # ------------------------------------------------------------ kernels
     def target_id(self):

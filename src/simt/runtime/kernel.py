@@ -120,16 +120,23 @@ class Kernel:
         ``cg.this_grid().sync()`` works; a grid too large for that raises
         InvalidConfiguration (CUDA's cudaErrorCooperativeLaunchTooLarge)."""
         device = get_device()
+        args = tuple(args)
+        loaded, grid, block, shared_bytes = self.checked_launch(device, grid, block,
+                                                                shared_bytes, args)
+        device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
+                                       args)
+
+    def checked_launch(self, device, grid, block, shared_bytes, args):
+        """(loaded kernel, grid, block, shared bytes) of a launch on ``device``, with the
+        checks ``kernel[...]`` makes (cooperative launches, graph kernel nodes)."""
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         shared_bytes = shared_size(shared_bytes)
-        args = tuple(args)
         types = arg_types(self, args)
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, shared_bytes,
                      loaded.binary.shared_static_bytes)
-        device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
-                                       args)
+        return loaded, grid, block, shared_bytes
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):

@@ -20,7 +20,7 @@ from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import interrupt, streams, texmem
+from . import graphs, interrupt, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -94,6 +94,7 @@ class CpuBackend(CpuMemory):
 
     def synchronize(self):
         refuse_in_host_function("synchronize")
+        graphs.refuse_in_capture("synchronize")
         for worker in list(self.workers):
             worker.drain()
         self.raise_pending()
@@ -128,6 +129,8 @@ class CpuBackend(CpuMemory):
     def drain_blocking(self):
         """Legacy default-stream rule: finish the work queued in blocking streams."""
         refuse_in_host_function("work on the default stream")
+        graphs.refuse_in_capture("work on the legacy default stream",
+                                 "cudaErrorStreamCaptureImplicit")
         if self.workers:
             for worker in list(self.workers):
                 if worker.blocking:
@@ -144,6 +147,9 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ copies in stream order
     def copy_htod(self, dst_ptr, host_array, stream=None):
         if stream is not None and not _is_pinned(host_array):
+            graphs.refuse_in_capture("a copy from pageable host memory into a stream "
+                                     "under capture (pin it: simt.pinned_array or "
+                                     "simt.host_register)", captured=stream.capture is not None)
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
         self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
 
@@ -161,6 +167,25 @@ class CpuBackend(CpuMemory):
 
     def memset(self, ptr, byte, nbytes, stream=None):
         self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        self._in_order(stream, lambda: graphs.fill(ptr, bits, element_size, count))
+
+    # ------------------------------------------------------------ graphs (see graphs.py)
+    def create_graph(self):
+        return graphs.CpuGraph(self)
+
+    def run_graph(self, stream, replay):
+        """A graph launch: ``replay`` in stream order (its errors kept as a launch's)."""
+        if stream is not None:
+            stream.enqueue(replay, "graph")
+            return
+        self.drain_blocking()
+        self.raise_pending()
+        try:
+            replay()
+        except Exception as exc:
+            self.record_error(exc)
 
     def alloc_pinned(self, nbytes):
         buffer = super().alloc_pinned(nbytes)
@@ -204,6 +229,10 @@ class CpuBackend(CpuMemory):
             error = self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
             if error is not None:
                 self.record_error(error)
+        elif stream.capture is not None:
+            _refuse_numpy(kernel, args)
+            stream.enqueue(self.bind(kernel, loaded, grid, block, shared_bytes, args),
+                           "kernel", (grid, block, shared_bytes))
         else:
             stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
                                                       symbols, name)))
@@ -230,6 +259,18 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now, on the calling thread and the pool; returns its error or None."""
+        return self.prepare(kernel, grid, block, shared_bytes, args, symbols, kernel_name)()
+
+    def bind(self, kernel, loaded, grid, block, shared_bytes, args):
+        """A kernel launch with its arguments packed once, replayed by calling it (graph
+        nodes); raises the kernel's error."""
+        run = self.prepare(loaded, grid, block, shared_bytes, args,
+                           loaded.binary.symbol_objects, kernel.__name__)
+        return lambda: _raise(run())
+
+    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        """A launch ready to run: calling it runs the kernel on the calling thread and the
+        pool, and returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         err = np.zeros(fault.WORDS, np.int64)
@@ -246,18 +287,22 @@ class CpuBackend(CpuMemory):
             slots = self.arena.get("slots", slot_size)
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
-        workers = min(config.cpu_threads, nblocks)
-        interrupt.clear()
-        if workers <= 1:
-            run(0, nblocks)
-        else:
-            self._run_parallel(run, nblocks, workers)
-        del keep
-        if not err[0]:
-            return None
-        if err[0] == fault.INTERRUPTED and interrupt.python_raises():
-            return None               # Python raises KeyboardInterrupt for this Ctrl-C
-        return fault.decode(err, binary, kernel_name)
+        def go():
+            workers = min(config.cpu_threads, nblocks)
+            interrupt.clear()
+            if workers <= 1:
+                run(0, nblocks)
+            else:
+                self._run_parallel(run, nblocks, workers)
+            if not err[0]:
+                return None
+            record = err.copy()
+            err[:] = 0                # a bound launch runs again: start it clean
+            if record[0] == fault.INTERRUPTED and interrupt.python_raises():
+                return None           # Python raises KeyboardInterrupt for this Ctrl-C
+            return fault.decode(record, binary, kernel_name)
+        go.keep = (packed, keep, launch)    # what the addresses above point into
+        return go
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))
@@ -300,6 +345,15 @@ def _wait_all(futures, failed):
 def _raise(error):
     if error is not None:
         raise error
+
+
+def _refuse_numpy(kernel, args):
+    if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None for a in args):
+        from ...errors import InvalidConfiguration
+        raise InvalidConfiguration(
+            f"kernel '{kernel.__name__}' launched in a stream under capture with a NumPy "
+            "argument: it is copied in and out around each launch, which a graph cannot "
+            "repeat; pass device arrays (simt.to_device) or mapped memory")
 
 
 def _after_fork_in_child(backend):

@@ -134,6 +134,19 @@ class CudaBackend(Backend):
         else:
             call(driver.cuMemsetD8Async, ptr, byte, nbytes, _handle(stream))
 
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        self.make_current()
+        driver = api()
+        width = {1: "D8", 2: "D16", 4: "D32"}[element_size]
+        if stream is None:
+            call(getattr(driver, "cuMemset" + width), ptr, bits, count)
+        else:
+            call(getattr(driver, f"cuMemset{width}Async"), ptr, bits, count, _handle(stream))
+
+    def create_graph(self):
+        from .graphs import GpuGraph
+        return GpuGraph(self)
+
     def synchronize(self):
         self.make_current()
         call(api().cuCtxSynchronize)
@@ -203,7 +216,8 @@ class CudaBackend(Backend):
         """A new streams.Stream on this device."""
         from .streams import Stream
         self.make_current()
-        return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors)
+        return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors,
+                      backend=self)
 
     def default_stream(self):
         """The legacy default stream of this device."""

@@ -7,8 +7,9 @@ import ctypes
 import itertools
 import threading
 
-from simt.backends.cuda.driver import api, call, check, context_dead, error_name
+from simt.backends.cuda.driver import api, call, check, destroy, error_name
 from simt.runtime.backend import refuse_in_host_function, running_host_function
+from .graphs import GpuGraph
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _pending = {}               # key -> (stream, fn, args) of host functions not yet run
@@ -42,8 +43,9 @@ def _is_ready(err, name):
 class Stream:
     """A CUDA stream (cuStreamCreateWithPriority); lower priority numbers run first."""
 
-    def __init__(self, non_blocking=False, priority=0, errors=None):
+    def __init__(self, non_blocking=False, priority=0, errors=None, backend=None):
         driver = api()
+        self.backend = backend
         flags = driver.CUstream_flags.CU_STREAM_NON_BLOCKING if non_blocking else 0
         self.handle = call(driver.cuStreamCreateWithPriority, int(flags), priority)
         self.non_blocking, self.priority = non_blocking, priority
@@ -82,8 +84,25 @@ class Stream:
                 _pending.pop(key, None)
             raise
 
+    def begin_capture(self):
+        """Record this stream's work into a graph (cuStreamBeginCapture). Thread-local
+        mode: only the capturing thread is barred from calls that conflict with it."""
+        driver = api()
+        call(driver.cuStreamBeginCapture, self.handle,
+             driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+
+    def end_capture(self, failed=False):
+        """The captured graph (cuStreamEndCapture); after a failure, end and drop it."""
+        err, graph = api().cuStreamEndCapture(self.handle)
+        if failed:
+            if not err and graph is not None:
+                destroy("cuGraphDestroy", graph)
+            return None
+        check(err, "cuStreamEndCapture")
+        return GpuGraph(self.backend, graph)
+
     def __del__(self):
-        _destroy("cuStreamDestroy", getattr(self, "handle", None))
+        destroy("cuStreamDestroy", getattr(self, "handle", None))
 
 
 class DefaultStream(Stream):
@@ -122,13 +141,4 @@ class Event:
         return call(api().cuEventElapsedTime, self.handle, end.handle)
 
     def __del__(self):
-        _destroy("cuEventDestroy", getattr(self, "handle", None))
-
-
-def _destroy(name, handle):
-    if handle is None or context_dead():
-        return
-    try:
-        call(getattr(api(), name), handle)
-    except Exception:
-        pass   # interpreter shutdown, or another thread's context: nothing to do
+        destroy("cuEventDestroy", getattr(self, "handle", None))
