@@ -232,7 +232,7 @@ class CpuBackend(CpuMemory):
         elif stream.capture is not None:
             _refuse_numpy(kernel, args)
             stream.enqueue(self.bind(kernel, loaded, grid, block, shared_bytes, args),
-                           "kernel", (grid, block, shared_bytes))
+                           "kernel", (grid, block, shared_bytes), kernel)
         else:
             stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
                                                       symbols, name)))

@@ -25,10 +25,11 @@ from ...runtime.backend import running_host_function
 class Node:
     """One node: its kind, the nodes it depends on, and what replays it."""
 
-    __slots__ = ("kind", "deps", "work", "config")
+    __slots__ = ("kind", "deps", "work", "config", "kernel")
 
-    def __init__(self, kind, deps, work, config=None):
+    def __init__(self, kind, deps, work, config=None, kernel=None):
         self.kind, self.deps, self.work, self.config = kind, list(deps), work, config
+        self.kernel = kernel          # kernel nodes: the Kernel (an update may not change it)
 
     def runnable(self):
         """The callable an exec runs for this node (None: nothing to run)."""
@@ -79,14 +80,14 @@ class CpuGraph:
         self.backend = backend
         self.nodes = []
 
-    def node(self, kind, deps, work, config=None):
-        node = Node(kind, deps, work, config)
+    def node(self, kind, deps, work, config=None, kernel=None):
+        node = Node(kind, deps, work, config, kernel)
         self.nodes.append(node)
         return node
 
     def add_kernel(self, kernel, loaded, grid, block, shared_bytes, args, deps):
         work = self.backend.bind(kernel, loaded, grid, block, shared_bytes, args)
-        return self.node("kernel", deps, work, (grid, block, shared_bytes))
+        return self.node("kernel", deps, work, (grid, block, shared_bytes), kernel)
 
     def add_memcpy(self, dst, dst_host, src, src_host, nbytes, deps):
         return self.node("memcpy", deps, lambda: ctypes.memmove(dst, src, nbytes))
@@ -128,7 +129,7 @@ def _flatten(nodes, out):
 def _shape(nodes):
     """The topology of a node list: kinds and dependency positions, children included."""
     index = {id(node): i for i, node in enumerate(nodes)}
-    return [(node.kind, [index.get(id(d)) for d in node.deps],
+    return [(node.kind, node.kernel, [index.get(id(d)) for d in node.deps],
              _shape(node.config) if node.kind == "graph" else None) for node in nodes]
 
 
@@ -159,9 +160,10 @@ class CpuGraphExec:
     def update(self, graph):
         if _shape(graph.nodes) != _shape(self.nodes):
             raise CudaError("GraphExec.update: the new graph does not have the same nodes, "
-                            "of the same kinds, with the same dependencies as the graph this "
-                            "exec was made from (cudaGraphExecUpdateErrorTopologyChanged); "
-                            "only parameters may change. Instantiate the new graph instead")
+                            "of the same kinds (kernel nodes: of the same kernels), with the "
+                            "same dependencies as the graph this exec was made from "
+                            "(cudaGraphExecUpdateErrorTopologyChanged); only parameters may "
+                            "change. Instantiate the new graph instead")
         self._build(graph)
 
     def kernel_config(self, index):
@@ -209,8 +211,8 @@ class CpuCapture:
         self.tails = {origin: []}     # stream -> the nodes its next node depends on
         self.active = True
 
-    def record(self, stream, kind, work, config=None):
-        node = self.graph.node(kind, self.tails[stream], work, config)
+    def record(self, stream, kind, work, config=None, kernel=None):
+        node = self.graph.node(kind, self.tails[stream], work, config, kernel)
         self.tails[stream] = [node]
 
     def join(self, stream, nodes):

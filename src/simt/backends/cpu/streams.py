@@ -181,13 +181,13 @@ class CpuStream:
         self.capture = None               # the CpuCapture recording this stream's work
         backend.workers.add(self.worker)     # a running worker outlives its stream
 
-    def enqueue(self, fn, kind="work", config=None):
+    def enqueue(self, fn, kind="work", config=None, kernel=None):
         """Run ``fn()`` after the work already in this stream; what it raises is kept
         for this stream and the calling thread (Faults). While the stream is captured,
         ``fn`` becomes a graph node of ``kind`` instead."""
         refuse_in_host_function("queueing work in a stream")
         if self.capture is not None:
-            self.capture.record(self, kind, fn, config)
+            self.capture.record(self, kind, fn, config, kernel)
             return
         faults, thread, worker = self.backend.faults, threading.current_thread(), self.worker
 
@@ -217,6 +217,11 @@ class CpuStream:
         if captured is not None and captured[0].active:
             captured[0].join(self, captured[1])
             return
+        if self.capture is not None:
+            raise CudaError("Stream.wait_event in a stream under capture, for an event not "
+                            "recorded in that capture (cudaErrorStreamCaptureIsolation): "
+                            "a captured stream may only wait for events recorded in the "
+                            "same capture; use Graph.add_event_wait for an outside event")
         mark = event.mark
         if mark is not None:
             self.enqueue(mark.done.wait, "event_wait")
