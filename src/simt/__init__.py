@@ -15,6 +15,7 @@ from .runtime.devices import devices, get_device, set_device, use_device, synchr
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.graphs import Graph
+from .runtime.pools import MemoryPool
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
                              device_array_like, asarray, pinned_array, mapped_array,
                              managed_array, mem_get_info)

@@ -201,6 +201,17 @@ class Backend:
         value ``bits`` (cuMemsetD8/D16/D32)."""
         raise self.unsupported("memset of 16- and 32-bit values")
 
+    def create_pool(self):
+        """A new memory pool object (runtime/pools.py wraps it): alloc(nbytes, stream) ->
+        an Allocation whose keepalive has free_async(stream); attribute(name) for
+        'release_threshold', 'used', 'reserved', 'used_high', 'reserved_high';
+        set_release_threshold(nbytes); trim(keep_bytes)."""
+        raise self.unsupported("memory pools")
+
+    def default_pool(self):
+        """The device's default memory pool object (as create_pool's)."""
+        raise self.unsupported("memory pools")
+
     # ------------------------------------------------------------ streams and events
     def create_stream(self, non_blocking=False, priority=0):
         """A stream object: handle, non_blocking, priority, synchronize(), query(),

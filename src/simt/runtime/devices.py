@@ -16,7 +16,7 @@ import threading
 
 from simt.compiler.options import refuse_checks
 from simt.config import config
-from simt.errors import NotSupportedError
+from simt.errors import InvalidConfiguration, NotSupportedError
 
 # The device kinds, and the backend class each is made from ("module:Class"), imported
 # on first use. The order is the order of simt.devices(). A new device is a folder under
@@ -230,3 +230,20 @@ def use_device(spec, **options):
 def synchronize():
     """Wait for all work on the current device (cudaDeviceSynchronize); raise pending launch errors."""
     get_device().backend.synchronize()
+
+
+def stream_handle_of(stream, device, what):
+    """The backend handle of a ``stream`` argument for work on ``device``: a simt.Stream
+    of that device, or None or 0 for the legacy default stream (None). For modules that
+    sit below runtime/streams.py (streams.stream_handle says the same)."""
+    if stream is None or (isinstance(stream, int) and not isinstance(stream, bool)
+                          and stream == 0):
+        return None
+    if not hasattr(stream, "impl") or not hasattr(stream, "handle"):
+        raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
+                                   f"simt.default_stream() or None, got {stream!r}")
+    if stream.device != device:
+        raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
+                                   f"work to {device.name}; make the stream while that device "
+                                   f"is current (simt.use_device)")
+    return stream.handle

@@ -14,7 +14,7 @@ on the CPU (backends/cpu/graphs.py).
 """
 import numpy as np
 
-from .devices import get_device
+from .devices import get_device, stream_handle_of
 from .arrays import DeviceArray
 from ..errors import InvalidConfiguration
 
@@ -145,7 +145,7 @@ class GraphExec:
     def launch(self, stream=None):
         """Run the whole graph in ``stream`` (the default stream when None) after the work
         already there (cudaGraphLaunch)."""
-        self.impl.launch(_stream_handle(stream, self.device))
+        self.impl.launch(stream_handle_of(stream, self.device, "GraphExec.launch"))
 
     def update(self, graph):
         """Take the parameters of ``graph``'s nodes (cudaGraphExecUpdate): it must have the
@@ -185,18 +185,6 @@ def _prepare(kernel, device, grid, block, shared_bytes, args):
                 "out around each launch, which a graph cannot repeat; pass device arrays "
                 "(simt.to_device) or mapped memory (simt.mapped_array)")
     return kernel.checked_launch(device, grid, block, shared_bytes, args)
-
-
-def _stream_handle(stream, device):
-    """The backend handle of a graph launch's stream (runtime/streams.py's rule: a
-    simt.Stream of the graph's device, or None or 0 for the default stream)."""
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        return None
-    if getattr(stream, "device", None) != device or not hasattr(stream, "impl"):
-        raise InvalidConfiguration(f"GraphExec.launch: the stream must be a simt.Stream of "
-                                   f"{device.name} (where the graph is), "
-                                   f"simt.default_stream() or None; got {stream!r}")
-    return stream.handle
 
 
 def _memory(array, device, what):

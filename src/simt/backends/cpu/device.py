@@ -20,7 +20,7 @@ from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import graphs, interrupt, streams, texmem
+from . import graphs, interrupt, pools, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -62,6 +62,8 @@ class CpuBackend(CpuMemory):
         self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
+        self.pools = weakref.WeakSet()   # memory pools, trimmed at synchronizing calls
+        self._default_pool = None
         _after_fork_in_child(self)
 
     def _after_fork(self):
@@ -97,7 +99,23 @@ class CpuBackend(CpuMemory):
         graphs.refuse_in_capture("synchronize")
         for worker in list(self.workers):
             worker.drain()
+        self.trim_pools()
         self.raise_pending()
+
+    def trim_pools(self):
+        """At a synchronizing call, each pool hands back the freed memory it holds above
+        its release threshold (as CUDA's pools do)."""
+        for pool in list(self.pools):
+            pool.trim(pool.threshold)
+
+    # ------------------------------------------------------------ memory pools (pools.py)
+    def create_pool(self):
+        return pools.HostPool(self)
+
+    def default_pool(self):
+        if self._default_pool is None:
+            self._default_pool = pools.HostPool(self)
+        return self._default_pool
 
     def release(self, owner):
         """Memory dropped by the program stays alive until the work already queued in the

@@ -202,6 +202,7 @@ class CpuStream:
         refuse_in_host_function("Stream.synchronize")
         self._refuse_captured("Stream.synchronize")
         self.worker.drain()
+        self.backend.trim_pools()
         self.backend.faults.raise_for_stream(self.worker)
 
     def query(self):
@@ -261,6 +262,7 @@ class CpuDefaultStream:
 
     def synchronize(self):
         self.backend.drain_blocking()
+        self.backend.trim_pools()
         self.backend.raise_pending()
 
     def query(self):

@@ -143,6 +143,24 @@ class CudaBackend(Backend):
         else:
             call(getattr(driver, f"cuMemset{width}Async"), ptr, bits, count, _handle(stream))
 
+    def create_pool(self):
+        from .pools import GpuPool
+        return GpuPool(self)
+
+    def default_pool(self):
+        from .pools import GpuPool
+        self.make_current()
+        return GpuPool(self, call(api().cuDeviceGetDefaultMemPool, self.device))
+
+    def temporary(self, nbytes):
+        """simt's own scratch memory (the device copies of a launch's NumPy arguments):
+        from the default pool, so a launch does not pay cuMemAlloc and cuMemFree. In the
+        legacy default stream's order: the synchronous copies that fill it follow it, and
+        the free when it dies comes after the work of every blocking stream."""
+        if "_scratch_pool" not in vars(self):
+            self._scratch_pool = self.default_pool()
+        return self._scratch_pool.alloc(nbytes, None)
+
     def create_graph(self):
         from .graphs import GpuGraph
         return GpuGraph(self)

@@ -93,7 +93,7 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
         loaded.function.ensure_dynamic_shared(shared_bytes)
     copies, placed = [], {}          # (host region, its allocation); id(array) -> address
     for span, members in hostcopies.host_regions(list(hostcopies.numpy_arguments(args))):
-        alloc = backend.alloc(span.nbytes)
+        alloc = backend.temporary(span.nbytes)
         backend.copy_htod(alloc.ptr, span)
         copies.append((span, alloc, any(a.flags.writeable for a, _ in members)))
         placed.update((id(a), alloc.ptr + offset) for a, offset in members)
