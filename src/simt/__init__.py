@@ -16,6 +16,7 @@ from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.graphs import Graph
 from .runtime.pools import MemoryPool
+from .runtime.memory import pitched_array, copy_2d, copy_3d, host_register, host_unregister, memset
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
                              device_array_like, asarray, pinned_array, mapped_array,
                              managed_array, mem_get_info)

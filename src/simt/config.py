@@ -27,6 +27,14 @@ def _int(name, default):
         raise ValueError(f"{name}={value!r} is not an integer") from None
 
 
+def _choice(name, choices):
+    """An environment setting that is one of ``choices`` (unset: the first)."""
+    value = (os.environ.get(name) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: use one of {', '.join(choices)}")
+    return value
+
+
 @dataclasses.dataclass
 class Config:
     """simt's settings. Each field names the environment variable it is read from."""
@@ -47,6 +55,10 @@ class Config:
         default=False, metadata={"env": "SIMT_DUMP", "doc": "print every compile stage (typed IR, LLVM IR, PTX)"})
     debug: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_DEBUG", "doc": "re-raise internal compiler exceptions unwrapped"})
+    default_stream: str = dataclasses.field(
+        default="legacy", metadata={"env": "SIMT_DEFAULT_STREAM",
+                                    "doc": "what stream=None means: 'legacy' (the legacy default "
+                                           "stream) or 'per-thread' (each host thread's own)"})
     verify_ir: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_VERIFY_IR",
                                  "doc": "check the typed IR after every IR pass (the test suite turns it on)"})
@@ -63,6 +75,7 @@ class Config:
             dump=_flag("SIMT_DUMP", False),
             debug=_flag("SIMT_DEBUG", False),
             verify_ir=_flag("SIMT_VERIFY_IR", False),
+            default_stream=_choice("SIMT_DEFAULT_STREAM", ("legacy", "per-thread")),
         )
 
     def describe(self):

@@ -163,6 +163,13 @@ class DeviceArray:
     ptr = property(lambda self: self.alloc.ptr + self.offset, doc="Address of element 0.")
 
     @property
+    def pitch(self):
+        """Bytes from one row to the next (``strides[-2]``): a pitched_array's row pitch."""
+        if self.ndim < 2:
+            raise AttributeError(f"a {self.ndim}-D array has no row pitch")
+        return self.strides[-2]
+
+    @property
     def T(self):
         """The transpose: a view with axes reversed."""
         return self.transpose()

@@ -196,6 +196,24 @@ class Backend:
     def memset(self, ptr, byte, nbytes, stream=None):
         raise self.unsupported("memset")
 
+    def alloc_pitch(self, width_bytes, height, element_size):
+        """(Allocation, pitch): ``height`` rows of ``width_bytes``, each row starting
+        ``pitch`` bytes after the one before (cuMemAllocPitch)."""
+        raise self.unsupported("pitched memory")
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """Copy ``extent`` = (row bytes, rows, slices) between two runtime.memory.Side
+        descriptions (cuMemcpy3D)."""
+        raise self.unsupported("2-D and 3-D copies")
+
+    def host_register(self, array):
+        """Page-lock a NumPy array's memory (cuMemHostRegister)."""
+        raise self.unsupported("registering host memory")
+
+    def host_unregister(self, array):
+        """Undo host_register (cuMemHostUnregister)."""
+        raise self.unsupported("registering host memory")
+
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
         """Set ``count`` elements of ``element_size`` bytes (1, 2 or 4) to the unsigned
         value ``bits`` (cuMemsetD8/D16/D32)."""

@@ -16,6 +16,7 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
+from ...errors import CudaError
 from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
@@ -63,6 +64,7 @@ class CpuBackend(CpuMemory):
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
         self.pools = weakref.WeakSet()   # memory pools, trimmed at synchronizing calls
+        self.own = threading.local()     # .stream: the thread's per-thread default stream
         self._default_pool = None
         _after_fork_in_child(self)
 
@@ -139,7 +141,18 @@ class CpuBackend(CpuMemory):
         return streams.CpuStream(self, non_blocking, priority)
 
     def default_stream(self):
-        return self.default
+        return self.per_thread(None) or self.default
+
+    def per_thread(self, stream):
+        """``stream``, or for None with SIMT_DEFAULT_STREAM=per-thread the calling
+        thread's own default stream: a blocking stream (it waits for, and is waited for
+        by, the legacy default stream) that no other thread's work waits for."""
+        if stream is not None or config.default_stream != "per-thread":
+            return stream
+        own = getattr(self.own, "stream", None)
+        if own is None:
+            own = self.own.stream = streams.CpuStream(self)
+        return own
 
     def create_event(self, timing=True):
         return streams.CpuEvent(self, timing)
@@ -155,8 +168,13 @@ class CpuBackend(CpuMemory):
                     worker.drain()
 
     def _in_order(self, stream, fn):
-        """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams."""
-        if stream is None:
+        """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams
+        (per-thread default stream: queued on it, and done when this returns)."""
+        own = self.per_thread(stream)
+        if own is not stream:
+            own.enqueue(fn)
+            own.synchronize()
+        elif stream is None:
             self.drain_blocking()
             fn()
         else:
@@ -172,6 +190,9 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
+        if self.per_thread(stream) is not stream:
+            self._in_order(None, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
+            return
         if stream is not None and not _is_pinned(host_array):
             stream.synchronize()                   # pageable: the copy is done on return
             stream = None
@@ -195,6 +216,7 @@ class CpuBackend(CpuMemory):
 
     def run_graph(self, stream, replay):
         """A graph launch: ``replay`` in stream order (its errors kept as a launch's)."""
+        stream = self.per_thread(stream)
         if stream is not None:
             stream.enqueue(replay, "graph")
             return
@@ -204,6 +226,30 @@ class CpuBackend(CpuMemory):
             replay()
         except Exception as exc:
             self.record_error(exc)
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """A 2-D/3-D copy: both sides are host memory here, so NumPy moves the rows."""
+        dst_rows, src_rows = texmem.byte_rows(dst, extent), texmem.byte_rows(src, extent)
+        if stream is None:
+            self.raise_pending()
+        self._in_order(stream, lambda: np.copyto(dst_rows, src_rows))
+
+    def host_register(self, array):
+        """Nothing to lock: host memory is this device's memory. Registered arrays count
+        as pinned, so stream copies with them are asynchronous, as on a GPU."""
+        root = _root(array)
+        if id(root) in _registered:
+            raise CudaError("host_register: this array's memory is registered already "
+                            "(cudaErrorHostMemoryAlreadyRegistered); register it once")
+        _registered[id(root)] = root
+        _pinned_roots[id(root)] = weakref.ref(root)
+
+    def host_unregister(self, array):
+        root = _root(array)
+        if _registered.pop(id(root), None) is None:
+            raise CudaError("host_unregister: this array's memory is not registered "
+                            "(cudaErrorHostMemoryNotRegistered); call simt.host_register first")
+        _pinned_roots.pop(id(root), None)
 
     def alloc_pinned(self, nbytes):
         buffer = super().alloc_pinned(nbytes)
@@ -241,6 +287,7 @@ class CpuBackend(CpuMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         symbols = loaded.binary.symbol_objects
         name = kernel.__name__
+        stream = self.per_thread(stream)
         if stream is None:
             self.drain_blocking()
             self.raise_pending()
@@ -383,6 +430,7 @@ def _after_fork_in_child(backend):
 
 
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
+_registered = {}       # id -> the NumPy buffers host_register pinned (kept until unregistered)
 
 
 def _root(array):

@@ -297,6 +297,7 @@ class CpuEvent:
         self.captured = None      # (CpuCapture, its nodes) when last recorded in a capture
 
     def record(self, stream=None):
+        stream = self.backend.per_thread(stream)
         if stream is not None and stream.capture is not None:
             capture = stream.capture          # a position in the capture, not a record
             self.captured = (capture, list(capture.tails[stream]))

@@ -134,6 +134,35 @@ class CudaBackend(Backend):
         else:
             call(driver.cuMemsetD8Async, ptr, byte, nbytes, _handle(stream))
 
+    def alloc_pitch(self, width_bytes, height, element_size):
+        from .copies import alloc_pitch
+        ptr, pitch = alloc_pitch(self, width_bytes, height, element_size)
+        return Allocation(ptr, pitch * height, self), pitch
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        from .copies import memcpy3d
+        memcpy3d(self, dst, src, extent, _handle(stream))
+
+    def host_register(self, array):
+        """cuMemHostRegister (portable: every context may use it); the array is kept
+        alive until host_unregister, as the driver keeps its pages locked until then."""
+        self.make_current()
+        call(api().cuMemHostRegister, array.ctypes.data, max(array.nbytes, 1),
+             api().CU_MEMHOSTREGISTER_PORTABLE)
+        self.registered[array.ctypes.data] = array
+
+    def host_unregister(self, array):
+        self.make_current()
+        call(api().cuMemHostUnregister, array.ctypes.data)
+        self.registered.pop(array.ctypes.data, None)
+
+    @property
+    def registered(self):
+        """Address -> the NumPy array host_register locked there."""
+        if "_registered" not in vars(self):
+            self._registered = {}
+        return self._registered
+
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
         self.make_current()
         driver = api()

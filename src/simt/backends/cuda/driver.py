@@ -102,6 +102,7 @@ def _load():
         if _api is not None or _init_error is not None:
             return
         try:
+            _choose_default_stream()
             from cuda.bindings import driver
             (err,) = driver.cuInit(0)
         except Exception as exc:      # ImportError, or the driver library is missing
@@ -111,6 +112,16 @@ def _load():
             _init_error = f"cuInit failed with {error_name(err, driver)}"
             return
         _api = driver
+
+
+def _choose_default_stream():
+    """SIMT_DEFAULT_STREAM=per-thread: cuda-bindings then calls the driver's per-thread
+    default stream entry points (_ptds/_ptsz) wherever stream 0 is given. It reads its
+    switch when it loads the driver, so the setting counts before the first GPU use."""
+    import os
+    from simt.config import config
+    if config.default_stream == "per-thread":
+        os.environ["CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM"] = "1"
 
 
 def error_name(err, driver=None):
