@@ -11,7 +11,8 @@ from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              OutOfMemoryError, NotSupportedError, ContextUnusableError)
 from .runtime.kernel import kernel, device, Kernel, DeviceFunction
 from .runtime.launch import dim3
-from .runtime.devices import devices, get_device, set_device, use_device, synchronize, Device
+from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
+                              set_device_flags)
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.graphs import Graph

@@ -273,6 +273,20 @@ class Backend:
         """{'registers', 'shared_bytes', 'local_bytes'} of a loaded kernel."""
         raise self.unsupported("kernel resources")
 
+    def occupancy(self, loaded, threads, shared_bytes):
+        """Blocks of ``threads`` threads and ``shared_bytes`` dynamic shared memory that can
+        be resident on one multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
+        raise self.unsupported("occupancy queries")
+
+    def potential_block_size(self, loaded, shared_bytes):
+        """(min_grid, block) as cuOccupancyMaxPotentialBlockSize gives them."""
+        raise self.unsupported("occupancy queries")
+
+    def set_flags(self, flags):
+        """Device flags (a set of 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync',
+        'schedule_auto', 'map_host'), as cuDevicePrimaryCtxSetFlags sets them."""
+        raise self.unsupported("device flags")
+
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """Launch ``loaded`` over ``grid`` x ``block`` with ``args`` (checked by the runtime)."""
         raise self.unsupported("kernel launches")

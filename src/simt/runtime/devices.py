@@ -247,3 +247,23 @@ def stream_handle_of(stream, device, what):
                                    f"work to {device.name}; make the stream while that device "
                                    f"is current (simt.use_device)")
     return stream.handle
+
+
+DEVICE_FLAGS = ("schedule_auto", "schedule_spin", "schedule_yield", "schedule_blocking_sync",
+                "map_host")
+
+
+def set_device_flags(*flags, device=None):
+    """How host threads wait for the device (cudaSetDeviceFlags): at most one of
+    'schedule_auto', 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync', plus
+    'map_host' (mapped host memory; always on in current CUDA). On the CPU device,
+    spin and yield make a waiting thread poll, giving up the GIL between polls, and
+    blocking_sync and auto make it sleep on a condition (docs/memory.md)."""
+    unknown = [f for f in flags if f not in DEVICE_FLAGS]
+    if unknown:
+        raise ValueError(f"unknown device flags {unknown}; the flags are "
+                         f"{', '.join(DEVICE_FLAGS)}")
+    schedules = [f for f in flags if f.startswith("schedule_")]
+    if len(set(schedules)) > 1:
+        raise ValueError(f"device flags {schedules}: choose one scheduling flag")
+    lookup(device).backend.set_flags(frozenset(flags))

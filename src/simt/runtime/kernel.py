@@ -4,6 +4,7 @@ the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read
 import contextlib
 import inspect
 import logging
+import math
 import sys
 import threading
 import time
@@ -137,6 +138,36 @@ class Kernel:
         check_config(self.__name__, device, grid, block, shared_bytes,
                      loaded.binary.shared_static_bytes)
         return loaded, grid, block, shared_bytes
+
+    # ------------------------------------------------------------ occupancy
+    def max_active_blocks_per_multiprocessor(self, block, shared_bytes=0, signature=None):
+        """How many blocks of ``block`` threads (and ``shared_bytes`` of dynamic shared
+        memory each) can be resident on one multiprocessor of the current device
+        (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot run.
+        ``signature``: the compile to ask about (default: the one compiled so far here)."""
+        loaded, device = self._loaded_for(signature, "max_active_blocks_per_multiprocessor")
+        threads = math.prod(dim3_tuple(block, "block"))
+        return device.backend.occupancy(loaded, threads, shared_size(shared_bytes))
+
+    def max_potential_block_size(self, shared_bytes=0, signature=None):
+        """(min_grid, block): the block size that gives the most resident threads per
+        multiprocessor, the largest one if several do, and the fewest blocks that fill
+        the whole device at that size (cudaOccupancyMaxPotentialBlockSize)."""
+        loaded, device = self._loaded_for(signature, "max_potential_block_size")
+        return device.backend.potential_block_size(loaded, shared_size(shared_bytes))
+
+    def _loaded_for(self, signature, what):
+        """(loaded kernel, device) of ``signature`` or of the one compile on this device."""
+        device = get_device()
+        if signature is not None:
+            return self.compile(signature, device), device
+        options = self.options_for(device.kind, device.options).key()
+        seen = [key for key in self.compiled if key[0] == device.name and key[2] == options]
+        if len(seen) != 1:
+            raise ValueError(f"{self.__name__}.{what}: the kernel has {len(seen)} compiles on "
+                             f"{device.name}; pass signature=, e.g. "
+                             "\"void(float32[:], int32)\"")
+        return self.compiled[seen[0]], device
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):

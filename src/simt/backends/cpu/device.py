@@ -65,6 +65,7 @@ class CpuBackend(CpuMemory):
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
         self.pools = weakref.WeakSet()   # memory pools, trimmed at synchronizing calls
         self.own = threading.local()     # .stream: the thread's per-thread default stream
+        self.poll = False                # set_device_flags: waits poll instead of sleeping
         self._default_pool = None
         _after_fork_in_child(self)
 
@@ -100,7 +101,7 @@ class CpuBackend(CpuMemory):
         refuse_in_host_function("synchronize")
         graphs.refuse_in_capture("synchronize")
         for worker in list(self.workers):
-            worker.drain()
+            worker.drain(self.poll)
         self.trim_pools()
         self.raise_pending()
 
@@ -165,7 +166,7 @@ class CpuBackend(CpuMemory):
         if self.workers:
             for worker in list(self.workers):
                 if worker.blocking:
-                    worker.drain()
+                    worker.drain(self.poll)
 
     def _in_order(self, stream, fn):
         """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams
@@ -274,6 +275,22 @@ class CpuBackend(CpuMemory):
     def resources(self, kernel):
         b = kernel.binary
         return {"registers": None, "shared_bytes": b.shared_static_bytes, "local_bytes": b.slot_bytes}
+
+    def set_flags(self, flags):
+        """schedule_spin and schedule_yield: waiting threads poll, giving up the GIL
+        between polls (spinning while holding it would stall the stream threads they
+        wait for); the other flags: they sleep until woken. map_host: host memory is
+        this device's memory, mapped always."""
+        self.poll = bool(flags & {"schedule_spin", "schedule_yield"})
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """cooperative.blocks_per_core: the model cooperative launches check against too."""
+        total = loaded.binary.shared_static_bytes + shared_bytes
+        return cooperative.blocks_per_core(self.properties(), threads, total)
+
+    def potential_block_size(self, loaded, shared_bytes):
+        return cooperative.potential_block_size(
+            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes))
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""

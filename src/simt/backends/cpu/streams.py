@@ -140,13 +140,16 @@ class _Worker:
                     self.finished += 1
                     self.idle.notify_all()
 
-    def drain(self):
+    def drain(self, poll=False):
         """Wait for the work queued before the call, not for what other threads queue
-        meanwhile (they could keep the stream busy for ever)."""
+        meanwhile (they could keep the stream busy for ever); ``poll``: by polling,
+        yielding between polls (schedule_spin/schedule_yield), not sleeping."""
         with self.idle:
             target = self.queued
-            while self.finished < target:
+            while self.finished < target and not poll:
                 self.idle.wait()
+        while self.finished < target:
+            time.sleep(0)
 
     def busy(self):
         return self.finished < self.queued
@@ -201,7 +204,7 @@ class CpuStream:
     def synchronize(self):
         refuse_in_host_function("Stream.synchronize")
         self._refuse_captured("Stream.synchronize")
-        self.worker.drain()
+        self.worker.drain(self.backend.poll)
         self.backend.trim_pools()
         self.backend.faults.raise_for_stream(self.worker)
 
@@ -317,8 +320,11 @@ class CpuEvent:
     def synchronize(self):
         refuse_in_host_function("Event.synchronize")
         self._refuse_captured("Event.synchronize")
-        if self.mark is not None:
-            self.mark.done.wait()
+        mark = self.mark
+        if mark is not None:
+            while self.backend.poll and not mark.done.is_set():
+                time.sleep(0)
+            mark.done.wait()
         self.backend.raise_pending()
 
     def query(self):

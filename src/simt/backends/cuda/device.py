@@ -316,6 +316,33 @@ class CudaBackend(Backend):
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
                    cooperative=True)
 
+    def set_flags(self, flags):
+        """cuDevicePrimaryCtxSetFlags on this device's primary context."""
+        d = api()
+        names = {"schedule_auto": "CU_CTX_SCHED_AUTO", "schedule_spin": "CU_CTX_SCHED_SPIN",
+                 "schedule_yield": "CU_CTX_SCHED_YIELD",
+                 "schedule_blocking_sync": "CU_CTX_SCHED_BLOCKING_SYNC",
+                 "map_host": "CU_CTX_MAP_HOST"}
+        value = 0
+        for flag in flags:
+            value |= int(getattr(d.CUctx_flags, names[flag]))
+        call(d.cuDevicePrimaryCtxSetFlags, self.device, value)
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        self.make_current()
+        if shared_bytes:
+            loaded.function.ensure_dynamic_shared(shared_bytes)
+        return int(call(api().cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                        loaded.function.handle, threads, shared_bytes))
+
+    def potential_block_size(self, loaded, shared_bytes):
+        self.make_current()
+        if shared_bytes:
+            loaded.function.ensure_dynamic_shared(shared_bytes)
+        min_grid, block = call(api().cuOccupancyMaxPotentialBlockSize, loaded.function.handle,
+                               None, shared_bytes, 0)
+        return int(min_grid), int(block)
+
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         from .kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
