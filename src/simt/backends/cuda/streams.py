@@ -85,11 +85,13 @@ class Stream:
             raise
 
     def begin_capture(self):
-        """Record this stream's work into a graph (cuStreamBeginCapture). Thread-local
-        mode: only the capturing thread is barred from calls that conflict with it."""
+        """Record this stream's work into a graph (cuStreamBeginCapture). Relaxed mode:
+        calls that conflict with the capture (synchronizing it, the legacy default
+        stream) still fail, but compiling and loading a kernel at its first launch, or
+        allocating, inside the block do not."""
         driver = api()
         call(driver.cuStreamBeginCapture, self.handle,
-             driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+             driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
 
     def end_capture(self, failed=False):
         """The captured graph (cuStreamEndCapture); after a failure, end and drop it."""
