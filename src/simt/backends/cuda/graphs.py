@@ -43,6 +43,31 @@ class _HostEntry:
         _hosts.pop(self.key, None)
 
 
+_captured = {}                 # capture id -> [_HostEntry] of host functions captured so far
+
+
+def capture_id(stream):
+    """The id of the capture ``stream`` (a CUstream) is in, or None when it is in none."""
+    d = api()
+    info = call(d.cuStreamGetCaptureInfo, stream)
+    if info[0] != d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+        return None
+    return int(info[1])
+
+
+def captured_host(ident, fn, args, errors):
+    """(C callback, key) of a host function captured into capture ``ident``: its entry
+    lives with the graph (take_captured), as the graph may replay it many times."""
+    entry = _HostEntry(fn, args, errors)
+    _captured.setdefault(ident, []).append(entry)
+    return api().CUhostFn(ctypes.cast(_trampoline, ctypes.c_void_p).value), entry.key
+
+
+def take_captured(ident):
+    """The host entries of capture ``ident`` (for its graph), forgotten here."""
+    return _captured.pop(ident, []) if ident is not None else []
+
+
 class GpuNode:
     def __init__(self, handle, config=None):
         self.handle = handle

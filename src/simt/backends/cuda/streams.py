@@ -8,8 +8,9 @@ import itertools
 import threading
 
 from simt.backends.cuda.driver import api, call, check, destroy, error_name
+from simt.errors import CudaError
 from simt.runtime.backend import refuse_in_host_function, running_host_function
-from .graphs import GpuGraph
+from . import graphs
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _pending = {}               # key -> (stream, fn, args) of host functions not yet run
@@ -73,6 +74,11 @@ class Stream:
         ``fn`` must not call CUDA. An exception it raises comes back at ``synchronize``.
         """
         driver = api()
+        ident = graphs.capture_id(self.handle) if self.handle is not None else None
+        if ident is not None:             # a host node of the graph: replayed many times
+            callback, key = graphs.captured_host(ident, fn, args, self.callback_errors)
+            call(driver.cuLaunchHostFunc, self.handle, callback, key)
+            return
         key = next(_keys)
         with _pending_lock:
             _pending[key] = (self, fn, args)
@@ -95,13 +101,20 @@ class Stream:
 
     def end_capture(self, failed=False):
         """The captured graph (cuStreamEndCapture); after a failure, end and drop it."""
+        try:
+            hosts = graphs.take_captured(graphs.capture_id(self.handle))
+        except CudaError:
+            if not failed:
+                raise
         err, graph = api().cuStreamEndCapture(self.handle)
         if failed:
             if not err and graph is not None:
                 destroy("cuGraphDestroy", graph)
             return None
         check(err, "cuStreamEndCapture")
-        return GpuGraph(self.backend, graph)
+        graph = graphs.GpuGraph(self.backend, graph)
+        graph.hosts = hosts
+        return graph
 
     def __del__(self):
         destroy("cuStreamDestroy", getattr(self, "handle", None))
