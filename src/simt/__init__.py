@@ -19,7 +19,7 @@ from .runtime.graphs import Graph
 from .runtime.pools import MemoryPool
 from .runtime.memory import pitched_array, copy_2d, copy_3d, host_register, host_unregister, memset
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
-                             device_array_like, asarray, pinned_array, mapped_array,
+                             device_array_like, empty_like, zeros_like, asarray, from_dlpack, pinned_array, mapped_array,
                              managed_array, mem_get_info)
 from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, shared,
                    local, const, Constant, Global, syncthreads, syncthreads_count,
@@ -36,3 +36,12 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from . import logs as _logs
+
+_logs.configure()
+
+# `from simt import *` gives the kernel language and runtime names: not simt's subpackages,
+# and not `math`, which would shadow the standard library's module of that name.
+__all__ = sorted(_name for _name, _value in globals().items()
+                 if not _name.startswith("_") and _name != "math"
+                 and (_name == "cg" or type(_value).__name__ != "module"))

@@ -123,6 +123,11 @@ class Backend:
         return 1
 
     @classmethod
+    def why_none(cls):
+        """When device_count() is 0: why, in words a user can act on (None otherwise)."""
+        return None
+
+    @classmethod
     def device_name(cls, index):
         """The name of device ``index`` of this kind, as users write it."""
         return cls.kind
@@ -255,6 +260,11 @@ class Backend:
         node, and instantiate() -> an exec with launch(stream), update(graph),
         kernel_config(node) and set_kernel_args(node, kernel, loaded, args)."""
         raise self.unsupported("graphs")
+
+    def wrap_stream(self, handle):
+        """A stream object over another library's stream (an address): not owned, never
+        destroyed here (Stream.from_handle)."""
+        raise self.unsupported("streams of other libraries (CUDA streams exist on GPUs only)")
 
     # ------------------------------------------------------------ kernels
     def target_id(self):

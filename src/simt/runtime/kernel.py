@@ -3,7 +3,6 @@ per argument types, device and options, in memory and on disk (cache.py), throug
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import contextlib
 import inspect
-import logging
 import math
 import sys
 import threading
@@ -14,13 +13,13 @@ from ..config import config
 from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
+from ..logs import log
 from .devices import backend_class, get_device
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
 
-log = logging.getLogger("simt")
 
 
 class DeviceFunction:
@@ -213,8 +212,10 @@ class Kernel:
                 log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
                           (time.perf_counter() - started) * 1e3)
                 return loaded
+            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
         binary, deps = self._compile(arg_types, options, backend.compile)
-        log.debug("%s: compiled in %.1f ms", self.__name__, binary.compile_seconds * 1e3)
+        log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
+                 device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
             cache.store(self.__name__, lookup, deps, binary)
         return backend.load_binary(binary)
@@ -306,6 +307,10 @@ class Kernel:
 
 _deep = {"depth": 0, "saved": None}
 _deep_lock = threading.Lock()
+
+
+def _describe(arg_types):
+    return "(" + ", ".join(str(t) for t in arg_types) + ")"
 
 
 @contextlib.contextmanager

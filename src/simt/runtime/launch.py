@@ -8,6 +8,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import stream_handle
 from ..lazy import lazy_module
+from simt.runtime import arrays
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -189,6 +190,7 @@ class Launch:
 
     def _launch(self, device, args):
         kernel = self.kernel
+        args = adopt_foreign_arrays(args, device)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
@@ -212,6 +214,26 @@ class Launch:
                     self.prepared.clear()
                 self.prepared[classes] = (device, fast)
                 self.call = fast
+
+
+_PLAIN = (int, float, complex, bool, np.ndarray, tuple)
+
+
+def adopt_foreign_arrays(args, device):
+    """Arrays of other libraries (PyTorch, CuPy, JAX, numba: anything with
+    ``__cuda_array_interface__`` or ``__dlpack__``) as DeviceArrays over the same memory:
+    no copy, and a kernel's writes land in the caller's tensor."""
+    if all(isinstance(a, _PLAIN) or hasattr(a, "simt_type") for a in args):
+        return args
+    return tuple(_adopt(a, device) for a in args)
+
+
+def _adopt(value, device):
+    if isinstance(value, _PLAIN) or hasattr(value, "simt_type") or isinstance(value, np.generic):
+        return value
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+        return arrays.asarray(value, device)
+    return value
 
 
 def types_fixed_by_class(types, args):

@@ -1,7 +1,8 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
 from . import hostmem
-from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
+from .driver import (api, available, call, check, context_dead, set_thread_device,
+                     thread_device, why_unavailable)
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
@@ -54,6 +55,10 @@ class CudaBackend(Backend):
     @classmethod
     def device_count(cls):
         return device_count()
+
+    @classmethod
+    def why_none(cls):
+        return why_unavailable() or "the NVIDIA driver reports no GPU"
 
     @classmethod
     def device_name(cls, index):
@@ -362,6 +367,14 @@ class CudaBackend(Backend):
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         from .kernels import native_launch
         return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
+
+    def wrap_stream(self, handle):
+        """Another library's CUstream (an address) as a stream object of this device."""
+        from .streams import ForeignStream
+        self.make_current()
+        if not handle:
+            return self.default_stream()
+        return ForeignStream(handle, errors=self.callback_errors)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""

@@ -146,8 +146,20 @@ def _pip_libdevice_dirs():
         yield from glob.glob(os.path.join(root, "*", "*", "nvvm", "libdevice"))
 
 
+def _pathfinder_libdevice():
+    """libdevice as cuda-pathfinder finds it (toolkit or wheels), or None."""
+    try:
+        from cuda.pathfinder import find_bitcode_lib
+        return find_bitcode_lib("device")
+    except Exception:          # not installed, too old to know bitcode, or not found
+        return None
+
+
 def find_libdevice():
     """Path of libdevice.10.bc, or None when no CUDA toolkit or nvcc wheel has one."""
+    found = _pathfinder_libdevice()
+    if found and os.path.isfile(found):
+        return found
     for folder in _libdevice_dirs():
         path = os.path.join(folder, "libdevice.10.bc")
         if os.path.isfile(path):
