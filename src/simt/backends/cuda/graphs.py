@@ -109,6 +109,8 @@ class GpuGraph:
         self.nodes = []              # the nodes added here, in order (not captured ones)
         self.hosts = []              # _HostEntry of every host node, children's included
         self.sources = []            # (binary, name) of kernel nodes that record errors
+        self.buffers = []            # kernel parameter buffers: the driver copies them when
+                                     # a node is made; kept so no pointer it had dangles
 
     def _add(self, add, deps, *args, config=None):
         self.backend.make_current()
@@ -118,8 +120,9 @@ class GpuGraph:
         return node
 
     def add_kernel(self, kernel, loaded, grid, block, shared_bytes, args, deps):
-        params, _ = kernel_params(self.backend, kernel, loaded, grid, block, shared_bytes,
-                                  args)            # the driver copies the values
+        params, buffer = kernel_params(self.backend, kernel, loaded, grid, block,
+                                       shared_bytes, args)
+        self.buffers.append(buffer)
         if loaded.binary.can_fail:
             self.sources.append((loaded.binary, kernel.__name__))
         return self._add(api().cuGraphAddKernelNode, deps, params,
