@@ -88,3 +88,17 @@ def test_device_flags(device, rng):
         simt.set_device_flags("schedule_fast")
     with pytest.raises(ValueError, match="choose one scheduling flag"):
         simt.set_device_flags("schedule_spin", "schedule_yield")
+
+
+def test_occupancy_respects_launch_bounds(device):
+    @simt.kernel(launch_bounds=(256, 1))
+    def bounded(a):
+        i = simt.grid(1)
+        if i < a.shape[0]:
+            a[i] = 1.0
+
+    sig = "void(float32[::1])"
+    assert bounded.max_active_blocks_per_multiprocessor(512, signature=sig) == 0
+    assert bounded.max_active_blocks_per_multiprocessor(256, signature=sig) >= 1
+    min_grid, block = bounded.max_potential_block_size(signature=sig)
+    assert 0 < block <= 256 and min_grid >= device.properties.multiprocessor_count

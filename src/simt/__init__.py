@@ -36,6 +36,8 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from .lang.loops import unroll
+from .lang.warp import uni_sync
 from . import logs as _logs
 
 _logs.configure()

@@ -66,7 +66,7 @@ def dump(name, stage, value):
     """SIMT_DUMP=1 prints a stage on stderr; SIMT_DUMP=folder writes it to
     ``folder/<kernel>.<stage>.<suffix>`` (object code as its bytes; a kernel's second
     compile in a process, another signature or device, as ``<kernel>-2.<stage>...``)."""
-    if config.dump == "1":
+    if config.dump in ("1", True):      # True: set from Python (config.dump = True)
         print(f"# simt: {stage} of '{name}'\n{text(stage, value)}\n", file=sys.stderr)
         return
     if stage == "typed_ir":                 # a compile starts: a second one gets name-2

@@ -49,6 +49,7 @@ class Target:
         self.labels = []               # array names as written, by id, for fault reports
         self.files = []                # (function, filename), by id
         self.messages = []             # assert messages, by id
+        self.lines = None              # lineinfo.LineTables when the back end makes line tables
 
     def _missing(self, hook):
         return NotImplementedError(f"the {self.name} target has no lowering for {hook}")

@@ -10,9 +10,10 @@ from .atomics import atomic
 from .mathlib import (math_ns as math, float_as_int, int_as_float, float_as_uint,
                       uint_as_float, double_as_longlong, longlong_as_double)
 from .misc import ldg
+from .loops import unroll
 from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
                    reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync,
                    reduce_or_sync, reduce_xor_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
-                   shfl_xor_sync, syncwarp, laneid)
+                   shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg

@@ -43,6 +43,7 @@ class Builder(Protocol):
     def bind_name(self, name, value, loc): """The statements binding name = value."""
     def hoist(self, *stmts): """Emit stmts before the statement being built."""
     def collective(self, op, pred, result, loc): """A block-wide barrier collective's value."""
+    def shared_scratch(self, dtype, count, loc): """A hidden shared array (an ArrayRef)."""
     def pending_name(self): """The name the value being built will be bound to."""
     def static(self, value, what, loc): """The compile-time value of an argument."""
     def static_dtype(self, value, loc): """A compile-time NumPy dtype argument."""

@@ -288,8 +288,9 @@ class Backend:
         be resident on one multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
         raise self.unsupported("occupancy queries")
 
-    def potential_block_size(self, loaded, shared_bytes):
-        """(min_grid, block) as cuOccupancyMaxPotentialBlockSize gives them."""
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        """(min_grid, block) as cuOccupancyMaxPotentialBlockSize gives them, blocks of at
+        most ``max_threads`` (0: the device's limit)."""
         raise self.unsupported("occupancy queries")
 
     def set_flags(self, flags):

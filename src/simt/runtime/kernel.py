@@ -71,14 +71,15 @@ def device(fn=None, **options):
 class Kernel:
     """A ``@simt.kernel``: launched as ``kernel[grid, block, shared, stream](*args)``.
 
-    ``options`` are CompileOptions fields (``boundscheck``); they override the
-    device's settings and defaults for this kernel."""
+    ``options`` are CompileOptions fields (``boundscheck``, ``launch_bounds``,
+    ``maxnreg``, ``lineinfo``: docs/kernel-options.md); they override the device's
+    settings and defaults for this kernel."""
 
     _simt_kernel = True
 
     def __init__(self, pyfunc, signature=None, cache=True, **options):
         check_function(pyfunc, "@simt.kernel")
-        compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
+        options = compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -135,7 +136,7 @@ class Kernel:
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, shared_bytes,
-                     loaded.binary.shared_static_bytes)
+                     loaded.binary.shared_static_bytes, self.launch_bounds(device))
         return loaded, grid, block, shared_bytes
 
     # ------------------------------------------------------------ occupancy
@@ -146,6 +147,9 @@ class Kernel:
         ``signature``: the compile to ask about (default: the one compiled so far here)."""
         loaded, device = self._loaded_for(signature, "max_active_blocks_per_multiprocessor")
         threads = math.prod(dim3_tuple(block, "block"))
+        bounds = self.launch_bounds(device)
+        if bounds is not None and threads > bounds[0]:
+            return 0                       # over launch_bounds: such a block cannot run
         return device.backend.occupancy(loaded, threads, shared_size(shared_bytes))
 
     def max_potential_block_size(self, shared_bytes=0, signature=None):
@@ -153,7 +157,9 @@ class Kernel:
         multiprocessor, the largest one if several do, and the fewest blocks that fill
         the whole device at that size (cudaOccupancyMaxPotentialBlockSize)."""
         loaded, device = self._loaded_for(signature, "max_potential_block_size")
-        return device.backend.potential_block_size(loaded, shared_size(shared_bytes))
+        bounds = self.launch_bounds(device)
+        return device.backend.potential_block_size(loaded, shared_size(shared_bytes),
+                                                   bounds[0] if bounds else 0)
 
     def _loaded_for(self, signature, what):
         """(loaded kernel, device) of ``signature`` or of the one compile on this device."""
@@ -186,6 +192,10 @@ class Kernel:
             options = self.chosen_options[key] = compile_options.choose(
                 backend_class(kind).compile_options, device_options or {}, self.options)
         return options
+
+    def launch_bounds(self, device):
+        """(max_threads, min_blocks) of this kernel on ``device``, or None."""
+        return self.options_for(device.kind, device.options).launch_bounds
 
     def binary_for(self, arg_types, device):
         """The loaded kernel for these argument types on this device (compiled once)."""
@@ -338,7 +348,14 @@ def _types(signature):
 
 
 def kernel(fn=None, *, cache=True, **options):
-    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``."""
+    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
+
+    Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
+    ``.maxntid``/``.minnctapersm``; a launch of more than max_threads threads per block
+    raises InvalidConfiguration on every device; min_blocks affects GPU code only),
+    ``maxnreg=N`` (PTX ``.maxnreg``: GPU code only, no effect on the CPU device),
+    ``lineinfo=True`` (PTX line tables naming the Python lines: GPU code only, no effect on
+    the CPU device), ``boundscheck``; others raise TypeError listing these."""
     if fn is None:
         return lambda f: Kernel(f, cache=cache, **options)
     if isinstance(fn, str):

@@ -88,10 +88,18 @@ def shared_size(value):
     return _integer(value, "the dynamic shared memory size must be an int number of bytes")
 
 
-def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0):
+def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0,
+                 launch_bounds=None):
+    """InvalidConfiguration for a launch the device cannot run, or one above the
+    kernel's ``launch_bounds`` (max_threads, min_blocks), as CUDA refuses it."""
     p = device.properties
     threads = block[0] * block[1] * block[2]
     where = f"launching '{kernel_name}' on {device.name}"
+    if launch_bounds is not None and threads > launch_bounds[0]:
+        raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads, over "
+                                   f"the kernel's launch_bounds max_threads of "
+                                   f"{launch_bounds[0]}. Launch at most {launch_bounds[0]} "
+                                   "threads per block, or raise launch_bounds")
     if threads > p.max_threads_per_block:
         raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads; the "
                                    f"device allows {p.max_threads_per_block} per block. Use "
@@ -195,7 +203,7 @@ class Launch:
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
-                     loaded.binary.shared_static_bytes)
+                     loaded.binary.shared_static_bytes, kernel.launch_bounds(device))
         stream = self.stream
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")

@@ -105,12 +105,14 @@ def blocks_per_core(props, threads, shared_total):
     return blocks
 
 
-def potential_block_size(props, per_core):
+def potential_block_size(props, per_core, max_threads=0):
     """(min_grid, block) as cudaOccupancyMaxPotentialBlockSize chooses them: the block
-    size (a multiple of the warp size) with the most resident threads per multiprocessor,
-    the largest on a tie, and enough blocks of it to fill every multiprocessor."""
+    size (a multiple of the warp size, at most ``max_threads`` when given) with the most
+    resident threads per multiprocessor, the largest on a tie, and enough blocks of it to
+    fill every multiprocessor."""
     best, most = 0, 0
-    for block in range(props.max_threads_per_block, 0, -props.warp_size):
+    largest = min(props.max_threads_per_block, max_threads or props.max_threads_per_block)
+    for block in range(largest - largest % props.warp_size, 0, -props.warp_size):
         threads = per_core(block) * block
         if threads > most:
             best, most = block, threads

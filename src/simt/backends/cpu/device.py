@@ -288,9 +288,10 @@ class CpuBackend(CpuMemory):
         total = loaded.binary.shared_static_bytes + shared_bytes
         return cooperative.blocks_per_core(self.properties(), threads, total)
 
-    def potential_block_size(self, loaded, shared_bytes):
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
         return cooperative.potential_block_size(
-            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes))
+            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
+            max_threads)
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""

@@ -340,12 +340,12 @@ class CudaBackend(Backend):
         return int(call(api().cuOccupancyMaxActiveBlocksPerMultiprocessor,
                         loaded.function.handle, threads, shared_bytes))
 
-    def potential_block_size(self, loaded, shared_bytes):
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
         self.make_current()
         if shared_bytes:
             loaded.function.ensure_dynamic_shared(shared_bytes)
         min_grid, block = call(api().cuOccupancyMaxPotentialBlockSize, loaded.function.handle,
-                               None, shared_bytes, 0)
+                               None, shared_bytes, max_threads)
         return int(min_grid), int(block)
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):

@@ -32,9 +32,10 @@ class Module:
 
     ``info_log`` holds what the JIT said (register use with verbose logs on).
     ``backend`` (a CudaBackend) is made current before unloading, if given.
+    ``line_info``: the JIT keeps the PTX's line tables (lineinfo=True) in the machine code.
     """
 
-    def __init__(self, image, backend=None, verbose=True):
+    def __init__(self, image, backend=None, verbose=True, line_info=False):
         driver = api()
         if backend is not None:
             backend.make_current()
@@ -51,6 +52,7 @@ class Module:
             opt.CU_JIT_ERROR_LOG_BUFFER: error,
             opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: _LOG_BYTES,
             opt.CU_JIT_LOG_VERBOSE: int(verbose),
+            opt.CU_JIT_GENERATE_LINE_INFO: int(line_info),
         }
         err, handle = driver.cuModuleLoadDataEx(
             image, len(options), list(options), list(options.values()))

@@ -133,8 +133,22 @@ class CudaTarget(Target):
         b.unreachable()
 
     def emit_barrier(self, em, stmt):
+        if stmt.tile:
+            return self.tile_barrier(em, stmt.tile)
         fn = function(em.module, "llvm.nvvm.barrier0", ll.FunctionType(ll.VoidType(), []))
         em.builder.call(fn, [])
+
+    def tile_barrier(self, em, n):
+        """The barrier of this thread's tile of n threads (lang/cg_tiles.py): named barrier
+        1 + the tile's index in the block, counting n threads (PTX barrier.sync id, n)."""
+        b = em.builder
+        tid = [self.special(em, f"threadIdx.{axis}") for axis in "xyz"]
+        ntid = [self.special(em, f"blockDim.{axis}") for axis in "xy"]
+        rank = b.add(b.mul(b.add(b.mul(tid[2], ntid[1]), tid[1]), ntid[0]), tid[0])
+        index = b.add(b.lshr(rank, i32(n.bit_length() - 1)), i32(1))
+        fn = function(em.module, "llvm.nvvm.barrier.cta.sync.count",
+                      ll.FunctionType(ll.VoidType(), [I32, I32]))
+        b.call(fn, [index, i32(n)])
 
     def emit_collective(self, em, op, value):
         fn = function(em.module, COLLECTIVE[op], ll.FunctionType(I32, [I32]))
