@@ -36,6 +36,11 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from .lang.atomics_ordered import volatile_load, volatile_store
+from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
+from .lang.printf import printf
+from .lang.heap import malloc, free, trap
+from .runtime.limits import set_limit, get_limit
 from .lang.loops import unroll
 from .lang.warp import uni_sync
 from . import logs as _logs
