@@ -147,6 +147,8 @@ def arg_type(value):
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
+        if isinstance(value, np.ndarray) and isinstance(T.element_type(value.dtype), T.Vector):
+            _check_aligned(value)
         return T.Array(value.dtype, value.ndim, T.layout_of(value))
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
         raise OverflowError(f"{value} does not fit a kernel's int64 (the type of a Python "
@@ -160,7 +162,22 @@ def arg_type(value):
     return T.typeof(value)
 
 
+def _check_aligned(array):
+    """A host array of a vector type is read with vector accesses: its data must be
+    aligned as CUDA aligns the type (NumPy aligns only to the components)."""
+    t = T.element_type(array.dtype)
+    if array.ctypes.data % t.align:
+        raise TypeError(f"an array of {t.name} must start at a multiple of {t.align} bytes, "
+                        f"this one is at {array.ctypes.data:#x}; copy it (np.array(a)) or "
+                        "allocate it with simt.empty / simt.to_device")
+
+
 def _check_dtype(dtype, what):
+    if T.is_bfloat16_dtype(dtype):
+        return
+    if dtype.names is not None:
+        T.element_type(dtype)                # a vector type's struct, else TypeError
+        return
     if dtype.kind not in "biufc":
         raise TypeError(f"{what} of dtype {dtype} cannot be passed to a kernel: kernels take "
                         "bool, integer, floating and complex values (pass a datetime64 or "
