@@ -183,3 +183,70 @@ BINS_FOR_RELEASE = 32
 @simt.kernel
 def _fill(x):
     x[simt.grid(1)] = 1
+
+
+def test_threads_sharing_a_launch_function_launch_their_own_values():
+    """Found by tools/stress.py on a GPU (wrong results, 5 in 1945 operations): the launch
+    function of a configuration packs its arguments into one buffer that every host thread
+    shares, and a thread could launch with the values another thread had packed in
+    between. The native call here stands for cuLaunchKernel: it gives up the GIL, then
+    reads the buffer."""
+    import struct
+    import threading
+    import time
+    from simt.runtime.backend import Native
+    from simt.runtime.binder import bind
+    from simt.runtime.devices import _local
+    storage, wrong = bytearray(8), []
+
+    def go(buffer, a0):
+        time.sleep(0.0002)                       # another thread may run here
+        if struct.unpack_from("<q", buffer)[0] != a0:
+            wrong.append(a0)
+        return 0
+    native = Native(["err = go(storage, {args})"], {"go": go},
+                    plan=[["{a}"]])
+    native.scope.update(pack=struct.Struct("<q").pack_into, storage=storage)
+    device = getattr(_local, "device", None)
+    fast = bind("k", (int,), device, lambda *a: None, native)
+
+    def run(value):
+        _local.device = device
+        for k in range(200):
+            fast(value * 1000 + k % 7)
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong, f"{len(wrong)} of 800 launches read another thread's values"
+
+
+@simt.kernel
+def _add_k(out, x, k):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = x[i] + k
+
+
+def test_threads_launching_one_configuration_get_their_own_results(device):
+    """The same, end to end: four host threads launch one kernel configuration with
+    arrays and scalars of their own (the prepared path from the second launch on)."""
+    import threading
+    n, failures = 256, []
+
+    def run(t):
+        simt.set_device(device)
+        rng = np.random.default_rng(t)
+        for k in range(60):
+            x = rng.integers(-1000, 1000, n).astype(np.int64)
+            d_x, d_out = simt.to_device(x), simt.device_array(n, np.int64)
+            _add_k[2, 128](d_out, d_x, np.int64(t * 100 + k))
+            if not np.array_equal(d_out.copy_to_host(), x + t * 100 + k):
+                failures.append((t, k))
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, f"{len(failures)} launches of 240 gave another thread's result"

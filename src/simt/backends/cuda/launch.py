@@ -6,12 +6,15 @@ one ``struct.pack_into`` of the argument values into that storage and one
 ``cuLaunchKernel`` call given the array's address as a plain int, which cuda.bindings
 passes through without converting anything.
 
-A Launcher's storage is shared by its launches: use one per host thread (the driver
-copies the values during cuLaunchKernel, so reuse right after it returns is safe).
+A Launcher's storage is shared by its launches, in every host thread: packing and the
+cuLaunchKernel that reads the values (the driver copies them during the call, so reuse
+right after it returns is safe) hold the Launcher's lock, as one thread's values must not
+replace another's in between.
 """
 
 import ctypes
 import struct
+import threading
 
 from simt.backends.cuda.driver import api, check, error_name
 
@@ -61,6 +64,7 @@ class Launcher:
         self.function = function
         self.backend = backend
         self.pack = struct.Struct(fmt).pack_into
+        self.lock = threading.Lock()
         self.storage = (ctypes.c_char * size)()      # aligned as malloc aligns (16)
         base = ctypes.addressof(self.storage)
         self.pointers = (ctypes.c_void_p * max(len(kinds), 1))(*[base + o for o in offsets])
@@ -70,7 +74,7 @@ class Launcher:
         self._launch = driver.cuLaunchKernel
         self._cooperative = driver.cuLaunchCooperativeKernel
         self.launch = _binder(self.pack, self.storage, self._launch, self._handle,
-                              self.params, self._retry)
+                              self.params, self._retry, self.lock)
 
     def __call__(self, grid, block, args, shared=0, stream=None):
         """Launch on ``grid`` x ``block`` (3-tuples) with ``args`` in parameter order.
@@ -82,13 +86,14 @@ class Launcher:
 
     def cooperative(self, grid, block, args, shared=0, stream=None):
         """Launch with cuLaunchCooperativeKernel (grid-wide sync allowed); same arguments."""
-        self.pack(self.storage, 0, *args)
         gx, gy, gz = grid
         bx, by, bz = block
         call_args = (self._handle, gx, gy, gz, bx, by, bz, shared, stream, self.params)
-        (err,) = self._cooperative(*call_args)
-        if err:
-            self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
+        with self.lock:
+            self.pack(self.storage, 0, *args)
+            (err,) = self._cooperative(*call_args)
+            if err:
+                self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
 
     def _retry(self, fn, err, name, call_args):
         """A thread with no current context gets it made current and one more try."""
@@ -217,17 +222,18 @@ def _address(handle):
     return int(handle) or None
 
 
-def _binder(pack, storage, cu_launch, handle, params, retry):
+def _binder(pack, storage, cu_launch, handle, params, retry, lock):
     """The launch function of one Launcher: everything it needs held in closure cells,
     which Python reads faster than instance attributes."""
     def launch(grid, block, args, shared=0, stream=None):
-        pack(storage, 0, *args)
         gx, gy, gz = grid
         bx, by, bz = block
-        (err,) = cu_launch(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)
-        if err:
-            retry(cu_launch, err, "cuLaunchKernel",
-                  (handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0))
+        with lock:
+            pack(storage, 0, *args)
+            (err,) = cu_launch(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)
+            if err:
+                retry(cu_launch, err, "cuLaunchKernel",
+                      (handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0))
     return launch
 
 
