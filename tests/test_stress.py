@@ -35,18 +35,34 @@ def test_short_stress_run_has_no_failure_and_no_leak(device):
     assert ops > 100, report
 
 
-def test_cpu_accounting_sees_memory_held_and_let_go():
-    """The CPU device's bytes_in_use, which the stress tool's leak check reads."""
-    with simt.use_device("cpu") as cpu:
-        backend = cpu.backend
-        before = backend.bytes_in_use()
-        held = [simt.to_device(np.zeros(1 << 18)), simt.pinned_array(1 << 16, np.uint8)]
-        view = held[0][10:20]
-        assert backend.bytes_in_use() - before >= (1 << 21) + (1 << 16)
-        held.clear()
-        assert backend.bytes_in_use() - before >= 1 << 21     # the view keeps its memory
-        del view
-        assert backend.bytes_in_use() == before
+def test_accounting_sees_memory_held_and_let_go(device):
+    """The device's bytes_in_use (device and pinned memory this process holds), which the
+    stress tool's leak check reads."""
+    backend = device.backend
+    simt.synchronize()
+    before = backend.bytes_in_use()
+    held = [simt.to_device(np.zeros(1 << 18)), simt.pinned_array(1 << 16, np.uint8)]
+    view = held[0][10:20]
+    assert backend.bytes_in_use() - before >= (1 << 21) + (1 << 16)
+    held.clear()
+    assert backend.bytes_in_use() - before >= 1 << 21     # the view keeps its memory
+    del view
+    assert backend.bytes_in_use() == before
+
+
+def test_memory_dropped_in_a_host_function_is_freed_after_it(device):
+    """cudaFree waits for the device, so freeing on a stream host function's thread (the
+    last reference dropped there, or the garbage collector running there) would wait for
+    the stream that waits for the function: a hang. Such memory is freed after it."""
+    backend = device.backend
+    simt.synchronize()
+    before = backend.bytes_in_use()
+    s = simt.Stream()
+    box = [simt.to_device(np.arange(1 << 16, dtype=np.float64))]
+    s.launch_host_func(box.clear)                  # the last reference goes there
+    s.synchronize()
+    simt.synchronize()
+    assert not box and backend.bytes_in_use() == before
 
 
 def test_threads_that_race_for_a_lazy_module_all_see_it_loaded(tmp_path, monkeypatch):
@@ -159,18 +175,19 @@ def test_memory_dropped_behind_a_dropped_stream_waits_for_its_work():
         np.testing.assert_array_equal(out, x)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Kernel.launches (runtime/kernel.py) keys its "
-                   "launch configurations by the stream object, so a stream used in a launch "
-                   "stays alive (its CPU worker thread, its CUDA stream) until 64 other "
-                   "configurations clear the table")
 def test_a_dropped_stream_is_released_after_a_launch_in_it(device):
-    """Found by tools/stress.py's count of running stream threads."""
+    """Found by tools/stress.py's count of running stream threads: Kernel.launches kept
+    every launch configuration with its stream, so a stream used in a launch stayed alive
+    (its CPU worker thread, its CUDA stream) until 64 other configurations cleared the
+    table. A configuration with a stream now lives in that stream's own table."""
     import gc
     import weakref
     s = simt.Stream()
     d = simt.zeros(BINS_FOR_RELEASE, np.int64)
-    _fill[1, BINS_FOR_RELEASE, 0, s](d)
+    for _ in range(3):                      # the prepared path from the second launch on
+        _fill[1, BINS_FOR_RELEASE, 0, s](d)
     s.synchronize()
+    assert d.copy_to_host().sum() == BINS_FOR_RELEASE
     released = weakref.ref(s)
     del s
     gc.collect()
@@ -250,3 +267,20 @@ def test_threads_launching_one_configuration_get_their_own_results(device):
     for thread in threads:
         thread.join()
     assert not failures, f"{len(failures)} launches of 240 gave another thread's result"
+
+
+def test_a_kept_launch_function_outlives_its_dropped_stream(device):
+    """A launch function kept after its stream was dropped still launches in that stream
+    (the Launch keeps the backend stream alive, not the simt.Stream)."""
+    s = simt.Stream()
+    d = simt.zeros(BINS_FOR_RELEASE, np.int64)
+    launch = _fill[1, BINS_FOR_RELEASE, 0, s]
+    launch(d)
+    launch = _fill[1, BINS_FOR_RELEASE, 0, s]       # the prepared function
+    del s
+    import gc
+    gc.collect()
+    d2 = simt.zeros(BINS_FOR_RELEASE, np.int64)
+    launch(d2)
+    simt.synchronize()
+    assert d2.copy_to_host().sum() == BINS_FOR_RELEASE
