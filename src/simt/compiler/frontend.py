@@ -12,7 +12,8 @@ from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang.registry import Static
 from .source import Source
-from .errors import fail, CompileFailure
+from .errors import fail
+from ..errors import CompileError
 from . import calls, conditional, definite
 
 
@@ -146,7 +147,7 @@ class FrontEnd:
                       _UNSUPPORTED_HINTS.get(type(node).__name__))
         try:
             return method(node)
-        except CompileFailure:
+        except CompileError:         # already says where and what: not wrapped again
             raise
         except Exception as exc:
             from ..config import config
