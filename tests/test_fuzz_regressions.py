@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import simt
+from conftest import poison
 
 FULL = 0xFFFFFFFF
 
@@ -56,14 +57,36 @@ def mixed_sign_compare(a, b, out):
     out[i] = a[i] >= b[i]
 
 
-@pytest.mark.xfail(strict=True, reason="int64 vs uint64 comparisons go through float64; "
-                   "NumPy 2 compares them exactly")
+@simt.kernel
+def mixed_sign_compares(a, b, c, out):
+    i = simt.grid(1)
+    out[i, 0] = a[i] < b[i]
+    out[i, 1] = b[i] <= a[i]
+    out[i, 2] = a[i] == b[i]
+    out[i, 3] = b[i] != a[i]
+    out[i, 4] = c[i] > b[i]          # int32 with uint64: float64 in NumPy's promotion too
+    out[i, 5] = b[i] >= c[i]
+
+
 def test_int64_uint64_compare_exactly(device):
     a = np.array([2**63 - 19, -1, 5, 2**63 - 1], np.int64)
     b = np.array([2**63 - 1, 2**64 - 1, 5, 2**63], np.uint64)
     out = np.zeros(4, np.bool_)
     mixed_sign_compare[1, 4](a, b, out)
     np.testing.assert_array_equal(out, a >= b)
+
+
+def test_every_mixed_sign_comparison_is_exact(device, rng):
+    n = 64
+    big = np.array([0, 1, 2**63 - 1, 2**63, 2**64 - 1, 2**63 + 1, 5, 2**32], np.uint64)
+    b = rng.choice(big, n)
+    a = np.where(rng.random(n) < 0.5, b.astype(np.int64),
+                 rng.choice(np.array([-1, -2**63, 2**63 - 1, 0, 5], np.int64), n))
+    c = rng.integers(-2**31, 2**31, n).astype(np.int32)
+    out = poison((n, 6), np.bool_)
+    mixed_sign_compares[1, n](a, b, c, out)
+    want = np.stack([a < b, b <= a, a == b, b != a, c > b, b >= c], axis=1)
+    np.testing.assert_array_equal(out, want)
 
 
 # seed 0: match_all_sync in a partial warp named lanes that do not exist (issue 12, fixed on
