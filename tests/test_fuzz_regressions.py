@@ -212,3 +212,32 @@ def test_float16_mod_pow_floordiv(device):
     half_mod_pow[1, 32](x, out)
     np.testing.assert_array_equal(out, np.stack([x % np.float16(1.5), x ** 2,
                                                  x // np.float16(0.75)]))
+
+
+# H100 run of 2026-11-23, seeds 101915, 102844, 106272 (and others with abs or - of a narrow
+# int): abs(int16(-32768)) and -int16(-32768) are -32768 in NumPy (they wrap); PTX's abs.s16
+# and neg.s16 followed by a sign extension gave +32768 on the GPU. They are now abs.s32 and
+# neg.s32, then truncated.
+@simt.kernel
+def narrow_abs(x16, x8, out):
+    i = simt.grid(1)
+    out[i, 0] = np.int64(abs(x16[i]))
+    out[i, 1] = np.int32(abs(x8[i]))
+    out[i, 2] = abs(x16[i]) < 0
+    out[i, 3] = np.int64(abs(x16[i])) + np.int64(abs(x8[i]))
+    out[i, 4] = np.int64(-x16[i])
+    out[i, 5] = np.int32(-x8[i])
+
+
+def test_abs_and_minus_of_the_least_narrow_int_wrap(device, rng):
+    n = 64
+    x16 = rng.integers(-2**15, 2**15, n).astype(np.int16)
+    x8 = rng.integers(-128, 128, n).astype(np.int8)
+    x16[::4], x8[::3] = -2**15, -128
+    out = poison((n, 6), np.int64)
+    narrow_abs[1, n](x16, x8, out)
+    a16, a8 = np.abs(x16), np.abs(x8)
+    want = np.stack([a16.astype(np.int64), a8.astype(np.int64), a16 < 0,
+                     a16.astype(np.int64) + a8.astype(np.int64), (-x16).astype(np.int64),
+                     (-x8).astype(np.int64)], axis=1)
+    np.testing.assert_array_equal(out, want)

@@ -17,6 +17,7 @@ import struct
 import threading
 
 from simt.backends.cuda.driver import api, check, error_name
+from simt.backends.cuda.streams import pending_host_functions
 
 # ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
 _STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
@@ -127,8 +128,12 @@ class Launcher:
         if VIA == "native" and native_trampoline() is not None:
             desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
                                shared, _address(stream), params)
-            return "go(desc)", {"go": native_trampoline(), "desc": ctypes.addressof(desc),
-                                "desc_struct": desc}          # kept alive by the caller's scope
+            # while a stream host function is pending, the call gives up the GIL (see
+            # native_trampoline): the host function needs it to finish
+            return "(go_free if pending else go)(desc)", {
+                "go": native_trampoline(), "go_free": native_trampoline(keep_gil=False),
+                "pending": pending_host_functions, "desc": ctypes.addressof(desc),
+                "desc_struct": desc}                          # kept alive by the caller's scope
         gx, gy, gz = grid
         bx, by, bz = block
         return ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
@@ -184,9 +189,12 @@ def _trampoline_ir():
 _native = []
 
 
-def native_trampoline():
+def native_trampoline(keep_gil=True):
     """``launch(desc_address) -> CUresult`` as native code, or None where LLVM's host JIT
-    or libcuda cannot be had. PYFUNCTYPE keeps the GIL: cuLaunchKernel returns at once."""
+    or libcuda cannot be had. ``keep_gil``: PYFUNCTYPE, which keeps the GIL (cuLaunchKernel
+    mostly returns at once), else CFUNCTYPE, which gives it up. cuLaunchKernel can wait for
+    the driver thread that runs stream host functions, and a host function waits for the
+    GIL: with it held, that was a deadlock (tools/stress.py on the H100 did not end)."""
     if not _native:
         try:
             from .. import hostjit as jit
@@ -194,11 +202,12 @@ def native_trampoline():
                 raise OSError("libcuda.so.1 has no cuLaunchKernel")
             module = jit.optimize(_trampoline_ir(), speed=2)
             loaded = jit.LoadedObject(jit.emit_object(module))
-            proto = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
-            _native.append((proto(loaded.address("simt_cuda_launch")), loaded))
+            address = loaded.address("simt_cuda_launch")
+            _native.append((ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address),
+                            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded))
         except Exception:               # no native route: the bindings route still works
-            _native.append((None, None))
-    return _native[0][0]
+            _native.append((None, None, None))
+    return _native[0][0 if keep_gil else 1]
 
 
 _cu = []
