@@ -241,3 +241,41 @@ def test_abs_and_minus_of_the_least_narrow_int_wrap(device, rng):
                      a16.astype(np.int64) + a8.astype(np.int64), (-x16).astype(np.int64),
                      (-x8).astype(np.int64)], axis=1)
     np.testing.assert_array_equal(out, want)
+
+
+# H100 run of 2026-11-23, seed 107135: ptxas takes the result of PTX's abs.s64 to be
+# non-negative, and folded min(abs(x), 0) to 0; for the least int64, abs wraps (NumPy), so
+# min(abs(-2**63), 0) - 6 is 2**63 - 6. Integer abs on the GPU avoids abs.sN.
+@simt.kernel
+def wide_abs(x64, x32, out):
+    i = simt.grid(1)
+    out[i, 0] = min(abs(x64[i]), 0) - 6
+    out[i, 1] = min(abs(x32[i]), 0)
+    out[i, 2] = abs(x64[i]) < 0
+    out[i, 3] = abs(x32[i])
+
+
+def test_abs_of_the_least_int32_and_int64_wraps(device, rng):
+    n = 32
+    x64 = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+    x32 = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    x64[::3], x32[::4] = -2**63, -2**31
+    out = poison((n, 4), np.int64)
+    wide_abs[1, n](x64, x32, out)
+    with np.errstate(over="ignore"):
+        want = np.stack([np.minimum(np.abs(x64), 0) - 6, np.minimum(np.abs(x32), 0),
+                         np.abs(x64) < 0, np.abs(x32).astype(np.int64)], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_gpu_integer_abs_and_minus_avoid_what_ptxas_misreads():
+    """The PTX side of the two tests above, on machines without a GPU: no abs.sN (ptxas
+    takes its result to be non-negative), no 16-bit neg (its -32768 came out +32768)."""
+    def ptx_of(kernel, signature):
+        ptx = kernel.ptx(signature, arch="sm_90")
+        return ptx if isinstance(ptx, str) else ptx.ptx
+    text = ptx_of(wide_abs, "void(int64[::1], int32[::1], int64[:, ::1])") + \
+        ptx_of(narrow_abs, "void(int16[::1], int8[::1], int64[:, ::1])")
+    assert "selp.s64" in text and "selp.s32" in text
+    for bad in ("abs.s16", "abs.s32", "abs.s64", "neg.s16"):
+        assert bad not in text, bad

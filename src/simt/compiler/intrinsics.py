@@ -144,9 +144,7 @@ def _int(em, e):
     if name == "abs":
         if e.args[0].type.kind == "u":
             return x
-        if ty.width < 32:       # abs(int16(-32768)) wraps to -32768, as in NumPy
-            return b.trunc(em.target.abs32(em, b.sext(x, I32)), ty)
-        return b.select(b.icmp_signed("<", x, const(ty, 0)), b.sub(const(ty, 0), x), x)
+        return em.target.int_abs(em, x)
     if name == "popc":
         return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [ty]), [x]))
     if name == "clz":

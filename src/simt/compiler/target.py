@@ -156,8 +156,8 @@ class Target:
         to -32768, as in NumPy)."""
         return em.builder.sub(ll.Constant(x.type, 0), x)
 
-    def abs32(self, em, x):
-        """abs of an i32 (int8 and int16 abs are this, truncated)."""
+    def int_abs(self, em, x):
+        """abs of a signed int, wrapping as NumPy's does: abs(int16(-32768)) is -32768."""
         b = em.builder
         return b.select(b.icmp_signed("<", x, ll.Constant(x.type, 0)),
                         b.sub(ll.Constant(x.type, 0), x), x)
