@@ -216,8 +216,8 @@ def test_float16_mod_pow_floordiv(device):
 
 # H100 run of 2026-11-23, seeds 101915, 102844, 106272 (and others with abs or - of a narrow
 # int): abs(int16(-32768)) and -int16(-32768) are -32768 in NumPy (they wrap); PTX's abs.s16
-# and neg.s16 followed by a sign extension gave +32768 on the GPU. They are now abs.s32 and
-# neg.s32, then truncated.
+# and neg.s16 followed by a sign extension gave +32768 on the GPU (ptxas assumes they do not
+# overflow). backends/cuda/ptxfix.py rewrites them.
 @simt.kernel
 def narrow_abs(x16, x8, out):
     i = simt.grid(1)
@@ -245,7 +245,7 @@ def test_abs_and_minus_of_the_least_narrow_int_wrap(device, rng):
 
 # H100 run of 2026-11-23, seed 107135: ptxas takes the result of PTX's abs.s64 to be
 # non-negative, and folded min(abs(x), 0) to 0; for the least int64, abs wraps (NumPy), so
-# min(abs(-2**63), 0) - 6 is 2**63 - 6. Integer abs on the GPU avoids abs.sN.
+# min(abs(-2**63), 0) - 6 is 2**63 - 6. backends/cuda/ptxfix.py rewrites abs.sN.
 @simt.kernel
 def wide_abs(x64, x32, out):
     i = simt.grid(1)
@@ -269,13 +269,13 @@ def test_abs_of_the_least_int32_and_int64_wraps(device, rng):
 
 
 def test_gpu_integer_abs_and_minus_avoid_what_ptxas_misreads():
-    """The PTX side of the two tests above, on machines without a GPU: no abs.sN (ptxas
-    takes its result to be non-negative), no 16-bit neg (its -32768 came out +32768)."""
+    """The PTX side of the tests above, on machines without a GPU: no abs.sN (ptxas takes
+    its result to be non-negative), no neg.s16 (its -32768 came out +32768)."""
     def ptx_of(kernel, signature):
         ptx = kernel.ptx(signature, arch="sm_90")
         return ptx if isinstance(ptx, str) else ptx.ptx
     text = ptx_of(wide_abs, "void(int64[::1], int32[::1], int64[:, ::1])") + \
         ptx_of(narrow_abs, "void(int16[::1], int8[::1], int64[:, ::1])")
-    assert "selp.s64" in text and "selp.s32" in text
+    assert "selp.s64" in text and "selp.s32" in text and "mul.lo.s16" in text
     for bad in ("abs.s16", "abs.s32", "abs.s64", "neg.s16"):
         assert bad not in text, bad

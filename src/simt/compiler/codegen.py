@@ -264,11 +264,6 @@ class FunctionEmitter:
                          self.math_call)
 
     def expr_UnaryOp(self, e):
-        t = e.value.type
-        if e.op == "neg" and t.kind in "iu" and t.bits < 32:     # Target.negate32 says why
-            b = self.builder
-            x = self.expr(e.value)
-            return b.trunc(self.target.negate32(self, b.sext(x, ll.IntType(32))), x.type)
         return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
 
     def expr_Compare(self, e):

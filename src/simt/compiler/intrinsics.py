@@ -144,7 +144,7 @@ def _int(em, e):
     if name == "abs":
         if e.args[0].type.kind == "u":
             return x
-        return em.target.int_abs(em, x)
+        return b.select(b.icmp_signed("<", x, const(ty, 0)), b.sub(const(ty, 0), x), x)
     if name == "popc":
         return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [ty]), [x]))
     if name == "clz":

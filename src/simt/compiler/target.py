@@ -151,17 +151,6 @@ class Target:
     def laneid(self, em):
         raise self._missing("laneid")
 
-    def negate32(self, em, x):
-        """-x of an i32 (int8 and int16 negation are this, truncated: -int16(-32768) wraps
-        to -32768, as in NumPy)."""
-        return em.builder.sub(ll.Constant(x.type, 0), x)
-
-    def int_abs(self, em, x):
-        """abs of a signed int, wrapping as NumPy's does: abs(int16(-32768)) is -32768."""
-        b = em.builder
-        return b.select(b.icmp_signed("<", x, ll.Constant(x.type, 0)),
-                        b.sub(ll.Constant(x.type, 0), x), x)
-
     def math_call(self, em, name, t, args):
         """A math-library function (not an LLVM intrinsic, intrinsics.py has those)."""
         if name not in self.math_functions:

@@ -61,32 +61,6 @@ class CudaTarget(Target):
                 for i, d in enumerate(self.symbols)]
 
     # ---------------------------------------------------------------- values
-    def int_abs(self, em, x):
-        """abs without PTX's abs: ptxas takes abs.sN's result to be non-negative, which it is
-        not for the least int (NumPy wraps: abs(int16(-32768)) is -32768). On the H100 an
-        int16 abs then a sign extension gave +32768 (fuzz seeds 101915, 102844), and
-        ptxas folded min(abs(int64), 0) to 0 (seed 107135). LLVM turns any select form
-        into abs, so the select is inline PTX; int8 and int16 go through 32 bits."""
-        b, width = em.builder, x.type.width
-        if width < 32:
-            return b.trunc(self.int_abs(em, b.sext(x, ll.IntType(32))), x.type)
-        kind, reg = ("s64", "l") if width == 64 else ("s32", "r")
-        asm = ll.InlineAsm(
-            ll.FunctionType(x.type, [x.type]),
-            f"{{ .reg .{kind} t; .reg .pred p; neg.{kind} t, $1; setp.lt.{kind} p, $1, 0; "
-            f"selp.{kind} $0, t, $1, p; }}", f"={reg},{reg}")
-        return b.call(asm, [x])
-
-    def negate32(self, em, x):
-        """neg.s32 as inline PTX, for the same reason: neg.s16 of -32768 followed by a
-        sign extension gave +32768 on the H100 (fuzz seed 106272)."""
-        return self._int32_asm(em, "neg.s32", x)
-
-    def _int32_asm(self, em, instruction, x):
-        asm = ll.InlineAsm(ll.FunctionType(ll.IntType(32), [ll.IntType(32)]),
-                           f"{instruction} $0, $1;", "=r,r")
-        return em.builder.call(asm, [x])
-
     def special(self, em, op):
         kind, axis = op.split(".")
         name = f"llvm.nvvm.read.ptx.sreg.{self.special_registers[kind]}.{axis}"
