@@ -26,7 +26,7 @@ KNOWN_BUGS = ()
 
 def run_chunk(task):
     """Run a list of seeds in this (fresh) process; returns ({kind: [seed]}, the seeds not
-    run). It stops after a kernel that raised or crashed: a sticky CUDA error (an illegal
+    run). It stops after a kernel that raised: a sticky CUDA error (an illegal
     address, a trap) leaves the context unusable, and every later kernel of the process
     would fail with it, so the rest go to a fresh process."""
     seeds, device, out, without, isolate = task
