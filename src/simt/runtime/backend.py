@@ -366,6 +366,11 @@ def running_host_function():
         _host_function.running = outer
 
 
+def in_host_function():
+    """True on a thread running a stream host function."""
+    return _host_function.running
+
+
 def refuse_in_host_function(what):
     """CUDA forbids CUDA calls in a host function (cudaErrorNotPermitted): a launch or a
     synchronize there waits for the stream that waits for the host function, a deadlock.

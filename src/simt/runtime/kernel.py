@@ -96,20 +96,36 @@ class Kernel:
     def __getitem__(self, config):
         try:
             return self.launches[config].call
-        except (KeyError, TypeError):     # new, or an unhashable part (a list): no reuse
-            launches = self.launches
-            if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-                raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
-                                           "kernel[grid, block, shared_bytes] or "
-                                           "kernel[grid, block, shared_bytes, stream]")
-            launch = Launch(self, *config)
-            if by_value(config):
-                if len(launches) >= 64:
-                    launches.clear()
-                try:
-                    launches[config] = launch
-                except TypeError:         # an unhashable stream: no reuse
-                    pass
+        except KeyError:
+            if type(config) is tuple and len(config) == 4:
+                table = getattr(config[3], "launches", None)      # a Stream's own table
+                launch = table.get((self, config[:3])) if table is not None else None
+                if launch is not None:
+                    return launch.call
+            return self._new_launch(config)
+        except TypeError:                 # an unhashable part (a list): no reuse
+            return self._new_launch(config)
+
+    def _new_launch(self, config):
+        """A Launch for a configuration met for the first time, kept for reuse where the
+        configuration compares by value: in ``launches``, or, for a configuration with a
+        stream, in that stream's table, so that a stream dropped by the user goes (with
+        its CUDA stream or CPU thread) however many kernels it ran."""
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
+                                       "kernel[grid, block, shared_bytes] or "
+                                       "kernel[grid, block, shared_bytes, stream]")
+        launch = Launch(self, *config)
+        if by_value(config):
+            table, key = self.launches, config
+            if len(config) == 4 and hasattr(config[3], "launches"):
+                table, key = config[3].launches, (self, config[:3])
+            if len(table) >= 64:
+                table.clear()
+            try:
+                table[key] = launch
+            except TypeError:             # an unhashable stream: no reuse
+                pass
         return launch.call
 
     def __call__(self, *args):

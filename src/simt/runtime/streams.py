@@ -23,11 +23,13 @@ class Stream:
         self.impl = self.device.backend.create_stream(non_blocking=non_blocking,
                                                       priority=priority)
         self.handle = self.impl.handle
+        self.launches = {}      # (kernel, grid, block, shared) -> Launch (runtime/kernel.py)
 
     @classmethod
     def _wrap(cls, device, impl):
         stream = cls.__new__(cls)
         stream.device, stream.impl, stream.handle = device, impl, impl.handle
+        stream.launches = {}
         return stream
 
     @classmethod

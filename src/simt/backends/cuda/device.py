@@ -1,12 +1,14 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
+import threading
+
 from . import hostmem
 from .driver import (api, available, call, check, context_dead, set_thread_device,
                      thread_device, why_unavailable)
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
-from simt.runtime.backend import refuse_in_host_function
+from simt.runtime.backend import in_host_function, refuse_in_host_function
 from simt.errors import LaunchError, OutOfMemoryError
 import simt.fault as fault
 
@@ -50,6 +52,9 @@ class CudaBackend(Backend):
         self.device = call(driver.cuDeviceGet, index)
         self.context = call(driver.cuDevicePrimaryCtxRetain, self.device)
         self._properties = None
+        self.held = {}                 # address -> bytes, of the memory this process holds
+        self.held_lock = threading.Lock()
+        self.deferred = []             # (driver call name, address) freed after a host function
         self.make_current()
 
     @classmethod
@@ -94,15 +99,48 @@ class CudaBackend(Backend):
 
     def alloc(self, nbytes):
         self.make_current()
+        if self.deferred:
+            self.free_deferred()
         err, ptr = api().cuMemAlloc(max(nbytes, 1))   # cuMemAlloc refuses 0 bytes
         check(err, "cuMemAlloc", request=nbytes)
-        return Allocation(int(ptr), nbytes, self)
+        return self.hold(int(ptr), nbytes)
 
-    def free(self, ptr):
+    def hold(self, ptr, nbytes):
+        """An Allocation of memory just allocated, counted by bytes_in_use until freed."""
+        with self.held_lock:
+            self.held[ptr] = nbytes
+        return Allocation(ptr, nbytes, self)
+
+    def bytes_in_use(self):
+        """Bytes of device, managed and page-locked host memory this process holds, by
+        simt's own count (mem_get_info reports the whole GPU, every process on it): what
+        leak checks compare (tools/stress.py)."""
+        with self.held_lock:
+            return sum(self.held.values())
+
+    def free(self, ptr, how="cuMemFree"):
+        """Free device (``how`` cuMemFree) or page-locked (cuMemFreeHost) memory. Both wait
+        for the device, so on a stream host function's thread (where the last reference
+        can go, by the garbage collector too) that would wait for the stream that waits
+        for the function: the memory is freed by the next alloc or synchronize instead."""
+        if in_host_function():
+            with self.held_lock:
+                self.deferred.append((how, ptr))
+            return
+        with self.held_lock:
+            self.held.pop(ptr, None)
         if context_dead(self.index):
             return   # the context is gone and its memory with it
         self.set_current()
-        call(api().cuMemFree, ptr)
+        call(getattr(api(), how), ptr)
+
+    def free_deferred(self):
+        """Free what host functions dropped (see free)."""
+        while self.deferred:
+            with self.held_lock:
+                pending, self.deferred = self.deferred, []
+            for how, ptr in pending:
+                self.free(ptr, how)
 
     def copy_htod(self, dst_ptr, host_array, stream=None):
         self.make_current()
@@ -201,6 +239,8 @@ class CudaBackend(Backend):
     def synchronize(self):
         self.make_current()
         self._waiting_call(api().cuCtxSynchronize)
+        if self.deferred:
+            self.free_deferred()
         if self.callback_errors:
             raise self.callback_errors.pop(0)
 
@@ -285,7 +325,7 @@ class CudaBackend(Backend):
         flag = driver.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL
         err, ptr = driver.cuMemAllocManaged(max(nbytes, 1), flag)
         check(err, "cuMemAllocManaged", request=nbytes)
-        return Allocation(int(ptr), nbytes, self)
+        return self.hold(int(ptr), nbytes)
 
     def create_stream(self, non_blocking=False, priority=0):
         """A new streams.Stream on this device."""

@@ -14,6 +14,7 @@ from . import graphs
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _pending = {}               # key -> (stream, fn, args) of host functions not yet run
+pending_host_functions = _pending    # launch.py: no GIL-holding launch while any is pending
 _keys = itertools.count(1)
 _pending_lock = threading.Lock()
 
