@@ -8,6 +8,7 @@ import pytest
 
 import simt
 from simt import cuda
+from simt.ir import types as T
 from conftest import poison
 
 TPB = 16
@@ -114,6 +115,18 @@ def warp_tools(x, out, lanes, flags):
 
 
 @cuda.jit
+def sequential_rows(M):
+    col = cuda.grid(1)
+    g = cuda.cg.this_grid()
+    rows = M.shape[0]
+    cols = M.shape[1]
+    for row in range(1, rows):
+        opposite = cols - col - 1
+        M[row, col] = M[row - 1, opposite] + 1
+        g.sync()
+
+
+@cuda.jit
 def nan_extrema(values, hi, lo):
     i = cuda.grid(1)
     if i < values.shape[0]:
@@ -216,6 +229,20 @@ def test_nanmax_nanmin_skip_nans(device, rng):
     assert lo.copy_to_host()[0] == np.nanmin(values)
 
 
+def test_grid_sync_launches_cooperatively_unasked(device, rng):
+    """numba's grid-sync example: a plain launch of a kernel that syncs its grid."""
+    M = np.zeros((8, 64), np.int32)
+    M[0] = rng.integers(0, 100, 64)
+    d = cuda.to_device(M)
+    sequential_rows[2, 32](d)
+    expected = M.copy()
+    for row in range(1, 8):
+        expected[row] = expected[row - 1, ::-1] + 1
+    np.testing.assert_array_equal(d.copy_to_host(), expected)
+    assert sequential_rows.overloads[(T.Array(np.int32, 2, "C"),)] \
+        .max_cooperative_grid_blocks(32) >= 2
+
+
 def test_copy_to_device_copies_into_the_array(device, rng):
     """numba's meaning, the reverse of simt's DeviceArray.copy_to_device(other)."""
     host = rng.random((6, 5))
@@ -223,6 +250,7 @@ def test_copy_to_device_copies_into_the_array(device, rng):
     d.copy_to_device(host)
     np.testing.assert_array_equal(d.copy_to_host(), host)
     e = cuda.device_array_like(host)
+    assert cuda.device_array_like(d.T).strides == np.empty_like(host.T).strides
     e.copy_to_device(d)
     np.testing.assert_array_equal(e.copy_to_host(), host)
     view = e[1:3]

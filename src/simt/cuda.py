@@ -24,6 +24,7 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         shfl_xor_sync, syncwarp)
 from .runtime import arrays as _arrays, devices as _devices, streams as _streams
 from .runtime.kernel import DeviceFunction, Kernel, device as _device
+from .runtime.launch import adopt_foreign_arrays, arg_types
 
 # -- the kernel language ----------------------------------------------------------------
 
@@ -220,11 +221,30 @@ class Dispatcher(Kernel):
     ``k[grid, block, stream, shared_bytes]`` (numba's order; simt's puts shared first),
     ``k.forall(n)``; a stream of 0 is the default stream."""
 
+    _cooperative = None      # whether the kernel syncs its grid: found at its first launch
+
     def __getitem__(self, config):
         if isinstance(config, tuple) and len(config) in (3, 4):
             grid, block, stream, *rest = config
             config = (grid, block, rest[0] if rest else 0, _stream(stream))
-        return super().__getitem__(config)
+        if self._cooperative is False:
+            return super().__getitem__(config)
+        return lambda *args: self._first_or_cooperative(config, args)
+
+    def _first_or_cooperative(self, config, args):
+        """numba launches a kernel that calls grid.sync() cooperatively, unasked; simt
+        asks for kernel.launch_cooperative. Whether it does is read from the typed IR
+        of its first launch (device functions included)."""
+        from .ir import nodes as ir, walk
+        if self._cooperative is None:
+            types = arg_types(self, adopt_foreign_arrays(args, _devices.get_device()))
+            fn = self.typed_ir(self.served(types))
+            self._cooperative = any(isinstance(node, ir.GridSync)
+                                    for f in walk.all_functions(fn) for node in walk.walk(f))
+        if not self._cooperative:
+            return super().__getitem__(config)(*args)
+        grid, block, shared_bytes, stream = (tuple(config) + (0, None))[:4]
+        self.launch_cooperative(grid, block, args, shared_bytes, stream)
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0);
@@ -244,7 +264,8 @@ class Dispatcher(Kernel):
         """{argument types: compiled kernel} on the current device (numba's overloads);
         launches an eager signature served are not listed apart."""
         name = _devices.get_device().name
-        return _Overloads({types: loaded for (dev, types, _), loaded in self.compiled.items()
+        return _Overloads({types: _Overload(self, types)
+                           for (dev, types, _) in self.compiled
                            if dev == name and self.served(types) == types})
 
     @property
@@ -298,6 +319,19 @@ def compile_ptx_for_current_device(pyfunc, sig, **options):
 def external_stream(ptr):
     """A stream over another library's CUstream address (simt.Stream.from_handle)."""
     return Stream.from_handle(ptr)
+
+
+class _Overload:
+    """One compiled signature of a kernel, as numba's overloads hold it."""
+
+    def __init__(self, kernel, types):
+        self.kernel, self.signature = kernel, types
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+        """The most blocks a cooperative launch of this kernel may have."""
+        per_sm = self.kernel.max_active_blocks_per_multiprocessor(blockdim, dynsmemsize,
+                                                                  signature=self.signature)
+        return per_sm * _devices.get_device().properties.multiprocessor_count
 
 
 class _Overloads(dict):
@@ -401,7 +435,19 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
 
 
 def device_array_like(ary, stream=0):
-    return numba_array(_arrays.device_array_like(ary))
+    """A new array of ary's shape and dtype, laid out as NumPy's empty_like lays it out
+    (the axes in the order of ary's strides, contiguous)."""
+    return numba_array(_arrays.DeviceArray(ary.shape, ary.dtype,
+                                           _like_strides(ary.shape, ary.strides,
+                                                         np.dtype(ary.dtype).itemsize)))
+
+
+def _like_strides(shape, strides, itemsize):
+    stride, out = itemsize, [0] * len(shape)
+    for axis in sorted(range(len(shape)), key=lambda a: (abs(strides[a]), -a)):   # inner first
+        out[axis] = stride
+        stride *= max(shape[axis], 1)
+    return tuple(out)
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
