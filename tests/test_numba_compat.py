@@ -1,4 +1,4 @@
-"""``from simt import cuda`` (simt/cuda.py): numba-cuda's documented kernels, written as
+"""``from simt import cuda`` (the simt/cuda package): numba-cuda's documented kernels, written as
 numba's docs write them, give NumPy's results on every device; numba's launch order,
 array methods (copy_to_device copies INTO the array) and eager signatures."""
 import math

@@ -1,0 +1,213 @@
+"""numba-cuda's ``cuda.jit``: kernels launched in numba's order
+(``k[grid, block, stream, shared]``), ``forall``, numba's options mapped onto simt's,
+signatures in numba's forms, the ``overloads`` and ``inspect_*`` numba code reads."""
+import numpy as np
+
+from ..errors import NotSupportedError
+from ..runtime import devices as _devices
+from ..runtime.kernel import DeviceFunction, Kernel
+from ..runtime.launch import adopt_foreign_arrays, arg_types
+from .host import numba_stream
+
+_OPTIONS = {"fastmath": "fastmath", "lineinfo": "lineinfo", "max_registers": "maxnreg",
+            "boundscheck": "boundscheck"}
+# Values that ask for what simt does anyway: device functions are always inlined
+# (backends' emit.py marks them alwaysinline), so every ``inline`` value is honoured.
+_DEFAULTS = {"debug": (False, None), "opt": (True, None),
+             "inline": ("never", "always", False, True, None), "forceinline": (False, True),
+             "link": ((), [], None), "lto": (False, None), "extensions": ((), [], None)}
+
+
+def jit(func_or_sig=None, device=False, cache=False, **options):
+    """numba's ``cuda.jit``: a kernel (``Dispatcher``), or with ``device=True`` a device
+    function; with a signature string, a numba signature or a list of them, compiled at
+    once. Options simt has are mapped (fastmath, lineinfo, max_registers → maxnreg,
+    boundscheck, debug=True → boundscheck=True); the others raise NotSupportedError."""
+    simt_options = _simt_options(options)
+
+    def decorate(fn, signature=None):
+        if device:
+            return DeviceFunction(fn)
+        return Dispatcher(fn, signature, cache=bool(cache), **simt_options)
+
+    if func_or_sig is None:
+        return decorate
+    if callable(func_or_sig) and not isinstance(func_or_sig, type):
+        return decorate(func_or_sig)
+    signature = _signatures(func_or_sig)
+    return lambda fn: decorate(fn, signature)
+
+
+def _simt_options(options):
+    out = {}
+    for name, value in options.items():
+        if name == "fastmath" and not value:
+            continue                      # numba's default: simt's exact math
+        if name in _OPTIONS:
+            out[_OPTIONS[name]] = value
+        elif name == "debug" and value:
+            out["boundscheck"] = True
+        elif name in _DEFAULTS and any(value is d or value == d for d in _DEFAULTS[name]):
+            continue
+        else:
+            raise NotSupportedError(f"cuda.jit({name}={value!r}): simt has no equivalent of "
+                                    f"this numba option; drop it (simt maps fastmath, "
+                                    f"lineinfo, max_registers, boundscheck and debug)")
+    return out
+
+
+def _signatures(sig):
+    """simt signatures from numba's forms: a string, a numba Signature, a tuple of types,
+    or a list of any of these."""
+    if isinstance(sig, list):
+        return [_signature(s) for s in sig]
+    return [_signature(sig)]
+
+
+def _signature(sig):
+    from ..ir import types as T
+    if isinstance(sig, str):
+        return tuple(T.parse_signature(sig))
+    if hasattr(sig, "args") and hasattr(sig, "return_type"):
+        sig = sig.args
+    return tuple(_type(t) for t in sig)
+
+
+def _type(t):
+    """A simt type from a numba type (by its dtype, ndim, layout and name), a NumPy
+    dtype or scalar type, or a simt type."""
+    from ..ir import types as T
+    if isinstance(t, T.Type):
+        return t
+    if all(hasattr(t, a) for a in ("dtype", "ndim", "layout")):
+        return T.Array(_dtype(t.dtype), t.ndim, t.layout)
+    return T.Scalar(_dtype(t))
+
+
+def _dtype(t):
+    try:
+        return np.dtype(t)
+    except TypeError:
+        return np.dtype(str(t))          # a numba scalar type: float32, int64, bool, ...
+
+
+class Dispatcher(Kernel):
+    """A numba kernel: ``k[grid, block]``, ``k[grid, block, stream]``,
+    ``k[grid, block, stream, shared_bytes]`` (numba's order; simt's puts shared first),
+    ``k.forall(n)``; a stream of 0 is the default stream."""
+
+    _cooperative = None      # whether the kernel syncs its grid: found at its first launch
+
+    def __getitem__(self, config):
+        if isinstance(config, tuple) and len(config) in (3, 4):
+            grid, block, stream, *rest = config
+            config = (grid, block, rest[0] if rest else 0, numba_stream(stream))
+        if self._cooperative is False:
+            return super().__getitem__(config)
+        return lambda *args: self._first_or_cooperative(config, args)
+
+    def _first_or_cooperative(self, config, args):
+        """numba launches a kernel that calls grid.sync() cooperatively, unasked; simt
+        asks for kernel.launch_cooperative. Whether it does is read from the typed IR
+        of its first launch (device functions included)."""
+        from ..ir import nodes as ir, walk
+        if self._cooperative is None:
+            types = arg_types(self, adopt_foreign_arrays(args, _devices.get_device()))
+            fn = self.typed_ir(self.served(types))
+            self._cooperative = any(isinstance(node, ir.GridSync)
+                                    for f in walk.all_functions(fn) for node in walk.walk(f))
+        if not self._cooperative:
+            return super().__getitem__(config)(*args)
+        grid, block, shared_bytes, stream = (tuple(config) + (0, None))[:4]
+        self.launch_cooperative(grid, block, args, shared_bytes, stream)
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0);
+        no launch at all for 0 tasks."""
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:
+            return lambda *args: None
+        tpb = tpb or 128
+        return self[-(-int(ntasks) // tpb), tpb, stream, sharedmem]
+
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        return self[griddim, blockdim, stream, sharedmem]
+
+    @property
+    def overloads(self):
+        """{argument types: compiled kernel} on the current device (numba's overloads);
+        launches an eager signature served are not listed apart."""
+        name = _devices.get_device().name
+        return _Overloads({types: _Overload(self, types)
+                           for (dev, types, _) in self.compiled
+                           if dev == name and self.served(types) == types})
+
+    @property
+    def signatures(self):
+        return list(self.overloads)
+
+    # numba's inspect_* take numba signatures (tuples of numba types) and, without one,
+    # give a dict of every compiled signature; inspect_asm is numba's name for the PTX.
+    def inspect_llvm(self, signature=None):
+        return self._numba_each(signature, super().inspect_llvm)
+
+    def inspect_asm(self, signature=None):
+        return self._numba_each(signature, super().inspect_ptx)
+
+    def inspect_sass(self, signature=None):
+        return self._numba_each(signature, super().inspect_sass)
+
+    def inspect_types(self, signature=None, **kwargs):
+        return self._numba_each(signature, super().inspect_types)
+
+    def _numba_each(self, signature, inspect):
+        if signature is not None:
+            return inspect(_signature(signature))
+        return {types: inspect(types) for types in self.signatures}
+
+
+def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
+                cc=None, opt=None, abi="c", abi_info=None, output="ptx"):
+    """numba's compile_ptx: (the PTX of a kernel for ``sig`` and ``cc``, default (9, 0),
+    its return type None); made without a GPU. Device functions alone are not compiled
+    by simt: NotSupportedError."""
+    if device:
+        raise NotSupportedError("compile_ptx(device=True): simt compiles device functions "
+                                "only inside the kernels that call them")
+    if output != "ptx":
+        raise NotSupportedError(f"compile_ptx(output={output!r}): simt makes PTX only")
+    options = _simt_options({"debug": debug, "lineinfo": lineinfo, "fastmath": fastmath,
+                             "opt": opt})
+    kernel = Dispatcher(pyfunc, cache=False, **{k: v for k, v in options.items() if v})
+    arch = f"sm_{cc[0]}{cc[1]}" if cc else None
+    return kernel.ptx(_signatures(sig)[0], arch=arch), None
+
+
+def compile_ptx_for_current_device(pyfunc, sig, **options):
+    current = _devices.get_device()
+    cc = tuple(current.properties.compute_capability) if current.kind == "cuda" else None
+    return compile_ptx(pyfunc, sig, cc=cc, **options)
+
+
+class _Overload:
+    """One compiled signature of a kernel, as numba's overloads hold it."""
+
+    def __init__(self, kernel, types):
+        self.kernel, self.signature = kernel, types
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+        """The most blocks a cooperative launch of this kernel may have."""
+        per_sm = self.kernel.max_active_blocks_per_multiprocessor(blockdim, dynsmemsize,
+                                                                  signature=self.signature)
+        return per_sm * _devices.get_device().properties.multiprocessor_count
+
+
+class _Overloads(dict):
+    """A kernel's overloads, looked up by simt types or by numba's (``sig.args``)."""
+
+    def __getitem__(self, key):
+        return dict.__getitem__(self, _signature(key))
+
+    def __contains__(self, key):
+        return dict.__contains__(self, _signature(key))
