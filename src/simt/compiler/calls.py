@@ -11,6 +11,7 @@ from ..lang import python as pylang
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
+from . import records
 
 
 # ----------------------------------------------------------------- constants
@@ -46,7 +47,11 @@ def static_to_expr(fc, static, node):
         return ir.Const(T.Scalar(value.dtype), loc, value.item())
     if isinstance(value, tuple):
         items = [static_to_expr(fc, Static(v), node) for v in value]
-        return ir.TupleExpr(T.Tuple([i.type for i in items]), loc, items)
+        if records.is_namedtuple_class(type(value)):
+            t = T.NamedTuple([i.type for i in items], type(value)._fields, type(value))
+        else:
+            t = T.Tuple([i.type for i in items])
+        return ir.TupleExpr(t, loc, items)
     if isinstance(value, _Symbol):
         decl = fc.symbol_decls.get(id(value))
         if decl is None:
@@ -253,6 +258,8 @@ def attribute(fc, value, attr, node):
     t = value.type
     if isinstance(t, (T.Texture, T.Surface)):
         return texture_attribute(fc, value, attr, node)
+    if records.has_fields(t):
+        return records.field(fc, value, attr, node)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]
@@ -299,6 +306,8 @@ def call(fc, node, statement):
         if isinstance(result, ir.Stmt) and not statement:
             fc.fail(node, f"{callee.python_name}() is a statement", "call it on a line of its own")
         return result
+    if records.is_namedtuple_class(callee):
+        return records.make_namedtuple(fc, callee, args, kwargs, loc)
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):

@@ -9,7 +9,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from . import loopmeta, ops
+from . import loopmeta, ops, recordgen
 from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type)
@@ -96,8 +96,9 @@ class FunctionEmitter:
 
     def local_array(self, decl):
         """A per-thread array: an entry-block stack slot."""
-        elem = memory(T.Scalar(decl.dtype))
+        elem = memory(decl.type.element)
         data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))), name=decl.name)
+        data.align = 16
         return static_array(decl, data)
 
     # ------------------------------------------------------------ statements
@@ -119,6 +120,8 @@ class FunctionEmitter:
 
     def stmt_Assign(self, s):
         self.store_var(s.name, self.expr(s.value))
+
+    stmt_StoreField = recordgen.store_field
 
     def stmt_ExprStmt(self, s):
         self.expr(s.value)
@@ -318,6 +321,9 @@ class FunctionEmitter:
             return ArrayValue.unpack(self.builder, e.type, phi)
         return phi
 
+    expr_Field = recordgen.load_field
+    expr_Replace = recordgen.replace
+
     def expr_TupleExpr(self, e):
         lltype = value_type(e.type, self.target)
         value = ll.Constant(lltype, ll.Undefined)
@@ -390,13 +396,13 @@ class FunctionEmitter:
 
     def load_element(self, address, array_type):
         t = array_type.element
-        value = self.builder.load(address, typ=memory(t))
-        return self.builder.trunc(value, I1) if t.kind == "b" else value
+        value = self.builder.load(address, typ=memory(t), align=recordgen.element_align(array_type))
+        return self.builder.trunc(value, I1) if t.dtype.kind == "b" else value
 
     def store_element(self, address, value, array_type):
-        if array_type.element.kind == "b":
+        if array_type.element.dtype.kind == "b":
             value = self.builder.zext(value, I8)
-        self.builder.store(value, address)
+        self.builder.store(value, address, align=recordgen.element_align(array_type))
 
     def make_view(self, array, e):
         b = self.builder

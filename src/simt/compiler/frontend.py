@@ -15,7 +15,7 @@ from ..lang.registry import Static
 from . import unroll
 from .source import Source
 from .errors import fail, CompileFailure
-from . import calls, conditional, definite, group_args
+from . import calls, conditional, definite, group_args, records
 
 
 MAX_PASSES = 12
@@ -208,6 +208,11 @@ class FrontEnd:
             current = self.subscript(array, index, self.loc(node), label)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return out + [self.store(array, index, value, node, label)]
+        if records.field_target(target):
+            place, name = self.field_target(target)
+            current = records.field(self, place, name, target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return [records.assign_field(self, place, name, value, node)]
         self.fail(node, "this augmented assignment target is not supported",
                   "assign to a variable or an array element")
 
@@ -222,6 +227,10 @@ class FrontEnd:
                 self.static_bindings[target.id] = value      # a cooperative group (lang/cg.py)
                 return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
+        if records.field_target(target):
+            place, name = self.field_target(target)
+            value = self.expr(self.any(value_node), value_node)
+            return [records.assign_field(self, place, name, value, node)]
         if isinstance(target, ast.Subscript):
             array = self.expr(self.any(target.value), target)
             index = self.expr(self.any(target.slice), target)
@@ -278,8 +287,18 @@ class FrontEnd:
         var_type = self.assign_type(name, value.type, node)
         return [ir.Assign(self.loc(node), name, self.cast(value, var_type, node))]
 
+    def field_target(self, target):
+        """(record expression, field name) of an ``r.x`` or ``r['x']`` target."""
+        place = self.expr(self.any(target.value), target)
+        name = target.attr if isinstance(target, ast.Attribute) else target.slice.value
+        return place, name
+
     def store(self, array, index, value, node, label):
         loc = self.loc(node)
+        if isinstance(array, ir.Field) and not records.in_memory(array):
+            # r.v[k] = x: an element of an array field of a record held in a variable
+            return records.assign_field(self, array.record, array.name, value, node,
+                                        self.index_list(index, loc))
         if not isinstance(array.type, T.Array):
             self.fail(node, f"cannot assign into a {array.type}", "only arrays can be assigned into")
         if array.type.space == "const":
@@ -545,6 +564,9 @@ class FrontEnd:
             except Exception:
                 pass
         base = self.expr(base, node)
+        if isinstance(index, Static) and isinstance(index.value, str) and \
+                records.has_fields(base.type):
+            return records.field(self, base, index.value, node)
         index = self.expr(index, node)
         return self.subscript(base, index, self.loc(node), ast.unparse(node.value))
 
@@ -577,6 +599,14 @@ class FrontEnd:
         dtype = calls.as_dtype(value.value) if isinstance(value, Static) else None
         if dtype is None:
             self.fail(loc, "expected a NumPy dtype here (np.float32, np.int32, ...)")
+        if dtype.names is not None:
+            try:
+                T.Record(dtype)
+            except TypeError as exc:
+                self.fail(loc, str(exc))
+        elif dtype.kind not in "biufc":
+            self.fail(loc, f"kernels cannot hold {dtype} values",
+                      "use a bool, integer, floating, complex or record (structured) dtype")
         return dtype
 
     def constant_int(self, value, what, loc):
@@ -607,10 +637,15 @@ class FrontEnd:
 
 
 def _assigned_names(fndef):
+    """Names assigned, and names of records whose fields are (``r.x = v``: a parameter
+    becomes a variable holding a copy)."""
     names = set()
     for node in ast.walk(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
+        root = records.field_root(node)
+        if root is not None:
+            names.add(root)
     return names
 
 

@@ -6,6 +6,8 @@ it meets.
 """
 import numpy as np
 
+from . import records
+
 _WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 
@@ -48,28 +50,36 @@ class Scalar(Type):
 
 
 class Array(Type):
-    """An array of ``ndim`` dimensions in memory ``space``; layout 'C', 'F' or 'A'."""
+    """An array of ``ndim`` dimensions in memory ``space``; layout 'C', 'F' or 'A'.
+    ``align``: set where its elements' addresses are known to be less aligned than
+    their dtype (an array field of a packed record): what their accesses may assume."""
 
-    def __init__(self, dtype, ndim, layout="A", space="global"):
+    def __init__(self, dtype, ndim, layout="A", space="global", align=None):
         self.dtype = np.dtype(dtype)
         self.ndim = ndim
         self.layout = layout
         self.space = space
+        self.align = align
 
     def key(self):
-        return (self.dtype.str, self.ndim, self.layout, self.space)
+        base = (str(self.dtype.descr) if self.dtype.names else self.dtype.str,
+                self.ndim, self.layout, self.space)
+        return base if self.align is None else base + (self.align,)
 
     @property
     def element(self):
-        return Scalar(self.dtype)
+        return element_type(self.dtype)
 
     def with_(self, **changes):
-        fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space)
+        fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space,
+                      align=self.align)
         fields.update(changes)
         return Array(**fields)
 
     def __repr__(self):
-        return f"{self.dtype.name}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
+        name = repr(Record(self.dtype)) if self.dtype.names else self.dtype.name
+        align = f", align {self.align}" if self.align is not None else ""
+        return f"{name}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space}{align})"
 
 
 class Tuple(Type):
@@ -83,6 +93,58 @@ class Tuple(Type):
 
     def __repr__(self):
         return "(" + ", ".join(map(repr, self.items)) + ("," if len(self.items) == 1 else "") + ")"
+
+
+class NamedTuple(Tuple):
+    """A ``collections.namedtuple`` / ``typing.NamedTuple`` value: a tuple whose items
+    also have names (``cls`` is the Python class, for building one on the host)."""
+
+    def __init__(self, items, names, cls):
+        super().__init__(items)
+        self.names = tuple(names)
+        self.cls = cls
+
+    def key(self):
+        return (self.items, self.names, getattr(self.cls, "__qualname__", ""))
+
+    def __repr__(self):
+        return f"{self.cls.__name__}(" + ", ".join(
+            f"{n}={t!r}" for n, t in zip(self.names, self.items)) + ")"
+
+
+class Record(Type):
+    """A C struct: a NumPy structured dtype (ir/records.py checks and lays it out).
+    ``align`` is what its accesses may assume about an element's address: C's alignment
+    when the dtype is laid out as a C compiler would (NumPy's ``align=True``, or packed
+    fields that happen to fall on their alignment), else 1 (a packed struct)."""
+
+    def __init__(self, dtype):
+        self.dtype = records.check(np.dtype(dtype))
+        self.align = records.natural_alignment(self.dtype) or 1
+
+    def key(self):
+        return (str(self.dtype.descr), self.dtype.itemsize, self.align)
+
+    @property
+    def names(self):
+        return self.dtype.names
+
+    def __repr__(self):
+        fields = ", ".join(f"{n}: {_dtype_text(d)} @{o}" for n, d, o in records.fields(self.dtype))
+        return f"record{{{fields}}} ({self.dtype.itemsize} bytes)"
+
+
+def _dtype_text(dtype):
+    if dtype.subdtype is not None:
+        return f"{_dtype_text(dtype.subdtype[0])}{list(dtype.subdtype[1])}"
+    return repr(Record(dtype)) if dtype.names else dtype.name
+
+
+def element_type(dtype):
+    """The type of one element of an array of ``dtype``: a Record for a structured
+    dtype, else a Scalar."""
+    dtype = np.dtype(dtype)
+    return Record(dtype) if dtype.names is not None else Scalar(dtype)
 
 
 class Texture(Type):
@@ -173,11 +235,17 @@ def unify(old, new):
         return promote(old, new)
     if isinstance(old, Array) and isinstance(new, Array):
         if old.dtype == new.dtype and old.ndim == new.ndim and old.space == new.space:
-            return old.with_(layout="A")
+            aligns = [a.align for a in (old, new) if a.align is not None]
+            return old.with_(layout="A", align=min(aligns) if aligns else None)
         return None
     if isinstance(old, Tuple) and isinstance(new, Tuple) and len(old.items) == len(new.items):
         items = [unify(a, b) for a, b in zip(old.items, new.items)]
-        return None if None in items else Tuple(items)
+        if None in items:
+            return None
+        if isinstance(old, NamedTuple) and isinstance(new, NamedTuple) and \
+                (old.names, old.cls) == (new.names, new.cls):
+            return NamedTuple(items, old.names, old.cls)
+        return Tuple(items)
     return None
 
 
@@ -198,9 +266,13 @@ def typeof(value):
     if isinstance(value, complex):
         return Scalar(np.complex128)
     if isinstance(value, np.generic):
-        return Scalar(value.dtype)
+        return element_type(value.dtype)
     if isinstance(value, tuple):
-        return Tuple([typeof(v) for v in value])
+        items = [typeof(v) for v in value]
+        fields = getattr(type(value), "_fields", None)
+        if fields is not None:
+            return NamedTuple(items, fields, type(value))
+        return Tuple(items)
     if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface
         return value._simt_type
     dtype = getattr(value, "dtype", None)

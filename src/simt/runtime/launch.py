@@ -143,11 +143,17 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)
 def arg_type(value):
     simt_type = getattr(value, "simt_type", None)
     if simt_type is not None:
-        return simt_type()
+        t = simt_type()
+        if isinstance(t, T.Array) and t.dtype.names is not None:
+            _check_records(value, t)
+        return t
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
-        return T.Array(value.dtype, value.ndim, T.layout_of(value))
+        t = T.Array(value.dtype, value.ndim, T.layout_of(value))
+        if value.dtype.names is not None:
+            _check_records(value, t)
+        return t
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
         raise OverflowError(f"{value} does not fit a kernel's int64 (the type of a Python "
                             f"int argument); pass a NumPy integer of the width you mean, or "
@@ -161,10 +167,30 @@ def arg_type(value):
 
 
 def _check_dtype(dtype, what):
+    if dtype.names is not None:
+        T.Record(dtype)                 # TypeError naming a field kernels cannot take
+        return
     if dtype.kind not in "biufc":
         raise TypeError(f"{what} of dtype {dtype} cannot be passed to a kernel: kernels take "
                         "bool, integer, floating and complex values (pass a datetime64 or "
                         "timedelta64 as .view(np.int64))")
+
+
+def _check_records(array, t):
+    """A record array's elements must sit where C would put them: each at a multiple of
+    the record's size from the first (so a stride in elements is exact) and, for an
+    aligned record, on an address of its alignment."""
+    align = t.element.align
+    data = array.ctypes.data if isinstance(array, np.ndarray) else array.ptr
+    for stride in array.strides:
+        if stride % t.dtype.itemsize:
+            raise TypeError(f"a record array with a stride of {stride} bytes, not a multiple "
+                            f"of its {t.dtype.itemsize}-byte records, cannot be passed to a "
+                            "kernel; pass a copy (np.ascontiguousarray)")
+    if data % align:
+        raise TypeError(f"this record array's data is at an address that is not a multiple "
+                        f"of its records' {align}-byte alignment (C's for this struct); pass an "
+                        "aligned copy (np.ascontiguousarray), or use a packed dtype")
 
 
 class Launch:

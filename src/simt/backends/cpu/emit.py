@@ -177,7 +177,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.decl_values.pop(id(decl), None)
         name = f"$local.{decl.name}.{id(decl)}"
         if name not in self.slot_layout:
-            elem = memory(T.Scalar(decl.dtype))
+            elem = memory(decl.type.element)
             self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))))
         return static_array(decl, self.var_ptr(name))
 

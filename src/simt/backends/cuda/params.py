@@ -2,7 +2,8 @@
 
 An array is (data pointer, extents[ndim]) plus strides[ndim] (elements) when
 its layout is neither C nor F; a bool is a byte, a half its 16 bits, a complex
-its two parts, a tuple its items in order. The same flattening gives the LLVM
+its two parts, a tuple its items in order, a record its scalars in address order
+(ir/records.leaves; the padding does not travel). The same flattening gives the LLVM
 parameter types (``llvm_types``), the rebuild inside the kernel (``unflatten``),
 the ctypes kinds of the driver's parameter buffer (``kinds``) and the values of
 one launch (``values``).
@@ -13,7 +14,8 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...ir import types as T
-from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar
+from ...compiler.lltypes import I1, I8, ArrayValue, i64, memory, ptr, record_layout, scalar
+from ...ir import records
 
 _CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},
            "u": {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64},
@@ -36,6 +38,8 @@ def llvm_types(t):
         return [ptr(1)] + [ll.IntType(64)] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
         return [x for item in t.items for x in llvm_types(item)]
+    if isinstance(t, T.Record):
+        return [x for _, leaf in records.leaves(t.dtype) for x in llvm_types(T.Scalar(leaf))]
     if t.kind == "b":
         return [I8]
     if t.kind == "c":
@@ -53,6 +57,8 @@ def kinds(t):
         return [ctypes.c_void_p] + [ctypes.c_int64] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
         return [x for item in t.items for x in kinds(item)]
+    if isinstance(t, T.Record):
+        return [x for _, leaf in records.leaves(t.dtype) for x in kinds(T.Scalar(leaf))]
     if t.kind == "b":
         return [ctypes.c_uint8]
     if t.kind == "c":
@@ -76,6 +82,8 @@ def values(t, value, pointer_of):
         return out
     if isinstance(t, T.Tuple):
         return [x for it, v in zip(t.items, value) for x in values(it, v, pointer_of)]
+    if isinstance(t, T.Record):
+        return _record_values(t, value)
     if t.kind == "b":
         return [int(bool(value))]
     if t.kind == "c":
@@ -109,6 +117,18 @@ def plan(types):
     return out, {"_half": _half}
 
 
+def _record_values(t, value):
+    """The flat values of a record argument (an np.void / np.record of its dtype)."""
+    record = np.asarray(value, dtype=t.dtype)
+    out = []
+    for path, leaf in records.leaves(t.dtype):
+        v = record
+        for step in path:
+            v = v[step] if isinstance(step, str) else v.reshape(-1)[step]
+        out += values(T.Scalar(leaf), v[()], None)
+    return out
+
+
 def _half(value):
     return int(np.float16(value).view(np.uint16))
 
@@ -130,6 +150,14 @@ def unflatten(b, t, args):
                 strides[d] = step
                 step = b.mul(step, shape[d])
         return ArrayValue(t, data, shape, strides)
+    if isinstance(t, T.Record):
+        struct = ll.Constant(memory(t), ll.Undefined)
+        for path, leaf in records.leaves(t.dtype):
+            v = unflatten(b, T.Scalar(leaf), args)
+            if leaf.kind == "b":
+                v = b.zext(v, I8)               # a record holds a bool as its byte
+            struct = b.insert_value(struct, v, _member_indices(t.dtype, path))
+        return struct
     if isinstance(t, T.Tuple):
         from ...compiler.lltypes import value_type
         from .target import ADDRSPACE
@@ -152,3 +180,16 @@ def unflatten(b, t, args):
     if t.kind == "f" and t.dtype.itemsize == 2:
         return b.bitcast(next(args), scalar(t))
     return next(args)
+
+
+def _member_indices(dtype, path):
+    """The insertvalue indices of a record leaf's path (field names, element indices)."""
+    out = []
+    for step in path:
+        if isinstance(step, str):
+            fdt = dtype.fields[step][0]
+            out.append(record_layout(dtype)[1][step])
+            dtype = fdt.subdtype[0] if fdt.subdtype is not None else fdt
+        else:
+            out.append(step)
+    return out

@@ -159,7 +159,7 @@ class CudaTarget(Target):
 
 
 def _global(module, name, decl, addrspace):
-    elem = memory(T.Scalar(decl.dtype))
+    elem = memory(decl.type.element)
     gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
                            addrspace=addrspace)
     gv.align = 16
