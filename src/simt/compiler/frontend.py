@@ -196,6 +196,11 @@ class FrontEnd:
             current = self.name_expr(target.id, target)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return self.bind_name(target.id, value, node)
+        if records.field_target(target):
+            place, name = self.field_target(target)
+            current = records.field(self, place, name, target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return [records.assign_field(self, place, name, value, node)]
         if isinstance(target, ast.Subscript):
             array = self.expr(self.any(target.value), target)
             index = self.expr(self.any(target.slice), target)
@@ -208,11 +213,6 @@ class FrontEnd:
             current = self.subscript(array, index, self.loc(node), label)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return out + [self.store(array, index, value, node, label)]
-        if records.field_target(target):
-            place, name = self.field_target(target)
-            current = records.field(self, place, name, target)
-            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
-            return [records.assign_field(self, place, name, value, node)]
         self.fail(node, "this augmented assignment target is not supported",
                   "assign to a variable or an array element")
 
@@ -304,6 +304,10 @@ class FrontEnd:
         if array.type.space == "const":
             self.fail(node, "constant memory is read-only in kernels",
                       "write it from the host with .copy_from(host_array)")
+        if array.type.space == "copy":
+            self.fail(node, "this array is a field of a copy of a record; writing it would "
+                      "change nothing", "write the field through the record: r.v[k] = x "
+                      "(a variable) or a[i].v[k] = x (an array element)")
         indices = self.index_list(index, loc)
         if len(indices) != array.type.ndim or any(isinstance(i, tuple) for i in indices):
             self.fail(node, f"assigning into a {array.type.ndim}-d array needs "

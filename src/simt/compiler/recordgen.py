@@ -64,7 +64,7 @@ def replace(em, e):
     # an element of an array field: through a stack copy, so that the index may vary
     slot = spill(em, record, rec)
     fdt = rec.dtype.fields[e.name][0]
-    view_type = T.Array(fdt.subdtype[0], len(fdt.subdtype[1]), "C", "local")
+    view_type = T.Array(fdt.subdtype[0], len(fdt.subdtype[1]), "C", "copy")
     view = _view(view_type, _offset(em, slot, rec, e.name), fdt)
     target = em.element_address(view, [em.expr(i) for i in e.index], e.name, e.loc)
     em.builder.store(value, target, align=element_align(view_type))

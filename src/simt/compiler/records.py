@@ -5,7 +5,8 @@ named tuple by calling its class.
 A field of a record in memory (an array element, or a field of one) is read and written
 in place: only its bytes move. A record held in a variable is a value: ``r.x = v``
 assigns ``r`` a copy with the field replaced (``ir.Replace``), as C does for a local
-struct.
+struct. An array field of a record value is a view of a stack copy, in memory space
+"copy": it can be read, and written only as ``r.v[k] = x`` (which assigns ``r``).
 """
 import ast
 
@@ -127,7 +128,7 @@ def place_align(e):
 def _space(e):
     while isinstance(e, ir.Field):
         e = e.record
-    return e.array.type.space if isinstance(e, ir.Load) else "local"
+    return e.array.type.space if isinstance(e, ir.Load) else "copy"
 
 
 def _field_dtype(fc, t, name, node):

@@ -20,7 +20,7 @@ from ..ir import types as T
 from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
                       static_array)
 
-SPACES = ("global", "shared", "const", "local", "generic")
+SPACES = ("global", "shared", "const", "local", "generic", "copy")   # copy: compiler/records.py
 # the fault record's last words: where the failing thread is
 FAULT_IDS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 

@@ -34,8 +34,9 @@ def _index_list(fc, array, idx, loc):
 def _check_array(fc, array, name, loc, allowed):
     if not isinstance(array.type, T.Array):
         fc.fail(loc, f"simt.atomic.{name} needs an array as its first argument, got {array.type}")
-    if array.type.space == "const":
-        fc.fail(loc, f"simt.atomic.{name} on constant memory", "atomics need global or shared arrays")
+    if array.type.space in ("const", "copy"):
+        what = "constant memory" if array.type.space == "const" else "an array field of a record copy"
+        fc.fail(loc, f"simt.atomic.{name} on {what}", "atomics need global or shared arrays")
     if array.type.dtype.name not in allowed:
         fc.fail(loc, f"simt.atomic.{name} is not available for {array.type.dtype.name} arrays",
                 f"use an array of {', '.join(sorted(allowed))}")

@@ -160,10 +160,10 @@ def unflatten(b, t, args):
         return struct
     if isinstance(t, T.Tuple):
         from ...compiler.lltypes import value_type
-        from .target import ADDRSPACE
+        from .target import CudaTarget
 
-        class _Spaces:
-            addrspace = staticmethod(ADDRSPACE.__getitem__)
+        class _Spaces:          # a tuple parameter's arrays are in CudaTarget's spaces
+            addrspace = staticmethod(CudaTarget.addrspaces.__getitem__)
         struct = ll.Constant(value_type(t, _Spaces), ll.Undefined)
         for i, item in enumerate(t.items):
             v = unflatten(b, item, args)
