@@ -159,6 +159,11 @@ def width(s):
     return (s.stop - s.start) // s.step
 
 
+@simt.device
+def ends(t):
+    return t[0] + t[-1]
+
+
 @simt.kernel
 def values_through_devices(mid, q, spans, a, b, k, p):
     i = simt.grid(1)
@@ -166,7 +171,8 @@ def values_through_devices(mid, q, spans, a, b, k, p):
         mid[i] = centroid(a[i], b[i])
         q[i, 0], q[i, 1] = divmod_(k[i], 7)
         pair = order(k[i], p.x)
-        spans[i] = width(Span(pair.lo, pair.hi)) + width(Span(0, pair[1], 2))
+        spans[i] = width(Span(pair.lo, pair.hi)) + width(Span(0, pair[1], 2)) + \
+            ends((k[i], 5, i))
 
 
 def test_records_tuples_and_named_tuples_through_device_functions(device, rng):
@@ -179,7 +185,7 @@ def test_records_tuples_and_named_tuples_through_device_functions(device, rng):
         np.testing.assert_allclose(mid[name], (a[name] + b[name]) / 2, rtol=1e-6)
     np.testing.assert_array_equal(q, np.stack([k // 7, k % 7], axis=1))
     lo, hi = np.minimum(k, 300), np.maximum(k, 300)
-    np.testing.assert_array_equal(spans, (hi - lo) + hi // 2)
+    np.testing.assert_array_equal(spans, (hi - lo) + hi // 2 + k + np.arange(50))
 
 
 @simt.kernel
@@ -289,3 +295,27 @@ def test_record_parameter_flattening_for_the_gpu():
     assert len(values) == len(P.kinds(t)) == len(P.llvm_types(t)) == 12
     assert values[:2] == [1, int(np.float16(1.5).view(np.uint16))]
     assert values[4:7] == [4.0, 5.0, 6.0] and values[8] == -7 and values[-2:] == [2.0, -3.0]
+
+
+@simt.kernel
+def from_tuples(a, x):
+    i = simt.grid(1)
+    if i < a.shape[0]:
+        a[i] = (x[i], i, (x[i] * 2, -x[i]), x[i] > 0)
+        if i == 0:
+            r: FLAT = (1.5, 7, (0, 1), True)
+            a[0] = r
+
+
+FLAT = np.dtype([("x", "<f4"), ("n", "<i4"), ("v", "<f8", (2,)), ("ok", "?")], align=True)
+
+
+def test_tuples_convert_to_records(device, rng):
+    x = random_array(rng, 40, np.float32)
+    a = poison_records(40, FLAT)
+    from_tuples[2, 32](a, x)
+    want = np.zeros(40, FLAT)
+    want["x"], want["n"], want["ok"] = x, np.arange(40), x > 0
+    want["v"] = np.stack([x * 2.0, -x.astype(np.float64)], axis=1)
+    want[0] = (1.5, 7, (0, 1), True)
+    same(a, want)

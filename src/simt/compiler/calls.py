@@ -95,6 +95,8 @@ def cast(fc, value, t, loc):
             fc.fail(loc, f"cannot convert {value.type} to {t}")
         items = [cast(fc, tuple_get(fc, value, i, loc), it, loc) for i, it in enumerate(t.items)]
         return ir.TupleExpr(t, loc, items)
+    if isinstance(t, T.Record) and isinstance(value.type, T.Tuple):
+        return records.from_tuple(fc, value, t, loc)
     if isinstance(t, T.Array):
         if isinstance(value.type, T.Array) and value.type.dtype == t.dtype and \
                 value.type.ndim == t.ndim:

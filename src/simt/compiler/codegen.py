@@ -323,6 +323,7 @@ class FunctionEmitter:
 
     expr_Field = recordgen.load_field
     expr_Replace = recordgen.replace
+    expr_MakeRecord = recordgen.make
 
     def expr_TupleExpr(self, e):
         lltype = value_type(e.type, self.target)

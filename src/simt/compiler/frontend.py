@@ -185,7 +185,8 @@ class FrontEnd:
         if isinstance(ann, Static) and isinstance(node.target, ast.Name):
             dtype = calls.as_dtype(ann.value)
             if dtype is not None:
-                value = self.cast(self.expr(self.any(node.value), node), T.Scalar(dtype), node)
+                value = self.cast(self.expr(self.any(node.value), node), T.element_type(dtype),
+                                  node)
                 return self.bind_name(node.target.id, value, node)
         return self.assign_to(node.target, node.value, node)
 

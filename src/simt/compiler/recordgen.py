@@ -4,6 +4,8 @@ to have (a packed record's unaligned fields become byte accesses on the GPU, whe
 splits them); a record held in a register is an LLVM packed struct of exactly its
 dtype's bytes (lltypes.record_layout), read with extractvalue and updated with
 insertvalue."""
+from llvmlite import ir as ll
+
 from ..ir import nodes as ir
 from ..ir import records
 from ..ir import types as T
@@ -69,6 +71,15 @@ def replace(em, e):
     target = em.element_address(view, [em.expr(i) for i in e.index], e.name, e.loc)
     em.builder.store(value, target, align=element_align(view_type))
     return em.builder.load(slot, typ=memory(rec), align=rec.align)
+
+
+def make(em, e):
+    rec = e.type
+    value = ll.Constant(memory(rec), None)          # zero padding
+    for (name, k, _), item in zip(records.slots(rec.dtype), e.items):
+        where = [_member(rec, name)] + ([k] if k is not None else [])
+        value = em.builder.insert_value(value, _to_memory(em, em.expr(item), item.type), where)
+    return value
 
 
 def spill(em, value, t):

@@ -10,6 +10,8 @@ struct. An array field of a record value is a view of a stack copy, in memory sp
 """
 import ast
 
+import numpy as np
+
 from ..ir import nodes as ir
 from ..ir import records
 from ..ir import types as T
@@ -157,3 +159,37 @@ def field_root(node):
         return None
     first = steps[-1]        # the step right after the name
     return node.id if field_target(first) else None
+
+
+def from_tuple(fc, value, t, loc):
+    """A tuple converted to a record, as NumPy assigns one to a structured element: its
+    items are the fields in order, an array field's item a tuple of its elements."""
+    from .calls import cast, tuple_get
+    names = t.dtype.names
+    if len(value.type.items) != len(names):
+        fc.fail(loc, f"cannot convert a tuple of {len(value.type.items)} values to a record "
+                f"of {len(names)} fields ({', '.join(names)})")
+    items = []
+    for i, name in enumerate(names):
+        item = tuple_get(fc, value, i, loc)
+        fdt = t.dtype.fields[name][0]
+        if fdt.subdtype is None:
+            items.append(cast(fc, item, T.element_type(fdt), loc))
+            continue
+        base, shape = fdt.subdtype
+        flat = _flatten(fc, item, len(shape), loc)
+        if len(flat) != int(np.prod(shape)):
+            fc.fail(loc, f"field '{name}' holds {fdt.subdtype[0]}{list(shape)}: give it a "
+                    f"tuple of {list(shape)} values")
+        items += [cast(fc, x, T.element_type(base), loc) for x in flat]
+    return ir.MakeRecord(t, loc, items)
+
+
+def _flatten(fc, value, depth, loc):
+    from .calls import tuple_get
+    if depth == 0:
+        return [value]
+    if not isinstance(value.type, T.Tuple):
+        fc.fail(loc, f"an array field needs a tuple of values, got a {value.type}")
+    return [x for i in range(len(value.type.items))
+            for x in _flatten(fc, tuple_get(fc, value, i, loc), depth - 1, loc)]

@@ -149,6 +149,13 @@ class Field(Expr):
 
 
 @dataclass(eq=False)
+class MakeRecord(Expr):
+    """A record from ``items``: per field in the dtype's order one value, or one per
+    element (C order) of an array field; padding bytes are zero."""
+    items: list[Expr]
+
+
+@dataclass(eq=False)
 class Replace(Expr):
     """The record ``record`` with field ``name`` (``index``: element ``index`` of that
     array field) set to ``value``; ``r.x = v`` on a variable assigns it back to ``r``."""

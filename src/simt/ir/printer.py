@@ -224,6 +224,9 @@ class _Printer:
     def expr_TupleGet(self, e):
         return f"{self.operand(e.tuple)}[{e.index}]"
 
+    def expr_MakeRecord(self, e):
+        return f"record({self.args(e.items)})"
+
     def expr_Field(self, e):
         return f"{self.operand(e.record)}.{e.name}"
 

@@ -72,6 +72,20 @@ def access_align(base_align, offset):
     return base_align if offset == 0 else min(base_align, offset & -offset)
 
 
+def slots(dtype):
+    """(field name, flat element index or None, element dtype) of each value a record is
+    built from (ir.MakeRecord): one per field, one per element of an array field."""
+    out = []
+    for name in dtype.names:
+        fdt = dtype.fields[name][0]
+        if fdt.subdtype is None:
+            out.append((name, None, fdt))
+        else:
+            base, shape = fdt.subdtype
+            out += [(name, k, base) for k in range(int(np.prod(shape, dtype=np.int64)))]
+    return out
+
+
 def leaves(dtype, path=()):
     """(path, scalar dtype) of every scalar in a record, in address order: a path is
     field names and, inside a fixed-size array field, flat element indices."""

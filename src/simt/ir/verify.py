@@ -24,6 +24,7 @@ import functools
 import typing
 
 from . import nodes as ir
+from . import records
 from . import types as T
 from .printer import format_expr, format_function
 from .walk import all_functions, children, fields
@@ -425,6 +426,17 @@ def _field(v, e):
     _field_value(v, e, e.record.type, e.name, e.type, element=False)
 
 
+def _make_record(v, e):
+    if not isinstance(e.type, T.Record):
+        v.fail(e, f"builds a record of type {e.type!r}")
+    slots = records.slots(e.type.dtype)
+    if len(slots) != len(e.items):
+        v.fail(e, f"{len(e.items)} values for a record of {len(slots)}")
+    for (name, _, dtype), item in zip(slots, e.items):
+        if item.type != T.element_type(dtype):
+            v.fail(e, f"a {item.type!r} for field '{name}' of type {dtype}")
+
+
 def _replace(v, e):
     if e.type != e.record.type:
         v.fail(e, f"type {e.type!r} replacing a field of a {e.record.type!r}")
@@ -433,7 +445,7 @@ def _replace(v, e):
         v.fail(e, "an element index is not an integer")
 
 
-_EXPR_RULES = {ir.Field: _field, ir.Replace: _replace, ir.Const: _const, ir.Var: _var, ir.Param: _param, ir.Cast: _cast,
+_EXPR_RULES = {ir.MakeRecord: _make_record, ir.Field: _field, ir.Replace: _replace, ir.Const: _const, ir.Var: _var, ir.Param: _param, ir.Cast: _cast,
                ir.BinOp: _binop, ir.UnaryOp: _unary, ir.Compare: _compare,
                ir.Logical: _logical, ir.IfExp: _ifexp, ir.ArrayRef: _arrayref,
                ir.Load: _load, ir.View: _view, ir.ArrayAttr: _arrayattr,
