@@ -15,6 +15,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import records
 from ..ir import types as T
+from ..lang.registry import Static
 
 
 def has_fields(t):
@@ -36,8 +37,7 @@ def field(fc, value, name, node):
         if name not in t.names:
             fc.fail(node, f"{t.cls.__name__} has no field '{name}'",
                     f"its fields: {', '.join(t.names)}")
-        from .calls import tuple_get
-        return tuple_get(fc, value, t.names.index(name), loc)
+        return _item(fc, value, t.names.index(name), loc)
     fdt = _field_dtype(fc, t, name, node)
     if fdt.subdtype is None:
         return ir.Field(T.element_type(fdt), loc, value, name)
@@ -100,7 +100,6 @@ def make_namedtuple(fc, cls, args, kwargs, loc):
         if name in given:
             items.append(fc.expr(given[name], loc))
         elif name in defaults:
-            from ..lang.registry import Static
             items.append(fc.expr(Static(defaults[name]), loc))
         else:
             fc.fail(loc, f"{cls.__name__}() is missing field '{name}'")
@@ -164,32 +163,34 @@ def field_root(node):
 def from_tuple(fc, value, t, loc):
     """A tuple converted to a record, as NumPy assigns one to a structured element: its
     items are the fields in order, an array field's item a tuple of its elements."""
-    from .calls import cast, tuple_get
     names = t.dtype.names
     if len(value.type.items) != len(names):
         fc.fail(loc, f"cannot convert a tuple of {len(value.type.items)} values to a record "
                 f"of {len(names)} fields ({', '.join(names)})")
     items = []
     for i, name in enumerate(names):
-        item = tuple_get(fc, value, i, loc)
+        item = _item(fc, value, i, loc)
         fdt = t.dtype.fields[name][0]
         if fdt.subdtype is None:
-            items.append(cast(fc, item, T.element_type(fdt), loc))
+            items.append(fc.cast(item, T.element_type(fdt), loc))
             continue
         base, shape = fdt.subdtype
         flat = _flatten(fc, item, len(shape), loc)
         if len(flat) != int(np.prod(shape)):
             fc.fail(loc, f"field '{name}' holds {fdt.subdtype[0]}{list(shape)}: give it a "
                     f"tuple of {list(shape)} values")
-        items += [cast(fc, x, T.element_type(base), loc) for x in flat]
+        items += [fc.cast(x, T.element_type(base), loc) for x in flat]
     return ir.MakeRecord(t, loc, items)
 
 
 def _flatten(fc, value, depth, loc):
-    from .calls import tuple_get
     if depth == 0:
         return [value]
     if not isinstance(value.type, T.Tuple):
         fc.fail(loc, f"an array field needs a tuple of values, got a {value.type}")
     return [x for i in range(len(value.type.items))
-            for x in _flatten(fc, tuple_get(fc, value, i, loc), depth - 1, loc)]
+            for x in _flatten(fc, _item(fc, value, i, loc), depth - 1, loc)]
+
+
+def _item(fc, value, i, loc):
+    return fc.subscript(value, ir.Const(T.INT64, loc, i), loc, "")

@@ -6,7 +6,7 @@ it meets.
 """
 import numpy as np
 
-from . import records
+from .records import check as check_record, fields as record_fields, natural_alignment
 
 _WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
@@ -119,8 +119,8 @@ class Record(Type):
     fields that happen to fall on their alignment), else 1 (a packed struct)."""
 
     def __init__(self, dtype):
-        self.dtype = records.check(np.dtype(dtype))
-        self.align = records.natural_alignment(self.dtype) or 1
+        self.dtype = check_record(np.dtype(dtype))
+        self.align = natural_alignment(self.dtype) or 1
 
     def key(self):
         return (str(self.dtype.descr), self.dtype.itemsize, self.align)
@@ -130,7 +130,7 @@ class Record(Type):
         return self.dtype.names
 
     def __repr__(self):
-        fields = ", ".join(f"{n}: {_dtype_text(d)} @{o}" for n, d, o in records.fields(self.dtype))
+        fields = ", ".join(f"{n}: {_dtype_text(d)} @{o}" for n, d, o in record_fields(self.dtype))
         return f"record{{{fields}}} ({self.dtype.itemsize} bytes)"
 
 
