@@ -12,7 +12,8 @@ import simt
 from simt.ir import types as T
 from conftest import poison, random_array
 
-VEC = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
+# not x, y, z alone: that struct is CUDA's float3 (a vector type, docs/vector-types.md)
+VEC = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("id", "<i4")])
 # C: struct { uint8_t tag; float w; float v[3]; struct { int16_t i, j; } p; double d; }
 FIELDS = [("tag", "u1"), ("w", "<f4"), ("v", "<f4", (3,)),
           ("p", [("i", "<i2"), ("j", "<i2")]), ("d", "<f8")]
@@ -178,7 +179,7 @@ def values_through_devices(mid, q, spans, a, b, k, p):
 def test_records_tuples_and_named_tuples_through_device_functions(device, rng):
     a, b = random_records(rng, 50, VEC), random_records(rng, 50, VEC)
     k = rng.integers(1, 1000, 50)
-    p = np.array([(300.0, 1.0, 2.0)], VEC)[0]
+    p = np.array([(300.0, 1.0, 2.0, 3)], VEC)[0]
     mid, q, spans = poison_records(50, VEC), poison((50, 2), np.int64), poison(50, np.int64)
     values_through_devices[2, 32](mid, q, spans, a, b, k, p)
     for name in "xyz":
@@ -251,7 +252,7 @@ def test_record_errors():
     def no_field(a):
         a[0].nope = 1.0
 
-    with pytest.raises(simt.CompileError, match="(?s)no field 'nope'.*its fields: x, y, z"):
+    with pytest.raises(simt.CompileError, match="(?s)no field 'nope'.*its fields: x, y, z, id"):
         no_field[1, 1](np.zeros(2, VEC))
 
     @simt.kernel
@@ -319,3 +320,32 @@ def test_tuples_convert_to_records(device, rng):
     want["v"] = np.stack([x * 2.0, -x.astype(np.float64)], axis=1)
     want[0] = (1.5, 7, (0, 1), True)
     same(a, want)
+
+
+BODY = np.dtype([("pos", simt.float3.dtype), ("m", "<f4"), ("q", simt.float4.dtype)], align=True)
+
+
+@simt.kernel
+def vector_fields(a, out, s):
+    i = simt.grid(1)
+    if i < a.shape[0]:
+        p = a[i].pos                             # a float3 value
+        out[i] = p.x + p.y * a[i].q.w + s.q.z
+        p.z = a[i].m
+        a[i].pos = p
+        r = a[i]
+        r.q = simt.make_float4(1.0, 2.0, 3.0, i)
+        a[i] = r
+
+
+def test_vector_type_fields(device, rng):
+    a = random_records(rng, 40, BODY)
+    ref = a.copy()
+    s = random_records(rng, 1, BODY)[0]
+    out = poison(40, np.float32)
+    vector_fields[2, 32](a, out, s)
+    np.testing.assert_allclose(out, ref["pos"]["x"] + ref["pos"]["y"] * ref["q"]["w"]
+                               + s["q"]["z"], rtol=1e-5)
+    ref["pos"]["z"] = ref["m"]
+    ref["q"] = [(1, 2, 3, i) for i in range(40)]
+    same(a, ref)

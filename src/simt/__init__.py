@@ -32,8 +32,21 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from .lang.atomics_ordered import volatile_load, volatile_store
+from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
+from .lang.printf import printf
+from .lang.heap import malloc, free, trap
+from .runtime.limits import set_limit, get_limit
 from .lang.loops import unroll
 from .lang.warp import uni_sync
+from .lang.vectors import TYPES as _VECTOR_TYPES, MAKERS as _VECTOR_MAKERS, dot, length, \
+    normalize, cross
+from .lang.half import ENTRIES as _HALF_ENTRIES, bfloat16, to_bfloat16, from_bfloat16
+
+globals().update(_HALF_ENTRIES)                       # cuda_fp16 / cuda_bf16 names
+globals().update(_VECTOR_TYPES)                       # simt.float4, simt.int2, ... (guide B.3.1)
+globals().update({m.op: m for m in _VECTOR_MAKERS.values()})     # simt.make_float4, ...
+
 from . import logs as _logs
 
 _logs.configure()

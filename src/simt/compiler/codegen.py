@@ -14,6 +14,7 @@ from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type)
 from .intrinsics import lower_intrinsic
+from ..lang import bfloat16
 
 
 class LoopTarget:
@@ -96,7 +97,7 @@ class FunctionEmitter:
 
     def local_array(self, decl):
         """A per-thread array: an entry-block stack slot."""
-        elem = memory(decl.type.element)
+        elem = memory(T.element_type(decl.dtype))
         data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))), name=decl.name)
         data.align = 16
         return static_array(decl, data)
@@ -252,6 +253,8 @@ class FunctionEmitter:
                                     const(part, e.value.imag))
         if t.kind == "b":
             return const(I1, int(bool(e.value)))
+        if t.is_bfloat16:
+            return const(scalar(t), bfloat16.bits(e.value))
         if t.kind in "iu":
             bits = t.dtype.itemsize * 8
             return const(scalar(t), int(e.value) & ((1 << bits) - 1))
@@ -397,6 +400,8 @@ class FunctionEmitter:
 
     def load_element(self, address, array_type):
         t = array_type.element
+        if isinstance(t, T.Vector):         # one vector access (ld.global.v4.f32)
+            return self.builder.load(address, typ=scalar(t), align=recordgen.element_align(array_type))
         value = self.builder.load(address, typ=memory(t), align=recordgen.element_align(array_type))
         return self.builder.trunc(value, I1) if t.dtype.kind == "b" else value
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..lang import vectors
 from ..lang import loops
 from ..lang.registry import Static
 from . import unroll
@@ -197,8 +198,9 @@ class FrontEnd:
             current = self.name_expr(target.id, target)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return self.bind_name(target.id, value, node)
-        if records.field_target(target):
-            place, name = self.field_target(target)
+        field = self.field_target(target)
+        if field is not None:
+            place, name = field
             current = records.field(self, place, name, target)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return [records.assign_field(self, place, name, value, node)]
@@ -214,6 +216,10 @@ class FrontEnd:
             current = self.subscript(array, index, self.loc(node), label)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return out + [self.store(array, index, value, node, label)]
+        if isinstance(target, ast.Attribute):
+            current = self.expr(self.any(target), target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return self.assign_component(target, value, node)
         self.fail(node, "this augmented assignment target is not supported",
                   "assign to a variable or an array element")
 
@@ -228,8 +234,9 @@ class FrontEnd:
                 self.static_bindings[target.id] = value      # a cooperative group (lang/cg.py)
                 return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
-        if records.field_target(target):
-            place, name = self.field_target(target)
+        field = self.field_target(target)
+        if field is not None:
+            place, name = field
             value = self.expr(self.any(value_node), value_node)
             return [records.assign_field(self, place, name, value, node)]
         if isinstance(target, ast.Subscript):
@@ -239,11 +246,27 @@ class FrontEnd:
             return [self.store(array, index, value, node, ast.unparse(target.value))]
         if isinstance(target, (ast.Tuple, ast.List)):
             return self.unpack(target, value_node, node)
+        if isinstance(target, ast.Attribute):
+            return self.assign_component(target, self.expr(self.any(value_node), value_node), node)
         self.fail(target, f"cannot assign to {type(target).__name__}",
                   "assign to a variable, an array element or a tuple of variables")
 
+    def assign_component(self, target, value, node):
+        """``v.x = value`` for a vector variable v."""
+        base = self.any(target.value)
+        if not (isinstance(target.value, ast.Name) and isinstance(base, (ir.Var, ir.Param))
+                and isinstance(base.type, T.Vector)):
+            self.fail(node, f"cannot assign to {ast.unparse(target)}",
+                      "components of vector variables can be assigned (v.x = 1); for an array "
+                      "element write v = a[i]; v.x = ...; a[i] = v")
+        loc = self.loc(node)
+        return self.bind_name(target.value.id, vectors.replace(self, base, target.attr, value, loc),
+                              node)
+
     def unpack(self, target, value_node, node):
         value = self.expr(self.any(value_node), value_node)
+        if isinstance(value.type, T.Vector):
+            value = vectors.as_tuple(self, value, self.loc(node))
         if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(target.elts):
             self.fail(node, f"cannot unpack {value.type} into {len(target.elts)} names")
         out = []
@@ -289,10 +312,14 @@ class FrontEnd:
         return [ir.Assign(self.loc(node), name, self.cast(value, var_type, node))]
 
     def field_target(self, target):
-        """(record expression, field name) of an ``r.x`` or ``r['x']`` target."""
+        """(record or named tuple, field name) of an ``r.x`` or ``r['x']`` target, else
+        None (``v.x`` of a vector type: assign_component)."""
+        if not records.field_target(target):
+            return None
         place = self.expr(self.any(target.value), target)
-        name = target.attr if isinstance(target, ast.Attribute) else target.slice.value
-        return place, name
+        if not records.has_fields(place.type):
+            return None
+        return place, target.attr if isinstance(target, ast.Attribute) else target.slice.value
 
     def store(self, array, index, value, node, label):
         loc = self.loc(node)

@@ -9,14 +9,20 @@ from llvmlite import ir as ll
 from ..ir import nodes as ir
 from ..ir import records
 from ..ir import types as T
-from .lltypes import I1, I8, ArrayValue, i64, memory, record_layout
+from .lltypes import I1, I8, ArrayValue, i32, i64, memory, record_layout, scalar, vector_align
 from .records import in_memory, place_align
 
 
 def element_align(array_type):
-    """The alignment an element access of an array may assume (None: its type's own)."""
+    """The alignment an element access of an array may assume (None: its type's own):
+    a record's C alignment, a vector's CUDA alignment (lltypes.vector_align), less in an
+    array field of a packed record."""
     t = array_type.element
-    natural = t.align if isinstance(t, T.Record) else None
+    natural = None
+    if isinstance(t, T.Vector):
+        natural = vector_align(t, array_type)
+    elif isinstance(t, T.Record):
+        natural = t.align
     if array_type.align is None:
         return natural
     return array_type.align if natural is None else min(natural, array_type.align)
@@ -109,8 +115,22 @@ def _member(rec, name):
 
 
 def _to_register(em, value, t):
-    return em.builder.trunc(value, I1) if isinstance(t, T.Scalar) and t.kind == "b" else value
+    """A field's value as a register holds it: a bool as i1, a vector type's components
+    (an array in memory) as an LLVM vector."""
+    b = em.builder
+    if isinstance(t, T.Vector):
+        vector = ll.Constant(scalar(t), ll.Undefined)
+        for k in range(t.n):
+            vector = b.insert_element(vector, b.extract_value(value, k), i32(k))
+        return vector
+    return b.trunc(value, I1) if isinstance(t, T.Scalar) and t.kind == "b" else value
 
 
 def _to_memory(em, value, t):
-    return em.builder.zext(value, I8) if isinstance(t, T.Scalar) and t.kind == "b" else value
+    b = em.builder
+    if isinstance(t, T.Vector):
+        array = ll.Constant(memory(t), ll.Undefined)
+        for k in range(t.n):
+            array = b.insert_value(array, b.extract_element(value, i32(k)), k)
+        return array
+    return b.zext(value, I8) if isinstance(t, T.Scalar) and t.kind == "b" else value

@@ -28,7 +28,7 @@ class _Writes:
                 self._mark(node.array, node.loc)
             elif isinstance(node, ir.StoreField):
                 self._mark(node.place, node.loc)
-            elif isinstance(node, ir.Intrinsic) and node.op == "atomic":
+            elif isinstance(node, ir.Intrinsic) and getattr(node.entry, "writes", False):
                 self._mark(node.args[0], node.loc)
             elif isinstance(node, ir.CallDevice):
                 for index, loc in written_params(node.function).items():

@@ -10,6 +10,7 @@ largest); a packed dtype that breaks that is accessed with no alignment assumed.
 import numpy as np
 
 _KINDS = "biufc"
+BF16_FIELDS = ("bfloat16",)     # simt's bfloat16 storage struct (ir/types.py): one scalar
 
 
 def check(dtype):
@@ -23,7 +24,7 @@ def _check(dtype, where):
         _check(dtype.subdtype[0], where)
         return
     if dtype.names is None:
-        if dtype.kind not in _KINDS:
+        if dtype.kind not in _KINDS and dtype.name != "bfloat16":       # ml_dtypes' bfloat16
             raise TypeError(f"record field {where or '?'} has dtype {dtype}: record fields "
                             "hold bool, integer, floating or complex values, records, or "
                             "fixed-size arrays of them")
@@ -94,7 +95,7 @@ def leaves(dtype, path=()):
         base, shape = fdt.subdtype if fdt.subdtype is not None else (fdt, ())
         for k in range(int(np.prod(shape, dtype=np.int64))):
             step = path + ((name, k) if shape else (name,))
-            if base.names is not None:
+            if base.names is not None and base.names != BF16_FIELDS:
                 out += leaves(base, step)
             else:
                 out.append((step, base))

@@ -182,6 +182,12 @@ class DeviceArray:
             view.readonly = True
         return view
 
+    def retyped(self, shape, dtype, strides):
+        """A view of this array's memory as another dtype, shape and strides (bytes), from
+        element 0 on (``simt.float4.view``)."""
+        return DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
+                           offset=self.offset, device=self.device)
+
     def _dummy(self):
         """A NumPy array with this layout over a 1-element buffer: for layout arithmetic only.
 

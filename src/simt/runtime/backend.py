@@ -162,6 +162,14 @@ class Backend:
         """(free, total) bytes."""
         raise self.unsupported("memory queries")
 
+    def set_limit(self, name, value):
+        """cudaDeviceSetLimit: ``name`` one of limits.LIMITS, ``value`` bytes."""
+        raise self.unsupported(f"set_limit({name!r})")
+
+    def get_limit(self, name):
+        """cudaDeviceGetLimit: the value in bytes."""
+        raise self.unsupported(f"get_limit({name!r})")
+
     # ------------------------------------------------------------ memory and copies
     def alloc(self, nbytes):
         """An Allocation of at least nbytes (raise OutOfMemoryError)."""

@@ -144,14 +144,16 @@ def arg_type(value):
     simt_type = getattr(value, "simt_type", None)
     if simt_type is not None:
         t = simt_type()
-        if isinstance(t, T.Array) and t.dtype.names is not None:
+        if isinstance(t, T.Array) and isinstance(t.element, T.Record):
             _check_records(value, t)
         return t
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
+        if isinstance(value, np.ndarray) and isinstance(T.element_type(value.dtype), T.Vector):
+            _check_aligned(value)
         t = T.Array(value.dtype, value.ndim, T.layout_of(value))
-        if value.dtype.names is not None:
+        if isinstance(t.element, T.Record):
             _check_records(value, t)
         return t
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
@@ -166,9 +168,21 @@ def arg_type(value):
     return T.typeof(value)
 
 
+def _check_aligned(array):
+    """A host array of a vector type is read with vector accesses: its data must be
+    aligned as CUDA aligns the type (NumPy aligns only to the components)."""
+    t = T.element_type(array.dtype)
+    if array.ctypes.data % t.align:
+        raise TypeError(f"an array of {t.name} must start at a multiple of {t.align} bytes, "
+                        f"this one is at {array.ctypes.data:#x}; copy it (np.array(a)) or "
+                        "allocate it with simt.empty / simt.to_device")
+
+
 def _check_dtype(dtype, what):
+    if T.is_bfloat16_dtype(dtype):
+        return
     if dtype.names is not None:
-        T.Record(dtype)                 # TypeError naming a field kernels cannot take
+        T.element_type(dtype)                # a vector type's struct, else TypeError
         return
     if dtype.kind not in "biufc":
         raise TypeError(f"{what} of dtype {dtype} cannot be passed to a kernel: kernels take "

@@ -9,10 +9,11 @@ and barriers are NVVM intrinsics; math calls go to libdevice
 import numpy as np
 from llvmlite import ir as ll
 
+import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
 from ...compiler.target import FAULT_IDS, Target
-from . import loops, texlower, warp
+from . import atomics, loops, texlower, warp
 
 LIBDEVICE = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
@@ -104,6 +105,26 @@ class CudaTarget(Target):
             gv.align = 8
         return em.builder.load(gv, typ=gv.value_type)
 
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        return atomics.atomic_rmw(self, em, op, address, value, t, scope, order)
+
+    def atomic_cas(self, em, address, cmp, new, scope="device", order="relaxed"):
+        if cmp.type.width == 16:
+            return atomics.cas16(em, address, cmp, new, scope, order)
+        return super().atomic_cas(em, address, cmp, new, scope, order)
+
+    def heap_malloc(self, em, nbytes):
+        """The CUDA runtime's device malloc (the driver links it when it loads the PTX)."""
+        b = em.builder
+        raw = b.call(function(em.module, "malloc", ll.FunctionType(ptr(), [I64])), [nbytes])
+        space = ptr(self.addrspace("global"))
+        null = b.icmp_unsigned("==", b.ptrtoint(raw, I64), i64(0))
+        return b.select(null, ll.Constant(space, None), b.addrspacecast(raw, space))
+
+    def heap_free(self, em, data, loc):
+        fn = function(em.module, "free", ll.FunctionType(ll.VoidType(), [ptr()]))
+        em.builder.call(fn, [em.builder.addrspacecast(data, ptr())])
+
     # ---------------------------------------------------------------- statements
     def call_print(self, em, text, buf, count):
         fn = function(em.module, "vprintf", ll.FunctionType(I32, [ptr(), ptr()]))
@@ -112,7 +133,8 @@ class CudaTarget(Target):
     def record_fault(self, em, code, words):
         """Into host-mapped memory (readable even when the context is in trouble), then
         PTX ``exit``: the device stays usable and the runtime raises the error at the
-        next synchronizing call."""
+        next synchronizing call. simt.trap() ends with ``trap`` instead: the launch fails
+        and the context is lost, as CUDA's ``__trap()`` does."""
         b = em.builder
         gv = em.module.globals.get("simt_error_record")
         if gv is None:
@@ -130,7 +152,8 @@ class CudaTarget(Target):
         b.fence("seq_cst")
         b.branch(done)
         b.position_at_end(done)
-        b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), "exit;", "", side_effect=True), [])
+        end = "trap;" if code == fault.TRAP else "exit;"
+        b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), end, "", side_effect=True), [])
         b.unreachable()
 
     def emit_barrier(self, em, stmt):
@@ -160,7 +183,7 @@ class CudaTarget(Target):
 
 
 def _global(module, name, decl, addrspace):
-    elem = memory(decl.type.element)
+    elem = memory(T.element_type(decl.dtype))
     gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
                            addrspace=addrspace)
     gv.align = 16
