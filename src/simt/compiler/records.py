@@ -44,9 +44,11 @@ def field(fc, value, name, node):
     base, shape = fdt.subdtype
     align = records.access_align(place_align(value), t.dtype.fields[name][1])
     align = min(align, base.itemsize & -base.itemsize)
-    natural = records.natural_alignment(base) or 1
+    # what an element access would otherwise promise: a vector type's CUDA alignment (NumPy
+    # places a float4 field on a multiple of 4 only), a record's, a scalar's
+    promised = getattr(T.element_type(base), "align", None) or base.alignment
     space = _space(value)
-    view = T.Array(base, len(shape), "C", space, align=align if align < natural else None)
+    view = T.Array(base, len(shape), "C", space, align=align if align < promised else None)
     return ir.Field(view, loc, value, name)
 
 
