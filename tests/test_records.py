@@ -349,3 +349,21 @@ def test_vector_type_fields(device, rng):
     ref["pos"]["z"] = ref["m"]
     ref["q"] = [(1, 2, 3, i) for i in range(40)]
     same(a, ref)
+
+
+@simt.kernel
+def first_field(out, s):
+    out[0] = s.x + s.n
+
+
+def test_record_scalars_of_two_dtypes_are_two_signatures(device):
+    """Every record scalar is an np.void: the class cannot fix the signature, so repeated
+    launches alternating two record dtypes each run their own compile."""
+    narrow = np.array([(1.5, 2)], [("x", "<f4"), ("n", "<i2")])[0]
+    wide = np.array([(-7, 2.25)], [("n", "<i8"), ("x", "<f8")])[0]
+    out = poison(1, np.float64)
+    for _ in range(3):
+        for s, want in ((narrow, 3.5), (wide, -4.75)):
+            out[0] = np.nan
+            first_field[1, 1](out, s)
+            assert out[0] == want
