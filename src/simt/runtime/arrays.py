@@ -351,9 +351,14 @@ class DeviceArray:
             raise TypeError(f"cannot copy {self.dtype} into {other.dtype} on the device")
         order = self._contiguous_order()
         same_backend = other.device.backend is self.device.backend
-        if same_backend and order is not None and _same_layout(other, self):
+        flat = order is not None and _same_layout(other, self)
+        if same_backend and flat:
             if self.nbytes:
                 self.device.backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
+        elif flat and _cuda_pointers(self.device) and _cuda_pointers(other.device):
+            if self.nbytes:           # GPU to GPU without the host (cudaMemcpyPeer)
+                self.device.backend.copy_peer(other.ptr, other.device.backend, self.ptr,
+                                              self.nbytes, _stream_handle(stream))
         else:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
@@ -371,10 +376,53 @@ class DeviceArray:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _host_view(self):
-        """A NumPy array aliasing this array's memory (CPU device and managed memory only)."""
-        if not self.device.backend.host_accessible and not getattr(self.alloc, "managed", False):
-            raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+        """A NumPy array aliasing this array's memory (CPU device and managed memory only).
+        Where the device has no concurrent managed access (guide: unified memory on
+        devices of compute capability below 6.0, Windows), the host must not touch managed
+        memory while a kernel runs: the device is synchronized first."""
+        backend = self.device.backend
+        if not backend.host_accessible:
+            if not getattr(self.alloc, "managed", False):
+                raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+            if not backend.properties().concurrent_managed_access:
+                backend.synchronize()
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
+
+    # -- unified memory, IPC ------------------------------------------------------------
+
+    def _managed_span(self, what):
+        if not getattr(self.alloc, "managed", False):
+            raise ValueError(f"{what} applies to managed memory (simt.managed_array); this "
+                             f"array is {self.device.name} device memory")
+        low, high = _span(self.shape, self.strides, self.itemsize)
+        return self.ptr + low, high - low
+
+    def prefetch(self, device=None, stream=None):
+        """Move this managed array's pages to ``device`` (default: the current device;
+        'host' or the CPU device: host memory) in the order of ``stream``
+        (cudaMemPrefetchAsync). On the CPU device managed memory is host memory: there
+        is nothing to move, and the call only checks its arguments."""
+        from . import unified
+        ptr, nbytes = self._managed_span("prefetch")
+        unified.prefetch(self, ptr, nbytes, device, stream)
+        return self
+
+    def advise(self, advice, device=None, unset=False):
+        """cudaMemAdvise on this managed array: 'read_mostly' (pages may be copied to
+        every reader), 'preferred_location' (keep the pages on ``device``, 'host' for host
+        memory) or 'accessed_by' (keep them mapped for ``device``); ``device`` default:
+        the current one; ``unset=True`` takes the advice back. On the CPU device they
+        change nothing (managed memory is host memory, read by the host)."""
+        from . import unified
+        ptr, nbytes = self._managed_span("advise")
+        unified.advise(self, ptr, nbytes, advice, device, unset)
+        return self
+
+    def ipc_handle(self):
+        """A picklable handle another process opens with simt.open_ipc_handle
+        (cudaIpcGetMemHandle): the memory, not a copy. GPU only."""
+        from .handles import array_handle
+        return array_handle(self)
 
     # -- conveniences --------------------------------------------------------------------
 

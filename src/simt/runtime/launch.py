@@ -8,7 +8,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import stream_handle
 from ..lazy import lazy_module
-from simt.runtime import arrays
+from simt.runtime import arrays, peer
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -216,6 +216,7 @@ class Launch:
     def _launch(self, device, args):
         kernel = self.kernel
         args = adopt_foreign_arrays(args, device)
+        peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
