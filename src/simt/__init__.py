@@ -11,9 +11,13 @@ from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
                              OutOfMemoryError, NotSupportedError, ContextUnusableError)
 from .runtime.kernel import kernel, device, Kernel, DeviceFunction
 from .runtime.launch import dim3
-from .runtime.devices import devices, get_device, set_device, use_device, synchronize, Device
+from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
+                              set_device_flags)
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
+from .runtime.graphs import Graph
+from .runtime.pools import MemoryPool
+from .runtime.memory import pitched_array, copy_2d, copy_3d, host_register, host_unregister, memset
 from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
                              device_array_like, empty_like, zeros_like, asarray, from_dlpack, pinned_array, mapped_array,
                              managed_array, mem_get_info)

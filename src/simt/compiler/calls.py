@@ -199,6 +199,12 @@ def compare(fc, op, lhs, rhs, loc):
         t = T.FLOAT32                                  # exact
     if t.kind == "c" and op not in ("eq", "ne"):
         fc.fail(loc, "complex numbers are not ordered", "compare abs() or .real")
+    if t.kind == "f" and {lhs.type.kind, rhs.type.kind} == {"i", "u"}:
+        # a signed and an unsigned int that promote to float64 (one of them 64-bit): NumPy 2
+        # compares them exactly ('qQ->?'), not through float64, which rounds both to 2**63
+        kind = lambda v: T.INT64 if v.type.kind == "i" else T.UINT64      # noqa: E731
+        return ir.Compare(T.BOOL, loc, op, cast(fc, lhs, kind(lhs), loc),
+                          cast(fc, rhs, kind(rhs), loc))
     return ir.Compare(T.BOOL, loc, op, cast(fc, lhs, t, loc), cast(fc, rhs, t, loc))
 
 

@@ -279,6 +279,9 @@ class FunctionEmitter:
         return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
 
     def expr_Compare(self, e):
+        if e.lhs.type != e.rhs.type:           # int64 with uint64: exact (calls.compare)
+            return ops.mixed_sign_compare(self.builder, e.op, self.expr(e.lhs), e.lhs.type,
+                                          self.expr(e.rhs))
         return ops.compare(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.lhs.type)
 
     def expr_Logical(self, e):

@@ -15,7 +15,8 @@ from ..lang import loops
 from ..lang.registry import Static
 from . import unroll
 from .source import Source
-from .errors import fail, CompileFailure
+from .errors import fail
+from ..errors import CompileError
 from . import calls, conditional, definite, group_args
 
 
@@ -151,7 +152,7 @@ class FrontEnd:
                       _UNSUPPORTED_HINTS.get(type(node).__name__))
         try:
             return method(node)
-        except CompileFailure:
+        except CompileError:         # already says where and what: not wrapped again
             raise
         except Exception as exc:
             from ..config import config

@@ -278,6 +278,16 @@ def compare(b, op, x, y, t):
     return b.icmp_unsigned(sym, x, y)
 
 
+def mixed_sign_compare(b, op, x, xt, y):
+    """An int64 and a uint64 (either order; ``xt`` is x's type) compared exactly, as NumPy
+    2 does: both widened to i128, where each keeps its value."""
+    wide = ll.IntType(128)
+    x, y = (b.sext(x, wide), b.zext(y, wide)) if xt.kind == "i" else \
+        (b.zext(x, wide), b.sext(y, wide))
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+    return b.icmp_signed(sym, x, y)
+
+
 def unary(b, op, x, t):
     if op == "not":
         return b.xor(x, const(I1, 1))

@@ -1,12 +1,14 @@
 """The launch path: ``kernel[grid, block, shared_bytes, stream](*args)``: the launch
 configuration, its checks, the arguments' types, and the handing out of launch
 functions (binder.py) from a configuration's second launch on."""
+import weakref
+
 import numpy as np
 
 from ..ir import types as T
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
-from .streams import stream_handle
+from .streams import Stream, stream_handle
 from ..lazy import lazy_module
 from simt.runtime import arrays, peer
 
@@ -200,10 +202,23 @@ class Launch:
         self.grid = dim3_tuple(grid, "grid")
         self.block = dim3_tuple(block, "block")
         self.shared_bytes = shared_size(shared_bytes)
-        self.stream = stream
+        self.stream_ref = self.stream_parts = None
+        if isinstance(stream, Stream):      # held weakly: its table holds this Launch
+            self.stream_ref = weakref.ref(stream)
+            self.stream_parts = (stream.device, stream.impl)
+        else:
+            self.stream_value = stream
         self.prepared = {}      # argument classes -> (device, launch function)
         self.call = self        # what kernel[...] returns: the latest prepared launch
         self.used = False       # launched before: a configuration met once is not prepared
+
+    @property
+    def stream(self):
+        """The launch's stream; one the user dropped while keeping this launch function is
+        made again around the same backend stream, which this Launch keeps alive."""
+        if self.stream_ref is None:
+            return self.stream_value
+        return self.stream_ref() or Stream._wrap(*self.stream_parts)
 
     def __call__(self, *args):
         entry = self.prepared.get(tuple(map(type, args)))

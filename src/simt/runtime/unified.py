@@ -1,7 +1,6 @@
 """Unified memory hints (guide, appendix on unified memory): where managed pages should
 be, resolved to a backend (or None for host memory) before the device is asked."""
 from . import devices
-from .streams import stream_handle
 
 ADVICE = ("read_mostly", "preferred_location", "accessed_by")
 
@@ -17,7 +16,7 @@ def _target(device):
 
 def prefetch(array, ptr, nbytes, device, stream):
     target = _target(device)
-    handle = stream_handle(stream, array.device, "prefetch")
+    handle = devices.stream_handle_of(stream, array.device, "prefetch")
     array.device.backend.prefetch(ptr, nbytes, target, handle)
 
 

@@ -4,7 +4,7 @@ import ctypes
 
 import numpy as np
 
-from .launch import Launcher
+from .launch import launch
 
 _INTS = {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64}
 _UINTS = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
@@ -32,5 +32,5 @@ def launch_raw(backend, function, grid, block, shared_bytes, stream, kinds, valu
     backend.make_current()
     if shared_bytes:
         function.ensure_dynamic_shared(shared_bytes)
-    launcher = Launcher(function, [ctype(k) for k in kinds], backend)
-    launcher(grid, block, [value(k, v) for k, v in zip(kinds, values)], shared_bytes, stream)
+    launch(function, grid, block, [value(k, v) for k, v in zip(kinds, values)],
+           [ctype(k) for k in kinds], shared_bytes, stream, backend)
