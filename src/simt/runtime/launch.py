@@ -230,6 +230,7 @@ class Launch:
 
     def _launch(self, device, args):
         kernel = self.kernel
+        given = args
         args = adopt_foreign_arrays(args, device)
         peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
@@ -244,7 +245,7 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True
-        if used and types_fixed_by_class(types, args):
+        if used and args is given and types_fixed_by_class(types, args):
             native = backend.native_launch(kernel, loaded, types, self.grid, self.block,
                                            self.shared_bytes, stream)
             if native is not None:

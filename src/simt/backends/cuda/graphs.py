@@ -10,7 +10,7 @@ exec that can replay them lives.
 import ctypes
 import itertools
 
-from .driver import api, call, destroy
+from .driver import api, call, check, destroy
 from .kernels import kernel_values, place_symbols
 from ...errors import InvalidConfiguration
 from ...runtime.backend import running_host_function
@@ -55,12 +55,27 @@ def capture_id(stream):
     return int(info[1])
 
 
-def captured_host(ident, fn, args, errors):
-    """(C callback, key) of a host function captured into capture ``ident``: its entry
-    lives with the graph (take_captured), as the graph may replay it many times."""
+def capture_host(stream, ident, fn, args, errors):
+    """Record a host function into capture ``ident`` of ``stream``: its entry lives with
+    the graph (take_captured), as the graph may replay it many times. libcuda's
+    cuLaunchHostFunc is called directly: cuda.bindings' own wraps the callback in a record
+    it frees after the first call, and a graph's second replay then read freed memory."""
     entry = _HostEntry(fn, args, errors)
     _captured.setdefault(ident, []).append(entry)
-    return api().CUhostFn(ctypes.cast(_trampoline, ctypes.c_void_p).value), entry.key
+    launch = _libcuda().cuLaunchHostFunc
+    launch.argtypes = [ctypes.c_void_p, _HOST_FN, ctypes.c_void_p]
+    err = launch(int(stream), _trampoline, entry.key)
+    if err:
+        check(api().CUresult(err), "cuLaunchHostFunc")
+
+
+def _libcuda():
+    if not _lib:
+        _lib.append(ctypes.CDLL("libcuda.so.1"))
+    return _lib[0]
+
+
+_lib = []
 
 
 def take_captured(ident):

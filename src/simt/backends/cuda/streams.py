@@ -77,8 +77,7 @@ class Stream:
         driver = api()
         ident = graphs.capture_id(self.handle) if self.handle is not None else None
         if ident is not None:             # a host node of the graph: replayed many times
-            callback, key = graphs.captured_host(ident, fn, args, self.callback_errors)
-            call(driver.cuLaunchHostFunc, self.handle, callback, key)
+            graphs.capture_host(self.handle, ident, fn, args, self.callback_errors)
             return
         key = next(_keys)
         with _pending_lock:
