@@ -43,6 +43,15 @@ def test_interprocess_events_do_not_time(device):
         simt.Event(interprocess=True, timing=True)
 
 
+def test_pool_memory_is_not_shared(device):
+    stream = simt.Stream()
+    pooled = simt.device_array(16, np.float32, stream=stream)
+    with pytest.raises(simt.NotSupportedError, match="memory pool"):
+        pooled.ipc_handle()
+    pooled.free(stream)
+    stream.synchronize()
+
+
 def test_cpu_device_refuses_ipc():
     with simt.use_device("cpu"):
         with pytest.raises(simt.NotSupportedError, match="IPC memory handles.*NVIDIA GPUs"):

@@ -4,8 +4,8 @@ driver's 64 bytes plus the array's layout), so it pickles: send it through a
 multiprocessing queue or pipe.
 
 GPU only; on Linux, as CUDA's IPC. Memory from a memory pool cannot be shared this way
-(the driver refuses it: CUDA shares pools through their own export API), and a process
-cannot open its own handle (use the array itself).
+(CUDA shares pools through their own export API), and a process cannot open its own
+handle (use the array itself).
 """
 import dataclasses
 import os
@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from . import devices
+from ..errors import NotSupportedError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +48,11 @@ def _dtype_of(dtype):
 
 def array_handle(array):
     """The IpcHandle of a DeviceArray (cudaIpcGetMemHandle)."""
+    if hasattr(array.alloc.keepalive, "free_async"):
+        raise NotSupportedError("ipc_handle: this array comes from a memory pool "
+                                "(device_array(..., stream=)), which cudaIpcGetMemHandle "
+                                "cannot share; allocate it with simt.device_array(shape, "
+                                "dtype) to share it")
     handle, base_offset = array.device.backend.ipc_handle(array.alloc.ptr)
     return IpcHandle(bytes(handle), base_offset + array.offset, array.shape, array.strides,
                      _dtype_of(array.dtype), array.device.name, os.getpid())
