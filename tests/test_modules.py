@@ -225,6 +225,16 @@ def test_source_module_globals(device, rng):
     np.testing.assert_array_equal(module.get_global("counter", np.int32).copy_to_host(), values)
 
 
+def test_missing_names_are_said_in_words(device):
+    if not _gpu(device):
+        pytest.skip("GPU only")
+    module = _source_module(SAXPY)
+    with pytest.raises(simt.CudaError, match=r"no kernel named 'scale<float>'.*name_expressions"):
+        module.get_function("scale<float>")
+    with pytest.raises(simt.CudaError, match="no global named 'nothing'"):
+        module.get_global("nothing")
+
+
 def test_source_module_compile_error(device):
     if not _gpu(device):
         pytest.skip("GPU only")
@@ -258,3 +268,17 @@ def _source_module(source, **kw):
         if "NVRTC is not available" in str(exc):
             pytest.skip(str(exc))
         raise
+
+
+def test_not_found_names_the_fix():
+    module = simt.Module.__new__(simt.Module)
+    module.kind, module._lowered = "cubin", {"scale<float>": "_Z5scaleIfEvPT_S0_i"}
+
+    def lookup(symbol):
+        if symbol != "_Z5scaleIfEvPT_S0_i":
+            raise simt.CudaError("cuModuleGetFunction failed with CUDA_ERROR_NOT_FOUND")
+        return "found"
+    assert module._find("kernel", "scale<float>", lookup) == "found"     # lowered name
+    with pytest.raises(simt.CudaError, match=r"cubin module has no kernel named 'scale'.*"
+                                             r"extern \"C\""):
+        module._find("kernel", "scale", lookup)

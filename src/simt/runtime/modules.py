@@ -16,7 +16,7 @@ from .devices import get_device
 from .launch import check_config, dim3_tuple, shared_size
 from .streams import stream_handle
 from . import peer
-from ..errors import InvalidConfiguration
+from ..errors import CudaError, InvalidConfiguration
 
 POINTER = "pointer"
 _POINTER_NAMES = ("pointer", "ptr", "void*")
@@ -71,15 +71,26 @@ class Module:
         """The kernel ``name`` (its extern "C" name, a mangled name, or for a SourceModule
         a name expression given to it) as a RawKernel; ``signature``: one entry per
         parameter, a NumPy dtype or 'pointer', so Python ints and floats can be passed."""
-        symbol = self._lowered.get(name, name)
-        return RawKernel(self, name, self.impl.get_function(symbol), signature)
+        function = self._find("kernel", name, self.impl.get_function)
+        return RawKernel(self, name, function, signature)
+
+    def _find(self, what, name, lookup):
+        """``lookup(symbol)`` of a name, with the driver's not-found said in words."""
+        try:
+            return lookup(self._lowered.get(name, name))
+        except CudaError as exc:
+            if "NOT_FOUND" not in str(exc):
+                raise
+            raise CudaError(f"the {self.kind} module has no {what} named {name!r}: a C++ name "
+                            "is mangled, so declare it extern \"C\", pass its mangled name, "
+                            "or (SourceModule) list it in name_expressions") from None
 
     def get_global(self, name, dtype=np.uint8, shape=None):
         """The ``__device__`` or ``__constant__`` variable ``name`` as a DeviceArray of
         ``dtype`` (default: its bytes); ``shape`` default: as many elements as fit."""
         from .arrays import DeviceArray
         from .backend import Allocation
-        ptr, size = self.impl.get_global(self._lowered.get(name, name))
+        ptr, size = self._find("global", name, self.impl.get_global)
         dtype = np.dtype(dtype)
         if shape is None:
             shape = (size // dtype.itemsize,)
