@@ -78,6 +78,11 @@ _ERRORS = {
 }
 
 
+# Stream host functions queued and not yet run: key -> (stream, fn, args) (streams.py);
+# launch.py makes no GIL-holding launch while any is pending (the host function needs it).
+pending_host_functions = {}
+
+
 def api():
     """Return ``cuda.bindings.driver`` after ``cuInit(0)``; raise CudaError if unavailable."""
     if _api is None:

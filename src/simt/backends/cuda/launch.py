@@ -16,8 +16,7 @@ import ctypes
 import struct
 import threading
 
-from simt.backends.cuda.driver import api, check, error_name
-from simt.backends.cuda.streams import pending_host_functions
+from simt.backends.cuda.driver import api, check, error_name, pending_host_functions
 
 # ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
 _STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",

@@ -7,14 +7,14 @@ import ctypes
 import itertools
 import threading
 
-from simt.backends.cuda.driver import api, call, check, destroy, error_name
+from simt.backends.cuda.driver import (api, call, check, destroy, error_name,
+                                      pending_host_functions)
 from simt.errors import CudaError
 from simt.runtime.backend import refuse_in_host_function, running_host_function
 from . import graphs
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_pending = {}               # key -> (stream, fn, args) of host functions not yet run
-pending_host_functions = _pending    # launch.py: no GIL-holding launch while any is pending
+_pending = pending_host_functions   # key -> (stream, fn, args) of host functions not yet run
 _keys = itertools.count(1)
 _pending_lock = threading.Lock()
 
