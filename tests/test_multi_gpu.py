@@ -61,17 +61,24 @@ def test_arrays_a_kernel_cannot_reach_are_refused(monkeypatch):
 
 
 def test_a_launch_checks_where_its_arrays_live(rng):
+    """On every launch: the prepared launch function of the second launch on is bound to
+    its arrays' classes, which record their device, so another device's array goes the
+    full way and is refused there."""
+    from simt.runtime.arrays import DeviceArray
+    from simt.runtime.backend import Allocation
     with simt.use_device("cpu"):
         a = simt.to_device(random_array(rng, 8, np.float32))
         out = simt.to_device(poison(8, np.float32))
-        elsewhere = simt.to_device(random_array(rng, 8, np.float32))
-        elsewhere.device = simt.Device("cuda", 0)        # as if it were a GPU's array
+        elsewhere = DeviceArray(8, np.float32, alloc=Allocation(0x1000, 32, None),
+                                device=simt.Device("cuda", 0))   # a GPU's, made by name
+        assert type(elsewhere) is not type(a)
+        for _ in range(3):                                       # full, prepared, fast
+            add[1, 8](out, a, a)
+        np.testing.assert_array_equal(out.copy_to_host(), a.copy_to_host() * 2)
         with pytest.raises(simt.InvalidConfiguration,
                            match=r"launching 'add', argument 2: the array lives on cuda:0 "
                                  "and the kernel runs on cpu"):
             add[1, 8](out, a, elsewhere)
-        add[1, 8](out, a, a)
-        np.testing.assert_array_equal(out.copy_to_host(), a.copy_to_host() * 2)
 
 
 def test_peer_copy_and_peer_kernel(rng):

@@ -51,7 +51,7 @@ def _normalize_shape(shape):
 
 
 _SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it
-_SIG_CLASSES = {}   # that T.Array -> the DeviceArray subclass of arrays of that signature
+_SIG_CLASSES = {}   # (that T.Array, device name) -> the DeviceArray subclass of such arrays
 
 
 def _contiguous(shape, strides, itemsize, dims):
@@ -84,11 +84,12 @@ def _signature(dtype, shape, strides):
     return sig
 
 
-def _signature_class(sig):
-    """The DeviceArray subclass for one signature (named DeviceArray: users never see it)."""
-    cls = type("DeviceArray", (DeviceArray,), {"_sig": sig, "__module__": __name__,
+def _signature_class(key):
+    """The DeviceArray subclass for one (signature, device name) (named DeviceArray: users
+    never see it)."""
+    cls = type("DeviceArray", (DeviceArray,), {"_sig": key[0], "__module__": __name__,
                                                "__qualname__": "DeviceArray"})
-    return _SIG_CLASSES.setdefault(sig, cls)
+    return _SIG_CLASSES.setdefault(key, cls)
 
 
 def _stream_handle(stream):
@@ -145,10 +146,12 @@ class DeviceArray:
             alloc = _allocate(self.device, _span(self.shape, self.strides, self.itemsize)[1])
         self.alloc = alloc
         self.offset = int(offset)
-        # The layout never changes, so the class says it: a launch then finds its prepared
-        # signature from type(arg) alone (runtime/launch.py).
+        # The layout and the device never change, so the class says them: a launch then
+        # finds its prepared signature from type(arg) alone (runtime/launch.py), and an
+        # array of another device takes the full path, which checks it can be reached.
         sig = _signature(self.dtype, self.shape, self.strides)
-        self.__class__ = _SIG_CLASSES.get(sig) or _signature_class(sig)
+        key = (sig, self.device.name)
+        self.__class__ = _SIG_CLASSES.get(key) or _signature_class(key)
         flat = (alloc.ptr + self.offset, *self.shape)
         if sig.layout == "A":
             flat += tuple(st // self.dtype.itemsize for st in self.strides)

@@ -194,7 +194,7 @@ class Launch:
     the backend for its native launch and has binder.py write a launch function for the
     signature; ``kernel[...]`` then hands out that
     function, which checks its arguments' classes (a DeviceArray's class records its
-    dtype, ndim and layout) and the current device, and falls back to this object's
+    dtype, ndim, layout and device) and the current device, and falls back to this object's
     full path when they differ."""
 
     def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
