@@ -258,20 +258,19 @@ class Launch:
                 self.call = fast
 
 
-_PLAIN = (int, float, complex, bool, np.ndarray, tuple)
+_PLAIN = (int, float, complex, bool, np.ndarray, np.generic, tuple)
 
 
 def adopt_foreign_arrays(args, device):
     """Arrays of other libraries (PyTorch, CuPy, JAX, numba: anything with
     ``__cuda_array_interface__`` or ``__dlpack__``) as DeviceArrays over the same memory:
     no copy, and a kernel's writes land in the caller's tensor."""
-    if all(isinstance(a, _PLAIN) or hasattr(a, "simt_type") for a in args):
-        return args
-    return tuple(_adopt(a, device) for a in args)
+    adopted = tuple(_adopt(a, device) for a in args)
+    return args if all(a is b for a, b in zip(adopted, args)) else adopted
 
 
 def _adopt(value, device):
-    if isinstance(value, _PLAIN) or hasattr(value, "simt_type") or isinstance(value, np.generic):
+    if isinstance(value, _PLAIN) or hasattr(value, "simt_type"):
         return value
     if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
         return arrays.asarray(value, device)

@@ -184,10 +184,7 @@ def foreign_handle(stream):
 
 def _address(handle):
     """The integer address of a CUstream handle object, an int or None (0)."""
-    if handle is None:
-        return 0
-    getter = getattr(handle, "getPtr", None)
-    return int(getter()) if getter is not None else int(handle)
+    return 0 if handle is None else int(handle)     # CUstream: int() is the handle's value
 
 
 def stream_handle(stream, device, what):
