@@ -10,7 +10,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import Stream, stream_handle
 from ..lazy import lazy_module
-from simt.runtime import arrays
+from simt.runtime import arrays, peer
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -217,7 +217,7 @@ class Launch:
     the backend for its native launch and has binder.py write a launch function for the
     signature; ``kernel[...]`` then hands out that
     function, which checks its arguments' classes (a DeviceArray's class records its
-    dtype, ndim and layout) and the current device, and falls back to this object's
+    dtype, ndim, layout and device) and the current device, and falls back to this object's
     full path when they differ."""
 
     def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
@@ -255,6 +255,7 @@ class Launch:
         kernel = self.kernel
         given = args
         args = adopt_foreign_arrays(args, device)
+        peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
