@@ -13,9 +13,12 @@ from ..errors import NotSupportedError
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
     """``boundscheck``: check every index against its dimension (an out-of-bounds
-    access raises IllegalAddressError): on by default on the CPU device, off on GPUs."""
+    access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
+    ``checks``: checked mode (docs/finding-bugs.md): bounds, races, barrier divergence,
+    uninitialized reads; CPU device only, off by default."""
 
     boundscheck: bool = False
+    checks: bool = False
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once)."""
@@ -55,14 +58,3 @@ def choose(defaults, device_options, kernel_options):
     chosen = {name: value for name, value in device_options.items() if name in FIELDS}
     chosen.update(kernel_options)
     return defaults.replace(**chosen)
-
-
-def refuse_checks(checks):
-    """Checked mode (races, barrier divergence, uninitialized reads) is not built yet:
-    asking for it is an error rather than a silent no-op."""
-    if checks:
-        raise NotSupportedError(
-            "checked mode (checks=True or SIMT_CHECKS=1) is not available yet: simt does "
-            "not detect races, barrier divergence or uninitialized reads. The 'cpu' device "
-            "already checks every index (boundscheck=True, its default); unset SIMT_CHECKS "
-            "and drop checks=True")

@@ -140,6 +140,10 @@ class Target:
     def atomic_rmw(self, em, op, address, value, t):
         return em.builder.atomic_rmw(op, address, value, "monotonic")
 
+    def check_access(self, em, array, indices, address, access, label, loc):
+        """Checked mode: check one access ("read", "write", "atomic") of ``array``."""
+        raise self._missing("check_access")
+
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", self.fence_scopes.get(scope))
 

@@ -20,7 +20,9 @@ from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import interrupt, streams, texmem
+from . import checked
+from ...errors import NotSupportedError
+from . import interrupt, shadow, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -62,6 +64,7 @@ class CpuBackend(CpuMemory):
         self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
+        self.shadow = shadow.ShadowMemory()     # checked mode's view of memory
         _after_fork_in_child(self)
 
     def _after_fork(self):
@@ -74,7 +77,7 @@ class CpuBackend(CpuMemory):
     @classmethod
     def default_options(cls):
         """boundscheck: check every array index (on by default: ``compile_options``);
-        checks: checked mode, refused until it is built (runtime/devices.py)."""
+        checks: checked mode (checked.py, docs/finding-bugs.md), off by default."""
         return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
 
     def _workers(self):
@@ -103,6 +106,11 @@ class CpuBackend(CpuMemory):
         streams is done: that work may still read or write it (cudaFree waits for it too)."""
         for worker in list(self.workers):
             worker.hold(owner)
+
+    def alloc(self, nbytes, *args, **kwargs):
+        allocation = super().alloc(nbytes, *args, **kwargs)
+        self.shadow.allocated(allocation.ptr, nbytes, allocation.keepalive)
+        return allocation
 
     def _buffer(self, nbytes, alignment):
         buffer = super()._buffer(nbytes, alignment)
@@ -143,6 +151,7 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ copies in stream order
     def copy_htod(self, dst_ptr, host_array, stream=None):
+        self.shadow.written(dst_ptr, host_array.nbytes)
         if stream is not None and not _is_pinned(host_array):
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
         self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
@@ -157,9 +166,11 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
 
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        self.shadow.written(dst_ptr, nbytes)
         self._in_order(stream, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes))
 
     def memset(self, ptr, byte, nbytes, stream=None):
+        self.shadow.written(ptr, nbytes)
         self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
 
     def alloc_pinned(self, nbytes):
@@ -188,6 +199,11 @@ class CpuBackend(CpuMemory):
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
+        if loaded.binary.checked:
+            raise NotSupportedError(
+                f"checked mode does not run cooperative launches yet (kernel "
+                f"'{kernel.__name__}'): launch it without checks=True / SIMT_CHECKS=1, or "
+                f"check the parts of it that need no grid.sync() with a normal launch")
         if stream is not None:
             stream.synchronize()
         cooperative.launch_cooperative(self, kernel, loaded, grid, block, shared_bytes, args,
@@ -232,7 +248,11 @@ class CpuBackend(CpuMemory):
         """Run a kernel now, on the calling thread and the pool; returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
-        err = np.zeros(fault.WORDS, np.int64)
+        if binary.checked:
+            err, state, keep_state = self.shadow.launch_state(args, grid, block, shared_bytes +
+                                                              binary.shared_static_bytes)
+        else:
+            err = np.zeros(fault.WORDS, np.int64)
         launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
         nblocks = grid[0] * grid[1] * grid[2]
         nthreads = block[0] * block[1] * block[2]
@@ -246,9 +266,15 @@ class CpuBackend(CpuMemory):
             slots = self.arena.get("slots", slot_size)
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
-        workers = min(config.cpu_threads, nblocks)
+        # checked mode: one OS thread, the blocks in order (shadow memory takes no locks)
+        workers = 1 if binary.checked else min(config.cpu_threads, nblocks)
         interrupt.clear()
-        if workers <= 1:
+        if binary.checked:
+            state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
+            run(0, nblocks)
+            self.shadow.launch_done(state)
+            del keep_state
+        elif workers <= 1:
             run(0, nblocks)
         else:
             self._run_parallel(run, nblocks, workers)

@@ -6,7 +6,7 @@ from llvmlite import ir as ll
 from .. import hostjit as jit
 from ...compiler.lltypes import I8, I32, I64, const, function, i32, i64, ptr, value_type
 from ...compiler.target import FAULT_IDS, Target
-from . import interrupt, textures
+from . import checked, interrupt, textures
 from ...ir import nodes as ir
 import simt.fault as fault
 
@@ -64,6 +64,8 @@ class CpuTarget(Target):
 
     def symbol_data(self, em, decl):
         return em.symbol_pointer(self.symbol_index(decl))
+
+    check_access = staticmethod(checked.check_access)
 
     def atomic_rmw(self, em, op, address, value, t):
         if em.block_private:
