@@ -105,7 +105,8 @@ def test_options_one_default_per_device():
     with simt.use_device("cpu"):
         checked = k.llvm_ir(SIG)
     assert checked != unchecked and len(k.compiled) == 2
-    assert {key[2] for key in k.compiled} == {"boundscheck=True", "boundscheck=False"}
+    assert {key[2] for key in k.compiled} == {"boundscheck=True;checks=False",
+                                              "boundscheck=False;checks=False"}
 
 
 def test_unknown_kernel_option_lists_the_valid_ones():
