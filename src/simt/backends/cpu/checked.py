@@ -6,11 +6,15 @@ Every load, store and atomic on global or shared memory calls ``simt.chk``, whic
 the element's shadow record and compares this access with the last write and the last
 two reads of the element. Threads are named ``who`` = (linear block << 10 | linear
 thread) + 1; accesses are stamped with ``gen``, a counter of the launch's sync points
-that grows at each block's start, each barrier and each ``syncwarp``. Two accesses of
-different threads are ordered when a barrier of their block (``block_last``), or a
-``syncwarp`` of their warp (``warp_last``), came between them; accesses of different
-blocks never are (global memory). A launch in checked mode runs its blocks one after
-the other on one OS thread, so this state needs no locks.
+that grows at each block's start, each barrier, each ``syncwarp`` and each atomic. Two
+accesses of different threads are ordered when a barrier of their block
+(``block_last``), or a ``syncwarp`` of their warp (``warp_last``), came between them, or
+when the later thread's atomic read what an atomic after the earlier access wrote (a
+lock: ``acquired``, this thread's since its turn in the thread loop began); accesses of
+different blocks are otherwise never ordered (global memory). Only plain writes race:
+a plain read next to atomics (the first guess of a compare-and-swap loop) does not.
+A launch in checked mode runs its blocks one after the other on one OS thread, so this
+state needs no locks.
 
 A read of an element nothing wrote is held back (``pending``) until the next barrier or
 the block's end: a later write by another thread in between makes it a race (the thread
@@ -24,7 +28,7 @@ from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
 
 # the checker's state: int64 words after the fault record (shadow.py fills them)
 GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
-SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING = range(9, 15)
+SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING, ACQUIRED = range(9, 16)
 WARP_LAST = 16
 STATE_WORDS = WARP_LAST + 32
 # a shadow record: int32 words
@@ -159,6 +163,8 @@ def _checker(module):
         within = b.and_(since_barrier, b.or_(b.not_(same_warp), since_syncwarp))
         across = b.not_(is_shared)      # shared memory of another block is another memory
         unordered = b.select(same_block, within, across)
+        since_acquired = b.icmp_signed(">=", when, b.trunc(load(ACQUIRED), I32))
+        unordered = b.and_(unordered, since_acquired)
         other_thread = b.and_(b.icmp_unsigned("!=", who, i32(0)), b.icmp_unsigned("!=", who, me))
         return b.and_(b.and_(other_thread, this_launch), unordered)
 
@@ -185,11 +191,11 @@ def _checker(module):
     b.call(_reporter(module), [st, i32(0), me, here, i32(0), i32(0), kind])
     _record_read(b, field_ptr, get, concurrent, me, gen, here)
     b.ret(i32(NOTED))
-    # the last write, by another thread, not ordered before this access: a race (unless
-    # both are atomics)
+    # the last write, by another thread, not ordered before this access: a race when one
+    # of the two is a plain write
     b.position_at_end(blocks["inited"])
-    both_atomic = b.and_(w_atomic, b.icmp_unsigned("==", kind, i32(fault.ATOMIC)))
-    race = b.and_(concurrent(w_who, w_gen), b.not_(both_atomic))
+    plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", kind, i32(fault.WRITE)))
+    race = b.and_(concurrent(w_who, w_gen), plain)
     b.cbranch(race, blocks["wrace"], blocks["wok"])
     b.position_at_end(blocks["wrace"])
     report(fault.RACE, w_who, get(W_SITE),
@@ -199,21 +205,38 @@ def _checker(module):
     b.position_at_end(blocks["read"])
     _record_read(b, field_ptr, get, concurrent, me, gen, here)
     b.ret(i32(0))
-    # a write or an atomic: against the reads since the last write
+    # a plain write: against the reads since the last write; an atomic: acquires what the
+    # last atomic on the element released, and is a new point in the order
     b.position_at_end(blocks["write"])
-    b.cbranch(concurrent(get(R1_WHO), get(R1_GEN)), blocks["r1race"], blocks["r1ok"])
+    is_atomic = b.icmp_unsigned("==", kind, i32(fault.ATOMIC))
+    other = b.and_(is_atomic, b.and_(b.icmp_unsigned("!=", w_who, i32(0)),
+                                     b.icmp_unsigned("!=", w_who, me)))
+    acquired_ptr = word(b, st, ACQUIRED)
+    acquired = b.load(acquired_ptr, typ=I64)
+    later = b.icmp_signed(">", b.sext(w_gen, I64), acquired)
+    b.store(b.select(b.and_(other, later), b.sext(w_gen, I64), acquired), acquired_ptr)
+    new_gen = b.add(load(GEN), b.zext(is_atomic, I64))
+    b.store(new_gen, word(b, st, GEN))
+    gen = b.trunc(new_gen, I32)
+    reader_race = b.and_(b.not_(is_atomic), concurrent(get(R1_WHO), get(R1_GEN)))
+    b.cbranch(reader_race, blocks["r1race"], blocks["r1ok"])
     b.position_at_end(blocks["r1race"])
     report(fault.RACE, get(R1_WHO), get(R1_SITE), i32(fault.READ))
     b.position_at_end(blocks["r1ok"])
-    b.cbranch(concurrent(get(R2_WHO), get(R2_GEN)), blocks["r2race"], blocks["store"])
+    reader_race = b.and_(b.not_(is_atomic), concurrent(get(R2_WHO), get(R2_GEN)))
+    b.cbranch(reader_race, blocks["r2race"], blocks["store"])
     b.position_at_end(blocks["r2race"])
     report(fault.RACE, get(R2_WHO), get(R2_SITE), i32(fault.READ))
     b.position_at_end(blocks["store"])
-    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here), (R1_WHO, i32(0)),
-                     (R2_WHO, i32(0))):
-        b.store(value, field_ptr(k))
-    atomic = b.zext(b.icmp_unsigned("==", kind, i32(fault.ATOMIC)), I32)
-    b.store(b.or_(i32(INIT_FLAG), atomic), field_ptr(FLAGS))
+    # an atomic after this thread's own plain write keeps that write on record: the
+    # other threads' atomics race with it
+    keep = b.and_(is_atomic, b.and_(b.not_(w_atomic), b.icmp_unsigned("==", w_who, me)))
+    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here)):
+        b.store(b.select(keep, get(k), value), field_ptr(k))
+    for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
+        b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
+    atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
+    b.store(b.or_(i32(INIT_FLAG), atomic_flag), field_ptr(FLAGS))
     b.ret(i32(0))
     return fn
 
@@ -306,6 +329,7 @@ def thread_start(em, block_lin):
     who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
                 i32(1))
     b.store(b.zext(who, I64), word(b, state(em), ME))
+    b.store(i64(0), word(b, state(em), ACQUIRED))
 
 
 def barrier(em, stmt, guards, flag_sites):
@@ -375,7 +399,8 @@ def syncwarp_done(em, lanes):
 
 def check_mask(em, lanes, mask, loc):
     """A warp function whose mask names a lane of the warp that did not make this call
-    (it returned, or is elsewhere); lanes past the end of a partial warp are excused."""
+    (it is elsewhere): lanes that returned, and lanes past the end of a partial warp,
+    are excused (the guide: "all non-exited threads named in mask")."""
     b = em.builder
     counter = em.alloca(I32, name="mask_lane")
     b.store(i32(0), counter)
@@ -388,6 +413,11 @@ def check_mask(em, lanes, mask, loc):
     b.position_at_end(test)
     named = b.icmp_unsigned("!=", b.and_(b.lshr(mask, lane), i32(1)), i32(0))
     absent = b.and_(named, b.not_(lanes.present(lane)))
+    if em.exited:
+        base, lltype = em.slot_layout[em.exited]
+        flag = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
+                      typ=lltype)
+        absent = b.and_(absent, b.icmp_unsigned("==", flag, ll.Constant(lltype, 0)))
     b.cbranch(absent, bad, step)
     b.position_at_end(bad)
     me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)

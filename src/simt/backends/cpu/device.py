@@ -112,6 +112,11 @@ class CpuBackend(CpuMemory):
         self.shadow.allocated(allocation.ptr, nbytes, allocation.keepalive)
         return allocation
 
+    def alloc_managed(self, nbytes):
+        allocation = super().alloc_managed(nbytes)
+        self.shadow.written(allocation.ptr, nbytes)      # the host writes it directly
+        return allocation
+
     def _buffer(self, nbytes, alignment):
         buffer = super()._buffer(nbytes, alignment)
         root, live = _root(buffer), self.live
@@ -249,8 +254,13 @@ class CpuBackend(CpuMemory):
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         if binary.checked:
-            err, state, keep_state = self.shadow.launch_state(args, grid, block, shared_bytes +
-                                                              binary.shared_static_bytes)
+            self.shadow.lock.acquire()
+            try:
+                err, state, keep_state = self.shadow.launch_state(
+                    args, grid, block, shared_bytes + binary.shared_static_bytes)
+            except BaseException:
+                self.shadow.lock.release()
+                raise
         else:
             err = np.zeros(fault.WORDS, np.int64)
         launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
@@ -270,9 +280,12 @@ class CpuBackend(CpuMemory):
         workers = 1 if binary.checked else min(config.cpu_threads, nblocks)
         interrupt.clear()
         if binary.checked:
-            state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
-            run(0, nblocks)
-            self.shadow.launch_done(state)
+            try:
+                state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
+                run(0, nblocks)
+                self.shadow.launch_done(state)
+            finally:
+                self.shadow.lock.release()
             del keep_state
         elif workers <= 1:
             run(0, nblocks)

@@ -9,6 +9,7 @@ an allocation that has no shadow yet marks all of it). Shared memory has one rec
 byte, reused by every block: records are stamped with the launch's sync counter, so
 nothing needs clearing between blocks or launches.
 """
+import threading
 import weakref
 
 import numpy as np
@@ -48,6 +49,7 @@ class ShadowMemory:
         self.shadows = {}            # base -> Shadow
         self.gen = 1                 # the next launch's first stamp
         self.shared = np.zeros(0, np.int32)
+        self.lock = threading.Lock()     # one checked launch at a time (host threads, streams)
 
     def allocated(self, base, nbytes, owner):
         """A new allocation: uninitialized until something writes it."""
