@@ -41,11 +41,17 @@ def timed(fn, budget_s=1.5, most=10, least=3):
     return C.median(times) * 1e3
 
 
+SQUARE = ("matmul", "stencil", "transpose", "julia", "raytrace")   # n is a side
+
+
 def scaled(case, scale):
+    """The CPU size with ``scale`` times the elements (shadow memory is 40 bytes per
+    element: the full CPU sizes would need gigabytes)."""
     size = case.size("cpu", sms=THREADS)
     if scale != 1:
-        size = {k: (max(1, int(v * scale)) if k in ("n", "rows", "m") and isinstance(v, int)
-                    else v) for k, v in size.items()}
+        side = case.workload in SQUARE
+        factor = scale ** 0.5 if side else scale
+        size["n"] = max(32, int(size["n"] * factor) // 32 * 32)
     return size
 
 
@@ -108,8 +114,8 @@ def table(results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=None)
-    ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiply the CPU sizes' n/rows/m by this (smaller: faster)")
+    ap.add_argument("--scale", type=float, default=0.125,
+                    help="the bench's CPU sizes times this many elements (default 1/8)")
     args = ap.parse_args()
     import simt
     from workloads import all_cases
