@@ -534,3 +534,17 @@ def test_checks_off_generate_no_checker_code():
     with simt.use_device("cpu", checks=True):
         checked = fixed_shared.llvm_ir(sig)
     assert "simt.chk" not in plain and "simt.chk" in checked
+
+
+COUNTER = simt.Global(1, np.int32)
+
+
+@simt.kernel
+def bump_global():
+    COUNTER[0] += 1                                            # <- global_symbol
+
+
+def test_module_level_global_arrays_are_checked(checked):
+    with pytest.raises(simt.RaceConditionError) as info:
+        run(bump_global, 1, 4)
+    assert_threads(info.value, (B0, t(1)), (B0, t(0)), "global_symbol", "global_symbol")

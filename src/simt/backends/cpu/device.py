@@ -256,8 +256,9 @@ class CpuBackend(CpuMemory):
         if binary.checked:
             self.shadow.lock.acquire()
             try:
+                arrays = list(args) + [getattr(s, "host", None) for s in symbols]
                 err, state, keep_state = self.shadow.launch_state(
-                    args, grid, block, shared_bytes + binary.shared_static_bytes)
+                    arrays, grid, block, shared_bytes + binary.shared_static_bytes)
             except BaseException:
                 self.shadow.lock.release()
                 raise

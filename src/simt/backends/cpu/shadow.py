@@ -83,7 +83,8 @@ class ShadowMemory:
         return found
 
     def launch_state(self, args, grid, block, shared_bytes):
-        """The fault record plus checker state of one launch, and what it must keep alive."""
+        """The fault record plus checker state of one launch, and what it must keep alive.
+        ``args``: the launch's arguments and the module-level arrays it uses."""
         if self.gen > RESET_AT:
             for shadow in self.shadows.values():
                 shadow.forget_accesses()
