@@ -42,6 +42,7 @@ def timed(fn, budget_s=1.5, most=10, least=3):
 
 
 SQUARE = ("matmul", "stencil", "transpose", "julia", "raytrace")   # n is a side
+MINIMUM = {"scan": 1 << 20}          # its second kernel needs 1024 blocks at least
 
 
 def scaled(case, scale):
@@ -51,7 +52,7 @@ def scaled(case, scale):
     if scale != 1:
         side = case.workload in SQUARE
         factor = scale ** 0.5 if side else scale
-        size["n"] = max(32, int(size["n"] * factor) // 32 * 32)
+        size["n"] = max(MINIMUM.get(case.workload, 32), int(size["n"] * factor) // 32 * 32)
     return size
 
 

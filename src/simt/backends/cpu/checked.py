@@ -30,7 +30,9 @@ from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
 GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
 SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING, ACQUIRED = range(9, 16)
 WARP_LAST = 16
-STATE_WORDS = WARP_LAST + 32
+SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry it last hit
+SITE_SLOTS = 64
+STATE_WORDS = SITE_CACHE + SITE_SLOTS
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10
@@ -93,9 +95,11 @@ def _checker(module):
         return module.globals[name]
     fn = ll.Function(module, ll.FunctionType(I32, [ptr(), I64, I32, I32]), name)
     fn.linkage = "internal"
+    fn.attributes.add("noinline")
     st, addr, kind, here = fn.args
     blocks = {n: fn.append_basic_block(n) for n in (
-        "entry", "global", "scan", "probe", "next", "none", "found", "record", "uninit",
+        "entry", "global", "scan", "probe", "next", "none", "found", "record", "fast_read",
+        "not_fast_read", "fast_write", "slow", "uninit",
         "note", "inited", "wrace", "wok", "read", "write", "r1race", "r1ok", "r2race",
         "store")}
     b = ll.IRBuilder(blocks["entry"])
@@ -111,26 +115,37 @@ def _checker(module):
     shared_rec = b.gep(b.inttoptr(load(SHARED_SHADOW), ptr()),
                        [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
     b.cbranch(shared, blocks["record"], blocks["global"])
-    # global memory: the launch's table of (base, end, shadow, shift), one per allocation
+    # global memory: the launch's table of (base, end, shadow, shift), one per allocation;
+    # first the entry this access site hit last time
     b.position_at_end(blocks["global"])
     table = b.inttoptr(load(TABLE), ptr())
     count = load(TABLE_SIZE)
-    b.branch(blocks["scan"])
+    cache = b.gep(st, [b.add(i64(SITE_CACHE), b.zext(b.and_(here, i32(SITE_SLOTS - 1)), I64))],
+                  source_etype=I64)
+    first = b.load(cache, typ=I64)
+    b.branch(blocks["probe"])
     b.position_at_end(blocks["scan"])
     i = b.phi(I64)
-    i.add_incoming(i64(0), blocks["global"])
     b.cbranch(b.icmp_unsigned("<", i, count), blocks["probe"], blocks["none"])
     b.position_at_end(blocks["probe"])
-    entry = b.gep(table, [b.mul(i, i64(4))], source_etype=I64)
+    at = b.phi(I64)
+    at.add_incoming(first, blocks["global"])
+    at.add_incoming(i, blocks["scan"])
+    scanning = b.phi(I1)
+    scanning.add_incoming(ll.Constant(I1, 0), blocks["global"])
+    scanning.add_incoming(ll.Constant(I1, 1), blocks["scan"])
+    entry = b.gep(table, [b.mul(at, i64(4))], source_etype=I64)
     field = [b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64) for k in range(4)]
     inside = b.and_(b.icmp_unsigned(">=", addr, field[0]), b.icmp_unsigned("<", addr, field[1]))
     b.cbranch(inside, blocks["found"], blocks["next"])
     b.position_at_end(blocks["next"])
-    i.add_incoming(b.add(i, i64(1)), blocks["next"])
+    following = b.select(scanning, b.add(at, i64(1)), i64(0))
+    i.add_incoming(following, blocks["next"])
     b.branch(blocks["scan"])
     b.position_at_end(blocks["none"])
     b.ret(i32(0))                   # memory simt did not hand out: nothing to check
     b.position_at_end(blocks["found"])
+    b.store(at, cache)
     index = b.lshr(b.sub(addr, field[0]), field[3])
     global_rec = b.gep(b.inttoptr(field[2], ptr()), [b.mul(index, i64(RECORD_WORDS))],
                        source_etype=I32)
@@ -180,6 +195,38 @@ def _checker(module):
     written = b.icmp_unsigned("!=", b.and_(flags, i32(INIT_FLAG)), i32(0))
     fresh = b.icmp_signed(">=", w_gen, b.trunc(load(BLOCK_START), I32))
     written = b.and_(written, b.or_(b.not_(is_shared), fresh))
+    # the fast path: the element's last write and reads are this thread's, or older than
+    # this launch (shared memory: than this block), so no other thread is involved
+    start = b.trunc(b.select(is_shared, load(BLOCK_START), load(BASE)), I32)
+
+    def alone(who, when):
+        return b.or_(b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me)),
+                     b.icmp_signed("<", when, start))
+    r1_who, r1_gen = get(R1_WHO), get(R1_GEN)
+    w_alone, r1_alone = alone(w_who, w_gen), alone(r1_who, r1_gen)
+    quiet = b.and_(w_alone, r1_alone)
+    # a read after no other thread's write: kept in the first reader's slot when that
+    # one is free, or a thread of this block before its last barrier; else in the second
+    fast_read = b.and_(b.and_(w_alone, written), b.icmp_unsigned("==", kind, i32(fault.READ)))
+    b.cbranch(fast_read, blocks["fast_read"], blocks["not_fast_read"])
+    b.position_at_end(blocks["fast_read"])
+    same_block = b.icmp_unsigned("==", b.lshr(b.sub(r1_who, i32(1)), i32(10)),
+                                 b.lshr(b.sub(me, i32(1)), i32(10)))
+    before = b.and_(same_block, b.icmp_signed("<", r1_gen, b.trunc(load(BLOCK_LAST), I32)))
+    first_slot = b.or_(r1_alone, before)
+    for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, here)):
+        b.store(value, b.select(first_slot, field_ptr(k1), field_ptr(k2)))
+    b.ret(i32(0))
+    b.position_at_end(blocks["not_fast_read"])
+    fast_write = b.and_(b.and_(quiet, alone(get(R2_WHO), get(R2_GEN))),
+                        b.icmp_unsigned("==", kind, i32(fault.WRITE)))
+    b.cbranch(fast_write, blocks["fast_write"], blocks["slow"])
+    b.position_at_end(blocks["fast_write"])
+    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here), (FLAGS, i32(INIT_FLAG)),
+                     (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+        b.store(value, field_ptr(k))
+    b.ret(i32(0))
+    b.position_at_end(blocks["slow"])
     reads = b.icmp_unsigned("!=", kind, i32(fault.WRITE))
     b.cbranch(b.and_(reads, b.not_(written)), blocks["uninit"], blocks["inited"])
     b.position_at_end(blocks["uninit"])
