@@ -195,27 +195,27 @@ def _checker(module):
     written = b.icmp_unsigned("!=", b.and_(flags, i32(INIT_FLAG)), i32(0))
     fresh = b.icmp_signed(">=", w_gen, b.trunc(load(BLOCK_START), I32))
     written = b.and_(written, b.or_(b.not_(is_shared), fresh))
-    # the fast path: the element's last write and reads are this thread's, or older than
-    # this launch (shared memory: than this block), so no other thread is involved
+    # the fast path: the element's last write and reads are this thread's, older than
+    # this launch (shared memory: than this block), or of this block before its last
+    # barrier, so no other thread's access can race with this one
     start = b.trunc(b.select(is_shared, load(BLOCK_START), load(BASE)), I32)
+    block_last = b.trunc(load(BLOCK_LAST), I32)
+    my_block = b.lshr(b.sub(me, i32(1)), i32(10))
 
     def alone(who, when):
-        return b.or_(b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me)),
-                     b.icmp_signed("<", when, start))
-    r1_who, r1_gen = get(R1_WHO), get(R1_GEN)
-    w_alone, r1_alone = alone(w_who, w_gen), alone(r1_who, r1_gen)
+        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
+        same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)), my_block)
+        barrier = b.and_(same_block, b.icmp_signed("<", when, block_last))
+        return b.or_(b.or_(mine, b.icmp_signed("<", when, start)), barrier)
+    w_alone, r1_alone = alone(w_who, w_gen), alone(get(R1_WHO), get(R1_GEN))
     quiet = b.and_(w_alone, r1_alone)
     # a read after no other thread's write: kept in the first reader's slot when that
-    # one is free, or a thread of this block before its last barrier; else in the second
+    # one is alone too, else in the second
     fast_read = b.and_(b.and_(w_alone, written), b.icmp_unsigned("==", kind, i32(fault.READ)))
     b.cbranch(fast_read, blocks["fast_read"], blocks["not_fast_read"])
     b.position_at_end(blocks["fast_read"])
-    same_block = b.icmp_unsigned("==", b.lshr(b.sub(r1_who, i32(1)), i32(10)),
-                                 b.lshr(b.sub(me, i32(1)), i32(10)))
-    before = b.and_(same_block, b.icmp_signed("<", r1_gen, b.trunc(load(BLOCK_LAST), I32)))
-    first_slot = b.or_(r1_alone, before)
     for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, here)):
-        b.store(value, b.select(first_slot, field_ptr(k1), field_ptr(k2)))
+        b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
     b.ret(i32(0))
     b.position_at_end(blocks["not_fast_read"])
     fast_write = b.and_(b.and_(quiet, alone(get(R2_WHO), get(R2_GEN))),
