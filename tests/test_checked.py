@@ -527,7 +527,8 @@ def test_simt_checks_selects_checked_mode(monkeypatch):
         assert device.options["checks"] is False
 
 
-def test_checks_off_generate_no_checker_code():
+def test_checks_off_generate_no_checker_code(monkeypatch):
+    monkeypatch.setattr(config, "checks", False)          # also under SIMT_CHECKS=1
     sig = "void(float32[::1])"
     with simt.use_device("cpu"):
         plain = fixed_shared.llvm_ir(sig)
