@@ -24,6 +24,7 @@ from . import checked
 from ...errors import NotSupportedError
 from . import interrupt, shadow, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
+from . import heap            # registers simt_cpu_malloc and simt_cpu_free
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -127,6 +128,20 @@ class CpuBackend(CpuMemory):
         """Bytes of device and pinned memory this process holds: the CPU device's own
         accounting (mem_get_info reports the whole machine's), for leak checks."""
         return sum(nbytes for _, nbytes in list(self.live.values()))
+
+    # ------------------------------------------------------------ limits
+    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
+                "stack_size": "its kernel threads run on the host threads' stacks"}
+
+    def set_limit(self, name, value):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        heap.set_size(value)
+
+    def get_limit(self, name):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        return heap.size()
 
     # ------------------------------------------------------------ streams (see streams.py)
     def create_stream(self, non_blocking=False, priority=0):
