@@ -492,6 +492,17 @@ def locked_sum(mutex, total, data, slots):
 
 
 @simt.kernel
+def publish(data, flag, out):
+    if blockIdx.x == 0:                          # release / acquire through a flag
+        data[0] = 42
+        simt.atomic.store(flag, 0, 1, order="release")
+    else:
+        while simt.atomic.load(flag, 0, order="acquire") == 0:
+            pass
+        out[0] = data[0]
+
+
+@simt.kernel
 def init_races_atomics(counts):
     if threadIdx.x == 0:
         counts[0] = 0                                          # <- init_write
@@ -502,9 +513,12 @@ def test_atomics_order_a_lock_and_a_plain_write_races_with_them(checked):
     mutex, total, slots = simt.zeros(1, np.int32), simt.zeros(1, np.float32), simt.zeros(1, np.int32)
     run(locked_sum, 4, 8, mutex, total, ones(4), slots)
     assert total.copy_to_host()[0] == 10 and slots.copy_to_host()[0] == 32
+    out = simt.zeros(1, np.int32)
+    run(publish, 2, 1, simt.device_array(1, np.int32), simt.device_array(1, np.int32), out)
+    assert out.copy_to_host()[0] == 42
     error = reported(simt.RaceConditionError, init_races_atomics, 1, 8, simt.zeros(1, np.int32))
     assert_threads(error, (B0, t(1)), (B0, t(0)), "init_atomic", "init_write")
-    assert "atomically updates" in str(error)
+    assert "atomically accesses" in str(error)
 
 
 # ---------------------------------------------------------------- the mode itself

@@ -37,9 +37,10 @@ BARRIER_DIVERGENCE = 9   # a barrier some live thread of the block does not reac
 WARP_MASK = 10           # a warp collective whose mask names a lane that is not there
 
 # what an access was, in the "accesses" word (mine | other << 4)
-READ, WRITE, ATOMIC = 1, 2, 3
-_VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"), ATOMIC: ("atomically updates",
-                                                                        "atomically updated")}
+READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
+_VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"),
+          ATOMIC: ("atomically accesses", "atomically accessed"),
+          ATOMIC_STORE: ("atomically writes", "atomically wrote")}
 
 MESSAGE_BASE = 1000
 

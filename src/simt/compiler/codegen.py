@@ -373,7 +373,8 @@ class FunctionEmitter:
     # ------------------------------------------------------------ memory
     def element_address(self, array, indices, label, loc, access=None):
         """The address of ``array[indices]``, each index checked when boundscheck is on;
-        in checked mode an ``access`` ("read", "atomic") is checked too."""
+        in checked mode an ``access`` ("read", "write", "atomic", "atomic_store") is
+        checked too."""
         b = self.builder
         offset = None
         for d, index in enumerate(indices):

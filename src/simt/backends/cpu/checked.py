@@ -38,7 +38,8 @@ W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = 
 RECORD_WORDS = 10
 ATOMIC_FLAG, INIT_FLAG = 1, 2
 LINE_BITS = 20              # a site is file id << LINE_BITS | line
-KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC}
+KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
+         "atomic_store": fault.ATOMIC_STORE}
 CHECKED_SPACES = ("global", "shared", "dynamic_shared", "generic")
 
 REPORT, NOTED = 1, 2        # what simt.chk returns besides 0 (fine)
@@ -227,7 +228,8 @@ def _checker(module):
         b.store(value, field_ptr(k))
     b.ret(i32(0))
     b.position_at_end(blocks["slow"])
-    reads = b.icmp_unsigned("!=", kind, i32(fault.WRITE))
+    reads = b.icmp_unsigned("<", kind, i32(fault.ATOMIC_STORE))
+    reads = b.and_(reads, b.icmp_unsigned("!=", kind, i32(fault.WRITE)))
     b.cbranch(b.and_(reads, b.not_(written)), blocks["uninit"], blocks["inited"])
     b.position_at_end(blocks["uninit"])
     pending = word(b, st, PENDING)
@@ -255,7 +257,7 @@ def _checker(module):
     # a plain write: against the reads since the last write; an atomic: acquires what the
     # last atomic on the element released, and is a new point in the order
     b.position_at_end(blocks["write"])
-    is_atomic = b.icmp_unsigned("==", kind, i32(fault.ATOMIC))
+    is_atomic = b.icmp_unsigned(">=", kind, i32(fault.ATOMIC))
     other = b.and_(is_atomic, b.and_(b.icmp_unsigned("!=", w_who, i32(0)),
                                      b.icmp_unsigned("!=", w_who, me)))
     acquired_ptr = word(b, st, ACQUIRED)
