@@ -573,3 +573,20 @@ def test_checked_mode_is_a_cpu_device_option():
         k.ptx("void(float32[::1])")
     with pytest.raises(TypeError, match="checks is True or False"):
         simt.kernel(checks="yes")(fixed_shared.pyfunc)
+
+
+@simt.kernel
+def tile_barriers(out):
+    tile = simt.cg.tiled_partition(simt.cg.this_thread_block(), 64)
+    i = threadIdx.x
+    if i < 64:                                   # the whole first tile: fine
+        tile.sync()
+    if i % 64 < 32:                              # half of each tile
+        tile.sync()                                            # <- tile_diverge
+    out[i] = 1
+
+
+def test_tile_barriers_check_their_own_tile(checked):
+    out = simt.zeros(128, np.int32)
+    error = reported(simt.BarrierDivergenceError, tile_barriers, 1, 128, out)
+    assert_threads(error, (B0, t(0)), (B0, t(32)), "tile_diverge")

@@ -382,9 +382,11 @@ def thread_start(em, block_lin):
 
 
 def barrier(em, stmt, guards, flag_sites):
-    """Before a barrier's thread loops: every thread that has not returned must reach
-    it. With guards (a barrier under a branch or loop whose condition differs between
-    threads) the threads that fail them, and have not returned, did not."""
+    """Before a barrier's thread loops: every thread of the block (of its tile, for a
+    tile barrier) that has not returned must reach it. With guards (a barrier under a
+    branch or loop whose condition differs between threads) the threads that fail them,
+    and have not returned, did not. A tile barrier orders accesses as a block barrier
+    does here (a race between two tiles across it is not seen)."""
     settle(em)
     if guards:
         _arrivals(em, stmt, guards, flag_sites)
@@ -392,41 +394,56 @@ def barrier(em, stmt, guards, flag_sites):
 
 
 def _arrivals(em, stmt, guards, flag_sites):
-    arrived = em.alloca(I32, name="arrived")
-    missing = em.alloca(I32, name="missing")
-    missing_site = em.alloca(I32, name="missing_site")
+    """Walk the block's threads in order, group by group (the block, or each tile of
+    ``stmt.tile``): the first group with a thread that arrived and a live one that did
+    not is reported, naming the first of each and where the second went another way."""
+    names = ("group", "arrived", "missing", "missing_site", "found_a", "found_m", "found_site")
+    slots = {n: em.alloca(I32, name=n) for n in names}
     b = em.builder
-    for slot in (arrived, missing, missing_site):
+    for slot in slots.values():
         b.store(i32(0), slot)
+    size = getattr(stmt, "tile", 0) or 1 << 20
 
     def visit():
         b = em.builder
+
+        def get(n):
+            return b.load(slots[n], typ=I32)
         who = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        group = b.trunc(b.udiv(em.flat_tid, i64(size)), I32)
+        same = b.icmp_unsigned("==", group, get("group"))
+        b.store(group, slots["group"])
+        for n in ("arrived", "missing", "missing_site"):      # a new group starts over
+            b.store(b.select(same, get(n), i32(0)), slots[n])
         here = em.guard(guards, check_exit=False)
         live = ll.Constant(I1, 1)
         if em.exited:
             live = b.icmp_unsigned("==", b.load(em.var_ptr(em.exited), typ=I8), ll.Constant(I8, 0))
-        first_arrival = b.and_(here, b.icmp_unsigned("==", b.load(arrived, typ=I32), i32(0)))
-        b.store(b.select(first_arrival, who, b.load(arrived, typ=I32)), arrived)
-        away = b.and_(b.and_(live, b.not_(here)),
-                      b.icmp_unsigned("==", b.load(missing, typ=I32), i32(0)))
-        b.store(b.select(away, who, b.load(missing, typ=I32)), missing)
+        first_arrival = b.and_(here, b.icmp_unsigned("==", get("arrived"), i32(0)))
+        b.store(b.select(first_arrival, who, get("arrived")), slots["arrived"])
+        away = b.and_(b.and_(live, b.not_(here)), b.icmp_unsigned("==", get("missing"), i32(0)))
+        b.store(b.select(away, who, get("missing")), slots["missing"])
         where = i32(0)
         for flag, expected in reversed(guards):
             value = b.load(em.var_ptr(flag), typ=I8)
             failed = b.icmp_unsigned("!=", value, ll.Constant(I8, expected))
             where = b.select(failed, i32(flag_sites.get(flag, 0)), where)
-        b.store(b.select(away, where, b.load(missing_site, typ=I32)), missing_site)
+        b.store(b.select(away, where, get("missing_site")), slots["missing_site"])
+        both = b.and_(b.icmp_unsigned("!=", get("arrived"), i32(0)),
+                      b.icmp_unsigned("!=", get("missing"), i32(0)))
+        first = b.and_(both, b.icmp_unsigned("==", get("found_a"), i32(0)))
+        for mine, found in (("arrived", "found_a"), ("missing", "found_m"),
+                            ("missing_site", "found_site")):
+            b.store(b.select(first, get(mine), get(found)), slots[found])
     em.thread_loop(visit, [], check_exit=False)
     b = em.builder
-    a, m = b.load(arrived, typ=I32), b.load(missing, typ=I32)
-    diverged = b.and_(b.icmp_unsigned("!=", a, i32(0)), b.icmp_unsigned("!=", m, i32(0)))
+    a = b.load(slots["found_a"], typ=I32)
     stop, go = em.new_block("barrier_divergence"), em.new_block("barrier_reached")
-    b.cbranch(diverged, stop, go)
+    b.cbranch(b.icmp_unsigned("!=", a, i32(0)), stop, go)
     b.position_at_end(stop)
     b.call(_reporter(em.module), [state(em), i32(fault.BARRIER_DIVERGENCE), a,
-                                  i32(site(em, stmt.loc)), m, b.load(missing_site, typ=I32),
-                                  i32(0)])
+                                  i32(site(em, stmt.loc)), b.load(slots["found_m"], typ=I32),
+                                  b.load(slots["found_site"], typ=I32), i32(0)])
     em.abort()
     b.position_at_end(go)
 
