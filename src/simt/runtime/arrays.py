@@ -7,9 +7,11 @@ of a non-contiguous view move the bytes the view spans, then apply the strides
 on the host, so any layout NumPy can express copies correctly.
 """
 
+import math
+
 import numpy as np
 
-from simt.runtime import devices, dlpack
+from simt.runtime import devices, dlpack, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
@@ -49,7 +51,7 @@ def _normalize_shape(shape):
 
 
 _SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it
-_SIG_CLASSES = {}   # that T.Array -> the DeviceArray subclass of arrays of that signature
+_SIG_CLASSES = {}   # (that T.Array, device name) -> the DeviceArray subclass of such arrays
 
 
 def _contiguous(shape, strides, itemsize, dims):
@@ -82,11 +84,12 @@ def _signature(dtype, shape, strides):
     return sig
 
 
-def _signature_class(sig):
-    """The DeviceArray subclass for one signature (named DeviceArray: users never see it)."""
-    cls = type("DeviceArray", (DeviceArray,), {"_sig": sig, "__module__": __name__,
+def _signature_class(key):
+    """The DeviceArray subclass for one (signature, device name) (named DeviceArray: users
+    never see it)."""
+    cls = type("DeviceArray", (DeviceArray,), {"_sig": key[0], "__module__": __name__,
                                                "__qualname__": "DeviceArray"})
-    return _SIG_CLASSES.setdefault(sig, cls)
+    return _SIG_CLASSES.setdefault(key, cls)
 
 
 def _stream_handle(stream):
@@ -143,10 +146,12 @@ class DeviceArray:
             alloc = _allocate(self.device, _span(self.shape, self.strides, self.itemsize)[1])
         self.alloc = alloc
         self.offset = int(offset)
-        # The layout never changes, so the class says it: a launch then finds its prepared
-        # signature from type(arg) alone (runtime/launch.py).
+        # The layout and the device never change, so the class says them: a launch then
+        # finds its prepared signature from type(arg) alone (runtime/launch.py), and an
+        # array of another device takes the full path, which checks it can be reached.
         sig = _signature(self.dtype, self.shape, self.strides)
-        self.__class__ = _SIG_CLASSES.get(sig) or _signature_class(sig)
+        key = (sig, self.device.name)
+        self.__class__ = _SIG_CLASSES.get(key) or _signature_class(key)
         flat = (alloc.ptr + self.offset, *self.shape)
         if sig.layout == "A":
             flat += tuple(st // self.dtype.itemsize for st in self.strides)
@@ -159,6 +164,13 @@ class DeviceArray:
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)), doc="Number of elements.")
     nbytes = property(lambda self: self.size * self.itemsize, doc="Bytes of the elements (not of the span).")
     ptr = property(lambda self: self.alloc.ptr + self.offset, doc="Address of element 0.")
+
+    @property
+    def pitch(self):
+        """Bytes from one row to the next (``strides[-2]``): a pitched_array's row pitch."""
+        if self.ndim < 2:
+            raise AttributeError(f"a {self.ndim}-D array has no row pitch")
+        return self.strides[-2]
 
     @property
     def T(self):
@@ -181,6 +193,12 @@ class DeviceArray:
         if self.readonly:
             view.readonly = True
         return view
+
+    def retyped(self, shape, dtype, strides):
+        """A view of this array's memory as another dtype, shape and strides (bytes), from
+        element 0 on (``simt.float4.view``)."""
+        return DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
+                           offset=self.offset, device=self.device)
 
     def _dummy(self):
         """A NumPy array with this layout over a 1-element buffer: for layout arithmetic only.
@@ -345,12 +363,27 @@ class DeviceArray:
             raise TypeError(f"cannot copy {self.dtype} into {other.dtype} on the device")
         order = self._contiguous_order()
         same_backend = other.device.backend is self.device.backend
-        if same_backend and order is not None and _same_layout(other, self):
+        flat = order is not None and _same_layout(other, self)
+        if same_backend and flat:
             if self.nbytes:
                 self.device.backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
+        elif flat and _cuda_pointers(self.device) and _cuda_pointers(other.device):
+            if self.nbytes:           # GPU to GPU without the host (cudaMemcpyPeer)
+                self.device.backend.copy_peer(other.ptr, other.device.backend, self.ptr,
+                                              self.nbytes, _stream_handle(stream))
         else:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
+
+    def free(self, stream=None):
+        """Free this array's memory now rather than when the last view of it goes.
+
+        Memory from a pool (``device_array(..., stream=s)``) goes back to it in the order
+        of ``stream`` (cudaFreeAsync; None: the legacy default stream), to be reused by a
+        later allocation; other memory is freed as cudaFree frees it (after the work that
+        may use it), except on the CPU device, where it goes when the last view of it
+        goes. Using the array or its views afterwards is an error CUDA does not catch."""
+        pools.free(self, stream)
 
     def copy(self):
         """A new C-contiguous device array with the same elements."""
@@ -365,10 +398,53 @@ class DeviceArray:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _host_view(self):
-        """A NumPy array aliasing this array's memory (CPU device and managed memory only)."""
-        if not self.device.backend.host_accessible and not getattr(self.alloc, "managed", False):
-            raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+        """A NumPy array aliasing this array's memory (CPU device and managed memory only).
+        Where the device has no concurrent managed access (guide: unified memory on
+        devices of compute capability below 6.0, Windows), the host must not touch managed
+        memory while a kernel runs: the device is synchronized first."""
+        backend = self.device.backend
+        if not backend.host_accessible:
+            if not getattr(self.alloc, "managed", False):
+                raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+            if not backend.properties().concurrent_managed_access:
+                backend.synchronize()
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
+
+    # -- unified memory, IPC ------------------------------------------------------------
+
+    def _managed_span(self, what):
+        if not getattr(self.alloc, "managed", False):
+            raise ValueError(f"{what} applies to managed memory (simt.managed_array); this "
+                             f"array is {self.device.name} device memory")
+        low, high = _span(self.shape, self.strides, self.itemsize)
+        return self.ptr + low, high - low
+
+    def prefetch(self, device=None, stream=None):
+        """Move this managed array's pages to ``device`` (default: the current device;
+        'host' or the CPU device: host memory) in the order of ``stream``
+        (cudaMemPrefetchAsync). On the CPU device managed memory is host memory: there
+        is nothing to move, and the call only checks its arguments."""
+        from . import unified
+        ptr, nbytes = self._managed_span("prefetch")
+        unified.prefetch(self, ptr, nbytes, device, stream)
+        return self
+
+    def advise(self, advice, device=None, unset=False):
+        """cudaMemAdvise on this managed array: 'read_mostly' (pages may be copied to
+        every reader), 'preferred_location' (keep the pages on ``device``, 'host' for host
+        memory) or 'accessed_by' (keep them mapped for ``device``); ``device`` default:
+        the current one; ``unset=True`` takes the advice back. On the CPU device they
+        change nothing (managed memory is host memory, read by the host)."""
+        from . import unified
+        ptr, nbytes = self._managed_span("advise")
+        unified.advise(self, ptr, nbytes, advice, device, unset)
+        return self
+
+    def ipc_handle(self):
+        """A picklable handle another process opens with simt.open_ipc_handle
+        (cudaIpcGetMemHandle): the memory, not a copy. GPU only."""
+        from .handles import array_handle
+        return array_handle(self)
 
     # -- conveniences --------------------------------------------------------------------
 
@@ -490,11 +566,23 @@ def _allocate(device, nbytes, method="alloc"):
 # -- making arrays ------------------------------------------------------------------------
 
 
-def device_array(shape, dtype=np.float64, order="C", device=None):
-    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one)."""
+def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, pool=None):
+    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one).
+
+    With ``stream`` (or ``pool``), the memory comes from a memory pool in the order of
+    ``stream`` (cudaMallocAsync / cudaMallocFromPoolAsync; ``pool`` default: the device's
+    default pool, simt.MemoryPool.default()); give it back with ``free(stream=...)``."""
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F', not {order!r}")
-    return DeviceArray(shape, dtype, order=order, device=device)
+    if stream is None and pool is None:
+        return DeviceArray(shape, dtype, order=order, device=device)
+    device = devices.lookup(device) if pool is None or device is not None else pool.device
+    pool = pool or pools.MemoryPool.default(device)
+    if pool.device != device:
+        raise ValueError(f"the pool belongs to {pool.device.name}, the array to {device.name}")
+    shape, dtype = _normalize_shape(shape), np.dtype(dtype)
+    alloc = pool.allocation(math.prod(shape) * dtype.itemsize, stream)
+    return DeviceArray(shape, dtype, order=order, alloc=alloc, device=device)
 
 
 def empty(shape, dtype=np.float64, order="C", device=None):
@@ -766,7 +854,7 @@ class MappedArray(np.ndarray):
 
 
 def _nbytes(shape, dtype):
-    return int(np.prod(_normalize_shape(shape), dtype=np.int64)) * np.dtype(dtype).itemsize
+    return math.prod(_normalize_shape(shape)) * np.dtype(dtype).itemsize
 
 
 def _shaped(buffer, shape, dtype, order):

@@ -75,6 +75,7 @@ class DeviceProperties:
     cooperative_launch: bool = True
     unified_addressing: bool = True
     managed_memory: bool = True
+    concurrent_managed_access: bool = True   # host and device may touch managed memory at once
     can_map_host_memory: bool = True
     integrated: bool = False
     ecc_enabled: bool = False
@@ -209,10 +210,46 @@ class Backend:
     def memset(self, ptr, byte, nbytes, stream=None):
         raise self.unsupported("memset")
 
+    def alloc_pitch(self, width_bytes, height, element_size):
+        """(Allocation, pitch): ``height`` rows of ``width_bytes``, each row starting
+        ``pitch`` bytes after the one before (cuMemAllocPitch)."""
+        raise self.unsupported("pitched memory")
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """Copy ``extent`` = (row bytes, rows, slices) between two runtime.memory.Side
+        descriptions (cuMemcpy3D)."""
+        raise self.unsupported("2-D and 3-D copies")
+
+    def host_register(self, array):
+        """Page-lock a NumPy array's memory (cuMemHostRegister)."""
+        raise self.unsupported("registering host memory")
+
+    def host_unregister(self, array):
+        """Undo host_register (cuMemHostUnregister)."""
+        raise self.unsupported("registering host memory")
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        """Set ``count`` elements of ``element_size`` bytes (1, 2 or 4) to the unsigned
+        value ``bits`` (cuMemsetD8/D16/D32)."""
+        raise self.unsupported("memset of 16- and 32-bit values")
+
+    def create_pool(self):
+        """A new memory pool object (runtime/pools.py wraps it): alloc(nbytes, stream) ->
+        an Allocation whose keepalive has free_async(stream); attribute(name) for
+        'release_threshold', 'used', 'reserved', 'used_high', 'reserved_high';
+        set_release_threshold(nbytes); trim(keep_bytes)."""
+        raise self.unsupported("memory pools")
+
+    def default_pool(self):
+        """The device's default memory pool object (as create_pool's)."""
+        raise self.unsupported("memory pools")
+
     # ------------------------------------------------------------ streams and events
     def create_stream(self, non_blocking=False, priority=0):
         """A stream object: handle, non_blocking, priority, synchronize(), query(),
-        wait_event(event), launch_host_func(fn, *args) (runtime/streams.py wraps it)."""
+        wait_event(event), launch_host_func(fn, *args), begin_capture() and
+        end_capture(failed=False) -> a graph object as create_graph's (runtime/streams.py
+        wraps it)."""
         raise self.unsupported("streams")
 
     def default_stream(self):
@@ -222,6 +259,16 @@ class Backend:
     def create_event(self, timing=True):
         """An event object: record(stream), synchronize(), query(), elapsed_time(end)."""
         raise self.unsupported("events")
+
+    def create_graph(self):
+        """An empty graph object (runtime/graphs.py wraps it): add_kernel(kernel, loaded,
+        grid, block, shared_bytes, args, deps), add_memcpy(dst, dst_is_host, src,
+        src_is_host, nbytes, deps), add_memset(ptr, bits, element_size, count, deps),
+        add_host(fn, args, deps), add_empty(deps), add_child(graph, deps),
+        add_event_record(event, deps), add_event_wait(event, deps), each returning a
+        node, and instantiate() -> an exec with launch(stream), update(graph),
+        kernel_config(node) and set_kernel_args(node, kernel, loaded, args)."""
+        raise self.unsupported("graphs")
 
     def wrap_stream(self, handle):
         """A stream object over another library's stream (an address): not owned, never
@@ -244,6 +291,21 @@ class Backend:
     def resources(self, loaded):
         """{'registers', 'shared_bytes', 'local_bytes'} of a loaded kernel."""
         raise self.unsupported("kernel resources")
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """Blocks of ``threads`` threads and ``shared_bytes`` dynamic shared memory that can
+        be resident on one multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
+        raise self.unsupported("occupancy queries")
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        """(min_grid, block) as cuOccupancyMaxPotentialBlockSize gives them, blocks of at
+        most ``max_threads`` (0: the device's limit)."""
+        raise self.unsupported("occupancy queries")
+
+    def set_flags(self, flags):
+        """Device flags (a set of 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync',
+        'schedule_auto', 'map_host'), as cuDevicePrimaryCtxSetFlags sets them."""
+        raise self.unsupported("device flags")
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """Launch ``loaded`` over ``grid`` x ``block`` with ``args`` (checked by the runtime)."""
@@ -284,6 +346,74 @@ class Backend:
         """The device object of a runtime Surface (what kernels get)."""
         raise self.unsupported("surfaces")
 
+    # ------------------------------------------------------------ modules made elsewhere
+    _GPU_ONLY = (", which only NVIDIA GPUs have: select one with simt.set_device('cuda:0') "
+                 "(simt.devices() lists them)")
+
+    def load_module(self, image):
+        """A PTX, cubin or fatbin image loaded: get_function(name) -> a function object,
+        get_global(name) -> (address, bytes), info_log (runtime/modules.py)."""
+        raise self.unsupported(f"CUDA modules (PTX, cubin, fatbin){self._GPU_ONLY}")
+
+    def compile_cuda_c(self, source, name, options, name_expressions):
+        """(image, [(name expression, lowered name)], log): CUDA C++ compiled for this
+        device (NVRTC); a failed compile raises CompileError carrying the compiler's log."""
+        raise self.unsupported(f"CUDA C++ modules (SourceModule, compiled by NVRTC){self._GPU_ONLY}")
+
+    def launch_raw(self, function, grid, block, shared_bytes, stream, kinds, values):
+        """Launch a module's function; ``kinds``: per parameter 'pointer' or a NumPy
+        dtype, ``values``: int addresses and NumPy scalars."""
+        raise self.unsupported(f"CUDA modules{self._GPU_ONLY}")
+
+    # ------------------------------------------------------------ several GPUs, IPC
+    def can_access_peer(self, other):
+        """Whether this device can be let into ``other``'s memory (cuDeviceCanAccessPeer)."""
+        raise self.unsupported("peer access (between two GPUs)")
+
+    def enable_peer_access(self, other):
+        """Let this device's kernels reach ``other``'s memory (cuCtxEnablePeerAccess)."""
+        raise self.unsupported("peer access (between two GPUs)")
+
+    def copy_peer(self, dst_ptr, dst_backend, src_ptr, nbytes, stream=None):
+        """Copy ``nbytes`` from this device's ``src_ptr`` to another device's memory
+        without the host (cuMemcpyPeerAsync)."""
+        raise self.unsupported("peer copies (between two GPUs)")
+
+    def ipc_handle(self, ptr):
+        """(handle bytes, offset of ptr in its allocation) for another process
+        (cuIpcGetMemHandle)."""
+        raise self.unsupported(f"IPC memory handles{self._GPU_ONLY}")
+
+    def open_ipc_handle(self, handle, nbytes):
+        """An Allocation over another process's memory (cuIpcOpenMemHandle), closed when
+        it dies."""
+        raise self.unsupported(f"IPC memory handles{self._GPU_ONLY}")
+
+    def create_ipc_event(self):
+        """An event object (as create_event's, without timing) that other processes can
+        open: ipc_handle() -> bytes (cuIpcGetEventHandle)."""
+        raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
+
+    def open_ipc_event(self, handle):
+        """The event object of another process's interprocess event (cuIpcOpenEventHandle)."""
+        raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
+
+    # ------------------------------------------------------------ unified memory, VMM
+    def prefetch(self, ptr, nbytes, target, stream=None):
+        """Move managed memory to ``target`` (a backend, or None for the host) in stream
+        order (cuMemPrefetchAsync)."""
+        raise self.unsupported("managed memory")
+
+    def advise(self, ptr, nbytes, advice, target, unset=False):
+        """cuMemAdvise: ``advice`` one of 'read_mostly', 'preferred_location',
+        'accessed_by'; ``target`` a backend or None (the host)."""
+        raise self.unsupported("managed memory")
+
+    def virtual_memory(self, reserve_bytes):
+        """A VirtualMemory object: granularity, grow(nbytes) -> Allocation of the mapped
+        range, release() (cuMemAddressReserve / cuMemCreate / cuMemMap)."""
+        raise self.unsupported(f"virtual memory management (appendix E){self._GPU_ONLY}")
+
 
 # -- stream host functions: CUDA forbids CUDA calls in them -------------------------
 
@@ -303,6 +433,11 @@ def running_host_function():
         yield
     finally:
         _host_function.running = outer
+
+
+def in_host_function():
+    """True on a thread running a stream host function."""
+    return _host_function.running
 
 
 def refuse_in_host_function(what):

@@ -4,7 +4,10 @@
 were made, as in CUDA, and hold that device's backend object (backends/*/streams.py);
 backends take the object's ``handle`` (None for the legacy default stream).
 """
+import contextlib
+
 from .devices import get_device
+from .graphs import Graph
 from ..errors import InvalidConfiguration
 
 
@@ -20,11 +23,13 @@ class Stream:
         self.impl = self.device.backend.create_stream(non_blocking=non_blocking,
                                                       priority=priority)
         self.handle = self.impl.handle
+        self.launches = {}      # (kernel, grid, block, shared) -> Launch (runtime/kernel.py)
 
     @classmethod
     def _wrap(cls, device, impl):
         stream = cls.__new__(cls)
         stream.device, stream.impl, stream.handle = device, impl, impl.handle
+        stream.launches = {}
         return stream
 
     @classmethod
@@ -74,6 +79,28 @@ class Stream:
             raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
         self.impl.launch_host_func(fn, *args)
 
+    @contextlib.contextmanager
+    def capture(self):
+        """``with stream.capture() as graph:`` records the work put in this stream, and in
+        the streams that join it through events, into ``graph`` (a simt.Graph, complete
+        once the block ends) instead of running it (cudaStreamBeginCapture/EndCapture).
+        Inside the block, synchronizing calls and work on the legacy default stream
+        raise CudaError, as CUDA refuses them; every stream that joined must be joined
+        back into this one (``s.wait_event(e)`` with ``e`` recorded in the other)."""
+        if self.handle is None:
+            raise InvalidConfiguration("the legacy default stream cannot be captured "
+                                       "(cudaErrorStreamCaptureUnsupported); capture a "
+                                       "simt.Stream()")
+        graph = Graph.__new__(Graph)
+        graph.device, graph.impl, graph.nodes, graph.keep = self.device, None, [], []
+        self.impl.begin_capture()
+        try:
+            yield graph
+        except BaseException:
+            self.impl.end_capture(failed=True)
+            raise
+        graph.impl = self.impl.end_capture()
+
     def __repr__(self):
         kind = "default stream" if self.handle is None else \
             "non-blocking stream" if self.non_blocking else "stream"
@@ -90,10 +117,30 @@ def default_stream(device=None):
 class Event:
     """A CUDA event: a point in a stream to wait for or time from (cudaEventCreate)."""
 
-    def __init__(self, timing=True, device=None):
+    def __init__(self, timing=None, device=None, interprocess=False):
         self.device = device or get_device()
-        self.timing = timing
-        self.impl = self.device.backend.create_event(timing=timing)
+        if interprocess and timing:
+            raise ValueError("an interprocess event cannot time (CUDA requires "
+                             "cudaEventDisableTiming with cudaEventInterprocess): "
+                             "Event(interprocess=True) without timing=True")
+        self.timing = not interprocess if timing is None else bool(timing)
+        self.interprocess = bool(interprocess)
+        backend = self.device.backend
+        self.impl = backend.create_ipc_event() if interprocess else \
+            backend.create_event(timing=self.timing)
+
+    def ipc_handle(self):
+        """A picklable handle another process opens with simt.Event.from_ipc_handle
+        (cudaIpcGetEventHandle); the event must be Event(interprocess=True)."""
+        from .handles import event_handle
+        return event_handle(self)
+
+    @classmethod
+    def from_ipc_handle(cls, handle):
+        """The event of another process, from its ipc_handle(): record, wait for and
+        synchronize with it here (cudaIpcOpenEventHandle). GPU only."""
+        from .handles import open_event
+        return open_event(cls, handle)
 
     def record(self, stream=None):
         """Record the event in ``stream`` (the default stream when None)."""
@@ -137,10 +184,7 @@ def foreign_handle(stream):
 
 def _address(handle):
     """The integer address of a CUstream handle object, an int or None (0)."""
-    if handle is None:
-        return 0
-    getter = getattr(handle, "getPtr", None)
-    return int(getter()) if getter is not None else int(handle)
+    return 0 if handle is None else int(handle)     # CUstream: int() is the handle's value
 
 
 def stream_handle(stream, device, what):

@@ -82,9 +82,10 @@ class ShadowMemory:
                 weakref.finalize(owner, self._forget, base)
         return found
 
-    def launch_state(self, args, grid, block, shared_bytes):
-        """The fault record plus checker state of one launch, and what it must keep alive.
-        ``args``: the launch's arguments and the module-level arrays it uses."""
+    def begin(self, err, args, grid, block, shared_bytes):
+        """Fill the checker state after the fault record ``err`` for one launch; returns
+        what it must keep alive. ``args``: the launch's arguments and the module-level
+        arrays it uses. The caller holds ``lock``."""
         if self.gen > RESET_AT:
             for shadow in self.shadows.values():
                 shadow.forget_accesses()
@@ -100,15 +101,15 @@ class ShadowMemory:
         table = np.array(table or [(0, 0, 0, 0)], np.int64)
         if self.shared.size < shared_bytes * checked.RECORD_WORDS:
             self.shared = np.zeros(shared_bytes * checked.RECORD_WORDS, np.int32)
-        err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
         st = err[fault.WORDS:]
+        st[:] = 0
         st[checked.GEN] = st[checked.BASE] = self.gen
         st[checked.GX], st[checked.GY] = grid[0], grid[1]
         st[checked.BX], st[checked.BY] = block[0], block[1]
         st[checked.SHARED_SHADOW] = self.shared.ctypes.data
-        st[checked.SHARED_SIZE] = shared_bytes        # SHARED_BASE: set per run (arena)
+        st[checked.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
         st[checked.TABLE], st[checked.TABLE_SIZE] = table.ctypes.data, count
-        return err, st, (table, self.shared)
+        return table, self.shared
 
     def launch_done(self, st):
         self.gen = int(st[checked.GEN]) + 1
