@@ -41,7 +41,7 @@ class FunctionEmitter:
         self.function = function
         self.llfunc = llfunc
         self.options = options
-        self.boundscheck = options.boundscheck
+        self.boundscheck = options.boundscheck or options.checks     # checked mode: bounds too
         self.builder = None
         self.entry_builder = None
         self.vars = {}
@@ -129,8 +129,12 @@ class FunctionEmitter:
 
     def stmt_Store(self, s):
         array = self.expr(s.array)
-        address = self.element_address(array, [self.expr(i) for i in s.indices], s.label, s.loc)
-        self.store_element(address, self.expr(s.value), array.type)
+        indices = [self.expr(i) for i in s.indices]
+        address = self.element_address(array, indices, s.label, s.loc)
+        value = self.expr(s.value)
+        if self.options.checks:        # after the value: it may read the same element
+            self.target.check_access(self, array, indices, address, "write", s.label, s.loc)
+        self.store_element(address, value, array.type)
 
     def stmt_If(self, s):
         cond = self.expr(s.cond)
@@ -365,7 +369,8 @@ class FunctionEmitter:
 
     def expr_Load(self, e):
         array = self.expr(e.array)
-        address = self.element_address(array, [self.expr(i) for i in e.indices], e.label, e.loc)
+        indices = [self.expr(i) for i in e.indices]
+        address = self.element_address(array, indices, e.label, e.loc, access="read")
         return self.load_element(address, array.type)
 
     def expr_View(self, e):
@@ -379,7 +384,10 @@ class FunctionEmitter:
         return self.target.call_device(self, e.function, args)
 
     # ------------------------------------------------------------ memory
-    def element_address(self, array, indices, label, loc):
+    def element_address(self, array, indices, label, loc, access=None):
+        """The address of ``array[indices]``, each index checked when boundscheck is on;
+        in checked mode an ``access`` ("read", "write", "atomic", "atomic_store") is
+        checked too."""
         b = self.builder
         offset = None
         for d, index in enumerate(indices):
@@ -388,8 +396,11 @@ class FunctionEmitter:
             term = index if _is_one(array.strides[d]) else b.mul(index, array.strides[d])
             offset = term if offset is None else b.add(offset, term)
         elem = memory(array.type.element)
-        return b.gep(array.data, [offset if offset is not None else i64(0)], source_etype=elem,
-                     inbounds=True)
+        address = b.gep(array.data, [offset if offset is not None else i64(0)],
+                        source_etype=elem, inbounds=True)
+        if access is not None and self.options.checks:
+            self.target.check_access(self, array, indices, address, access, label, loc)
+        return address
 
     def check_index(self, array, dim, index, label, loc):
         extent = array.shape[dim]

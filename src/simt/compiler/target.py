@@ -156,6 +156,10 @@ class Target:
                                   failure.get(order, order))
         return em.builder.extract_value(pair, 0)
 
+    def check_access(self, em, array, indices, address, access, label, loc):
+        """Checked mode: check one access ("read", "write", "atomic") of ``array``."""
+        raise self._missing("check_access")
+
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", self.fence_scopes.get(scope))
 

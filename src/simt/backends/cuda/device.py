@@ -9,7 +9,7 @@ from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import in_host_function, refuse_in_host_function
-from simt.errors import LaunchError, OutOfMemoryError
+from simt.errors import LaunchError, NotSupportedError, OutOfMemoryError
 import simt.fault as fault
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
@@ -418,6 +418,11 @@ class CudaBackend(Backend):
     @classmethod
     def compile_for(cls, fn, options, arch):
         """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere."""
+        if options.checks:
+            raise NotSupportedError(
+                f"checked mode (checks=True) runs on the 'cpu' device only, not on GPUs "
+                f"(kernel '{fn.name}'): run it with simt.use_device('cpu', checks=True), or "
+                f"under compute-sanitizer on the GPU (docs/finding-bugs.md)")
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory
         check_local_memory(fn)
