@@ -1,7 +1,7 @@
 """The CPU device's memory: host memory in aligned NumPy buffers.
 
-``CpuMemory`` is the memory half of the CPU backend (allocation, copies,
-properties); simt.backends.cpu.device.CpuBackend adds kernels on top. A
+``HostMemory`` is the memory half of the host devices (allocation, copies,
+properties); hostdevice.HostBackend adds streams and the devices add kernels. A
 pointer is a host address; each Allocation keeps its NumPy buffer alive, so
 memory is freed when the last array over it goes away.
 """
@@ -77,7 +77,7 @@ def _l2_bytes():
         return None
 
 
-class CpuMemory(Backend):
+class HostMemory(Backend):
     """Memory, copies and properties of the CPU device (kernels: see CpuBackend)."""
 
     kind = "cpu"
@@ -154,7 +154,7 @@ def _cpu_properties():
         kind="cpu",
         compute_capability=(9, 0),
         multiprocessor_count=cores,
-        total_memory=CpuMemory().mem_get_info()[1],
+        total_memory=HostMemory().mem_get_info()[1],
         clock_rate=_clock_khz(),
         l2_cache_size=_l2_bytes(),
         integrated=True,

@@ -1,4 +1,4 @@
-"""Streams and events of the CPU device.
+"""Streams and events of the devices that run on the host (CPU, sim).
 
 A stream is an ordered queue served by its own worker thread: a launch, copy,
 host function or event record put in a stream runs after everything put there
@@ -21,8 +21,8 @@ import threading
 import time
 import weakref
 
-from ...errors import CudaError
-from ...runtime.backend import refuse_in_host_function, running_host_function
+from ..errors import CudaError
+from ..runtime.backend import refuse_in_host_function, running_host_function
 
 
 STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
