@@ -43,6 +43,9 @@ class Config:
         default="~/.cache/simt", metadata={"env": "SIMT_CACHE_DIR", "doc": "where the disk cache lives"})
     cpu_threads: int = dataclasses.field(
         default=1, metadata={"env": "SIMT_CPU_THREADS", "doc": "worker threads running blocks on the CPU device"})
+    sim_seed: int = dataclasses.field(
+        default=0, metadata={"env": "SIMT_SIM_SEED",
+                             "doc": "the sim device's order of threads: 0 thread order, others shuffled"})
     dump: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_DUMP", "doc": "print every compile stage (typed IR, LLVM IR, PTX)"})
     debug: bool = dataclasses.field(
@@ -60,6 +63,7 @@ class Config:
             cache=_flag("SIMT_CACHE", True),
             cache_dir=os.path.expanduser(os.environ.get("SIMT_CACHE_DIR") or "~/.cache/simt"),
             cpu_threads=max(1, _int("SIMT_CPU_THREADS", os.cpu_count() or 1)),
+            sim_seed=_int("SIMT_SIM_SEED", 0),
             dump=_flag("SIMT_DUMP", False),
             debug=_flag("SIMT_DEBUG", False),
             verify_ir=_flag("SIMT_VERIFY_IR", False),

@@ -13,9 +13,12 @@ from ..errors import NotSupportedError
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
     """``boundscheck``: check every index against its dimension (an out-of-bounds
-    access raises IllegalAddressError): on by default on the CPU device, off on GPUs."""
+    access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
+    ``seed``: the sim device's order of threads (0: thread order; SIMT_SIM_SEED); None on
+    the devices that have no such choice."""
 
     boundscheck: bool = False
+    seed: "int | None" = None
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once)."""
@@ -54,6 +57,9 @@ def choose(defaults, device_options, kernel_options):
     settings (``set_device('cpu', boundscheck=False)``), then the kernel's own."""
     chosen = {name: value for name, value in device_options.items() if name in FIELDS}
     chosen.update(kernel_options)
+    if defaults.seed is None and chosen.get("seed") is not None:
+        raise NotSupportedError("seed= chooses the order of threads on the sim device only; "
+                                "run the kernel under simt.use_device('sim', seed=N)")
     return defaults.replace(**chosen)
 
 

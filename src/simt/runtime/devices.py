@@ -24,12 +24,11 @@ from simt.errors import NotSupportedError
 BACKENDS = {
     "cuda": "simt.backends.cuda.device:CudaBackend",
     "cpu": "simt.backends.cpu.device:CpuBackend",
+    "sim": "simt.backends.sim.device:SimBackend",
 }
 
 # Kinds the API names that this build has no backend for, and what to use instead.
-NOT_BUILT = {
-    "sim": "use 'cpu', which checks every index",
-}
+NOT_BUILT = {}
 
 _classes = {}
 

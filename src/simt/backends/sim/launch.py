@@ -1,0 +1,160 @@
+"""One launch of a sim kernel: its arguments as Python values and SimArrays, its shared,
+local and constant memory, and the errors its checks raise (schedule.Report words them)."""
+import numpy as np
+
+from ...errors import NotSupportedError
+from ...ir import types as T
+from . import values
+from .memory import INIT, Shadow, SimArray, flat_buffer
+from .schedule import Block, Fault, Report, block_order, run_block
+
+
+def fixer(dtype):
+    """What brings an atomic's result back into ``dtype``."""
+    if dtype.kind in "iu":
+        return values.wrapper(dtype)
+    return values.ROUND.get(dtype.name, lambda x: x)
+
+
+class Launch:
+    """A launch's state; generated code calls its methods as ``_k_L``."""
+
+    def __init__(self, loaded, grid, block, shared_bytes, symbols, memory):
+        binary = loaded.binary
+        self.binary, self.loaded = binary, loaded
+        self.grid, self.block, self.shared_bytes = tuple(grid), tuple(block), shared_bytes
+        self.seed = binary.seed
+        self.sites = binary.sites
+        self.report = Report(binary.name, binary.sites)
+        self.symbols = symbols
+        self.memory = memory          # the backend: which device memory is initialized
+        self.shadows = {}             # (root address, itemsize) -> Shadow of global memory
+        self.cur = None
+
+    # ------------------------------------------------------------ running
+    def run(self, args):
+        """Run every block; the first error as a LaunchError, else None."""
+        try:
+            params = [self.argument(t, a, i) for i, (t, a) in
+                      enumerate(zip(self.binary.params, args))]
+            make_block = self.loaded.launch_fn(self)
+            for index in block_order(self.grid, self.seed):
+                block = Block(self, index)
+                run_block(self, block, make_block(block), params, self.binary.sync)
+        except Fault as fault:
+            return fault.error
+        finally:
+            self.cur = None
+        self.memory.mark_written(self.shadows)
+        return None
+
+    # ------------------------------------------------------------ arguments
+    def argument(self, t, value, index):
+        if isinstance(t, T.Array):
+            return self.global_array(t, value, self.binary.param_names[index])
+        if isinstance(t, T.Tuple):
+            return tuple(self.argument(it, v, index) for it, v in zip(t.items, value))
+        if isinstance(t, (T.Texture, T.Surface)):
+            raise Fault(NotSupportedError("textures and surfaces are not supported on the sim "
+                                          "device: use the 'cpu' device"))
+        return scalar(t, value)
+
+    def global_array(self, t, value, label):
+        dtype = np.dtype(t.dtype)
+        if isinstance(value, np.ndarray):
+            ptr, shape, strides = value.ctypes.data, value.shape, value.strides
+        else:
+            ptr, shape, strides = value.ptr, value.shape, value.strides
+        item = dtype.itemsize
+        if any(s % item for s in strides):
+            raise Fault(NotSupportedError(f"array '{label}' has strides {strides} that are not "
+                                          f"a multiple of its itemsize: not on the sim device"))
+        est = tuple(s // item for s in strides)
+        lo = ptr + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides) if n)
+        hi = ptr + item + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides) if n)
+        if 0 in shape:
+            lo, hi = ptr, ptr
+        root, root_bytes, initialized = self.memory.region(lo, hi, value)
+        data = flat_buffer(root, root_bytes, dtype)
+        key = (root, item)
+        shadow = self.shadows.get(key)
+        if shadow is None:
+            init = initialized if initialized is True else \
+                [INIT if ok else None for ok in initialized[:root_bytes // item * item]
+                 .reshape(-1, item).all(axis=1).tolist()]
+            shadow = self.shadows[key] = Shadow(self, root_bytes // item, init)
+        return SimArray(self, data, (ptr - root) // item, tuple(shape), est, dtype, label,
+                        shadow, fixer(dtype))
+
+    def make_shared(self, decl, block):
+        name, space, shape, dtype, data, index = decl
+        if space == "dynamic_shared":
+            shape = (self.shared_bytes // dtype.itemsize,)
+        return self._private(shape, dtype, name, reads=True)
+
+    def make_local(self, decl):
+        name, space, shape, dtype, data, index = decl
+        return self._private(shape, dtype, name, reads=False)
+
+    def _private(self, shape, dtype, name, reads):
+        count = int(np.prod(shape)) if len(shape) else 1
+        buffer = np.zeros(max(count, 1), dtype)
+        est = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        shadow = Shadow(self, count, False, reads)
+        return SimArray(self, _buffer_of(buffer), 0, tuple(shape), est, dtype,
+                        name.split("_", 3)[-1], shadow, fixer(dtype))
+
+    def static(self, decl):
+        """Constant memory and module-level symbols: checked for bounds, read as they are."""
+        name, space, shape, dtype, data, index = decl
+        if space == "symbol":
+            data = self.symbols[index].host
+        data = np.ascontiguousarray(data)
+        est = tuple(s // dtype.itemsize for s in data.strides)
+        return SimArray(self, _buffer_of(data), 0, tuple(data.shape), est, dtype,
+                        name.split("_", 3)[-1], None, fixer(dtype))
+
+    # ------------------------------------------------------------ errors
+    def out_of_bounds(self, site, index, dim, extent, array):
+        raise Fault(self.report.out_of_bounds(self.sites[site], index, dim, extent, self.cur,
+                                              array.label))
+
+    def uninitialized(self, site, idx, th):
+        raise Fault(self.report.uninitialized(self.sites[site], self.sites[site].label or
+                                              "array", idx, th))
+
+    def race(self, rec, first, site, second, idx, th):
+        other = (rec[0], rec[1], rec[2], self.sites[rec[3]])
+        raise Fault(self.report.race(other, first, self.sites[site], second,
+                                     self.sites[site].label or "array", idx, th))
+
+    def assert_failed(self, th, site):
+        raise Fault(self.report.assert_failed(self.sites[site], th))
+
+    def divergence(self, th1, site1, th2, site2):
+        raise Fault(self.report.divergence(th1, self.sites[site1], th2, self.sites[site2]))
+
+    def divergence_warp(self, th, site, other, wait, done):
+        other_site = self.sites[wait[1]] if wait is not None else None
+        raise Fault(self.report.warp_divergence(th, self.sites[site], other, other_site, done))
+
+    def grid_sync(self, th, site):
+        raise Fault(self.report.not_cooperative(self.sites[site], th))
+
+
+def _buffer_of(array):
+    return flat_buffer(array.ctypes.data, array.nbytes, array.dtype) if array.nbytes else []
+
+
+def scalar(t, value):
+    """A scalar argument as the Python value generated code computes with."""
+    kind = t.kind
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return values.wrapper(t.dtype)(int(value))
+    if kind == "c":
+        z = complex(value)
+        return values.c64(z) if t.dtype.itemsize == 8 else z
+    x = float(value)
+    return values.ROUND.get(t.dtype.name, lambda v: v)(x)
