@@ -3,7 +3,7 @@ Python expression (the registry's own lowerings make LLVM IR, for the compiled d
 An entry with none here raises NotSupportedError naming it."""
 from ...errors import NotSupportedError
 from ...ir import types as T
-from .codegen import cast, rounded, wrap_fn
+from .scalars import cast, rounded, wrap_fn
 
 _AXES = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 
