@@ -19,7 +19,7 @@ from ...errors import NotSupportedError
 from ...ir import nodes as ir
 from ...ir import types as T
 from .intrinsics import lower
-from .scalars import binop, cast, literal, wrap_fn
+from .scalars import binop, cast, literal, wrap
 
 SYNC_NODES = (ir.Barrier, ir.Collective, ir.WarpOp, ir.GridSync)
 
@@ -84,8 +84,10 @@ class Generator:
         fns = self._device_functions(self.kernel)
         loc = self.kernel.loc
         self.src.add(0, "def _k_launch(_k_L):", loc)
+        self.src.add(1, "_k_bdim, _k_gdim = _k_L.block, _k_L.grid", loc)
         body_at = len(self.src.lines)
         self.src.add(1, "def _k_block(_k_B):", loc)
+        self.src.add(2, "_k_bid = _k_B.index", loc)
         block_at = len(self.src.lines)
         for fn in fns:
             self._function(fn, 2)
@@ -128,7 +130,12 @@ class Generator:
 
     def _function(self, fn, indent):
         self.fn = fn
-        params = ", ".join(["_k_t"] + [py_name(n) for n, _ in fn.params])
+        names = [py_name(n) for n, _ in fn.params]
+        if fn.is_kernel:           # its parameters: names of the launch (pdb shows them)
+            self.src.lines.insert(1, (1, f"{''.join(n + ', ' for n in names)}= _k_L.params",
+                                      fn.loc.filename, fn.loc.line))
+            names = []
+        params = ", ".join(["_k_t"] + names)
         self.src.add(indent, f"def {self.functions[id(fn)]}({params}):", fn.loc)
         start = len(self.src.lines)
         if any(getattr(n, "op", "") == "builtin.breakpoint" for n in _walk_exprs(fn.body)):
@@ -169,7 +176,12 @@ class Generator:
 
     def stmt_Store(self, s, i):
         site = self.site(s.loc, s.label)
-        value = self.convert(s.value, s.array.type.element)
+        v, element = s.value, s.array.type.element
+        if element == T.FLOAT32 and isinstance(v, ir.BinOp) and v.type == T.FLOAT32 and \
+                v.op in ("add", "sub", "mul", "truediv"):
+            value = binop(v.op, self.expr(v.lhs), self.expr(v.rhs), v.type, v.rhs, exact=True)
+        else:
+            value = self.convert(v, element)
         idx = ", ".join(self.expr(x) for x in s.indices)
         self.emit(i, f"{self.expr(s.array)}.st({site}, {value}, {idx})", s.loc)
 
@@ -265,11 +277,11 @@ class Generator:
         if e.op == "invert":
             if t.kind == "b":
                 return f"(not {x})"
-            return f"({wrap_fn(t)}(~{x}))" if t.kind == "u" else f"(~{x})"
+            return wrap(f"~{x}", t) if t.kind == "u" else f"(~{x})"
         if t.kind == "b" or e.value.type.kind == "b":
             return f"(-int({x}))"
         if t.kind in "iu":
-            return f"{wrap_fn(t)}(-{x})"
+            return wrap(f"-{x}", t)
         return f"(-{x})"
 
     def expr_Compare(self, e):

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...compiler import pipeline
 from ...compiler.binary import Binary
+from ...compiler.writes import written_params
 from ...ir import verify
 from ...ir.inline import inline_barrier_calls
 from ...ir.walk import all_functions
@@ -27,6 +28,7 @@ class SimBinary(Binary):
     seed: int
     function_files: dict          # python function name -> its file
     param_names: list             # the kernel's parameter names, for reports
+    written: list                 # the indices of the array parameters it writes
 
 
 def compile_kernel(fn, options):
@@ -58,7 +60,8 @@ def compile_kernel(fn, options):
         symbol_objects=[d.data for d in symbols], compile_seconds=time.perf_counter() - started,
         source=out["src"].text(), places=out["src"].places(), sites=out["sites"],
         statics=statics, sync=is_sync(inlined), debug=debug, seed=options.seed or 0,
-        function_files=files, param_names=[name for name, _ in fn.params])
+        function_files=files, param_names=[name for name, _ in fn.params],
+        written=sorted(written_params(fn)))
 
 
 def _nodes(fn):

@@ -105,7 +105,7 @@ class SimBackend(HostBackend):
         self._mark(ptr, nbytes)
         super().memset(ptr, byte, nbytes, stream)
 
-    def region(self, lo, hi, value):
+    def region(self, lo, hi):
         """(first address, bytes, written) of the memory an array argument lies in:
         its allocation, with the bytes written so far, or the array alone (True)."""
         for start, (size, written) in self.written.items():

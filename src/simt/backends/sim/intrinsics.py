@@ -3,9 +3,10 @@ Python expression (the registry's own lowerings make LLVM IR, for the compiled d
 An entry with none here raises NotSupportedError naming it."""
 from ...errors import NotSupportedError
 from ...ir import types as T
-from .scalars import cast, rounded, wrap_fn
+from .scalars import cast, rounded, wrap, wrap_fn
 
-_AXES = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
+_AXES = {"threadIdx": "_k_t.tid", "blockIdx": "_k_bid", "blockDim": "_k_bdim",
+         "gridDim": "_k_gdim"}
 
 
 def lower(g, e):
@@ -13,7 +14,7 @@ def lower(g, e):
     family, _, name = op.partition(".")
     args = [g.expr(a) for a in e.args]
     if family in _AXES and name in "xyz":
-        return f"_k_t.{_AXES[family]}[{'xyz'.index(name)}]"
+        return f"{_AXES[family]}[{'xyz'.index(name)}]"
     rule = _RULES.get(op) or _FAMILIES.get(family)
     if rule is None:
         where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
@@ -81,7 +82,7 @@ def _none(g, e, name, args):
 
 def _clock(g, e, name, args):
     t = e.type
-    return f"{wrap_fn(t)}(_k_ns())" if isinstance(t, T.Scalar) and t.kind in "iu" else "None"
+    return wrap("_k_ns()", t) if isinstance(t, T.Scalar) and t.kind in "iu" else "None"
 
 
 def _breakpoint(g, e, name, args):

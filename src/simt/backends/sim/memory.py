@@ -39,13 +39,18 @@ class _Items:
 
 
 def flat_buffer(ptr, nbytes, dtype):
-    """The elements of dtype in [ptr, ptr + nbytes) as something indexable by element."""
+    """The elements of dtype in [ptr, ptr + nbytes) as something indexable by element
+    (the caller keeps that memory alive)."""
     raw = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
-    fmt = _format(dtype)
-    count = nbytes // dtype.itemsize
+    return elements(np.frombuffer(raw, dtype, nbytes // dtype.itemsize))
+
+
+def elements(array):
+    """A contiguous NumPy array's elements, indexable by element, keeping it alive."""
+    fmt = _format(array.dtype)
     if fmt is not None:
-        return memoryview(raw).cast("B")[:count * dtype.itemsize].cast(fmt)
-    return _Items(np.frombuffer(raw, dtype, count))
+        return memoryview(array.reshape(-1).view(np.uint8)).cast(fmt)
+    return _Items(array.reshape(-1))
 
 
 class Shadow:
@@ -66,31 +71,32 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and w[0] is not th and not ordered(w, th):
+        elif w is not INIT and not ordered(w, th):
             L.race(w, "write", site, "read", idx, th)
         if self.reads:
+            rec = (th, th.block, th.block.ep, len(th.warp.log), site)
             r = self.r[k]
             if r is None:
-                self.r[k] = (th, th.block.ep, len(th.warp.log), site)
+                self.r[k] = rec
             elif type(r) is list:
-                r.append((th, th.block.ep, len(th.warp.log), site))
-            elif r[0] is not th:
-                self.r[k] = [r, (th, th.block.ep, len(th.warp.log), site)]
+                r.append(rec)
+            elif r[0] is not th or r[1] is not th.block:
+                self.r[k] = [r, rec]
 
     def write(self, k, site, idx):
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is not None and w is not INIT and w[0] is not th and not ordered(w, th):
+        if w is not None and w is not INIT and not ordered(w, th):
             L.race(w, "write", site, "write", idx, th)
         if self.reads:
             r = self.r[k]
             if r is not None:
                 for rec in (r if type(r) is list else (r,)):
-                    if rec[0] is not th and not ordered(rec, th):
+                    if not ordered(rec, th):
                         L.race(rec, "read", site, "write", idx, th)
                 self.r[k] = None
-        self.w[k] = (th, th.block.ep, len(th.warp.log), site)
+        self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site)
 
     def atomic(self, k, site, idx):
         """Atomics order each other: only a plain write of another thread races."""
@@ -99,23 +105,25 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and w[0] is not th and not ordered(w, th):
+        elif w is not INIT and not ordered(w, th):
             L.race(w, "write", site, "atomic update", idx, th)
         self.w[k] = INIT
 
 
 def ordered(rec, th):
-    """Whether the access ``rec`` happens before thread ``th``'s next one: a barrier of
-    their block since, or a warp sync naming both lanes."""
-    other = rec[0]
-    if other.block is not th.block:
+    """Whether the access ``rec`` (thread, block, barrier count, warp log position, site)
+    happens before thread ``th``'s next one: it is th's own, or a barrier of their block
+    came since, or a warp sync naming both lanes."""
+    block = th.block
+    if rec[1] is not block:
         return False
-    if rec[1] != th.block.ep:
+    other = rec[0]
+    if other is th or rec[2] != block.ep:
         return True
     if other.warp is not th.warp:
         return False
     a, b = other.lane, th.lane
-    return any(m >> a & 1 and m >> b & 1 for m in th.warp.log[rec[2]:])
+    return any(m >> a & 1 and m >> b & 1 for m in th.warp.log[rec[3]:])
 
 
 class SimArray:
@@ -123,6 +131,9 @@ class SimArray:
 
     __slots__ = ("data", "off", "shape", "est", "dtype", "label", "shadow", "launch",
                  "fix", "strides")
+
+    def __new__(cls, launch, data, off, shape, est, *rest):
+        return object.__new__(Array1 if len(shape) == 1 and cls is SimArray else cls)
 
     def __init__(self, launch, data, off, shape, est, dtype, label, shadow, fix):
         self.launch, self.data, self.off, self.shape, self.est = launch, data, off, shape, est
@@ -181,6 +192,32 @@ class SimArray:
         values = [self.data[self.off + i * self.est[0]] for i in range(min(self.shape[0], 8))] \
             if len(self.shape) == 1 else "..."
         return f"<sim array {self.label} {self.dtype.name}{list(self.shape)}: {values}>"
+
+
+class Array1(SimArray):
+    """A one-dimensional SimArray: the common case, without the loop over dimensions."""
+
+    __slots__ = ()
+
+    def ld(self, site, i):
+        n = self.shape[0]
+        if not 0 <= i < n:
+            self.launch.out_of_bounds(site, i, 0, n, self)
+        k = self.off + i * self.est[0]
+        shadow = self.shadow
+        if shadow is not None:
+            shadow.read(k, site, i)
+        return self.data[k]
+
+    def st(self, site, value, i):
+        n = self.shape[0]
+        if not 0 <= i < n:
+            self.launch.out_of_bounds(site, i, 0, n, self)
+        k = self.off + i * self.est[0]
+        shadow = self.shadow
+        if shadow is not None:
+            shadow.write(k, site, i)
+        self.data[k] = value
 
 
 def _cas(old, values, a):

@@ -36,7 +36,17 @@ def round_value(v, t):
 
 
 def wrap_fn(t):
+    """The name of the function that wraps a Python int into integer type t."""
     return f"_k_wrap_{t.dtype.name}"
+
+
+def wrap(x, t):
+    """x wrapped into integer type t, written out (a call costs more than the arithmetic)."""
+    mask = (1 << t.bits) - 1
+    if t.kind == "u":
+        return f"(({x}) & {mask})"
+    half = 1 << (t.bits - 1)
+    return f"((({x}) + {half} & {mask}) - {half})"
 
 
 def round_fn(t):
@@ -68,7 +78,7 @@ def cast(x, src, dst):
     if sk in "iu" and dk in "iu":
         if dst.bits > src.bits and (sk == dk or sk == "u"):
             return x
-        return f"{wrap_fn(dst)}({x})"
+        return wrap(x, dst)
     if sk in "iu" and dk == "f":
         if dst.dtype == np.float32:
             return f"_k_i2f32({x})"
@@ -85,7 +95,11 @@ def _const_int(e):
         not isinstance(e.value, bool)
 
 
-def binop(op, x, y, t, rhs):
+def binop(op, x, y, t, rhs, exact=False):
+    """lhs op rhs in type t; ``exact``: leave a float result unrounded (its store into a
+    float32 memoryview rounds it the same way)."""
+    if exact:
+        return binop(op, x, y, T.FLOAT64, rhs)
     kind = t.kind
     if kind == "b":
         sym = {"and": "&", "or": "|", "xor": "^", "min": "&", "max": "|", "add": "|"}.get(op)
@@ -93,9 +107,8 @@ def binop(op, x, y, t, rhs):
             raise NotSupportedError(f"operator {op} on bool")
         return f"({x} {sym} {y})"
     if kind in "iu":
-        w = wrap_fn(t)
         if op in ("add", "sub", "mul"):
-            return f"{w}({x} {'+' if op == 'add' else '-' if op == 'sub' else '*'} {y})"
+            return wrap(f"{x} {'+' if op == 'add' else '-' if op == 'sub' else '*'} {y}", t)
         if op in ("and", "or", "xor"):
             return f"({x} {'&' if op == 'and' else '|' if op == 'or' else '^'} {y})"
         if op in ("min", "max"):

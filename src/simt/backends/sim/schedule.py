@@ -14,8 +14,8 @@ import random
 from collections import namedtuple
 
 import simt.fault as fault
-from ...errors import (BarrierDivergenceError, IllegalAddressError, LaunchError,
-                       RaceConditionError, UninitializedReadError)
+from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
+                       UninitializedReadError)
 
 dim3 = namedtuple("dim3", "x y z")
 
@@ -51,27 +51,30 @@ class Block:
 
 
 class Thread:
-    """One thread: its indices (tuples, for speed; ``threadIdx`` etc. for pdb)."""
+    """One thread: its index (a tuple, for speed; ``threadIdx`` etc. for pdb)."""
 
-    __slots__ = ("tid", "bid", "bdim", "gdim", "lane", "warp", "block", "locals", "launch")
+    __slots__ = ("tid", "lane", "warp", "block", "locals", "result")
 
-    def __init__(self, launch, tid, block, warp, lane):
-        self.launch, self.tid, self.bid, self.block = launch, tid, block.index, block
-        self.bdim, self.gdim = launch.block, launch.grid
-        self.warp, self.lane = warp, lane
-        self.locals = None
+    def __init__(self, tid, block, warp, lane):
+        self.tid, self.block, self.warp, self.lane = tid, block, warp, lane
+        self.locals = self.result = None
+
+    @property
+    def bid(self):
+        return self.block.index
 
     def local(self, decl):
         if self.locals is None:
             self.locals = {}
         array = self.locals.get(id(decl))
         if array is None:
-            array = self.locals[id(decl)] = self.launch.make_local(decl)
+            array = self.locals[id(decl)] = self.block.launch.make_local(decl)
         return array
 
     def dims(self):
         """threadIdx, blockIdx, blockDim, gridDim as pdb shows them."""
-        return dim3(*self.tid), dim3(*self.bid), dim3(*self.bdim), dim3(*self.gdim)
+        launch = self.block.launch
+        return dim3(*self.tid), dim3(*self.bid), dim3(*launch.block), dim3(*launch.grid)
 
     def __repr__(self):
         return f"block {self.bid} thread {self.tid}"
@@ -99,43 +102,90 @@ def thread_order(threads, seed, bid):
     return order
 
 
-def run_block(launch, block, body, args, sync):
+def thread_indices(block):
+    """(threadIdx, lane, warp number) of each thread of a block of shape ``block``."""
+    bx, by, bz = block
+    return [((x, y, z), n % 32, n // 32) for n, (z, y, x) in
+            enumerate(itertools.product(range(bz), range(by), range(bx)))]
+
+
+def make_threads(launch):
+    """The Thread objects of a launch, one per thread of a block: each block reuses them
+    (a record of an access names the block as well as the thread)."""
+    warps = [Warp() for _ in range((len(launch.tids) + 31) // 32)]
+    return [Thread(tid, None, warps[w], lane) for tid, lane, w in launch.tids]
+
+
+def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
-    bx, by, bz = launch.block
-    threads = []
-    warps = []
-    for n, (z, y, x) in enumerate(itertools.product(range(bz), range(by), range(bx))):
-        if n % 32 == 0:
-            warps.append(Warp())
-        threads.append(Thread(launch, (x, y, z), block, warps[-1], n % 32))
+    for th in threads:
+        th.block = block
+        th.locals = th.result = None
+    for warp in {id(th.warp): th.warp for th in threads[::32]}.values():
+        warp.log = []
     order = thread_order(threads, launch.seed, block.index)
     if not sync:
         for th in order:
             launch.cur = th
-            body(th, *args)
-        return
-    _run_sync(launch, block, body, args, threads, order)
+            body(th)
+    else:
+        _run_sync(launch, block, body, threads, order)
+    launch.flush()
 
 
-def _run_sync(launch, block, body, args, threads, order):
-    gens = {th: body(th, *args) for th in order}
-    waits = {}                     # thread -> (kind, site, payload) it waits at
-    results = {}                   # thread -> value its wait gives back
+def _run_sync(launch, block, body, threads, order):
+    rank = {th: i for i, th in enumerate(order)}
+    ths, gens = list(order), [body(th) for th in order]
+    held = []                      # (thread, generator, what it yielded) still waiting
     done = set()
-    runnable = order
     while True:
-        for th in runnable:
+        ys, alive, keep = [], [], []
+        for th, gen in zip(ths, gens):
             launch.cur = th
             try:
-                waits[th] = gens[th].send(results.pop(th, None))
+                ys.append(gen.send(th.result))
             except StopIteration:
                 done.add(th)
-        if not waits:
+                continue
+            alive.append(th)
+            keep.append(gen)
+        if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] == "bar" or
+                                _one_barrier(ys)):
+            _barrier(launch, block, alive, ys)     # the usual case: one barrier, all there
+            ths, gens = alive, keep
+            continue
+        waiting = held + list(zip(alive, keep, ys))
+        if not waiting:
             return
-        released = _release_warps(launch, threads, waits, results, done)
-        if not released:
-            released = _release_barrier(launch, block, threads, waits, results, done)
-        runnable = [th for th in order if th in released]
+        waiting.sort(key=lambda w: rank[w[0]])
+        waits = {th: y for th, _, y in waiting}
+        results = {}
+        released = _release_warps(launch, threads, waits, results, done) or \
+            _release_barrier(launch, block, threads, waits, results, done)
+        ths = [th for th, _, _ in waiting if th in released]
+        gens = [gen for th, gen, _ in waiting if th in released]
+        held = [w for w in waiting if w[0] not in released]
+        for th in ths:
+            th.result = results.get(th)
+
+
+def _one_barrier(ys):
+    """Whether every thread yielded the same barrier (a collective: values differ)."""
+    site = ys[0][1]
+    return ys[0][0] == "bar" and all(y[0] == "bar" and y[1] == site for y in ys)
+
+
+def _barrier(launch, block, threads, ys):
+    launch.flush()
+    payload = ys[0][2]
+    if payload is not None:
+        preds = [bool(y[2][1]) for y in ys]
+        value = {"count": sum(preds), "and": int(all(preds)), "or": int(any(preds))}[payload[0]]
+    else:
+        value = None
+    for th in threads:
+        th.result = value
+    block.ep += 1
 
 
 def _release_warps(launch, threads, waits, results, done):
@@ -229,9 +279,8 @@ def _release_barrier(launch, block, threads, waits, results, done):
     """Every running thread waits at a barrier: the same one, or the block diverged."""
     sites = {}
     for th, (kind, site, payload) in waits.items():
-        if kind == "warp":        # a warp operation some lane of which never arrives
-            launch.stuck_warp(th, site, waits, done)
         sites.setdefault(site, []).append(th)
+    launch.flush()
     if len(sites) > 1:
         (s1, t1), (s2, t2) = sorted(sites.items(), key=lambda kv: kv[0])[:2]
         launch.divergence(t1[0], s1, t2[0], s2)
@@ -250,6 +299,11 @@ def _release_barrier(launch, block, threads, waits, results, done):
     for th in waiting:
         del waits[th]
     return set(waiting)
+
+
+def _element(label, idx):
+    """``a[3]`` or ``a[1, 2]`` (idx: an int or a tuple)."""
+    return f"{label}[{', '.join(map(str, idx)) if isinstance(idx, tuple) else idx}]"
 
 
 def fault_record(code, site, th, array=0, dim=0, index=0, extent=0):
@@ -291,20 +345,20 @@ class Report:
         return f"block {th.bid} thread {th.tid} at {site}{fault._source_line(site.file, site.line)}"
 
     def race(self, rec, first, site, second, label, idx, th):
-        other, _, _, other_site = rec
-        element = f"{label}[{', '.join(map(str, idx))}]"
-        scope = "a barrier (simt.syncthreads())" if other.block is th.block else \
-            "anything: blocks of one launch cannot order their accesses"
+        other, other_site = rec
+        element = _element(label, idx)
+        fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
+               "use atomics") if other.block is th.block else \
+            ("the threads are in different blocks, which nothing orders within a launch: "
+             "give each block its own elements, or use atomics")
         text = (f"Race condition in kernel '{self.name}': {first} and {second} of {element} by "
                 f"two threads with no barrier between them\n  {first}: "
-                f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n"
-                f"  order them with simt.syncthreads() (simt.syncwarp() within a warp), or use "
-                f"atomics; nothing orders them now, not {scope}")
+                f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n  {fix}")
         return RaceConditionError(text, kernel=self.name, block=th.bid, thread=th.tid,
                                   filename=site.file, line=site.line)
 
     def uninitialized(self, site, label, idx, th):
-        element = f"{label}[{', '.join(map(str, idx))}]"
+        element = _element(label, idx)
         text = (f"Uninitialized read in kernel '{self.name}': {element} is read before "
                 f"anything wrote it\n  read: {self.where(th, site)}\n  write it first (shared "
                 f"memory and device_array/empty memory start undefined)")
@@ -332,5 +386,3 @@ class Report:
         return BarrierDivergenceError(text, kernel=self.name, block=th.bid, thread=th.tid,
                                       filename=site.file, line=site.line)
 
-
-__all__ = ["Fault", "Report", "run_block", "block_order", "IllegalAddressError"]
