@@ -148,11 +148,11 @@ def test_backends_are_found_by_name():
         Device("tpu")
 
 
-def test_sim_takes_a_seed_and_nothing_else():
+def test_sim_takes_a_seed_and_always_checks():
     with use_device("sim", seed=3) as device:
-        assert device.options == {"seed": 3}
-    with pytest.raises(ValueError, match="no option boundscheck"):
-        Device("sim", boundscheck=False)
+        assert device.options == {"seed": 3, "boundscheck": True}
+    with pytest.raises(ValueError, match="no option checks"):
+        Device("sim", checks=True)
 
 
 class NullBackend(Backend):

@@ -17,6 +17,8 @@ TOOL = ROOT / "tools" / "stress.py"
 
 
 def test_short_stress_run_has_no_failure_and_no_leak(device):
+    if device.kind == "sim":
+        pytest.skip("the sim device runs far fewer than 100 operations in its 3 seconds")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src")] + [p for p in
                                         env.get("PYTHONPATH", "").split(os.pathsep) if p])

@@ -6,6 +6,7 @@ backends take the object's ``handle`` (None for the legacy default stream).
 """
 from .devices import get_device
 from ..errors import InvalidConfiguration
+from .backend import refuse_in_host_function
 
 
 class Stream:
@@ -110,6 +111,7 @@ def stream_handle(stream, device, what):
         raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
                                    f"simt.default_stream() or None, got {stream!r}")
     if stream.device != device:
+        refuse_in_host_function(what)     # a host function's thread has a current device of its own
         raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
                                    f"work to {device.name}; make the stream while that device "
                                    f"is current (simt.use_device)")

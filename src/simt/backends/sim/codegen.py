@@ -132,8 +132,9 @@ class Generator:
         self.fn = fn
         names = [py_name(n) for n, _ in fn.params]
         if fn.is_kernel:           # its parameters: names of the launch (pdb shows them)
-            self.src.lines.insert(1, (1, f"{''.join(n + ', ' for n in names)}= _k_L.params",
-                                      fn.loc.filename, fn.loc.line))
+            if names:
+                self.src.lines.insert(1, (1, f"{''.join(n + ', ' for n in names)}= _k_L.params",
+                                          fn.loc.filename, fn.loc.line))
             names = []
         params = ", ".join(["_k_t"] + names)
         self.src.add(indent, f"def {self.functions[id(fn)]}({params}):", fn.loc)

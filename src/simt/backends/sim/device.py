@@ -11,7 +11,9 @@ import time
 import numpy as np
 
 from ...compiler.options import CompileOptions
+from ...compiler.localmem import check_local_memory
 from ...config import config
+from ...errors import NotSupportedError
 from ..hostdevice import HostBackend
 from ..hostmem import HostMemory
 from . import values
@@ -65,8 +67,9 @@ class SimBackend(HostBackend):
 
     @classmethod
     def default_options(cls):
-        """seed: the order of threads and blocks (0: in order; SIMT_SIM_SEED)."""
-        return {"seed": config.sim_seed}
+        """seed: the order of threads and blocks (0: in order; SIMT_SIM_SEED);
+        boundscheck: always on (False is refused when a kernel compiles)."""
+        return {"seed": config.sim_seed, "boundscheck": True}
 
     def properties(self):
         return dataclasses.replace(HostMemory.properties(self), kind="sim", name="simt sim",
@@ -134,6 +137,10 @@ class SimBackend(HostBackend):
         return "sim python"
 
     def compile(self, fn, options):
+        if not options.boundscheck:
+            raise NotSupportedError("the sim device always checks every index: "
+                                    "boundscheck=False is for the 'cpu' device")
+        check_local_memory(fn)             # the same limit as on the other devices
         return compile_kernel(fn, options)
 
     def load_binary(self, binary):

@@ -33,7 +33,7 @@ def _int(g, e, name, args):
     t = e.args[0].type
     bits, w = t.bits, wrap_fn(t)
     if name == "abs":
-        return args[0] if t.kind == "u" else f"{w}(abs({args[0]}))"
+        return args[0] if t.kind in "ub" else wrap(f"abs({args[0]})", t)
     if name in ("popc", "clz", "ffs"):
         return f"_k_v.{name}({args[0]}, {bits})"
     if name == "brev":

@@ -102,7 +102,8 @@ def binop(op, x, y, t, rhs, exact=False):
         return binop(op, x, y, T.FLOAT64, rhs)
     kind = t.kind
     if kind == "b":
-        sym = {"and": "&", "or": "|", "xor": "^", "min": "&", "max": "|", "add": "|"}.get(op)
+        sym = {"and": "&", "or": "|", "xor": "^", "min": "&", "max": "|", "add": "|",
+               "mul": "&", "sub": "^"}.get(op)           # i1 arithmetic, as LLVM does it
         if sym is None:
             raise NotSupportedError(f"operator {op} on bool")
         return f"({x} {sym} {y})"

@@ -139,16 +139,20 @@ def _run_sync(launch, block, body, threads, order):
     held = []                      # (thread, generator, what it yielded) still waiting
     done = set()
     while True:
-        ys, alive, keep = [], [], []
+        ys = []
         for th, gen in zip(ths, gens):
             launch.cur = th
             try:
                 ys.append(gen.send(th.result))
             except StopIteration:
+                ys.append(None)
                 done.add(th)
-                continue
-            alive.append(th)
-            keep.append(gen)
+        if None in ys:
+            alive = [th for th, y in zip(ths, ys) if y is not None]
+            keep = [gen for gen, y in zip(gens, ys) if y is not None]
+            ys = [y for y in ys if y is not None]
+        else:
+            alive, keep = ths, gens
         if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] == "bar" or
                                 _one_barrier(ys)):
             _barrier(launch, block, alive, ys)     # the usual case: one barrier, all there
