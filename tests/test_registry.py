@@ -134,6 +134,24 @@ def specials(out, flags, f):
 
 
 @simt.kernel
+def memory_access(flags, f):
+    """Ordered, volatile and cache-hinted accesses, printf, the device heap."""
+    simt.atomic.store(flags, 0, simt.atomic.load(flags, 1, order="acquire"), order="release")
+    simt.volatile_store(f, 0, simt.volatile_load(f, 1))
+    f[2] = simt.ldg(f, 3) + simt.ldcg(f, 3) + simt.ldca(f, 3) + simt.ldcs(f, 3) + \
+        simt.ldlu(f, 3) + simt.ldcv(f, 3)
+    simt.stwb(flags, 2, 1)
+    simt.stcg(flags, 2, 1)
+    simt.stcs(flags, 2, 1)
+    simt.stwt(flags, 2, 1)
+    simt.printf("%d %f %s\n", flags[0], f[0], "text")
+    p = simt.malloc(flags[0], np.float32)
+    if p.size == 0:
+        simt.trap()
+    simt.free(p)
+
+
+@simt.kernel
 def complexes(z, out, n):
     out[0] = z[0].real + z[0].imag + abs(z[0]) + abs(n[0])
     z[1] = z[0].conjugate() + complex(1.0, 2.0)
@@ -189,6 +207,7 @@ def _kernels(tmp_path):
     return [
         (specials, [T.Array(np.dtype(np.int64), 1, "C"), i32, f32]),
         (complexes, [c128, f64, i32]),
+        (memory_access, [i32, f32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),
                     _texture("array", 3), _texture("array", 1, True),
                     _texture("array", 2, True)]

@@ -302,7 +302,8 @@ def call(fc, node, statement):
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):
-        return fc.call_device(callee, [fc.expr(a, node) for a in args], loc)
+        return fc.call_device(callee, [a if is_group(a) else fc.expr(a, node) for a in args],
+                              loc)
     dtype = as_dtype(callee)
     if dtype is not None:
         if len(args) != 1:
@@ -312,10 +313,22 @@ def call(fc, node, statement):
             fc.fail(node, "cannot convert complex to a real type", "take .real first")
         return cast(fc, value, T.Scalar(dtype), loc)
     if hasattr(callee, "_simt_kernel"):
-        fc.fail(node, "kernels cannot launch kernels (dynamic parallelism is not supported)",
-                "make the callee a @simt.device function, or launch it from the host")
+        refuse_launch(fc, callee, node)
     fc.fail(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
             "decorate Python helpers with @simt.device; use math functions and simt intrinsics")
+
+
+def refuse_launch(fc, kernel, node):
+    """A kernel named inside a kernel (``child[grid, block](...)`` or ``child(...)``)."""
+    fc.fail(node, f"launching kernel '{kernel.__name__}' from inside a kernel (dynamic "
+            "parallelism, guide appendix D) is not available yet in simt",
+            "launch it from the host after this kernel, or make it a @simt.device function "
+            "and call it")
+
+
+def is_group(value):
+    """Whether a built argument is a cooperative group (a compile-time value, lang/groups.py)."""
+    return isinstance(value, Static) and getattr(value.value, "compile_time", False)
 
 
 def _is_device_function(target):

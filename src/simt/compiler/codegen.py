@@ -9,7 +9,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from . import ops
+from . import loopmeta, ops
 from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type)
@@ -49,6 +49,8 @@ class FunctionEmitter:
         self.loops = []
         self.array_labels = []
         self.locals = dict(function.locals)
+        lines = target.lines         # lineinfo=True: line tables (lineinfo.py), else None
+        self.scope = lines.subprogram(llfunc, function) if lines is not None else None
 
     # ------------------------------------------------------------ scaffolding
     def start(self):
@@ -100,10 +102,14 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------ statements
     def emit_stmts(self, stmts):
+        outer = self.builder.debug_metadata
         for stmt in stmts:
             if self.terminated():
-                return              # code after break/continue/return is unreachable
+                break               # code after break/continue/return is unreachable
+            if self.scope is not None and stmt.loc is not None:
+                self.builder.debug_metadata = self.target.lines.location(stmt.loc, self.scope)
             getattr(self, "stmt_" + type(stmt).__name__)(stmt)
+        self.builder.debug_metadata = outer     # a loop's latch is its own line again
 
     def store_var(self, name, value):
         t = self.locals[name]
@@ -179,7 +185,10 @@ class FunctionEmitter:
         flags = ["nsw"] if t.kind == "i" else []
         self.builder.store(self.builder.add(it, step, flags=flags), counter)
         back_edge = self.builder.branch(head)
-        self.target.loop_hint(self, s, back_edge, start, stop, step)
+        if s.unroll is not None:
+            loopmeta.requested(self.module, back_edge, s.unroll)
+        else:
+            self.target.loop_hint(self, s, back_edge, start, stop, step)
         self.builder.position_at_end(done)
 
     def range_cond(self, it, stop, step, t):

@@ -9,15 +9,16 @@ from . import ops
 from ..errors import NotSupportedError
 from ..ir import types as T
 from ..lang import python as pylang
+from ..lang import heap
 from ..lang import textures as tex
-from ..lang.atomics import atomic
+from ..lang.atomics import RMW_ENTRIES
 from ..lang.groups import fns
 from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ..lang.mathlib import BITCASTS, FAST_FUNCS, INT_FUNCS, MATH_FUNCS
 from ..lang.registry import lowering
 from ..lang.sync import threadfence, threadfence_block, threadfence_system
 from ..lang.warp import laneid
-from .lltypes import I1, I32, const, scalar
+from .lltypes import I1, I32, I64, ArrayValue, const, i64, scalar
 
 # math functions that are LLVM intrinsics on every target
 LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
@@ -59,11 +60,12 @@ def _fence(em, e):
     return None
 
 
-@lowering(*atomic.entries())
+@lowering(*RMW_ENTRIES)
 def _atomic(em, e):
     b = em.builder
     array = em.expr(e.args[0])
     kind = e.attrs["op"]
+    scope, order = e.attrs.get("scope", "device"), e.attrs.get("order", "relaxed")
     nvalues = 2 if kind == "cas" else 1
     values = [em.expr(a) for a in e.args[1:1 + nvalues]]
     indices = [em.expr(i) for i in e.args[1 + nvalues:]]
@@ -73,10 +75,10 @@ def _atomic(em, e):
         cmp, new = values
         if t.kind == "f":
             it = ll.IntType(t.bits)
-            cmp, new = b.bitcast(cmp, it), b.bitcast(new, it)
-            pair = b.cmpxchg(address, cmp, new, "monotonic", "monotonic")
-            return b.bitcast(b.extract_value(pair, 0), scalar(t))
-        return b.extract_value(b.cmpxchg(address, cmp, new, "monotonic", "monotonic"), 0)
+            old = em.target.atomic_cas(em, address, b.bitcast(cmp, it), b.bitcast(new, it),
+                                       scope, order)
+            return b.bitcast(old, scalar(t))
+        return em.target.atomic_cas(em, address, cmp, new, scope, order)
     int_op, float_op = ATOMIC_OPS[kind]
     if t.kind == "f":
         name = float_op
@@ -84,7 +86,7 @@ def _atomic(em, e):
         name = "u" + int_op
     else:
         name = int_op
-    return em.target.atomic_rmw(em, name, address, values[0], t)
+    return em.target.atomic_rmw(em, name, address, values[0], t, scope, order)
 
 
 @lowering(*MATH_FUNCS)
@@ -234,3 +236,25 @@ def _fns(em, e):
         n = b.select(up, b.sub(n, count), n)
         pos = b.select(up, b.add(pos, const(I32, width)), pos)
     return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
+
+
+@lowering(heap.malloc)
+def _malloc(em, e):
+    """A 1-d array over the heap's block; empty when the heap had no room (a negative
+    count asks for more bytes than any heap has)."""
+    b = em.builder
+    count = em.expr(e.args[0])
+    data = em.target.heap_malloc(em, b.mul(count, i64(e.type.dtype.itemsize)))
+    null = b.icmp_unsigned("==", b.ptrtoint(data, I64), i64(0))
+    return ArrayValue(e.type, data, [b.select(null, i64(0), count)], [i64(1)])
+
+
+@lowering(heap.free)
+def _free(em, e):
+    em.target.heap_free(em, em.expr(e.args[0]).data, e.loc)
+
+
+@lowering(heap.trap)
+def _trap(em, e):
+    em.target.emit_trap(em, e.loc)
+    em.builder.position_at_end(em.new_block("after_trap"))     # unreachable code may follow

@@ -6,18 +6,27 @@ caches (in memory and on disk) hash, so an option cannot change the code without
 changing the key.
 """
 import dataclasses
+from typing import Optional
 
 from ..errors import NotSupportedError
+from . import kernel_options
 
 
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
     """``boundscheck``: check every index against its dimension (an out-of-bounds
     access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
+
+    ``launch_bounds``, ``maxnreg``, ``lineinfo``: CUDA's ``__launch_bounds__``,
+    ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
+    docs/kernel-options.md says what each does on each device).
     ``seed``: the sim device's order of threads (0: thread order; SIMT_SIM_SEED); None on
     the devices that have no such choice."""
 
     boundscheck: bool = False
+    launch_bounds: Optional[tuple] = None     # (max_threads, min_blocks); min_blocks 0: none
+    maxnreg: Optional[int] = None
+    lineinfo: bool = False
     seed: "int | None" = None
 
     def key(self):
@@ -36,11 +45,12 @@ FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
-NOT_BUILT = ("launch_bounds", "maxnreg", "fastmath", "lineinfo")
+NOT_BUILT = ("fastmath",)
 
 
 def check_names(options, what):
-    """NotSupportedError for an option not built yet; TypeError naming the valid options
+    """The options with their values checked and normalized (kernel_options.py):
+    NotSupportedError for an option not built yet; TypeError naming the valid options
     when ``options`` has others."""
     planned = sorted(set(options) & set(NOT_BUILT))
     if planned:
@@ -50,6 +60,7 @@ def check_names(options, what):
     if unknown:
         raise TypeError(f"{what} has no option {', '.join(unknown)}; its options: "
                         f"{', '.join(FIELDS)}")
+    return kernel_options.checked(options, what)
 
 
 def choose(defaults, device_options, kernel_options):

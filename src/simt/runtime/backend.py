@@ -123,6 +123,11 @@ class Backend:
         return 1
 
     @classmethod
+    def why_none(cls):
+        """When device_count() is 0: why, in words a user can act on (None otherwise)."""
+        return None
+
+    @classmethod
     def device_name(cls, index):
         """The name of device ``index`` of this kind, as users write it."""
         return cls.kind
@@ -156,6 +161,14 @@ class Backend:
     def mem_get_info(self):
         """(free, total) bytes."""
         raise self.unsupported("memory queries")
+
+    def set_limit(self, name, value):
+        """cudaDeviceSetLimit: ``name`` one of limits.LIMITS, ``value`` bytes."""
+        raise self.unsupported(f"set_limit({name!r})")
+
+    def get_limit(self, name):
+        """cudaDeviceGetLimit: the value in bytes."""
+        raise self.unsupported(f"get_limit({name!r})")
 
     # ------------------------------------------------------------ memory and copies
     def alloc(self, nbytes):
@@ -209,6 +222,11 @@ class Backend:
     def create_event(self, timing=True):
         """An event object: record(stream), synchronize(), query(), elapsed_time(end)."""
         raise self.unsupported("events")
+
+    def wrap_stream(self, handle):
+        """A stream object over another library's stream (an address): not owned, never
+        destroyed here (Stream.from_handle)."""
+        raise self.unsupported("streams of other libraries (CUDA streams exist on GPUs only)")
 
     # ------------------------------------------------------------ kernels
     def target_id(self):

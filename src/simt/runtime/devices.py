@@ -17,6 +17,7 @@ import threading
 from simt.compiler.options import refuse_checks
 from simt.config import config
 from simt.errors import NotSupportedError
+from simt.logs import log
 
 # The device kinds, and the backend class each is made from ("module:Class"), imported
 # on first use. The order is the order of simt.devices(). A new device is a folder under
@@ -127,6 +128,16 @@ def _devices_of(kind):
     return _found[kind]
 
 
+def why_none(kind):
+    """Why no device of ``kind`` is listed (None when some are)."""
+    if _devices_of(kind):
+        return None
+    try:
+        return backend_class(kind).why_none()
+    except Exception as exc:          # a backend that cannot even say why
+        return f"{type(exc).__name__}: {exc}"
+
+
 def devices():
     """Every device, kind by kind in BACKENDS order: the GPUs ('cuda:0', ...), then 'cpu'."""
     return [device for kind in BACKENDS for device in _devices_of(kind)]
@@ -175,6 +186,8 @@ def _starting_device():
             raise type(exc)(f"SIMT_DEVICE={config.device!r}: {exc}") from None
     else:
         device = devices()[0]
+        if device.kind == "cpu":
+            log.info("no GPU: %s; running on the CPU device", why_none("cuda"))
     _refuse_checked_mode(device)
     return device
 

@@ -3,7 +3,6 @@ per argument types, device and options, in memory and on disk (cache.py), throug
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import contextlib
 import inspect
-import logging
 import sys
 import threading
 import time
@@ -13,13 +12,13 @@ from ..config import config
 from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
+from ..logs import log
 from .devices import backend_class, get_device
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
 
-log = logging.getLogger("simt")
 
 
 class DeviceFunction:
@@ -71,14 +70,15 @@ def device(fn=None, **options):
 class Kernel:
     """A ``@simt.kernel``: launched as ``kernel[grid, block, shared, stream](*args)``.
 
-    ``options`` are CompileOptions fields (``boundscheck``); they override the
-    device's settings and defaults for this kernel."""
+    ``options`` are CompileOptions fields (``boundscheck``, ``launch_bounds``,
+    ``maxnreg``, ``lineinfo``: docs/kernel-options.md); they override the device's
+    settings and defaults for this kernel."""
 
     _simt_kernel = True
 
     def __init__(self, pyfunc, signature=None, cache=True, **options):
         check_function(pyfunc, "@simt.kernel")
-        compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
+        options = compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -127,7 +127,7 @@ class Kernel:
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, shared_bytes,
-                     loaded.binary.shared_static_bytes)
+                     loaded.binary.shared_static_bytes, self.launch_bounds(device))
         device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
                                        args)
 
@@ -149,6 +149,10 @@ class Kernel:
             options = self.chosen_options[key] = compile_options.choose(
                 backend_class(kind).compile_options, device_options or {}, self.options)
         return options
+
+    def launch_bounds(self, device):
+        """(max_threads, min_blocks) of this kernel on ``device``, or None."""
+        return self.options_for(device.kind, device.options).launch_bounds
 
     def binary_for(self, arg_types, device):
         """The loaded kernel for these argument types on this device (compiled once)."""
@@ -175,8 +179,10 @@ class Kernel:
                 log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
                           (time.perf_counter() - started) * 1e3)
                 return loaded
+            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
         binary, deps = self._compile(arg_types, options, backend.compile)
-        log.debug("%s: compiled in %.1f ms", self.__name__, binary.compile_seconds * 1e3)
+        log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
+                 device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
             cache.store(self.__name__, lookup, deps, binary)
         return backend.load_binary(binary)
@@ -270,6 +276,10 @@ _deep = {"depth": 0, "saved": None}
 _deep_lock = threading.Lock()
 
 
+def _describe(arg_types):
+    return "(" + ", ".join(str(t) for t in arg_types) + ")"
+
+
 @contextlib.contextmanager
 def deep_recursion(limit=20000):
     """A recursion limit for compiling: the front end, the IR passes and the code
@@ -295,7 +305,14 @@ def _types(signature):
 
 
 def kernel(fn=None, *, cache=True, **options):
-    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``."""
+    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
+
+    Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
+    ``.maxntid``/``.minnctapersm``; a launch of more than max_threads threads per block
+    raises InvalidConfiguration on every device; min_blocks affects GPU code only),
+    ``maxnreg=N`` (PTX ``.maxnreg``: GPU code only, no effect on the CPU device),
+    ``lineinfo=True`` (PTX line tables naming the Python lines: GPU code only, no effect on
+    the CPU device), ``boundscheck``; others raise TypeError listing these."""
     if fn is None:
         return lambda f: Kernel(f, cache=cache, **options)
     if isinstance(fn, str):

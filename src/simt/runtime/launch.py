@@ -8,6 +8,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import stream_handle
 from ..lazy import lazy_module
+from simt.runtime import arrays
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -87,10 +88,18 @@ def shared_size(value):
     return _integer(value, "the dynamic shared memory size must be an int number of bytes")
 
 
-def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0):
+def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0,
+                 launch_bounds=None):
+    """InvalidConfiguration for a launch the device cannot run, or one above the
+    kernel's ``launch_bounds`` (max_threads, min_blocks), as CUDA refuses it."""
     p = device.properties
     threads = block[0] * block[1] * block[2]
     where = f"launching '{kernel_name}' on {device.name}"
+    if launch_bounds is not None and threads > launch_bounds[0]:
+        raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads, over "
+                                   f"the kernel's launch_bounds max_threads of "
+                                   f"{launch_bounds[0]}. Launch at most {launch_bounds[0]} "
+                                   "threads per block, or raise launch_bounds")
     if threads > p.max_threads_per_block:
         raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads; the "
                                    f"device allows {p.max_threads_per_block} per block. Use "
@@ -189,11 +198,12 @@ class Launch:
 
     def _launch(self, device, args):
         kernel = self.kernel
+        args = adopt_foreign_arrays(args, device)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
-                     loaded.binary.shared_static_bytes)
+                     loaded.binary.shared_static_bytes, kernel.launch_bounds(device))
         stream = self.stream
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")
@@ -212,6 +222,26 @@ class Launch:
                     self.prepared.clear()
                 self.prepared[classes] = (device, fast)
                 self.call = fast
+
+
+_PLAIN = (int, float, complex, bool, np.ndarray, tuple)
+
+
+def adopt_foreign_arrays(args, device):
+    """Arrays of other libraries (PyTorch, CuPy, JAX, numba: anything with
+    ``__cuda_array_interface__`` or ``__dlpack__``) as DeviceArrays over the same memory:
+    no copy, and a kernel's writes land in the caller's tensor."""
+    if all(isinstance(a, _PLAIN) or hasattr(a, "simt_type") for a in args):
+        return args
+    return tuple(_adopt(a, device) for a in args)
+
+
+def _adopt(value, device):
+    if isinstance(value, _PLAIN) or hasattr(value, "simt_type") or isinstance(value, np.generic):
+        return value
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+        return arrays.asarray(value, device)
+    return value
 
 
 def types_fixed_by_class(types, args):

@@ -28,6 +28,22 @@ class Stream:
         stream.device, stream.impl, stream.handle = device, impl, impl.handle
         return stream
 
+    @classmethod
+    def from_handle(cls, stream, device=None):
+        """A simt Stream over another library's stream, which stays the owner: a CUstream
+        address (an int), or an object with ``__cuda_stream__`` (cuda.core, CuPy 13+,
+        PyTorch 2.5+), ``cuda_stream`` (torch.cuda.Stream) or ``ptr`` (cupy.cuda.Stream).
+        Work put in it is ordered with that library's work in the same stream."""
+        device = device or get_device()
+        handle = foreign_handle(stream)
+        wrapped = cls._wrap(device, device.backend.wrap_stream(handle))
+        wrapped.owner = stream          # the foreign stream must outlive the wrapper
+        return wrapped
+
+    def __cuda_stream__(self):
+        """(version, address): the stream protocol of cuda.core and the CUDA array interface."""
+        return (0, _address(self.handle))
+
     @property
     def non_blocking(self):
         return self.impl.non_blocking
@@ -103,13 +119,41 @@ class Event:
         return f"<simt Event on {self.device.name}>"
 
 
+def foreign_handle(stream):
+    """The CUstream address of another library's stream object (or of an int)."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        found = protocol() if callable(protocol) else protocol
+        return int(found[1])
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attr, None)
+        if value is not None and not callable(value):
+            return _address(value)
+    raise InvalidConfiguration(f"{stream!r} is not a stream: a stream is a simt.Stream, None "
+                               "(the default stream), or another library's stream (an object "
+                               "with __cuda_stream__, cuda_stream or ptr, or a CUstream address)")
+
+
+def _address(handle):
+    """The integer address of a CUstream handle object, an int or None (0)."""
+    if handle is None:
+        return 0
+    getter = getattr(handle, "getPtr", None)
+    return int(getter()) if getter is not None else int(handle)
+
+
 def stream_handle(stream, device, what):
-    """The backend handle for a ``stream`` argument given with work for ``device``."""
+    """The backend handle for a ``stream`` argument given with work for ``device``
+    (another library's stream is wrapped: Stream.from_handle)."""
     if stream is None or (isinstance(stream, int) and stream == 0):
         return None
     if not isinstance(stream, Stream):
-        raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
-                                   f"simt.default_stream() or None, got {stream!r}")
+        try:
+            stream = Stream.from_handle(stream, device)
+        except InvalidConfiguration as exc:
+            raise InvalidConfiguration(f"{what}: {exc}") from None
     if stream.device != device:
         refuse_in_host_function(what)     # a host function's thread has a current device of its own
         raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "

@@ -17,6 +17,7 @@ from .args import ArgPacker
 from ..hoststreams import with_stack
 from . import interrupt, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
+from . import heap            # registers simt_cpu_malloc and simt_cpu_free
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -69,6 +70,20 @@ class CpuBackend(HostBackend):
             self.pool = ThreadPoolExecutor(max_workers=config.cpu_threads,
                                            thread_name_prefix="simt-cpu")
         return self.pool
+
+    # ------------------------------------------------------------ limits
+    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
+                "stack_size": "its kernel threads run on the host threads' stacks"}
+
+    def set_limit(self, name, value):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        heap.set_size(value)
+
+    def get_limit(self, name):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        return heap.size()
 
     # ------------------------------------------------------------ compile and load
     def target_id(self):

@@ -10,6 +10,7 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from ...ir import types as T
+from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
@@ -415,7 +416,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         b = self.builder
         flags = ["nsw"] if t.kind == "i" else []
         b.store(b.add(b.load(counter, typ=start.type), step, flags=flags), counter)
-        b.branch(head)
+        back_edge = b.branch(head)
+        if s.unroll is not None:
+            loopmeta.requested(self.module, back_edge, s.unroll)
         b.position_at_end(done)
 
     def masked_if(self, s, parts, guards):

@@ -1,12 +1,13 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
 from . import hostmem
-from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
+from .driver import (api, available, call, check, context_dead, set_thread_device,
+                     thread_device, why_unavailable)
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import refuse_in_host_function
-from simt.errors import OutOfMemoryError
+from simt.errors import LaunchError, OutOfMemoryError
 import simt.fault as fault
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
@@ -54,6 +55,10 @@ class CudaBackend(Backend):
     @classmethod
     def device_count(cls):
         return device_count()
+
+    @classmethod
+    def why_none(cls):
+        return why_unavailable() or "the NVIDIA driver reports no GPU"
 
     @classmethod
     def device_name(cls, index):
@@ -113,8 +118,7 @@ class CudaBackend(Backend):
         driver = api()
         dst, nbytes = host_array.ctypes.data, host_array.nbytes
         if stream is None:
-            call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
-            self.raise_recorded()
+            self._waiting_call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
         else:
             call(driver.cuMemcpyDtoHAsync, dst, src_ptr, nbytes, _handle(stream))
 
@@ -136,8 +140,7 @@ class CudaBackend(Backend):
 
     def synchronize(self):
         self.make_current()
-        call(api().cuCtxSynchronize)
-        self.raise_recorded()
+        self._waiting_call(api().cuCtxSynchronize)
         if self.callback_errors:
             raise self.callback_errors.pop(0)
 
@@ -161,8 +164,20 @@ class CudaBackend(Backend):
             self._error_record = (words, int(address), host)
         return self._error_record[:2]
 
-    def raise_recorded(self):
-        """Raise the error a bounds check or assert recorded, once, and clear the record."""
+    def _waiting_call(self, fn, *args):
+        """A driver call that waits for the device's work, then the error a kernel recorded;
+        a launch that trapped (simt.trap records where first) raises that record's error,
+        caused by the driver's."""
+        try:
+            call(fn, *args)
+        except LaunchError as lost:
+            self.raise_recorded(cause=lost)
+            raise
+        self.raise_recorded()
+
+    def raise_recorded(self, cause=None):
+        """Raise the error a bounds check, assert or trap recorded, once, and clear the
+        record; ``cause``: the driver's error for a launch that trapped."""
         if self._error_record is None or not self._error_record[0][0]:
             return
         from .kernels import launch_error
@@ -170,7 +185,20 @@ class CudaBackend(Backend):
         record = words.copy()
         words[:] = 0
         binary, name = self.error_source
-        raise launch_error(binary, record, name)
+        raise launch_error(binary, record, name) from cause
+
+    LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
+              "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE"}
+
+    def set_limit(self, name, value):
+        self.make_current()
+        driver = api()
+        call(driver.cuCtxSetLimit, getattr(driver.CUlimit, self.LIMITS[name]), value)
+
+    def get_limit(self, name):
+        self.make_current()
+        driver = api()
+        return int(call(driver.cuCtxGetLimit, getattr(driver.CUlimit, self.LIMITS[name])))
 
     def mem_get_info(self):
         self.make_current()
@@ -274,6 +302,14 @@ class CudaBackend(Backend):
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         from .kernels import native_launch
         return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
+
+    def wrap_stream(self, handle):
+        """Another library's CUstream (an address) as a stream object of this device."""
+        from .streams import ForeignStream
+        self.make_current()
+        if not handle:
+            return self.default_stream()
+        return ForeignStream(handle, errors=self.callback_errors)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""

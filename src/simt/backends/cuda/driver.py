@@ -75,6 +75,23 @@ def available():
     return _api is not None
 
 
+def why_unavailable():
+    """Why the driver API cannot be used, as advice (None when it can)."""
+    if available():
+        return None
+    error = _init_error or ""
+    if "No module named 'cuda" in error:
+        return "cuda-bindings is not installed: pip install 'simt[cuda]'"
+    if "libcuda" in error or "NOT_FOUND" in error:
+        return f"no NVIDIA driver was found ({error})"
+    if "INSUFFICIENT_DRIVER" in error or "COMPAT" in error:
+        return (f"the NVIDIA driver is too old for the installed cuda-bindings ({error}): "
+                "update the driver or install the cuda-bindings matching its CUDA version")
+    if "NO_DEVICE" in error:
+        return "the NVIDIA driver sees no GPU (check CUDA_VISIBLE_DEVICES)"
+    return error
+
+
 def _load():
     global _api, _init_error
     with _lock:

@@ -20,7 +20,8 @@ class CudaKernel:
 
     def __init__(self, backend, binary):
         self.binary = binary
-        self.module = Module(binary.ptx, backend=backend)
+        self.module = Module(binary.ptx, backend=backend,
+                             line_info=binary.lineinfo)
         self.function = self.module.get_function(binary.symbol)
         self.launcher = Launcher(self.function, binary.param_kinds, backend)
         self.placed = {}          # symbol global name -> the _Symbol it was filled from

@@ -95,6 +95,21 @@ class DefaultStream(Stream):
         self.callback_errors = [] if errors is None else errors
 
 
+class ForeignStream(Stream):
+    """A stream another library made (PyTorch, CuPy, cuda.core): used, never destroyed."""
+
+    def __init__(self, handle, errors=None):
+        driver = api()
+        self.handle = driver.CUstream(int(handle))
+        flags = call(driver.cuStreamGetFlags, self.handle)
+        self.non_blocking = bool(int(flags) & int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        self.priority = call(driver.cuStreamGetPriority, self.handle)
+        self.callback_errors = [] if errors is None else errors
+
+    def __del__(self):
+        pass
+
+
 class Event:
     """A CUDA event; ``timing=False`` makes it cheaper (no elapsed_time)."""
 
