@@ -68,12 +68,31 @@ def _complex(g, e, name, args):
 
 
 def _atomic(g, e, name, args):
-    kind = e.attrs["op"]
-    nvalues = 2 if kind == "cas" else 1
+    kind = e.attrs.get("op", name)             # atomic.load and atomic.store: by name
+    nvalues = {"cas": 2, "load": 0}.get(kind, 1)
     site = g.site(e.loc, e.attrs.get("label", ""))
-    values = ", ".join(args[1:1 + nvalues])
+    values = "".join(a + ", " for a in args[1:1 + nvalues])
     idx = ", ".join(args[1 + nvalues:])
-    return f"{args[0]}.atomic({site}, {kind!r}, ({values},), {idx})"
+    return f"{args[0]}.atomic({site}, {kind!r}, ({values}), {idx})"
+
+
+def _load(g, e, name, args):
+    """volatile_load, __ldg and the other cache hints: a plain load here."""
+    return f"{args[0]}.ld({g.site(e.loc, e.attrs.get('label', ''))}, {', '.join(args[1:])})"
+
+
+def _store(g, e, name, args):
+    site = g.site(e.loc, e.attrs.get("label", ""))
+    return f"{args[0]}.st({site}, {args[1]}, {', '.join(args[2:])})"
+
+
+def _printf(g, e, name, args):
+    values = "".join(a + ", " for a in args)
+    return f"_k_v.cprintf({e.attrs['format']!r}, {e.attrs['slots']!r}, ({values}))"
+
+
+def _trap(g, e, name, args):
+    return f"_k_L.trap(_k_t, {g.site(e.loc)})"
 
 
 def _none(g, e, name, args):
@@ -97,5 +116,8 @@ _RULES = {
     "fns": lambda g, e, n, a: f"_k_v.fns({a[0]}, {a[1]})",
     "threadfence": _none, "threadfence_block": _none, "threadfence_system": _none,
     "clock": _clock, "clock64": _clock, "globaltimer": _clock, "nanosleep": _none,
-    "builtin.breakpoint": _breakpoint,
+    "builtin.breakpoint": _breakpoint, "printf": _printf, "trap": _trap,
+    "volatile_load": _load, "volatile_store": _store,
+    **{op: _load for op in ("ldg", "ldcg", "ldca", "ldcs", "ldlu", "ldcv")},
+    **{op: _store for op in ("stwb", "stcg", "stcs", "stwt")},
 }

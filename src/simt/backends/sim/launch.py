@@ -159,6 +159,9 @@ class Launch:
         raise Fault(self.report.race(other, first, self.sites[site], second,
                                      self.sites[site].label or "array", idx, th))
 
+    def trap(self, th, site):
+        raise Fault(self.report.trap(self.sites[site], th))
+
     def assert_failed(self, th, site):
         raise Fault(self.report.assert_failed(self.sites[site], th))
 

@@ -243,4 +243,5 @@ _ATOMICS = {
     "max": lambda old, v, a: max(old, v[0]), "inc": _inc, "dec": _dec,
     "and": lambda old, v, a: old & v[0], "or": lambda old, v, a: old | v[0],
     "xor": lambda old, v, a: old ^ v[0], "cas": _cas,
+    "load": lambda old, v, a: None, "store": lambda old, v, a: v[0],
 }

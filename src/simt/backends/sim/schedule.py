@@ -341,6 +341,9 @@ class Report:
         record = fault_record(fault.ASSERT, site, th, dim=fault.message_id(0))
         return fault.decode(record, self._binary(site, messages=[site.label]), self.name)
 
+    def trap(self, site, th):
+        return fault.decode(fault_record(fault.TRAP, site, th), self._binary(site), self.name)
+
     def not_cooperative(self, site, th):
         return fault.decode(fault_record(fault.NOT_COOPERATIVE, site, th), self._binary(site),
                             self.name)

@@ -7,6 +7,7 @@ Values are Python ints, floats, complexes and bools; a float32 is a Python float
 ``f32`` rounded. Launches run one at a time (device.py), so the rounding buffers are
 module state."""
 import math
+import re
 import struct
 
 import numpy as np
@@ -251,3 +252,27 @@ def printf(fmt, args):
     """A kernel's print: the C format the front end made, done by Python's %."""
     text = fmt.replace("%lld", "%d").replace("%llu", "%d") % tuple(args)
     print(text, end="", flush=True)
+
+
+_CONVERSION = re.compile(r"%([-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?)(?:hh|h|ll|l|z|j|t)?"
+                         r"([diouxXcfFeEgGaAs%])")
+
+
+def cprintf(fmt, slots, values):
+    """simt.printf: C's format done by Python's % (lengths dropped, %a as float.hex);
+    returns the number of values, as CUDA's printf."""
+    values = iter(values)
+    items = [text if kind == "str" else next(values) for kind, text in slots]
+    hexes = []
+
+    def convert(m):
+        flags, kind = m.groups()
+        if kind in "aA":
+            hexes.append(len(hexes))
+            return "%" + flags + "s"
+        return "%" + flags + {"i": "d", "u": "d", "F": "f"}.get(kind, kind)
+    text = _CONVERSION.sub(convert, fmt)
+    if hexes:
+        items = [float(v).hex() if isinstance(v, float) else v for v in items]
+    print(text % tuple(items), end="", flush=True)
+    return len(slots)
