@@ -205,7 +205,7 @@ class Array1(SimArray):
             self.launch.out_of_bounds(site, i, 0, n, self)
         k = self.off + i * self.est[0]
         shadow = self.shadow
-        if shadow is not None:
+        if shadow is not None and (shadow.reads or shadow.w[k] is not INIT):
             shadow.read(k, site, i)
         return self.data[k]
 
@@ -216,7 +216,13 @@ class Array1(SimArray):
         k = self.off + i * self.est[0]
         shadow = self.shadow
         if shadow is not None:
-            shadow.write(k, site, i)
+            w = shadow.w[k]
+            if (w is INIT or w is None) and (not shadow.reads or shadow.r[k] is None):
+                th = self.launch.cur
+                block = th.block
+                shadow.w[k] = (th, block, block.ep, len(th.warp.log), site)
+            else:
+                shadow.write(k, site, i)
         self.data[k] = value
 
 
