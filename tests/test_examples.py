@@ -1,5 +1,6 @@
 """The runnable examples give the right answers on the device under test."""
 import numpy as np
+import pytest
 
 import simt
 from simt.examples import dot, julia, vectoradd

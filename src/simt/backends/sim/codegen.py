@@ -77,6 +77,7 @@ class Generator:
         self.sites = []          # Site per site number
         self.decls = {}          # id(MemoryDecl) -> (name, decl)
         self.functions = {}      # id(Function) -> python name
+        self.files = {}          # python name -> the file of its user's function
         self.consts = {}         # python name -> value (NumPy arrays for const memory)
 
     # ---------------------------------------------------------------- structure
@@ -119,13 +120,18 @@ class Generator:
                     visit(node.function)
                     order.append(node.function)
         visit(kernel)
+        used = {py_name(kernel.name)}
         for i, fn in enumerate(order):
-            self.functions[id(fn)] = f"{py_name(fn.name)}"
+            name = py_name(fn.name)          # specializations of one function: one name each
+            self.functions[id(fn)] = name if name not in used else f"{name}_{i}"
+            used.add(self.functions[id(fn)])
+            self.files[self.functions[id(fn)]] = fn.loc.filename
             if is_sync(fn):
                 raise NotSupportedError(f"device function {fn.name!r} holds a barrier or warp "
                                         "function the inliner left: the sim device needs it "
                                         "inlined")
         self.functions[id(kernel)] = py_name(kernel.name)
+        self.files[py_name(kernel.name)] = kernel.loc.filename
         return order
 
     def _function(self, fn, indent):

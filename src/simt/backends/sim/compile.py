@@ -36,8 +36,9 @@ def compile_kernel(fn, options):
     out = {}
 
     def generate(inlined):
-        src, sites, decls = Generator(inlined).generate()
-        out.update(src=src, sites=sites, decls=decls, fn=inlined)
+        generator = Generator(inlined)
+        src, sites, decls = generator.generate()
+        out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files)
         return src.text()
 
     stages = pipeline.run([("inlined", lambda f: verify.after("inline", inline_barrier_calls(f))),
@@ -50,7 +51,6 @@ def compile_kernel(fn, options):
         index = symbols.index(decl) if decl.space == "symbol" else None
         statics.append((name, decl.space, tuple(decl.shape), np.dtype(decl.dtype).str, data,
                         index))
-    files = {py_name(f.name): f.loc.filename for f in all_functions(inlined)}
     debug = any(getattr(n, "op", "") == "builtin.breakpoint" for n in _nodes(inlined))
     return SimBinary(
         name=fn.name, symbol=py_name(fn.name), params=[t for _, t in fn.params],
@@ -60,7 +60,7 @@ def compile_kernel(fn, options):
         symbol_objects=[d.data for d in symbols], compile_seconds=time.perf_counter() - started,
         source=out["src"].text(), places=out["src"].places(), sites=out["sites"],
         statics=statics, sync=is_sync(inlined), debug=debug, seed=options.seed or 0,
-        function_files=files, param_names=[name for name, _ in fn.params],
+        function_files=out["files"], param_names=[name for name, _ in fn.params],
         written=sorted(written_params(fn)))
 
 

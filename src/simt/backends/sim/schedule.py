@@ -251,6 +251,8 @@ def _warp_result(th, present, arrived, waits, types):
     if kind == "vote":
         if sub == "ballot":
             return sum(1 << o.lane for o, p in zip(lanes, args) if p)
+        if sub == "uni":            # the same predicate everywhere: all true, or none
+            return int(all(args) or not any(args))
         return int(all(args) if sub == "all" else any(args))
     if kind == "match":
         own = _bits(values[1], types[1])
