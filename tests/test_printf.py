@@ -49,6 +49,24 @@ def test_printf_formats_as_c(device, rng, capfd):
 
 
 @simt.kernel
+def wide_ints(big, out):
+    i = simt.grid(1)                       # int64, as is big[i]: printed whole under %d, %x
+    if i < big.shape[0]:
+        simt.printf("%d:%d %x|\n", i, big[i], big[i])
+        out[i] = 1
+
+
+def test_64_bit_ints_under_plain_conversions_print_whole(device, rng, capfd):
+    big = rng.integers(1 << 40, 1 << 62, 8).astype(np.int64)
+    out = np.zeros(8, np.int32)
+    capfd.readouterr()
+    wide_ints[1, 8](big, out)
+    simt.synchronize()
+    lines = capfd.readouterr().out.splitlines()
+    assert sorted(lines) == sorted(f"{i}:{v} {v:x}|" for i, v in enumerate(big))
+
+
+@simt.kernel
 def long_line(out):
     if simt.grid(1) == 0:
         simt.printf("%s %0900d|\n", "long", 7)
@@ -78,7 +96,7 @@ def _kernel(tmp_path, source):
 @pytest.mark.parametrize("source, message", [
     ('simt.printf("%d\\n", f[0])', r"simt.printf: '%d' needs an integer, got float32"),
     ('simt.printf("%f\\n", a[0])', r"simt.printf: '%f' needs a float, got int32"),
-    ('simt.printf("%d\\n", b[0])', r"'%d' reads a 32-bit int, got int64"),
+    ('simt.printf("%*d\\n", b[0], a[0])', r"'%\*d' \(its '\*'\) reads a 32-bit int, got int64"),
     ('simt.printf("%d %d\\n", a[0])', r"has 2 conversions, given 1 values"),
     ('simt.printf("%s\\n", a[0])', r"'%s' needs a string literal"),
     ('simt.printf("%d\\n", "x")', r"'%d' cannot print the string 'x'"),

@@ -35,6 +35,14 @@ def _int(name, default):
         raise ValueError(f"{name}={value!r} is not an integer") from None
 
 
+def _choice(name, choices):
+    """An environment setting that is one of ``choices`` (unset: the first)."""
+    value = (os.environ.get(name) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: use one of {', '.join(choices)}")
+    return value
+
+
 @dataclasses.dataclass
 class Config:
     """simt's settings. Each field names the environment variable it is read from."""
@@ -63,6 +71,10 @@ class Config:
                               "doc": "messages of the 'simt' logger on stderr from this level: debug, info, warning, error"})
     debug: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_DEBUG", "doc": "re-raise internal compiler exceptions unwrapped"})
+    default_stream: str = dataclasses.field(
+        default="legacy", metadata={"env": "SIMT_DEFAULT_STREAM",
+                                    "doc": "what stream=None means: 'legacy' (the legacy default "
+                                           "stream) or 'per-thread' (each host thread's own)"})
     verify_ir: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_VERIFY_IR",
                                  "doc": "check the typed IR after every IR pass (the test suite turns it on)"})
@@ -81,6 +93,7 @@ class Config:
             log_level=os.environ.get("SIMT_LOG_LEVEL", "").strip().lower(),
             debug=_flag("SIMT_DEBUG", False),
             verify_ir=_flag("SIMT_VERIFY_IR", False),
+            default_stream=_choice("SIMT_DEFAULT_STREAM", ("legacy", "per-thread")),
         )
 
     def describe(self):

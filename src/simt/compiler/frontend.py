@@ -10,11 +10,13 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..lang import vectors
 from ..lang import loops
 from ..lang.registry import Static
 from . import unroll
 from .source import Source
-from .errors import fail, CompileFailure
+from .errors import fail
+from ..errors import CompileError
 from . import calls, conditional, definite, group_args
 
 
@@ -150,7 +152,7 @@ class FrontEnd:
                       _UNSUPPORTED_HINTS.get(type(node).__name__))
         try:
             return method(node)
-        except CompileFailure:
+        except CompileError:         # already says where and what: not wrapped again
             raise
         except Exception as exc:
             from ..config import config
@@ -208,6 +210,10 @@ class FrontEnd:
             current = self.subscript(array, index, self.loc(node), label)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return out + [self.store(array, index, value, node, label)]
+        if isinstance(target, ast.Attribute):
+            current = self.expr(self.any(target), target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return self.assign_component(target, value, node)
         self.fail(node, "this augmented assignment target is not supported",
                   "assign to a variable or an array element")
 
@@ -229,11 +235,27 @@ class FrontEnd:
             return [self.store(array, index, value, node, ast.unparse(target.value))]
         if isinstance(target, (ast.Tuple, ast.List)):
             return self.unpack(target, value_node, node)
+        if isinstance(target, ast.Attribute):
+            return self.assign_component(target, self.expr(self.any(value_node), value_node), node)
         self.fail(target, f"cannot assign to {type(target).__name__}",
                   "assign to a variable, an array element or a tuple of variables")
 
+    def assign_component(self, target, value, node):
+        """``v.x = value`` for a vector variable v."""
+        base = self.any(target.value)
+        if not (isinstance(target.value, ast.Name) and isinstance(base, (ir.Var, ir.Param))
+                and isinstance(base.type, T.Vector)):
+            self.fail(node, f"cannot assign to {ast.unparse(target)}",
+                      "components of vector variables can be assigned (v.x = 1); for an array "
+                      "element write v = a[i]; v.x = ...; a[i] = v")
+        loc = self.loc(node)
+        return self.bind_name(target.value.id, vectors.replace(self, base, target.attr, value, loc),
+                              node)
+
     def unpack(self, target, value_node, node):
         value = self.expr(self.any(value_node), value_node)
+        if isinstance(value.type, T.Vector):
+            value = vectors.as_tuple(self, value, self.loc(node))
         if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(target.elts):
             self.fail(node, f"cannot unpack {value.type} into {len(target.elts)} names")
         out = []
@@ -611,6 +633,9 @@ def _assigned_names(fndef):
     for node in ast.walk(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name):          # v.x = ... assigns v
+            names.add(node.value.id)
     return names
 
 

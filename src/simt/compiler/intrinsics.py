@@ -8,6 +8,7 @@ from llvmlite import ir as ll
 from . import ops
 from ..errors import NotSupportedError
 from ..ir import types as T
+from ..lang import half
 from ..lang import python as pylang
 from ..lang import heap
 from ..lang import textures as tex
@@ -79,6 +80,8 @@ def _atomic(em, e):
                                        scope, order)
             return b.bitcast(old, scalar(t))
         return em.target.atomic_cas(em, address, cmp, new, scope, order)
+    if kind == "add" and half.is_half_type(t) and t != half.HALF:
+        return half.atomic_add(em, address, values[0], t)     # bfloat16, half2, bfloat162
     int_op, float_op = ATOMIC_OPS[kind]
     if t.kind == "f":
         name = float_op

@@ -14,6 +14,7 @@ from .registry import Intrinsic, Namespace, Static
 _INTS = {"int32", "uint32", "int64", "uint64"}
 _FLOATS = {"float32", "float64"}
 _SHORTS = {"int16", "uint16", "float16"}          # cas only (sm_70's atom.cas.b16)
+_HALVES = {"float16", "bfloat16", "half2", "bfloat162"}      # add only (lang/half.py)
 
 SCOPES = ("block", "device", "system")
 RMW_ORDERS = ("relaxed", "acquire", "release", "acq_rel", "seq_cst")
@@ -30,7 +31,7 @@ _DOCS = {
     "or_": "old = ary[idx]; ary[idx] = old | val",
     "xor": "old = ary[idx]; ary[idx] = old ^ val",
 }
-_ALLOWED = {"add": _INTS | _FLOATS | {"float16"}, "sub": _INTS | _FLOATS,
+_ALLOWED = {"add": _INTS | _FLOATS | _HALVES, "sub": _INTS | _FLOATS,
             "exch": _INTS | _FLOATS, "min": _INTS | _FLOATS, "max": _INTS | _FLOATS,
             "cas": _INTS | _FLOATS | _SHORTS}
 _KEYWORDS = (" Keywords: scope='device' (or 'block', 'system'; the same on the CPU), "
@@ -54,8 +55,8 @@ def check_array(fc, array, name, loc, allowed=None):
         fc.fail(loc, f"{name} needs an array as its first argument, got {array.type}")
     if array.type.space == "const":
         fc.fail(loc, f"{name} on constant memory", "atomics need global or shared arrays")
-    if allowed is not None and array.type.dtype.name not in allowed:
-        fc.fail(loc, f"{name} is not available for {array.type.dtype.name} arrays",
+    if allowed is not None and repr(array.type.element) not in allowed:
+        fc.fail(loc, f"{name} is not available for {array.type.element!r} arrays",
                 f"use an array of {', '.join(sorted(allowed))}")
 
 

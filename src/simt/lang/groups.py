@@ -5,6 +5,7 @@ import functools
 from ..ir import nodes as ir
 from ..ir import types as T
 from .indices import blockDim, blockIdx, gridDim, threadIdx
+from .vectors import DIM3, make_entry
 from .mathlib import math_ns
 from .registry import Intrinsic, Static
 from .warp import FULL_MASK, laneid, shuffle_value, warp_op
@@ -74,8 +75,8 @@ def block_size(fc, loc):
 
 
 def _dim3(fc, special, loc):
-    items = [special.read(axis, loc) for axis in "xyz"]
-    return ir.TupleExpr(T.Tuple([T.INT32] * 3), loc, items)
+    """A dim3 of int32 components (.x .y .z, or unpacked as a tuple), as threadIdx's are."""
+    return make_entry.node(DIM3, loc, [special.read(axis, loc) for axis in "xyz"])
 
 
 def _no_args(fc, args, name, loc):

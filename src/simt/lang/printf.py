@@ -25,7 +25,8 @@ CPU_LINE = 512                             # snprintf's first try on the CPU; lo
 
 def _conversions(fc, fmt, loc):
     """What each value of ``fmt`` must be, in order: 'int' (32-bit: '*' and plain
-    integer conversions), 'long', 'double' or 'str', with the spec text for messages."""
+    integer conversions), 'long', 'double' or 'str', with the spec text for messages and
+    where its conversion letter is (None for a '*')."""
     wanted = []
     for m in SPEC.finditer(fmt):
         spec, conv, length = m.group(0), m.group("conv"), m.group("length")
@@ -33,16 +34,17 @@ def _conversions(fc, fmt, loc):
             continue
         for part in ("width", "precision"):
             if m.group(part) == "*":
-                wanted.append(("int", f"{spec!r} (its '*')"))
+                wanted.append(("int", f"{spec!r} (its '*')", None))
         if not conv:
             fc.fail(loc, f"simt.printf: the format ends inside the conversion {spec!r}",
                     "write %% for a percent sign")
         if conv in INTEGER and length != "L":
-            wanted.append(("long" if length in LONG else "int", repr(spec)))
+            letter = m.start("conv") if length is None and conv != "c" else None
+            wanted.append(("long" if length in LONG else "int", repr(spec), letter))
         elif conv in FLOATING and length in (None, "l"):
-            wanted.append(("double", repr(spec)))
+            wanted.append(("double", repr(spec), None))
         elif conv == "s" and length is None:
-            wanted.append(("str", repr(spec)))
+            wanted.append(("str", repr(spec), None))
         else:
             fc.fail(loc, f"simt.printf: {spec!r} is not a conversion simt.printf supports",
                     "use %d %i %u %o %x %X %c (with h, hh, l, ll), %f %e %g %a (with l), "
@@ -50,12 +52,15 @@ def _conversions(fc, fmt, loc):
     return wanted
 
 
-def _value(fc, arg, want, spec, loc):
-    """The IR value (or Static string) the conversion ``spec`` reads from ``arg``."""
+def _value(fc, arg, want, spec, letter, loc):
+    """The IR value (or Static string) the conversion ``spec`` reads from ``arg``; a
+    64-bit integer under a plain %d, %u, %x... (``letter``: where its conversion letter
+    is) is passed whole, and the format is widened to %lld for it: simt.grid(1) and
+    Python ints are 64-bit, and C would print a truncated value."""
     if want == "str":
         if not (isinstance(arg, Static) and isinstance(arg.value, str)):
             fc.fail(loc, f"simt.printf: {spec} needs a string literal")
-        return arg
+        return arg, False
     if isinstance(arg, Static) and isinstance(arg.value, str):
         fc.fail(loc, f"simt.printf: {spec} cannot print the string {arg.value!r}", "use %s")
     v = fc.expr(arg, loc)
@@ -68,18 +73,19 @@ def _value(fc, arg, want, spec, loc):
         if t.kind != "f":
             fc.fail(loc, f"simt.printf: {spec} needs a float, got {t}",
                     "use %d for integers, or convert with float(...)")
-        return fc.cast(v, T.FLOAT64, loc)
+        return fc.cast(v, T.FLOAT64, loc), False
     if t.kind == "f":
         fc.fail(loc, f"simt.printf: {spec} needs an integer, got {t}",
                 "use %f, %e or %g for floats, or convert with int(...)")
     if want == "int" and t.kind != "b" and t.bits == 64 and not t.weak:
-        fc.fail(loc, f"simt.printf: {spec} reads a 32-bit int, got {t}",
-                "write %ld (or %lld, %lu, %lx) for a 64-bit value, or convert with "
-                "np.int32(...)")
+        if letter is None:
+            fc.fail(loc, f"simt.printf: {spec} reads a 32-bit int, got {t}",
+                    "convert it with np.int32(...)")
+        want = "long"
     signed = t.kind == "i" or t.kind == "b" or t.weak
     if want == "int":
-        return fc.cast(v, T.INT32 if signed else T.UINT32, loc)
-    return fc.cast(v, T.INT64 if signed else T.UINT64, loc)
+        return fc.cast(v, T.INT32 if signed else T.UINT32, loc), False
+    return fc.cast(v, T.INT64 if signed else T.UINT64, loc), letter is not None
 
 
 def _build(fc, args, kwargs, loc):
@@ -95,14 +101,18 @@ def _build(fc, args, kwargs, loc):
     if len(values) > MAX_VALUES:
         fc.fail(loc, f"simt.printf takes at most {MAX_VALUES} values (guide B.29.2), "
                 f"given {len(values)}", "split the line into several calls")
-    slots, exprs = [], []
-    for arg, (want, spec) in zip(values, wanted):
-        value = _value(fc, arg, want, spec, loc)
+    slots, exprs, widen = [], [], []
+    for arg, (want, spec, letter) in zip(values, wanted):
+        value, widened = _value(fc, arg, want, spec, letter, loc)
+        if widened and want == "int":
+            widen.append(letter)
         if isinstance(value, Static):
             slots.append(("str", value.value))
         else:
             slots.append(("value", None))
             exprs.append(value)
+    for letter in reversed(widen):            # %d -> %lld where a 64-bit value goes
+        fmt = fmt[:letter] + "ll" + fmt[letter:]
     return printf.node(T.INT32, loc, exprs, {"format": fmt, "slots": tuple(slots)})
 
 
@@ -110,7 +120,8 @@ printf = Intrinsic("printf", "simt.printf(fmt, *values): C's printf from each th
                    "calls it (CUDA's printf, guide B.29): %d %i %u %o %x %X %c with h, hh, l, "
                    "ll; %f %F %e %E %g %G %a %A; %s with a string literal; flags, width and "
                    "precision ('*' too). The format is checked against the values at compile "
-                   "time (a 64-bit int needs %ld or %lld; floats are passed as double). "
+                   "time (a 64-bit int under %d, %u or %x is printed whole, as %lld; floats are "
+                   "passed as double). "
                    "Returns the number of values, as CUDA's. GPU output appears at the next "
                    "synchronization; the CPU writes each call's line at once.", _build)
 

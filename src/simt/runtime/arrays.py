@@ -7,9 +7,11 @@ of a non-contiguous view move the bytes the view spans, then apply the strides
 on the host, so any layout NumPy can express copies correctly.
 """
 
+import math
+
 import numpy as np
 
-from simt.runtime import devices, dlpack
+from simt.runtime import devices, dlpack, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
@@ -161,6 +163,13 @@ class DeviceArray:
     ptr = property(lambda self: self.alloc.ptr + self.offset, doc="Address of element 0.")
 
     @property
+    def pitch(self):
+        """Bytes from one row to the next (``strides[-2]``): a pitched_array's row pitch."""
+        if self.ndim < 2:
+            raise AttributeError(f"a {self.ndim}-D array has no row pitch")
+        return self.strides[-2]
+
+    @property
     def T(self):
         """The transpose: a view with axes reversed."""
         return self.transpose()
@@ -181,6 +190,12 @@ class DeviceArray:
         if self.readonly:
             view.readonly = True
         return view
+
+    def retyped(self, shape, dtype, strides):
+        """A view of this array's memory as another dtype, shape and strides (bytes), from
+        element 0 on (``simt.float4.view``)."""
+        return DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
+                           offset=self.offset, device=self.device)
 
     def _dummy(self):
         """A NumPy array with this layout over a 1-element buffer: for layout arithmetic only.
@@ -352,6 +367,16 @@ class DeviceArray:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
 
+    def free(self, stream=None):
+        """Free this array's memory now rather than when the last view of it goes.
+
+        Memory from a pool (``device_array(..., stream=s)``) goes back to it in the order
+        of ``stream`` (cudaFreeAsync; None: the legacy default stream), to be reused by a
+        later allocation; other memory is freed as cudaFree frees it (after the work that
+        may use it), except on the CPU device, where it goes when the last view of it
+        goes. Using the array or its views afterwards is an error CUDA does not catch."""
+        pools.free(self, stream)
+
     def copy(self):
         """A new C-contiguous device array with the same elements."""
         return self.copy_to_device(DeviceArray(self.shape, self.dtype, device=self.device))
@@ -490,11 +515,23 @@ def _allocate(device, nbytes, method="alloc"):
 # -- making arrays ------------------------------------------------------------------------
 
 
-def device_array(shape, dtype=np.float64, order="C", device=None):
-    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one)."""
+def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, pool=None):
+    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one).
+
+    With ``stream`` (or ``pool``), the memory comes from a memory pool in the order of
+    ``stream`` (cudaMallocAsync / cudaMallocFromPoolAsync; ``pool`` default: the device's
+    default pool, simt.MemoryPool.default()); give it back with ``free(stream=...)``."""
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F', not {order!r}")
-    return DeviceArray(shape, dtype, order=order, device=device)
+    if stream is None and pool is None:
+        return DeviceArray(shape, dtype, order=order, device=device)
+    device = devices.lookup(device) if pool is None or device is not None else pool.device
+    pool = pool or pools.MemoryPool.default(device)
+    if pool.device != device:
+        raise ValueError(f"the pool belongs to {pool.device.name}, the array to {device.name}")
+    shape, dtype = _normalize_shape(shape), np.dtype(dtype)
+    alloc = pool.allocation(math.prod(shape) * dtype.itemsize, stream)
+    return DeviceArray(shape, dtype, order=order, alloc=alloc, device=device)
 
 
 def empty(shape, dtype=np.float64, order="C", device=None):
@@ -766,7 +803,7 @@ class MappedArray(np.ndarray):
 
 
 def _nbytes(shape, dtype):
-    return int(np.prod(_normalize_shape(shape), dtype=np.int64)) * np.dtype(dtype).itemsize
+    return math.prod(_normalize_shape(shape)) * np.dtype(dtype).itemsize
 
 
 def _shaped(buffer, shape, dtype, order):

@@ -16,7 +16,7 @@ import threading
 
 from simt.compiler.options import refuse_checks
 from simt.config import config
-from simt.errors import NotSupportedError
+from simt.errors import InvalidConfiguration, NotSupportedError
 from simt.logs import log
 
 # The device kinds, and the backend class each is made from ("module:Class"), imported
@@ -233,3 +233,40 @@ def use_device(spec, **options):
 def synchronize():
     """Wait for all work on the current device (cudaDeviceSynchronize); raise pending launch errors."""
     get_device().backend.synchronize()
+
+
+def stream_handle_of(stream, device, what):
+    """The backend handle of a ``stream`` argument for work on ``device``: a simt.Stream
+    of that device, or None or 0 for the legacy default stream (None). For modules that
+    sit below runtime/streams.py (streams.stream_handle says the same)."""
+    if stream is None or (isinstance(stream, int) and not isinstance(stream, bool)
+                          and stream == 0):
+        return None
+    if not hasattr(stream, "impl") or not hasattr(stream, "handle"):
+        raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
+                                   f"simt.default_stream() or None, got {stream!r}")
+    if stream.device != device:
+        raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
+                                   f"work to {device.name}; make the stream while that device "
+                                   f"is current (simt.use_device)")
+    return stream.handle
+
+
+DEVICE_FLAGS = ("schedule_auto", "schedule_spin", "schedule_yield", "schedule_blocking_sync",
+                "map_host")
+
+
+def set_device_flags(*flags, device=None):
+    """How host threads wait for the device (cudaSetDeviceFlags): at most one of
+    'schedule_auto', 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync', plus
+    'map_host' (mapped host memory; always on in current CUDA). On the CPU device,
+    spin and yield make a waiting thread poll, giving up the GIL between polls, and
+    blocking_sync and auto make it sleep on a condition (docs/memory.md)."""
+    unknown = [f for f in flags if f not in DEVICE_FLAGS]
+    if unknown:
+        raise ValueError(f"unknown device flags {unknown}; the flags are "
+                         f"{', '.join(DEVICE_FLAGS)}")
+    schedules = [f for f in flags if f.startswith("schedule_")]
+    if len(set(schedules)) > 1:
+        raise ValueError(f"device flags {schedules}: choose one scheduling flag")
+    lookup(device).backend.set_flags(frozenset(flags))

@@ -1,12 +1,14 @@
 """The launch path: ``kernel[grid, block, shared_bytes, stream](*args)``: the launch
 configuration, its checks, the arguments' types, and the handing out of launch
 functions (binder.py) from a configuration's second launch on."""
+import weakref
+
 import numpy as np
 
 from ..ir import types as T
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
-from .streams import stream_handle
+from .streams import Stream, stream_handle
 from ..lazy import lazy_module
 from simt.runtime import arrays
 
@@ -147,6 +149,8 @@ def arg_type(value):
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
+        if isinstance(value, np.ndarray) and isinstance(T.element_type(value.dtype), T.Vector):
+            _check_aligned(value)
         return T.Array(value.dtype, value.ndim, T.layout_of(value))
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
         raise OverflowError(f"{value} does not fit a kernel's int64 (the type of a Python "
@@ -160,7 +164,22 @@ def arg_type(value):
     return T.typeof(value)
 
 
+def _check_aligned(array):
+    """A host array of a vector type is read with vector accesses: its data must be
+    aligned as CUDA aligns the type (NumPy aligns only to the components)."""
+    t = T.element_type(array.dtype)
+    if array.ctypes.data % t.align:
+        raise TypeError(f"an array of {t.name} must start at a multiple of {t.align} bytes, "
+                        f"this one is at {array.ctypes.data:#x}; copy it (np.array(a)) or "
+                        "allocate it with simt.empty / simt.to_device")
+
+
 def _check_dtype(dtype, what):
+    if T.is_bfloat16_dtype(dtype):
+        return
+    if dtype.names is not None:
+        T.element_type(dtype)                # a vector type's struct, else TypeError
+        return
     if dtype.kind not in "biufc":
         raise TypeError(f"{what} of dtype {dtype} cannot be passed to a kernel: kernels take "
                         "bool, integer, floating and complex values (pass a datetime64 or "
@@ -183,10 +202,23 @@ class Launch:
         self.grid = dim3_tuple(grid, "grid")
         self.block = dim3_tuple(block, "block")
         self.shared_bytes = shared_size(shared_bytes)
-        self.stream = stream
+        self.stream_ref = self.stream_parts = None
+        if isinstance(stream, Stream):      # held weakly: its table holds this Launch
+            self.stream_ref = weakref.ref(stream)
+            self.stream_parts = (stream.device, stream.impl)
+        else:
+            self.stream_value = stream
         self.prepared = {}      # argument classes -> (device, launch function)
         self.call = self        # what kernel[...] returns: the latest prepared launch
         self.used = False       # launched before: a configuration met once is not prepared
+
+    @property
+    def stream(self):
+        """The launch's stream; one the user dropped while keeping this launch function is
+        made again around the same backend stream, which this Launch keeps alive."""
+        if self.stream_ref is None:
+            return self.stream_value
+        return self.stream_ref() or Stream._wrap(*self.stream_parts)
 
     def __call__(self, *args):
         entry = self.prepared.get(tuple(map(type, args)))
@@ -198,6 +230,7 @@ class Launch:
 
     def _launch(self, device, args):
         kernel = self.kernel
+        given = args
         args = adopt_foreign_arrays(args, device)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
@@ -211,7 +244,7 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True
-        if used and types_fixed_by_class(types, args):
+        if used and args is given and types_fixed_by_class(types, args):
             native = backend.native_launch(kernel, loaded, types, self.grid, self.block,
                                            self.shared_bytes, stream)
             if native is not None:

@@ -4,7 +4,10 @@
 were made, as in CUDA, and hold that device's backend object (backends/*/streams.py);
 backends take the object's ``handle`` (None for the legacy default stream).
 """
+import contextlib
+
 from .devices import get_device
+from .graphs import Graph
 from ..errors import InvalidConfiguration
 from .backend import refuse_in_host_function
 
@@ -21,11 +24,13 @@ class Stream:
         self.impl = self.device.backend.create_stream(non_blocking=non_blocking,
                                                       priority=priority)
         self.handle = self.impl.handle
+        self.launches = {}      # (kernel, grid, block, shared) -> Launch (runtime/kernel.py)
 
     @classmethod
     def _wrap(cls, device, impl):
         stream = cls.__new__(cls)
         stream.device, stream.impl, stream.handle = device, impl, impl.handle
+        stream.launches = {}
         return stream
 
     @classmethod
@@ -74,6 +79,28 @@ class Stream:
         if not callable(fn):
             raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
         self.impl.launch_host_func(fn, *args)
+
+    @contextlib.contextmanager
+    def capture(self):
+        """``with stream.capture() as graph:`` records the work put in this stream, and in
+        the streams that join it through events, into ``graph`` (a simt.Graph, complete
+        once the block ends) instead of running it (cudaStreamBeginCapture/EndCapture).
+        Inside the block, synchronizing calls and work on the legacy default stream
+        raise CudaError, as CUDA refuses them; every stream that joined must be joined
+        back into this one (``s.wait_event(e)`` with ``e`` recorded in the other)."""
+        if self.handle is None:
+            raise InvalidConfiguration("the legacy default stream cannot be captured "
+                                       "(cudaErrorStreamCaptureUnsupported); capture a "
+                                       "simt.Stream()")
+        graph = Graph.__new__(Graph)
+        graph.device, graph.impl, graph.nodes, graph.keep = self.device, None, [], []
+        self.impl.begin_capture()
+        try:
+            yield graph
+        except BaseException:
+            self.impl.end_capture(failed=True)
+            raise
+        graph.impl = self.impl.end_capture()
 
     def __repr__(self):
         kind = "default stream" if self.handle is None else \

@@ -1,9 +1,14 @@
 """The CPU device: runs compiled kernels over the grid with a pool of worker
-threads (ctypes releases the GIL, so blocks really run in parallel). Streams, copies
-and kept launch errors: hostdevice.HostBackend."""
+threads (ctypes releases the GIL, so blocks really run in parallel).
+
+Launch errors are kept and raised at the next synchronizing call of the thread that
+launched the work (or of its stream: streams.Faults), as CUDA reports them; unlike a
+GPU, the device stays usable afterwards."""
 import ctypes
 import itertools
+import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -11,11 +16,12 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
+from ...errors import CudaError
+from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
-from ..hostdevice import HostBackend
+from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
-from ..hoststreams import with_stack
-from . import interrupt, texmem
+from . import graphs, interrupt, pools, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
 
@@ -45,19 +51,31 @@ class _Arena(threading.local):
         return buf.ctypes.data
 
 
-class CpuBackend(HostBackend):
+class CpuBackend(CpuMemory):
     """The host CPU as a CUDA device."""
 
     compile_options = CompileOptions(boundscheck=True)   # out-of-bounds accesses raise
 
     def __init__(self, index=0):
         super().__init__(index)
+        self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
+        self.workers = streams.Workers()
+        self.default = streams.CpuDefaultStream(self)
+        self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
+        self.pools = weakref.WeakSet()   # memory pools, trimmed at synchronizing calls
+        self.own = threading.local()     # .stream: the thread's per-thread default stream
+        self.poll = False                # set_device_flags: waits poll instead of sleeping
+        self._default_pool = None
+        _after_fork_in_child(self)
 
     def _after_fork(self):
-        super()._after_fork()
+        """In a forked child: no thread of the parent survived, so start over without them."""
+        self.faults = streams.Faults()
         self.pool = None
+        for worker in list(self.workers):
+            worker.after_fork()
 
     @classmethod
     def default_options(cls):
@@ -70,6 +88,55 @@ class CpuBackend(HostBackend):
             self.pool = ThreadPoolExecutor(max_workers=config.cpu_threads,
                                            thread_name_prefix="simt-cpu")
         return self.pool
+
+    # ------------------------------------------------------------ errors
+    def raise_pending(self):
+        """Raise the first kept error of work the calling thread launched."""
+        self.faults.raise_for_thread()
+
+    def record_error(self, error):
+        """Keep an error of work the calling thread ran on the default stream."""
+        self.faults.add(error, threading.current_thread(), None)
+
+    def synchronize(self):
+        refuse_in_host_function("synchronize")
+        graphs.refuse_in_capture("synchronize")
+        for worker in list(self.workers):
+            worker.drain(self.poll)
+        self.trim_pools()
+        self.raise_pending()
+
+    def trim_pools(self):
+        """At a synchronizing call, each pool hands back the freed memory it holds above
+        its release threshold (as CUDA's pools do)."""
+        for pool in list(self.pools):
+            pool.trim(pool.threshold)
+
+    # ------------------------------------------------------------ memory pools (pools.py)
+    def create_pool(self):
+        return pools.HostPool(self)
+
+    def default_pool(self):
+        if self._default_pool is None:
+            self._default_pool = pools.HostPool(self)
+        return self._default_pool
+
+    def release(self, owner):
+        """Memory dropped by the program stays alive until the work already queued in the
+        streams is done: that work may still read or write it (cudaFree waits for it too)."""
+        for worker in list(self.workers):
+            worker.hold(owner)
+
+    def _buffer(self, nbytes, alignment):
+        buffer = super()._buffer(nbytes, alignment)
+        root, live = _root(buffer), self.live
+        live[id(root)] = (weakref.ref(root, lambda _, key=id(root): live.pop(key, None)), nbytes)
+        return buffer
+
+    def bytes_in_use(self):
+        """Bytes of device and pinned memory this process holds: the CPU device's own
+        accounting (mem_get_info reports the whole machine's), for leak checks."""
+        return sum(nbytes for _, nbytes in list(self.live.values()))
 
     # ------------------------------------------------------------ limits
     NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
@@ -84,6 +151,127 @@ class CpuBackend(HostBackend):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         return heap.size()
+
+    # ------------------------------------------------------------ streams (see streams.py)
+    def create_stream(self, non_blocking=False, priority=0):
+        return streams.CpuStream(self, non_blocking, priority)
+
+    def default_stream(self):
+        return self.per_thread(None) or self.default
+
+    def per_thread(self, stream):
+        """``stream``, or for None with SIMT_DEFAULT_STREAM=per-thread the calling
+        thread's own default stream: a blocking stream (it waits for, and is waited for
+        by, the legacy default stream) that no other thread's work waits for."""
+        if stream is not None or config.default_stream != "per-thread":
+            return stream
+        own = getattr(self.own, "stream", None)
+        if own is None:
+            own = self.own.stream = streams.CpuStream(self)
+        return own
+
+    def create_event(self, timing=True):
+        return streams.CpuEvent(self, timing)
+
+    def drain_blocking(self):
+        """Legacy default-stream rule: finish the work queued in blocking streams."""
+        refuse_in_host_function("work on the default stream")
+        graphs.refuse_in_capture("work on the legacy default stream",
+                                 "cudaErrorStreamCaptureImplicit")
+        if self.workers:
+            for worker in list(self.workers):
+                if worker.blocking:
+                    worker.drain(self.poll)
+
+    def _in_order(self, stream, fn):
+        """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams
+        (per-thread default stream: queued on it, and done when this returns)."""
+        own = self.per_thread(stream)
+        if own is not stream:
+            own.enqueue(fn)
+            own.synchronize()
+        elif stream is None:
+            self.drain_blocking()
+            fn()
+        else:
+            stream.enqueue(fn)
+
+    # ------------------------------------------------------------ copies in stream order
+    def copy_htod(self, dst_ptr, host_array, stream=None):
+        if stream is not None and not _is_pinned(host_array):
+            graphs.refuse_in_capture("a copy from pageable host memory into a stream "
+                                     "under capture (pin it: simt.pinned_array or "
+                                     "simt.host_register)", captured=stream.capture is not None)
+            host_array = host_array.copy()         # pageable: staged now, as CUDA does
+        self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
+
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        if self.per_thread(stream) is not stream:
+            self._in_order(None, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
+            return
+        if stream is not None and not _is_pinned(host_array):
+            stream.synchronize()                   # pageable: the copy is done on return
+            stream = None
+        if stream is None:
+            self.drain_blocking()
+            self.raise_pending()
+        self._in_order(stream, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
+
+    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        self._in_order(stream, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes))
+
+    def memset(self, ptr, byte, nbytes, stream=None):
+        self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        self._in_order(stream, lambda: graphs.fill(ptr, bits, element_size, count))
+
+    # ------------------------------------------------------------ graphs (see graphs.py)
+    def create_graph(self):
+        return graphs.CpuGraph(self)
+
+    def run_graph(self, stream, replay):
+        """A graph launch: ``replay`` in stream order (its errors kept as a launch's)."""
+        stream = self.per_thread(stream)
+        if stream is not None:
+            stream.enqueue(replay, "graph")
+            return
+        self.drain_blocking()
+        self.raise_pending()
+        try:
+            replay()
+        except Exception as exc:
+            self.record_error(exc)
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """A 2-D/3-D copy: both sides are host memory here, so NumPy moves the rows."""
+        dst_rows, src_rows = texmem.byte_rows(dst, extent), texmem.byte_rows(src, extent)
+        if stream is None:
+            self.raise_pending()
+        self._in_order(stream, lambda: np.copyto(dst_rows, src_rows))
+
+    def host_register(self, array):
+        """Nothing to lock: host memory is this device's memory. Registered arrays count
+        as pinned, so stream copies with them are asynchronous, as on a GPU."""
+        root = _root(array)
+        if id(root) in _registered:
+            raise CudaError("host_register: this array's memory is registered already "
+                            "(cudaErrorHostMemoryAlreadyRegistered); register it once")
+        _registered[id(root)] = root
+        _pinned_roots[id(root)] = weakref.ref(root)
+
+    def host_unregister(self, array):
+        root = _root(array)
+        if _registered.pop(id(root), None) is None:
+            raise CudaError("host_unregister: this array's memory is not registered "
+                            "(cudaErrorHostMemoryNotRegistered); call simt.host_register first")
+        _pinned_roots.pop(id(root), None)
+
+    def alloc_pinned(self, nbytes):
+        buffer = super().alloc_pinned(nbytes)
+        root = _root(buffer)
+        _pinned_roots[id(root)] = weakref.ref(root, lambda _, key=id(root): _pinned_roots.pop(key, None))
+        return buffer
 
     # ------------------------------------------------------------ compile and load
     def target_id(self):
@@ -103,6 +291,23 @@ class CpuBackend(HostBackend):
         b = kernel.binary
         return {"registers": None, "shared_bytes": b.shared_static_bytes, "local_bytes": b.slot_bytes}
 
+    def set_flags(self, flags):
+        """schedule_spin and schedule_yield: waiting threads poll, giving up the GIL
+        between polls (spinning while holding it would stall the stream threads they
+        wait for); the other flags: they sleep until woken. map_host: host memory is
+        this device's memory, mapped always."""
+        self.poll = bool(flags & {"schedule_spin", "schedule_yield"})
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """cooperative.blocks_per_core: the model cooperative launches check against too."""
+        total = loaded.binary.shared_static_bytes + shared_bytes
+        return cooperative.blocks_per_core(self.properties(), threads, total)
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        return cooperative.potential_block_size(
+            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
+            max_threads)
+
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
         if stream is not None:
@@ -111,6 +316,33 @@ class CpuBackend(HostBackend):
                                        self.properties())
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
+
+    def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        symbols = loaded.binary.symbol_objects
+        name = kernel.__name__
+        stream = self.per_thread(stream)
+        if stream is None:
+            self.drain_blocking()
+            self.raise_pending()
+            error = self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
+            if error is not None:
+                self.record_error(error)
+        elif stream.capture is not None:
+            _refuse_numpy(kernel, args)
+            stream.enqueue(self.bind(kernel, loaded, grid, block, shared_bytes, args),
+                           "kernel", (grid, block, shared_bytes), kernel)
+        else:
+            stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
+                                                      symbols, name)))
+        if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
+               for a in args):
+            (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
+
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
+        return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
+                      dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
+                           block=block, shared=shared_bytes, stream=stream))
 
     # ------------------------------------------------------------ textures (see texmem.py)
     def texture_array(self, array):
@@ -125,6 +357,18 @@ class CpuBackend(HostBackend):
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now, on the calling thread and the pool; returns its error or None."""
+        return self.prepare(kernel, grid, block, shared_bytes, args, symbols, kernel_name)()
+
+    def bind(self, kernel, loaded, grid, block, shared_bytes, args):
+        """A kernel launch with its arguments packed once, replayed by calling it (graph
+        nodes); raises the kernel's error."""
+        run = self.prepare(loaded, grid, block, shared_bytes, args,
+                           loaded.binary.symbol_objects, kernel.__name__)
+        return lambda: _raise(run())
+
+    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        """A launch ready to run: calling it runs the kernel on the calling thread and the
+        pool, and returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         err = np.zeros(fault.WORDS, np.int64)
@@ -141,18 +385,22 @@ class CpuBackend(HostBackend):
             slots = self.arena.get("slots", slot_size)
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
-        workers = min(config.cpu_threads, nblocks)
-        interrupt.clear()
-        if workers <= 1:
-            run(0, nblocks)
-        else:
-            self._run_parallel(run, nblocks, workers)
-        del keep
-        if not err[0]:
-            return None
-        if err[0] == fault.INTERRUPTED and interrupt.python_raises():
-            return None               # Python raises KeyboardInterrupt for this Ctrl-C
-        return fault.decode(err, binary, kernel_name)
+        def go():
+            workers = min(config.cpu_threads, nblocks)
+            interrupt.clear()
+            if workers <= 1:
+                run(0, nblocks)
+            else:
+                self._run_parallel(run, nblocks, workers)
+            if not err[0]:
+                return None
+            record = err.copy()
+            err[:] = 0                # a bound launch runs again: start it clean
+            if record[0] == fault.INTERRUPTED and interrupt.python_raises():
+                return None           # Python raises KeyboardInterrupt for this Ctrl-C
+            return fault.decode(record, binary, kernel_name)
+        go.keep = (packed, keep, launch)    # what the addresses above point into
+        return go
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))
@@ -167,7 +415,7 @@ class CpuBackend(HostBackend):
                 if run(first, min(first + chunk, nblocks)):
                     failed.set()
         pool = self._workers()      # it starts its threads at submit: with simt's stack size
-        futures = with_stack(lambda: [pool.submit(worker) for _ in range(workers - 1)])
+        futures = streams.with_stack(lambda: [pool.submit(worker) for _ in range(workers - 1)])
         try:
             worker()                   # the calling thread takes chunks too
         except BaseException:
@@ -190,3 +438,42 @@ def _wait_all(futures, failed):
                 interrupted = exc
     if interrupted is not None:
         raise interrupted
+
+
+def _raise(error):
+    if error is not None:
+        raise error
+
+
+def _refuse_numpy(kernel, args):
+    if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None for a in args):
+        from ...errors import InvalidConfiguration
+        raise InvalidConfiguration(
+            f"kernel '{kernel.__name__}' launched in a stream under capture with a NumPy "
+            "argument: it is copied in and out around each launch, which a graph cannot "
+            "repeat; pass device arrays (simt.to_device) or mapped memory")
+
+
+def _after_fork_in_child(backend):
+    """Have a forked child reset ``backend``'s threads (os.register_at_fork; weak, as a
+    registration cannot be undone)."""
+    if hasattr(os, "register_at_fork"):
+        ref = weakref.ref(backend)
+        os.register_at_fork(after_in_child=lambda: ref() is not None and ref()._after_fork())
+
+
+_pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
+_registered = {}       # id -> the NumPy buffers host_register pinned (kept until unregistered)
+
+
+def _root(array):
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _is_pinned(array):
+    """Whether a host array lies in memory from pinned_array (async copies may use it)."""
+    root = _root(array)
+    ref = _pinned_roots.get(id(root))
+    return ref is not None and ref() is root

@@ -4,10 +4,12 @@ of statements, see regions.py and docs/cpu-device.md)."""
 from llvmlite import ir as ll
 
 from .. import hostjit as jit
-from ...compiler.lltypes import I8, I32, I64, const, function, i32, i64, ptr, value_type
+from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory, ptr,
+                                 value_type)
 from ...compiler.target import FAULT_IDS, Target
 from . import heap, interrupt, textures
 from ...ir import nodes as ir
+from ...ir import types as T
 import simt.fault as fault
 
 # per-thread context handed to device functions
@@ -39,7 +41,8 @@ class CpuTarget(Target):
     def kernel_args_type(self, fn):
         """The struct the runtime packs a launch's arguments into: the parameters, then a
         pointer to each module-level symbol."""
-        fields = [value_type(t, self) for _, t in fn.params]
+        fields = [memory(t) if isinstance(t, T.Vector) else value_type(t, self)
+                  for _, t in fn.params]
         return ll.LiteralStructType(fields + [ptr()] * len(self.symbols))
 
     # ---------------------------------------------------------------- values

@@ -20,6 +20,7 @@ from ...compiler.lltypes import i32
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
 from . import params as P
+from . import ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
 
@@ -112,7 +113,7 @@ class _Compile:
 
     def stages(self):
         return [("llvm_ir", self.emit), ("optimized", self.optimize),
-                ("ptx", self.tm.emit_assembly)]
+                ("ptx", lambda module: ptxfix.fix(self.tm.emit_assembly(module)))]
 
     def emit(self, fn):
         module = ll.Module(name=fn.name)

@@ -182,7 +182,7 @@ class CudaTarget(Target):
 
 
 def _global(module, name, decl, addrspace):
-    elem = memory(T.Scalar(decl.dtype))
+    elem = memory(T.element_type(decl.dtype))
     gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
                            addrspace=addrspace)
     gv.align = 16

@@ -1,8 +1,8 @@
 """The sim device: kernels as generated Python (codegen.py), their threads interleaved in
 an order a seed chooses (schedule.py), every access checked (memory.py); print and
-breakpoint() work in kernels. Memory, streams and copies are the host devices'
-(hostdevice.HostBackend), plus a record of which bytes of each allocation something
-wrote, for the uninitialized-read check.
+breakpoint() work in kernels. Memory and copies are the host devices' (hostmem.py),
+plus a record of which bytes of each allocation something wrote, for the
+uninitialized-read check; work runs at once on the calling thread (streams.py).
 """
 import dataclasses
 import threading
@@ -14,11 +14,12 @@ from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import NotSupportedError
-from ..hostdevice import HostBackend
+from ...runtime.backend import Native, refuse_in_host_function
 from ..hostmem import HostMemory
 from . import values
 from .compile import compile_kernel, load
 from .launch import Launch
+from .streams import Pending, SimEvent, SimStream
 
 
 def _names():
@@ -54,7 +55,7 @@ class SimKernel:
         self.launch_fn = load(binary, _NAMES)
 
 
-class SimBackend(HostBackend):
+class SimBackend(HostMemory):
     """Kernels run as checked, deterministic Python on the host: a debugger's device."""
 
     kind = "sim"
@@ -64,12 +65,45 @@ class SimBackend(HostBackend):
         super().__init__(index)
         self.lock = threading.Lock()      # one launch at a time (values.py's buffers)
         self.written = {}                 # allocation address -> (nbytes, bytes written)
+        self.pending = Pending()
+        self.default = SimStream(self, default=True)
 
     @classmethod
     def default_options(cls):
         """seed: the order of threads and blocks (0: in order; SIMT_SIM_SEED);
         boundscheck: always on (False is refused when a kernel compiles)."""
         return {"seed": config.sim_seed, "boundscheck": True}
+
+    # ------------------------------------------------------------ work, at once
+    def synchronize(self):
+        refuse_in_host_function("synchronize")
+        self.pending.raise_it()
+
+    def create_stream(self, non_blocking=False, priority=0):
+        return SimStream(self, non_blocking, priority)
+
+    def default_stream(self):
+        return self.default
+
+    def create_event(self, timing=True):
+        return SimEvent(self, timing)
+
+    def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        refuse_in_host_function("a kernel launch")
+        self.pending.raise_it()
+        error = self.launch(loaded, grid, block, shared_bytes, args,
+                            loaded.binary.symbol_objects, kernel.__name__)
+        if error is not None:
+            self.pending.keep(error)
+        if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
+               for a in args):
+            self.synchronize()                 # NumPy arguments: the launch is synchronous
+
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
+        return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
+                      dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
+                           block=block, shared=shared_bytes, stream=stream))
 
     def properties(self):
         return dataclasses.replace(HostMemory.properties(self), kind="sim", name="simt sim",
@@ -85,7 +119,6 @@ class SimBackend(HostBackend):
         return HostMemory.alloc(self, nbytes)          # the host writes it directly
 
     def release(self, owner):
-        super().release(owner)
         self.written.pop(owner.ctypes.data if hasattr(owner, "ctypes") else None, None)
 
     def _mark(self, ptr, nbytes):
@@ -97,14 +130,22 @@ class SimBackend(HostBackend):
                     del self.written[start]
 
     def copy_htod(self, dst_ptr, host_array, stream=None):
+        refuse_in_host_function("a copy")
         self._mark(dst_ptr, host_array.nbytes)
         super().copy_htod(dst_ptr, host_array, stream)
 
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        refuse_in_host_function("a copy")
+        self.pending.raise_it()
+        super().copy_dtoh(host_array, src_ptr, stream)
+
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        refuse_in_host_function("a copy")
         self._mark(dst_ptr, nbytes)
         super().copy_dtod(dst_ptr, src_ptr, nbytes, stream)
 
     def memset(self, ptr, byte, nbytes, stream=None):
+        refuse_in_host_function("a memset")
         self._mark(ptr, nbytes)
         super().memset(ptr, byte, nbytes, stream)
 
