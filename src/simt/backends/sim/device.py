@@ -7,6 +7,7 @@ uninitialized-read check; work runs at once on the calling thread (streams.py).
 import dataclasses
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -66,6 +67,7 @@ class SimBackend(HostMemory):
         self.lock = threading.Lock()      # one launch at a time (values.py's buffers)
         self.written = {}                 # allocation address -> (nbytes, bytes written)
         self.pending = Pending()
+        self.live = {}                    # id(buffer) -> (weak reference, bytes)
         self.default = SimStream(self, default=True)
 
     @classmethod
@@ -114,6 +116,17 @@ class SimBackend(HostMemory):
         allocation = super().alloc(nbytes, alignment)
         self.written[allocation.ptr] = (nbytes, np.zeros(nbytes, np.bool_))
         return allocation
+
+    def _buffer(self, nbytes, alignment):
+        buffer = super()._buffer(nbytes, alignment)
+        live = self.live
+        live[id(buffer)] = (weakref.ref(buffer, lambda _, key=id(buffer): live.pop(key, None)),
+                            nbytes)
+        return buffer
+
+    def bytes_in_use(self):
+        """Bytes of device and pinned memory this process holds (for leak checks)."""
+        return sum(nbytes for _, nbytes in list(self.live.values()))
 
     def alloc_managed(self, nbytes):
         return HostMemory.alloc(self, nbytes)          # the host writes it directly
