@@ -10,7 +10,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import Stream, stream_handle
 from ..lazy import lazy_module
-from simt.runtime import arrays
+from simt.runtime import arrays, peer
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -194,7 +194,7 @@ class Launch:
     the backend for its native launch and has binder.py write a launch function for the
     signature; ``kernel[...]`` then hands out that
     function, which checks its arguments' classes (a DeviceArray's class records its
-    dtype, ndim and layout) and the current device, and falls back to this object's
+    dtype, ndim, layout and device) and the current device, and falls back to this object's
     full path when they differ."""
 
     def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
@@ -232,6 +232,7 @@ class Launch:
         kernel = self.kernel
         given = args
         args = adopt_foreign_arrays(args, device)
+        peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
@@ -257,20 +258,19 @@ class Launch:
                 self.call = fast
 
 
-_PLAIN = (int, float, complex, bool, np.ndarray, tuple)
+_PLAIN = (int, float, complex, bool, np.ndarray, np.generic, tuple)
 
 
 def adopt_foreign_arrays(args, device):
     """Arrays of other libraries (PyTorch, CuPy, JAX, numba: anything with
     ``__cuda_array_interface__`` or ``__dlpack__``) as DeviceArrays over the same memory:
     no copy, and a kernel's writes land in the caller's tensor."""
-    if all(isinstance(a, _PLAIN) or hasattr(a, "simt_type") for a in args):
-        return args
-    return tuple(_adopt(a, device) for a in args)
+    adopted = tuple(_adopt(a, device) for a in args)
+    return args if all(a is b for a, b in zip(adopted, args)) else adopted
 
 
 def _adopt(value, device):
-    if isinstance(value, _PLAIN) or hasattr(value, "simt_type") or isinstance(value, np.generic):
+    if isinstance(value, _PLAIN) or hasattr(value, "simt_type"):
         return value
     if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
         return arrays.asarray(value, device)
