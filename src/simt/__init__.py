@@ -22,7 +22,7 @@ from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, grids
                    syncthreads_and, syncthreads_or, threadfence, threadfence_block,
                    threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
                    uint_as_float, double_as_longlong, longlong_as_double, ldg, clock, clock64,
-                   globaltimer, nanosleep)
+                   globaltimer, nanosleep, double2hiint, double2loint, hiloint2double)
 from .runtime.textures import CudaArray, Texture, Surface
 from .lang.textures import (tex1D, tex2D, tex3D, tex1DLayered, tex2DLayered, tex2Dgather,
                             surf1Dread, surf2Dread, surf3Dread, surf1Dwrite, surf2Dwrite,

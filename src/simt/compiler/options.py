@@ -13,9 +13,11 @@ from ..errors import NotSupportedError
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
     """``boundscheck``: check every index against its dimension (an out-of-bounds
-    access raises IllegalAddressError): on by default on the CPU device, off on GPUs."""
+    access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
+    ``fastmath``: nvcc's --use_fast_math (docs/math.md says what it changes)."""
 
     boundscheck: bool = False
+    fastmath: bool = False
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once)."""
@@ -33,7 +35,7 @@ FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
-NOT_BUILT = ("launch_bounds", "maxnreg", "fastmath", "lineinfo")
+NOT_BUILT = ("launch_bounds", "maxnreg", "lineinfo")
 
 
 def check_names(options, what):

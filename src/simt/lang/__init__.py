@@ -7,8 +7,10 @@ from .memory import shared, local, const, Constant, Global
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                    threadfence, threadfence_block, threadfence_system)
 from .atomics import atomic
-from .mathlib import (math_ns as math, float_as_int, int_as_float, float_as_uint,
-                      uint_as_float, double_as_longlong, longlong_as_double)
+from .mathlib import math_ns as math
+from .intrinsics_fp import BITCASTS as _BITCASTS
+(float_as_int, int_as_float, float_as_uint, uint_as_float, double_as_longlong, longlong_as_double,
+ double2hiint, double2loint, hiloint2double) = _BITCASTS
 from .misc import ldg
 from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
