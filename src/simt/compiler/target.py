@@ -18,7 +18,7 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from ..ir import types as T
 from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
-                      static_array)
+                      scalar, static_array)
 
 SPACES = ("global", "shared", "const", "local", "generic")
 # the fault record's last words: where the failing thread is
@@ -164,7 +164,7 @@ class Target:
             return em.builder.fptrunc(self.math_call(em, name, T.FLOAT32, wide), args[0].type)
         suffix = "f" if t.dtype == np.float32 else ""
         fname = self.math_prefix + self.math_aliases.get(name, name) + suffix
-        return call_with_outputs(em, fname, args, ret, outs)
+        return call_with_outputs(em, fname, args, ret or scalar(t), outs)
 
     def fast_math(self, em, name, args):
         """A fast approximate float32 function (``fast.*`` entries, fastmath=True), or None

@@ -128,6 +128,21 @@ def sincospi(m, x):
     return sin, cos + 0.0                       # cospi(n + 1/2) is +0
 
 
+LN10_HI = math.log(10)
+LN10_LO = float(Fraction("2.30258509299404568401799145468436420760110148862877297603332790")
+                - Fraction(LN10_HI))
+
+
+def exp10(m, x):
+    """exp(x * ln 10) with x * ln 10 as a double-double: exp(hi) + exp(hi) * lo (glibc's
+    exp10 is up to 2 ulps off)."""
+    hi = x * LN10_HI
+    lo = m.fma(x, LN10_HI, -hi) + x * LN10_LO
+    e = m.libm("exp", hi)
+    value = m.fma(e, lo, e)
+    return m.select(m.b.or_(m.isnan(lo), e.eq(math.inf)), e, value)
+
+
 # ---------------------------------------------------------------- roots and norms
 def rsqrt(m, x):
     """1/sqrt(x), then one Newton step with x*r*r - 1 from fma (r*r as a double-double)."""
@@ -139,17 +154,28 @@ def rsqrt(m, x):
     return m.select(m.b.and_(x > 1e-300, x < 1e300), refined, r)
 
 
-def rcbrt(m, x):
-    """1/cbrt(x), then one Newton step with x*r**3 - 1 in double-double."""
-    r = 1.0 / m.libm("cbrt", x)
-    r2 = r * r
-    r2l = m.fma(r, r, -r2)
-    r3 = r2 * r
-    r3l = m.fma(r2, r, -r3) + r2l * r
-    e = m.fma(x, r3, -1.0) + x * r3l
-    refined = r - r * e * (1.0 / 3.0)
+def _cube_root(m, x, reciprocal):
+    """cbrt(x) or 1/cbrt(x): x scaled by 2**(-3k) into [1/8, 8] (exact), libm's cbrt (up
+    to 4 ulps in glibc) or its reciprocal, one Newton step with the cube as a double-double
+    (c**3 - x, or x*r**3 - 1), scaled back by 2**k or 2**-k. 0, inf and NaN go to libm."""
+    k = m.b.sdiv(m.libm("ilogb", x, ret=I32), const(I32, 3))
+    xs = m.ldexp(x, m.b.mul(k, const(I32, -3)))
+    c = m.libm("cbrt", xs)
+    if reciprocal:
+        c = 1.0 / c
+    c2 = c * c
+    c2l = m.fma(c, c, -c2)
+    c3 = c2 * c
+    c3l = m.fma(c2, c, -c3) + c2l * c
+    if reciprocal:
+        e = m.fma(xs, c3, -1.0) + xs * c3l
+        refined = m.ldexp(c - c * e * (1.0 / 3.0), m.b.neg(k))
+    else:
+        refined = m.ldexp(c - ((c3 - xs) + c3l) / (3.0 * c2), k)
+    plain = m.libm("cbrt", x)
+    plain = 1.0 / plain if reciprocal else plain
     ax = m.intrinsic("fabs", x)
-    return m.select(m.b.and_(ax > 1e-200, ax < 1e200), refined, r)
+    return m.select(m.b.and_(ax > 0.0, ax < math.inf), refined, plain)
 
 
 def _norm(m, args, reciprocal):
@@ -185,7 +211,7 @@ def _norm(m, args, reciprocal):
         value = m.ldexp(r + (m.fma(-r, r, h) + lo) / (2.0 * r), e)
         at_inf, at_zero = math.inf, 0.0
     nan = m.either(*[m.isnan(a) for a in args])
-    value = m.select(biggest.eq(0.0), at_zero, m.select(nan, math.nan, value))
+    value = m.select(nan, math.nan, m.select(biggest.eq(0.0), at_zero, value))
     return m.select(biggest.eq(math.inf), at_inf, value)
 
 
@@ -208,11 +234,18 @@ def _erfinv_small(m, y):
 
 def _erfcinv_small(m, z):
     """erfcinv for 0 < z < 1/2: from the asymptotic erfc(x) ~ exp(-x*x)/(x sqrt(pi)),
-    Halley on erfc (relative accuracy of erfc holds down to the smallest z)."""
-    t = -m.libm("log", z)
-    x0 = m.intrinsic("sqrt", t - 0.5 * m.libm("log", t * math.pi))
-    x0 = m.intrinsic("maxnum", x0, m.num(0.4))
-    return _halley(m, x0, lambda x: z - m.libm("erfc", x), 6)
+    Newton on log(erfcx(x)) - x*x = log(z), whose derivative is -2/(sqrt(pi) erfcx(x)):
+    a relative residual, exact even where erfc(x) = z is subnormal."""
+    log_z = m.libm("log", z)
+    t = -log_z
+    x = m.intrinsic("sqrt", t - 0.5 * m.libm("log", t * math.pi))
+    x = m.intrinsic("maxnum", x, m.num(0.4))
+    for _ in range(7):
+        scaled = erfcx(m, x)
+        xx = x * x
+        h = (m.libm("log", scaled) - log_z) - (xx + m.fma(x, x, -xx))
+        x = x + h * scaled * SQRT_PI_2
+    return x
 
 
 def erfinv(m, y):
@@ -242,8 +275,9 @@ def normcdf(m, x):
     cost hundreds of ulps in the far tail)."""
     th = x * -RSQRT2_HI
     tl = m.fma(-x, RSQRT2_HI, -th) + x * -RSQRT2_LO
-    value = m.libm("erfc", th) - tl * (1.0 / SQRT_PI_2) * m.libm("exp", -(th * th))
-    return value * 0.5
+    plain = m.libm("erfc", th)
+    value = plain - tl * (1.0 / SQRT_PI_2) * m.libm("exp", -(th * th))
+    return m.select(m.isnan(tl), plain, value) * 0.5
 
 
 ERFCX_TERMS = [float(Fraction((-1) ** k * math.prod(range(1, 2 * k, 2)), 2 ** k))
@@ -257,7 +291,7 @@ def erfcx(m, x):
     near = m.libm("exp", h) * (1.0 + m.fma(x, x, -h)) * m.libm("erfc", x)
     u = 1.0 / h
     far = m.poly(u, ERFCX_TERMS) / (x * math.sqrt(math.pi))
-    return m.select(x < 12.0, near, far)
+    return m.select(x < 12.0, m.select(x < -27.0, math.inf, near), far)
 
 
 # ---------------------------------------------------------------- modified Bessel
@@ -291,7 +325,7 @@ def _bessel_i(m, x, series, asymptotic, odd):
     small = s * (ax * 0.5) if odd else s
     half = m.libm("exp", ax * 0.5)
     large = m.poly(1.0 / ax, asymptotic) * (half / m.intrinsic("sqrt", ax * (2 * math.pi))) * half
-    value = m.select(ax < 25.0, small, large)
+    value = m.select(ax < 25.0, small, m.select(ax.eq(math.inf), math.inf, large))
     return m.intrinsic("copysign", value, x) if odd else value
 
 
@@ -306,7 +340,8 @@ def cyl_bessel_i1(m, x):
 # ---------------------------------------------------------------- the table
 FUNCTIONS = {
     "sinpi": lambda m, x: sincospi(m, x)[0], "cospi": lambda m, x: sincospi(m, x)[1],
-    "sincospi": sincospi, "rsqrt": rsqrt, "rcbrt": rcbrt,
+    "sincospi": sincospi, "rsqrt": rsqrt, "exp10": exp10,
+    "cbrt": lambda m, x: _cube_root(m, x, False), "rcbrt": lambda m, x: _cube_root(m, x, True),
     "rhypot": lambda m, x, y: _norm(m, [x, y], True),
     "norm3d": lambda m, *a: _norm(m, list(a), False),
     "rnorm3d": lambda m, *a: _norm(m, list(a), True),
