@@ -13,6 +13,7 @@ from ..lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
 from ..lang.intrinsics_int import ENTRIES as INT_ENTRIES, int_abs
 from ..lang.mathlib import MATH_FUNCS, PREDICATES
 from ..lang.registry import lowering
+from . import ops
 from .lltypes import I1, I32, I64, const, scalar
 from .target import struct_of
 
@@ -38,7 +39,7 @@ def llvm_intrinsic(b, name, args, flags=()):
 
 def float_flags(em):
     """Fast-math flags of the kernel's float arithmetic (fastmath=True: docs/math.md)."""
-    return ("reassoc", "nsz", "arcp", "contract", "afn") if em.options.fastmath else ()
+    return ops.FAST_FLAGS if em.options.fastmath else ()
 
 
 @lowering(*MATH_FUNCS)

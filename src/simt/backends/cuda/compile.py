@@ -17,7 +17,7 @@ from ...compiler import pipeline
 from ...compiler.binary import Binary
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
-from . import params as P
+from . import mathcalls, params as P
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
 
@@ -119,6 +119,8 @@ class _Compile:
         target.layout_memory(all_functions(fn))
         self.symbol = f"simt_kernel_{fn.name}"
         CudaKernelEmitter(target, module, fn, self.options, self.symbol).build()
+        if self.options.fastmath:
+            mathcalls.flush_denormals(module)
         self.grid_sync = "simt_grid_barrier" in module.globals
         return str(module)
 

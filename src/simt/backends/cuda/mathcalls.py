@@ -56,3 +56,15 @@ def int_intrinsic(em, name, args, t):
         hi = const(I1, name == "dp2a_hi")
         return _call(em, f"llvm.nvvm.idp2a.{sign}.{sign}", [a, b, hi, c], I32)
     return None
+
+
+def flush_denormals(module):
+    """fastmath=True: float32 denormals flush to zero, as nvcc's -ftz=true: the NVPTX
+    back end's ``.ftz`` instructions (a function attribute on every function we emit) and
+    libdevice's FTZ paths (the ``nvvm-reflect-ftz`` module flag NVVMReflect reads)."""
+    flag = module.add_metadata([ll.Constant(I32, 4), "nvvm-reflect-ftz", ll.Constant(I32, 1)])
+    module.add_named_metadata("llvm.module.flags", flag)
+    for fn in module.functions:
+        if not fn.is_declaration:
+            # llvmlite's attribute list has no key="value" attributes: added as printed
+            set.add(fn.attributes, '"denormal-fp-math-f32"="preserve-sign,preserve-sign"')
