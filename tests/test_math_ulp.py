@@ -466,3 +466,77 @@ def test_jn_yn_absolute_error(device, rng, kernels, dtype):
         worst = int(np.argmax(err))
         assert err[worst] <= absolute, (row, n[worst], x[row, worst], out[row, worst],
                                         want[worst])
+
+
+@simt.kernel
+def exact_kernel(x, y, n, out, ints):
+    i = simt.grid(1)
+    if i < x.shape[0]:
+        m, e = simt.math.frexp(x[i])
+        out[0, i] = m
+        ints[0, i] = e
+        frac, whole = simt.math.modf(x[i])
+        out[1, i] = frac
+        out[2, i] = whole
+        r, q = simt.math.remquo(x[i], y[i])
+        out[3, i] = r
+        ints[1, i] = q
+        out[4, i] = simt.math.ldexp(x[i], n[i])
+        out[5, i] = simt.math.scalbn(x[i], n[i])
+        out[6, i] = simt.math.scalbln(x[i], np.int64(n[i]) * 1000)
+        out[7, i] = simt.math.nextafter(x[i], y[i])
+        out[8, i] = simt.math.logb(x[i])
+        out[9, i] = simt.math.nearbyint(x[i])
+        out[10, i] = simt.math.fmod(x[i], y[i])
+        out[11, i] = simt.math.remainder(x[i], y[i])
+        out[12, i] = simt.math.fdim(x[i], y[i])
+        out[13, i] = simt.math.round(x[i])
+        ints[2, i] = simt.math.ilogb(x[i])
+        ints[3, i] = simt.math.lrint(x[i])
+        ints[4, i] = simt.math.llround(x[i])
+        out[14, i] = math.frexp(x[i])[0] if simt.math.isnan(simt.math.nan()) else 0.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_exact_functions(device, rng, dtype):
+    """The functions CUDA gives with 0 ulp error (frexp, modf, remquo, ldexp, nextafter,
+    logb, ilogb, lrint, fmod, remainder ...) equal NumPy's or Python's exactly."""
+    n = 200
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, n)).astype(dtype)
+    y = (rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, n)).astype(dtype)
+    x[:6] = [0.5, 2.5, -3.5, 1e-40 if dtype == np.float32 else 1e-310, 7.0, -0.0]
+    k = rng.integers(-30, 30, n).astype(np.int32)
+    out, ints = poison((15, n), dtype), poison((5, n), np.int64)
+    exact_kernel[2, 128](x, y, k, out, ints)
+    xd = x.astype(np.float64)
+    m, e = np.frexp(x)
+    np.testing.assert_array_equal(out[0], m)
+    np.testing.assert_array_equal(ints[0], e)
+    frac, whole = np.modf(x)
+    np.testing.assert_array_equal(out[1], frac)
+    np.testing.assert_array_equal(out[2], whole)
+    rem = np.array([math.remainder(a, b) for a, b in zip(xd, y.astype(np.float64))], dtype)
+    np.testing.assert_array_equal(out[3], rem)
+    quotient = np.rint(xd / y.astype(np.float64))
+    small = np.abs(quotient) < 2 ** 20           # the low 3 bits and the sign of the quotient
+    np.testing.assert_array_equal((ints[1][small] % 8), (quotient[small].astype(np.int64) % 8))
+    np.testing.assert_array_equal(out[4], np.ldexp(x, k))
+    np.testing.assert_array_equal(out[5], np.ldexp(x, k))
+    with np.errstate(all="ignore"):
+        big = np.ldexp(x, np.clip(k.astype(np.int64) * 1000, -2000, 2000).astype(np.int32))
+    np.testing.assert_array_equal(out[6], big)
+    np.testing.assert_array_equal(out[7], np.nextafter(x, y))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out[8], np.where(x == 0, -np.inf, np.floor(np.log2(np.abs(xd)))))
+    np.testing.assert_array_equal(out[9], np.rint(x))
+    np.testing.assert_array_equal(out[10], np.fmod(x, y))
+    np.testing.assert_array_equal(out[11], rem)
+    np.testing.assert_array_equal(out[12], np.where(x > y, x - y, 0).astype(dtype))
+    halves_away = np.where(np.abs(xd) >= 2 ** 52, xd, np.trunc(xd + np.copysign(0.5, xd)))
+    np.testing.assert_array_equal(out[13], halves_away.astype(dtype))
+    nonzero = x != 0
+    np.testing.assert_array_equal(ints[2][nonzero], np.floor(np.log2(np.abs(xd[nonzero]))))
+    fits = np.abs(xd) < 2 ** 62
+    np.testing.assert_array_equal(ints[3][fits], np.rint(xd[fits]))
+    np.testing.assert_array_equal(ints[4][fits], halves_away[fits])
+    np.testing.assert_array_equal(out[14], m)
