@@ -19,6 +19,7 @@ import numpy as np   # noqa: E402
 import pytest        # noqa: E402
 
 from simt.runtime.devices import use_device   # noqa: E402
+from simt.testing import poison, random_array   # noqa: E402,F401  (the tests import them from here)
 
 
 def pytest_addoption(parser):
@@ -44,38 +45,3 @@ def device(request):
 def rng(request):
     """A NumPy Generator seeded from the test's id: reproducible, different per test."""
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
-
-
-def poison(shape, dtype):
-    """A host array filled with a value no correct kernel writes by accident.
-
-    Floats and complex: NaN. Integers: the byte pattern 0x5A5A... Bool: True.
-    """
-    dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
-        return np.full(shape, np.nan, dtype=dtype)
-    if dtype.kind == "b":
-        return np.ones(shape, dtype=dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    return np.frombuffer(b"\x5a" * (count * dtype.itemsize), dtype=dtype).reshape(shape).copy()
-
-
-def random_array(rng, shape, dtype):
-    """Random non-zero values of ``dtype`` (bool: random True/False).
-
-    Integers lie in [-100, -1] and [1, 100] (unsigned: [1, 100]), safe for sums and
-    products in every width; floats are standard normal; complex has both parts normal.
-    """
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        values = rng.integers(1, 101, size=shape)
-        if dtype.kind == "i":
-            values = values * rng.choice([-1, 1], size=shape)
-        return values.astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    values = rng.standard_normal(shape)
-    values[values == 0] = 1.0
-    return values.astype(dtype)

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+import simt
+
 from conftest import poison, random_array
 from simt.runtime import arrays
 from simt.runtime.arrays import DeviceArray, asarray, device_array, device_array_like, to_device, zeros
@@ -265,3 +267,33 @@ def test_pinned_mapped_managed(device):
         assert p.ctypes.data % 4096 == 0 and m.device_ptr == m.ctypes.data
     f = arrays.pinned_array((2, 3), np.int8, order="F")
     assert f.flags.f_contiguous and f.shape == (2, 3)
+
+
+def test_conveniences_astype_view_fill_like(device, rng):
+    host = rng.standard_normal((3, 8)).astype(np.float32)
+    d = simt.to_device(host)
+    np.testing.assert_array_equal(d.astype(np.float64).copy_to_host(), host.astype(np.float64))
+    np.testing.assert_array_equal(d.view(np.int32).copy_to_host(), host.view(np.int32))
+    assert d.view(np.uint8).shape == (3, 32)
+    assert d.fill(2.5) is d and np.all(d.copy_to_host() == 2.5)
+    like = simt.zeros_like(host)
+    assert like.shape == host.shape and like.dtype == host.dtype and not like.copy_to_host().any()
+    assert simt.empty_like(d).shape == (3, 8)
+    with pytest.raises(ValueError):
+        d.T.view(np.float64)                 # the last axis is not contiguous
+
+
+def test_device_arrays_pickle_through_the_host(device, rng):
+    import pickle
+    host = rng.integers(1, 100, size=17).astype(np.int16)
+    back = pickle.loads(pickle.dumps(simt.to_device(host)))
+    assert isinstance(back, simt.DeviceArray)
+    np.testing.assert_array_equal(back.copy_to_host(), host)
+
+
+def test_star_import_leaves_math_alone():
+    namespace = {}
+    exec("import math\nfrom simt import *", namespace)
+    import math
+    assert namespace["math"] is math
+    assert "kernel" in namespace and "threadIdx" in namespace and "runtime" not in namespace

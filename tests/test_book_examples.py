@@ -217,3 +217,14 @@ def test_heat_interop(device, tmp_path):
     temps, image = heat_interop.heat_interop(out_dir=str(tmp_path), dim=64, frames=2)
     np.testing.assert_allclose(temps, heat_interop.reference(64, 2, heat_interop.STEPS_PER_FRAME), rtol=1e-5, atol=1e-6)
     assert_nearly_equal_images(image, float_to_color_reference(temps))
+
+
+@pytest.mark.parametrize("program", ["ripple", "ripple_interop", "heat_interop"])
+def test_animations_write_pictures_without_out(device, tmp_path, monkeypatch, program):
+    """With no --out, an animation's frames go to ./simt-out as every example's do."""
+    from simt.examples import heat_interop
+    monkeypatch.chdir(tmp_path)
+    run = getattr(ripple, program, None) or heat_interop.heat_interop
+    run(dim=32, frames=2)
+    written = sorted(p.suffix for p in (tmp_path / "simt-out").iterdir())
+    assert written and set(written) <= {".gif", ".png"}

@@ -41,7 +41,7 @@ def run_script(tmp_path, text, kernel, *args):
     done = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    compiled = f"{kernel}: compiled in" in done.stderr
+    compiled = f"{kernel}: compiled for" in done.stderr
     loaded = f"{kernel}: loaded from the disk cache" in done.stderr
     assert compiled != loaded, done.stderr
     return done.stdout.strip(), "compiled" if compiled else "loaded", done.stderr
@@ -116,7 +116,7 @@ def run_variant(tmp_path, name):
     done = subprocess.run([sys.executable, str(script), name], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
-    return "compiled" if "combine: compiled in" in done.stderr else "loaded"
+    return "compiled" if "combine: compiled for" in done.stderr else "loaded"
 
 
 def test_factory_kernels_do_not_share_an_entry(tmp_path):

@@ -155,3 +155,19 @@ def test_invalid_configuration(device, blocks, threads, shared, words):
     np.testing.assert_array_equal(out, poison(4, np.float32))    # nothing ran
     copy[1, 4](np.ones(4, np.float32), out)
     np.testing.assert_array_equal(out, np.ones(4))
+
+
+def test_a_compile_error_is_shown_as_compile_error():
+    """Issue 12: compile errors surfaced as 'CompileFailure', a class name users never
+    meet in the docs or in simt's namespace."""
+    import traceback
+
+    @simt.kernel
+    def bad(a):
+        with open("x"):
+            a[0] = 1
+    with pytest.raises(simt.CompileError) as info:
+        bad[1, 1](np.zeros(1))
+    assert type(info.value) is simt.CompileError
+    shown = "".join(traceback.format_exception_only(info.type, info.value))
+    assert shown.startswith("simt.errors.CompileError: ") and "CompileFailure" not in shown

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import simt
+from conftest import poison
 
 FULL = 0xFFFFFFFF
 
@@ -56,14 +57,36 @@ def mixed_sign_compare(a, b, out):
     out[i] = a[i] >= b[i]
 
 
-@pytest.mark.xfail(strict=True, reason="int64 vs uint64 comparisons go through float64; "
-                   "NumPy 2 compares them exactly")
+@simt.kernel
+def mixed_sign_compares(a, b, c, out):
+    i = simt.grid(1)
+    out[i, 0] = a[i] < b[i]
+    out[i, 1] = b[i] <= a[i]
+    out[i, 2] = a[i] == b[i]
+    out[i, 3] = b[i] != a[i]
+    out[i, 4] = c[i] > b[i]          # int32 with uint64: float64 in NumPy's promotion too
+    out[i, 5] = b[i] >= c[i]
+
+
 def test_int64_uint64_compare_exactly(device):
     a = np.array([2**63 - 19, -1, 5, 2**63 - 1], np.int64)
     b = np.array([2**63 - 1, 2**64 - 1, 5, 2**63], np.uint64)
     out = np.zeros(4, np.bool_)
     mixed_sign_compare[1, 4](a, b, out)
     np.testing.assert_array_equal(out, a >= b)
+
+
+def test_every_mixed_sign_comparison_is_exact(device, rng):
+    n = 64
+    big = np.array([0, 1, 2**63 - 1, 2**63, 2**64 - 1, 2**63 + 1, 5, 2**32], np.uint64)
+    b = rng.choice(big, n)
+    a = np.where(rng.random(n) < 0.5, b.astype(np.int64),
+                 rng.choice(np.array([-1, -2**63, 2**63 - 1, 0, 5], np.int64), n))
+    c = rng.integers(-2**31, 2**31, n).astype(np.int32)
+    out = poison((n, 6), np.bool_)
+    mixed_sign_compares[1, n](a, b, c, out)
+    want = np.stack([a < b, b <= a, a == b, b != a, c > b, b >= c], axis=1)
+    np.testing.assert_array_equal(out, want)
 
 
 # seed 0: match_all_sync in a partial warp named lanes that do not exist (issue 12, fixed on
@@ -189,3 +212,70 @@ def test_float16_mod_pow_floordiv(device):
     half_mod_pow[1, 32](x, out)
     np.testing.assert_array_equal(out, np.stack([x % np.float16(1.5), x ** 2,
                                                  x // np.float16(0.75)]))
+
+
+# H100 run of 2026-11-23, seeds 101915, 102844, 106272 (and others with abs or - of a narrow
+# int): abs(int16(-32768)) and -int16(-32768) are -32768 in NumPy (they wrap); PTX's abs.s16
+# and neg.s16 followed by a sign extension gave +32768 on the GPU (ptxas assumes they do not
+# overflow). backends/cuda/ptxfix.py rewrites them.
+@simt.kernel
+def narrow_abs(x16, x8, out):
+    i = simt.grid(1)
+    out[i, 0] = np.int64(abs(x16[i]))
+    out[i, 1] = np.int32(abs(x8[i]))
+    out[i, 2] = abs(x16[i]) < 0
+    out[i, 3] = np.int64(abs(x16[i])) + np.int64(abs(x8[i]))
+    out[i, 4] = np.int64(-x16[i])
+    out[i, 5] = np.int32(-x8[i])
+
+
+def test_abs_and_minus_of_the_least_narrow_int_wrap(device, rng):
+    n = 64
+    x16 = rng.integers(-2**15, 2**15, n).astype(np.int16)
+    x8 = rng.integers(-128, 128, n).astype(np.int8)
+    x16[::4], x8[::3] = -2**15, -128
+    out = poison((n, 6), np.int64)
+    narrow_abs[1, n](x16, x8, out)
+    a16, a8 = np.abs(x16), np.abs(x8)
+    want = np.stack([a16.astype(np.int64), a8.astype(np.int64), a16 < 0,
+                     a16.astype(np.int64) + a8.astype(np.int64), (-x16).astype(np.int64),
+                     (-x8).astype(np.int64)], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+# H100 run of 2026-11-23, seed 107135: ptxas takes the result of PTX's abs.s64 to be
+# non-negative, and folded min(abs(x), 0) to 0; for the least int64, abs wraps (NumPy), so
+# min(abs(-2**63), 0) - 6 is 2**63 - 6. backends/cuda/ptxfix.py rewrites abs.sN.
+@simt.kernel
+def wide_abs(x64, x32, out):
+    i = simt.grid(1)
+    out[i, 0] = min(abs(x64[i]), 0) - 6
+    out[i, 1] = min(abs(x32[i]), 0)
+    out[i, 2] = abs(x64[i]) < 0
+    out[i, 3] = abs(x32[i])
+
+
+def test_abs_of_the_least_int32_and_int64_wraps(device, rng):
+    n = 32
+    x64 = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+    x32 = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    x64[::3], x32[::4] = -2**63, -2**31
+    out = poison((n, 4), np.int64)
+    wide_abs[1, n](x64, x32, out)
+    with np.errstate(over="ignore"):
+        want = np.stack([np.minimum(np.abs(x64), 0) - 6, np.minimum(np.abs(x32), 0),
+                         np.abs(x64) < 0, np.abs(x32).astype(np.int64)], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_gpu_integer_abs_and_minus_avoid_what_ptxas_misreads():
+    """The PTX side of the tests above, on machines without a GPU: no abs.sN (ptxas takes
+    its result to be non-negative), no neg.s16 (its -32768 came out +32768)."""
+    def ptx_of(kernel, signature):
+        ptx = kernel.ptx(signature, arch="sm_90")
+        return ptx if isinstance(ptx, str) else ptx.ptx
+    text = ptx_of(wide_abs, "void(int64[::1], int32[::1], int64[:, ::1])") + \
+        ptx_of(narrow_abs, "void(int16[::1], int8[::1], int64[:, ::1])")
+    assert "selp.s64" in text and "selp.s32" in text and "mul.lo.s16" in text
+    for bad in ("abs.s16", "abs.s32", "abs.s64", "neg.s16"):
+        assert bad not in text, bad

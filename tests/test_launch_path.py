@@ -137,3 +137,13 @@ def test_binder_packs_once_per_new_object():
     with simt.use_device("cpu", boundscheck=False):      # another Device object
         fast(*args)
     assert len(slow) == 3 and len(launched) == 3
+
+
+def test_scalars_and_device_arrays_reach_the_prepared_path(device, rng):
+    """NumPy scalars beside device arrays: the second launch binds a launch function
+    (a full path at every launch costs ten times the host time)."""
+    n = 64
+    a, out = simt.to_device(random_array(rng, n, np.float64)), simt.to_device(poison(n, np.float64))
+    for _ in range(3):
+        mix[1, 64](out, a, np.float32(2), np.uint32(1), False, np.float16(0), 0j)
+    assert mix.launches[(1, 64)].prepared, "no launch function was bound"

@@ -105,7 +105,8 @@ def test_options_one_default_per_device():
     with simt.use_device("cpu"):
         checked = k.llvm_ir(SIG)
     assert checked != unchecked and len(k.compiled) == 2
-    assert {key[2] for key in k.compiled} == {"boundscheck=True", "boundscheck=False"}
+    assert {key[2].split(";")[0] for key in k.compiled} == {"boundscheck=True",
+                                                            "boundscheck=False"}
 
 
 def test_unknown_kernel_option_lists_the_valid_ones():
@@ -113,7 +114,7 @@ def test_unknown_kernel_option_lists_the_valid_ones():
         make_kernel(fast=True)
 
 
-@pytest.mark.parametrize("option", ["fastmath", "lineinfo", "maxnreg", "launch_bounds"])
+@pytest.mark.parametrize("option", ["fastmath"])
 def test_planned_kernel_options_are_not_supported_yet(option):
     with pytest.raises(simt.NotSupportedError, match=f"{option} is not available yet"):
         make_kernel(**{option: True})

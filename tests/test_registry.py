@@ -134,6 +134,24 @@ def specials(out, flags, f):
 
 
 @simt.kernel
+def memory_access(flags, f):
+    """Ordered, volatile and cache-hinted accesses, printf, the device heap."""
+    simt.atomic.store(flags, 0, simt.atomic.load(flags, 1, order="acquire"), order="release")
+    simt.volatile_store(f, 0, simt.volatile_load(f, 1))
+    f[2] = simt.ldg(f, 3) + simt.ldcg(f, 3) + simt.ldca(f, 3) + simt.ldcs(f, 3) + \
+        simt.ldlu(f, 3) + simt.ldcv(f, 3)
+    simt.stwb(flags, 2, 1)
+    simt.stcg(flags, 2, 1)
+    simt.stcs(flags, 2, 1)
+    simt.stwt(flags, 2, 1)
+    simt.printf("%d %f %s\n", flags[0], f[0], "text")
+    p = simt.malloc(flags[0], np.float32)
+    if p.size == 0:
+        simt.trap()
+    simt.free(p)
+
+
+@simt.kernel
 def complexes(z, out, n):
     out[0] = z[0].real + z[0].imag + abs(z[0]) + abs(n[0])
     z[1] = z[0].conjugate() + complex(1.0, 2.0)
@@ -148,6 +166,13 @@ def textures(lin, t1, t2, t3, t1l, t2l, s1, s2, s3, out):
     simt.surf1Dwrite(out[2], s1, 0)
     simt.surf2Dwrite(out[2], s2, 0, 0)
     simt.surf3Dwrite(out[2], s3, 0, 0, 0)
+
+
+@simt.kernel
+def vectors(a, out):
+    v = -a[0] * 2.0 + a[1] / a[2] - simt.make_float3(1, 2, 3)
+    v.y = simt.dot(v, a[0]) + simt.length(v)
+    out[0] = simt.cross(simt.normalize(v), a[1])
 
 
 def _texture(source, ndim, layered=False):
@@ -208,17 +233,48 @@ def _first(entry):
     return "[0]" if tuple_result and entry.op.startswith(("math.", "fast.")) else ""
 
 
+def _half_kernel(tmp_path):
+    """A kernel calling every lang/half.py entry with a lowering of its own."""
+    from simt.lang import half
+    lines = []
+    for name, entry in half.ENTRIES.items():
+        if not entry.lowerings:
+            continue
+        if "_as_" in name:
+            arg = {"half": "h[0]", "bfloat16": "simt.float2bfloat16(h[0])"}.get(
+                name.split("_as_")[0], "u[0]")
+            lines.append(f"simt.{name}({arg})")
+            continue
+        n = {"hfma": 3, "hfma2": 3, "hmax": 2, "hmin": 2, "hmax2": 2, "hmin2": 2}.get(name, 1)
+        pair = name.startswith("h2") or name in ("hfma2", "hneg2", "habs2", "hmax2", "hmin2")
+        call = f"simt.{name}({', '.join(['p[0]' if pair else 'h[0]'] * n)})"
+        lines.append(call + (".x" if pair else ""))
+    body = "\n".join(f"    out[{k}] = {line}" for k, line in enumerate(lines))
+    path = tmp_path / "every_half.py"
+    path.write_text(f"import simt\n\n\n@simt.kernel\ndef every_half(h, p, u, out):\n{body}\n")
+    spec = importlib.util.spec_from_file_location("every_half", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.every_half
+
+
 def _kernels(tmp_path):
     f64, f32, i32 = (T.Array(np.dtype(d), 1, "C") for d in ("float64", "float32", "int32"))
     c128 = T.Array(np.dtype(np.complex128), 1, "C")
     return [
         (specials, [T.Array(np.dtype(np.int64), 1, "C"), i32, f32]),
         (complexes, [c128, f64, i32]),
+        (memory_access, [i32, f32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),
                     _texture("array", 3), _texture("array", 1, True),
                     _texture("array", 2, True)]
          + [T.Surface(np.float32, 1, n, False) for n in (1, 2, 3)] + [f32]),
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
+        (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
+        (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
+                                  T.Array(simt.half2.dtype, 1, "C"),
+                                  T.Array(np.dtype(np.uint16), 1, "C"),
+                                  T.Array(np.dtype(np.float32), 1, "C")]),
     ]
 
 

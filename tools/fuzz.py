@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,56 +21,74 @@ from fuzz_gen import FEATURES      # noqa: E402
 
 # Features whose kernels hit a known, unfixed bug (each has an xfail test in
 # tests/test_fuzz_regressions.py); --without-known leaves them out.
-KNOWN_BUGS = ("cmp64",)
+KNOWN_BUGS = ()
 
 
 def run_chunk(task):
-    """Run seeds [first, last) in this process; returns {kind: [seed]}."""
-    first, last, device, out, without, isolate = task
+    """Run a list of seeds in this (fresh) process; returns ({kind: [seed]}, the seeds not
+    run). It stops after a kernel that raised: a sticky CUDA error (an illegal
+    address, a trap) leaves the context unusable, and every later kernel of the process
+    would fail with it, so the rest go to a fresh process."""
+    seeds, device, out, without, isolate = task
     with tempfile.TemporaryDirectory(prefix="simt-fuzz-") as folder:
-        results = run_seeds(range(first, last), device, folder, out, without, isolate)
-    return {kind: [o.program.seed for o in items] for kind, items in results.items()}
+        results, rest = run_seeds(seeds, device, folder, out, without, isolate)
+    return {kind: [o.program.seed for o in items] for kind, items in results.items()}, rest
 
 
 def run_all(args, without):
-    """Every seed, in chunks, over ``args.jobs`` processes (spawned: a CUDA context does not
-    survive fork); prints a line per chunk and returns {kind: [seed]}."""
-    size = 100 if args.jobs == 1 else 20
-    end = args.seed + args.count
-    tasks = [(first, min(first + size, end), args.device, args.out, without, args.isolate)
-             for first in range(args.seed, end, size)]
+    """Every seed, in chunks, each chunk in a new process (spawned: a CUDA context does not
+    survive fork), ``args.jobs`` at a time; prints a line per chunk, returns {kind: [seed]}."""
+    size = 100 if args.jobs == 1 else 50
+    seeds = list(range(args.seed, args.seed + args.count))
     results = {"ok": [], "mismatch": [], "error": [], "crash": [], "skipped": []}
     start = time.time()
-    pool = None
-    if args.jobs > 1:
-        pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        for chunk in (pool.map(run_chunk, tasks) if pool else map(run_chunk, tasks)):
-            for kind, seeds in chunk.items():
-                results[kind] += seeds
-            print(f"{sum(len(v) for v in results.values())} kernels, "
-                  f"{len(results['mismatch'])} mismatches, {len(results['error'])} errors, "
-                  f"{len(results['crash'])} crashes, "
-                  f"{len(results['skipped'])} skipped, {time.time() - start:.0f} s", flush=True)
-    finally:
-        if pool:
-            pool.shutdown()
+    with pool_of(args.jobs) as pool:
+        pending = {pool.submit(run_chunk, (seeds[k:k + size], args.device, args.out, without,
+                                           args.isolate)) for k in range(0, len(seeds), size)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                chunk, rest = future.result()
+                for kind, ran in chunk.items():
+                    results[kind] += ran
+                if rest:
+                    pending.add(pool.submit(run_chunk, (rest, args.device, args.out, without,
+                                                        args.isolate)))
+                print(f"{sum(len(v) for v in results.values())} kernels, "
+                      f"{len(results['mismatch'])} mismatches, {len(results['error'])} errors, "
+                      f"{len(results['crash'])} crashes, "
+                      f"{len(results['skipped'])} skipped, {time.time() - start:.0f} s",
+                      flush=True)
     return results
 
 
-def reduce_failures(seeds, device, out, without, isolate):
-    """Write a shrunk reproducer of each failing kernel to ``out``/seed_N.min.py."""
+def pool_of(jobs):
+    """``jobs`` worker processes, each used for one task only."""
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                               max_tasks_per_child=1)
+
+
+def reduce_one(task):
+    """Shrink one failing kernel; write it to ``out``/seed_N.min.py; returns a line."""
     from fuzz_check import check, check_isolated
     from fuzz_gen import generate
     from fuzz_reduce import reduce
+    seed, device, out, without, isolate = task
     with tempfile.TemporaryDirectory(prefix="simt-fuzz-reduce-") as folder:
-        for seed in seeds:
-            small, spent = reduce(generate(seed, without), device, folder,
-                                  check=check_isolated if isolate else check)
-            path = os.path.join(out, f"seed_{seed}.min.py")
-            with open(path, "w") as f:
-                f.write(small.source())
-            print(f"seed {seed}: reduced in {spent} runs -> {path}", flush=True)
+        small, spent = reduce(generate(seed, without), device, folder,
+                              check=check_isolated if isolate else check)
+    path = os.path.join(out, f"seed_{seed}.min.py")
+    with open(path, "w") as f:
+        f.write(small.source())
+    return f"seed {seed}: reduced in {spent} runs -> {path}"
+
+
+def reduce_failures(seeds, args, without):
+    """A shrunk reproducer of each failing kernel, ``args.jobs`` at a time."""
+    with pool_of(args.jobs) as pool:
+        tasks = [(seed, args.device, args.out, without, args.isolate) for seed in seeds]
+        for line in pool.map(reduce_one, tasks):
+            print(line, flush=True)
 
 
 def main(argv=None):
@@ -111,7 +129,7 @@ def main(argv=None):
     if bad:
         print(f"failing seeds: {bad} (reports in {args.out}/)")
     if bad and args.reduce:
-        reduce_failures(bad, args.device, args.out, without, args.isolate)
+        reduce_failures(bad, args, without)
     return 1 if bad else 0
 
 

@@ -78,7 +78,9 @@ WARP_CALLS = {"match_all": "match_all_sync", "shfl": "shfl_sync", "shfl_up": "sh
 def render_warp(kind, args):
     """The call for a warp statement ('warp', var, kind, args)."""
     if kind == "activemask":
-        return "simt.activemask()"
+        # which lanes activemask() returns is the device's choice (CUDA: threads on one path
+        # may diverge; the H100 does); with a ballot of every lane the result is defined
+        return f"(simt.activemask() | simt.ballot_sync({FULL:#x}, True))"
     if kind.startswith("reduce_"):
         return f"simt.{kind}_sync({FULL:#x}, {render_expr(args[0])})"
     parts = [f"{FULL:#x}"] + [render_expr(x) if isinstance(x, Expr) else repr(x) for x in args]

@@ -106,10 +106,13 @@ def check_isolated(program, device, folder):
 
 
 def run_seeds(seeds, device, folder, out=None, without=(), isolate=False):
-    """Check every seed; write each failing program's report to ``out`` (a folder) if given.
-    Returns {kind: [Outcome]}."""
+    """Check seeds in order; write each failing program's report to ``out`` (a folder) if
+    given. Stops after a kernel that raised (unless ``isolate``: then each ran in its own
+    process), as the error may have left the process's device unusable (a sticky CUDA
+    error). Returns ({kind: [Outcome]}, the seeds not run)."""
     results = {"ok": [], "mismatch": [], "error": [], "crash": [], "skipped": []}
-    for seed in seeds:
+    seeds = list(seeds)
+    for k, seed in enumerate(seeds):
         outcome = (check_isolated if isolate else check)(generate(seed, without), device,
                                                           folder)
         results[outcome.kind].append(outcome)
@@ -117,4 +120,6 @@ def run_seeds(seeds, device, folder, out=None, without=(), isolate=False):
             os.makedirs(out, exist_ok=True)
             with open(os.path.join(out, f"seed_{seed}.txt"), "w") as f:
                 f.write(outcome.report())
-    return results
+        if outcome.kind == "error" and not isolate:
+            return results, seeds[k + 1:]
+    return results, []

@@ -1,7 +1,10 @@
-"""The command line: ``python -m simt info | examples | run NAME [--device D] [--out DIR]``."""
+"""The command line: python -m simt info | examples | run NAME | cache info|clear."""
 
 import argparse
+import difflib
+import glob
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -33,6 +36,10 @@ def info(out=sys.stdout):
         for key, value in properties.items():
             print(f"  {key:<{width}}  {_format_value(value)}", file=out)
         print(file=out)
+    for kind in devices.BACKENDS:
+        reason = devices.why_none(kind)
+        if reason:
+            print(f"No {kind} device listed: {reason}\n", file=out)
     print("Settings (environment variable = value: meaning)", file=out)
     for name, env, value, doc in config.describe():
         print(f"  {env} = {value!r}: {doc}", file=out)
@@ -71,13 +78,32 @@ def list_examples(out=sys.stdout):
         print(f"{name:<{width}}  {module.DESCRIPTION}", file=out)
 
 
+def _unknown_example(name, examples):
+    close = difflib.get_close_matches(name, examples, n=3)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    print(f"simt: no example {name!r}; {hint}`python -m simt examples` lists them all",
+          file=sys.stderr)
+    return 2
+
+
+def example_help(name, out=sys.stdout):
+    """Print what example ``name`` does and how to run it."""
+    examples = find_examples()
+    if name not in examples:
+        return _unknown_example(name, examples)
+    example = examples[name]
+    print(f"python -m simt run {name} [--device cpu|cuda:N] [--out DIR]\n", file=out)
+    print(example.DESCRIPTION, file=out)
+    print("\n--device  the device to run on (default: SIMT_DEVICE, else the first GPU, else cpu)"
+          "\n--out     the folder for the pictures it writes (default: ./simt-out)", file=out)
+    return 0
+
+
 def run_example(name, device=None, out_dir=None):
     """Run example ``name`` on ``device``; return the exit status."""
     examples = find_examples()
     if name not in examples:
-        print(f"simt: no example {name!r}; the examples are: {', '.join(examples) or 'none'}",
-              file=sys.stderr)
-        return 2
+        return _unknown_example(name, examples)
     if device is not None:
         devices.set_device(device)
     print(f"running {name} on {devices.get_device().name}", file=sys.stderr)
@@ -85,28 +111,65 @@ def run_example(name, device=None, out_dir=None):
     return 0
 
 
+def cache_info(out=sys.stdout):
+    """Print where the disk cache is, how many kernels it holds and their size."""
+    entries = glob.glob(os.path.join(config.cache_dir, "*.simtc"))
+    size = sum(os.path.getsize(path) for path in entries)
+    state = "on" if config.cache else "off (SIMT_CACHE=0)"
+    print(f"cache: {config.cache_dir} ({state})\n{len(entries)} compiled kernels, "
+          f"{size / 2**20:.1f} MiB", file=out)
+
+
+def cache_clear(out=sys.stdout):
+    """Delete every compiled kernel from the disk cache (and nothing else in its folder)."""
+    entries = glob.glob(os.path.join(config.cache_dir, "*.simtc"))
+    for path in entries:
+        os.remove(path)
+    print(f"removed {len(entries)} compiled kernels from {config.cache_dir}", file=out)
+
+
 def _parser():
-    parser = argparse.ArgumentParser(prog="python -m simt", description=__doc__)
+    from simt.version import __version__
+    parser = argparse.ArgumentParser(prog="python -m simt",
+                                     description="simt: the CUDA programming model in Python.")
+    parser.add_argument("--version", action="version", version=f"simt {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="list the devices, their properties and the settings")
     commands.add_parser("examples", help="list the runnable examples")
-    run = commands.add_parser("run", help="run one example")
-    run.add_argument("name")
+    run = commands.add_parser("run", help="run one example (run NAME --help says what it does)",
+                              add_help=False)
+    run.add_argument("name", nargs="?")
     run.add_argument("--device", help="cpu or cuda:N (default: SIMT_DEVICE, else the first GPU, else cpu)")
-    run.add_argument("--out", help="directory for the example's output files")
+    run.add_argument("--out", help="directory for the example's output files (default: ./simt-out)")
+    run.add_argument("-h", "--help", action="store_true", help="say what example NAME does")
+    cache = commands.add_parser("cache", help="the disk cache of compiled kernels")
+    cache.add_argument("action", choices=("info", "clear"))
     return parser
 
 
 def main(argv=None):
     """Entry point; returns the exit status (0 ok, 1 simt error, 2 usage error)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "run" and args.name is None:
+        print("usage: python -m simt run NAME [--device D] [--out DIR] [--help]\n"
+              "`python -m simt examples` lists the names", file=sys.stdout if args.help else sys.stderr)
+        return 0 if args.help else 2
     try:
         if args.command == "info":
             info()
         elif args.command == "examples":
             list_examples()
+        elif args.command == "cache":
+            (cache_info if args.action == "info" else cache_clear)()
+        elif args.help:
+            return example_help(args.name)
         else:
             return run_example(args.name, args.device, args.out)
+    except BrokenPipeError:        # `python -m simt examples | head`: the reader left
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())      # no second error when Python flushes stdout
+        return 0
     except CudaError as exc:
         if config.debug:
             raise

@@ -17,6 +17,14 @@ def _flag(name, default):
     return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
+def _dump(value):
+    """SIMT_DUMP: '' or a false word -> '' (off); a true word -> '1' (print); else a folder."""
+    word = value.strip().lower()
+    if word in ("", "0", "false", "no", "off"):
+        return ""
+    return "1" if word in ("1", "true", "yes", "on") else os.path.expanduser(value.strip())
+
+
 def _int(name, default):
     value = os.environ.get(name)
     if value is None or not value.strip():
@@ -25,6 +33,14 @@ def _int(name, default):
         return int(value)
     except ValueError:
         raise ValueError(f"{name}={value!r} is not an integer") from None
+
+
+def _choice(name, choices):
+    """An environment setting that is one of ``choices`` (unset: the first)."""
+    value = (os.environ.get(name) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: use one of {', '.join(choices)}")
+    return value
 
 
 @dataclasses.dataclass
@@ -40,13 +56,22 @@ class Config:
     cache: bool = dataclasses.field(
         default=True, metadata={"env": "SIMT_CACHE", "doc": "keep compiled kernels on disk; '0' disables"})
     cache_dir: str = dataclasses.field(
-        default="~/.cache/simt", metadata={"env": "SIMT_CACHE_DIR", "doc": "where the disk cache lives"})
+        default="~/.cache/simt", metadata={"env": "SIMT_CACHE_DIR",
+                                           "doc": "where the disk cache lives (unset: $XDG_CACHE_HOME/simt, else ~/.cache/simt)"})
     cpu_threads: int = dataclasses.field(
         default=1, metadata={"env": "SIMT_CPU_THREADS", "doc": "worker threads running blocks on the CPU device"})
-    dump: bool = dataclasses.field(
-        default=False, metadata={"env": "SIMT_DUMP", "doc": "print every compile stage (typed IR, LLVM IR, PTX)"})
+    dump: str = dataclasses.field(
+        default="", metadata={"env": "SIMT_DUMP",
+                              "doc": "every compile stage (typed IR, LLVM IR, PTX): '1' prints them, a folder gets one file each"})
+    log_level: str = dataclasses.field(
+        default="", metadata={"env": "SIMT_LOG_LEVEL",
+                              "doc": "messages of the 'simt' logger on stderr from this level: debug, info, warning, error"})
     debug: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_DEBUG", "doc": "re-raise internal compiler exceptions unwrapped"})
+    default_stream: str = dataclasses.field(
+        default="legacy", metadata={"env": "SIMT_DEFAULT_STREAM",
+                                    "doc": "what stream=None means: 'legacy' (the legacy default "
+                                           "stream) or 'per-thread' (each host thread's own)"})
     verify_ir: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_VERIFY_IR",
                                  "doc": "check the typed IR after every IR pass (the test suite turns it on)"})
@@ -58,17 +83,25 @@ class Config:
             device=os.environ.get("SIMT_DEVICE") or None,
             checks=_flag("SIMT_CHECKS", False),
             cache=_flag("SIMT_CACHE", True),
-            cache_dir=os.path.expanduser(os.environ.get("SIMT_CACHE_DIR") or "~/.cache/simt"),
+            cache_dir=os.path.expanduser(os.environ.get("SIMT_CACHE_DIR") or _default_cache_dir()),
             cpu_threads=max(1, _int("SIMT_CPU_THREADS", os.cpu_count() or 1)),
-            dump=_flag("SIMT_DUMP", False),
+            dump=_dump(os.environ.get("SIMT_DUMP", "")),
+            log_level=os.environ.get("SIMT_LOG_LEVEL", "").strip().lower(),
             debug=_flag("SIMT_DEBUG", False),
             verify_ir=_flag("SIMT_VERIFY_IR", False),
+            default_stream=_choice("SIMT_DEFAULT_STREAM", ("legacy", "per-thread")),
         )
 
     def describe(self):
         """[(field, environment variable, value, doc)] for every setting."""
         return [(f.name, f.metadata["env"], getattr(self, f.name), f.metadata["doc"])
                 for f in dataclasses.fields(self)]
+
+
+def _default_cache_dir():
+    """The XDG base directory rule: $XDG_CACHE_HOME when set to an absolute path."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return os.path.join(xdg if os.path.isabs(xdg) else "~/.cache", "simt")
 
 
 config = Config.from_environ()

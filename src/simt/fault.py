@@ -22,6 +22,8 @@ OUT_OF_BOUNDS = 1
 ASSERT = 2
 NOT_COOPERATIVE = 3
 INTERRUPTED = 4          # Ctrl-C stopped the launch (CPU device: backends/cpu/interrupt.py)
+TRAP = 5                 # simt.trap()
+BAD_FREE = 6             # simt.free of memory the CPU device's heap did not hand out
 
 MESSAGE_BASE = 1000
 
@@ -64,6 +66,13 @@ def decode(record, binary, kernel_name):
     if code == INTERRUPTED:
         return LaunchError(f"kernel '{kernel_name}' was interrupted (SIGINT): its results "
                            f"are incomplete\n  it was in the loop at {where}", **common)
+    if code == TRAP:
+        return LaunchError(f"simt.trap() {place} stopped the kernel\n  block {block}, thread "
+                           f"{thread}, at {where}", **common)
+    if code == BAD_FREE:
+        return LaunchError(f"simt.free {place} of memory simt.malloc did not hand out (or "
+                           f"already freed)\n  block {block}, thread {thread}, at {where}\n  "
+                           f"free only the arrays simt.malloc returned, each once", **common)
     return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
 
 

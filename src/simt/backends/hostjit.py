@@ -105,6 +105,18 @@ def _print_from_kernel(fmt, values, count):
 
 _print_callback = PRINT_FN(_print_from_kernel)
 
+WRITE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+
+
+def _write_from_kernel(text, length):
+    """Kernel printf(): a line the C library formatted, written whole to sys.stdout."""
+    import sys
+    sys.stdout.write(ctypes.string_at(text, length).decode("utf8", "replace"))
+
+
+_write_callback = WRITE_FN(_write_from_kernel)
+
 
 def _register_runtime_symbols():
     llvm.add_symbol("simt_cpu_print", ctypes.cast(_print_callback, ctypes.c_void_p).value)
+    llvm.add_symbol("simt_cpu_write", ctypes.cast(_write_callback, ctypes.c_void_p).value)

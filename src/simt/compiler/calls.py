@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
+from ..lang import bfloat16, vectors
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -20,6 +21,8 @@ def as_dtype(value):
         return value
     if isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value)
+    if isinstance(value, type) and isinstance(getattr(value, "dtype", None), np.dtype):
+        return value.dtype          # simt.float4, simt.bfloat16 without ml_dtypes
     if value in (int, float, complex, bool):
         return np.dtype({int: np.int64, float: np.float64, complex: np.complex128,
                          bool: np.bool_}[value])
@@ -106,6 +109,9 @@ def cast(fc, value, t, loc):
 
 
 def _convert_const(value, t):
+    if t.is_bfloat16:
+        return float(bfloat16.to_float32(bfloat16.bits(value.real if isinstance(value, complex)
+                                                        else value)))
     if t.kind == "b":
         return bool(value)
     if t.kind in "iu":
@@ -125,6 +131,8 @@ def truth(fc, value, node):
     if isinstance(value.type, T.Scalar):
         if value.type.kind == "b":
             return value if not value.type.weak else cast(fc, value, T.BOOL, fc.loc(node))
+        if value.type.is_bfloat16:
+            value = cast(fc, value, T.FLOAT32, value.loc)
         zero = ir.Const(value.type, value.loc, 0)
         return ir.Compare(T.BOOL, value.loc, "ne", value, zero)
     fc.fail(node, f"a {value.type} cannot be used as a condition", "compare it explicitly")
@@ -141,6 +149,8 @@ def common_type(fc, a, b, node):
 
 # ----------------------------------------------------------------- operators
 def binop(fc, op, lhs, rhs, loc):
+    if vectors.is_vector(lhs) or vectors.is_vector(rhs):
+        return vectors.binop(fc, op, lhs, rhs, loc)
     for side in (lhs, rhs):
         if not isinstance(side.type, T.Scalar):
             if isinstance(side.type, T.Tuple) and op in ("add", "mul"):
@@ -148,6 +158,9 @@ def binop(fc, op, lhs, rhs, loc):
             fc.fail(loc, f"operator '{op}' is not defined for {side.type}",
                     "index arrays to get their elements" if isinstance(side.type, T.Array) else None)
     t = T.promote(lhs.type, rhs.type)
+    if t.is_bfloat16:           # computed in float32, rounded once (lang/bfloat16.py)
+        return cast(fc, binop(fc, op, cast(fc, lhs, T.FLOAT32, loc), cast(fc, rhs, T.FLOAT32, loc),
+                              loc), T.BFLOAT16, loc)
     if op == "truediv" and t.kind in "iub":
         t = T.Scalar(np.float64, t.weak)
     if op in ("lshift", "rshift", "and", "or", "xor") and t.kind not in "iub":
@@ -160,10 +173,15 @@ def binop(fc, op, lhs, rhs, loc):
 
 
 def unary(fc, opname, value, loc):
+    if vectors.is_vector(value):
+        return vectors.unary(fc, opname, value, loc)
     if not isinstance(value.type, T.Scalar):
         fc.fail(loc, f"unary operator not defined for {value.type}")
     if opname == "UAdd":
         return value
+    if opname == "USub" and value.type.is_bfloat16:
+        return cast(fc, ir.UnaryOp(T.FLOAT32, loc, "neg", cast(fc, value, T.FLOAT32, loc)), T.BFLOAT16,
+                    loc)
     if opname == "USub":
         return ir.UnaryOp(value.type, loc, "neg", value)
     if opname == "Not":
@@ -177,8 +195,16 @@ def compare(fc, op, lhs, rhs, loc):
     if not (isinstance(lhs.type, T.Scalar) and isinstance(rhs.type, T.Scalar)):
         fc.fail(loc, f"cannot compare {lhs.type} with {rhs.type}")
     t = T.promote(lhs.type, rhs.type)
+    if t.is_bfloat16:
+        t = T.FLOAT32                                  # exact
     if t.kind == "c" and op not in ("eq", "ne"):
         fc.fail(loc, "complex numbers are not ordered", "compare abs() or .real")
+    if t.kind == "f" and {lhs.type.kind, rhs.type.kind} == {"i", "u"}:
+        # a signed and an unsigned int that promote to float64 (one of them 64-bit): NumPy 2
+        # compares them exactly ('qQ->?'), not through float64, which rounds both to 2**63
+        kind = lambda v: T.INT64 if v.type.kind == "i" else T.UINT64      # noqa: E731
+        return ir.Compare(T.BOOL, loc, op, cast(fc, lhs, kind(lhs), loc),
+                          cast(fc, rhs, kind(rhs), loc))
     return ir.Compare(T.BOOL, loc, op, cast(fc, lhs, t, loc), cast(fc, rhs, t, loc))
 
 
@@ -211,6 +237,8 @@ def subscript(fc, base, idx, loc, label):
         if not 0 <= i < n:
             fc.fail(loc, f"tuple index {idx.value} out of range for a tuple of {n}")
         return tuple_get(fc, base, i, loc)
+    if vectors.is_vector(base):
+        return vectors.subscript(fc, base, idx, loc)
     if not isinstance(base.type, T.Array):
         fc.fail(loc, f"a {base.type} cannot be indexed")
     indices = index_list(fc, idx, loc)
@@ -253,6 +281,8 @@ def attribute(fc, value, attr, node):
     t = value.type
     if isinstance(t, (T.Texture, T.Surface)):
         return texture_attribute(fc, value, attr, node)
+    if isinstance(t, T.Vector):
+        return vectors.attribute(fc, value, attr, loc)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]
@@ -302,7 +332,8 @@ def call(fc, node, statement):
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):
-        return fc.call_device(callee, [fc.expr(a, node) for a in args], loc)
+        return fc.call_device(callee, [a if is_group(a) else fc.expr(a, node) for a in args],
+                              loc)
     dtype = as_dtype(callee)
     if dtype is not None:
         if len(args) != 1:
@@ -312,10 +343,22 @@ def call(fc, node, statement):
             fc.fail(node, "cannot convert complex to a real type", "take .real first")
         return cast(fc, value, T.Scalar(dtype), loc)
     if hasattr(callee, "_simt_kernel"):
-        fc.fail(node, "kernels cannot launch kernels (dynamic parallelism is not supported)",
-                "make the callee a @simt.device function, or launch it from the host")
+        refuse_launch(fc, callee, node)
     fc.fail(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
             "decorate Python helpers with @simt.device; use math functions and simt intrinsics")
+
+
+def refuse_launch(fc, kernel, node):
+    """A kernel named inside a kernel (``child[grid, block](...)`` or ``child(...)``)."""
+    fc.fail(node, f"launching kernel '{kernel.__name__}' from inside a kernel (dynamic "
+            "parallelism, guide appendix D) is not available yet in simt",
+            "launch it from the host after this kernel, or make it a @simt.device function "
+            "and call it")
+
+
+def is_group(value):
+    """Whether a built argument is a cooperative group (a compile-time value, lang/groups.py)."""
+    return isinstance(value, Static) and getattr(value.value, "compile_time", False)
 
 
 def _is_device_function(target):

@@ -9,11 +9,12 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from . import mathlower, ops
+from . import loopmeta, mathlower, ops
 from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
-                      value_type)
+                      value_type, vector_align)
 from .intrinsics import lower_intrinsic
+from ..lang import bfloat16
 
 
 class LoopTarget:
@@ -49,6 +50,8 @@ class FunctionEmitter:
         self.loops = []
         self.array_labels = []
         self.locals = dict(function.locals)
+        lines = target.lines         # lineinfo=True: line tables (lineinfo.py), else None
+        self.scope = lines.subprogram(llfunc, function) if lines is not None else None
 
     # ------------------------------------------------------------ scaffolding
     def start(self):
@@ -94,16 +97,20 @@ class FunctionEmitter:
 
     def local_array(self, decl):
         """A per-thread array: an entry-block stack slot."""
-        elem = memory(T.Scalar(decl.dtype))
+        elem = memory(T.element_type(decl.dtype))
         data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))), name=decl.name)
         return static_array(decl, data)
 
     # ------------------------------------------------------------ statements
     def emit_stmts(self, stmts):
+        outer = self.builder.debug_metadata
         for stmt in stmts:
             if self.terminated():
-                return              # code after break/continue/return is unreachable
+                break               # code after break/continue/return is unreachable
+            if self.scope is not None and stmt.loc is not None:
+                self.builder.debug_metadata = self.target.lines.location(stmt.loc, self.scope)
             getattr(self, "stmt_" + type(stmt).__name__)(stmt)
+        self.builder.debug_metadata = outer     # a loop's latch is its own line again
 
     def store_var(self, name, value):
         t = self.locals[name]
@@ -179,7 +186,10 @@ class FunctionEmitter:
         flags = ["nsw"] if t.kind == "i" else []
         self.builder.store(self.builder.add(it, step, flags=flags), counter)
         back_edge = self.builder.branch(head)
-        self.target.loop_hint(self, s, back_edge, start, stop, step)
+        if s.unroll is not None:
+            loopmeta.requested(self.module, back_edge, s.unroll)
+        else:
+            self.target.loop_hint(self, s, back_edge, start, stop, step)
         self.builder.position_at_end(done)
 
     def range_cond(self, it, stop, step, t):
@@ -240,6 +250,8 @@ class FunctionEmitter:
                                     const(part, e.value.imag))
         if t.kind == "b":
             return const(I1, int(bool(e.value)))
+        if t.is_bfloat16:
+            return const(scalar(t), bfloat16.bits(e.value))
         if t.kind in "iu":
             bits = t.dtype.itemsize * 8
             return const(scalar(t), int(e.value) & ((1 << bits) - 1))
@@ -268,6 +280,9 @@ class FunctionEmitter:
         return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
 
     def expr_Compare(self, e):
+        if e.lhs.type != e.rhs.type:           # int64 with uint64: exact (calls.compare)
+            return ops.mixed_sign_compare(self.builder, e.op, self.expr(e.lhs), e.lhs.type,
+                                          self.expr(e.rhs))
         return ops.compare(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.lhs.type)
 
     def expr_Logical(self, e):
@@ -382,10 +397,15 @@ class FunctionEmitter:
 
     def load_element(self, address, array_type):
         t = array_type.element
+        if isinstance(t, T.Vector):         # one vector access (ld.global.v4.f32)
+            return self.builder.load(address, typ=scalar(t), align=vector_align(t, array_type))
         value = self.builder.load(address, typ=memory(t))
         return self.builder.trunc(value, I1) if t.kind == "b" else value
 
     def store_element(self, address, value, array_type):
+        if isinstance(array_type.element, T.Vector):
+            self.builder.store(value, address, align=vector_align(array_type.element, array_type))
+            return
         if array_type.element.kind == "b":
             value = self.builder.zext(value, I8)
         self.builder.store(value, address)

@@ -2,10 +2,6 @@
 from ..errors import CompileError
 
 
-class CompileFailure(CompileError):
-    """A CompileError raised by the compiler itself (not to be wrapped again)."""
-
-
 def fail(source, loc, message, hint=None, kernel=None):
     """Raise a CompileError naming the file, line and construct, with the span underlined."""
     text = source.line_text(loc.line) if source is not None else ""
@@ -18,5 +14,5 @@ def fail(source, loc, message, hint=None, kernel=None):
         lines.append("      " + " " * max(0, loc.col - indent) + "^" * width)
     if hint:
         lines.append("  " + hint)
-    raise CompileFailure("\n".join(lines), filename=loc.filename, line=loc.line, col=loc.col,
-                         construct=text.strip(), why=message)
+    raise CompileError("\n".join(lines), filename=loc.filename, line=loc.line, col=loc.col,
+                       construct=text.strip(), why=message)

@@ -10,10 +10,14 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..lang import vectors
+from ..lang import loops
 from ..lang.registry import Static
+from . import unroll
 from .source import Source
-from .errors import fail, CompileFailure
-from . import calls, conditional, definite
+from .errors import fail
+from ..errors import CompileError
+from . import calls, conditional, definite, group_args
 
 
 MAX_PASSES = 12
@@ -24,14 +28,15 @@ class FrontEnd:
 
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
-    def __init__(self, pyfunc, arg_types, is_kernel, stack=()):
+    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None):
         self.source = Source(pyfunc)
-        self.arg_types = list(arg_types)
         self.is_kernel = is_kernel
         self.stack = tuple(stack) + (pyfunc,)
         fndef = self.source.fndef
-        self.param_names = [a.arg for a in fndef.args.args]
+        self.all_params = [a.arg for a in fndef.args.args]
         self.assigned = _assigned_names(fndef)
+        self.param_names, self.arg_types, self.group_bindings = group_args.parameters(
+            self.all_params, list(arg_types), groups or {}, self.assigned)
         self.var_types = {}
         self.var_lines = {}
         self.return_type = None
@@ -41,7 +46,7 @@ class FrontEnd:
     def build(self):
         fndef = self.source.fndef
         self._check_signature(fndef)
-        definite.check(fndef, self.param_names, self.fail)
+        definite.check(fndef, self.all_params, self.fail)
         for _ in range(MAX_PASSES):
             self._start_pass()
             body = self._params_prologue() + self.block(fndef.body)
@@ -68,13 +73,14 @@ class FrontEnd:
                       "remove *args, **kwargs, keyword-only parameters and defaults")
         if len(self.param_names) != len(self.arg_types):
             kind = "kernel" if self.is_kernel else "device function"
-            self.fail(fndef, f"{kind} '{self.source.name}' takes {len(self.param_names)} "
-                      f"arguments, got {len(self.arg_types)}")
+            given = len(self.arg_types) + len(self.all_params) - len(self.param_names)
+            self.fail(fndef, f"{kind} '{self.source.name}' takes {len(self.all_params)} "
+                      f"arguments, got {given}")
 
     def _start_pass(self):
         self.changed = False
         self.unknown_reads = {}
-        self.static_bindings = {}
+        self.static_bindings = dict(self.group_bindings)
         self.decls = []
         self.symbol_decls = {}
         self.callees = {}
@@ -146,7 +152,7 @@ class FrontEnd:
                       _UNSUPPORTED_HINTS.get(type(node).__name__))
         try:
             return method(node)
-        except CompileFailure:
+        except CompileError:         # already says where and what: not wrapped again
             raise
         except Exception as exc:
             from ..config import config
@@ -204,6 +210,10 @@ class FrontEnd:
             current = self.subscript(array, index, self.loc(node), label)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return out + [self.store(array, index, value, node, label)]
+        if isinstance(target, ast.Attribute):
+            current = self.expr(self.any(target), target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return self.assign_component(target, value, node)
         self.fail(node, "this augmented assignment target is not supported",
                   "assign to a variable or an array element")
 
@@ -225,11 +235,27 @@ class FrontEnd:
             return [self.store(array, index, value, node, ast.unparse(target.value))]
         if isinstance(target, (ast.Tuple, ast.List)):
             return self.unpack(target, value_node, node)
+        if isinstance(target, ast.Attribute):
+            return self.assign_component(target, self.expr(self.any(value_node), value_node), node)
         self.fail(target, f"cannot assign to {type(target).__name__}",
                   "assign to a variable, an array element or a tuple of variables")
 
+    def assign_component(self, target, value, node):
+        """``v.x = value`` for a vector variable v."""
+        base = self.any(target.value)
+        if not (isinstance(target.value, ast.Name) and isinstance(base, (ir.Var, ir.Param))
+                and isinstance(base.type, T.Vector)):
+            self.fail(node, f"cannot assign to {ast.unparse(target)}",
+                      "components of vector variables can be assigned (v.x = 1); for an array "
+                      "element write v = a[i]; v.x = ...; a[i] = v")
+        loc = self.loc(node)
+        return self.bind_name(target.value.id, vectors.replace(self, base, target.attr, value, loc),
+                              node)
+
     def unpack(self, target, value_node, node):
         value = self.expr(self.any(value_node), value_node)
+        if isinstance(value.type, T.Vector):
+            value = vectors.as_tuple(self, value, self.loc(node))
         if not isinstance(value.type, T.Tuple) or len(value.type.items) != len(target.elts):
             self.fail(node, f"cannot unpack {value.type} into {len(target.elts)} names")
         out = []
@@ -264,8 +290,11 @@ class FrontEnd:
 
     def bind_name(self, name, value, node):
         if name in self.static_bindings:
-            self.fail(node, f"'{name}' names a {self.static_bindings[name].decl.space} array "
-                      "and cannot be reassigned", "use another variable name")
+            bound = self.static_bindings[name]
+            what = f"a {bound.decl.space} array" if isinstance(bound, ir.ArrayRef) else \
+                f"a group ({type(bound.value).__name__})"
+            self.fail(node, f"'{name}' names {what} and cannot be reassigned",
+                      "use another variable name")
         if isinstance(value.type, T.Void):
             self.fail(node, "this call returns nothing; it cannot be assigned")
         var_type = self.assign_type(name, value.type, node)
@@ -307,8 +336,11 @@ class FrontEnd:
             self.fail(node, "for ... else is not supported", "use a flag variable")
         if not isinstance(node.target, ast.Name):
             self.fail(node.target, "the loop variable must be a single name")
-        it = node.iter
+        it, unroll_request = node.iter, None
         func = self.any(it.func) if isinstance(it, ast.Call) else None
+        if isinstance(func, Static) and func.value is loops.unroll:
+            it, unroll_request = unroll.parse(self, it)
+            func = Static(range)
         if not (isinstance(func, Static) and func.value is range):
             self.fail(it, "kernels can only loop over range(...)",
                       "write for i in range(n): ... and index arrays with i")
@@ -329,7 +361,10 @@ class FrontEnd:
         self.loop_depth += 1
         body = self.block(node.body)
         self.loop_depth -= 1
-        return [ir.ForRange(self.loc(node), node.target.id, start, stop, step, body)]
+        loop = ir.ForRange(self.loc(node), node.target.id, start, stop, step, body,
+                           unroll_request)
+        unroll.check(self, loop, node)
+        return [loop]
 
     def stmt_Break(self, node):
         if not self.loop_depth:
@@ -411,6 +446,8 @@ class FrontEnd:
         found, value = self.source.lookup(name, self.loc(node))
         if not found:
             self.fail(node, f"name '{name}' is not defined")
+        if _read_without_call(value):                # from simt import warpSize
+            return value.build(self, [], {}, self.loc(node))
         return Static(value, name)
 
     def expr_Attribute(self, node):
@@ -420,7 +457,7 @@ class FrontEnd:
                                                  self.loc(node))
             if not found:
                 self.fail(node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'")
-            if getattr(value, "value", False) is True and hasattr(value, "build"):
+            if _read_without_call(value):
                 return value.build(self, [], {}, self.loc(node))
             return Static(value, f"{base.name}.{node.attr}")
         return calls.attribute(self, self.expr(base, node), node.attr, node)
@@ -450,17 +487,20 @@ class FrontEnd:
 
     def call_device(self, target, args, loc):
         """A call of @simt.device function target, typed for these arguments (its IR is
-        built once per argument types)."""
+        built once per argument types and groups passed: group_args.py)."""
         pyfunc = target.pyfunc
         if pyfunc in self.stack:
             self.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
                       "rewrite the recursion as a loop with a simt.local.array stack")
+        args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
-        function = target.ir_cache.get(arg_types)
+        key = (arg_types, group_args.key(groups)) if groups else arg_types
+        function = target.ir_cache.get(key)
         if function is None:
-            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack).build()
-            target.ir_cache[arg_types] = function
-        self.callees[(pyfunc, arg_types)] = function
+            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
+                                groups=groups).build()
+            target.ir_cache[key] = function
+        self.callees[(pyfunc, key)] = function
         return ir.CallDevice(function.return_type, self.loc(loc), function, args)
 
     def hoist(self, *stmts):
@@ -517,6 +557,8 @@ class FrontEnd:
         if calls.has_slice(node.slice):        # before the index: a Slice is no expression
             return calls.view(self, self.expr(base, node), node.slice, node,
                               ast.unparse(node.value))
+        if isinstance(base, Static) and hasattr(base.value, "_simt_kernel"):
+            calls.refuse_launch(self, base.value, node)
         index = self.any(node.slice)
         if isinstance(base, Static) and isinstance(index, Static) and \
                 not isinstance(base.value, np.ndarray):     # arrays: see static_to_expr
@@ -573,6 +615,12 @@ class FrontEnd:
     def label_of(self, value):
         return getattr(value, "src", "") or getattr(value, "name", "") or "array"
 
+    def shared_scratch(self, dtype, count, loc):
+        """A shared array of ``count`` elements for a typing rule's own use (lang/cg_tiles.py)."""
+        decl = ir.MemoryDecl(f"cg_scratch_{len(self.decls)}", "shared", (count,), np.dtype(dtype))
+        self.decls.append(decl)
+        return ir.ArrayRef(decl.type, self.loc(loc), decl)
+
     def collective(self, op, pred, result, loc):
         name = self.temp("coll")
         self.assign_type(name, result, loc)
@@ -585,7 +633,15 @@ def _assigned_names(fndef):
     for node in ast.walk(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name):          # v.x = ... assigns v
+            names.add(node.value.id)
     return names
+
+
+def _read_without_call(value):
+    """Whether ``value`` is a registry entry read as a value (``warpSize``, ``threadIdx.x``)."""
+    return getattr(value, "value", False) is True and hasattr(value, "build")
 
 
 def _long(node):

@@ -7,15 +7,17 @@ from llvmlite import ir as ll
 
 from . import mathlower, ops  # noqa: F401  (mathlower registers the math lowerings)
 from ..errors import NotSupportedError
+from ..lang import half
 from ..lang import python as pylang
+from ..lang import heap
 from ..lang import textures as tex
-from ..lang.atomics import atomic
+from ..lang.atomics import RMW_ENTRIES
 from ..lang.groups import fns
 from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ..lang.registry import lowering
 from ..lang.sync import threadfence, threadfence_block, threadfence_system
 from ..lang.warp import laneid
-from .lltypes import I32, const, scalar
+from .lltypes import I32, I64, ArrayValue, const, i64, scalar
 
 ATOMIC_OPS = {"add": ("add", "fadd"), "sub": ("sub", "fsub"), "exch": ("xchg", "xchg"),
               "min": ("min", "fmin"), "max": ("max", "fmax"), "inc": ("uinc_wrap", None),
@@ -51,11 +53,12 @@ def _fence(em, e):
     return None
 
 
-@lowering(*atomic.entries())
+@lowering(*RMW_ENTRIES)
 def _atomic(em, e):
     b = em.builder
     array = em.expr(e.args[0])
     kind = e.attrs["op"]
+    scope, order = e.attrs.get("scope", "device"), e.attrs.get("order", "relaxed")
     nvalues = 2 if kind == "cas" else 1
     values = [em.expr(a) for a in e.args[1:1 + nvalues]]
     indices = [em.expr(i) for i in e.args[1 + nvalues:]]
@@ -65,10 +68,12 @@ def _atomic(em, e):
         cmp, new = values
         if t.kind == "f":
             it = ll.IntType(t.bits)
-            cmp, new = b.bitcast(cmp, it), b.bitcast(new, it)
-            pair = b.cmpxchg(address, cmp, new, "monotonic", "monotonic")
-            return b.bitcast(b.extract_value(pair, 0), scalar(t))
-        return b.extract_value(b.cmpxchg(address, cmp, new, "monotonic", "monotonic"), 0)
+            old = em.target.atomic_cas(em, address, b.bitcast(cmp, it), b.bitcast(new, it),
+                                       scope, order)
+            return b.bitcast(old, scalar(t))
+        return em.target.atomic_cas(em, address, cmp, new, scope, order)
+    if kind == "add" and half.is_half_type(t) and t != half.HALF:
+        return half.atomic_add(em, address, values[0], t)     # bfloat16, half2, bfloat162
     int_op, float_op = ATOMIC_OPS[kind]
     if t.kind == "f":
         name = float_op
@@ -76,7 +81,7 @@ def _atomic(em, e):
         name = "u" + int_op
     else:
         name = int_op
-    return em.target.atomic_rmw(em, name, address, values[0], t)
+    return em.target.atomic_rmw(em, name, address, values[0], t, scope, order)
 
 
 @lowering(pylang.complex_real, pylang.complex_imag, pylang.complex_conj, pylang.complex_make,
@@ -129,3 +134,25 @@ def _fns(em, e):
         n = b.select(up, b.sub(n, count), n)
         pos = b.select(up, b.add(pos, const(I32, width)), pos)
     return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
+
+
+@lowering(heap.malloc)
+def _malloc(em, e):
+    """A 1-d array over the heap's block; empty when the heap had no room (a negative
+    count asks for more bytes than any heap has)."""
+    b = em.builder
+    count = em.expr(e.args[0])
+    data = em.target.heap_malloc(em, b.mul(count, i64(e.type.dtype.itemsize)))
+    null = b.icmp_unsigned("==", b.ptrtoint(data, I64), i64(0))
+    return ArrayValue(e.type, data, [b.select(null, i64(0), count)], [i64(1)])
+
+
+@lowering(heap.free)
+def _free(em, e):
+    em.target.heap_free(em, em.expr(e.args[0]).data, e.loc)
+
+
+@lowering(heap.trap)
+def _trap(em, e):
+    em.target.emit_trap(em, e.loc)
+    em.builder.position_at_end(em.new_block("after_trap"))     # unreachable code may follow

@@ -31,7 +31,12 @@ def i32(value):
 
 
 def scalar(t):
-    """LLVM type of a scalar value held in a register (bool is i1)."""
+    """LLVM type of a scalar value held in a register (bool is i1); a vector type's is
+    an LLVM vector."""
+    if isinstance(t, T.Vector):
+        return ll.VectorType(scalar(t.element), t.n)
+    if t.is_bfloat16:
+        return ll.IntType(16)           # its bits (lang/bfloat16.py)
     kind, bits = t.dtype.kind, t.dtype.itemsize * 8
     if kind == "b":
         return I1
@@ -46,7 +51,10 @@ def scalar(t):
 
 
 def memory(t):
-    """LLVM type of a scalar stored in an array (bool is a byte)."""
+    """LLVM type of a scalar stored in an array (bool is a byte); a vector type's is an
+    array of its components (its size, where an LLVM vector of 3 would take 4)."""
+    if isinstance(t, T.Vector):
+        return ll.ArrayType(scalar(t.element), t.n)
     return I8 if t.dtype.kind == "b" else scalar(t)
 
 
@@ -57,7 +65,7 @@ def array_struct(t, addrspace):
 
 def value_type(t, target):
     """LLVM type of a value of simt type t (what a variable of that type holds)."""
-    if isinstance(t, T.Scalar):
+    if isinstance(t, (T.Scalar, T.Vector)):
         return scalar(t)
     if isinstance(t, T.Array):
         return array_struct(t, target.addrspace(t.space))
@@ -138,9 +146,26 @@ def cstring(module, text, addrspace=0):
 def result_of(builder, result_type, values):
     """The value of a fetch or read that gives ``values``: the one value, or for a tuple
     result type (several channels) a literal struct of them."""
+    if isinstance(result_type, T.Vector):
+        return vector_of(builder, scalar(result_type), values)
     if not isinstance(result_type, T.Tuple):
         return values[0]
     struct = ll.Constant(ll.LiteralStructType([v.type for v in values]), ll.Undefined)
     for i, v in enumerate(values):
         struct = builder.insert_value(struct, v, i)
     return struct
+
+
+def vector_of(builder, lltype, values):
+    """An LLVM vector of type ``lltype`` holding ``values``."""
+    vector = ll.Constant(lltype, ll.Undefined)
+    for i, v in enumerate(values):
+        vector = builder.insert_element(vector, v, i32(i))
+    return vector
+
+
+def vector_align(t, array_type):
+    """The alignment a vector element access may promise: CUDA's for the vector in global,
+    shared and constant memory (allocations and static layouts are 16-byte aligned), the
+    component's in local arrays (whose stack slots promise no more)."""
+    return t.align if array_type.space != "local" else t.dtype.itemsize

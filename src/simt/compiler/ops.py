@@ -5,6 +5,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ..ir import types as T
+from ..lang import bfloat16
 from .lltypes import I1, I64, scalar, const
 
 FP_FLAGS = ("contract",)      # a*b+c may become one fma, as nvcc's default -fmad=true
@@ -21,6 +22,8 @@ def cast(b, value, src, dst):
     """Convert an LLVM value from simt scalar type src to dst."""
     if src.dtype == dst.dtype:
         return value
+    if src.is_bfloat16 or dst.is_bfloat16:
+        return _cast_bfloat16(b, value, src, dst)
     sk, dk = src.kind, dst.kind
     dt = scalar(dst)
     if dk == "b":
@@ -61,6 +64,18 @@ def cast(b, value, src, dst):
             return b.fptrunc(_round_to_odd_f32(b, value), dt)
         return b.fpext(value, dt) if src.bits < dst.bits else b.fptrunc(value, dt)
     raise TypeError(f"cannot convert {src} to {dst}")
+
+
+def _cast_bfloat16(b, value, src, dst):
+    """To and from bfloat16 through float32 (exact from bfloat16); float64 and wide ints
+    reach float32 rounded to odd, so that the value is rounded once."""
+    if src.is_bfloat16:
+        return cast(b, bfloat16.widen(b, value), T.FLOAT32, dst)
+    if src.kind == "c" or (src.kind in "iu" and src.bits > 16):
+        value, src = cast(b, value, src, T.FLOAT64), T.FLOAT64
+    if src.bits == 64:
+        return bfloat16.narrow(b, _round_to_odd_f32(b, value))
+    return bfloat16.narrow(b, cast(b, value, src, T.FLOAT32))
 
 
 def _round_to_odd_f32(b, value):
@@ -265,6 +280,16 @@ def compare(b, op, x, y, t):
     if t.kind == "i":
         return b.icmp_signed(sym, x, y)
     return b.icmp_unsigned(sym, x, y)
+
+
+def mixed_sign_compare(b, op, x, xt, y):
+    """An int64 and a uint64 (either order; ``xt`` is x's type) compared exactly, as NumPy
+    2 does: both widened to i128, where each keeps its value."""
+    wide = ll.IntType(128)
+    x, y = (b.sext(x, wide), b.zext(y, wide)) if xt.kind == "i" else \
+        (b.zext(x, wide), b.sext(y, wide))
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+    return b.icmp_signed(sym, x, y)
 
 
 def unary(b, op, x, t):

@@ -6,18 +6,27 @@ caches (in memory and on disk) hash, so an option cannot change the code without
 changing the key.
 """
 import dataclasses
+from typing import Optional
 
 from ..errors import NotSupportedError
+from . import kernel_options
 
 
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
     """``boundscheck``: check every index against its dimension (an out-of-bounds
     access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
-    ``fastmath``: nvcc's --use_fast_math (docs/math.md says what it changes)."""
+    ``fastmath``: nvcc's --use_fast_math (docs/math.md says what it changes).
+
+    ``launch_bounds``, ``maxnreg``, ``lineinfo``: CUDA's ``__launch_bounds__``,
+    ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
+    docs/kernel-options.md says what each does on each device)."""
 
     boundscheck: bool = False
     fastmath: bool = False
+    launch_bounds: Optional[tuple] = None     # (max_threads, min_blocks); min_blocks 0: none
+    maxnreg: Optional[int] = None
+    lineinfo: bool = False
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once)."""
@@ -35,11 +44,12 @@ FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
-NOT_BUILT = ("launch_bounds", "maxnreg", "lineinfo")
+NOT_BUILT = ()
 
 
 def check_names(options, what):
-    """NotSupportedError for an option not built yet; TypeError naming the valid options
+    """The options with their values checked and normalized (kernel_options.py):
+    NotSupportedError for an option not built yet; TypeError naming the valid options
     when ``options`` has others."""
     planned = sorted(set(options) & set(NOT_BUILT))
     if planned:
@@ -49,6 +59,7 @@ def check_names(options, what):
     if unknown:
         raise TypeError(f"{what} has no option {', '.join(unknown)}; its options: "
                         f"{', '.join(FIELDS)}")
+    return kernel_options.checked(options, what)
 
 
 def choose(defaults, device_options, kernel_options):

@@ -5,8 +5,9 @@ arguments) and then the stages its back end lists (CPU: ``inlined``, ``llvm_ir``
 ``optimized``, ``object``; CUDA: ``llvm_ir``, ``optimized``, ``ptx``). Every output
 lands in the binary's ``stages`` dict under its name, so ``kernel.inspect_llvm()`` and
 friends read what was made instead of compiling again, and ``SIMT_DUMP=1`` prints each
-stage as it is made. Compiled kernels are ``compiler/binary.Binary`` objects.
+stage as it is made (``SIMT_DUMP=folder`` writes them to files). Compiled kernels are ``compiler/binary.Binary`` objects.
 """
+import os
 import sys
 
 from ..config import config
@@ -54,5 +55,26 @@ def format_typed(fn):
     return printer.format_program(fn)
 
 
+SUFFIXES = {"typed_ir": "simt", "inlined": "simt", "llvm_ir": "ll", "optimized": "ll",
+            "ptx": "ptx", "object": "o"}
+
+
+_dumped = {}          # kernel name -> compiles dumped so far in this process
+
+
 def dump(name, stage, value):
-    print(f"# simt: {stage} of '{name}'\n{text(stage, value)}\n", file=sys.stderr)
+    """SIMT_DUMP=1 prints a stage on stderr; SIMT_DUMP=folder writes it to
+    ``folder/<kernel>.<stage>.<suffix>`` (object code as its bytes; a kernel's second
+    compile in a process, another signature or device, as ``<kernel>-2.<stage>...``)."""
+    if config.dump in ("1", True):      # True: set from Python (config.dump = True)
+        print(f"# simt: {stage} of '{name}'\n{text(stage, value)}\n", file=sys.stderr)
+        return
+    if stage == "typed_ir":                 # a compile starts: a second one gets name-2
+        _dumped[name] = _dumped.get(name, 0) + 1
+    count = _dumped.get(name, 1)
+    stem = name if count == 1 else f"{name}-{count}"
+    os.makedirs(config.dump, exist_ok=True)
+    path = os.path.join(config.dump, f"{stem}.{stage}.{SUFFIXES.get(stage, 'txt')}")
+    data = value if isinstance(value, (bytes, bytearray)) else text(stage, value).encode()
+    with open(path, "wb") as f:
+        f.write(data)

@@ -10,6 +10,9 @@ containers (lists, dicts, sets) are refused, as their contents would be baked in
 NumPy arrays only reach ``simt.const.array_like`` (the front end refuses any other use)."""
 import ast
 import inspect
+import linecache
+import re
+import sys
 import textwrap
 import weakref
 from collections import abc
@@ -20,19 +23,45 @@ from ..errors import CompileError
 from .errors import fail
 
 
+def remember_command_line_source():
+    """Put the program of ``python -c CODE`` into linecache as ``<string>``, where
+    ``inspect`` looks for it: Python keeps no copy of it, but ``sys.orig_argv`` does."""
+    argv = getattr(sys, "orig_argv", [])
+    if sys.argv[:1] == ["-c"] and "-c" in argv[:-1] and "<string>" not in linecache.cache:
+        code = argv[argv.index("-c") + 1]
+        linecache.cache["<string>"] = (len(code), None, code.splitlines(True), "<string>")
+
+
+def source_lines(pyfunc):
+    """(lines, first line number, file name) of a function's source; a CompileError saying
+    where kernels can be defined when Python kept no source for it."""
+    code = getattr(pyfunc, "__code__", None)
+    name = code.co_name if code is not None else getattr(pyfunc, "__name__", repr(pyfunc))
+    remember_command_line_source()
+    try:
+        lines, first = inspect.getsourcelines(pyfunc)
+        filename = inspect.getsourcefile(pyfunc) or "<unknown>"
+    except (OSError, TypeError) as exc:
+        raise CompileError(
+            f"cannot read the source of '{name}' ({exc}): simt compiles kernels from their "
+            "source, and Python kept none for it. Define it in a file, in `python -c`, in "
+            "IPython or Jupyter, or in the REPL of Python 3.13 or later (these keep the "
+            "source); the plain REPL of older Pythons and code piped to `python -` do not"
+        ) from None
+    if not re.search(rf"\bdef\s+{re.escape(name)}\b", "".join(lines[:50])):
+        raise CompileError(f"the source Python gives for '{name}' ({filename}) is not its "
+                           "definition (was the file edited or the code exec'd from a "
+                           "string?); define the kernel in a file")
+    return lines, first, filename
+
+
 class Source:
     """The parsed source of a kernel or device function and the names it can see."""
 
     def __init__(self, pyfunc):
         self.pyfunc = pyfunc
         self.name = pyfunc.__name__
-        try:
-            lines, first = inspect.getsourcelines(pyfunc)
-            self.filename = inspect.getsourcefile(pyfunc) or "<unknown>"
-        except (OSError, TypeError) as exc:
-            raise CompileError(f"cannot read the source of '{pyfunc.__name__}': {exc}; simt "
-                               "compiles kernels from their source, so define them in a file "
-                               "(not in an interactive prompt without source)") from None
+        lines, first, self.filename = source_lines(pyfunc)
         self.text = textwrap.dedent("".join(lines))
         self.first_line = first
         tree = ast.parse(self.text)

@@ -49,6 +49,7 @@ class Target:
         self.labels = []               # array names as written, by id, for fault reports
         self.files = []                # (function, filename), by id
         self.messages = []             # assert messages, by id
+        self.lines = None              # lineinfo.LineTables when the back end makes line tables
 
     def _missing(self, hook):
         return NotImplementedError(f"the {self.name} target has no lowering for {hook}")
@@ -137,11 +138,35 @@ class Target:
         """Pointer to the memory of a module-level Constant or Global."""
         raise self._missing("symbol_data")
 
-    def atomic_rmw(self, em, op, address, value, t):
-        return em.builder.atomic_rmw(op, address, value, "monotonic")
+    def ordering(self, order, scope):
+        """LLVM's text for a memory order (relaxed ... seq_cst) at a scope ('block',
+        'device', 'system'): the target's sync scope, if it has one, then the ordering."""
+        syncscope = self.fence_scopes.get(scope)
+        ordering = "monotonic" if order == "relaxed" else order
+        return f'syncscope("{syncscope}") {ordering}' if syncscope else ordering
+
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        """LLVM atomicrmw ``op`` (add, fadd, umin, uinc_wrap ...); returns the old value."""
+        return em.builder.atomic_rmw(op, address, value, self.ordering(order, scope))
+
+    def atomic_cas(self, em, address, cmp, new, scope="device", order="relaxed"):
+        """Integer compare-and-swap; returns the old value."""
+        failure = {"relaxed": "monotonic", "release": "monotonic", "acq_rel": "acquire"}
+        pair = em.builder.cmpxchg(address, cmp, new, self.ordering(order, scope),
+                                  failure.get(order, order))
+        return em.builder.extract_value(pair, 0)
 
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", self.fence_scopes.get(scope))
+
+    def heap_malloc(self, em, nbytes):
+        """A pointer (in the global address space) to ``nbytes`` (i64) bytes of the device
+        heap, or null when it has no room."""
+        raise self._missing("heap_malloc")
+
+    def heap_free(self, em, data, loc):
+        """Return ``data`` (a pointer heap_malloc gave, or null) to the device heap."""
+        raise self._missing("heap_free")
 
     # ---------------------------------------------------------------- values
     def special(self, em, op):
@@ -200,14 +225,17 @@ class Target:
         """printf: the format string and a buffer of 64-bit slots, one per value (a
         double as its bits)."""
         b = em.builder
-        text = cstring(em.module, fmt, self.addrspace("global"))
-        if self.addrspace("global"):
-            text = b.addrspacecast(text, ptr())
+        text = self.string_constant(em, fmt)
         buf = em.alloca(ll.ArrayType(I64, max(1, len(values))), name="print_args")
         for i, v in enumerate(values):
             slot = b.gep(buf, [i32(0), i32(i)], source_etype=buf.allocated_type)
             b.store(b.bitcast(v, I64) if v.type == ll.DoubleType() else v, slot)
         self.call_print(em, text, buf, len(values))
+
+    def string_constant(self, em, text):
+        """A generic pointer to ``text``, NUL-terminated, in constant global memory."""
+        data = cstring(em.module, text, self.addrspace("global"))
+        return em.builder.addrspacecast(data, ptr()) if self.addrspace("global") else data
 
     def call_print(self, em, text, buf, count):
         """Call the device's printf with the format and the buffer of ``count`` values."""
@@ -233,6 +261,10 @@ class Target:
         if isinstance(value, ArrayValue):
             value = value.pack(em.builder, self)
         em.builder.ret(value)
+
+    def emit_trap(self, em, loc):
+        """simt.trap(): record where, and end the launch with an error."""
+        self.emit_error(em, fault.TRAP, loc)
 
     def loop_hint(self, em, stmt, back_edge, start, stop, step):
         """Metadata for the back edge of range loop ``stmt`` (unrolling): none by default."""

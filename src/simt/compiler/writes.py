@@ -26,7 +26,7 @@ class _Writes:
         for node in walk(*fn.body):
             if isinstance(node, ir.Store):
                 self._mark(node.array, node.loc)
-            elif isinstance(node, ir.Intrinsic) and node.op == "atomic":
+            elif isinstance(node, ir.Intrinsic) and getattr(node.entry, "writes", False):
                 self._mark(node.args[0], node.loc)
             elif isinstance(node, ir.CallDevice):
                 for index, loc in written_params(node.function).items():

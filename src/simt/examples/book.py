@@ -16,6 +16,7 @@ import numpy as np
 
 import simt
 from simt import blockDim, blockIdx, gridDim, threadIdx
+from simt.progress import steps
 from ._common import out_path, save_png
 
 try:        # Pillow is optional: without it animations are numbered PNGs
@@ -140,13 +141,6 @@ def float_to_color_reference(temps):
     return np.stack([channel(hue + 120), channel(hue), channel(hue - 120), alpha], axis=-1)
 
 
-def progress(done, total, what="frames"):
-    """A line on stderr at every tenth of a long run, so that it shows how far it is
-    (whole lines: they do not garble the program's own output on the same terminal)."""
-    if done == total or done % max(1, total // 10) == 0:
-        print(f"  {done}/{total} {what}", file=sys.stderr, flush=True)
-
-
 # -- cpu_bitmap.h -----------------------------------------------------------------------------
 
 
@@ -181,14 +175,15 @@ class CPUBitmap:
 
 
 class _FrameSink:
-    """Collects frames; writes an animated GIF (Pillow) or numbered PNGs."""
+    """Collects frames; writes an animated GIF (Pillow) or numbered PNGs into ``out_dir``
+    (None: ./simt-out, as every example's pictures)."""
 
     def __init__(self, out_dir, stem, save_every):
         self.out_dir, self.stem, self.save_every = out_dir, stem, save_every
         self.frames, self.paths = [], []
 
     def add(self, tick, image):
-        if self.out_dir is None or tick % self.save_every:
+        if tick % self.save_every:
             return
         flipped = np.ascontiguousarray(image[::-1])
         if Image is not None:
@@ -224,10 +219,9 @@ class CPUAnimBitmap(CPUBitmap):
                       save_every=1):
         sink = _FrameSink(out_dir, stem, save_every)
         try:
-            for tick in range(frames):
+            for tick in steps(range(frames), what="frames"):
                 f_anim(self.data, tick)
                 sink.add(tick, self.image())
-                progress(tick + 1, frames)
         finally:
             if f_exit is not None:
                 f_exit(self.data)
@@ -268,12 +262,11 @@ class GPUAnimBitmap:
         sink = _FrameSink(out_dir, stem, save_every)
         host = np.empty(self.width * self.height * 4, np.uint8)
         try:
-            for tick in range(frames):
+            for tick in steps(range(frames), what="frames"):
                 f_anim(self.dev_pixels, self.data, tick)
-                if out_dir is not None and tick % save_every == 0:
+                if tick % save_every == 0:
                     self.dev_pixels.copy_to_host(host)
                     sink.add(tick, host.reshape(self.height, self.width, 4))
-                progress(tick + 1, frames)
         finally:
             if f_exit is not None:
                 f_exit(self.data)

@@ -201,12 +201,15 @@ class While(Stmt):
 
 @dataclass(eq=False)
 class ForRange(Stmt):
-    """``for var in range(start, stop, step)``; start/stop/step are evaluated once."""
+    """``for var in range(start, stop, step)``; start/stop/step are evaluated once.
+    ``unroll``: simt.unroll's request: None (the target decides), 0 (unroll fully) or a
+    factor (1: never unroll)."""
     var: str
     start: Expr
     stop: Expr
     step: Expr
     body: list[Stmt]
+    unroll: Optional[int] = None
 
 
 @dataclass(eq=False)
@@ -227,7 +230,9 @@ class Return(Stmt):
 
 @dataclass(eq=False)
 class Barrier(Stmt):
-    """A block-wide barrier (syncthreads)."""
+    """A block-wide barrier (syncthreads); ``tile`` n > 0: a barrier of the n threads of
+    this thread's tile of n (cg.tiled_partition, n >= 64) only."""
+    tile: int = 0
 
 
 @dataclass(eq=False)

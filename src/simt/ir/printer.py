@@ -89,7 +89,10 @@ class _Printer:
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.ForRange):
             bounds = ", ".join(self.expr(e) for e in (s.start, s.stop, s.step))
-            self.emit(depth, f"for {s.var} in range({bounds}):", s)
+            loop = f"range({bounds})"
+            if s.unroll is not None:
+                loop = f"unroll({loop}, factor={s.unroll or None})"
+            self.emit(depth, f"for {s.var} in {loop}:", s)
             self.block(s.body, depth + 1)
         else:
             self.emit(depth, self.simple(s), s)
@@ -120,7 +123,7 @@ class _Printer:
         return "return" if s.value is None else f"return {self.expr(s.value)}"
 
     def stmt_Barrier(self, s):
-        return "syncthreads()"
+        return f"tile_sync({s.tile})" if s.tile else "syncthreads()"
 
     def stmt_GridSync(self, s):
         return "grid.sync()"

@@ -1,4 +1,4 @@
-"""simt's types: scalars named by NumPy dtypes, arrays, tuples.
+"""simt's types: scalars named by NumPy dtypes, CUDA's vector types, arrays, tuples.
 
 Promotion follows NumPy 2 (NEP 50): a *weak* scalar is a Python literal (or a
 variable that only ever held literals) and takes the type of the typed value
@@ -22,19 +22,37 @@ class Type:
         return hash((type(self).__name__, self.key()))
 
 
+# bfloat16 has no NumPy dtype: simt's types name it by this storage struct (its 16 bits),
+# whether a program's arrays use it or ml_dtypes' bfloat16 (lang/half.py)
+BF16_STORAGE = np.dtype([("bfloat16", "<u2")])
+
+
+def is_bfloat16_dtype(dtype):
+    """Whether a NumPy dtype is bfloat16: ml_dtypes' or simt's storage struct."""
+    return dtype.itemsize == 2 and (dtype.names == ("bfloat16",) or
+                                    (dtype.names is None and dtype.name == "bfloat16"))
+
+
 class Scalar(Type):
-    """A number of one NumPy dtype; ``weak`` marks an untyped Python literal."""
+    """A number of one NumPy dtype; ``weak`` marks an untyped Python literal. bfloat16's
+    dtype is ``BF16_STORAGE``; its kind is 'f' and code holds it as its 16 bits."""
 
     def __init__(self, dtype, weak=False):
         self.dtype = np.dtype(dtype)
+        if is_bfloat16_dtype(self.dtype):
+            self.dtype = BF16_STORAGE
         self.weak = weak
 
     def key(self):
-        return (self.dtype.str, self.weak)
+        return (_dtype_key(self.dtype), self.weak)
 
     @property
     def kind(self):
-        return self.dtype.kind          # 'b', 'i', 'u', 'f', 'c'
+        return "f" if self.dtype is BF16_STORAGE else self.dtype.kind   # 'b' 'i' 'u' 'f' 'c'
+
+    @property
+    def is_bfloat16(self):
+        return self.dtype is BF16_STORAGE
 
     @property
     def bits(self):
@@ -44,7 +62,83 @@ class Scalar(Type):
         return Scalar(self.dtype) if self.weak else self
 
     def __repr__(self):
-        return ("weak " if self.weak else "") + self.dtype.name
+        return ("weak " if self.weak else "") + ("bfloat16" if self.is_bfloat16 else self.dtype.name)
+
+
+class Vector(Type):
+    """One of CUDA's built-in vector types (float4, int2, half2 ...): ``n`` components of
+    scalar dtype ``dtype``, named .x .y .z .w. In memory it is the aligned NumPy struct
+    ``struct`` (lang/vectors.py); its own kind of type, beside any future record type."""
+
+    def __init__(self, dtype, n, name=None):
+        self.dtype = Scalar(dtype).dtype
+        self.n = n
+        self.name = name or vector_name(self.dtype, n)
+
+    def key(self):
+        return (_dtype_key(self.dtype), self.n)
+
+    @property
+    def element(self):
+        return Scalar(self.dtype)
+
+    @property
+    def kind(self):
+        return self.element.kind
+
+    @property
+    def struct(self):
+        return vector_dtype(self.dtype, self.n)
+
+    @property
+    def align(self):
+        """CUDA's alignment: the whole vector for 2 and 4 components (at most 16 bytes),
+        the component for 1 and 3."""
+        size = self.dtype.itemsize
+        return min(size * self.n, 16) if self.n in (2, 4) else size
+
+    def __repr__(self):
+        return self.name
+
+
+VECTOR_NAMES = {"i1": "char", "u1": "uchar", "i2": "short", "u2": "ushort", "i4": "int",
+                "u4": "uint", "i8": "longlong", "u8": "ulonglong", "f2": "half",
+                "f4": "float", "f8": "double"}
+
+
+def vector_name(dtype, n):
+    return ("bfloat16" if is_bfloat16_dtype(dtype) else VECTOR_NAMES[dtype.str[1:]]) + str(n)
+
+
+def vector_dtype(dtype, n):
+    """The NumPy struct of vector type ``dtype`` x ``n``: fields x, y, z, w."""
+    return np.dtype([(c, np.dtype(dtype)) for c in "xyzw"[:n]], align=True)
+
+
+
+
+def _dtype_key(dtype):
+    """A dtype as a key: its str, or for a struct its fields (every struct of 16 bytes has
+    the str '|V16')."""
+    if is_bfloat16_dtype(dtype):
+        return "bfloat16"
+    return dtype.str if dtype.names is None else str(dtype)
+
+
+def element_type(dtype):
+    """The type of one element of an array of ``dtype``: a Scalar, or a Vector for the
+    struct of a vector type."""
+    dtype = np.dtype(dtype)
+    if dtype.names is None or is_bfloat16_dtype(dtype):
+        return Scalar(dtype)
+    n = len(dtype.names)
+    component = dtype.fields[dtype.names[0]][0]
+    if dtype.names == tuple("xyzw"[:n]) and dtype == vector_dtype(component, n) and \
+            (is_bfloat16_dtype(component) or component.str[1:] in VECTOR_NAMES):
+        return Vector(component, n)
+    raise TypeError(f"arrays of the structured dtype {dtype} are not supported in kernels "
+                        "(only the vector types: simt.float4.dtype ...)")
+    return vector
 
 
 class Array(Type):
@@ -57,11 +151,11 @@ class Array(Type):
         self.space = space
 
     def key(self):
-        return (self.dtype.str, self.ndim, self.layout, self.space)
+        return (_dtype_key(self.dtype), self.ndim, self.layout, self.space)
 
     @property
     def element(self):
-        return Scalar(self.dtype)
+        return element_type(self.dtype)
 
     def with_(self, **changes):
         fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space)
@@ -69,7 +163,7 @@ class Array(Type):
         return Array(**fields)
 
     def __repr__(self):
-        return f"{self.dtype.name}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
+        return f"{self.element!r}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
 
 
 class Tuple(Type):
@@ -137,6 +231,7 @@ INT64 = Scalar(np.int64)
 UINT64 = Scalar(np.uint64)
 FLOAT32 = Scalar(np.float32)
 FLOAT64 = Scalar(np.float64)
+BFLOAT16 = Scalar(BF16_STORAGE)
 WEAK_INT = Scalar(np.int64, weak=True)
 WEAK_FLOAT = Scalar(np.float64, weak=True)
 WEAK_COMPLEX = Scalar(np.complex128, weak=True)
@@ -152,10 +247,24 @@ def _operand(t):
 
 
 def promote(*types):
-    """The result type of arithmetic between scalars, as NumPy 2 computes it."""
+    """The result type of arithmetic between scalars, as NumPy 2 computes it. bfloat16
+    promotes as float16 does, except that it stays bfloat16 where float16 would, and
+    meets float16 in float32 (as ml_dtypes' promotion does where it defines one)."""
+    if any(t.is_bfloat16 for t in types):
+        return _promote_bfloat16(types)
     if all(t.weak for t in types):
         return Scalar(np.result_type(*[_WEAK_SAMPLE[t.kind] for t in types]), weak=True)
     return Scalar(np.result_type(*[_operand(t) for t in types]))
+
+
+def _promote_bfloat16(types):
+    typed = [t for t in types if not t.weak and not t.is_bfloat16]
+    if not typed:
+        return BFLOAT16
+    if any(t.dtype == np.float16 for t in typed):
+        return promote(FLOAT32, *typed)
+    wide = promote(Scalar(np.float16), *typed)
+    return BFLOAT16 if wide.dtype == np.float16 else wide
 
 
 def unify(old, new):
@@ -198,11 +307,15 @@ def typeof(value):
     if isinstance(value, complex):
         return Scalar(np.complex128)
     if isinstance(value, np.generic):
-        return Scalar(value.dtype)
+        element = element_type(value.dtype)
+        if isinstance(element, Vector):
+            raise TypeError(f"pass a {element.name} as simt.{element.name}(value), not as a "
+                            "NumPy structured scalar")
+        return element
+    if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface, simt.float4(...)
+        return value._simt_type
     if isinstance(value, tuple):
         return Tuple([typeof(v) for v in value])
-    if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface
-        return value._simt_type
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is not None and shape is not None:

@@ -311,7 +311,7 @@ def _compare(v, e):
         v.fail(e, f"unknown comparison '{e.op}'")
     if e.type != T.BOOL:
         v.fail(e, f"a comparison of type {e.type!r}")
-    if e.lhs.type != e.rhs.type:
+    if e.lhs.type != e.rhs.type and {e.lhs.type, e.rhs.type} != {T.INT64, T.UINT64}:
         v.fail(e, f"compares a {e.lhs.type!r} with a {e.rhs.type!r}")
 
 

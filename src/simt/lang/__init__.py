@@ -7,14 +7,20 @@ from .memory import shared, local, const, Constant, Global
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                    threadfence, threadfence_block, threadfence_system)
 from .atomics import atomic
+from .atomics_ordered import volatile_load, volatile_store
 from .mathlib import math_ns as math
 from .intrinsics_fp import BITCASTS as _BITCASTS
 (float_as_int, int_as_float, float_as_uint, uint_as_float, double_as_longlong, longlong_as_double,
  double2hiint, double2loint, hiloint2double) = _BITCASTS
-from .misc import ldg
+from .cachehints import ldg, ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
+from .printf import printf
+from .heap import malloc, free, trap
+from .loops import unroll
 from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
                    reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync,
                    reduce_or_sync, reduce_xor_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
-                   shfl_xor_sync, syncwarp, laneid)
+                   shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg
+from . import vectors
+from . import half

@@ -10,6 +10,7 @@ from ..ir import nodes as ir
 from ..ir import types as T
 from .cg_copy import memcpy_async, wait, wait_prior
 from .cg_partition import binary_partition, labeled_partition
+from .cg_tiles import BlockTile
 from .groups import (Coalesced, Grid, ThreadBlock, Tile, _bin, _const, _group_arg, _static)
 from .registry import Intrinsic, Static
 from .warp import reduce_value, shuffle_value, warp_op
@@ -31,13 +32,14 @@ def _coalesced_threads(fc, args, kwargs, loc):
 def _tiled_partition(fc, args, kwargs, loc):
     if len(args) != 2 or kwargs:
         fc.fail(loc, "cg.tiled_partition(parent, n) takes a group and a tile size")
-    parent = _group_arg(fc, args[0], "cg.tiled_partition", loc, (ThreadBlock, Tile))
+    parent = _group_arg(fc, args[0], "cg.tiled_partition", loc, (ThreadBlock, Tile, BlockTile))
     n = fc.constant_int(args[1], "the tile size", loc)
-    limit = parent.n if isinstance(parent, Tile) else 32
+    limit = parent.n if isinstance(parent, (Tile, BlockTile)) else 1024
     if n < 1 or n > limit or n & (n - 1):
         fc.fail(loc, f"tile size {n}: tiles have a power-of-2 size from 1 to {limit}",
-                "use 1, 2, 4, 8, 16 or 32 (no larger than the parent tile)")
-    return _static(Tile(parent, n))
+                "use 1, 2, 4, ..., 32 (one warp or less) or 64 ... 1024 (whole warps), no "
+                "larger than the parent tile")
+    return _static(Tile(parent, n) if n <= 32 else BlockTile(parent, n))
 
 
 def _sync(fc, args, kwargs, loc):
@@ -74,18 +76,26 @@ def _combine(fc, op, a, b, loc):
 def _reduce(fc, args, kwargs, loc):
     if len(args) != 3 or kwargs:
         fc.fail(loc, "cg.reduce(group, value, op) takes a group, a value and an operator")
-    group = _group_arg(fc, args[0], "cg.reduce", loc, (Tile, Coalesced))
+    group = _group_arg(fc, args[0], "cg.reduce", loc, (Tile, BlockTile, Coalesced))
     op = args[2].value if isinstance(args[2], Static) else None
     if not (isinstance(op, Operator) or hasattr(op, "_simt_device")):
         fc.fail(loc, "the operator of cg.reduce must be cg.plus, cg.less, cg.greater, "
                 "cg.bit_and, cg.bit_or, cg.bit_xor or a @simt.device function of two values",
                 "pass it without calling it: cg.reduce(tile, v, cg.plus)")
-    raw = fc.expr(args[1], loc)
+    if isinstance(group, BlockTile):          # each warp's total, then across the warps
+        warp = _reduce_group(fc, Tile(group, 32), args[1], op, loc)
+        return group.across_warps(fc, warp, lambda a, b: _combine(fc, op, a, b, loc), loc)
+    return _reduce_group(fc, group, args[1], op, loc)
+
+
+def _reduce_group(fc, group, value, op, loc):
+    """cg.reduce over a tile of at most a warp or a coalesced group."""
+    raw = fc.expr(value, loc)
     v = shuffle_value(fc, raw, "cg.reduce", loc)
     int32 = raw.type.kind in "iu" and (raw.type.bits == 32 or raw.type.weak)
     if isinstance(op, Operator) and int32:          # __reduce_*_sync, as CUDA's cg.reduce does on 32-bit ints
-        value = reduce_value(fc, args[1], op.redux, loc)
-        return warp_op(fc, "reduce." + op.redux, [group.mask(fc, loc), value], value.type, loc)
+        v = reduce_value(fc, value, op.redux, loc)
+        return warp_op(fc, "reduce." + op.redux, [group.mask(fc, loc), v], v.type, loc)
     if isinstance(group, Coalesced):
         return _reduce_coalesced(fc, group, v, op, loc)
     name = fc.temp("reduce")
@@ -126,7 +136,9 @@ coalesced_threads = Intrinsic("cg.coalesced_threads", "cg.coalesced_threads(): t
                               "this warp executing this call together.", _coalesced_threads,
                               python_name="cg.coalesced_threads", lowered_as=(ir.WarpOp,))
 tiled_partition = Intrinsic("cg.tiled_partition", "cg.tiled_partition(parent, n): tiles of n "
-                            "consecutive threads (n = 1, 2, 4, 8, 16, 32).", _tiled_partition,
+                            "consecutive threads (n = 1, 2, 4, 8, 16, 32 within a warp; 64 to "
+                            "1024 as whole warps: sync, ranks, any, all, shfl, cg.reduce).",
+                            _tiled_partition,
                             python_name="cg.tiled_partition", lowered_as=())
 sync = Intrinsic("cg.sync", "cg.sync(group): group.sync().", _sync, statement=True,
                  python_name="cg.sync", lowered_as=(ir.Barrier, ir.WarpOp, ir.GridSync))

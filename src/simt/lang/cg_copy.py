@@ -9,10 +9,11 @@ visible to the group: it is the group's sync. Programs written for the asynchron
 """
 from ..ir import nodes as ir
 from ..ir import types as T
+from .cg_tiles import BlockTile
 from .groups import Coalesced, ThreadBlock, Tile, _group_arg
 from .registry import Intrinsic
 
-_GROUPS = (ThreadBlock, Tile, Coalesced)
+_GROUPS = (ThreadBlock, Tile, BlockTile, Coalesced)
 
 
 def _array(fc, value, what, loc):

@@ -5,6 +5,7 @@ import functools
 from ..ir import nodes as ir
 from ..ir import types as T
 from .indices import blockDim, blockIdx, gridDim, threadIdx
+from .vectors import DIM3, make_entry
 from .mathlib import math_ns
 from .registry import Intrinsic, Static
 from .warp import FULL_MASK, laneid, shuffle_value, warp_op
@@ -38,6 +39,10 @@ class Group:
     methods = ()
     by_kind = {}      # method -> the builder that takes its name as a first argument
 
+    def signature(self):
+        """What code using this group depends on (device functions are typed per group)."""
+        return (type(self).__name__,)
+
     def __getattr__(self, name):
         if name in type(self).methods:
             handler = type(self).by_kind.get(name)
@@ -70,8 +75,8 @@ def block_size(fc, loc):
 
 
 def _dim3(fc, special, loc):
-    items = [special.read(axis, loc) for axis in "xyz"]
-    return ir.TupleExpr(T.Tuple([T.INT32] * 3), loc, items)
+    """A dim3 of int32 components (.x .y .z, or unpacked as a tuple), as threadIdx's are."""
+    return make_entry.node(DIM3, loc, [special.read(axis, loc) for axis in "xyz"])
 
 
 def _no_args(fc, args, name, loc):
@@ -122,6 +127,9 @@ class Tile(Group):
     def __init__(self, parent, n):
         self.parent, self.n = parent, n
 
+    def signature(self):
+        return ("Tile", self.n, self.parent.signature())
+
     def mask(self, fc, loc):
         """uint32 lane mask of this thread's tile."""
         if self.n == 32:
@@ -151,10 +159,13 @@ class Tile(Group):
             inside = _bin("and", laneid.node(T.INT32, loc, []),
                           _const(self.parent.n - 1), loc)
             return _bin("floordiv", inside, _const(self.n), loc)
+        if not isinstance(self.parent, ThreadBlock):        # a tile of more than a warp
+            inside = _bin("and", flat_rank(fc, loc), _const(self.parent.n - 1), loc)
+            return _bin("floordiv", inside, _const(self.n), loc)
         return _bin("floordiv", flat_rank(fc, loc), _const(self.n), loc)
 
     def _meta_group_size(self, fc, args, loc):
-        if isinstance(self.parent, Tile):
+        if not isinstance(self.parent, ThreadBlock):
             return _const(self.parent.n // self.n, T.INT32, loc)
         return _bin("floordiv", _bin("add", block_size(fc, loc), _const(self.n - 1), loc),
                     _const(self.n), loc)

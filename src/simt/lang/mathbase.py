@@ -20,7 +20,7 @@ def float_type(fc, value, loc, what):
     if not isinstance(t, T.Scalar) or t.kind == "c":
         fc.fail(loc, f"{what} needs a real number, got {t}")
     if t.kind == "f":
-        return t.strong()
+        return T.FLOAT32 if t.is_bfloat16 else t.strong()    # bfloat16: as C++ converts it
     return T.FLOAT64
 
 

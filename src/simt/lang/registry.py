@@ -43,6 +43,7 @@ class Builder(Protocol):
     def bind_name(self, name, value, loc): """The statements binding name = value."""
     def hoist(self, *stmts): """Emit stmts before the statement being built."""
     def collective(self, op, pred, result, loc): """A block-wide barrier collective's value."""
+    def shared_scratch(self, dtype, count, loc): """A hidden shared array (an ArrayRef)."""
     def pending_name(self): """The name the value being built will be bound to."""
     def static(self, value, what, loc): """The compile-time value of an argument."""
     def static_dtype(self, value, loc): """A compile-time NumPy dtype argument."""
@@ -62,11 +63,13 @@ class Intrinsic:
     of its own (``syncthreads`` is an ``ir.Barrier``; ``()`` for compile-time
     values). ``public=False`` marks entries only other typing rules build.
     ``python_objects`` are the Python callables a kernel may call for it.
+    ``writes`` marks calls that write their first argument, an array
+    (atomics, ordered and cache-hinted stores: compiler/writes.py).
     """
 
     def __init__(self, op, doc, build=None, *, value=False, statement=False,
                  unsupported=None, python_name=None, lowered_as=None, public=True,
-                 python_objects=()):
+                 python_objects=(), writes=False):
         self.op = op
         self.__doc__ = doc
         self.doc = doc
@@ -79,6 +82,7 @@ class Intrinsic:
         self.public = public
         self.lowerings = {}                       # target (None: every target) -> fn(em, node)
         self.python_objects = tuple(python_objects)
+        self.writes = writes
         if op in REGISTRY:
             raise ValueError(f"intrinsic {op} is registered twice")
         REGISTRY[op] = self

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
+from .vectors import as_tuple
 from .registry import Intrinsic, Static
 
 BOUNDARY = ("trap", "clamp", "zero")
@@ -27,7 +28,8 @@ def texel_type(t):
 
 
 def _result(scalar, count):
-    return scalar if count == 1 else T.Tuple([scalar] * count)
+    """One channel's scalar, or CUDA's vector type of the channels (float4, uchar2 ...)."""
+    return scalar if count == 1 else T.Vector(scalar.dtype, count)
 
 
 def _texture_arg(fc, value, name, loc):
@@ -165,9 +167,11 @@ def _surf_write_builder(ndim):
         if t.channels == 1:
             parts = [fc.cast(value, T.Scalar(t.dtype), loc)]
         else:
+            if isinstance(value.type, T.Vector) and value.type.n == t.channels:
+                value = as_tuple(fc, value, loc)
             if not isinstance(value.type, T.Tuple) or len(value.type.items) != t.channels:
-                fc.fail(loc, f"{name}: the surface has {t.channels} channels; write a tuple of "
-                        f"{t.channels} values, got {value.type}")
+                fc.fail(loc, f"{name}: the surface has {t.channels} channels; write a vector "
+                        f"or tuple of {t.channels} values, got {value.type}")
             parts = [fc.cast(ir.TupleGet(it, loc, value, i), T.Scalar(t.dtype), loc)
                      for i, it in enumerate(value.type.items)]
         coords = [_int(fc, v, loc) for v in values[2:]]

@@ -160,6 +160,9 @@ all_sync = Intrinsic("all_sync", "__all_sync(mask, p): 1 if p is true in every l
                      "that takes part, else 0 (int32).", _vote_builder("all"), lowered_as=_WARP)
 any_sync = Intrinsic("any_sync", "__any_sync(mask, p): 1 if p is true in any lane of mask "
                      "that takes part, else 0 (int32).", _vote_builder("any"), lowered_as=_WARP)
+uni_sync = Intrinsic("uni_sync", "__uni_sync(mask, p): 1 if p has the same value in every "
+                     "lane of mask that takes part (all true or all false), else 0 (int32). "
+                     "PTX vote.sync.uni.pred.", _vote_builder("uni"), lowered_as=_WARP)
 ballot_sync = Intrinsic("ballot_sync", "__ballot_sync(mask, p): uint32 whose bit i is set when "
                         "lane i of mask takes part with p true.", _vote_builder("ballot"),
                         lowered_as=_WARP)

@@ -8,7 +8,8 @@ from ..compiler.writes import written_params
 def check_writes(kernel, types, args):
     """Raise ValueError naming the kernel, the parameter and the line that writes it."""
     frozen = [i for i, a in enumerate(args)
-              if isinstance(a, np.ndarray) and not a.flags.writeable]
+              if (isinstance(a, np.ndarray) and not a.flags.writeable)
+              or getattr(a, "readonly", False) is True]
     if not frozen:
         return
     fn = kernel.typed_ir(types)
@@ -19,6 +20,7 @@ def check_writes(kernel, types, args):
             name = fn.params[index][0]
             raise ValueError(
                 f"kernel '{kernel.__name__}' writes its parameter '{name}' ({loc.filename}, "
-                f"line {loc.line}, in '{loc.function}'), and the NumPy array passed for it "
-                "is read-only (writeable=False, or memory such as bytes that must not "
-                "change). Pass a writeable copy: np.array(x)")
+                f"line {loc.line}, in '{loc.function}'), and the array passed for it "
+                "is read-only (writeable=False, memory such as bytes that must not "
+                "change, or a read-only export of another library). Pass a writeable copy: "
+                "np.array(x)")

@@ -7,9 +7,11 @@ of a non-contiguous view move the bytes the view spans, then apply the strides
 on the host, so any layout NumPy can express copies correctly.
 """
 
+import math
+
 import numpy as np
 
-from simt.runtime import devices
+from simt.runtime import devices, dlpack, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
@@ -161,6 +163,13 @@ class DeviceArray:
     ptr = property(lambda self: self.alloc.ptr + self.offset, doc="Address of element 0.")
 
     @property
+    def pitch(self):
+        """Bytes from one row to the next (``strides[-2]``): a pitched_array's row pitch."""
+        if self.ndim < 2:
+            raise AttributeError(f"a {self.ndim}-D array has no row pitch")
+        return self.strides[-2]
+
+    @property
     def T(self):
         """The transpose: a view with axes reversed."""
         return self.transpose()
@@ -176,8 +185,17 @@ class DeviceArray:
         return self._view([self.shape[a] for a in axes], [self.strides[a] for a in axes], 0)
 
     def _view(self, shape, strides, delta):
-        return DeviceArray(tuple(shape), self.dtype, tuple(strides), alloc=self.alloc,
+        view = DeviceArray(tuple(shape), self.dtype, tuple(strides), alloc=self.alloc,
                            offset=self.offset + delta, device=self.device)
+        if self.readonly:
+            view.readonly = True
+        return view
+
+    def retyped(self, shape, dtype, strides):
+        """A view of this array's memory as another dtype, shape and strides (bytes), from
+        element 0 on (``simt.float4.view``)."""
+        return DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
+                           offset=self.offset, device=self.device)
 
     def _dummy(self):
         """A NumPy array with this layout over a 1-element buffer: for layout arithmetic only.
@@ -188,6 +206,7 @@ class DeviceArray:
         return np.lib.stride_tricks.as_strided(base, self.shape, self.strides, writeable=False)
 
     _sig = None        # the kernel-argument type: set by each signature's subclass
+    readonly = False   # memory another library exported read-only: kernels must not write it
 
     def simt_type(self):
         """This array's kernel-argument type (one shared object per dtype, ndim and layout)."""
@@ -348,6 +367,16 @@ class DeviceArray:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
 
+    def free(self, stream=None):
+        """Free this array's memory now rather than when the last view of it goes.
+
+        Memory from a pool (``device_array(..., stream=s)``) goes back to it in the order
+        of ``stream`` (cudaFreeAsync; None: the legacy default stream), to be reused by a
+        later allocation; other memory is freed as cudaFree frees it (after the work that
+        may use it), except on the CPU device, where it goes when the last view of it
+        goes. Using the array or its views afterwards is an error CUDA does not catch."""
+        pools.free(self, stream)
+
     def copy(self):
         """A new C-contiguous device array with the same elements."""
         return self.copy_to_device(DeviceArray(self.shape, self.dtype, device=self.device))
@@ -366,6 +395,31 @@ class DeviceArray:
             raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
 
+    # -- conveniences --------------------------------------------------------------------
+
+    def astype(self, dtype):
+        """A new device array of this shape with the elements converted as NumPy's astype
+        converts them (through the host: a conversion copies twice)."""
+        return to_device(self.copy_to_host().astype(dtype), device=self.device)
+
+    def view(self, dtype):
+        """The same memory as another dtype, as ndarray.view: the last dimension (which must
+        be contiguous) is rescaled by the ratio of the item sizes."""
+        dtype = np.dtype(dtype)
+        host_layout = self._dummy().view(dtype)        # NumPy checks the layout and sizes
+        return DeviceArray(host_layout.shape, dtype, host_layout.strides, alloc=self.alloc,
+                           offset=self.offset, device=self.device)
+
+    def fill(self, value):
+        """Set every element to ``value`` (converted to the dtype as NumPy converts it)."""
+        self.copy_from(np.full(self.shape, value, self.dtype))
+        return self
+
+    def __reduce__(self):
+        """Pickling copies the elements to the host; unpickling makes a device array on the
+        device current there (device memory cannot cross processes: see ipc for that)."""
+        return _unpickle, (self.copy_to_host(),)
+
     # -- interchange ------------------------------------------------------------------
 
     @property
@@ -374,20 +428,36 @@ class DeviceArray:
         if not self.device.backend.cuda_pointers:
             raise AttributeError("__cuda_array_interface__ is only defined for arrays on a GPU")
         contiguous = self.flags["C_CONTIGUOUS"]
+        # stream 1: the legacy default stream, which simt's work is ordered with (blocking
+        # streams included); a consumer on another stream waits for it before reading.
         return {"version": 3, "shape": self.shape, "typestr": self.dtype.str,
-                "descr": self.dtype.descr, "data": (self.ptr if self.size else 0, False),
-                "strides": None if contiguous else self.strides, "stream": None}
+                "descr": self.dtype.descr, "data": (self.ptr if self.size else 0,
+                                                    self.readonly),
+                "strides": None if contiguous else self.strides, "stream": 1}
 
-    def __dlpack__(self, **kwargs):
-        """DLPack export (host-accessible memory: through the NumPy view of the same memory)."""
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export, with no copy: host-accessible memory through NumPy's exporter,
+        GPU memory as a kDLCUDA tensor. ``stream`` is the consumer's: it is made to wait
+        for simt's work (the legacy default stream) before it uses the memory."""
+        if copy:
+            raise BufferError("simt exports DLPack without copying; copy=True is not offered")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"this array lives on {self.device.name}, not DLPack device "
+                              f"{tuple(dl_device)}")
         if self.device.backend.host_accessible:
-            return self._host_view().__dlpack__(**kwargs)
-        raise NotSupportedError(f"DLPack export from {self.device.name} is not supported yet; "
-                                "use __cuda_array_interface__")
+            given = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+            return self._host_view().__dlpack__(**{k: v for k, v in given.items()
+                                                   if v is not None})
+        if stream not in (None, -1, 1):
+            _wait_for_default_stream(self.device, stream)
+        return dlpack.export(self, *self.__dlpack_device__())
 
     def __dlpack_device__(self):
-        """(device type, index): kDLCPU = 1, kDLCUDA = 2."""
-        return self.device.backend.dlpack_device
+        """(device type, index): kDLCPU = 1, kDLCUDA = 2, kDLCUDAManaged = 13."""
+        kind, index = self.device.backend.dlpack_device
+        if getattr(self.alloc, "managed", False) and kind == dlpack.KDL_CUDA:
+            kind = dlpack.KDL_CUDA_MANAGED
+        return kind, index
 
 
 def _as_bytes(host):
@@ -445,11 +515,23 @@ def _allocate(device, nbytes, method="alloc"):
 # -- making arrays ------------------------------------------------------------------------
 
 
-def device_array(shape, dtype=np.float64, order="C", device=None):
-    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one)."""
+def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, pool=None):
+    """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one).
+
+    With ``stream`` (or ``pool``), the memory comes from a memory pool in the order of
+    ``stream`` (cudaMallocAsync / cudaMallocFromPoolAsync; ``pool`` default: the device's
+    default pool, simt.MemoryPool.default()); give it back with ``free(stream=...)``."""
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F', not {order!r}")
-    return DeviceArray(shape, dtype, order=order, device=device)
+    if stream is None and pool is None:
+        return DeviceArray(shape, dtype, order=order, device=device)
+    device = devices.lookup(device) if pool is None or device is not None else pool.device
+    pool = pool or pools.MemoryPool.default(device)
+    if pool.device != device:
+        raise ValueError(f"the pool belongs to {pool.device.name}, the array to {device.name}")
+    shape, dtype = _normalize_shape(shape), np.dtype(dtype)
+    alloc = pool.allocation(math.prod(shape) * dtype.itemsize, stream)
+    return DeviceArray(shape, dtype, order=order, alloc=alloc, device=device)
 
 
 def empty(shape, dtype=np.float64, order="C", device=None):
@@ -469,6 +551,21 @@ def device_array_like(array, device=None):
     """An uninitialized device array with the shape, dtype and order (C or F) of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return device_array(array.shape, array.dtype, order, device)
+
+
+def empty_like(array, device=None):
+    """An uninitialized device array with the shape, dtype and order of ``array``."""
+    return device_array_like(array, device)
+
+
+def zeros_like(array, device=None):
+    """A zero-filled device array with the shape, dtype and order of ``array``."""
+    order = "F" if _is_f_only(array) else "C"
+    return zeros(array.shape, array.dtype, order, device)
+
+
+def _unpickle(host):
+    return to_device(host)
 
 
 def _is_f_only(array):
@@ -501,6 +598,8 @@ def asarray(obj, device=None):
     target = devices.lookup(device)
     if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
         return _wrap_cuda_interface(obj, target)
+    if _gpu_dlpack(obj):
+        return from_dlpack(obj, target)
     if target.backend.host_accessible:
         host = obj if isinstance(obj, np.ndarray) else _from_dlpack(obj)
         if host is not None:
@@ -530,7 +629,81 @@ def _from_dlpack(obj):
         return None
     if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] not in (1, 3):
         raise NotSupportedError(f"{type(obj).__name__} lives on a GPU; wrap it on a cuda device")
-    return np.from_dlpack(obj)
+    return _host_from_dlpack(obj)
+
+
+def _host_from_dlpack(obj):
+    """A writeable NumPy array over a host DLPack tensor (np.from_dlpack makes tensors of
+    pre-1.0 exporters read-only, as their format cannot say; a kernel may write them,
+    as the exporter's own code may)."""
+    tensor = dlpack.Imported(obj.__dlpack__())
+    strides = tensor.strides or _c_strides(tensor.shape, tensor.dtype.itemsize)
+    return _host_array(tensor.ptr, tensor.shape, strides, tensor.dtype, tensor)
+
+
+def from_dlpack(obj, device=None):
+    """A DeviceArray over the memory of any DLPack exporter (PyTorch, CuPy, JAX, NumPy...),
+    with no copy: GPU memory on a GPU device (the one the tensor lives on when ``device``
+    is not given), host memory on the CPU device. The exporter keeps the memory alive."""
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError(f"{type(obj).__name__} does not export DLPack (no __dlpack__)")
+    kind, index = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    if kind in (dlpack.KDL_CPU, dlpack.KDL_CUDA_HOST):
+        target = devices.lookup(device)
+        if not target.backend.host_accessible:
+            raise NotSupportedError(f"{type(obj).__name__} holds host memory, which "
+                                    f"{target.name} cannot use in place; copy it with "
+                                    "simt.to_device(np.asarray(x)), or wrap it on the cpu device")
+        host = _host_from_dlpack(obj)
+        _check_values(host, obj)
+        return _wrap_host(host, target)
+    if kind not in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED):
+        raise NotSupportedError(f"DLPack device type {kind} is neither host nor CUDA memory")
+    target = devices.lookup(device) if device is not None else _gpu(index)
+    if not _cuda_pointers(target):
+        raise NotSupportedError(f"{type(obj).__name__} lives on GPU {index}; {target.name} "
+                                "cannot use GPU memory in place (copy it to the host first)")
+    try:      # the consumer's stream: simt's work runs in the legacy default stream (1)
+        capsule = obj.__dlpack__(stream=1)
+    except TypeError:
+        capsule = obj.__dlpack__()
+    tensor = dlpack.Imported(capsule)
+    shape = tensor.shape
+    strides = tensor.strides or _c_strides(shape, tensor.dtype.itemsize)
+    low, high = _span(shape, strides, tensor.dtype.itemsize)
+    alloc = Allocation(tensor.ptr + low, high - low, target.backend, keepalive=tensor)
+    return DeviceArray(shape, tensor.dtype, strides, alloc=alloc, offset=-low, device=target)
+
+
+def _gpu_dlpack(obj):
+    """Whether obj exports GPU memory through DLPack only (JAX, PyTorch CUDA tensors...)."""
+    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+        return False
+    try:
+        return obj.__dlpack_device__()[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
+    except Exception:
+        return False
+
+
+def _gpu(index):
+    gpus = [d for d in devices.devices() if _cuda_pointers(d)]
+    if index >= len(gpus):
+        raise NotSupportedError(f"this object holds memory of GPU {index}, and simt sees "
+                                f"{len(gpus)} GPU(s)")
+    return gpus[index]
+
+
+def _wait_for_default_stream(device, stream):
+    """Make another library's ``stream`` wait for the work of simt's legacy default stream."""
+    backend = device.backend
+    _order(backend, waiter=backend.wrap_stream(stream), producer=backend.default_stream())
+
+
+def _order(backend, waiter, producer):
+    """Later work in stream ``waiter`` waits for the work queued so far in ``producer``."""
+    event = backend.create_event(timing=False)
+    event.record(producer)
+    waiter.wait_event(event)
 
 
 def _wrap_host(host, device):
@@ -561,9 +734,21 @@ def _wrap_cuda_interface(obj, device):
     shape = tuple(face["shape"])
     strides = face.get("strides") or _c_strides(shape, dtype.itemsize)
     low, high = _span(shape, strides, dtype.itemsize)
-    ptr = face["data"][0]
+    ptr, readonly = face["data"]
+    producer = face.get("stream")
+    if producer not in (None, 0, 1):       # ready on the producer's stream: simt's waits
+        _make_default_stream_wait(device, producer)
     alloc = Allocation(ptr + low, high - low, device.backend, keepalive=obj)
-    return DeviceArray(shape, dtype, strides, alloc=alloc, offset=-low, device=device)
+    array = DeviceArray(shape, dtype, strides, alloc=alloc, offset=-low, device=device)
+    if readonly:
+        array.readonly = True
+    return array
+
+
+def _make_default_stream_wait(device, producer):
+    """simt's legacy default stream waits for the work queued so far in ``producer``."""
+    backend = device.backend
+    _order(backend, waiter=backend.default_stream(), producer=backend.wrap_stream(producer))
 
 
 def pinned_array(shape, dtype=np.float64, order="C", portable=False):
@@ -618,7 +803,7 @@ class MappedArray(np.ndarray):
 
 
 def _nbytes(shape, dtype):
-    return int(np.prod(_normalize_shape(shape), dtype=np.int64)) * np.dtype(dtype).itemsize
+    return math.prod(_normalize_shape(shape)) * np.dtype(dtype).itemsize
 
 
 def _shaped(buffer, shape, dtype, order):

@@ -123,6 +123,11 @@ class Backend:
         return 1
 
     @classmethod
+    def why_none(cls):
+        """When device_count() is 0: why, in words a user can act on (None otherwise)."""
+        return None
+
+    @classmethod
     def device_name(cls, index):
         """The name of device ``index`` of this kind, as users write it."""
         return cls.kind
@@ -156,6 +161,14 @@ class Backend:
     def mem_get_info(self):
         """(free, total) bytes."""
         raise self.unsupported("memory queries")
+
+    def set_limit(self, name, value):
+        """cudaDeviceSetLimit: ``name`` one of limits.LIMITS, ``value`` bytes."""
+        raise self.unsupported(f"set_limit({name!r})")
+
+    def get_limit(self, name):
+        """cudaDeviceGetLimit: the value in bytes."""
+        raise self.unsupported(f"get_limit({name!r})")
 
     # ------------------------------------------------------------ memory and copies
     def alloc(self, nbytes):
@@ -196,10 +209,46 @@ class Backend:
     def memset(self, ptr, byte, nbytes, stream=None):
         raise self.unsupported("memset")
 
+    def alloc_pitch(self, width_bytes, height, element_size):
+        """(Allocation, pitch): ``height`` rows of ``width_bytes``, each row starting
+        ``pitch`` bytes after the one before (cuMemAllocPitch)."""
+        raise self.unsupported("pitched memory")
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """Copy ``extent`` = (row bytes, rows, slices) between two runtime.memory.Side
+        descriptions (cuMemcpy3D)."""
+        raise self.unsupported("2-D and 3-D copies")
+
+    def host_register(self, array):
+        """Page-lock a NumPy array's memory (cuMemHostRegister)."""
+        raise self.unsupported("registering host memory")
+
+    def host_unregister(self, array):
+        """Undo host_register (cuMemHostUnregister)."""
+        raise self.unsupported("registering host memory")
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        """Set ``count`` elements of ``element_size`` bytes (1, 2 or 4) to the unsigned
+        value ``bits`` (cuMemsetD8/D16/D32)."""
+        raise self.unsupported("memset of 16- and 32-bit values")
+
+    def create_pool(self):
+        """A new memory pool object (runtime/pools.py wraps it): alloc(nbytes, stream) ->
+        an Allocation whose keepalive has free_async(stream); attribute(name) for
+        'release_threshold', 'used', 'reserved', 'used_high', 'reserved_high';
+        set_release_threshold(nbytes); trim(keep_bytes)."""
+        raise self.unsupported("memory pools")
+
+    def default_pool(self):
+        """The device's default memory pool object (as create_pool's)."""
+        raise self.unsupported("memory pools")
+
     # ------------------------------------------------------------ streams and events
     def create_stream(self, non_blocking=False, priority=0):
         """A stream object: handle, non_blocking, priority, synchronize(), query(),
-        wait_event(event), launch_host_func(fn, *args) (runtime/streams.py wraps it)."""
+        wait_event(event), launch_host_func(fn, *args), begin_capture() and
+        end_capture(failed=False) -> a graph object as create_graph's (runtime/streams.py
+        wraps it)."""
         raise self.unsupported("streams")
 
     def default_stream(self):
@@ -209,6 +258,21 @@ class Backend:
     def create_event(self, timing=True):
         """An event object: record(stream), synchronize(), query(), elapsed_time(end)."""
         raise self.unsupported("events")
+
+    def create_graph(self):
+        """An empty graph object (runtime/graphs.py wraps it): add_kernel(kernel, loaded,
+        grid, block, shared_bytes, args, deps), add_memcpy(dst, dst_is_host, src,
+        src_is_host, nbytes, deps), add_memset(ptr, bits, element_size, count, deps),
+        add_host(fn, args, deps), add_empty(deps), add_child(graph, deps),
+        add_event_record(event, deps), add_event_wait(event, deps), each returning a
+        node, and instantiate() -> an exec with launch(stream), update(graph),
+        kernel_config(node) and set_kernel_args(node, kernel, loaded, args)."""
+        raise self.unsupported("graphs")
+
+    def wrap_stream(self, handle):
+        """A stream object over another library's stream (an address): not owned, never
+        destroyed here (Stream.from_handle)."""
+        raise self.unsupported("streams of other libraries (CUDA streams exist on GPUs only)")
 
     # ------------------------------------------------------------ kernels
     def target_id(self):
@@ -226,6 +290,21 @@ class Backend:
     def resources(self, loaded):
         """{'registers', 'shared_bytes', 'local_bytes'} of a loaded kernel."""
         raise self.unsupported("kernel resources")
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """Blocks of ``threads`` threads and ``shared_bytes`` dynamic shared memory that can
+        be resident on one multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
+        raise self.unsupported("occupancy queries")
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        """(min_grid, block) as cuOccupancyMaxPotentialBlockSize gives them, blocks of at
+        most ``max_threads`` (0: the device's limit)."""
+        raise self.unsupported("occupancy queries")
+
+    def set_flags(self, flags):
+        """Device flags (a set of 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync',
+        'schedule_auto', 'map_host'), as cuDevicePrimaryCtxSetFlags sets them."""
+        raise self.unsupported("device flags")
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """Launch ``loaded`` over ``grid`` x ``block`` with ``args`` (checked by the runtime)."""
@@ -285,6 +364,11 @@ def running_host_function():
         yield
     finally:
         _host_function.running = outer
+
+
+def in_host_function():
+    """True on a thread running a stream host function."""
+    return _host_function.running
 
 
 def refuse_in_host_function(what):

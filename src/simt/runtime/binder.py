@@ -11,8 +11,13 @@ statements of one launch and, where it packs a parameter buffer, the launch plan
 saying how each parameter's flat values are written. Then the function remembers what it packed last (each
 array's ``_flat`` tuple, each scalar object; never the arrays, so no memory is held),
 and arguments that are those same objects again need no checks and no packing.
+The buffer and what it remembers belong to the function, which every host thread
+launching this configuration shares: packing and launching hold its lock, so that one
+thread never launches with another's values (tools/stress.py found that on a GPU).
 (Defaults, one tuple compare of the classes and ``is`` tests are the cheapest checks
 Python has.)"""
+import threading
+
 from .devices import _local
 
 
@@ -41,22 +46,27 @@ def bind(name, classes, device, slow, native, full=None):
                 remember.append(f"L{i} = {a}")
         remembered = ", ".join(f"L{i}" for i in range(len(names)))
         lines += [f"    nonlocal {remembered}",
-                  f"    if {' and '.join(same)} and not more and rt.device is device:"]
-        lines += ["    " + line for line in launch] + ["        return"]
+                  "    with lock:",
+                  f"        if {' and '.join(same)} and not more and rt.device is device:"]
+        lines += ["        " + line for line in launch] + ["            return"]
     lines += [f"    if {' or '.join(checks)}:",
               f"        return slow(*[a for a in ({given}*more,) if a is not _])"]
     wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes) if c is int]
     if wide:                  # the full path raises the OverflowError, naming the argument
         lines += [f"    if {' or '.join(wide)}:", f"        return full({given})"]
-    if packs and names:
+    if packs and names:      # one buffer for every thread: packing and launching are one step
+        lines.append("    with lock:")
         if values:
-            lines.append(f"    pack(storage, 0, {', '.join(values)})")
-        lines += ["    " + line for line in remember]
-    lines += launch
+            lines.append(f"        pack(storage, 0, {', '.join(values)})")
+        lines += ["        " + line for line in remember]
+        lines += ["    " + line for line in launch]
+    else:
+        lines += launch
     if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be
         lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
     scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full,
+                 lock=threading.Lock(),
                  classes=tuple(classes),
                  _=_MISSING, _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(classes)})
     exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)

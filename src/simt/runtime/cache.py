@@ -17,7 +17,6 @@ flipped, another program's file) is removed with a warning and the kernel compil
 a damaged entry never reaches the unpickler or the loader of machine code."""
 import glob
 import hashlib
-import inspect
 import os
 import pickle
 import sys
@@ -29,6 +28,7 @@ import numpy as np
 
 from ..compiler import source
 from ..config import config
+from ..errors import CompileError
 from ..version import __version__
 
 FORMAT = 3
@@ -98,10 +98,10 @@ def _source_hash(pyfunc):
     digest = _source_hashes.get(code)
     if digest is None:
         try:
-            source = inspect.getsource(pyfunc).encode()
-        except (OSError, TypeError):
-            source = code.co_code if code is not None else repr(pyfunc).encode()
-        digest = hashlib.sha256(source).hexdigest()
+            text = "".join(source.source_lines(pyfunc)[0]).encode()
+        except CompileError:
+            text = code.co_code if code is not None else repr(pyfunc).encode()
+        digest = hashlib.sha256(text).hexdigest()
         if code is not None:
             _source_hashes[code] = digest
     return digest

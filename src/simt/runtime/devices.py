@@ -16,7 +16,8 @@ import threading
 
 from simt.compiler.options import refuse_checks
 from simt.config import config
-from simt.errors import NotSupportedError
+from simt.errors import InvalidConfiguration, NotSupportedError
+from simt.logs import log
 
 # The device kinds, and the backend class each is made from ("module:Class"), imported
 # on first use. The order is the order of simt.devices(). A new device is a folder under
@@ -134,6 +135,16 @@ def _devices_of(kind):
     return _found[kind]
 
 
+def why_none(kind):
+    """Why no device of ``kind`` is listed (None when some are)."""
+    if _devices_of(kind):
+        return None
+    try:
+        return backend_class(kind).why_none()
+    except Exception as exc:          # a backend that cannot even say why
+        return f"{type(exc).__name__}: {exc}"
+
+
 def devices():
     """Every device, kind by kind in BACKENDS order: the GPUs ('cuda:0', ...), then 'cpu'."""
     return [device for kind in BACKENDS for device in _devices_of(kind)]
@@ -185,6 +196,8 @@ def _starting_device():
             raise type(exc)(f"SIMT_DEVICE={config.device!r}: {exc}") from None
     else:
         device = devices()[0]
+        if device.kind == "cpu":
+            log.info("no GPU: %s; running on the CPU device", why_none("cuda"))
     _refuse_checked_mode(device)
     return device
 
@@ -230,3 +243,40 @@ def use_device(spec, **options):
 def synchronize():
     """Wait for all work on the current device (cudaDeviceSynchronize); raise pending launch errors."""
     get_device().backend.synchronize()
+
+
+def stream_handle_of(stream, device, what):
+    """The backend handle of a ``stream`` argument for work on ``device``: a simt.Stream
+    of that device, or None or 0 for the legacy default stream (None). For modules that
+    sit below runtime/streams.py (streams.stream_handle says the same)."""
+    if stream is None or (isinstance(stream, int) and not isinstance(stream, bool)
+                          and stream == 0):
+        return None
+    if not hasattr(stream, "impl") or not hasattr(stream, "handle"):
+        raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
+                                   f"simt.default_stream() or None, got {stream!r}")
+    if stream.device != device:
+        raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
+                                   f"work to {device.name}; make the stream while that device "
+                                   f"is current (simt.use_device)")
+    return stream.handle
+
+
+DEVICE_FLAGS = ("schedule_auto", "schedule_spin", "schedule_yield", "schedule_blocking_sync",
+                "map_host")
+
+
+def set_device_flags(*flags, device=None):
+    """How host threads wait for the device (cudaSetDeviceFlags): at most one of
+    'schedule_auto', 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync', plus
+    'map_host' (mapped host memory; always on in current CUDA). On the CPU device,
+    spin and yield make a waiting thread poll, giving up the GIL between polls, and
+    blocking_sync and auto make it sleep on a condition (docs/memory.md)."""
+    unknown = [f for f in flags if f not in DEVICE_FLAGS]
+    if unknown:
+        raise ValueError(f"unknown device flags {unknown}; the flags are "
+                         f"{', '.join(DEVICE_FLAGS)}")
+    schedules = [f for f in flags if f.startswith("schedule_")]
+    if len(set(schedules)) > 1:
+        raise ValueError(f"device flags {schedules}: choose one scheduling flag")
+    lookup(device).backend.set_flags(frozenset(flags))

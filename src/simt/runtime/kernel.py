@@ -3,7 +3,7 @@ per argument types, device and options, in memory and on disk (cache.py), throug
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import contextlib
 import inspect
-import logging
+import math
 import sys
 import threading
 import time
@@ -13,13 +13,13 @@ from ..config import config
 from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
+from ..logs import log
 from .devices import backend_class, get_device
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
 
-log = logging.getLogger("simt")
 
 
 class DeviceFunction:
@@ -71,14 +71,15 @@ def device(fn=None, **options):
 class Kernel:
     """A ``@simt.kernel``: launched as ``kernel[grid, block, shared, stream](*args)``.
 
-    ``options`` are CompileOptions fields (``boundscheck``); they override the
-    device's settings and defaults for this kernel."""
+    ``options`` are CompileOptions fields (``boundscheck``, ``launch_bounds``,
+    ``maxnreg``, ``lineinfo``: docs/kernel-options.md); they override the device's
+    settings and defaults for this kernel."""
 
     _simt_kernel = True
 
     def __init__(self, pyfunc, signature=None, cache=True, **options):
         check_function(pyfunc, "@simt.kernel")
-        compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
+        options = compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -95,20 +96,36 @@ class Kernel:
     def __getitem__(self, config):
         try:
             return self.launches[config].call
-        except (KeyError, TypeError):     # new, or an unhashable part (a list): no reuse
-            launches = self.launches
-            if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-                raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
-                                           "kernel[grid, block, shared_bytes] or "
-                                           "kernel[grid, block, shared_bytes, stream]")
-            launch = Launch(self, *config)
-            if by_value(config):
-                if len(launches) >= 64:
-                    launches.clear()
-                try:
-                    launches[config] = launch
-                except TypeError:         # an unhashable stream: no reuse
-                    pass
+        except KeyError:
+            if type(config) is tuple and len(config) == 4:
+                table = getattr(config[3], "launches", None)      # a Stream's own table
+                launch = table.get((self, config[:3])) if table is not None else None
+                if launch is not None:
+                    return launch.call
+            return self._new_launch(config)
+        except TypeError:                 # an unhashable part (a list): no reuse
+            return self._new_launch(config)
+
+    def _new_launch(self, config):
+        """A Launch for a configuration met for the first time, kept for reuse where the
+        configuration compares by value: in ``launches``, or, for a configuration with a
+        stream, in that stream's table, so that a stream dropped by the user goes (with
+        its CUDA stream or CPU thread) however many kernels it ran."""
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
+                                       "kernel[grid, block, shared_bytes] or "
+                                       "kernel[grid, block, shared_bytes, stream]")
+        launch = Launch(self, *config)
+        if by_value(config):
+            table, key = self.launches, config
+            if len(config) == 4 and hasattr(config[3], "launches"):
+                table, key = config[3].launches, (self, config[:3])
+            if len(table) >= 64:
+                table.clear()
+            try:
+                table[key] = launch
+            except TypeError:             # an unhashable stream: no reuse
+                pass
         return launch.call
 
     def __call__(self, *args):
@@ -120,16 +137,58 @@ class Kernel:
         ``cg.this_grid().sync()`` works; a grid too large for that raises
         InvalidConfiguration (CUDA's cudaErrorCooperativeLaunchTooLarge)."""
         device = get_device()
+        args = tuple(args)
+        loaded, grid, block, shared_bytes = self.checked_launch(device, grid, block,
+                                                                shared_bytes, args)
+        device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
+                                       args)
+
+    def checked_launch(self, device, grid, block, shared_bytes, args):
+        """(loaded kernel, grid, block, shared bytes) of a launch on ``device``, with the
+        checks ``kernel[...]`` makes (cooperative launches, graph kernel nodes)."""
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         shared_bytes = shared_size(shared_bytes)
-        args = tuple(args)
         types = arg_types(self, args)
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, shared_bytes,
-                     loaded.binary.shared_static_bytes)
-        device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
-                                       args)
+                     loaded.binary.shared_static_bytes, self.launch_bounds(device))
+        return loaded, grid, block, shared_bytes
+
+    # ------------------------------------------------------------ occupancy
+    def max_active_blocks_per_multiprocessor(self, block, shared_bytes=0, signature=None):
+        """How many blocks of ``block`` threads (and ``shared_bytes`` of dynamic shared
+        memory each) can be resident on one multiprocessor of the current device
+        (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot run.
+        ``signature``: the compile to ask about (default: the one compiled so far here)."""
+        loaded, device = self._loaded_for(signature, "max_active_blocks_per_multiprocessor")
+        threads = math.prod(dim3_tuple(block, "block"))
+        bounds = self.launch_bounds(device)
+        if bounds is not None and threads > bounds[0]:
+            return 0                       # over launch_bounds: such a block cannot run
+        return device.backend.occupancy(loaded, threads, shared_size(shared_bytes))
+
+    def max_potential_block_size(self, shared_bytes=0, signature=None):
+        """(min_grid, block): the block size that gives the most resident threads per
+        multiprocessor, the largest one if several do, and the fewest blocks that fill
+        the whole device at that size (cudaOccupancyMaxPotentialBlockSize)."""
+        loaded, device = self._loaded_for(signature, "max_potential_block_size")
+        bounds = self.launch_bounds(device)
+        return device.backend.potential_block_size(loaded, shared_size(shared_bytes),
+                                                   bounds[0] if bounds else 0)
+
+    def _loaded_for(self, signature, what):
+        """(loaded kernel, device) of ``signature`` or of the one compile on this device."""
+        device = get_device()
+        if signature is not None:
+            return self.compile(signature, device), device
+        options = self.options_for(device.kind, device.options).key()
+        seen = [key for key in self.compiled if key[0] == device.name and key[2] == options]
+        if len(seen) != 1:
+            raise ValueError(f"{self.__name__}.{what}: the kernel has {len(seen)} compiles on "
+                             f"{device.name}; pass signature=, e.g. "
+                             "\"void(float32[:], int32)\"")
+        return self.compiled[seen[0]], device
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):
@@ -149,6 +208,10 @@ class Kernel:
             options = self.chosen_options[key] = compile_options.choose(
                 backend_class(kind).compile_options, device_options or {}, self.options)
         return options
+
+    def launch_bounds(self, device):
+        """(max_threads, min_blocks) of this kernel on ``device``, or None."""
+        return self.options_for(device.kind, device.options).launch_bounds
 
     def binary_for(self, arg_types, device):
         """The loaded kernel for these argument types on this device (compiled once)."""
@@ -175,8 +238,10 @@ class Kernel:
                 log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
                           (time.perf_counter() - started) * 1e3)
                 return loaded
+            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
         binary, deps = self._compile(arg_types, options, backend.compile)
-        log.debug("%s: compiled in %.1f ms", self.__name__, binary.compile_seconds * 1e3)
+        log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
+                 device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
             cache.store(self.__name__, lookup, deps, binary)
         return backend.load_binary(binary)
@@ -270,6 +335,10 @@ _deep = {"depth": 0, "saved": None}
 _deep_lock = threading.Lock()
 
 
+def _describe(arg_types):
+    return "(" + ", ".join(str(t) for t in arg_types) + ")"
+
+
 @contextlib.contextmanager
 def deep_recursion(limit=20000):
     """A recursion limit for compiling: the front end, the IR passes and the code
@@ -295,7 +364,14 @@ def _types(signature):
 
 
 def kernel(fn=None, *, cache=True, **options):
-    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``."""
+    """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
+
+    Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
+    ``.maxntid``/``.minnctapersm``; a launch of more than max_threads threads per block
+    raises InvalidConfiguration on every device; min_blocks affects GPU code only),
+    ``maxnreg=N`` (PTX ``.maxnreg``: GPU code only, no effect on the CPU device),
+    ``lineinfo=True`` (PTX line tables naming the Python lines: GPU code only, no effect on
+    the CPU device), ``boundscheck``; others raise TypeError listing these."""
     if fn is None:
         return lambda f: Kernel(f, cache=cache, **options)
     if isinstance(fn, str):

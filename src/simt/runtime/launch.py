@@ -1,13 +1,16 @@
 """The launch path: ``kernel[grid, block, shared_bytes, stream](*args)``: the launch
 configuration, its checks, the arguments' types, and the handing out of launch
 functions (binder.py) from a configuration's second launch on."""
+import weakref
+
 import numpy as np
 
 from ..ir import types as T
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
-from .streams import stream_handle
+from .streams import Stream, stream_handle
 from ..lazy import lazy_module
+from simt.runtime import arrays
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -87,10 +90,18 @@ def shared_size(value):
     return _integer(value, "the dynamic shared memory size must be an int number of bytes")
 
 
-def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0):
+def check_config(kernel_name, device, grid, block, shared_bytes, static_shared=0,
+                 launch_bounds=None):
+    """InvalidConfiguration for a launch the device cannot run, or one above the
+    kernel's ``launch_bounds`` (max_threads, min_blocks), as CUDA refuses it."""
     p = device.properties
     threads = block[0] * block[1] * block[2]
     where = f"launching '{kernel_name}' on {device.name}"
+    if launch_bounds is not None and threads > launch_bounds[0]:
+        raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads, over "
+                                   f"the kernel's launch_bounds max_threads of "
+                                   f"{launch_bounds[0]}. Launch at most {launch_bounds[0]} "
+                                   "threads per block, or raise launch_bounds")
     if threads > p.max_threads_per_block:
         raise InvalidConfiguration(f"{where}: a block of {block} has {threads} threads; the "
                                    f"device allows {p.max_threads_per_block} per block. Use "
@@ -138,6 +149,8 @@ def arg_type(value):
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
+        if isinstance(value, np.ndarray) and isinstance(T.element_type(value.dtype), T.Vector):
+            _check_aligned(value)
         return T.Array(value.dtype, value.ndim, T.layout_of(value))
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
         raise OverflowError(f"{value} does not fit a kernel's int64 (the type of a Python "
@@ -151,7 +164,22 @@ def arg_type(value):
     return T.typeof(value)
 
 
+def _check_aligned(array):
+    """A host array of a vector type is read with vector accesses: its data must be
+    aligned as CUDA aligns the type (NumPy aligns only to the components)."""
+    t = T.element_type(array.dtype)
+    if array.ctypes.data % t.align:
+        raise TypeError(f"an array of {t.name} must start at a multiple of {t.align} bytes, "
+                        f"this one is at {array.ctypes.data:#x}; copy it (np.array(a)) or "
+                        "allocate it with simt.empty / simt.to_device")
+
+
 def _check_dtype(dtype, what):
+    if T.is_bfloat16_dtype(dtype):
+        return
+    if dtype.names is not None:
+        T.element_type(dtype)                # a vector type's struct, else TypeError
+        return
     if dtype.kind not in "biufc":
         raise TypeError(f"{what} of dtype {dtype} cannot be passed to a kernel: kernels take "
                         "bool, integer, floating and complex values (pass a datetime64 or "
@@ -174,10 +202,23 @@ class Launch:
         self.grid = dim3_tuple(grid, "grid")
         self.block = dim3_tuple(block, "block")
         self.shared_bytes = shared_size(shared_bytes)
-        self.stream = stream
+        self.stream_ref = self.stream_parts = None
+        if isinstance(stream, Stream):      # held weakly: its table holds this Launch
+            self.stream_ref = weakref.ref(stream)
+            self.stream_parts = (stream.device, stream.impl)
+        else:
+            self.stream_value = stream
         self.prepared = {}      # argument classes -> (device, launch function)
         self.call = self        # what kernel[...] returns: the latest prepared launch
         self.used = False       # launched before: a configuration met once is not prepared
+
+    @property
+    def stream(self):
+        """The launch's stream; one the user dropped while keeping this launch function is
+        made again around the same backend stream, which this Launch keeps alive."""
+        if self.stream_ref is None:
+            return self.stream_value
+        return self.stream_ref() or Stream._wrap(*self.stream_parts)
 
     def __call__(self, *args):
         entry = self.prepared.get(tuple(map(type, args)))
@@ -189,11 +230,13 @@ class Launch:
 
     def _launch(self, device, args):
         kernel = self.kernel
+        given = args
+        args = adopt_foreign_arrays(args, device)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
-                     loaded.binary.shared_static_bytes)
+                     loaded.binary.shared_static_bytes, kernel.launch_bounds(device))
         stream = self.stream
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")
@@ -201,7 +244,7 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True
-        if used and types_fixed_by_class(types, args):
+        if used and args is given and types_fixed_by_class(types, args):
             native = backend.native_launch(kernel, loaded, types, self.grid, self.block,
                                            self.shared_bytes, stream)
             if native is not None:
@@ -212,6 +255,25 @@ class Launch:
                     self.prepared.clear()
                 self.prepared[classes] = (device, fast)
                 self.call = fast
+
+
+_PLAIN = (int, float, complex, bool, np.ndarray, np.generic, tuple)
+
+
+def adopt_foreign_arrays(args, device):
+    """Arrays of other libraries (PyTorch, CuPy, JAX, numba: anything with
+    ``__cuda_array_interface__`` or ``__dlpack__``) as DeviceArrays over the same memory:
+    no copy, and a kernel's writes land in the caller's tensor."""
+    adopted = tuple(_adopt(a, device) for a in args)
+    return args if all(a is b for a, b in zip(adopted, args)) else adopted
+
+
+def _adopt(value, device):
+    if isinstance(value, _PLAIN) or hasattr(value, "simt_type"):
+        return value
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+        return arrays.asarray(value, device)
+    return value
 
 
 def types_fixed_by_class(types, args):

@@ -4,7 +4,10 @@
 were made, as in CUDA, and hold that device's backend object (backends/*/streams.py);
 backends take the object's ``handle`` (None for the legacy default stream).
 """
+import contextlib
+
 from .devices import get_device
+from .graphs import Graph
 from ..errors import InvalidConfiguration
 
 
@@ -20,12 +23,30 @@ class Stream:
         self.impl = self.device.backend.create_stream(non_blocking=non_blocking,
                                                       priority=priority)
         self.handle = self.impl.handle
+        self.launches = {}      # (kernel, grid, block, shared) -> Launch (runtime/kernel.py)
 
     @classmethod
     def _wrap(cls, device, impl):
         stream = cls.__new__(cls)
         stream.device, stream.impl, stream.handle = device, impl, impl.handle
+        stream.launches = {}
         return stream
+
+    @classmethod
+    def from_handle(cls, stream, device=None):
+        """A simt Stream over another library's stream, which stays the owner: a CUstream
+        address (an int), or an object with ``__cuda_stream__`` (cuda.core, CuPy 13+,
+        PyTorch 2.5+), ``cuda_stream`` (torch.cuda.Stream) or ``ptr`` (cupy.cuda.Stream).
+        Work put in it is ordered with that library's work in the same stream."""
+        device = device or get_device()
+        handle = foreign_handle(stream)
+        wrapped = cls._wrap(device, device.backend.wrap_stream(handle))
+        wrapped.owner = stream          # the foreign stream must outlive the wrapper
+        return wrapped
+
+    def __cuda_stream__(self):
+        """(version, address): the stream protocol of cuda.core and the CUDA array interface."""
+        return (0, _address(self.handle))
 
     @property
     def non_blocking(self):
@@ -57,6 +78,28 @@ class Stream:
         if not callable(fn):
             raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
         self.impl.launch_host_func(fn, *args)
+
+    @contextlib.contextmanager
+    def capture(self):
+        """``with stream.capture() as graph:`` records the work put in this stream, and in
+        the streams that join it through events, into ``graph`` (a simt.Graph, complete
+        once the block ends) instead of running it (cudaStreamBeginCapture/EndCapture).
+        Inside the block, synchronizing calls and work on the legacy default stream
+        raise CudaError, as CUDA refuses them; every stream that joined must be joined
+        back into this one (``s.wait_event(e)`` with ``e`` recorded in the other)."""
+        if self.handle is None:
+            raise InvalidConfiguration("the legacy default stream cannot be captured "
+                                       "(cudaErrorStreamCaptureUnsupported); capture a "
+                                       "simt.Stream()")
+        graph = Graph.__new__(Graph)
+        graph.device, graph.impl, graph.nodes, graph.keep = self.device, None, [], []
+        self.impl.begin_capture()
+        try:
+            yield graph
+        except BaseException:
+            self.impl.end_capture(failed=True)
+            raise
+        graph.impl = self.impl.end_capture()
 
     def __repr__(self):
         kind = "default stream" if self.handle is None else \
@@ -102,13 +145,38 @@ class Event:
         return f"<simt Event on {self.device.name}>"
 
 
+def foreign_handle(stream):
+    """The CUstream address of another library's stream object (or of an int)."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        found = protocol() if callable(protocol) else protocol
+        return int(found[1])
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attr, None)
+        if value is not None and not callable(value):
+            return _address(value)
+    raise InvalidConfiguration(f"{stream!r} is not a stream: a stream is a simt.Stream, None "
+                               "(the default stream), or another library's stream (an object "
+                               "with __cuda_stream__, cuda_stream or ptr, or a CUstream address)")
+
+
+def _address(handle):
+    """The integer address of a CUstream handle object, an int or None (0)."""
+    return 0 if handle is None else int(handle)     # CUstream: int() is the handle's value
+
+
 def stream_handle(stream, device, what):
-    """The backend handle for a ``stream`` argument given with work for ``device``."""
+    """The backend handle for a ``stream`` argument given with work for ``device``
+    (another library's stream is wrapped: Stream.from_handle)."""
     if stream is None or (isinstance(stream, int) and stream == 0):
         return None
     if not isinstance(stream, Stream):
-        raise InvalidConfiguration(f"{what}: the stream must be a simt.Stream, "
-                                   f"simt.default_stream() or None, got {stream!r}")
+        try:
+            stream = Stream.from_handle(stream, device)
+        except InvalidConfiguration as exc:
+            raise InvalidConfiguration(f"{what}: {exc}") from None
     if stream.device != device:
         raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
                                    f"work to {device.name}; make the stream while that device "

@@ -5,6 +5,7 @@ import functools
 import numpy as np
 
 from ...ir import types as T
+from ...lang import bfloat16
 
 _SCALARS = {"b": {1: ctypes.c_uint8}, "i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32,
                                           8: ctypes.c_int64},
@@ -23,6 +24,8 @@ def ctype_of(t):
         return type("Array", (ctypes.Structure,), {"_fields_": [
             ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim),
             ("strides", ctypes.c_int64 * t.ndim)]})
+    if isinstance(t, T.Vector):                 # [n x T] in the argument struct (target.py)
+        return ctype_of(t.element) * t.n
     if isinstance(t, (T.Texture, T.Surface)):
         return TextureDescriptor
     if isinstance(t, T.Tuple):
@@ -76,12 +79,16 @@ def to_c(t, value, keep):
         for i, (it, v) in enumerate(zip(t.items, value)):
             setattr(c, f"f{i}", to_c(it, v, keep))
         return c
+    if isinstance(t, T.Vector):
+        return ctype_of(t)(*[to_c(t.element, v, keep) for v in value])
     if t.kind == "c":
         c = ctype_of(t)()
         c.re, c.im = complex(value).real, complex(value).imag
         return c
     if t.dtype == np.float16:
         return int(np.float16(value).view(np.uint16))
+    if t.is_bfloat16:
+        return bfloat16.bits(value)
     if t.kind == "f":
         return float(value)
     return int(value)

@@ -16,12 +16,14 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
+from ...errors import CudaError
 from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import interrupt, streams, texmem
+from . import graphs, interrupt, pools, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
+from . import heap            # registers simt_cpu_malloc and simt_cpu_free
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -62,6 +64,10 @@ class CpuBackend(CpuMemory):
         self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
+        self.pools = weakref.WeakSet()   # memory pools, trimmed at synchronizing calls
+        self.own = threading.local()     # .stream: the thread's per-thread default stream
+        self.poll = False                # set_device_flags: waits poll instead of sleeping
+        self._default_pool = None
         _after_fork_in_child(self)
 
     def _after_fork(self):
@@ -94,9 +100,26 @@ class CpuBackend(CpuMemory):
 
     def synchronize(self):
         refuse_in_host_function("synchronize")
+        graphs.refuse_in_capture("synchronize")
         for worker in list(self.workers):
-            worker.drain()
+            worker.drain(self.poll)
+        self.trim_pools()
         self.raise_pending()
+
+    def trim_pools(self):
+        """At a synchronizing call, each pool hands back the freed memory it holds above
+        its release threshold (as CUDA's pools do)."""
+        for pool in list(self.pools):
+            pool.trim(pool.threshold)
+
+    # ------------------------------------------------------------ memory pools (pools.py)
+    def create_pool(self):
+        return pools.HostPool(self)
+
+    def default_pool(self):
+        if self._default_pool is None:
+            self._default_pool = pools.HostPool(self)
+        return self._default_pool
 
     def release(self, owner):
         """Memory dropped by the program stays alive until the work already queued in the
@@ -115,12 +138,37 @@ class CpuBackend(CpuMemory):
         accounting (mem_get_info reports the whole machine's), for leak checks."""
         return sum(nbytes for _, nbytes in list(self.live.values()))
 
+    # ------------------------------------------------------------ limits
+    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
+                "stack_size": "its kernel threads run on the host threads' stacks"}
+
+    def set_limit(self, name, value):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        heap.set_size(value)
+
+    def get_limit(self, name):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        return heap.size()
+
     # ------------------------------------------------------------ streams (see streams.py)
     def create_stream(self, non_blocking=False, priority=0):
         return streams.CpuStream(self, non_blocking, priority)
 
     def default_stream(self):
-        return self.default
+        return self.per_thread(None) or self.default
+
+    def per_thread(self, stream):
+        """``stream``, or for None with SIMT_DEFAULT_STREAM=per-thread the calling
+        thread's own default stream: a blocking stream (it waits for, and is waited for
+        by, the legacy default stream) that no other thread's work waits for."""
+        if stream is not None or config.default_stream != "per-thread":
+            return stream
+        own = getattr(self.own, "stream", None)
+        if own is None:
+            own = self.own.stream = streams.CpuStream(self)
+        return own
 
     def create_event(self, timing=True):
         return streams.CpuEvent(self, timing)
@@ -128,14 +176,21 @@ class CpuBackend(CpuMemory):
     def drain_blocking(self):
         """Legacy default-stream rule: finish the work queued in blocking streams."""
         refuse_in_host_function("work on the default stream")
+        graphs.refuse_in_capture("work on the legacy default stream",
+                                 "cudaErrorStreamCaptureImplicit")
         if self.workers:
             for worker in list(self.workers):
                 if worker.blocking:
-                    worker.drain()
+                    worker.drain(self.poll)
 
     def _in_order(self, stream, fn):
-        """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams."""
-        if stream is None:
+        """Run ``fn`` in stream order: queued on a stream, or now after the blocking streams
+        (per-thread default stream: queued on it, and done when this returns)."""
+        own = self.per_thread(stream)
+        if own is not stream:
+            own.enqueue(fn)
+            own.synchronize()
+        elif stream is None:
             self.drain_blocking()
             fn()
         else:
@@ -144,10 +199,16 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ copies in stream order
     def copy_htod(self, dst_ptr, host_array, stream=None):
         if stream is not None and not _is_pinned(host_array):
+            graphs.refuse_in_capture("a copy from pageable host memory into a stream "
+                                     "under capture (pin it: simt.pinned_array or "
+                                     "simt.host_register)", captured=stream.capture is not None)
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
         self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
+        if self.per_thread(stream) is not stream:
+            self._in_order(None, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
+            return
         if stream is not None and not _is_pinned(host_array):
             stream.synchronize()                   # pageable: the copy is done on return
             stream = None
@@ -161,6 +222,50 @@ class CpuBackend(CpuMemory):
 
     def memset(self, ptr, byte, nbytes, stream=None):
         self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        self._in_order(stream, lambda: graphs.fill(ptr, bits, element_size, count))
+
+    # ------------------------------------------------------------ graphs (see graphs.py)
+    def create_graph(self):
+        return graphs.CpuGraph(self)
+
+    def run_graph(self, stream, replay):
+        """A graph launch: ``replay`` in stream order (its errors kept as a launch's)."""
+        stream = self.per_thread(stream)
+        if stream is not None:
+            stream.enqueue(replay, "graph")
+            return
+        self.drain_blocking()
+        self.raise_pending()
+        try:
+            replay()
+        except Exception as exc:
+            self.record_error(exc)
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """A 2-D/3-D copy: both sides are host memory here, so NumPy moves the rows."""
+        dst_rows, src_rows = texmem.byte_rows(dst, extent), texmem.byte_rows(src, extent)
+        if stream is None:
+            self.raise_pending()
+        self._in_order(stream, lambda: np.copyto(dst_rows, src_rows))
+
+    def host_register(self, array):
+        """Nothing to lock: host memory is this device's memory. Registered arrays count
+        as pinned, so stream copies with them are asynchronous, as on a GPU."""
+        root = _root(array)
+        if id(root) in _registered:
+            raise CudaError("host_register: this array's memory is registered already "
+                            "(cudaErrorHostMemoryAlreadyRegistered); register it once")
+        _registered[id(root)] = root
+        _pinned_roots[id(root)] = weakref.ref(root)
+
+    def host_unregister(self, array):
+        root = _root(array)
+        if _registered.pop(id(root), None) is None:
+            raise CudaError("host_unregister: this array's memory is not registered "
+                            "(cudaErrorHostMemoryNotRegistered); call simt.host_register first")
+        _pinned_roots.pop(id(root), None)
 
     def alloc_pinned(self, nbytes):
         buffer = super().alloc_pinned(nbytes)
@@ -186,6 +291,23 @@ class CpuBackend(CpuMemory):
         b = kernel.binary
         return {"registers": None, "shared_bytes": b.shared_static_bytes, "local_bytes": b.slot_bytes}
 
+    def set_flags(self, flags):
+        """schedule_spin and schedule_yield: waiting threads poll, giving up the GIL
+        between polls (spinning while holding it would stall the stream threads they
+        wait for); the other flags: they sleep until woken. map_host: host memory is
+        this device's memory, mapped always."""
+        self.poll = bool(flags & {"schedule_spin", "schedule_yield"})
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """cooperative.blocks_per_core: the model cooperative launches check against too."""
+        total = loaded.binary.shared_static_bytes + shared_bytes
+        return cooperative.blocks_per_core(self.properties(), threads, total)
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        return cooperative.potential_block_size(
+            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
+            max_threads)
+
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
         if stream is not None:
@@ -198,12 +320,17 @@ class CpuBackend(CpuMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         symbols = loaded.binary.symbol_objects
         name = kernel.__name__
+        stream = self.per_thread(stream)
         if stream is None:
             self.drain_blocking()
             self.raise_pending()
             error = self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
             if error is not None:
                 self.record_error(error)
+        elif stream.capture is not None:
+            _refuse_numpy(kernel, args)
+            stream.enqueue(self.bind(kernel, loaded, grid, block, shared_bytes, args),
+                           "kernel", (grid, block, shared_bytes), kernel)
         else:
             stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
                                                       symbols, name)))
@@ -230,6 +357,18 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now, on the calling thread and the pool; returns its error or None."""
+        return self.prepare(kernel, grid, block, shared_bytes, args, symbols, kernel_name)()
+
+    def bind(self, kernel, loaded, grid, block, shared_bytes, args):
+        """A kernel launch with its arguments packed once, replayed by calling it (graph
+        nodes); raises the kernel's error."""
+        run = self.prepare(loaded, grid, block, shared_bytes, args,
+                           loaded.binary.symbol_objects, kernel.__name__)
+        return lambda: _raise(run())
+
+    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        """A launch ready to run: calling it runs the kernel on the calling thread and the
+        pool, and returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
         err = np.zeros(fault.WORDS, np.int64)
@@ -246,18 +385,22 @@ class CpuBackend(CpuMemory):
             slots = self.arena.get("slots", slot_size)
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
-        workers = min(config.cpu_threads, nblocks)
-        interrupt.clear()
-        if workers <= 1:
-            run(0, nblocks)
-        else:
-            self._run_parallel(run, nblocks, workers)
-        del keep
-        if not err[0]:
-            return None
-        if err[0] == fault.INTERRUPTED and interrupt.python_raises():
-            return None               # Python raises KeyboardInterrupt for this Ctrl-C
-        return fault.decode(err, binary, kernel_name)
+        def go():
+            workers = min(config.cpu_threads, nblocks)
+            interrupt.clear()
+            if workers <= 1:
+                run(0, nblocks)
+            else:
+                self._run_parallel(run, nblocks, workers)
+            if not err[0]:
+                return None
+            record = err.copy()
+            err[:] = 0                # a bound launch runs again: start it clean
+            if record[0] == fault.INTERRUPTED and interrupt.python_raises():
+                return None           # Python raises KeyboardInterrupt for this Ctrl-C
+            return fault.decode(record, binary, kernel_name)
+        go.keep = (packed, keep, launch)    # what the addresses above point into
+        return go
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))
@@ -302,6 +445,15 @@ def _raise(error):
         raise error
 
 
+def _refuse_numpy(kernel, args):
+    if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None for a in args):
+        from ...errors import InvalidConfiguration
+        raise InvalidConfiguration(
+            f"kernel '{kernel.__name__}' launched in a stream under capture with a NumPy "
+            "argument: it is copied in and out around each launch, which a graph cannot "
+            "repeat; pass device arrays (simt.to_device) or mapped memory")
+
+
 def _after_fork_in_child(backend):
     """Have a forked child reset ``backend``'s threads (os.register_at_fork; weak, as a
     registration cannot be undone)."""
@@ -311,6 +463,7 @@ def _after_fork_in_child(backend):
 
 
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
+_registered = {}       # id -> the NumPy buffers host_register pinned (kept until unregistered)
 
 
 def _root(array):

@@ -10,6 +10,7 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from ...ir import types as T
+from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
@@ -107,6 +108,8 @@ class CpuKernelEmitter(CpuEmitterBase):
     def load_param(self, index, t):
         eb = self.entry_builder
         field = eb.gep(self.args_ptr, [i32(0), i32(index)], source_etype=self.args_type)
+        if isinstance(t, T.Vector):         # an array of components in the struct
+            return eb.load(field, typ=value_type(t, self.target), align=t.dtype.itemsize)
         value = eb.load(field, typ=value_type(t, self.target))
         if isinstance(t, T.Array):
             array = ArrayValue.unpack(eb, t, value)
@@ -127,8 +130,10 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     # ------------------------------------------------------------ slots
     def add_slot(self, name, lltype):
+        align = 16 if isinstance(lltype, ll.VectorType) else 8     # vector loads assume it
         size = lltype.get_abi_size(self.target.data_layout)
-        size = (size + 7) // 8 * 8
+        size = (size + align - 1) // align * align
+        self.slot_bytes = (self.slot_bytes + align - 1) // align * align
         eb = self.entry_builder
         base = eb.gep(self.slots, [eb.mul(self.nthreads, i64(self.slot_bytes))], source_etype=I8)
         self.slot_layout[name] = (base, lltype)
@@ -176,7 +181,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.decl_values.pop(id(decl), None)
         name = f"$local.{decl.name}.{id(decl)}"
         if name not in self.slot_layout:
-            elem = memory(T.Scalar(decl.dtype))
+            elem = memory(T.element_type(decl.dtype))
             self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))))
         return static_array(decl, self.var_ptr(name))
 
@@ -415,7 +420,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         b = self.builder
         flags = ["nsw"] if t.kind == "i" else []
         b.store(b.add(b.load(counter, typ=start.type), step, flags=flags), counter)
-        b.branch(head)
+        back_edge = b.branch(head)
+        if s.unroll is not None:
+            loopmeta.requested(self.module, back_edge, s.unroll)
         b.position_at_end(done)
 
     def masked_if(self, s, parts, guards):

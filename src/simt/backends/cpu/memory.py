@@ -17,6 +17,7 @@ from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.errors import OutOfMemoryError
 
 ALIGNMENT = 64          # a cache line: as good as cudaMalloc's 256 for vector loads on the host
+PITCH = 512            # row alignment of pitched allocations (texture_alignment)
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -112,6 +113,12 @@ class CpuMemory(Backend):
     def alloc_managed(self, nbytes):
         """An Allocation usable from host and device: on the CPU, any memory is."""
         return self.alloc(nbytes, alignment=PAGE)
+
+    def alloc_pitch(self, width_bytes, height, element_size):
+        """Rows padded to a multiple of PITCH bytes, the alignment cudaMallocPitch gives
+        on current GPUs, so pitched code sees the same layout on both devices."""
+        pitch = -(-max(width_bytes, 1) // PITCH) * PITCH
+        return self.alloc(pitch * height), pitch
 
     def free(self, ptr):
         """Nothing to do: the Allocation's NumPy buffer owns the memory."""

@@ -23,6 +23,7 @@ import weakref
 
 from ...errors import CudaError
 from ...runtime.backend import refuse_in_host_function, running_host_function
+from . import graphs
 
 
 STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
@@ -139,13 +140,16 @@ class _Worker:
                     self.finished += 1
                     self.idle.notify_all()
 
-    def drain(self):
+    def drain(self, poll=False):
         """Wait for the work queued before the call, not for what other threads queue
-        meanwhile (they could keep the stream busy for ever)."""
+        meanwhile (they could keep the stream busy for ever); ``poll``: by polling,
+        yielding between polls (schedule_spin/schedule_yield), not sleeping."""
         with self.idle:
             target = self.queued
-            while self.finished < target:
+            while self.finished < target and not poll:
                 self.idle.wait()
+        while self.finished < target:
+            time.sleep(0)
 
     def busy(self):
         return self.finished < self.queued
@@ -177,12 +181,17 @@ class CpuStream:
         self.priority = priority          # accepted; the CPU device does not reorder by it
         self.worker = _Worker("simt-cpu-stream", blocking=not non_blocking)
         self.handle = self
+        self.capture = None               # the CpuCapture recording this stream's work
         backend.workers.add(self.worker)     # a running worker outlives its stream
 
-    def enqueue(self, fn):
+    def enqueue(self, fn, kind="work", config=None, kernel=None):
         """Run ``fn()`` after the work already in this stream; what it raises is kept
-        for this stream and the calling thread (Faults)."""
+        for this stream and the calling thread (Faults). While the stream is captured,
+        ``fn`` becomes a graph node of ``kind`` instead."""
         refuse_in_host_function("queueing work in a stream")
+        if self.capture is not None:
+            self.capture.record(self, kind, fn, config, kernel)
+            return
         faults, thread, worker = self.backend.faults, threading.current_thread(), self.worker
 
         def run():
@@ -194,22 +203,49 @@ class CpuStream:
 
     def synchronize(self):
         refuse_in_host_function("Stream.synchronize")
-        self.worker.drain()
+        self._refuse_captured("Stream.synchronize")
+        self.worker.drain(self.backend.poll)
+        self.backend.trim_pools()
         self.backend.faults.raise_for_stream(self.worker)
 
     def query(self):
+        self._refuse_captured("Stream.query")
         return not self.worker.busy()
 
+    def _refuse_captured(self, what):
+        graphs.refuse_in_capture(f"{what} of a stream under capture",
+                                 captured=self.capture is not None)
+
     def wait_event(self, event):
+        captured = event.captured
+        if captured is not None and captured[0].active:
+            captured[0].join(self, captured[1])
+            return
+        if self.capture is not None:
+            raise CudaError("Stream.wait_event in a stream under capture, for an event not "
+                            "recorded in that capture (cudaErrorStreamCaptureIsolation): "
+                            "a captured stream may only wait for events recorded in the "
+                            "same capture; use Graph.add_event_wait for an outside event")
         mark = event.mark
         if mark is not None:
-            self.enqueue(mark.done.wait)
+            self.enqueue(mark.done.wait, "event_wait")
 
     def launch_host_func(self, fn, *args):
         def run():
             with running_host_function():
                 fn(*args)
-        self.enqueue(run)
+        self.enqueue(run, "host")
+
+    def begin_capture(self):
+        if self.capture is not None:
+            raise CudaError("Stream.capture: the stream is already being captured "
+                            "(cudaErrorIllegalState); end that capture first")
+        self.capture = graphs.CpuCapture(self)
+        graphs.capturing.depth += 1
+
+    def end_capture(self, failed=False):
+        graphs.capturing.depth -= 1
+        return self.capture.end(check=not failed)
 
     def __del__(self):
         worker = getattr(self, "worker", None)
@@ -229,15 +265,21 @@ class CpuDefaultStream:
 
     def synchronize(self):
         self.backend.drain_blocking()
+        self.backend.trim_pools()
         self.backend.raise_pending()
 
     def query(self):
         return not any(w.busy() for w in list(self.backend.workers) if w.blocking)
 
     def wait_event(self, event):
+        graphs.refuse_in_capture("Stream.wait_event on the legacy default stream",
+                                 "cudaErrorStreamCaptureImplicit")
         mark = event.mark
         if mark is not None:
             mark.done.wait()
+
+    def begin_capture(self):
+        raise CudaError("internal: the legacy default stream is never captured")
 
     def launch_host_func(self, fn, *args):
         self.backend.drain_blocking()
@@ -255,24 +297,46 @@ class CpuEvent:
         self.backend = backend
         self.timing = timing
         self.mark = None          # the latest recording; None until recorded
+        self.captured = None      # (CpuCapture, its nodes) when last recorded in a capture
 
     def record(self, stream=None):
-        mark = _Mark()
-        self.mark = mark
+        stream = self.backend.per_thread(stream)
+        if stream is not None and stream.capture is not None:
+            capture = stream.capture          # a position in the capture, not a record
+            self.captured = (capture, list(capture.tails[stream]))
+            return
+        mark = self.new_record()
         if stream is None:
             self.backend.drain_blocking()
             mark.complete()
         else:
             stream.enqueue(mark.complete)
 
+    def new_record(self):
+        """A new latest record (its _Mark) that completes when the work before it does."""
+        self.mark, self.captured = _Mark(), None
+        return self.mark
+
     def synchronize(self):
         refuse_in_host_function("Event.synchronize")
-        if self.mark is not None:
-            self.mark.done.wait()
+        self._refuse_captured("Event.synchronize")
+        mark = self.mark
+        if mark is not None:
+            while self.backend.poll and not mark.done.is_set():
+                time.sleep(0)
+            mark.done.wait()
         self.backend.raise_pending()
 
     def query(self):
+        self._refuse_captured("Event.query")
         return self.mark is None or self.mark.done.is_set()
+
+    def _refuse_captured(self, what):
+        if self.captured is not None and self.captured[0].active:
+            raise CudaError(f"{what} of an event recorded in a stream under capture "
+                            "(cudaErrorStreamCaptureUnsupported): the record is a position "
+                            "in the graph being captured, not work that runs; wait for it "
+                            "with Stream.wait_event inside the capture")
 
     def elapsed_time(self, end):
         for event, which in ((self, "start"), (end, "end")):

@@ -4,10 +4,12 @@ of statements, see regions.py and docs/cpu-device.md)."""
 from llvmlite import ir as ll
 
 from .. import hostjit as jit
-from ...compiler.lltypes import I8, I32, I64, const, function, i32, i64, ptr, value_type
+from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory, ptr,
+                                 value_type)
 from ...compiler.target import FAULT_IDS, Target
-from . import interrupt, rounding, softmath, textures
+from . import heap, interrupt, rounding, softmath, textures
 from ...ir import nodes as ir
+from ...ir import types as T
 import simt.fault as fault
 
 # per-thread context handed to device functions
@@ -42,7 +44,8 @@ class CpuTarget(Target):
     def kernel_args_type(self, fn):
         """The struct the runtime packs a launch's arguments into: the parameters, then a
         pointer to each module-level symbol."""
-        fields = [value_type(t, self) for _, t in fn.params]
+        fields = [memory(t) if isinstance(t, T.Vector) else value_type(t, self)
+                  for _, t in fn.params]
         return ll.LiteralStructType(fields + [ptr()] * len(self.symbols))
 
     # ---------------------------------------------------------------- values
@@ -75,10 +78,26 @@ class CpuTarget(Target):
     def symbol_data(self, em, decl):
         return em.symbol_pointer(self.symbol_index(decl))
 
-    def atomic_rmw(self, em, op, address, value, t):
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        """Every scope is the same on the CPU: one process, coherent memory."""
         if em.block_private:
             return _plain_rmw(em, op, address, value)
-        return super().atomic_rmw(em, op, address, value, t)
+        return super().atomic_rmw(em, op, address, value, t, scope, order)
+
+    def heap_malloc(self, em, nbytes):
+        """The CPU device's heap (heap.py), through its callback."""
+        fn = function(em.module, heap.MALLOC, ll.FunctionType(ptr(), [I64]))
+        return em.builder.call(fn, [nbytes])
+
+    def heap_free(self, em, data, loc):
+        """Freeing what the heap did not hand out is a launch error, not a corrupt heap."""
+        b = em.builder
+        fn = function(em.module, heap.FREE, ll.FunctionType(I32, [ptr()]))
+        bad, ok = em.new_block("bad_free"), em.new_block("freed")
+        b.cbranch(b.icmp_unsigned("!=", b.call(fn, [data]), i32(0)), bad, ok)
+        b.position_at_end(bad)
+        self.emit_error(em, fault.BAD_FREE, loc)
+        b.position_at_end(ok)
 
     # ---------------------------------------------------------------- statements
     def call_print(self, em, text, buf, count):

@@ -183,11 +183,19 @@ def _vote(em, lanes, kind):
     if kind == "ballot":
         return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.select(
             lanes.arg(1, lane), b.or_(acc, _bit(b, lane)), acc), mask)
+    if kind == "uni":           # the same predicate everywhere: all true, or none
+        every, some = _vote_flag(em, lanes, "all", mask), _vote_flag(em, lanes, "any", mask)
+        b = em.builder
+        return b.zext(b.or_(every, b.not_(some)), I32)
+    return em.builder.zext(_vote_flag(em, lanes, kind, mask), I32)
+
+
+def _vote_flag(em, lanes, kind, mask):
+    """i1: the predicate of every ("all") or some ("any") lane of mask taking part."""
     start = const(I1, 1 if kind == "all" else 0)
     combine = "and_" if kind == "all" else "or_"
-    flag = _accumulate(em, lanes, start, I1,
+    return _accumulate(em, lanes, start, I1,
                        lambda b, acc, lane: getattr(b, combine)(acc, lanes.arg(1, lane)), mask)
-    return em.builder.zext(flag, I32)
 
 
 def _taking_part(em, lanes, mask):

@@ -15,9 +15,12 @@ from llvmlite import ir as ll
 
 from ...compiler import pipeline
 from ...compiler.binary import Binary
+from ...compiler.lineinfo import LineTables
+from ...compiler.lltypes import i32
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
 from . import mathcalls, params as P
+from . import ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
 
@@ -36,6 +39,7 @@ class CudaBinary(Binary):
     uses_dynamic_shared: bool
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
+    lineinfo: bool = False        # has line tables: the driver's JIT keeps them (module.py)
 
     @property
     def param_kinds(self):
@@ -109,16 +113,19 @@ class _Compile:
 
     def stages(self):
         return [("llvm_ir", self.emit), ("optimized", self.optimize),
-                ("ptx", self.tm.emit_assembly)]
+                ("ptx", lambda module: ptxfix.fix(self.tm.emit_assembly(module)))]
 
     def emit(self, fn):
         module = ll.Module(name=fn.name)
         module.triple = TRIPLE
         module.data_layout = str(self.tm.target_data)
         target = self.target = CudaTarget(fn, self.options)
+        if self.options.lineinfo:
+            target.lines = LineTables(module, fn.loc.filename)
         target.layout_memory(all_functions(fn))
         self.symbol = f"simt_kernel_{fn.name}"
-        CudaKernelEmitter(target, module, fn, self.options, self.symbol).build()
+        kernel = CudaKernelEmitter(target, module, fn, self.options, self.symbol).build()
+        annotate(module, kernel, self.options)
         if self.options.fastmath:
             mathcalls.flush_denormals(module)
         self.grid_sync = "simt_grid_barrier" in module.globals
@@ -127,6 +134,16 @@ class _Compile:
     def optimize(self, text):
         keep = {self.symbol, "simt_error_record"} | {g for _, g, _ in self.target.symbol_table()}
         return optimize(text, self.tm, keep)
+
+
+def annotate(module, kernel, options):
+    """launch_bounds and maxnreg as NVVM annotations on the kernel, which the NVPTX back
+    end writes as PTX's ``.maxntid``, ``.minnctapersm`` and ``.maxnreg``."""
+    bounds = options.launch_bounds or (0, 0)
+    for name, value in (("maxntidx", bounds[0]), ("minctasm", bounds[1]),
+                        ("maxnreg", options.maxnreg or 0)):
+        if value:
+            module.add_named_metadata("nvvm.annotations", [kernel, name, i32(value)])
 
 
 def compile_kernel(fn, options, arch="sm_90"):
@@ -142,7 +159,7 @@ def compile_kernel(fn, options, arch="sm_90"):
         shared_static_bytes=target.shared_static_bytes,
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
-        grid_sync=job.grid_sync, stages=stages,
+        grid_sync=job.grid_sync, lineinfo=options.lineinfo, stages=stages,
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started)
 

@@ -1,12 +1,15 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
+import threading
+
 from . import hostmem
-from .driver import api, available, call, check, context_dead, set_thread_device, thread_device
+from .driver import (api, available, call, check, context_dead, set_thread_device,
+                     thread_device, why_unavailable)
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
-from simt.runtime.backend import refuse_in_host_function
-from simt.errors import OutOfMemoryError
+from simt.runtime.backend import in_host_function, refuse_in_host_function
+from simt.errors import LaunchError, OutOfMemoryError
 import simt.fault as fault
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
@@ -49,11 +52,18 @@ class CudaBackend(Backend):
         self.device = call(driver.cuDeviceGet, index)
         self.context = call(driver.cuDevicePrimaryCtxRetain, self.device)
         self._properties = None
+        self.held = {}                 # address -> bytes, of the memory this process holds
+        self.held_lock = threading.Lock()
+        self.deferred = []             # (driver call name, address) freed after a host function
         self.make_current()
 
     @classmethod
     def device_count(cls):
         return device_count()
+
+    @classmethod
+    def why_none(cls):
+        return why_unavailable() or "the NVIDIA driver reports no GPU"
 
     @classmethod
     def device_name(cls, index):
@@ -89,15 +99,48 @@ class CudaBackend(Backend):
 
     def alloc(self, nbytes):
         self.make_current()
+        if self.deferred:
+            self.free_deferred()
         err, ptr = api().cuMemAlloc(max(nbytes, 1))   # cuMemAlloc refuses 0 bytes
         check(err, "cuMemAlloc", request=nbytes)
-        return Allocation(int(ptr), nbytes, self)
+        return self.hold(int(ptr), nbytes)
 
-    def free(self, ptr):
+    def hold(self, ptr, nbytes):
+        """An Allocation of memory just allocated, counted by bytes_in_use until freed."""
+        with self.held_lock:
+            self.held[ptr] = nbytes
+        return Allocation(ptr, nbytes, self)
+
+    def bytes_in_use(self):
+        """Bytes of device, managed and page-locked host memory this process holds, by
+        simt's own count (mem_get_info reports the whole GPU, every process on it): what
+        leak checks compare (tools/stress.py)."""
+        with self.held_lock:
+            return sum(self.held.values())
+
+    def free(self, ptr, how="cuMemFree"):
+        """Free device (``how`` cuMemFree) or page-locked (cuMemFreeHost) memory. Both wait
+        for the device, so on a stream host function's thread (where the last reference
+        can go, by the garbage collector too) that would wait for the stream that waits
+        for the function: the memory is freed by the next alloc or synchronize instead."""
+        if in_host_function():
+            with self.held_lock:
+                self.deferred.append((how, ptr))
+            return
+        with self.held_lock:
+            self.held.pop(ptr, None)
         if context_dead(self.index):
             return   # the context is gone and its memory with it
         self.set_current()
-        call(api().cuMemFree, ptr)
+        call(getattr(api(), how), ptr)
+
+    def free_deferred(self):
+        """Free what host functions dropped (see free)."""
+        while self.deferred:
+            with self.held_lock:
+                pending, self.deferred = self.deferred, []
+            for how, ptr in pending:
+                self.free(ptr, how)
 
     def copy_htod(self, dst_ptr, host_array, stream=None):
         self.make_current()
@@ -113,8 +156,7 @@ class CudaBackend(Backend):
         driver = api()
         dst, nbytes = host_array.ctypes.data, host_array.nbytes
         if stream is None:
-            call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
-            self.raise_recorded()
+            self._waiting_call(driver.cuMemcpyDtoH, dst, src_ptr, nbytes)
         else:
             call(driver.cuMemcpyDtoHAsync, dst, src_ptr, nbytes, _handle(stream))
 
@@ -134,10 +176,71 @@ class CudaBackend(Backend):
         else:
             call(driver.cuMemsetD8Async, ptr, byte, nbytes, _handle(stream))
 
+    def alloc_pitch(self, width_bytes, height, element_size):
+        from .copies import alloc_pitch
+        ptr, pitch = alloc_pitch(self, width_bytes, height, element_size)
+        return Allocation(ptr, pitch * height, self), pitch
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        from .copies import memcpy3d
+        memcpy3d(self, dst, src, extent, _handle(stream))
+
+    def host_register(self, array):
+        """cuMemHostRegister (portable: every context may use it); the array is kept
+        alive until host_unregister, as the driver keeps its pages locked until then."""
+        self.make_current()
+        call(api().cuMemHostRegister, array.ctypes.data, max(array.nbytes, 1),
+             api().CU_MEMHOSTREGISTER_PORTABLE)
+        self.registered[array.ctypes.data] = array
+
+    def host_unregister(self, array):
+        self.make_current()
+        call(api().cuMemHostUnregister, array.ctypes.data)
+        self.registered.pop(array.ctypes.data, None)
+
+    @property
+    def registered(self):
+        """Address -> the NumPy array host_register locked there."""
+        if "_registered" not in vars(self):
+            self._registered = {}
+        return self._registered
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        self.make_current()
+        driver = api()
+        width = {1: "D8", 2: "D16", 4: "D32"}[element_size]
+        if stream is None:
+            call(getattr(driver, "cuMemset" + width), ptr, bits, count)
+        else:
+            call(getattr(driver, f"cuMemset{width}Async"), ptr, bits, count, _handle(stream))
+
+    def create_pool(self):
+        from .pools import GpuPool
+        return GpuPool(self)
+
+    def default_pool(self):
+        from .pools import GpuPool
+        self.make_current()
+        return GpuPool(self, call(api().cuDeviceGetDefaultMemPool, self.device))
+
+    def temporary(self, nbytes):
+        """simt's own scratch memory (the device copies of a launch's NumPy arguments):
+        from the default pool, so a launch does not pay cuMemAlloc and cuMemFree. In the
+        legacy default stream's order: the synchronous copies that fill it follow it, and
+        the free when it dies comes after the work of every blocking stream."""
+        if "_scratch_pool" not in vars(self):
+            self._scratch_pool = self.default_pool()
+        return self._scratch_pool.alloc(nbytes, None)
+
+    def create_graph(self):
+        from .graphs import GpuGraph
+        return GpuGraph(self)
+
     def synchronize(self):
         self.make_current()
-        call(api().cuCtxSynchronize)
-        self.raise_recorded()
+        self._waiting_call(api().cuCtxSynchronize)
+        if self.deferred:
+            self.free_deferred()
         if self.callback_errors:
             raise self.callback_errors.pop(0)
 
@@ -161,8 +264,20 @@ class CudaBackend(Backend):
             self._error_record = (words, int(address), host)
         return self._error_record[:2]
 
-    def raise_recorded(self):
-        """Raise the error a bounds check or assert recorded, once, and clear the record."""
+    def _waiting_call(self, fn, *args):
+        """A driver call that waits for the device's work, then the error a kernel recorded;
+        a launch that trapped (simt.trap records where first) raises that record's error,
+        caused by the driver's."""
+        try:
+            call(fn, *args)
+        except LaunchError as lost:
+            self.raise_recorded(cause=lost)
+            raise
+        self.raise_recorded()
+
+    def raise_recorded(self, cause=None):
+        """Raise the error a bounds check, assert or trap recorded, once, and clear the
+        record; ``cause``: the driver's error for a launch that trapped."""
         if self._error_record is None or not self._error_record[0][0]:
             return
         from .kernels import launch_error
@@ -170,7 +285,20 @@ class CudaBackend(Backend):
         record = words.copy()
         words[:] = 0
         binary, name = self.error_source
-        raise launch_error(binary, record, name)
+        raise launch_error(binary, record, name) from cause
+
+    LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
+              "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE"}
+
+    def set_limit(self, name, value):
+        self.make_current()
+        driver = api()
+        call(driver.cuCtxSetLimit, getattr(driver.CUlimit, self.LIMITS[name]), value)
+
+    def get_limit(self, name):
+        self.make_current()
+        driver = api()
+        return int(call(driver.cuCtxGetLimit, getattr(driver.CUlimit, self.LIMITS[name])))
 
     def mem_get_info(self):
         self.make_current()
@@ -197,13 +325,14 @@ class CudaBackend(Backend):
         flag = driver.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL
         err, ptr = driver.cuMemAllocManaged(max(nbytes, 1), flag)
         check(err, "cuMemAllocManaged", request=nbytes)
-        return Allocation(int(ptr), nbytes, self)
+        return self.hold(int(ptr), nbytes)
 
     def create_stream(self, non_blocking=False, priority=0):
         """A new streams.Stream on this device."""
         from .streams import Stream
         self.make_current()
-        return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors)
+        return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors,
+                      backend=self)
 
     def default_stream(self):
         """The legacy default stream of this device."""
@@ -255,6 +384,33 @@ class CudaBackend(Backend):
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
                    cooperative=True)
 
+    def set_flags(self, flags):
+        """cuDevicePrimaryCtxSetFlags on this device's primary context."""
+        d = api()
+        names = {"schedule_auto": "CU_CTX_SCHED_AUTO", "schedule_spin": "CU_CTX_SCHED_SPIN",
+                 "schedule_yield": "CU_CTX_SCHED_YIELD",
+                 "schedule_blocking_sync": "CU_CTX_SCHED_BLOCKING_SYNC",
+                 "map_host": "CU_CTX_MAP_HOST"}
+        value = 0
+        for flag in flags:
+            value |= int(getattr(d.CUctx_flags, names[flag]))
+        call(d.cuDevicePrimaryCtxSetFlags, self.device, value)
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        self.make_current()
+        if shared_bytes:
+            loaded.function.ensure_dynamic_shared(shared_bytes)
+        return int(call(api().cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                        loaded.function.handle, threads, shared_bytes))
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        self.make_current()
+        if shared_bytes:
+            loaded.function.ensure_dynamic_shared(shared_bytes)
+        min_grid, block = call(api().cuOccupancyMaxPotentialBlockSize, loaded.function.handle,
+                               None, shared_bytes, max_threads)
+        return int(min_grid), int(block)
+
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         from .kernels import run_launch
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
@@ -274,6 +430,14 @@ class CudaBackend(Backend):
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         from .kernels import native_launch
         return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
+
+    def wrap_stream(self, handle):
+        """Another library's CUstream (an address) as a stream object of this device."""
+        from .streams import ForeignStream
+        self.make_current()
+        if not handle:
+            return self.default_stream()
+        return ForeignStream(handle, errors=self.callback_errors)
 
     def create_event(self, timing=True):
         """A new streams.Event on this device."""

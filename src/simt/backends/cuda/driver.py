@@ -27,6 +27,10 @@ _local = threading.local()   # .device: the ordinal whose context this thread ma
 _RESTART = "the CUDA context is unusable (as in CUDA); restart the process to use the GPU again"
 _LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchKernelEx")
 
+_CAPTURED = ("captured work is recorded into the graph, not run, so nothing can wait for it; "
+             "end the `with stream.capture()` block first, then launch the graph and wait "
+             "for that")
+
 # CUDA error name -> (exception class, sticky?, what to do)
 _ERRORS = {
     "CUDA_ERROR_OUT_OF_MEMORY": (OutOfMemoryError, False,
@@ -51,10 +55,32 @@ _ERRORS = {
     "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES": (InvalidConfiguration, False,
                                            "use fewer threads per block (the kernel needs "
                                            "too many registers for this block size)"),
+    "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED": (CudaError, False, _CAPTURED),
+    "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED": (CudaError, False, _CAPTURED),
+    "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT": (CudaError, False,
+                                           "work on the legacy default stream waits for the "
+                                           "capturing stream, whose work is only recorded; "
+                                           "put the work in the captured stream, or make it "
+                                           "in a Stream(non_blocking=True)"),
+    "CUDA_ERROR_STREAM_CAPTURE_UNJOINED": (CudaError, False,
+                                           "work of another stream was not joined back into "
+                                           "the capturing one: record an event in that "
+                                           "stream after its work and have the capturing "
+                                           "stream wait for it before the block ends"),
+    "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE": (CudaError, False,
+                                             "the new graph does not have the same nodes, of "
+                                             "the same kinds, with the same dependencies as "
+                                             "the instantiated one; only parameters may "
+                                             "change. Instantiate the new graph instead"),
     "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE": (InvalidConfiguration, False,
                                                 "a cooperative grid must fit on the device "
                                                 "at once: launch fewer blocks"),
 }
+
+
+# Stream host functions queued and not yet run: key -> (stream, fn, args) (streams.py);
+# launch.py makes no GIL-holding launch while any is pending (the host function needs it).
+pending_host_functions = {}
 
 
 def api():
@@ -75,12 +101,30 @@ def available():
     return _api is not None
 
 
+def why_unavailable():
+    """Why the driver API cannot be used, as advice (None when it can)."""
+    if available():
+        return None
+    error = _init_error or ""
+    if "No module named 'cuda" in error:
+        return "cuda-bindings is not installed: pip install 'simt[cuda]'"
+    if "libcuda" in error or "NOT_FOUND" in error:
+        return f"no NVIDIA driver was found ({error})"
+    if "INSUFFICIENT_DRIVER" in error or "COMPAT" in error:
+        return (f"the NVIDIA driver is too old for the installed cuda-bindings ({error}): "
+                "update the driver or install the cuda-bindings matching its CUDA version")
+    if "NO_DEVICE" in error:
+        return "the NVIDIA driver sees no GPU (check CUDA_VISIBLE_DEVICES)"
+    return error
+
+
 def _load():
     global _api, _init_error
     with _lock:
         if _api is not None or _init_error is not None:
             return
         try:
+            _choose_default_stream()
             from cuda.bindings import driver
             (err,) = driver.cuInit(0)
         except Exception as exc:      # ImportError, or the driver library is missing
@@ -90,6 +134,16 @@ def _load():
             _init_error = f"cuInit failed with {error_name(err, driver)}"
             return
         _api = driver
+
+
+def _choose_default_stream():
+    """SIMT_DEFAULT_STREAM=per-thread: cuda-bindings then calls the driver's per-thread
+    default stream entry points (_ptds/_ptsz) wherever stream 0 is given. It reads its
+    switch when it loads the driver, so the setting counts before the first GPU use."""
+    import os
+    from simt.config import config
+    if config.default_stream == "per-thread":
+        os.environ["CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM"] = "1"
 
 
 def error_name(err, driver=None):
@@ -193,3 +247,14 @@ def call(fn, *args, request=None):
     if len(result) == 2:
         return result[1]
     return result[1:]
+
+
+def destroy(name, handle):
+    """Free a driver object with ``name`` (cuStreamDestroy, ...) from a ``__del__``:
+    nothing when the handle or the context is gone."""
+    if handle is None or context_dead():
+        return
+    try:
+        call(getattr(api(), name), handle)
+    except Exception:
+        pass   # interpreter shutdown, or another thread's context: nothing to do

@@ -18,8 +18,7 @@ class _HostBuffer:
 
     def __del__(self):
         try:
-            self.backend.set_current()
-            call(api().cuMemFreeHost, self.ptr)
+            self.backend.free(self.ptr, "cuMemFreeHost")
         except Exception:
             pass   # interpreter shutdown or a dead context: the process is ending anyway
 
@@ -29,6 +28,8 @@ def host_alloc(backend, nbytes, flags):
     driver = api()
     backend.make_current()
     ptr = int(call(driver.cuMemHostAlloc, max(nbytes, 1), flags, request=nbytes))
+    with backend.held_lock:
+        backend.held[ptr] = nbytes
     array = np.asarray(_HostBuffer(ptr, nbytes, backend))
     return array, ptr
 

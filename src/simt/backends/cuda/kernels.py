@@ -20,7 +20,8 @@ class CudaKernel:
 
     def __init__(self, backend, binary):
         self.binary = binary
-        self.module = Module(binary.ptx, backend=backend)
+        self.module = Module(binary.ptx, backend=backend,
+                             line_info=binary.lineinfo)
         self.function = self.module.get_function(binary.symbol)
         self.launcher = Launcher(self.function, binary.param_kinds, backend)
         self.placed = {}          # symbol global name -> the _Symbol it was filled from
@@ -80,7 +81,6 @@ def launch_error(binary, record, kernel_name):
 
 def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
                cooperative=False):
-    from . import params as P
     backend.make_current()
     binary = loaded.binary
     if binary.grid_sync and not cooperative:
@@ -94,22 +94,12 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
         loaded.function.ensure_dynamic_shared(shared_bytes)
     copies, placed = [], {}          # (host region, its allocation); id(array) -> address
     for span, members in hostcopies.host_regions(list(hostcopies.numpy_arguments(args))):
-        alloc = backend.alloc(span.nbytes)
+        alloc = backend.temporary(span.nbytes)
         backend.copy_htod(alloc.ptr, span)
         copies.append((span, alloc, any(a.flags.writeable for a, _ in members)))
         placed.update((id(a), alloc.ptr + offset) for a, offset in members)
 
-    def pointer_of(value):
-        device_ptr = getattr(value, "device_ptr", None)
-        if device_ptr is not None:                 # mapped host memory: zero-copy
-            return device_ptr
-        if isinstance(value, np.ndarray):
-            return placed.get(id(value), 0)        # 0: an empty array
-        if hasattr(value, "ptr"):
-            return int(value.ptr)
-        return int(value.__cuda_array_interface__["data"][0])
-
-    values = [v for t, a in zip(binary.params, args) for v in P.values(t, a, pointer_of)]
+    values = kernel_values(binary, args, placed)
     handle = getattr(stream, "handle", stream)
     if binary.can_fail:
         backend.error_source = (binary, kernel.__name__)
@@ -120,6 +110,23 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
         for span, alloc, writeable in copies:
             if writeable:                  # read-only host memory is never written
                 backend.copy_dtoh(span, alloc.ptr)
+
+
+def kernel_values(binary, args, placed=None):
+    """The flat parameter values of a launch (``placed``: id(NumPy array) -> the address
+    of its device copy)."""
+    from . import params as P
+
+    def pointer_of(value):
+        device_ptr = getattr(value, "device_ptr", None)
+        if device_ptr is not None:                 # mapped host memory: zero-copy
+            return device_ptr
+        if isinstance(value, np.ndarray):
+            return (placed or {}).get(id(value), 0)   # 0: an empty array
+        if hasattr(value, "ptr"):
+            return int(value.ptr)
+        return int(value.__cuda_array_interface__["data"][0])
+    return [v for t, a in zip(binary.params, args) for v in P.values(t, a, pointer_of)]
 
 
 def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream):

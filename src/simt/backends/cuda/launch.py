@@ -6,14 +6,17 @@ one ``struct.pack_into`` of the argument values into that storage and one
 ``cuLaunchKernel`` call given the array's address as a plain int, which cuda.bindings
 passes through without converting anything.
 
-A Launcher's storage is shared by its launches: use one per host thread (the driver
-copies the values during cuLaunchKernel, so reuse right after it returns is safe).
+A Launcher's storage is shared by its launches, in every host thread: packing and the
+cuLaunchKernel that reads the values (the driver copies them during the call, so reuse
+right after it returns is safe) hold the Launcher's lock, as one thread's values must not
+replace another's in between.
 """
 
 import ctypes
 import struct
+import threading
 
-from simt.backends.cuda.driver import api, check, error_name
+from simt.backends.cuda.driver import api, check, error_name, pending_host_functions
 
 # ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
 _STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
@@ -61,6 +64,7 @@ class Launcher:
         self.function = function
         self.backend = backend
         self.pack = struct.Struct(fmt).pack_into
+        self.lock = threading.Lock()
         self.storage = (ctypes.c_char * size)()      # aligned as malloc aligns (16)
         base = ctypes.addressof(self.storage)
         self.pointers = (ctypes.c_void_p * max(len(kinds), 1))(*[base + o for o in offsets])
@@ -70,7 +74,7 @@ class Launcher:
         self._launch = driver.cuLaunchKernel
         self._cooperative = driver.cuLaunchCooperativeKernel
         self.launch = _binder(self.pack, self.storage, self._launch, self._handle,
-                              self.params, self._retry)
+                              self.params, self._retry, self.lock)
 
     def __call__(self, grid, block, args, shared=0, stream=None):
         """Launch on ``grid`` x ``block`` (3-tuples) with ``args`` in parameter order.
@@ -82,13 +86,14 @@ class Launcher:
 
     def cooperative(self, grid, block, args, shared=0, stream=None):
         """Launch with cuLaunchCooperativeKernel (grid-wide sync allowed); same arguments."""
-        self.pack(self.storage, 0, *args)
         gx, gy, gz = grid
         bx, by, bz = block
         call_args = (self._handle, gx, gy, gz, bx, by, bz, shared, stream, self.params)
-        (err,) = self._cooperative(*call_args)
-        if err:
-            self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
+        with self.lock:
+            self.pack(self.storage, 0, *args)
+            (err,) = self._cooperative(*call_args)
+            if err:
+                self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
 
     def _retry(self, fn, err, name, call_args):
         """A thread with no current context gets it made current and one more try."""
@@ -122,8 +127,12 @@ class Launcher:
         if VIA == "native" and native_trampoline() is not None:
             desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
                                shared, _address(stream), params)
-            return "go(desc)", {"go": native_trampoline(), "desc": ctypes.addressof(desc),
-                                "desc_struct": desc}          # kept alive by the caller's scope
+            # while a stream host function is pending, the call gives up the GIL (see
+            # native_trampoline): the host function needs it to finish
+            return "(go_free if pending else go)(desc)", {
+                "go": native_trampoline(), "go_free": native_trampoline(keep_gil=False),
+                "pending": pending_host_functions, "desc": ctypes.addressof(desc),
+                "desc_struct": desc}                          # kept alive by the caller's scope
         gx, gy, gz = grid
         bx, by, bz = block
         return ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
@@ -179,9 +188,12 @@ def _trampoline_ir():
 _native = []
 
 
-def native_trampoline():
+def native_trampoline(keep_gil=True):
     """``launch(desc_address) -> CUresult`` as native code, or None where LLVM's host JIT
-    or libcuda cannot be had. PYFUNCTYPE keeps the GIL: cuLaunchKernel returns at once."""
+    or libcuda cannot be had. ``keep_gil``: PYFUNCTYPE, which keeps the GIL (cuLaunchKernel
+    mostly returns at once), else CFUNCTYPE, which gives it up. cuLaunchKernel can wait for
+    the driver thread that runs stream host functions, and a host function waits for the
+    GIL: with it held, that was a deadlock (tools/stress.py on the H100 did not end)."""
     if not _native:
         try:
             from .. import hostjit as jit
@@ -189,11 +201,12 @@ def native_trampoline():
                 raise OSError("libcuda.so.1 has no cuLaunchKernel")
             module = jit.optimize(_trampoline_ir(), speed=2)
             loaded = jit.LoadedObject(jit.emit_object(module))
-            proto = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
-            _native.append((proto(loaded.address("simt_cuda_launch")), loaded))
+            address = loaded.address("simt_cuda_launch")
+            _native.append((ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address),
+                            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded))
         except Exception:               # no native route: the bindings route still works
-            _native.append((None, None))
-    return _native[0][0]
+            _native.append((None, None, None))
+    return _native[0][0 if keep_gil else 1]
 
 
 _cu = []
@@ -217,17 +230,18 @@ def _address(handle):
     return int(handle) or None
 
 
-def _binder(pack, storage, cu_launch, handle, params, retry):
+def _binder(pack, storage, cu_launch, handle, params, retry, lock):
     """The launch function of one Launcher: everything it needs held in closure cells,
     which Python reads faster than instance attributes."""
     def launch(grid, block, args, shared=0, stream=None):
-        pack(storage, 0, *args)
         gx, gy, gz = grid
         bx, by, bz = block
-        (err,) = cu_launch(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)
-        if err:
-            retry(cu_launch, err, "cuLaunchKernel",
-                  (handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0))
+        with lock:
+            pack(storage, 0, *args)
+            (err,) = cu_launch(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)
+            if err:
+                retry(cu_launch, err, "cuLaunchKernel",
+                      (handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0))
     return launch
 
 

@@ -25,6 +25,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from ...ir.walk import walk
 from ...compiler.lltypes import I32
+from ...compiler.loopmeta import mark
 
 FULL_TRIPS = 32          # constant trip counts up to this are fully unrolled ...
 FULL_BUDGET = 2400       # ... while trips * body size (IR nodes) stays within this
@@ -53,7 +54,7 @@ def loop_hint(em, stmt, latch_branch, start, stop, step):
                                       ll.Constant(I32, RUNTIME_COUNT)])]
     else:
         return
-    latch_branch.set_metadata("llvm.loop", LoopID(module, props))
+    mark(module, latch_branch, props)
 
 
 def constant_trips(start, stop, step, signed):
@@ -91,21 +92,3 @@ def body_size(stmts, seen=None):
             seen.add(id(node.function))
             total += body_size(node.function.body, seen)
     return total
-
-
-class LoopID(ll.values.MDValue):
-    """A loop's ``distinct !{!self, properties...}`` node: LLVM requires the first
-    operand to be the node itself, which ``Module.add_metadata`` cannot express."""
-
-    def __init__(self, module, props):
-        super().__init__(module, [], name=str(len(module.metadata)))
-        self.operands = (self, *props)
-
-    def descr(self, buf):
-        buf.append("distinct ")
-        super().descr(buf)
-
-    # identity, not structure: the default compares operands, which include the node
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
-    __hash__ = object.__hash__

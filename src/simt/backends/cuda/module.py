@@ -32,9 +32,10 @@ class Module:
 
     ``info_log`` holds what the JIT said (register use with verbose logs on).
     ``backend`` (a CudaBackend) is made current before unloading, if given.
+    ``line_info``: the JIT keeps the PTX's line tables (lineinfo=True) in the machine code.
     """
 
-    def __init__(self, image, backend=None, verbose=True):
+    def __init__(self, image, backend=None, verbose=True, line_info=False):
         driver = api()
         if backend is not None:
             backend.make_current()
@@ -51,6 +52,7 @@ class Module:
             opt.CU_JIT_ERROR_LOG_BUFFER: error,
             opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: _LOG_BYTES,
             opt.CU_JIT_LOG_VERBOSE: int(verbose),
+            opt.CU_JIT_GENERATE_LINE_INFO: int(line_info),
         }
         err, handle = driver.cuModuleLoadDataEx(
             image, len(options), list(options), list(options.values()))
@@ -146,8 +148,20 @@ def _pip_libdevice_dirs():
         yield from glob.glob(os.path.join(root, "*", "*", "nvvm", "libdevice"))
 
 
+def _pathfinder_libdevice():
+    """libdevice as cuda-pathfinder finds it (toolkit or wheels), or None."""
+    try:
+        from cuda.pathfinder import find_bitcode_lib
+        return find_bitcode_lib("device")
+    except Exception:          # not installed, too old to know bitcode, or not found
+        return None
+
+
 def find_libdevice():
     """Path of libdevice.10.bc, or None when no CUDA toolkit or nvcc wheel has one."""
+    found = _pathfinder_libdevice()
+    if found and os.path.isfile(found):
+        return found
     for folder in _libdevice_dirs():
         path = os.path.join(folder, "libdevice.10.bc")
         if os.path.isfile(path):

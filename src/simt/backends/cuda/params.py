@@ -2,7 +2,7 @@
 
 An array is (data pointer, extents[ndim]) plus strides[ndim] (elements) when
 its layout is neither C nor F; a bool is a byte, a half its 16 bits, a complex
-its two parts, a tuple its items in order. The same flattening gives the LLVM
+its two parts, a tuple its items and a vector type its components in order. The same flattening gives the LLVM
 parameter types (``llvm_types``), the rebuild inside the kernel (``unflatten``),
 the ctypes kinds of the driver's parameter buffer (``kinds``) and the values of
 one launch (``values``).
@@ -13,7 +13,8 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...ir import types as T
-from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar
+from ...lang import bfloat16
+from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar, vector_of
 
 _CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},
            "u": {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64},
@@ -36,6 +37,8 @@ def llvm_types(t):
         return [ptr(1)] + [ll.IntType(64)] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
         return [x for item in t.items for x in llvm_types(item)]
+    if isinstance(t, T.Vector):
+        return llvm_types(t.element) * t.n
     if t.kind == "b":
         return [I8]
     if t.kind == "c":
@@ -53,6 +56,8 @@ def kinds(t):
         return [ctypes.c_void_p] + [ctypes.c_int64] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
         return [x for item in t.items for x in kinds(item)]
+    if isinstance(t, T.Vector):
+        return kinds(t.element) * t.n
     if t.kind == "b":
         return [ctypes.c_uint8]
     if t.kind == "c":
@@ -76,12 +81,16 @@ def values(t, value, pointer_of):
         return out
     if isinstance(t, T.Tuple):
         return [x for it, v in zip(t.items, value) for x in values(it, v, pointer_of)]
+    if isinstance(t, T.Vector):
+        return [x for v in value for x in values(t.element, v, pointer_of)]
     if t.kind == "b":
         return [int(bool(value))]
     if t.kind == "c":
         value = complex(value)
         return [value.real, value.imag]
     if t.kind == "f":
+        if t.is_bfloat16:
+            return [bfloat16.bits(value)]
         if t.dtype.itemsize == 2:
             return [int(np.float16(value).view(np.uint16))]
         return [float(value)]
@@ -96,17 +105,22 @@ def plan(types):
     for t in types:
         if isinstance(t, T.Array):
             out.append(None)
+        elif isinstance(t, T.Vector):
+            one = plan([t.element])[0][0]
+            out.append([e.replace("{a}", f"{{a}}[{i}]") for i in range(t.n) for e in one])
         elif t.kind == "b":
             out.append(["1 if {a} else 0"])
         elif t.kind == "u":
             out.append([f"int({{a}}) & {(1 << (8 * t.dtype.itemsize)) - 1}"])
         elif t.kind == "c":
             out.append(["{a}.real", "{a}.imag"])
+        elif t.kind == "f" and t.is_bfloat16:
+            out.append(["_bf16({a})"])
         elif t.kind == "f" and t.dtype.itemsize == 2:
             out.append(["_half({a})"])
         else:
             out.append(["{a}"])
-    return out, {"_half": _half}
+    return out, {"_half": _half, "_bf16": bfloat16.bits}
 
 
 def _half(value):
@@ -143,6 +157,8 @@ def unflatten(b, t, args):
                 v = v.pack(b, _Spaces)
             struct = b.insert_value(struct, v, i)
         return struct
+    if isinstance(t, T.Vector):
+        return vector_of(b, scalar(t), [unflatten(b, t.element, args) for _ in range(t.n)])
     if t.kind == "b":
         return b.trunc(next(args), I1)
     if t.kind == "c":

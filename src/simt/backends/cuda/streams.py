@@ -7,11 +7,14 @@ import ctypes
 import itertools
 import threading
 
-from simt.backends.cuda.driver import api, call, check, context_dead, error_name
+from simt.backends.cuda.driver import (api, call, check, destroy, error_name,
+                                      pending_host_functions)
+from simt.errors import CudaError
 from simt.runtime.backend import refuse_in_host_function, running_host_function
+from . import graphs
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_pending = {}               # key -> (stream, fn, args) of host functions not yet run
+_pending = pending_host_functions   # key -> (stream, fn, args) of host functions not yet run
 _keys = itertools.count(1)
 _pending_lock = threading.Lock()
 
@@ -42,8 +45,9 @@ def _is_ready(err, name):
 class Stream:
     """A CUDA stream (cuStreamCreateWithPriority); lower priority numbers run first."""
 
-    def __init__(self, non_blocking=False, priority=0, errors=None):
+    def __init__(self, non_blocking=False, priority=0, errors=None, backend=None):
         driver = api()
+        self.backend = backend
         flags = driver.CUstream_flags.CU_STREAM_NON_BLOCKING if non_blocking else 0
         self.handle = call(driver.cuStreamCreateWithPriority, int(flags), priority)
         self.non_blocking, self.priority = non_blocking, priority
@@ -71,6 +75,10 @@ class Stream:
         ``fn`` must not call CUDA. An exception it raises comes back at ``synchronize``.
         """
         driver = api()
+        ident = graphs.capture_id(self.handle) if self.handle is not None else None
+        if ident is not None:             # a host node of the graph: replayed many times
+            graphs.capture_host(self.handle, ident, fn, args, self.callback_errors)
+            return
         key = next(_keys)
         with _pending_lock:
             _pending[key] = (self, fn, args)
@@ -82,8 +90,34 @@ class Stream:
                 _pending.pop(key, None)
             raise
 
+    def begin_capture(self):
+        """Record this stream's work into a graph (cuStreamBeginCapture). Relaxed mode:
+        calls that conflict with the capture (synchronizing it, the legacy default
+        stream) still fail, but compiling and loading a kernel at its first launch, or
+        allocating, inside the block do not."""
+        driver = api()
+        call(driver.cuStreamBeginCapture, self.handle,
+             driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+
+    def end_capture(self, failed=False):
+        """The captured graph (cuStreamEndCapture); after a failure, end and drop it."""
+        try:
+            hosts = graphs.take_captured(graphs.capture_id(self.handle))
+        except CudaError:
+            if not failed:
+                raise
+        err, graph = api().cuStreamEndCapture(self.handle)
+        if failed:
+            if not err and graph is not None:
+                destroy("cuGraphDestroy", graph)
+            return None
+        check(err, "cuStreamEndCapture")
+        graph = graphs.GpuGraph(self.backend, graph)
+        graph.hosts = hosts
+        return graph
+
     def __del__(self):
-        _destroy("cuStreamDestroy", getattr(self, "handle", None))
+        destroy("cuStreamDestroy", getattr(self, "handle", None))
 
 
 class DefaultStream(Stream):
@@ -93,6 +127,21 @@ class DefaultStream(Stream):
         self.handle = None
         self.non_blocking, self.priority = False, 0
         self.callback_errors = [] if errors is None else errors
+
+
+class ForeignStream(Stream):
+    """A stream another library made (PyTorch, CuPy, cuda.core): used, never destroyed."""
+
+    def __init__(self, handle, errors=None):
+        driver = api()
+        self.handle = driver.CUstream(int(handle))
+        flags = call(driver.cuStreamGetFlags, self.handle)
+        self.non_blocking = bool(int(flags) & int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        self.priority = call(driver.cuStreamGetPriority, self.handle)
+        self.callback_errors = [] if errors is None else errors
+
+    def __del__(self):
+        pass
 
 
 class Event:
@@ -122,13 +171,4 @@ class Event:
         return call(api().cuEventElapsedTime, self.handle, end.handle)
 
     def __del__(self):
-        _destroy("cuEventDestroy", getattr(self, "handle", None))
-
-
-def _destroy(name, handle):
-    if handle is None or context_dead():
-        return
-    try:
-        call(getattr(api(), name), handle)
-    except Exception:
-        pass   # interpreter shutdown, or another thread's context: nothing to do
+        destroy("cuEventDestroy", getattr(self, "handle", None))

@@ -9,10 +9,11 @@ and barriers are NVVM intrinsics; math calls go to libdevice
 import numpy as np
 from llvmlite import ir as ll
 
+import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
 from ...compiler.target import FAULT_IDS, Target
-from . import loops, mathcalls, texlower, warp
+from . import atomics, loops, mathcalls, texlower, warp
 
 COLLECTIVE = {"count": "llvm.nvvm.barrier0.popc", "and": "llvm.nvvm.barrier0.and",
               "or": "llvm.nvvm.barrier0.or"}
@@ -94,6 +95,26 @@ class CudaTarget(Target):
             gv.align = 8
         return em.builder.load(gv, typ=gv.value_type)
 
+    def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
+        return atomics.atomic_rmw(self, em, op, address, value, t, scope, order)
+
+    def atomic_cas(self, em, address, cmp, new, scope="device", order="relaxed"):
+        if cmp.type.width == 16:
+            return atomics.cas16(em, address, cmp, new, scope, order)
+        return super().atomic_cas(em, address, cmp, new, scope, order)
+
+    def heap_malloc(self, em, nbytes):
+        """The CUDA runtime's device malloc (the driver links it when it loads the PTX)."""
+        b = em.builder
+        raw = b.call(function(em.module, "malloc", ll.FunctionType(ptr(), [I64])), [nbytes])
+        space = ptr(self.addrspace("global"))
+        null = b.icmp_unsigned("==", b.ptrtoint(raw, I64), i64(0))
+        return b.select(null, ll.Constant(space, None), b.addrspacecast(raw, space))
+
+    def heap_free(self, em, data, loc):
+        fn = function(em.module, "free", ll.FunctionType(ll.VoidType(), [ptr()]))
+        em.builder.call(fn, [em.builder.addrspacecast(data, ptr())])
+
     # ---------------------------------------------------------------- statements
     def call_print(self, em, text, buf, count):
         fn = function(em.module, "vprintf", ll.FunctionType(I32, [ptr(), ptr()]))
@@ -102,7 +123,8 @@ class CudaTarget(Target):
     def record_fault(self, em, code, words):
         """Into host-mapped memory (readable even when the context is in trouble), then
         PTX ``exit``: the device stays usable and the runtime raises the error at the
-        next synchronizing call."""
+        next synchronizing call. simt.trap() ends with ``trap`` instead: the launch fails
+        and the context is lost, as CUDA's ``__trap()`` does."""
         b = em.builder
         gv = em.module.globals.get("simt_error_record")
         if gv is None:
@@ -120,12 +142,27 @@ class CudaTarget(Target):
         b.fence("seq_cst")
         b.branch(done)
         b.position_at_end(done)
-        b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), "exit;", "", side_effect=True), [])
+        end = "trap;" if code == fault.TRAP else "exit;"
+        b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), end, "", side_effect=True), [])
         b.unreachable()
 
     def emit_barrier(self, em, stmt):
+        if stmt.tile:
+            return self.tile_barrier(em, stmt.tile)
         fn = function(em.module, "llvm.nvvm.barrier0", ll.FunctionType(ll.VoidType(), []))
         em.builder.call(fn, [])
+
+    def tile_barrier(self, em, n):
+        """The barrier of this thread's tile of n threads (lang/cg_tiles.py): named barrier
+        1 + the tile's index in the block, counting n threads (PTX barrier.sync id, n)."""
+        b = em.builder
+        tid = [self.special(em, f"threadIdx.{axis}") for axis in "xyz"]
+        ntid = [self.special(em, f"blockDim.{axis}") for axis in "xy"]
+        rank = b.add(b.mul(b.add(b.mul(tid[2], ntid[1]), tid[1]), ntid[0]), tid[0])
+        index = b.add(b.lshr(rank, i32(n.bit_length() - 1)), i32(1))
+        fn = function(em.module, "llvm.nvvm.barrier.cta.sync.count",
+                      ll.FunctionType(ll.VoidType(), [I32, I32]))
+        b.call(fn, [index, i32(n)])
 
     def emit_collective(self, em, op, value):
         fn = function(em.module, COLLECTIVE[op], ll.FunctionType(I32, [I32]))
@@ -136,7 +173,7 @@ class CudaTarget(Target):
 
 
 def _global(module, name, decl, addrspace):
-    elem = memory(T.Scalar(decl.dtype))
+    elem = memory(T.element_type(decl.dtype))
     gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
                            addrspace=addrspace)
     gv.align = 16

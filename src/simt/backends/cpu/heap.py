@@ -1,0 +1,114 @@
+"""The CPU device's heap for ``simt.malloc``/``simt.free`` (guide B.30).
+
+One buffer of ``malloc_heap_size`` bytes (8 MiB, CUDA's default), made when a
+kernel first calls malloc; blocks are handed out first-fit, 16-byte aligned,
+and coalesced when freed, so a heap that is full (or too fragmented) returns
+null as CUDA's does. Like the GPU's heap it lives as long as the process, so
+what a kernel does not free stays taken. Kernels reach it through two
+callbacks registered with the JIT.
+"""
+import bisect
+import ctypes
+import threading
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from ...errors import CudaError
+
+MALLOC, FREE = "simt_cpu_malloc", "simt_cpu_free"
+ALIGN = 16
+DEFAULT_SIZE = 8 << 20
+
+
+class Heap:
+    """First-fit blocks in one buffer; ``free_list`` is sorted [(offset, size)]."""
+
+    def __init__(self, size):
+        self.buffer = np.empty(size + ALIGN, np.uint8)
+        self.base = self.buffer.ctypes.data + (-self.buffer.ctypes.data) % ALIGN
+        self.free_list = [(0, size)]
+        self.used = {}                       # offset -> size of each live block
+        self.lock = threading.Lock()
+
+    def malloc(self, nbytes):
+        """The address of a new block, or 0 when no free range holds it."""
+        if nbytes == 0:
+            return 0
+        size = -(-nbytes // ALIGN) * ALIGN
+        with self.lock:
+            for k, (offset, room) in enumerate(self.free_list):
+                if room >= size:
+                    if room == size:
+                        del self.free_list[k]
+                    else:
+                        self.free_list[k] = (offset + size, room - size)
+                    self.used[offset] = size
+                    return self.base + offset
+        return 0
+
+    def free(self, address):
+        """0 when ``address`` was a live block (or null), else 1."""
+        if address == 0:
+            return 0
+        with self.lock:
+            size = self.used.pop(address - self.base, None)
+            if size is None:
+                return 1
+            self._release(address - self.base, size)
+        return 0
+
+    def _release(self, offset, size):
+        k = bisect.bisect(self.free_list, (offset, size))
+        if k < len(self.free_list) and self.free_list[k][0] == offset + size:
+            size += self.free_list.pop(k)[1]
+        if k > 0 and sum(self.free_list[k - 1]) == offset:
+            offset, size = self.free_list[k - 1][0], self.free_list[k - 1][1] + size
+            k -= 1
+            del self.free_list[k]
+        self.free_list.insert(k, (offset, size))
+
+    def bytes_in_use(self):
+        with self.lock:
+            return sum(self.used.values())
+
+
+class _State:
+    size = DEFAULT_SIZE
+    heap = None
+    lock = threading.Lock()
+
+
+def get_heap():
+    """The heap, made at a kernel's first malloc with the size set then."""
+    with _State.lock:
+        if _State.heap is None:
+            _State.heap = Heap(_State.size)
+        return _State.heap
+
+
+def set_size(nbytes):
+    with _State.lock:
+        if _State.heap is not None and nbytes != _State.size:
+            raise CudaError("set_limit('malloc_heap_size') after a kernel called simt.malloc "
+                            "on the 'cpu' device: the heap's size is fixed once it is in use "
+                            "(CUDA's cudaErrorInvalidValue); set it before the first such launch")
+        _State.size = nbytes
+
+
+def size():
+    return _State.size
+
+
+def _malloc(nbytes):
+    return get_heap().malloc(nbytes) or None
+
+
+def _free(address):
+    return get_heap().free(address or 0)
+
+
+_malloc_callback = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint64)(_malloc)
+_free_callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(_free)
+llvm.add_symbol(MALLOC, ctypes.cast(_malloc_callback, ctypes.c_void_p).value)
+llvm.add_symbol(FREE, ctypes.cast(_free_callback, ctypes.c_void_p).value)

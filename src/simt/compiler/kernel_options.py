@@ -1,0 +1,71 @@
+"""The values of the kernel options CUDA spells as ``__launch_bounds__``, ``-maxrregcount``
+and ``-lineinfo`` (guide B.32): checked when ``@simt.kernel(...)`` is applied, so a bad
+value is an error at the decorator, never a compile that quietly does something else.
+
+``checked(options, what)`` returns the options normalized: ``launch_bounds`` as the
+tuple ``(max_threads, min_blocks)`` (``min_blocks`` 0 when not given), so that two
+spellings of one bound are one cache key. docs/kernel-options.md is the user's page.
+"""
+import numpy as np
+
+MAX_THREADS = 1024        # CUDA's limit on threads per block, every architecture since 2.0
+MAX_REGISTERS = 255       # registers per thread a kernel may use, every architecture since 3.5
+
+
+def _integer(value):
+    """value as an int when it is a Python or NumPy integer (not a bool), else None."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
+
+
+def launch_bounds(value, what):
+    """(max_threads, min_blocks) from ``n``, ``(n,)`` or ``(n, min_blocks)``; None stays None."""
+    if value is None:
+        return None
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    numbers = [_integer(v) for v in items]
+    if not 1 <= len(items) <= 2 or None in numbers:
+        raise TypeError(f"{what}: launch_bounds is (max_threads, min_blocks) or max_threads, "
+                        f"as ints; got {value!r}")
+    max_threads, min_blocks = numbers[0], numbers[1] if len(numbers) == 2 else 0
+    if not 1 <= max_threads <= MAX_THREADS:
+        raise ValueError(f"{what}: launch_bounds max_threads is {max_threads}; it must be "
+                         f"1 to {MAX_THREADS} (threads per block)")
+    if len(numbers) == 2 and min_blocks < 1:
+        raise ValueError(f"{what}: launch_bounds min_blocks is {min_blocks}; it must be at "
+                         "least 1 (blocks per multiprocessor), or leave it out")
+    return (max_threads, min_blocks)
+
+
+def maxnreg(value, what):
+    """The register limit per thread: an int from 1 to MAX_REGISTERS, or None."""
+    if value is None:
+        return None
+    n = _integer(value)
+    if n is None:
+        raise TypeError(f"{what}: maxnreg is an int number of registers per thread; got "
+                        f"{value!r}")
+    if not 1 <= n <= MAX_REGISTERS:
+        raise ValueError(f"{what}: maxnreg is {n}; it must be 1 to {MAX_REGISTERS} "
+                         "(registers per thread)")
+    return n
+
+
+def flag(name):
+    """A checker for an on/off option: True or False only."""
+    def check(value, what):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{what}: {name} is True or False; got {value!r}")
+        return bool(value)
+    return check
+
+
+CHECKS = {"launch_bounds": launch_bounds, "maxnreg": maxnreg, "lineinfo": flag("lineinfo"),
+          "boundscheck": flag("boundscheck")}
+
+
+def checked(options, what):
+    """``options`` with every value CHECKS knows checked and normalized."""
+    return {name: CHECKS[name](value, what) if name in CHECKS else value
+            for name, value in options.items()}

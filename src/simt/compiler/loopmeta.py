@@ -1,0 +1,45 @@
+"""``llvm.loop`` metadata on a loop's back edge: the unrolling requests of ``simt.unroll``
+(``ir.ForRange.unroll``) on every target, and the node type the CUDA target's own hints
+(backends/cuda/loops.py) use too."""
+from llvmlite import ir as ll
+
+from .lltypes import I32
+
+
+def mark(module, back_edge, props):
+    """Attach the loop properties ``props`` (metadata nodes) to ``back_edge``."""
+    back_edge.set_metadata("llvm.loop", LoopID(module, props))
+
+
+def requested(module, back_edge, unroll):
+    """simt.unroll's request: 0 unrolls fully, 1 never, n > 1 n times."""
+    if unroll == 0:
+        props = [_flag(module, "llvm.loop.unroll.full")]
+    elif unroll == 1:
+        props = [_flag(module, "llvm.loop.unroll.disable")]
+    else:
+        props = [module.add_metadata([ll.MetaDataString(module, "llvm.loop.unroll.count"),
+                                      ll.Constant(I32, unroll)])]
+    mark(module, back_edge, props)
+
+
+def _flag(module, name):
+    return module.add_metadata([ll.MetaDataString(module, name)])
+
+
+class LoopID(ll.values.MDValue):
+    """A loop's ``distinct !{!self, properties...}`` node: LLVM requires the first
+    operand to be the node itself, which ``Module.add_metadata`` cannot express."""
+
+    def __init__(self, module, props):
+        super().__init__(module, [], name=str(len(module.metadata)))
+        self.operands = (self, *props)
+
+    def descr(self, buf):
+        buf.append("distinct ")
+        super().descr(buf)
+
+    # identity, not structure: the default compares operands, which include the node
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__

@@ -1,0 +1,159 @@
+"""Loads and stores with cache hints (guide B.10-B.12): ``simt.ldg`` (the read-only
+data cache) and ``ldcg/ldca/ldcs/ldlu/ldcv``, ``stwb/stcg/stcs/stwt``.
+
+On the GPU each is one PTX instruction with its cache operator
+(``ld.global.nc``, ``ld.global.cg`` ..., ``st.global.wb`` ...), written as
+inline PTX since LLVM has no way to ask for them; on the CPU they are plain,
+bounds-checked loads and stores. They read and write global memory only.
+"""
+from ..ir import types as T
+from .atomics import index_list
+from .registry import Intrinsic, lazy_module
+
+ll = lazy_module("llvmlite.ir")
+
+LOADS = {
+    "ldg": ("nc", "__ldg: through the read-only data cache (the data must not change during "
+                  "the kernel)"),
+    "ldcg": ("cg", "__ldcg: cache globally (in L2, not L1)"),
+    "ldca": ("ca", "__ldca: cache at all levels (L1 and L2)"),
+    "ldcs": ("cs", "__ldcs: cache streaming, likely read once (evict first)"),
+    "ldlu": ("lu", "__ldlu: last use (the line may be dropped after the read)"),
+    "ldcv": ("cv", "__ldcv: do not cache; fetch again on every read (volatile)"),
+}
+STORES = {
+    "stwb": ("wb", "__stwb: write back through the caches (the default for stores)"),
+    "stcg": ("cg", "__stcg: cache globally (in L2, not L1)"),
+    "stcs": ("cs", "__stcs: cache streaming, likely written once (evict first)"),
+    "stwt": ("wt", "__stwt: write through to system memory"),
+}
+REGISTERS = {8: ("u8", "r", 32), 16: ("b16", "h", 16), 32: ("b32", "r", 32), 64: ("b64", "l", 64)}
+
+
+def _build(name, count):
+    python_name = f"simt.{name}"
+    shape = "(ary, idx)" if count == 2 else "(ary, idx, val)"
+
+    def build(fc, args, kwargs, loc):
+        if kwargs or len(args) != count:
+            fc.fail(loc, f"{python_name}{shape} takes {count} positional arguments")
+        built = [fc.expr(a, loc) for a in args]
+        array = built[0]
+        if not isinstance(array.type, T.Array):
+            fc.fail(loc, f"{python_name} needs an array as its first argument, got {array.type}")
+        if array.type.space != "global":
+            fc.fail(loc, f"{python_name} reads and writes global memory; "
+                    f"{fc.label_of(args[0])} is a {array.type.space} array",
+                    f"use {fc.label_of(args[0])}[...] for {array.type.space} memory")
+        if array.type.dtype.kind not in "biuf":
+            fc.fail(loc, f"{python_name} is not available for {array.type.dtype.name} arrays",
+                    "use an array of ints, floats or bools")
+        indices = index_list(fc, array, built[1], python_name, loc)
+        attrs = {"label": fc.label_of(args[0])}
+        entry = ENTRIES[name]
+        if count == 2:
+            return entry.node(array.type.element, loc, [array] + indices, attrs)
+        value = fc.cast(built[2], array.type.element, loc)
+        return entry.node(T.VOID, loc, [array, value] + indices, attrs)
+    return build
+
+
+def _make():
+    entries = {}
+    for name, (op, doc) in LOADS.items():
+        entries[name] = Intrinsic(name, f"simt.{name}(ary, idx): ary[idx] read with {doc}; "
+                                  f"PTX ld.global.{op}. A plain read on the CPU.",
+                                  _build(name, 2))
+    for name, (op, doc) in STORES.items():
+        entries[name] = Intrinsic(name, f"simt.{name}(ary, idx, val): ary[idx] = val written "
+                                  f"with {doc}; PTX st.global.{op}. A plain write on the CPU.",
+                                  _build(name, 3), writes=True)
+    return entries
+
+
+ENTRIES = _make()
+ldg, ldcg, ldca, ldcs, ldlu, ldcv = (ENTRIES[n] for n in LOADS)
+stwb, stcg, stcs, stwt = (ENTRIES[n] for n in STORES)
+
+
+def _address(em, e, first_index):
+    array = em.expr(e.args[0])
+    indices = [em.expr(i) for i in e.args[first_index:]]
+    return em.element_address(array, indices, e.attrs["label"], e.loc), e.args[0].type
+
+
+@ldg.lowering("cpu")
+@ldcg.lowering("cpu")
+@ldca.lowering("cpu")
+@ldcs.lowering("cpu")
+@ldlu.lowering("cpu")
+@ldcv.lowering("cpu")
+def _load_cpu(em, e):
+    address, array_type = _address(em, e, 1)
+    return em.load_element(address, array_type)
+
+
+@stwb.lowering("cpu")
+@stcg.lowering("cpu")
+@stcs.lowering("cpu")
+@stwt.lowering("cpu")
+def _store_cpu(em, e):
+    address, array_type = _address(em, e, 2)
+    em.store_element(address, em.expr(e.args[1]), array_type)
+
+
+def _register(t):
+    """(PTX type, constraint, register width) for an element of type t."""
+    return REGISTERS[t.dtype.itemsize * 8]
+
+
+def _from_bits(b, bits, t):
+    """A loaded register as a value of type t."""
+    width = t.dtype.itemsize * 8
+    if width < bits.type.width:
+        bits = b.trunc(bits, ll.IntType(width))
+    if t.kind == "b":
+        return b.trunc(bits, ll.IntType(1))
+    if t.kind == "f":
+        return b.bitcast(bits, {16: ll.HalfType(), 32: ll.FloatType(), 64: ll.DoubleType()}[width])
+    return bits
+
+
+def _to_bits(b, value, t, reg_width):
+    width = t.dtype.itemsize * 8
+    if t.kind == "f":
+        value = b.bitcast(value, ll.IntType(width))
+    elif t.kind == "b":
+        value = b.zext(value, ll.IntType(width))
+    return b.zext(value, ll.IntType(reg_width)) if reg_width > width else value
+
+
+@ldg.lowering("cuda")
+@ldcg.lowering("cuda")
+@ldca.lowering("cuda")
+@ldcs.lowering("cuda")
+@ldlu.lowering("cuda")
+@ldcv.lowering("cuda")
+def _load_cuda(em, e):
+    address, array_type = _address(em, e, 1)
+    t = array_type.element
+    ptx_type, reg, width = _register(t)
+    fnty = ll.FunctionType(ll.IntType(width), [address.type])
+    asm = ll.InlineAsm(fnty, f"ld.global.{LOADS[e.op][0]}.{ptx_type} $0, [$1];", f"={reg},l",
+                       side_effect=True)
+    return _from_bits(em.builder, em.builder.call(asm, [address]), t)
+
+
+@stwb.lowering("cuda")
+@stcg.lowering("cuda")
+@stcs.lowering("cuda")
+@stwt.lowering("cuda")
+def _store_cuda(em, e):
+    address, array_type = _address(em, e, 2)
+    t = array_type.element
+    ptx_type, reg, width = _register(t)
+    value = _to_bits(em.builder, em.expr(e.args[1]), t, width)
+    fnty = ll.FunctionType(ll.VoidType(), [address.type, value.type])
+    asm = ll.InlineAsm(fnty, f"st.global.{STORES[e.op][0]}.{ptx_type} [$0], $1;",
+                       f"l,{reg},~{{memory}}", side_effect=True)
+    em.builder.call(asm, [address, value])

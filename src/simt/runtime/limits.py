@@ -1,0 +1,33 @@
+"""Device limits: cudaDeviceSetLimit / cudaDeviceGetLimit for the current device."""
+import numpy as np
+
+from .devices import get_device
+
+LIMITS = {
+    "malloc_heap_size": "bytes of the heap simt.malloc allocates from (default 8 MiB)",
+    "printf_fifo_size": "bytes of the GPU's printf buffer (default 1 MiB)",
+    "stack_size": "bytes of stack per GPU thread",
+}
+
+
+def _check(name):
+    if name not in LIMITS:
+        raise ValueError(f"unknown limit {name!r}; the limits are "
+                         + ", ".join(f"{k!r} ({v})" for k, v in LIMITS.items()))
+
+
+def set_limit(name, value):
+    """Set a limit of the current device (cudaDeviceSetLimit); ``value`` in bytes.
+    'malloc_heap_size' must be set before the first launch of a kernel that calls
+    simt.malloc. NotSupportedError on a device without that limit."""
+    _check(name)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"set_limit({name!r}, value): value must be a number of bytes >= 0, "
+                         f"got {value!r}")
+    get_device().backend.set_limit(name, int(value))
+
+
+def get_limit(name):
+    """A limit of the current device in bytes (cudaDeviceGetLimit)."""
+    _check(name)
+    return get_device().backend.get_limit(name)

@@ -1,0 +1,93 @@
+"""The command line and the package's behaviour in fresh processes: `simt --version`,
+`cache info|clear`, `run NAME --help`, "did you mean", a closed pipe, XDG_CACHE_HOME and
+kernels defined in `python -c`."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def simt_cli(*args, env=None, **kwargs):
+    return subprocess.run([sys.executable, "-m", "simt", *args], capture_output=True,
+                          text=True, timeout=120, env=env, **kwargs)
+
+
+def test_version():
+    import simt
+    out = simt_cli("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"simt {simt.__version__}"
+
+
+def test_unknown_example_suggests_the_closest():
+    out = simt_cli("run", "julai")
+    assert out.returncode == 2
+    assert "did you mean julia?" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_run_name_help_says_what_it_does_and_runs_nothing():
+    out = simt_cli("run", "julia", "--help")
+    assert out.returncode == 0
+    assert "Julia set" in out.stdout and "--device" in out.stdout
+    assert "running" not in out.stderr
+
+
+def test_cache_info_and_clear(tmp_path):
+    env = dict(os.environ, SIMT_CACHE_DIR=str(tmp_path))
+    (tmp_path / "k-1-2.simtc").write_bytes(b"x" * 10)
+    (tmp_path / "notes.txt").write_text("not simt's")
+    info = simt_cli("cache", "info", env=env)
+    assert info.returncode == 0 and str(tmp_path) in info.stdout
+    assert "1 compiled kernels" in info.stdout
+    clear = simt_cli("cache", "clear", env=env)
+    assert clear.returncode == 0 and "removed 1" in clear.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_closed_pipe_is_not_an_error():
+    """`python -m simt examples | head -1`: the reader has gone before simt writes."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = subprocess.run([sys.executable, "-m", "simt", "examples"], stdout=write_end,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert "BrokenPipeError" not in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 0
+
+
+def test_xdg_cache_home_is_honoured(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SIMT_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", "from simt.config import config; print(config.cache_dir)"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert out.stdout.strip() == str(tmp_path / "simt")
+
+
+def test_a_kernel_defined_in_python_c_compiles():
+    code = textwrap.dedent("""
+        import numpy as np, simt
+        @simt.kernel
+        def twice(a):
+            i = simt.threadIdx.x
+            a[i] = 2 * a[i]
+        x = np.arange(1.0, 9.0)
+        twice[1, 8](x)
+        print(x.tolist())
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, SIMT_DEVICE="cpu"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str([2.0 * v for v in range(1, 9)])
+
+
+def test_a_kernel_without_source_says_where_to_define_it():
+    code = "import simt\nns = {}\nexec('def k(a):\\n    a[0] = 1\\n', {'simt': simt}, ns)\n" \
+           "try:\n    simt.kernel(ns['k'])[1, 1](__import__('numpy').zeros(1))\n" \
+           "except simt.CompileError as e:\n    print('CompileError:', e)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, SIMT_DEVICE="cpu"))
+    assert out.returncode == 0, out.stderr
+    assert "CompileError:" in out.stdout and "define" in out.stdout

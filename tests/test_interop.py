@@ -1,0 +1,133 @@
+"""Arrays and streams of other libraries: DLPack both ways with no copy, foreign arrays as
+kernel arguments, the CUDA array interface's stream and read-only fields, foreign streams."""
+import numpy as np
+import pytest
+
+import simt
+from simt.runtime import dlpack
+from conftest import poison, random_array
+
+
+@simt.kernel
+def scale_into(a, out, s):
+    i = simt.grid(1)
+    if i < out.size:
+        out[i] = a[i] * s
+
+
+class HostExporter:
+    """A third-party CPU tensor: only the DLPack protocol (as a torch CPU tensor has)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return (dlpack.KDL_CPU, 0)
+
+
+def test_capsules_round_trip_through_the_c_structs(rng):
+    """The ctypes DLPack layer against NumPy's own exporter and importer."""
+    host = random_array(rng, (3, 5), np.float32)[:, 1:4]         # strided
+    tensor = dlpack.Imported(host.__dlpack__())
+    assert (tensor.shape, tensor.dtype, tensor.strides) == (host.shape, host.dtype, host.strides)
+    assert tensor.ptr == host.__array_interface__["data"][0]
+    with pytest.raises(ValueError, match="used once"):
+        capsule = host.__dlpack__()
+        dlpack.Imported(capsule)
+        dlpack.Imported(capsule)
+    with simt.use_device("cpu"):
+        d = simt.to_device(random_array(rng, (4, 6), np.int16))
+    capsule = dlpack.export(d, dlpack.KDL_CPU, 0)
+    back = dlpack.Imported(capsule)
+    assert (back.shape, back.dtype, back.ptr) == (d.shape, d.dtype, d.ptr)
+    assert back.strides == d.strides
+    del back                                   # runs the deleter: the export is released
+    assert not dlpack._exported
+
+
+def test_an_unconsumed_export_is_released(rng):
+    with simt.use_device("cpu"):
+        d = simt.to_device(random_array(rng, 10, np.float64))
+    capsule = dlpack.export(d, dlpack.KDL_CPU, 0)
+    assert dlpack._exported
+    del capsule
+    assert not dlpack._exported
+
+
+def test_a_dlpack_tensor_is_a_kernel_argument_without_a_copy(rng):
+    with simt.use_device("cpu"):
+        a = random_array(rng, 100, np.float32)
+        out = poison(100, np.float32)
+        scale_into[4, 32](HostExporter(a), HostExporter(out), np.float32(3))
+        np.testing.assert_array_equal(out, a * 3)
+        wrapped = simt.from_dlpack(HostExporter(out))
+        assert wrapped.ptr == out.__array_interface__["data"][0]
+
+
+def test_gpu_arrays_export_and_import_dlpack(device, rng):
+    a = random_array(rng, (8, 16), np.float64)
+    d = simt.to_device(a)
+    back = simt.from_dlpack(d)
+    assert back.ptr == d.ptr and back.shape == d.shape and back.strides == d.strides
+    out = simt.device_array(128, np.float64)
+    scale_into[1, 128](simt.from_dlpack(d.reshape(128)), out, 2.0)
+    np.testing.assert_array_equal(out.copy_to_host(), 2 * a.ravel())
+
+
+def test_read_only_exports_are_not_written(device, rng):
+    if device.kind != "cuda":
+        pytest.skip("the read-only flag of __cuda_array_interface__ is a GPU memory flag")
+
+    class ReadOnly:
+        def __init__(self, d):
+            face = dict(d.__cuda_array_interface__)
+            face["data"] = (face["data"][0], True)
+            self.__cuda_array_interface__ = face
+    d = simt.to_device(random_array(rng, 64, np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        scale_into[1, 64](simt.to_device(np.ones(64, np.float32)), ReadOnly(d), np.float32(2))
+
+
+def test_streams_of_other_libraries(device):
+    if device.kind != "cuda":
+        with pytest.raises(simt.NotSupportedError, match="GPU"):
+            simt.Stream.from_handle(12345)
+        return
+    mine = simt.Stream()
+    foreign = simt.Stream.from_handle(mine)            # via __cuda_stream__
+    assert foreign.__cuda_stream__() == mine.__cuda_stream__()
+    a = np.arange(64, dtype=np.float32)
+    out = simt.device_array(64, np.float32)
+    scale_into[1, 64, 0, foreign](simt.to_device(a), out, np.float32(2))
+    foreign.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), 2 * a)
+
+
+def test_not_a_stream_says_what_is():
+    with pytest.raises(simt.InvalidConfiguration, match="__cuda_stream__"):
+        scale_into[1, 1, 0, object()](np.zeros(1), np.zeros(1), 1.0)
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_gpu_libraries_both_ways(device, rng, library):
+    if device.kind != "cuda":
+        pytest.skip("GPU libraries share GPU memory")
+    lib = pytest.importorskip(library)
+    a = random_array(rng, 256, np.float32)
+    d = simt.to_device(a)
+    theirs = lib.from_dlpack(d)                                   # simt -> them, no copy
+    if library == "cupy":
+        assert theirs.data.ptr == d.ptr
+        x, out = lib.asarray(a), lib.full(256, lib.nan, dtype=lib.float32)
+    else:
+        assert theirs.data_ptr() == d.ptr
+        x = lib.as_tensor(a, device="cuda")
+        out = lib.full((256,), float("nan"), dtype=lib.float32, device="cuda")
+    scale_into[2, 128](x, out, np.float32(3))                    # them -> simt, in place
+    got = out.get() if library == "cupy" else out.cpu().numpy()
+    np.testing.assert_array_equal(got, a * 3)
+    mine = simt.from_dlpack(x)
+    assert mine.ptr == (x.data.ptr if library == "cupy" else x.data_ptr())

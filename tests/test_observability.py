@@ -1,0 +1,82 @@
+"""What simt lets a user see: SIMT_DUMP's stages, the 'simt' logger, why no GPU is listed."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import simt
+from simt.runtime import devices
+
+PROGRAM = textwrap.dedent("""
+    import numpy as np, simt
+    @simt.kernel
+    def scale(a, s):
+        i = simt.threadIdx.x
+        a[i] = a[i] * s
+    x = np.arange(1.0, 5.0)
+    scale[1, 4](x, 2.0)
+    scale[1, 4](x.astype(np.float32), np.float32(2))
+    print(x.tolist())
+""")
+
+
+def run_program(tmp_path, **env):
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, SIMT_DEVICE="cpu",
+                                                SIMT_CACHE_DIR=str(tmp_path / "cache"), **env))
+
+
+def test_dump_to_a_folder_writes_every_stage_of_every_compile(tmp_path):
+    out = run_program(tmp_path, SIMT_DUMP=str(tmp_path / "dump"))
+    assert out.returncode == 0, out.stderr
+    files = sorted(os.listdir(tmp_path / "dump"))
+    for stem in ("scale", "scale-2"):               # two signatures: two compiles
+        assert f"{stem}.typed_ir.simt" in files and f"{stem}.llvm_ir.ll" in files
+        assert f"{stem}.object.o" in files
+    assert "define" in (tmp_path / "dump" / "scale.llvm_ir.ll").read_text()
+    assert (tmp_path / "dump" / "scale-2.typed_ir.simt").read_text().count("float32")
+
+
+def test_log_level_shows_compiles_and_cache_hits(tmp_path):
+    first = run_program(tmp_path, SIMT_LOG_LEVEL="debug")
+    assert first.returncode == 0, first.stderr
+    assert "simt INFO: scale: compiled for (" in first.stderr
+    assert "not in the disk cache" in first.stderr
+    second = run_program(tmp_path, SIMT_LOG_LEVEL="debug")
+    assert "loaded from the disk cache" in second.stderr
+    quiet = run_program(tmp_path)
+    assert "simt" not in quiet.stderr
+
+
+def test_a_bad_log_level_names_the_valid_ones(tmp_path):
+    out = run_program(tmp_path, SIMT_LOG_LEVEL="loud")
+    assert out.returncode != 0 and "debug, info, warning, error" in out.stderr
+
+
+def test_why_no_gpu_is_said():
+    reason = devices.why_none("cuda")
+    if any(d.kind == "cuda" for d in simt.devices()):
+        assert reason is None
+    else:
+        assert reason and isinstance(reason, str)
+        from simt.cli import info
+        import io
+        text = io.StringIO()
+        info(text)
+        assert f"No cuda device listed: {reason}" in text.getvalue()
+
+
+def test_libdevice_is_found_in_nvidia_wheels(tmp_path):
+    """A pip-only install (simt[cu13]: the nvidia-nvvm wheel) has libdevice under
+    site-packages/nvidia/cu13/nvvm/libdevice, with no toolkit on the machine."""
+    folder = tmp_path / "nvidia" / "cu13" / "nvvm" / "libdevice"
+    folder.mkdir(parents=True)
+    (folder / "libdevice.10.bc").write_bytes(b"BC")
+    code = ("from simt.backends.cuda import module\n"
+            "print(*module._pip_libdevice_dirs(), sep='\\n')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                             [str(tmp_path)] + sys.path)))
+    assert str(folder) in out.stdout.splitlines(), out.stderr

@@ -1,0 +1,81 @@
+"""Stream-ordered allocation (issue 14 item 4): memory pools, device_array on a stream,
+free on a stream, pool attributes, on every device."""
+import numpy as np
+import pytest
+
+import simt
+from conftest import poison, random_array
+
+N = 4096
+CFG = ((N + 127) // 128, 128)
+SPIN = 300
+
+
+@simt.kernel
+def slow_fill(y, x, spin):
+    """y = 3x, after a busy loop: slow enough that unordered work would overtake it."""
+    i = simt.grid(1)
+    if i < y.shape[0]:
+        v = x[i]
+        acc = v * 0.0
+        for k in range(spin):
+            acc = acc * 0.5 + v
+        y[i] = 3.0 * v + (acc - acc)
+
+
+def test_pool_arrays_compute_and_count(device, rng):
+    pool = simt.MemoryPool(release_threshold=1 << 30)
+    assert pool.release_threshold == 1 << 30 and pool.used_bytes == 0
+    s = simt.Stream()
+    x = simt.to_device(random_array(rng, N, np.float32))
+    y = simt.device_array(N, np.float32, stream=s, pool=pool)
+    y.copy_from(poison(N, np.float32))
+    slow_fill[CFG + (0, s)](y, x, SPIN)
+    s.synchronize()
+    np.testing.assert_allclose(y.copy_to_host(), 3 * x.copy_to_host(), rtol=1e-6)
+    assert pool.used_bytes >= y.nbytes and pool.reserved_bytes >= pool.used_bytes
+    reserved = pool.reserved_bytes
+    y.free(stream=s)
+    s.synchronize()
+    assert pool.used_bytes == 0 and pool.reserved_bytes == reserved    # kept for reuse
+    again = simt.device_array(N, np.float32, stream=s, pool=pool)
+    assert pool.reserved_bytes == reserved and pool.used_high_bytes >= again.nbytes
+    again.free(s)
+    pool.release_threshold = 0
+    simt.synchronize()                          # memory above the threshold goes back
+    assert pool.reserved_bytes == 0 and pool.reserved_high_bytes >= reserved
+
+
+def test_free_is_ordered_after_the_work_before_it(device, rng):
+    """A kernel writes a pool array, the copy out and the free follow in the stream, and
+    the memory is reused at once by a second array that a second kernel overwrites: the
+    first results must come out whole."""
+    s = simt.Stream()
+    x1, x2 = (simt.to_device(random_array(rng, N, np.float32)) for _ in range(2))
+    out = simt.pinned_array(N, np.float32)
+    out[:] = np.nan
+    a = simt.device_array(N, np.float32, stream=s)          # the default pool
+    slow_fill[CFG + (0, s)](a, x1, SPIN)
+    a.copy_to_host(out, stream=s)
+    a.free(stream=s)
+    b = simt.device_array(N, np.float32, stream=s)
+    slow_fill[CFG + (0, s)](b, x2, 0)
+    s.synchronize()
+    np.testing.assert_allclose(out, 3 * x1.copy_to_host(), rtol=1e-6)
+    np.testing.assert_allclose(b.copy_to_host(), 3 * x2.copy_to_host(), rtol=1e-6)
+    assert simt.MemoryPool.default().used_bytes >= b.nbytes
+
+
+def test_free_errors(device):
+    plain = simt.device_array(16, np.float32)
+    with pytest.raises(ValueError, match="does not come from a memory pool"):
+        plain.free(stream=simt.Stream())
+    plain.free()
+    with pytest.raises(ValueError, match="was freed already"):
+        plain.free()
+    pooled = simt.device_array(16, np.float32, stream=simt.Stream())
+    pooled.free()                                  # the legacy default stream's order
+    with pytest.raises(ValueError, match="release_threshold is a number of bytes"):
+        simt.MemoryPool(release_threshold=-1)
+    with pytest.raises(simt.InvalidConfiguration, match="must be a simt.Stream"):
+        simt.device_array(4, np.float32, stream="s")
