@@ -221,7 +221,8 @@ def int_kernel(a, b, c, s, out):
         out[17, i] = simt.math.ffsll(np.uint64(b[i]) << np.uint64(32))
         out[18, i] = simt.math.brevll(np.uint64(a[i]))
         out[19, i] = simt.math.mul64hi(np.int64(a[i]) << 31, np.int64(b[i]) << 30)
-        out[20, i] = simt.math.umul64hi(np.uint64(a[i]) << np.uint64(32), np.uint64(b[i]) << np.uint64(31))
+        out[20, i] = simt.math.umul64hi(np.uint64(a[i]) << np.uint64(32),
+                                        np.uint64(b[i]) << np.uint64(31))
 
 
 def _signed(v, bits=32):
@@ -294,7 +295,8 @@ def test_bit_intrinsics_saturate_and_fast_sincos(device, rng):
     hi, lo = (rng.integers(-2 ** 31, 2 ** 31, n).astype(np.int32) for _ in range(2))
     f = rng.uniform(-2, 2, n).astype(np.float32)
     f[:3] = [np.nan, -0.5, 1.5]
-    out_i, out_d, out_f = poison((2, n), np.int32), poison(n, np.float64), poison((3, n), np.float32)
+    out_i, out_d = poison((2, n), np.int32), poison(n, np.float64)
+    out_f = poison((3, n), np.float32)
     bits_kernel[1, n](d, hi, lo, out_i, out_d, f, out_f)
     words = d.view(np.int64)
     np.testing.assert_array_equal(out_i[0], (words >> 32).astype(np.int32))

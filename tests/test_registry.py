@@ -184,7 +184,8 @@ def _math_kernel(tmp_path):
     """A kernel calling every function of simt.math and the bit casts, written out so that
     the front end can read its source."""
     lines = [f"math.{name}(x[0])" for name in ("floor", "ceil", "trunc")]
-    for entry in simt.math.entries() + [e for e in REGISTRY.values() if e.op.startswith("bitcast.")]:
+    casts = [e for e in REGISTRY.values() if e.op.startswith("bitcast.")]
+    for entry in simt.math.entries() + casts:
         lines.append(f"{entry.python_name}({', '.join(_math_args(entry))}){_first(entry)}")
     body = "\n".join(f"    out[{k}] = {line}" for k, line in enumerate(lines))
     path = tmp_path / "every_math.py"
