@@ -114,13 +114,6 @@ def test_unknown_kernel_option_lists_the_valid_ones():
         make_kernel(fast=True)
 
 
-def test_checked_mode_is_refused(monkeypatch):
-    with pytest.raises(simt.NotSupportedError, match="checked mode"):
-        simt.set_device("cpu", checks=True)
-    monkeypatch.setattr(config, "checks", True)
-    with pytest.raises(simt.NotSupportedError, match="SIMT_CHECKS"):
-        with simt.use_device("cpu"):
-            pass
 
 
 def test_dependencies_come_from_the_front_end():
