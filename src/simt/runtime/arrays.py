@@ -8,14 +8,20 @@ on the host, so any layout NumPy can express copies correctly.
 """
 
 import math
+from typing import Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from simt.runtime import devices, dlpack, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+Shape = Union[int, Sequence[int]]                              # for the type hints
+DeviceSpec = Optional[Union[str, int, "devices.Device"]]
 
 
 def _c_strides(shape, itemsize):
@@ -51,7 +57,7 @@ def _normalize_shape(shape):
 
 
 _SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it
-_SIG_CLASSES = {}   # that T.Array -> the DeviceArray subclass of arrays of that signature
+_SIG_CLASSES = {}   # (that T.Array, device name) -> the DeviceArray subclass of such arrays
 
 
 def _contiguous(shape, strides, itemsize, dims):
@@ -84,11 +90,12 @@ def _signature(dtype, shape, strides):
     return sig
 
 
-def _signature_class(sig):
-    """The DeviceArray subclass for one signature (named DeviceArray: users never see it)."""
-    cls = type("DeviceArray", (DeviceArray,), {"_sig": sig, "__module__": __name__,
+def _signature_class(key):
+    """The DeviceArray subclass for one (signature, device name) (named DeviceArray: users
+    never see it)."""
+    cls = type("DeviceArray", (DeviceArray,), {"_sig": key[0], "__module__": __name__,
                                                "__qualname__": "DeviceArray"})
-    return _SIG_CLASSES.setdefault(sig, cls)
+    return _SIG_CLASSES.setdefault(key, cls)
 
 
 def _stream_handle(stream):
@@ -145,10 +152,12 @@ class DeviceArray:
             alloc = _allocate(self.device, _span(self.shape, self.strides, self.itemsize)[1])
         self.alloc = alloc
         self.offset = int(offset)
-        # The layout never changes, so the class says it: a launch then finds its prepared
-        # signature from type(arg) alone (runtime/launch.py).
+        # The layout and the device never change, so the class says them: a launch then
+        # finds its prepared signature from type(arg) alone (runtime/launch.py), and an
+        # array of another device takes the full path, which checks it can be reached.
         sig = _signature(self.dtype, self.shape, self.strides)
-        self.__class__ = _SIG_CLASSES.get(sig) or _signature_class(sig)
+        key = (sig, self.device.name)
+        self.__class__ = _SIG_CLASSES.get(key) or _signature_class(key)
         flat = (alloc.ptr + self.offset, *self.shape)
         if sig.layout == "A":
             flat += tuple(st // self.dtype.itemsize for st in self.strides)
@@ -360,9 +369,14 @@ class DeviceArray:
             raise TypeError(f"cannot copy {self.dtype} into {other.dtype} on the device")
         order = self._contiguous_order()
         same_backend = other.device.backend is self.device.backend
-        if same_backend and order is not None and _same_layout(other, self):
+        flat = order is not None and _same_layout(other, self)
+        if same_backend and flat:
             if self.nbytes:
                 self.device.backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
+        elif flat and _cuda_pointers(self.device) and _cuda_pointers(other.device):
+            if self.nbytes:           # GPU to GPU without the host (cudaMemcpyPeer)
+                self.device.backend.copy_peer(other.ptr, other.device.backend, self.ptr,
+                                              self.nbytes, _stream_handle(stream))
         else:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
@@ -391,10 +405,53 @@ class DeviceArray:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _host_view(self):
-        """A NumPy array aliasing this array's memory (CPU device and managed memory only)."""
-        if not self.device.backend.host_accessible and not getattr(self.alloc, "managed", False):
-            raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+        """A NumPy array aliasing this array's memory (CPU device and managed memory only).
+        Where the device has no concurrent managed access (guide: unified memory on
+        devices of compute capability below 6.0, Windows), the host must not touch managed
+        memory while a kernel runs: the device is synchronized first."""
+        backend = self.device.backend
+        if not backend.host_accessible:
+            if not getattr(self.alloc, "managed", False):
+                raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+            if not backend.properties().concurrent_managed_access:
+                backend.synchronize()
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
+
+    # -- unified memory, IPC ------------------------------------------------------------
+
+    def _managed_span(self, what):
+        if not getattr(self.alloc, "managed", False):
+            raise ValueError(f"{what} applies to managed memory (simt.managed_array); this "
+                             f"array is {self.device.name} device memory")
+        low, high = _span(self.shape, self.strides, self.itemsize)
+        return self.ptr + low, high - low
+
+    def prefetch(self, device=None, stream=None):
+        """Move this managed array's pages to ``device`` (default: the current device;
+        'host' or the CPU device: host memory) in the order of ``stream``
+        (cudaMemPrefetchAsync). On the CPU device managed memory is host memory: there
+        is nothing to move, and the call only checks its arguments."""
+        from . import unified
+        ptr, nbytes = self._managed_span("prefetch")
+        unified.prefetch(self, ptr, nbytes, device, stream)
+        return self
+
+    def advise(self, advice, device=None, unset=False):
+        """cudaMemAdvise on this managed array: 'read_mostly' (pages may be copied to
+        every reader), 'preferred_location' (keep the pages on ``device``, 'host' for host
+        memory) or 'accessed_by' (keep them mapped for ``device``); ``device`` default:
+        the current one; ``unset=True`` takes the advice back. On the CPU device they
+        change nothing (managed memory is host memory, read by the host)."""
+        from . import unified
+        ptr, nbytes = self._managed_span("advise")
+        unified.advise(self, ptr, nbytes, advice, device, unset)
+        return self
+
+    def ipc_handle(self):
+        """A picklable handle another process opens with simt.open_ipc_handle
+        (cudaIpcGetMemHandle): the memory, not a copy. GPU only."""
+        from .handles import array_handle
+        return array_handle(self)
 
     # -- conveniences --------------------------------------------------------------------
 
@@ -516,7 +573,8 @@ def _allocate(device, nbytes, method="alloc"):
 # -- making arrays ------------------------------------------------------------------------
 
 
-def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, pool=None):
+def device_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C", device: DeviceSpec = None,
+                 stream=None, pool=None) -> "DeviceArray":
     """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one).
 
     With ``stream`` (or ``pool``), the memory comes from a memory pool in the order of
@@ -535,12 +593,14 @@ def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, p
     return DeviceArray(shape, dtype, order=order, alloc=alloc, device=device)
 
 
-def empty(shape, dtype=np.float64, order="C", device=None):
+def empty(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
+          device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array (same as device_array)."""
     return device_array(shape, dtype, order, device)
 
 
-def zeros(shape, dtype=np.float64, order="C", device=None):
+def zeros(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
+          device: DeviceSpec = None) -> "DeviceArray":
     """A device array filled with zero bytes (cudaMemset)."""
     array = device_array(shape, dtype, order, device)
     if array.nbytes:
@@ -548,18 +608,18 @@ def zeros(shape, dtype=np.float64, order="C", device=None):
     return array
 
 
-def device_array_like(array, device=None):
+def device_array_like(array, device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array with the shape, dtype and order (C or F) of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return device_array(array.shape, array.dtype, order, device)
 
 
-def empty_like(array, device=None):
+def empty_like(array, device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array with the shape, dtype and order of ``array``."""
     return device_array_like(array, device)
 
 
-def zeros_like(array, device=None):
+def zeros_like(array, device: DeviceSpec = None) -> "DeviceArray":
     """A zero-filled device array with the shape, dtype and order of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return zeros(array.shape, array.dtype, order, device)
@@ -574,7 +634,7 @@ def _is_f_only(array):
     return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
 
 
-def to_device(host_array, stream=None, device=None):
+def to_device(host_array: ArrayLike, stream=None, device: DeviceSpec = None) -> "DeviceArray":
     """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
 
     A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
@@ -587,7 +647,7 @@ def to_device(host_array, stream=None, device=None):
     return array.copy_from(host, stream)
 
 
-def asarray(obj, device=None):
+def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
     """A DeviceArray over ``obj``'s memory, without copying where the memory is reachable.
 
     Wraps DeviceArrays (returned as they are), objects with
@@ -643,7 +703,7 @@ def _host_from_dlpack(obj):
     return _host_array(tensor.ptr, tensor.shape, strides, tensor.dtype, tensor)
 
 
-def from_dlpack(obj, device=None):
+def from_dlpack(obj, device: DeviceSpec = None) -> "DeviceArray":
     """A DeviceArray over the memory of any DLPack exporter (PyTorch, CuPy, JAX, NumPy...),
     with no copy: GPU memory on a GPU device (the one the tensor lives on when ``device``
     is not given), host memory on the CPU device. The exporter keeps the memory alive."""
@@ -753,7 +813,8 @@ def _make_default_stream_wait(device, producer):
     _order(backend, waiter=backend.default_stream(), producer=backend.wrap_stream(producer))
 
 
-def pinned_array(shape, dtype=np.float64, order="C", portable=False):
+def pinned_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
+                 portable: bool = False) -> np.ndarray:
     """A NumPy array in page-locked host memory (cudaHostAlloc): fast, async-capable copies.
 
     ``portable=True`` is cudaHostAllocPortable: page-locked for every device's context,
@@ -765,7 +826,7 @@ def pinned_array(shape, dtype=np.float64, order="C", portable=False):
     return _shaped(buffer, shape, dtype, order)
 
 
-def mapped_array(shape, dtype=np.float64, order="C"):
+def mapped_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C") -> np.ndarray:
     """A host array mapped into the device's address space (zero-copy, cudaHostAllocMapped).
 
     Returns a ``MappedArray``: a NumPy array whose ``device_ptr`` kernels can use.
@@ -777,7 +838,8 @@ def mapped_array(shape, dtype=np.float64, order="C"):
     return array
 
 
-def managed_array(shape, dtype=np.float64, order="C"):
+def managed_array(shape: Shape, dtype: DTypeLike = np.float64,
+                  order: str = "C") -> "DeviceArray":
     """A DeviceArray in unified memory (cudaMallocManaged): kernels use it, and
     ``np.asarray(array)`` on the host reads and writes the same memory."""
     device = devices.get_device()
@@ -814,6 +876,6 @@ def _shaped(buffer, shape, dtype, order):
     return buffer[:_nbytes(shape, dtype)].view(dtype).reshape(shape, order=order)
 
 
-def mem_get_info():
+def mem_get_info() -> "tuple[int, int]":
     """(free, total) bytes of the current device's memory (cudaMemGetInfo)."""
     return devices.get_device().backend.mem_get_info()

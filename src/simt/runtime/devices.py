@@ -11,10 +11,10 @@ any other.
 """
 
 import contextlib
+from typing import Iterator
 import importlib
 import threading
 
-from simt.compiler.options import refuse_checks
 from simt.config import config
 from simt.errors import InvalidConfiguration, NotSupportedError
 from simt.logs import log
@@ -25,11 +25,7 @@ from simt.logs import log
 BACKENDS = {
     "cuda": "simt.backends.cuda.device:CudaBackend",
     "cpu": "simt.backends.cpu.device:CpuBackend",
-}
-
-# Kinds the API names that this build has no backend for, and what to use instead.
-NOT_BUILT = {
-    "sim": "use 'cpu', which checks every index",
+    "sim": "simt.backends.sim.device:SimBackend",
 }
 
 _classes = {}
@@ -39,9 +35,6 @@ def backend_class(kind):
     """The Backend subclass of a device kind, imported by its name in BACKENDS."""
     cls = _classes.get(kind)
     if cls is None:
-        if kind in NOT_BUILT:
-            raise NotSupportedError(f"the {kind!r} device is not available in this build of "
-                                    f"simt; {NOT_BUILT[kind]}")
         if kind not in BACKENDS:
             raise ValueError(f"unknown device kind {kind!r} (known: {', '.join(BACKENDS)})")
         module, _, name = BACKENDS[kind].partition(":")
@@ -58,8 +51,7 @@ class Device:
     """A device kernels run on and arrays live on: 'cuda:N' or 'cpu'.
 
     Attributes: ``name``, ``kind`` (a key of BACKENDS: 'cpu' or 'cuda'), ``index``,
-    ``options`` (e.g. the CPU's ``boundscheck``; ``checks=True`` is refused until
-    checked mode exists),
+    ``options`` (e.g. the CPU's ``boundscheck`` and ``checks``),
     ``backend`` (created on first use) and ``properties``.
     """
 
@@ -77,7 +69,6 @@ class Device:
             valid = ", ".join(sorted(self.options)) or "none"
             raise ValueError(f"device {self.name!r} has no option {', '.join(unknown)} "
                              f"(its options: {valid})")
-        refuse_checks(options.get("checks"))
         self.options.update(options)
 
     def with_options(self, **options):
@@ -145,7 +136,7 @@ def why_none(kind):
         return f"{type(exc).__name__}: {exc}"
 
 
-def devices():
+def devices() -> "list[Device]":
     """Every device, kind by kind in BACKENDS order: the GPUs ('cuda:0', ...), then 'cpu'."""
     return [device for kind in BACKENDS for device in _devices_of(kind)]
 
@@ -164,9 +155,6 @@ def _parse(spec):
     if not isinstance(spec, str):
         raise TypeError(f"a device is a name, an int (GPU index) or a simt Device, not {spec!r}")
     name = _ALIASES.get(spec.strip().lower(), spec.strip().lower())
-    kind = name.partition(":")[0]
-    if kind in NOT_BUILT:
-        backend_class(kind)            # raises NotSupportedError, saying what to use
     found = devices()
     for device in found:
         if device.name == name:
@@ -177,15 +165,16 @@ def _parse(spec):
 
 def lookup(spec=None, **options):
     """The Device for ``spec`` with ``options`` applied; ``spec=None`` is the current device."""
-    device = get_device() if spec is None else _parse(spec)
-    _refuse_checked_mode(device)
+    device = get_device() if spec is None else _checked_mode(_parse(spec))
     return device.with_options(**options) if options else device
 
 
-def _refuse_checked_mode(device):
-    """SIMT_CHECKS=1 asks a device that has the ``checks`` option for checked mode."""
-    if "checks" in device.options:
-        refuse_checks(config.checks)
+def _checked_mode(device):
+    """SIMT_CHECKS=1 selects checked mode on a device that has the ``checks`` option (an
+    explicit ``checks=False`` in the same call still turns it off)."""
+    if config.checks and device.options.get("checks") is False:
+        return device.with_options(checks=True)
+    return device
 
 
 def _starting_device():
@@ -198,8 +187,7 @@ def _starting_device():
         device = devices()[0]
         if device.kind == "cpu":
             log.info("no GPU: %s; running on the CPU device", why_none("cuda"))
-    _refuse_checked_mode(device)
-    return device
+    return _checked_mode(device)
 
 
 class _Current(threading.local):
@@ -209,7 +197,7 @@ class _Current(threading.local):
 _local = _Current()
 
 
-def get_device():
+def get_device() -> "Device":
     """The current device of this host thread (first use: SIMT_DEVICE, else the first GPU, else cpu)."""
     device = getattr(_local, "device", None)
     if device is None:
@@ -217,12 +205,11 @@ def get_device():
     return device
 
 
-def set_device(spec, **options):
+def set_device(spec: "str | int | Device", **options) -> "Device":
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
-    Options (CPU: ``boundscheck=True``; ``checks=True`` is refused until checked mode
-    exists) apply to this selection; selecting the device again without them restores the defaults.
+    Options (CPU: ``boundscheck=True``, ``checks=False``: docs/finding-bugs.md) apply to this selection; selecting the device again without them restores the defaults.
     """
     device = lookup(spec, **options)
     _local.device = device
@@ -230,7 +217,7 @@ def set_device(spec, **options):
 
 
 @contextlib.contextmanager
-def use_device(spec, **options):
+def use_device(spec: "str | int | Device", **options) -> "Iterator[Device]":
     """``with use_device('cpu', boundscheck=False): ...``: a current device for the block, then the previous one."""
     previous = getattr(_local, "device", None)
     device = set_device(spec, **options)
@@ -240,7 +227,7 @@ def use_device(spec, **options):
         _local.device = previous
 
 
-def synchronize():
+def synchronize() -> None:
     """Wait for all work on the current device (cudaDeviceSynchronize); raise pending launch errors."""
     get_device().backend.synchronize()
 

@@ -2,6 +2,7 @@
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import contextlib
+from typing import Callable
 import inspect
 import math
 import sys
@@ -17,6 +18,7 @@ from ..ir import types as T
 from ..lazy import lazy_module
 from ..logs import log
 from .devices import backend_class, get_device
+from . import peer
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
@@ -63,7 +65,7 @@ def check_function(pyfunc, what):
                            "launch passes every one: remove them")
 
 
-def device(fn=None, **options):
+def device(fn: "Callable | str | None" = None, **options) -> "DeviceFunction | Callable":
     """Decorator: ``@simt.device`` marks a __device__ function."""
     if fn is None or isinstance(fn, str):
         return lambda f: DeviceFunction(f)
@@ -153,6 +155,7 @@ class Kernel:
         checks ``kernel[...]`` makes (cooperative launches, graph kernel nodes)."""
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         shared_bytes = shared_size(shared_bytes)
+        peer.check_args(args, device, self.__name__)
         types = arg_types(self, args)
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)
@@ -282,7 +285,7 @@ class Kernel:
 
     def llvm_ir(self, signature):
         """The LLVM IR simt generated for a signature (kept from its compile)."""
-        return self.compile(signature).binary.stages["llvm_ir"]
+        return _llvm_ir(self.compile(signature).binary)
 
     def ptx(self, signature, arch=None):
         """The PTX for a signature: the current GPU's, or, on another device, made for
@@ -301,7 +304,7 @@ class Kernel:
 
     def inspect_llvm(self, sig=None):
         """The LLVM IR simt generated (before optimization); ``sig`` as inspect_types."""
-        return self._each(sig, lambda types: self.compile(types).binary.stages["llvm_ir"])
+        return self._each(sig, lambda types: _llvm_ir(self.compile(types).binary))
 
     def inspect_ptx(self, sig=None, arch=None):
         """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
@@ -413,7 +416,8 @@ def accepts(declared, actual):
     return True
 
 
-def kernel(fn=None, *, cache=True, **options):
+def kernel(fn: "Callable | str | None" = None, *, cache: bool = True,
+           **options) -> "Kernel | Callable[[Callable], Kernel]":
     """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
 
     Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
@@ -427,3 +431,11 @@ def kernel(fn=None, *, cache=True, **options):
     if isinstance(fn, (str, list, tuple)):       # one signature or a list of them
         return lambda f: Kernel(f, signature=fn, cache=cache, **options)
     return Kernel(fn, cache=cache, **options)
+
+
+def _llvm_ir(binary):
+    if "llvm_ir" not in binary.stages:
+        raise NotSupportedError(f"the {get_device().name!r} device makes no LLVM IR (it runs "
+                                f"kernels as Python): select 'cpu' or a GPU to see it; "
+                                f"inspect_types and inspect_ptx work on every device")
+    return binary.stages["llvm_ir"]
