@@ -50,3 +50,11 @@ def test_the_example_runs_and_checks_itself(device, capsys):
     assert jacobi.main(nx=48, ny=34, iterations=6, nccheck=3)
     out = capsys.readouterr().out
     assert "bit-identical" in out and "6 iterations on 34 x 48 mesh" in out
+
+
+def test_peer_access_is_between_two_gpus_only():
+    assert not simt.can_access_peer("cpu", "cpu")
+    with simt.use_device("cpu"):
+        with pytest.raises(simt.NotSupportedError,
+                           match="cpu has no peer access to cpu .*only two different GPUs"):
+            simt.enable_peer_access("cpu")

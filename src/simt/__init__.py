@@ -12,7 +12,7 @@ from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
 from .runtime.kernel import kernel, device, Kernel, DeviceFunction
 from .runtime.launch import dim3
 from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
-                              set_device_flags)
+                              set_device_flags, can_access_peer, enable_peer_access)
 from .runtime.backend import DeviceProperties
 from .runtime.streams import Stream, Event, default_stream
 from .runtime.graphs import Graph

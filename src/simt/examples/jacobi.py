@@ -133,7 +133,13 @@ class Domain:
 
 
 def make_domains(nx, ny, devices):
-    """One Domain per entry of ``devices`` (a device may appear several times)."""
+    """One Domain per entry of ``devices`` (a device may appear several times), with peer
+    access between neighbouring GPUs where they have it (cudaDeviceEnablePeerAccess)."""
+    for i, dev in enumerate(devices):
+        for peer in (devices[i - 1], devices[(i + 1) % len(devices)]):
+            if simt.can_access_peer(dev, peer):
+                with simt.use_device(dev):
+                    simt.enable_peer_access(peer)
     return [Domain(nx, ny, first, rows, dev)
             for dev, (first, rows) in zip(devices, chunks(ny, len(devices)))]
 
@@ -146,7 +152,7 @@ def _synchronize(domains):
 
 def exchange(domains):
     """The halo exchange between consecutive parts (and the last and the first: periodic)
-    by device-to-device copies; one part exchanges with itself."""
+    by device-to-device copies (peer copies between GPUs); one part exchanges with itself."""
     n = len(domains)
     for i, d in enumerate(domains):
         d.first_row().copy_to_device(domains[(i - 1) % n].bottom_halo())

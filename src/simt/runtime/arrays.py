@@ -359,10 +359,14 @@ class DeviceArray:
         if other.dtype != self.dtype:
             raise TypeError(f"cannot copy {self.dtype} into {other.dtype} on the device")
         order = self._contiguous_order()
-        same_backend = other.device.backend is self.device.backend
-        if same_backend and order is not None and _same_layout(other, self):
-            if self.nbytes:
-                self.device.backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
+        backend, other_backend = self.device.backend, other.device.backend
+        peers = other_backend is not backend and backend.cuda_pointers and other_backend.cuda_pointers
+        if (other_backend is backend or peers) and order is not None and _same_layout(other, self):
+            if self.nbytes and peers:
+                backend.copy_peer(other.ptr, other_backend, self.ptr, self.nbytes,
+                                  _stream_handle(stream))
+            elif self.nbytes:
+                backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
         else:
             other._write(self.copy_to_host(stream=stream), stream)
         return other

@@ -206,6 +206,18 @@ class Backend:
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
         raise self.unsupported("device-to-device copies")
 
+    def copy_peer(self, dst_ptr, dst, src_ptr, nbytes, stream=None):
+        """Copy ``nbytes`` to ``dst_ptr`` on ``dst``, another device of this kind (its backend)."""
+        raise self.unsupported("copies to another device")
+
+    def can_access_peer(self, peer):
+        """Whether kernels here can use the memory of ``peer`` (another backend) directly."""
+        return False
+
+    def enable_peer_access(self, peer):
+        """Map ``peer``'s memory into this device (copies go direct, kernels may use it)."""
+        raise self.unsupported("peer access")
+
     def memset(self, ptr, byte, nbytes, stream=None):
         raise self.unsupported("memset")
 

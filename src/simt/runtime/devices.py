@@ -245,6 +245,27 @@ def synchronize():
     get_device().backend.synchronize()
 
 
+def can_access_peer(device, peer):
+    """cudaDeviceCanAccessPeer: can kernels on ``device`` use ``peer``'s memory directly (two
+    GPUs of one machine, over NVLink or PCIe)? A device is not its own peer; the CPU device
+    has none."""
+    device, peer = lookup(device), lookup(peer)
+    if device.name == peer.name or device.backend.kind != peer.backend.kind:
+        return False
+    return device.backend.can_access_peer(peer.backend)
+
+
+def enable_peer_access(peer):
+    """cudaDeviceEnablePeerAccess from the current device to ``peer``: copies between them go
+    direct, and kernels here may use ``peer``'s memory. Enabling it again does nothing."""
+    current, peer = get_device(), lookup(peer)
+    if not can_access_peer(current, peer):
+        raise NotSupportedError(
+            f"{current.name} has no peer access to {peer.name} (simt.can_access_peer is False: "
+            f"only two different GPUs can be peers); copies between them still work")
+    current.backend.enable_peer_access(peer.backend)
+
+
 def stream_handle_of(stream, device, what):
     """The backend handle of a ``stream`` argument for work on ``device``: a simt.Stream
     of that device, or None or 0 for the legacy default stream (None). For modules that

@@ -55,6 +55,7 @@ class CudaBackend(Backend):
         self.held = {}                 # address -> bytes, of the memory this process holds
         self.held_lock = threading.Lock()
         self.deferred = []             # (driver call name, address) freed after a host function
+        self.peers = set()             # indices of the devices this context has peer access to
         self.make_current()
 
     @classmethod
@@ -167,6 +168,28 @@ class CudaBackend(Backend):
             call(driver.cuMemcpyDtoD, dst_ptr, src_ptr, nbytes)
         else:
             call(driver.cuMemcpyDtoDAsync, dst_ptr, src_ptr, nbytes, _handle(stream))
+
+    def copy_peer(self, dst_ptr, dst, src_ptr, nbytes, stream=None):
+        """To another GPU: direct over NVLink or PCIe once peer access is on, else staged
+        by the driver; ordered on ``stream`` of this (the source) device."""
+        self.make_current()
+        driver = api()
+        if stream is None:
+            call(driver.cuMemcpyPeer, dst_ptr, dst.context, src_ptr, self.context, nbytes)
+        else:
+            call(driver.cuMemcpyPeerAsync, dst_ptr, dst.context, src_ptr, self.context, nbytes,
+                 _handle(stream))
+
+    def can_access_peer(self, peer):
+        return bool(call(api().cuDeviceCanAccessPeer, self.device, peer.device))
+
+    def enable_peer_access(self, peer):
+        """cuCtxEnablePeerAccess, once per pair (asking again is not an error here)."""
+        if peer.index in self.peers:
+            return
+        self.make_current()
+        call(api().cuCtxEnablePeerAccess, peer.context, 0)
+        self.peers.add(peer.index)
 
     def memset(self, ptr, byte, nbytes, stream=None):
         self.make_current()
