@@ -58,3 +58,15 @@ def test_peer_access_is_between_two_gpus_only():
         with pytest.raises(simt.NotSupportedError,
                            match="cpu has no peer access to cpu .*only two different GPUs"):
             simt.enable_peer_access("cpu")
+
+
+def test_gpu_sweep_ptx_has_the_block_sum_and_one_double_atomic():
+    """Made here without a GPU: the sweep's PTX sums the block in shared memory between
+    barriers and adds it to the norm with one float64 atomic."""
+    from simt.backends.cuda.compile import compile_kernel
+    from simt.compiler.options import CompileOptions
+    from simt.ir import types as T
+    sig = T.parse_signature("void(float64[:, ::1], float64[:, ::1], float64[::1], int64, int64, int32)")
+    text = compile_kernel(jacobi.jacobi_kernel.typed_ir(sig), CompileOptions(), "sm_90").ptx
+    assert text.count("atom.global.add.f64") + text.count("red.global.add.f64") == 1
+    assert "bar.sync" in text and "st.shared.b64" in text and "ld.shared.b64" in text
