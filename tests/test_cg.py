@@ -400,8 +400,10 @@ def tile_copy(a, out, counts):                    # each warp stages its own sli
     cg.wait(tile)
     for j in range(tile.thread_rank(), n, 32):
         out[w * 40 + j] = staged[w, (j + 7) % n]
+    block.sync()                               # every warp is done reading staged
+    copied = cg.memcpy_async(block, staged[0], 40, a, 13)     # a block collective: all call it
     if block.thread_rank() == 0:
-        counts[0] = cg.memcpy_async(block, staged[0], 40, a, 13)
+        counts[0] = copied
 
 
 def test_memcpy_async_tile(device, rng):

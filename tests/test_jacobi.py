@@ -52,14 +52,6 @@ def test_the_example_runs_and_checks_itself(device, capsys):
     assert "bit-identical" in out and "6 iterations on 34 x 48 mesh" in out
 
 
-def test_peer_access_is_between_two_gpus_only():
-    assert not simt.can_access_peer("cpu", "cpu")
-    with simt.use_device("cpu"):
-        with pytest.raises(simt.NotSupportedError,
-                           match="cpu has no peer access to cpu .*only two different GPUs"):
-            simt.enable_peer_access("cpu")
-
-
 def test_gpu_sweep_ptx_has_the_block_sum_and_one_double_atomic():
     """Made here without a GPU: the sweep's PTX sums the block in shared memory between
     barriers and adds it to the norm with one float64 atomic."""

@@ -120,15 +120,6 @@ def test_planned_kernel_options_are_not_supported_yet(option):
         make_kernel(**{option: True})
 
 
-def test_checked_mode_is_refused(monkeypatch):
-    with pytest.raises(simt.NotSupportedError, match="checked mode"):
-        simt.set_device("cpu", checks=True)
-    monkeypatch.setattr(config, "checks", True)
-    with pytest.raises(simt.NotSupportedError, match="SIMT_CHECKS"):
-        with simt.use_device("cpu"):
-            pass
-
-
 def test_dependencies_come_from_the_front_end():
     k = make_kernel()
     deps = cache.dependencies(k.typed_ir(T.parse_signature(SIG)))

@@ -137,7 +137,7 @@ def make_domains(nx, ny, devices):
     access between neighbouring GPUs where they have it (cudaDeviceEnablePeerAccess)."""
     for i, dev in enumerate(devices):
         for peer in (devices[i - 1], devices[(i + 1) % len(devices)]):
-            if simt.can_access_peer(dev, peer):
+            if peer.name != dev.name and simt.can_access_peer(dev, peer):
                 with simt.use_device(dev):
                     simt.enable_peer_access(peer)
     return [Domain(nx, ny, first, rows, dev)
