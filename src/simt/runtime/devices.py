@@ -24,11 +24,7 @@ from simt.logs import log
 BACKENDS = {
     "cuda": "simt.backends.cuda.device:CudaBackend",
     "cpu": "simt.backends.cpu.device:CpuBackend",
-}
-
-# Kinds the API names that this build has no backend for, and what to use instead.
-NOT_BUILT = {
-    "sim": "use 'cpu', which checks every index",
+    "sim": "simt.backends.sim.device:SimBackend",
 }
 
 _classes = {}
@@ -38,9 +34,6 @@ def backend_class(kind):
     """The Backend subclass of a device kind, imported by its name in BACKENDS."""
     cls = _classes.get(kind)
     if cls is None:
-        if kind in NOT_BUILT:
-            raise NotSupportedError(f"the {kind!r} device is not available in this build of "
-                                    f"simt; {NOT_BUILT[kind]}")
         if kind not in BACKENDS:
             raise ValueError(f"unknown device kind {kind!r} (known: {', '.join(BACKENDS)})")
         module, _, name = BACKENDS[kind].partition(":")
@@ -161,9 +154,6 @@ def _parse(spec):
     if not isinstance(spec, str):
         raise TypeError(f"a device is a name, an int (GPU index) or a simt Device, not {spec!r}")
     name = _ALIASES.get(spec.strip().lower(), spec.strip().lower())
-    kind = name.partition(":")[0]
-    if kind in NOT_BUILT:
-        backend_class(kind)            # raises NotSupportedError, saying what to use
     found = devices()
     for device in found:
         if device.name == name:

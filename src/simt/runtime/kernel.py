@@ -265,7 +265,7 @@ class Kernel:
 
     def llvm_ir(self, signature):
         """The LLVM IR simt generated for a signature (kept from its compile)."""
-        return self.compile(signature).binary.stages["llvm_ir"]
+        return _llvm_ir(self.compile(signature).binary)
 
     def ptx(self, signature, arch=None):
         """The PTX for a signature: the current GPU's, or, on another device, made for
@@ -284,7 +284,7 @@ class Kernel:
 
     def inspect_llvm(self, sig=None):
         """The LLVM IR simt generated (before optimization); ``sig`` as inspect_types."""
-        return self._each(sig, lambda types: self.compile(types).binary.stages["llvm_ir"])
+        return self._each(sig, lambda types: _llvm_ir(self.compile(types).binary))
 
     def inspect_ptx(self, sig=None, arch=None):
         """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
@@ -379,3 +379,11 @@ def kernel(fn=None, *, cache=True, **options):
     if isinstance(fn, str):
         return lambda f: Kernel(f, signature=fn, cache=cache, **options)
     return Kernel(fn, cache=cache, **options)
+
+
+def _llvm_ir(binary):
+    if "llvm_ir" not in binary.stages:
+        raise NotSupportedError(f"the {get_device().name!r} device makes no LLVM IR (it runs "
+                                f"kernels as Python): select 'cpu' or a GPU to see it; "
+                                f"inspect_types and inspect_ptx work on every device")
+    return binary.stages["llvm_ir"]
