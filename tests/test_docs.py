@@ -40,3 +40,14 @@ def test_checked_in_host_api_reference_is_up_to_date():
     assert "simt.syncthreads" not in text       # kernel names live in intrinsics.md
     with open(os.path.join(DOCS, "api.md")) as f:
         assert f.read() == text, "docs/api.md is out of date: run python tools/gen_api.py"
+
+
+def test_checked_in_gallery_is_up_to_date():
+    generator = _load(os.path.join(ROOT, "tools", "gen_gallery.py"))
+    text = generator.render()
+    assert "| `julia` |" in text and "| `hashtable_gpu` |" in text
+    with open(os.path.join(DOCS, "gallery.md")) as f:
+        assert f.read() == text, "docs/gallery.md is out of date: run python tools/gen_gallery.py"
+    for name in generator.PICTURES:
+        size = os.path.getsize(os.path.join(DOCS, "gallery", f"{name}.png"))
+        assert 0 < size < 60_000, f"docs/gallery/{name}.png is {size} bytes: keep pictures small"
