@@ -18,6 +18,7 @@ class CompileOptions:
     access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
     ``checks``: checked mode (docs/finding-bugs.md): bounds, races, barrier divergence,
     uninitialized reads; CPU device only, off by default.
+    ``fastmath``: nvcc's --use_fast_math (docs/math.md says what it changes).
     ``launch_bounds``, ``maxnreg``, ``lineinfo``: CUDA's ``__launch_bounds__``,
     ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
     docs/kernel-options.md says what each does on each device).
@@ -26,6 +27,7 @@ class CompileOptions:
 
     boundscheck: bool = False
     checks: bool = False
+    fastmath: bool = False
     launch_bounds: Optional[tuple] = None     # (max_threads, min_blocks); min_blocks 0: none
     maxnreg: Optional[int] = None
     lineinfo: bool = False
@@ -47,7 +49,7 @@ FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
-NOT_BUILT = ("fastmath",)
+NOT_BUILT = ()
 
 
 def check_names(options, what):

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-from .mathlib import int_abs, math_ns
+from .intrinsics_int import int_abs
+from .mathlib import math_ns
 from .registry import Intrinsic, Static
 
 

@@ -11,6 +11,7 @@ any other.
 """
 
 import contextlib
+from typing import Iterator
 import importlib
 import threading
 
@@ -135,7 +136,7 @@ def why_none(kind):
         return f"{type(exc).__name__}: {exc}"
 
 
-def devices():
+def devices() -> "list[Device]":
     """Every device, kind by kind in BACKENDS order: the GPUs ('cuda:0', ...), then 'cpu'."""
     return [device for kind in BACKENDS for device in _devices_of(kind)]
 
@@ -196,7 +197,7 @@ class _Current(threading.local):
 _local = _Current()
 
 
-def get_device():
+def get_device() -> "Device":
     """The current device of this host thread (first use: SIMT_DEVICE, else the first GPU, else cpu)."""
     device = getattr(_local, "device", None)
     if device is None:
@@ -204,7 +205,7 @@ def get_device():
     return device
 
 
-def set_device(spec, **options):
+def set_device(spec: "str | int | Device", **options) -> "Device":
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
@@ -216,7 +217,7 @@ def set_device(spec, **options):
 
 
 @contextlib.contextmanager
-def use_device(spec, **options):
+def use_device(spec: "str | int | Device", **options) -> "Iterator[Device]":
     """``with use_device('cpu', boundscheck=False): ...``: a current device for the block, then the previous one."""
     previous = getattr(_local, "device", None)
     device = set_device(spec, **options)
@@ -226,7 +227,7 @@ def use_device(spec, **options):
         _local.device = previous
 
 
-def synchronize():
+def synchronize() -> None:
     """Wait for all work on the current device (cudaDeviceSynchronize); raise pending launch errors."""
     get_device().backend.synchronize()
 

@@ -2,6 +2,7 @@
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import contextlib
+from typing import Callable
 import inspect
 import math
 import sys
@@ -62,7 +63,7 @@ def check_function(pyfunc, what):
                            "launch passes every one: remove them")
 
 
-def device(fn=None, **options):
+def device(fn: "Callable | str | None" = None, **options) -> "DeviceFunction | Callable":
     """Decorator: ``@simt.device`` marks a __device__ function."""
     if fn is None or isinstance(fn, str):
         return lambda f: DeviceFunction(f)
@@ -365,7 +366,8 @@ def _types(signature):
     return tuple(T.parse_signature(signature) if isinstance(signature, str) else signature)
 
 
-def kernel(fn=None, *, cache=True, **options):
+def kernel(fn: "Callable | str | None" = None, *, cache: bool = True,
+           **options) -> "Kernel | Callable[[Callable], Kernel]":
     """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
 
     Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
