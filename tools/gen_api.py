@@ -23,11 +23,14 @@ def _is_vector_type(obj):
 
 
 def _signature(obj):
+    """Parameters and defaults, without type hints (their text depends on NumPy's version)."""
     try:
-        text = str(inspect.signature(obj))
+        sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return "(...)"
-    return text.replace("<class 'numpy.float64'>", "numpy.float64")
+    sig = sig.replace(parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+                      return_annotation=sig.empty)
+    return str(sig).replace("<class 'numpy.float64'>", "numpy.float64")
 
 
 def _doc(obj):
