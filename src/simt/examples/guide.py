@@ -73,10 +73,10 @@ def mat_mul_shared(A, B):
 
 
 @simt.kernel
-def my_kernel(output, input, size):
+def my_kernel(output, inp, size):
     i = blockIdx.x * blockDim.x + threadIdx.x
     while i < size:                        # a grid-stride loop covers any size
-        output[i] = np.float32(2) * input[i] + np.float32(1)
+        output[i] = np.float32(2) * inp[i] + np.float32(1)
         i += gridDim.x * blockDim.x
 
 
