@@ -8,7 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, vectors
+from ..lang import bfloat16, vectors, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -283,6 +283,8 @@ def attribute(fc, value, attr, node):
         return texture_attribute(fc, value, attr, node)
     if isinstance(t, T.Vector):
         return vectors.attribute(fc, value, attr, loc)
+    if isinstance(t, wmma.Fragment) and attr == "num_elements":
+        return wmma.num_elements_of(value, loc)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]

@@ -20,5 +20,6 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
                    reduce_or_sync, reduce_xor_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
                    shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg
+from . import wmma
 from . import vectors
 from . import half
