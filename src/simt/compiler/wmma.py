@@ -2,7 +2,8 @@
 
 GPU: one NVVM WMMA intrinsic per call; a fragment's registers live in its local array (its
 bytes in register order), which LLVM's SROA turns back into registers. CPU: every lane holds
-the whole tile, row-major, and computes loads, products and stores itself (LLVM loops)."""
+the whole tile, row-major, and computes loads and products itself; lane 0 stores (LLVM
+loops)."""
 from llvmlite import ir as ll
 
 from ..lang import bfloat16
@@ -193,7 +194,16 @@ def _store_cpu(em, e):
         index = b.add(offset, _memory_index(b, r, c, ldm, e.attrs["layout"]))
         address = _flat_address(em, array, index, e.attrs["label"], e.loc)
         em.builder.store(value, address)
+    # lane 0 stores for the warp (all lanes hold the tile): a lane's writes after the call
+    # are never overwritten by a later lane's copy of the store, as on the GPU
+    b = em.builder
+    first = b.icmp_unsigned("==", b.and_(em.flat_tid, i64(31)), i64(0))
+    store, done = em.new_block("wmma_store"), em.new_block("wmma_stored")
+    b.cbranch(first, store, done)
+    b.position_at_end(store)
     _tile_loop(em, rows, cols, body)
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
 
 
 def _widen(b, value, kind):

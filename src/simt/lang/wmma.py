@@ -9,7 +9,7 @@ cols): CUDA leaves the element-to-lane mapping unspecified and requires every la
 to make the same call, so each lane loads, multiplies and stores the tile itself and the
 results match the hardware's (inputs at their precision, products exact, sums in the
 accumulator's precision). ``store_matrix_sync`` is a warp barrier first, so that no lane
-overwrites a tile another lane has yet to load. docs/tensor-cores.md has the contract.
+overwrites a tile another lane has yet to load, and lane 0 writes the warp's tile. docs/tensor-cores.md has the contract.
 """
 import numpy as np
 
