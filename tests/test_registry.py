@@ -143,6 +143,11 @@ def warp_matrix(a, c):
     simt.wmma.load_matrix_sync(bf, a, 0, 16)
     simt.wmma.mma_sync(cf, af, bf, cf)
     simt.wmma.store_matrix_sync(c, 0, cf, 16, "row")
+    buf = simt.shared.array(64, np.float32)
+    pipe = simt.pipeline()
+    simt.memcpy_async(buf, 0, c, 0, 4, pipe)
+    pipe.producer_commit()
+    pipe.consumer_wait()
 
 
 @simt.kernel

@@ -37,6 +37,7 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
 from .lang import wmma
+from .lang.pipeline import pipeline, memcpy_async
 from .lang.atomics_ordered import volatile_load, volatile_store
 from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .lang.printf import printf

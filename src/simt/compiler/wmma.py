@@ -51,10 +51,10 @@ def _regs_struct(f):
 def _address(em, array_node, offset_node, label, loc):
     array = em.expr(array_node)
     offset = em.expr(offset_node)
-    return _flat_address(em, array, offset, label, loc)
+    return flat_address(em, array, offset, label, loc)
 
 
-def _flat_address(em, array, offset, label, loc):
+def flat_address(em, array, offset, label, loc):
     """Address of flat element ``offset`` of a C-contiguous array, bounds-checked."""
     b = em.builder
     size = array.shape[0]
@@ -134,6 +134,11 @@ def _num_cpu(em, e):
 
 def _for(em, count, body):
     """``for i in range(count): body(i)`` as an LLVM loop (i an i64)."""
+    counted_loop(em, i64(count), body)
+
+
+def counted_loop(em, count, body):
+    """``for i in range(count): body(i)``, count an i64 value."""
     counter = em.alloca(I64, name="wmma_i")
     b = em.builder
     b.store(i64(0), counter)
@@ -141,7 +146,7 @@ def _for(em, count, body):
     b.branch(head)
     b.position_at_end(head)
     i = b.load(counter, typ=I64)
-    b.cbranch(b.icmp_unsigned("<", i, i64(count)), run, done)
+    b.cbranch(b.icmp_signed("<", i, count), run, done)
     b.position_at_end(run)
     body(i)
     b = em.builder
@@ -172,7 +177,7 @@ def _load_cpu(em, e):
     def body(r, c):
         b = em.builder
         index = b.add(offset, _memory_index(b, r, c, ldm, e.attrs["layout"]))
-        value = b.load(_flat_address(em, array, index, e.attrs["label"], e.loc), typ=elem)
+        value = b.load(flat_address(em, array, index, e.attrs["label"], e.loc), typ=elem)
         b = em.builder
         slot = b.add(b.mul(r, i64(cols)), c)
         b.store(value, b.gep(data, [slot], source_etype=elem))
@@ -192,7 +197,7 @@ def _store_cpu(em, e):
         b = em.builder
         value = b.load(b.gep(data, [b.add(b.mul(r, i64(cols)), c)], source_etype=elem), typ=elem)
         index = b.add(offset, _memory_index(b, r, c, ldm, e.attrs["layout"]))
-        address = _flat_address(em, array, index, e.attrs["label"], e.loc)
+        address = flat_address(em, array, index, e.attrs["label"], e.loc)
         em.builder.store(value, address)
     # lane 0 stores for the warp (all lanes hold the tile): a lane's writes after the call
     # are never overwritten by a later lane's copy of the store, as on the GPU

@@ -21,5 +21,6 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
                    shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg
 from . import wmma
+from .pipeline import pipeline, memcpy_async
 from . import vectors
 from . import half
