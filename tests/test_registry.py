@@ -148,6 +148,9 @@ def warp_matrix(a, c):
     simt.memcpy_async(buf, 0, c, 0, 4, pipe)
     pipe.producer_commit()
     pipe.consumer_wait()
+    bar = simt.shared.barrier(32)
+    bar.wait(bar.arrive())
+    bar.arrive_and_drop()
 
 
 @simt.kernel

@@ -231,8 +231,10 @@ class Return(Stmt):
 @dataclass(eq=False)
 class Barrier(Stmt):
     """A block-wide barrier (syncthreads); ``tile`` n > 0: a barrier of the n threads of
-    this thread's tile of n (cg.tiled_partition, n >= 64) only."""
+    this thread's tile of n (cg.tiled_partition, n >= 64) only. ``cpu_only``: a point where
+    the CPU device's thread loops must meet (an arrive/wait barrier's wait), nothing on a GPU."""
     tile: int = 0
+    cpu_only: bool = False
 
 
 @dataclass(eq=False)

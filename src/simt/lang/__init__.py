@@ -22,5 +22,6 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
 from . import cg
 from . import wmma
 from .pipeline import pipeline, memcpy_async
+from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors
 from . import half
