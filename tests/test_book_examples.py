@@ -74,8 +74,6 @@ def test_shared_bitmap(device, tmp_path):
     assert_nearly_equal_images(image, shared_bitmap.reference(64))
 
 
-@pytest.mark.xfail(strict=False, reason="checked mode's race detector (RaceConditionError) "
-                   "is not built yet")
 def test_shared_bitmap_nosync_race_is_reported():
     with simt.use_device("cpu", checks=True):
         with pytest.raises(simt.RaceConditionError):

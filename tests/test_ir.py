@@ -41,6 +41,9 @@ def scale(v, k):
     return v * k
 
 
+POINT = np.dtype([("x", "<f4"), ("v", "<f4", (2,))])
+
+
 @simt.kernel
 def everything(x, m, out):
     tile = simt.shared.array(32, np.float32)
@@ -67,6 +70,12 @@ def everything(x, m, out):
     simt.cg.this_grid().sync()
     simt.atomic.add(out, 0, v)
     out[i] = v
+    rec = simt.local.array(2, POINT)          # records: MakeRecord, StoreField, Field, Replace
+    rec[0] = (v, (v, v))
+    rec[0].x += 1.0
+    r = rec[0]
+    r.v[1] = v
+    out[i] = r.x + r.v[1]
 
 
 @simt.device
@@ -464,7 +473,7 @@ def test_fission_cuts_at_barriers_collectives_warp_operations_and_grid_syncs():
         (["Assign", "Assign", "While", "WarpGather"], []),
         (["WarpResult", "Assign", "ForRange", "Assert", "Print"], []),
         ("GridSync", "masked", []),
-        (["ExprStmt", "Store"], [])]
+        (["ExprStmt", "Store", "Store", "StoreField", "Assign", "Assign", "Store"], [])]
 
 
 def test_fission_of_uniform_and_masked_control_flow():

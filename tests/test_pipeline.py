@@ -1,120 +1,158 @@
-"""Asynchronous copies through a thread-scope pipeline (lang/pipeline.py): a double-buffered
-tiled matrix multiply against NumPy, the cp.async PTX it gets, and the errors."""
-import re
-import shutil
-import subprocess
+"""Compilation as named stages (compiler/pipeline.py): every stage kept on the binary
+and read back by ``kernel.inspect_*`` without compiling again, SIMT_DUMP printing each,
+and one CompileOptions value (compiler/options.py) with one default per device."""
+import types
 
 import numpy as np
 import pytest
 
 import simt
+from simt.compiler import pipeline
+from simt.compiler.options import CompileOptions
+from simt.config import config
 from simt.ir import types as T
-from conftest import poison, random_array
+from simt.runtime import cache
 
-TILE = 16
+SIG = "void(float32[::1], float32)"
+TABLE = simt.Constant(np.arange(4, dtype=np.float32))
+
+
+@simt.device
+def scaled(x, s):
+    return x * s + TABLE[1]
+
+
+def make_kernel(**options):
+    def axpy(a, s):
+        i = simt.grid(1)
+        if i < a.shape[0]:
+            a[i] = scaled(a[i], s)
+    return simt.kernel(axpy, cache=False, **options)
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """How many times a pipeline ran (each back-end compile runs one)."""
+    count = []
+    run = pipeline.run
+    monkeypatch.setattr(pipeline, "run", lambda *a: count.append(1) or run(*a))
+    return count
+
+
+def test_every_stage_is_kept_on_the_binary():
+    with simt.use_device("cpu"):
+        binary = make_kernel().compile(SIG).binary
+    assert list(binary.stages) == ["typed_ir", "inlined", "llvm_ir", "optimized", "object"]
+    assert binary.stages["object"] is binary.object_code
+    assert "define" in binary.stage_text("llvm_ir") and "define" in binary.stage_text("optimized")
+
+
+def test_inspect_reads_the_kept_stages(compiles):
+    k = make_kernel()
+    with simt.use_device("cpu"):
+        first = k.llvm_ir(SIG)
+        assert k.llvm_ir(SIG) is first and k.inspect_llvm() is first
+        assert "simt_kernel_axpy" in first
+        assert "axpy" in k.inspect_types()
+    assert len(compiles) == 1
+
+
+def test_inspect_ptx_without_a_gpu(compiles):
+    k = make_kernel()
+    with simt.use_device("cpu"):
+        ptx = k.inspect_ptx(SIG)
+        assert ".target sm_90" in ptx and "simt_kernel_axpy" in ptx
+        assert k.ptx(SIG) is ptx and k.inspect_ptx(SIG, arch="sm_90") is ptx
+        assert ".target sm_80" in k.inspect_ptx(SIG, arch="sm_80")
+    assert len(compiles) == 2
+
+
+def test_inspect_sass_names_the_gpu():
+    with simt.use_device("cpu"):
+        with pytest.raises(simt.NotSupportedError, match="GPU"):
+            make_kernel().inspect_sass(SIG)
+
+
+def test_signature_choice():
+    k = make_kernel()
+    with simt.use_device("cpu"):
+        with pytest.raises(ValueError, match="pass a signature"):
+            k.inspect_llvm()
+        k.compile(SIG)
+        assert isinstance(k.inspect_llvm(), str)
+        k.compile("void(float64[::1], float64)")
+        texts = k.inspect_llvm()
+        assert isinstance(texts, dict) and len(texts) == 2
+        assert all("simt_kernel_axpy" in t for t in texts.values())
+
+
+def test_dump_prints_every_stage(monkeypatch, capsys):
+    monkeypatch.setattr(config, "dump", True)
+    with simt.use_device("cpu"):
+        make_kernel().compile(SIG)
+    err = capsys.readouterr().err
+    for stage in ("typed_ir", "inlined", "llvm_ir", "optimized", "object"):
+        assert f"# simt: {stage} of 'axpy'" in err
+
+
+def test_options_one_default_per_device():
+    k = make_kernel()
+    assert k.options_for("cpu") == CompileOptions(boundscheck=True)
+    assert k.options_for("cuda") == CompileOptions(boundscheck=False)
+    assert make_kernel(boundscheck=False).options_for("cpu").boundscheck is False
+    with simt.use_device("cpu", boundscheck=False):
+        unchecked = k.llvm_ir(SIG)
+    with simt.use_device("cpu"):
+        checked = k.llvm_ir(SIG)
+    assert checked != unchecked and len(k.compiled) == 2
+    assert {key[2].split(";")[0] for key in k.compiled} == {"boundscheck=True",
+                                                            "boundscheck=False"}
+
+
+def test_unknown_kernel_option_lists_the_valid_ones():
+    with pytest.raises(TypeError, match="boundscheck"):
+        make_kernel(fast=True)
+
+
+@pytest.mark.parametrize("option", ["fastmath"])
+def test_planned_kernel_options_are_not_supported_yet(option):
+    with pytest.raises(simt.NotSupportedError, match=f"{option} is not available yet"):
+        make_kernel(**{option: True})
+
+
+def test_dependencies_come_from_the_front_end():
+    k = make_kernel()
+    deps = cache.dependencies(k.typed_ir(T.parse_signature(SIG)))
+    found = {(path, name): value for path, name, value in deps}
+    assert found[((), "scaled")] is scaled
+    assert found[(("scaled",), "TABLE")] is TABLE
+    with simt.use_device("cpu"):
+        assert k.compile(SIG).binary.symbol_objects == [TABLE]
+
+
+def test_sass_names_the_missing_tools(monkeypatch):
+    from simt.backends.cuda import compile as cuda_compile
+    monkeypatch.setattr(cuda_compile.shutil, "which",
+                        lambda tool: "/usr/bin/ptxas" if tool == "ptxas" else None)
+    with simt.use_device("cpu"):
+        binary = make_kernel()._ptx_binary(T.parse_signature(SIG), "sm_90")
+    with pytest.raises(simt.NotSupportedError, match="nvdisasm or cuobjdump"):
+        cuda_compile.sass(binary)
+
+
+HOLDER = types.SimpleNamespace(TABLE=simt.Constant(np.arange(4, dtype=np.float32) * 2))
 
 
 @simt.kernel
-def double_buffered(a, b, c):
-    """C = A @ B with 16x16 tiles: the next tiles' copies are in flight while this one's are
-    multiplied. A's rows move 4 floats (16 bytes) a copy, B's one float a copy."""
-    sa = simt.shared.array(2 * TILE * TILE, np.float32)
-    sb = simt.shared.array(2 * TILE * TILE, np.float32)
-    pipe = simt.pipeline()
-    tx, ty = simt.threadIdx.x, simt.threadIdx.y
-    row, col = simt.blockIdx.y * TILE + ty, simt.blockIdx.x * TILE + tx
-    n = a.shape[1]
-    steps = n // TILE
-    acc = np.float32(0)
-    for s in range(steps + 1):
-        if s < steps:                                       # produce stage s
-            stage = (s % 2) * TILE * TILE
-            pipe.producer_acquire()
-            if tx < 4:
-                simt.memcpy_async(sa, stage + ty * TILE + 4 * tx, a, row * n + s * TILE + 4 * tx,
-                                  4, pipe)
-            simt.memcpy_async(sb, stage + ty * TILE + tx, b, (s * TILE + ty) * n + col, 1, pipe)
-            pipe.producer_commit()
-        if s > 0:                                           # consume stage s - 1
-            pipe.consumer_wait()
-            simt.syncthreads()
-            stage = ((s - 1) % 2) * TILE * TILE
-            for k in range(TILE):
-                acc += sa[stage + ty * TILE + k] * sb[stage + k * TILE + tx]
-            pipe.consumer_release()
-            simt.syncthreads()
-    c[row, col] = acc
+def read_through_attribute(out):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = HOLDER.TABLE[i]
 
 
-def test_double_buffered_matmul(device, rng):
-    n = 64
-    a, b = random_array(rng, (n, n), np.float32), random_array(rng, (n, n), np.float32)
-    c = poison((n, n), np.float32)
-    double_buffered[(n // TILE, n // TILE), (TILE, TILE)](a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-
-
-@simt.kernel
-def odd_copy(dst, src, start, count):
-    """Copies of a run-time count from any offset: the GPU's fallback path."""
-    buf = simt.shared.array(64, np.float16)
-    pipe = simt.pipeline()
-    if simt.threadIdx.x == 0:
-        simt.memcpy_async(buf, 1, src, start, count, pipe)
-    pipe.producer_commit()
-    pipe.consumer_wait()
-    simt.syncthreads()
-    for i in range(simt.threadIdx.x, count, simt.blockDim.x):
-        dst[i] = buf[1 + i]
-    pipe.consumer_release()
-
-
-def test_unaligned_copy_of_a_runtime_count(device, rng):
-    src = random_array(rng, 64, np.float16)
-    dst = poison(37, np.float16)
-    odd_copy[1, 32](dst, src, 3, 37)
-    np.testing.assert_array_equal(dst, src[3:40])
-
-
-@pytest.fixture(scope="module")
-def copy_ptx():
-    from simt.backends.cuda.compile import compile_kernel
-    from simt.compiler.options import CompileOptions
-    sig = T.parse_signature("(float32[:, ::1], float32[:, ::1], float32[:, ::1])")
-    return compile_kernel(double_buffered.typed_ir(sig), CompileOptions(), "sm_90").ptx
-
-
-def test_ptx_has_cp_async(copy_ptx):
-    assert re.search(r"cp\.async\.ca\.shared\.global \[%rd\d+\], \[%rd\d+\], 16;", copy_ptx)
-    assert re.search(r"cp\.async\.ca\.shared\.global \[%rd\d+\], \[%rd\d+\], 4;", copy_ptx)
-    assert "cp.async.commit_group;" in copy_ptx
-    for n in (0, 1):
-        assert re.search(rf"cp\.async\.wait_group\s+{n};", copy_ptx)
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
-def test_ptxas_accepts_the_copies(copy_ptx, tmp_path):
-    path = tmp_path / "copy.ptx"
-    path.write_text(copy_ptx)
-    done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "k.o")],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-
-
-@simt.kernel
-def no_pipe(a, b):
-    simt.memcpy_async(a, 0, b, 0, 4, 0)
-
-
-@simt.kernel
-def mixed_types(a, b):
-    pipe = simt.pipeline()
-    simt.memcpy_async(a, 0, b, 0, 4, pipe)
-
-
-def test_errors():
-    x = np.zeros(8, np.float32)
-    with pytest.raises(simt.CompileError, match="must be a simt.pipeline"):
-        no_pipe[1, 1](x, x)
-    with pytest.raises(simt.CompileError, match="the destination holds float32, the source int32"):
-        mixed_types[1, 1](x, np.zeros(8, np.int32))
+def test_symbols_travel_with_the_binary(device):
+    """The compiler found the Constant (here through an attribute, which no lookup by
+    name finds again); the binary carries it to the launch."""
+    out = np.zeros(4, np.float32)
+    read_through_attribute[1, 4](out)
+    np.testing.assert_array_equal(out, HOLDER.TABLE.copy_to_host())

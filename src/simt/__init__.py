@@ -28,6 +28,10 @@ from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, grids
                    uint_as_float, double_as_longlong, longlong_as_double, ldg, clock, clock64,
                    globaltimer, nanosleep)
 from .runtime.textures import CudaArray, Texture, Surface
+from .runtime.modules import Module, SourceModule, RawKernel
+from .runtime.peer import can_access_peer, enable_peer_access
+from .runtime.ipc import open_ipc_handle
+from .runtime.vmm import VirtualMemory
 from .lang.textures import (tex1D, tex2D, tex3D, tex1DLayered, tex2DLayered, tex2Dgather,
                             surf1Dread, surf2Dread, surf3Dread, surf1Dwrite, surf2Dwrite,
                             surf3Dwrite)

@@ -25,6 +25,11 @@ def info(out=sys.stdout):
     """Print every device and its properties (deviceQuery), then the settings."""
     found = devices.devices()
     print(f"simt found {len(found)} device(s); current: {devices.get_device().name}\n", file=out)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        print(f"CUDA_VISIBLE_DEVICES={visible!r}: simt numbers the GPUs it leaves visible as "
+              "the driver does (cuda:0 is the first listed); pci_bus_id names the physical "
+              "GPU\n", file=out)
     for device in found:
         print(f"Device {device.name!r}", file=out)
         try:

@@ -11,12 +11,18 @@ device. An assert's message is recorded as an id: ``MESSAGE_BASE + i`` in the
 
 import linecache
 
-from .errors import DeviceAssertError, IllegalAddressError, LaunchError
+from .errors import (BarrierDivergenceError, DeviceAssertError, IllegalAddressError,
+                     LaunchError, RaceConditionError, UninitializedReadError)
 
-WORDS = 16
+WORDS = 32
 FIELDS = ("code", "line", "array", "dim", "index", "extent", "file",
-          "block.x", "block.y", "block.z", "thread.x", "thread.y", "thread.z")
+          "block.x", "block.y", "block.z", "thread.x", "thread.y", "thread.z",
+          # checked mode (backends/cpu/checked.py): the other thread, what each did, the index
+          "other.line", "other.file", "other.block.x", "other.block.y", "other.block.z",
+          "other.thread.x", "other.thread.y", "other.thread.z", "accesses", "ndim",
+          "index.0", "index.1", "index.2", "index.3")
 CODE, LINE = 0, 1
+OTHER = FIELDS.index("other.line")
 
 OUT_OF_BOUNDS = 1
 ASSERT = 2
@@ -24,6 +30,17 @@ NOT_COOPERATIVE = 3
 INTERRUPTED = 4          # Ctrl-C stopped the launch (CPU device: backends/cpu/interrupt.py)
 TRAP = 5                 # simt.trap()
 BAD_FREE = 6             # simt.free of memory the CPU device's heap did not hand out
+# checked mode
+RACE = 7                 # two threads, one element, no barrier between, one writes
+UNINITIALIZED = 8        # a read of memory nothing wrote
+BARRIER_DIVERGENCE = 9   # a barrier some live thread of the block does not reach
+WARP_MASK = 10           # a warp collective whose mask names a lane that is not there
+
+# what an access was, in the "accesses" word (mine | other << 4)
+READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
+_VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"),
+          ATOMIC: ("atomically accesses", "atomically accessed"),
+          ATOMIC_STORE: ("atomically writes", "atomically wrote")}
 
 MESSAGE_BASE = 1000
 
@@ -63,6 +80,8 @@ def decode(record, binary, kernel_name):
         return LaunchError(f"grid.sync() {place} at {where}\n  needs a cooperative "
                            f"launch: {kernel_name}.launch_cooperative(grid, block, args)",
                            **common)
+    if code in CHECKED:
+        return _decode_checked(code, record, binary, kernel_name, place, where, common)
     if code == INTERRUPTED:
         return LaunchError(f"kernel '{kernel_name}' was interrupted (SIGINT): its results "
                            f"are incomplete\n  it was in the loop at {where}", **common)
@@ -79,3 +98,95 @@ def decode(record, binary, kernel_name):
 def _source_line(filename, line):
     text = linecache.getline(filename, line).strip()
     return f"\n      {text}" if text else ""
+
+
+CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK)
+
+
+class Thread:
+    """One thread in a checked-mode report: where it is and what it did there."""
+
+    def __init__(self, block, thread, filename=None, line=None):
+        self.block, self.thread = tuple(block), tuple(thread)
+        self.filename, self.line = filename, line
+
+    def __str__(self):
+        return f"block {self.block} thread {self.thread}"
+
+    @property
+    def at(self):
+        return f"{_short(self.filename)}:{self.line}" if self.line else None
+
+
+def checked_error(code, kernel, first, second=None, array=None, index=None, accesses=(0, 0)):
+    """The LaunchError subclass of a checked-mode report, worded the same on every device
+    (the CPU device's checked mode and the sim device).
+
+    ``first`` is the thread that found the problem (a ``Thread``), ``second`` the other
+    thread involved (None: none); ``index`` a tuple; ``accesses`` (mine, other) are READ,
+    WRITE or ATOMIC for a race. The first line reads ``<Kind> in kernel '<name>': ...``
+    naming both threads as ``block (x, y, z) thread (x, y, z)`` and lines as ``file.py:N``.
+    """
+    element = f"'{array}[{', '.join(str(i) for i in index)}]'" if index else f"'{array}'"
+    source = _source_line(first.filename, first.line) if first.line else ""
+    if code == RACE:
+        mine, other = (_VERBS.get(a, ("accesses", "accessed")) for a in accesses)
+        same_block = second.block == first.block
+        text = (f"Race condition in kernel '{kernel}': {first} {mine[0]} {element} at "
+                f"{first.at}, and {second} {other[1]} it at {second.at} with no "
+                f"{'barrier' if same_block else 'ordering (the threads are in different blocks)'}"
+                f" between them{source}\n  "
+                + ("order the two accesses with simt.syncthreads() (or simt.syncwarp() "
+                   "within a warp), or make both atomic" if same_block else
+                   "blocks of one launch run in no set order: have one thread write the "
+                   "element, use atomics, or split the work into two launches"))
+        cls = RaceConditionError
+    elif code == UNINITIALIZED:
+        text = (f"Uninitialized read in kernel '{kernel}': {first} reads {element} at "
+                f"{first.at}, which nothing wrote{source}\n  write it first (a barrier "
+                f"between the write and the read when another thread writes it), or "
+                f"allocate with simt.zeros / simt.to_device instead of device_array/empty")
+        cls = UninitializedReadError
+    elif code == BARRIER_DIVERGENCE:
+        away = (f"{second}, which has not returned, does not reach it"
+                + (f" (it took another way at {second.at})" if second.line else ""))
+        text = (f"Barrier divergence in kernel '{kernel}': {first} waits at the barrier at "
+                f"{first.at}, but {away}{source}\n  every thread of the block that has "
+                f"not returned must reach the same simt.syncthreads(): move it out of the "
+                f"branch or loop whose condition differs between threads")
+        cls = BarrierDivergenceError
+    else:
+        text = (f"Barrier divergence in kernel '{kernel}': {first} calls a warp function "
+                f"at {first.at} whose mask names {second}, which does not take part"
+                f"{source}\n  name in the mask only the lanes that make this same call "
+                f"(simt.activemask() gives those that are here)")
+        cls = BarrierDivergenceError
+    error = cls(text, kernel=kernel, block=first.block, thread=first.thread,
+                filename=first.filename, line=first.line)
+    error.other = second
+    error.array, error.index = array, index
+    return error
+
+
+def _decode_checked(code, record, binary, kernel_name, place, where, common):
+    words = [int(v) for v in record]
+    first = Thread(common["block"], common["thread"], common["filename"], common["line"])
+    other_line, other_file = words[OTHER], words[OTHER + 1]
+    second = None
+    if code != UNINITIALIZED:
+        files = binary.files
+        filename = files[other_file][1] if other_line and other_file < len(files) else None
+        second = Thread(words[OTHER + 2:OTHER + 5], words[OTHER + 5:OTHER + 8], filename,
+                        other_line or None)
+    accesses = words[FIELDS.index("accesses")]
+    ndim = words[FIELDS.index("ndim")]
+    start = FIELDS.index("index.0")
+    label = binary.labels[words[2]] if words[2] < len(binary.labels) else "array"
+    index = tuple(words[start:start + ndim]) if 0 < ndim <= 4 else None
+    return checked_error(code, kernel_name, first, second, label, index,
+                         (accesses & 15, accesses >> 4))
+
+
+def _short(filename):
+    """A file as ``file.py``: its base name (the source line follows in the message)."""
+    return filename.rsplit("/", 1)[-1] if filename else "?"

@@ -12,6 +12,7 @@ from ..lang import bfloat16, vectors, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
+from . import records
 
 
 # ----------------------------------------------------------------- constants
@@ -49,7 +50,11 @@ def static_to_expr(fc, static, node):
         return ir.Const(T.Scalar(value.dtype), loc, value.item())
     if isinstance(value, tuple):
         items = [static_to_expr(fc, Static(v), node) for v in value]
-        return ir.TupleExpr(T.Tuple([i.type for i in items]), loc, items)
+        if records.is_namedtuple_class(type(value)):
+            t = T.NamedTuple([i.type for i in items], type(value)._fields, type(value))
+        else:
+            t = T.Tuple([i.type for i in items])
+        return ir.TupleExpr(t, loc, items)
     if isinstance(value, _Symbol):
         decl = fc.symbol_decls.get(id(value))
         if decl is None:
@@ -93,6 +98,8 @@ def cast(fc, value, t, loc):
             fc.fail(loc, f"cannot convert {value.type} to {t}")
         items = [cast(fc, tuple_get(fc, value, i, loc), it, loc) for i, it in enumerate(t.items)]
         return ir.TupleExpr(t, loc, items)
+    if isinstance(t, T.Record) and isinstance(value.type, T.Tuple):
+        return records.from_tuple(fc, value, t, loc)
     if isinstance(t, T.Array):
         if isinstance(value.type, T.Array) and value.type.dtype == t.dtype and \
                 value.type.ndim == t.ndim:
@@ -285,6 +292,8 @@ def attribute(fc, value, attr, node):
         return vectors.attribute(fc, value, attr, loc)
     if isinstance(t, wmma.Fragment) and attr == "num_elements":
         return wmma.num_elements_of(value, loc)
+    if records.has_fields(t):
+        return records.field(fc, value, attr, node)
     if isinstance(t, T.Array):
         if attr in ("shape", "strides"):
             items = [ir.ArrayAttr(T.INT64, loc, value, attr, d) for d in range(t.ndim)]
@@ -331,6 +340,8 @@ def call(fc, node, statement):
         if isinstance(result, ir.Stmt) and not statement:
             fc.fail(node, f"{callee.python_name}() is a statement", "call it on a line of its own")
         return result
+    if records.is_namedtuple_class(callee):
+        return records.make_namedtuple(fc, callee, args, kwargs, loc)
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):

@@ -9,10 +9,10 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from . import loopmeta, ops
+from . import loopmeta, ops, recordgen
 from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
-                      value_type, vector_align)
+                      value_type)
 from .intrinsics import lower_intrinsic
 from ..lang import bfloat16
 
@@ -41,7 +41,7 @@ class FunctionEmitter:
         self.function = function
         self.llfunc = llfunc
         self.options = options
-        self.boundscheck = options.boundscheck
+        self.boundscheck = options.boundscheck or options.checks     # checked mode: bounds too
         self.builder = None
         self.entry_builder = None
         self.vars = {}
@@ -99,6 +99,7 @@ class FunctionEmitter:
         """A per-thread array: an entry-block stack slot."""
         elem = memory(T.element_type(decl.dtype))
         data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))), name=decl.name)
+        data.align = 16
         return static_array(decl, data)
 
     # ------------------------------------------------------------ statements
@@ -121,13 +122,19 @@ class FunctionEmitter:
     def stmt_Assign(self, s):
         self.store_var(s.name, self.expr(s.value))
 
+    stmt_StoreField = recordgen.store_field
+
     def stmt_ExprStmt(self, s):
         self.expr(s.value)
 
     def stmt_Store(self, s):
         array = self.expr(s.array)
-        address = self.element_address(array, [self.expr(i) for i in s.indices], s.label, s.loc)
-        self.store_element(address, self.expr(s.value), array.type)
+        indices = [self.expr(i) for i in s.indices]
+        address = self.element_address(array, indices, s.label, s.loc)
+        value = self.expr(s.value)
+        if self.options.checks:        # after the value: it may read the same element
+            self.target.check_access(self, array, indices, address, "write", s.label, s.loc)
+        self.store_element(address, value, array.type)
 
     def stmt_If(self, s):
         cond = self.expr(s.cond)
@@ -324,6 +331,10 @@ class FunctionEmitter:
             return ArrayValue.unpack(self.builder, e.type, phi)
         return phi
 
+    expr_Field = recordgen.load_field
+    expr_Replace = recordgen.replace
+    expr_MakeRecord = recordgen.make
+
     def expr_TupleExpr(self, e):
         lltype = value_type(e.type, self.target)
         value = ll.Constant(lltype, ll.Undefined)
@@ -358,7 +369,8 @@ class FunctionEmitter:
 
     def expr_Load(self, e):
         array = self.expr(e.array)
-        address = self.element_address(array, [self.expr(i) for i in e.indices], e.label, e.loc)
+        indices = [self.expr(i) for i in e.indices]
+        address = self.element_address(array, indices, e.label, e.loc, access="read")
         return self.load_element(address, array.type)
 
     def expr_View(self, e):
@@ -372,7 +384,10 @@ class FunctionEmitter:
         return self.target.call_device(self, e.function, args)
 
     # ------------------------------------------------------------ memory
-    def element_address(self, array, indices, label, loc):
+    def element_address(self, array, indices, label, loc, access=None):
+        """The address of ``array[indices]``, each index checked when boundscheck is on;
+        in checked mode an ``access`` ("read", "write", "atomic", "atomic_store") is
+        checked too."""
         b = self.builder
         offset = None
         for d, index in enumerate(indices):
@@ -381,8 +396,11 @@ class FunctionEmitter:
             term = index if _is_one(array.strides[d]) else b.mul(index, array.strides[d])
             offset = term if offset is None else b.add(offset, term)
         elem = memory(array.type.element)
-        return b.gep(array.data, [offset if offset is not None else i64(0)], source_etype=elem,
-                     inbounds=True)
+        address = b.gep(array.data, [offset if offset is not None else i64(0)],
+                        source_etype=elem, inbounds=True)
+        if access is not None and self.options.checks:
+            self.target.check_access(self, array, indices, address, access, label, loc)
+        return address
 
     def check_index(self, array, dim, index, label, loc):
         extent = array.shape[dim]
@@ -397,17 +415,14 @@ class FunctionEmitter:
     def load_element(self, address, array_type):
         t = array_type.element
         if isinstance(t, T.Vector):         # one vector access (ld.global.v4.f32)
-            return self.builder.load(address, typ=scalar(t), align=vector_align(t, array_type))
-        value = self.builder.load(address, typ=memory(t))
-        return self.builder.trunc(value, I1) if t.kind == "b" else value
+            return self.builder.load(address, typ=scalar(t), align=recordgen.element_align(array_type))
+        value = self.builder.load(address, typ=memory(t), align=recordgen.element_align(array_type))
+        return self.builder.trunc(value, I1) if t.dtype.kind == "b" else value
 
     def store_element(self, address, value, array_type):
-        if isinstance(array_type.element, T.Vector):
-            self.builder.store(value, address, align=vector_align(array_type.element, array_type))
-            return
-        if array_type.element.kind == "b":
+        if array_type.element.dtype.kind == "b":
             value = self.builder.zext(value, I8)
-        self.builder.store(value, address)
+        self.builder.store(value, address, align=recordgen.element_align(array_type))
 
     def make_view(self, array, e):
         b = self.builder

@@ -17,7 +17,7 @@ from . import unroll
 from .source import Source
 from .errors import fail
 from ..errors import CompileError
-from . import calls, conditional, definite, group_args
+from . import calls, conditional, definite, group_args, records
 
 
 MAX_PASSES = 12
@@ -187,7 +187,8 @@ class FrontEnd:
         if isinstance(ann, Static) and isinstance(node.target, ast.Name):
             dtype = calls.as_dtype(ann.value)
             if dtype is not None:
-                value = self.cast(self.expr(self.any(node.value), node), T.Scalar(dtype), node)
+                value = self.cast(self.expr(self.any(node.value), node), T.element_type(dtype),
+                                  node)
                 return self.bind_name(node.target.id, value, node)
         return self.assign_to(node.target, node.value, node)
 
@@ -198,6 +199,12 @@ class FrontEnd:
             current = self.name_expr(target.id, target)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return self.bind_name(target.id, value, node)
+        field = self.field_target(target)
+        if field is not None:
+            place, name = field
+            current = records.field(self, place, name, target)
+            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
+            return [records.assign_field(self, place, name, value, node)]
         if isinstance(target, ast.Subscript):
             array = self.expr(self.any(target.value), target)
             index = self.expr(self.any(target.slice), target)
@@ -228,6 +235,11 @@ class FrontEnd:
                 self.static_bindings[target.id] = value      # a cooperative group (lang/cg.py)
                 return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
+        field = self.field_target(target)
+        if field is not None:
+            place, name = field
+            value = self.expr(self.any(value_node), value_node)
+            return [records.assign_field(self, place, name, value, node)]
         if isinstance(target, ast.Subscript):
             array = self.expr(self.any(target.value), target)
             index = self.expr(self.any(target.slice), target)
@@ -300,13 +312,31 @@ class FrontEnd:
         var_type = self.assign_type(name, value.type, node)
         return [ir.Assign(self.loc(node), name, self.cast(value, var_type, node))]
 
+    def field_target(self, target):
+        """(record or named tuple, field name) of an ``r.x`` or ``r['x']`` target, else
+        None (``v.x`` of a vector type: assign_component)."""
+        if not records.field_target(target):
+            return None
+        place = self.expr(self.any(target.value), target)
+        if not records.has_fields(place.type):
+            return None
+        return place, target.attr if isinstance(target, ast.Attribute) else target.slice.value
+
     def store(self, array, index, value, node, label):
         loc = self.loc(node)
+        if isinstance(array, ir.Field) and not records.in_memory(array):
+            # r.v[k] = x: an element of an array field of a record held in a variable
+            return records.assign_field(self, array.record, array.name, value, node,
+                                        self.index_list(index, loc))
         if not isinstance(array.type, T.Array):
             self.fail(node, f"cannot assign into a {array.type}", "only arrays can be assigned into")
         if array.type.space == "const":
             self.fail(node, "constant memory is read-only in kernels",
                       "write it from the host with .copy_from(host_array)")
+        if array.type.space == "copy":
+            self.fail(node, "this array is a field of a copy of a record; writing it would "
+                      "change nothing", "write the field through the record: r.v[k] = x "
+                      "(a variable) or a[i].v[k] = x (an array element)")
         indices = self.index_list(index, loc)
         if len(indices) != array.type.ndim or any(isinstance(i, tuple) for i in indices):
             self.fail(node, f"assigning into a {array.type.ndim}-d array needs "
@@ -567,6 +597,9 @@ class FrontEnd:
             except Exception:
                 pass
         base = self.expr(base, node)
+        if isinstance(index, Static) and isinstance(index.value, str) and \
+                records.has_fields(base.type):
+            return records.field(self, base, index.value, node)
         index = self.expr(index, node)
         return self.subscript(base, index, self.loc(node), ast.unparse(node.value))
 
@@ -599,6 +632,14 @@ class FrontEnd:
         dtype = calls.as_dtype(value.value) if isinstance(value, Static) else None
         if dtype is None:
             self.fail(loc, "expected a NumPy dtype here (np.float32, np.int32, ...)")
+        if dtype.names is not None:
+            try:
+                T.Record(dtype)
+            except TypeError as exc:
+                self.fail(loc, str(exc))
+        elif dtype.kind not in "biufc":
+            self.fail(loc, f"kernels cannot hold {dtype} values",
+                      "use a bool, integer, floating, complex or record (structured) dtype")
         return dtype
 
     def constant_int(self, value, what, loc):
@@ -629,13 +670,15 @@ class FrontEnd:
 
 
 def _assigned_names(fndef):
+    """Names assigned, and names of records whose fields are (``r.x = v``: a parameter
+    becomes a variable holding a copy)."""
     names = set()
     for node in ast.walk(fndef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
-                isinstance(node.value, ast.Name):          # v.x = ... assigns v
-            names.add(node.value.id)
+        root = records.field_root(node)
+        if root is not None:
+            names.add(root)
     return names
 
 

@@ -71,7 +71,8 @@ def _atomic(em, e):
     nvalues = 2 if kind == "cas" else 1
     values = [em.expr(a) for a in e.args[1:1 + nvalues]]
     indices = [em.expr(i) for i in e.args[1 + nvalues:]]
-    address = em.element_address(array, indices, e.attrs.get("label", "array"), e.loc)
+    address = em.element_address(array, indices, e.attrs.get("label", "array"), e.loc,
+                                 access="atomic")
     t = e.type
     if kind == "cas":
         cmp, new = values

@@ -62,7 +62,7 @@ def flag(name):
 
 
 CHECKS = {"launch_bounds": launch_bounds, "maxnreg": maxnreg, "lineinfo": flag("lineinfo"),
-          "boundscheck": flag("boundscheck")}
+          "boundscheck": flag("boundscheck"), "checks": flag("checks")}
 
 
 def checked(options, what):

@@ -1,6 +1,10 @@
 """How simt types are laid out in LLVM IR (shared by every target)."""
+import functools
+
+import numpy as np
 from llvmlite import ir as ll
 
+from ..ir import records
 from ..ir import types as T
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
@@ -51,11 +55,36 @@ def scalar(t):
 
 
 def memory(t):
-    """LLVM type of a scalar stored in an array (bool is a byte); a vector type's is an
-    array of its components (its size, where an LLVM vector of 3 would take 4)."""
+    """LLVM type of a scalar or record stored in an array (bool is a byte); a vector
+    type's is an array of its components (its size, where an LLVM vector of 3 would take 4)."""
     if isinstance(t, T.Vector):
         return ll.ArrayType(scalar(t.element), t.n)
+    if isinstance(t, T.Record):
+        return record_layout(t.dtype)[0]
     return I8 if t.dtype.kind == "b" else scalar(t)
+
+
+@functools.lru_cache(maxsize=None)
+def record_layout(dtype):
+    """(LLVM type, {field name: member index}) of a record: a packed struct of its
+    fields as stored in memory and explicit padding, exactly the dtype's bytes."""
+    members, index, at = [], {}, 0
+    for name, fdt, offset in records.fields(dtype):
+        if offset > at:
+            members.append(ll.ArrayType(I8, offset - at))
+        index[name] = len(members)
+        members.append(_member(fdt))
+        at = offset + fdt.itemsize
+    if dtype.itemsize > at:
+        members.append(ll.ArrayType(I8, dtype.itemsize - at))
+    return ll.LiteralStructType(members, packed=True), index
+
+
+def _member(dtype):
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        return ll.ArrayType(_member(base), int(np.prod(shape, dtype=np.int64)))
+    return memory(T.element_type(dtype))
 
 
 def array_struct(t, addrspace):
@@ -67,6 +96,8 @@ def value_type(t, target):
     """LLVM type of a value of simt type t (what a variable of that type holds)."""
     if isinstance(t, (T.Scalar, T.Vector)):
         return scalar(t)
+    if isinstance(t, T.Record):
+        return memory(t)
     if isinstance(t, T.Array):
         return array_struct(t, target.addrspace(t.space))
     if isinstance(t, T.Tuple):

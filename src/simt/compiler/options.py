@@ -16,12 +16,14 @@ from . import kernel_options
 class CompileOptions:
     """``boundscheck``: check every index against its dimension (an out-of-bounds
     access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
-
+    ``checks``: checked mode (docs/finding-bugs.md): bounds, races, barrier divergence,
+    uninitialized reads; CPU device only, off by default.
     ``launch_bounds``, ``maxnreg``, ``lineinfo``: CUDA's ``__launch_bounds__``,
     ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
     docs/kernel-options.md says what each does on each device)."""
 
     boundscheck: bool = False
+    checks: bool = False
     launch_bounds: Optional[tuple] = None     # (max_threads, min_blocks); min_blocks 0: none
     maxnreg: Optional[int] = None
     lineinfo: bool = False
@@ -66,14 +68,3 @@ def choose(defaults, device_options, kernel_options):
     chosen = {name: value for name, value in device_options.items() if name in FIELDS}
     chosen.update(kernel_options)
     return defaults.replace(**chosen)
-
-
-def refuse_checks(checks):
-    """Checked mode (races, barrier divergence, uninitialized reads) is not built yet:
-    asking for it is an error rather than a silent no-op."""
-    if checks:
-        raise NotSupportedError(
-            "checked mode (checks=True or SIMT_CHECKS=1) is not available yet: simt does "
-            "not detect races, barrier divergence or uninitialized reads. The 'cpu' device "
-            "already checks every index (boundscheck=True, its default); unset SIMT_CHECKS "
-            "and drop checks=True")

@@ -20,7 +20,7 @@ from ..ir import types as T
 from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
                       static_array)
 
-SPACES = ("global", "shared", "const", "local", "generic")
+SPACES = ("global", "shared", "const", "local", "generic", "copy")   # copy: compiler/records.py
 # the fault record's last words: where the failing thread is
 FAULT_IDS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
@@ -155,6 +155,10 @@ class Target:
         pair = em.builder.cmpxchg(address, cmp, new, self.ordering(order, scope),
                                   failure.get(order, order))
         return em.builder.extract_value(pair, 0)
+
+    def check_access(self, em, array, indices, address, access, label, loc):
+        """Checked mode: check one access ("read", "write", "atomic") of ``array``."""
+        raise self._missing("check_access")
 
     def emit_fence(self, em, scope):
         em.builder.fence("seq_cst", self.fence_scopes.get(scope))

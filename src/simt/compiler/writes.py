@@ -1,6 +1,6 @@
 """Which array parameters a typed kernel writes: stores and atomics into them, directly,
-through views and local names bound to them, or in the device functions they are passed
-to. The launch path uses this to keep read-only host arrays read-only (runtime/access.py).
+through views, record fields and local names bound to them, or in the device functions
+they are passed to. The launch path uses this to keep read-only host arrays read-only (runtime/access.py).
 """
 import weakref
 
@@ -26,6 +26,8 @@ class _Writes:
         for node in walk(*fn.body):
             if isinstance(node, ir.Store):
                 self._mark(node.array, node.loc)
+            elif isinstance(node, ir.StoreField):
+                self._mark(node.place, node.loc)
             elif isinstance(node, ir.Intrinsic) and getattr(node.entry, "writes", False):
                 self._mark(node.args[0], node.loc)
             elif isinstance(node, ir.CallDevice):
@@ -41,8 +43,10 @@ def _roots(e, aliases):
     """The parameter indices an array expression may refer to."""
     if isinstance(e, ir.Param):
         return {e.index}
-    if isinstance(e, ir.View):
+    if isinstance(e, (ir.View, ir.Load)):          # a Load: a record written in place
         return _roots(e.array, aliases)
+    if isinstance(e, ir.Field):                    # a record's field, or its array field
+        return _roots(e.record, aliases)
     if isinstance(e, ir.Var):
         return aliases.get(e.name, set())
     if isinstance(e, ir.IfExp):

@@ -83,7 +83,8 @@ def shared_bitmap_nosync(device=None, out_dir=None, dim=DIM):
     bitmap = render(kernel_nosync, dim)
     bitmap.display_and_exit(out_dir, "shared_bitmap_nosync.png")
     print("this kernel races (no __syncthreads): the picture shows it as a mottled pattern; "
-          "simt's checked mode, which will name the racing threads and lines, is not built yet")
+          "run it with SIMT_CHECKS=1 on the cpu device and simt names the racing threads "
+          "and lines")
     return bitmap.image()
 
 

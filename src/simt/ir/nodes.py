@@ -140,6 +140,32 @@ class TupleGet(Expr):
 
 
 @dataclass(eq=False)
+class Field(Expr):
+    """Field ``name`` of a record: a scalar or record value, or for a fixed-size array
+    field a C-ordered view of it (of the record's own memory when ``record`` is in memory,
+    a Load or a Field of one; else of a copy)."""
+    record: Expr
+    name: str
+
+
+@dataclass(eq=False)
+class MakeRecord(Expr):
+    """A record from ``items``: per field in the dtype's order one value, or one per
+    element (C order) of an array field; padding bytes are zero."""
+    items: list[Expr]
+
+
+@dataclass(eq=False)
+class Replace(Expr):
+    """The record ``record`` with field ``name`` (``index``: element ``index`` of that
+    array field) set to ``value``; ``r.x = v`` on a variable assigns it back to ``r``."""
+    record: Expr
+    name: str
+    value: Expr
+    index: list[Expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Intrinsic(Expr):
     """A call of a registry intrinsic; ``entry`` (lang/registry.py) holds its lowerings."""
     op: str
@@ -176,6 +202,15 @@ class Store(Stmt):
     indices: list[Expr]
     value: Expr
     label: str = ""
+
+
+@dataclass(eq=False)
+class StoreField(Stmt):
+    """``place.name = value`` for a record in memory: ``place`` is a Load of a record, or
+    a Field of one; only the field's bytes are written."""
+    place: Expr
+    name: str
+    value: Expr
 
 
 @dataclass(eq=False)

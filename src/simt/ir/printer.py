@@ -110,6 +110,9 @@ class _Printer:
     def stmt_Store(self, s):
         return f"{self.subscript(s.array, s.indices)} = {self.expr(s.value)}"
 
+    def stmt_StoreField(self, s):
+        return f"{self.operand(s.place)}.{s.name} = {self.expr(s.value)}"
+
     def stmt_ExprStmt(self, s):
         return self.expr(s.value)
 
@@ -220,6 +223,16 @@ class _Printer:
 
     def expr_TupleGet(self, e):
         return f"{self.operand(e.tuple)}[{e.index}]"
+
+    def expr_MakeRecord(self, e):
+        return f"record({self.args(e.items)})"
+
+    def expr_Field(self, e):
+        return f"{self.operand(e.record)}.{e.name}"
+
+    def expr_Replace(self, e):
+        index = "".join(f"[{self.expr(i)}]" for i in e.index)
+        return f"replace({self.expr(e.record)}, {e.name}{index}={self.expr(e.value)})"
 
     def expr_Intrinsic(self, e):
         attrs = ", ".join(f"{k}={v!r}" for k, v in e.attrs.items())

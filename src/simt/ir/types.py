@@ -1,10 +1,13 @@
-"""simt's types: scalars named by NumPy dtypes, CUDA's vector types, arrays, tuples.
+"""simt's types: scalars named by NumPy dtypes, CUDA's vector types, records (C structs),
+arrays, tuples.
 
 Promotion follows NumPy 2 (NEP 50): a *weak* scalar is a Python literal (or a
 variable that only ever held literals) and takes the type of the typed value
 it meets.
 """
 import numpy as np
+
+from .records import check as check_record, fields as record_fields, natural_alignment
 
 _WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
@@ -126,8 +129,8 @@ def _dtype_key(dtype):
 
 
 def element_type(dtype):
-    """The type of one element of an array of ``dtype``: a Scalar, or a Vector for the
-    struct of a vector type."""
+    """The type of one element of an array of ``dtype``: a Scalar, a Vector for the
+    struct of a vector type, else a Record for a structured dtype."""
     dtype = np.dtype(dtype)
     if dtype.names is None or is_bfloat16_dtype(dtype):
         return Scalar(dtype)
@@ -136,34 +139,38 @@ def element_type(dtype):
     if dtype.names == tuple("xyzw"[:n]) and dtype == vector_dtype(component, n) and \
             (is_bfloat16_dtype(component) or component.str[1:] in VECTOR_NAMES):
         return Vector(component, n)
-    raise TypeError(f"arrays of the structured dtype {dtype} are not supported in kernels "
-                        "(only the vector types: simt.float4.dtype ...)")
-    return vector
+    return Record(dtype)
 
 
 class Array(Type):
-    """An array of ``ndim`` dimensions in memory ``space``; layout 'C', 'F' or 'A'."""
+    """An array of ``ndim`` dimensions in memory ``space``; layout 'C', 'F' or 'A'.
+    ``align``: set where its elements' addresses are known to be less aligned than
+    their dtype (an array field of a packed record): what their accesses may assume."""
 
-    def __init__(self, dtype, ndim, layout="A", space="global"):
+    def __init__(self, dtype, ndim, layout="A", space="global", align=None):
         self.dtype = np.dtype(dtype)
         self.ndim = ndim
         self.layout = layout
         self.space = space
+        self.align = align
 
     def key(self):
-        return (_dtype_key(self.dtype), self.ndim, self.layout, self.space)
+        base = (_dtype_key(self.dtype), self.ndim, self.layout, self.space)
+        return base if self.align is None else base + (self.align,)
 
     @property
     def element(self):
         return element_type(self.dtype)
 
     def with_(self, **changes):
-        fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space)
+        fields = dict(dtype=self.dtype, ndim=self.ndim, layout=self.layout, space=self.space,
+                      align=self.align)
         fields.update(changes)
         return Array(**fields)
 
     def __repr__(self):
-        return f"{self.element!r}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space})"
+        align = f", align {self.align}" if self.align is not None else ""
+        return f"{self.element!r}[{', '.join(':' * self.ndim)}] ({self.layout}, {self.space}{align})"
 
 
 class Tuple(Type):
@@ -177,6 +184,51 @@ class Tuple(Type):
 
     def __repr__(self):
         return "(" + ", ".join(map(repr, self.items)) + ("," if len(self.items) == 1 else "") + ")"
+
+
+class NamedTuple(Tuple):
+    """A ``collections.namedtuple`` / ``typing.NamedTuple`` value: a tuple whose items
+    also have names (``cls`` is the Python class, for building one on the host)."""
+
+    def __init__(self, items, names, cls):
+        super().__init__(items)
+        self.names = tuple(names)
+        self.cls = cls
+
+    def key(self):
+        return (self.items, self.names, getattr(self.cls, "__qualname__", ""))
+
+    def __repr__(self):
+        return f"{self.cls.__name__}(" + ", ".join(
+            f"{n}={t!r}" for n, t in zip(self.names, self.items)) + ")"
+
+
+class Record(Type):
+    """A C struct: a NumPy structured dtype (ir/records.py checks and lays it out).
+    ``align`` is what its accesses may assume about an element's address: C's alignment
+    when the dtype is laid out as a C compiler would (NumPy's ``align=True``, or packed
+    fields that happen to fall on their alignment), else 1 (a packed struct)."""
+
+    def __init__(self, dtype):
+        self.dtype = check_record(np.dtype(dtype))
+        self.align = natural_alignment(self.dtype) or 1
+
+    def key(self):
+        return (str(self.dtype.descr), self.dtype.itemsize, self.align)
+
+    @property
+    def names(self):
+        return self.dtype.names
+
+    def __repr__(self):
+        fields = ", ".join(f"{n}: {_dtype_text(d)} @{o}" for n, d, o in record_fields(self.dtype))
+        return f"record{{{fields}}} ({self.dtype.itemsize} bytes)"
+
+
+def _dtype_text(dtype):
+    if dtype.subdtype is not None:
+        return f"{_dtype_text(dtype.subdtype[0])}{list(dtype.subdtype[1])}"
+    return repr(Record(dtype)) if dtype.names else dtype.name
 
 
 class Texture(Type):
@@ -282,11 +334,17 @@ def unify(old, new):
         return promote(old, new)
     if isinstance(old, Array) and isinstance(new, Array):
         if old.dtype == new.dtype and old.ndim == new.ndim and old.space == new.space:
-            return old.with_(layout="A")
+            aligns = [a.align for a in (old, new) if a.align is not None]
+            return old.with_(layout="A", align=min(aligns) if aligns else None)
         return None
     if isinstance(old, Tuple) and isinstance(new, Tuple) and len(old.items) == len(new.items):
         items = [unify(a, b) for a, b in zip(old.items, new.items)]
-        return None if None in items else Tuple(items)
+        if None in items:
+            return None
+        if isinstance(old, NamedTuple) and isinstance(new, NamedTuple) and \
+                (old.names, old.cls) == (new.names, new.cls):
+            return NamedTuple(items, old.names, old.cls)
+        return Tuple(items)
     return None
 
 
@@ -315,7 +373,11 @@ def typeof(value):
     if hasattr(value, "_simt_type"):            # simt.Texture, simt.Surface, simt.float4(...)
         return value._simt_type
     if isinstance(value, tuple):
-        return Tuple([typeof(v) for v in value])
+        items = [typeof(v) for v in value]
+        fields = getattr(type(value), "_fields", None)
+        if fields is not None:
+            return NamedTuple(items, fields, type(value))
+        return Tuple(items)
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is not None and shape is not None:

@@ -24,6 +24,7 @@ import functools
 import typing
 
 from . import nodes as ir
+from . import records
 from . import types as T
 from .printer import format_expr, format_function
 from .walk import all_functions, children, fields
@@ -251,7 +252,31 @@ def _result(v, s, in_loop):
         v.declared(s.name, s, s.type)
 
 
-_STMT_RULES = {ir.Assign: _assign, ir.Store: _store, ir.If: _cond, ir.While: _cond,
+def _store_field(v, s, in_loop):
+    place = s.place
+    while isinstance(place, ir.Field):
+        place = place.record
+    if not isinstance(place, ir.Load):
+        v.fail(s, "stores a field of a record that is not in memory")
+    _field_value(v, s, s.place.type, s.name, s.value.type, element=False)
+
+
+def _field_value(v, node, record, name, t, element):
+    """Whether ``t`` is the type of field ``name`` of ``record`` (``element``: of one
+    element of that array field)."""
+    if not isinstance(record, T.Record) or name not in record.dtype.names:
+        v.fail(node, f"field '{name}' of a {record!r}")
+    fdt = record.dtype.fields[name][0]
+    if fdt.subdtype is not None and not element:
+        if not (isinstance(t, T.Array) and (t.dtype, t.ndim) == (fdt.subdtype[0], len(fdt.subdtype[1]))):
+            v.fail(node, f"type {t!r} for array field '{name}' ({fdt})")
+        return
+    expected = T.element_type(fdt.subdtype[0] if element else fdt)
+    if t != expected:
+        v.fail(node, f"type {t!r} for field '{name}' of type {expected!r}")
+
+
+_STMT_RULES = {ir.StoreField: _store_field, ir.Assign: _assign, ir.Store: _store, ir.If: _cond, ir.While: _cond,
                ir.Assert: _cond, ir.ForRange: _for, ir.Break: _loop_exit,
                ir.Continue: _loop_exit, ir.Return: _return, ir.Collective: _result,
                ir.WarpOp: _result}
@@ -397,7 +422,30 @@ def _call(v, e):
         v.fail(e, f"type {e.type!r} but '{f.name}' returns {f.return_type!r}")
 
 
-_EXPR_RULES = {ir.Const: _const, ir.Var: _var, ir.Param: _param, ir.Cast: _cast,
+def _field(v, e):
+    _field_value(v, e, e.record.type, e.name, e.type, element=False)
+
+
+def _make_record(v, e):
+    if not isinstance(e.type, T.Record):
+        v.fail(e, f"builds a record of type {e.type!r}")
+    slots = records.slots(e.type.dtype)
+    if len(slots) != len(e.items):
+        v.fail(e, f"{len(e.items)} values for a record of {len(slots)}")
+    for (name, _, dtype), item in zip(slots, e.items):
+        if item.type != T.element_type(dtype):
+            v.fail(e, f"a {item.type!r} for field '{name}' of type {dtype}")
+
+
+def _replace(v, e):
+    if e.type != e.record.type:
+        v.fail(e, f"type {e.type!r} replacing a field of a {e.record.type!r}")
+    _field_value(v, e, e.record.type, e.name, e.value.type, element=bool(e.index))
+    if not all(_is_int(i.type) for i in e.index):
+        v.fail(e, "an element index is not an integer")
+
+
+_EXPR_RULES = {ir.MakeRecord: _make_record, ir.Field: _field, ir.Replace: _replace, ir.Const: _const, ir.Var: _var, ir.Param: _param, ir.Cast: _cast,
                ir.BinOp: _binop, ir.UnaryOp: _unary, ir.Compare: _compare,
                ir.Logical: _logical, ir.IfExp: _ifexp, ir.ArrayRef: _arrayref,
                ir.Load: _load, ir.View: _view, ir.ArrayAttr: _arrayattr,

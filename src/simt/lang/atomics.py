@@ -53,8 +53,9 @@ def index_list(fc, array, idx, name, loc):
 def check_array(fc, array, name, loc, allowed=None):
     if not isinstance(array.type, T.Array):
         fc.fail(loc, f"{name} needs an array as its first argument, got {array.type}")
-    if array.type.space == "const":
-        fc.fail(loc, f"{name} on constant memory", "atomics need global or shared arrays")
+    if array.type.space in ("const", "copy"):
+        what = "constant memory" if array.type.space == "const" else "an array field of a record copy"
+        fc.fail(loc, f"{name} on {what}", "atomics need global or shared arrays")
     if allowed is not None and repr(array.type.element) not in allowed:
         fc.fail(loc, f"{name} is not available for {array.type.element!r} arrays",
                 f"use an array of {', '.join(sorted(allowed))}")

@@ -81,10 +81,11 @@ atomic.load = load           # cuda::atomic_ref's members sit with the other ato
 atomic.store = store
 
 
-def _address(em, e, first_index):
+def _address(em, e, first_index, access):
+    """The element's address; ``access`` is what checked mode checks it as."""
     array = em.expr(e.args[0])
     indices = [em.expr(i) for i in e.args[first_index:]]
-    return em.element_address(array, indices, e.attrs["label"], e.loc), e.args[0].type
+    return em.element_address(array, indices, e.attrs["label"], e.loc, access), e.args[0].type
 
 
 def _memory_type(t):
@@ -103,7 +104,7 @@ def _to_memory(em, value, t):
 
 @load.lowering()
 def _load(em, e):
-    address, array_type = _address(em, e, 1)
+    address, array_type = _address(em, e, 1, "atomic")
     t = array_type.element
     value = em.builder.load_atomic(address, em.target.ordering(e.attrs["order"], e.attrs["scope"]),
                                    array_type.dtype.itemsize, typ=_memory_type(t))
@@ -112,7 +113,7 @@ def _load(em, e):
 
 @store.lowering()
 def _store(em, e):
-    address, array_type = _address(em, e, 2)
+    address, array_type = _address(em, e, 2, "atomic_store")
     t = array_type.element
     b = em.builder
     # IRBuilder.store_atomic reads the pointee type, which opaque pointers lack
@@ -135,7 +136,7 @@ def _volatile(instr):
 
 @volatile_load.lowering()
 def _volatile_load(em, e):
-    address, array_type = _address(em, e, 1)
+    address, array_type = _address(em, e, 1, "read")
     t = array_type.element
     value = _volatile(em.builder.load(address, typ=_memory_type(t),
                                       align=array_type.dtype.itemsize))
@@ -144,7 +145,7 @@ def _volatile_load(em, e):
 
 @volatile_store.lowering()
 def _volatile_store(em, e):
-    address, array_type = _address(em, e, 2)
+    address, array_type = _address(em, e, 2, "write")
     t = array_type.element
     _volatile(em.builder.store(_to_memory(em, em.expr(e.args[1]), t), address,
                                align=array_type.dtype.itemsize))

@@ -76,10 +76,11 @@ ldg, ldcg, ldca, ldcs, ldlu, ldcv = (ENTRIES[n] for n in LOADS)
 stwb, stcg, stcs, stwt = (ENTRIES[n] for n in STORES)
 
 
-def _address(em, e, first_index):
+def _address(em, e, first_index, access):
+    """The element's address; ``access`` is what checked mode checks it as."""
     array = em.expr(e.args[0])
     indices = [em.expr(i) for i in e.args[first_index:]]
-    return em.element_address(array, indices, e.attrs["label"], e.loc), e.args[0].type
+    return em.element_address(array, indices, e.attrs["label"], e.loc, access), e.args[0].type
 
 
 @ldg.lowering("cpu")
@@ -89,7 +90,7 @@ def _address(em, e, first_index):
 @ldlu.lowering("cpu")
 @ldcv.lowering("cpu")
 def _load_cpu(em, e):
-    address, array_type = _address(em, e, 1)
+    address, array_type = _address(em, e, 1, "read")
     return em.load_element(address, array_type)
 
 
@@ -98,7 +99,7 @@ def _load_cpu(em, e):
 @stcs.lowering("cpu")
 @stwt.lowering("cpu")
 def _store_cpu(em, e):
-    address, array_type = _address(em, e, 2)
+    address, array_type = _address(em, e, 2, "write")
     em.store_element(address, em.expr(e.args[1]), array_type)
 
 
@@ -135,7 +136,7 @@ def _to_bits(b, value, t, reg_width):
 @ldlu.lowering("cuda")
 @ldcv.lowering("cuda")
 def _load_cuda(em, e):
-    address, array_type = _address(em, e, 1)
+    address, array_type = _address(em, e, 1, "read")
     t = array_type.element
     ptx_type, reg, width = _register(t)
     fnty = ll.FunctionType(ll.IntType(width), [address.type])
@@ -149,7 +150,7 @@ def _load_cuda(em, e):
 @stcs.lowering("cuda")
 @stwt.lowering("cuda")
 def _store_cuda(em, e):
-    address, array_type = _address(em, e, 2)
+    address, array_type = _address(em, e, 2, "write")
     t = array_type.element
     ptx_type, reg, width = _register(t)
     value = _to_bits(em.builder, em.expr(e.args[1]), t, width)

@@ -51,7 +51,7 @@ def _normalize_shape(shape):
 
 
 _SIGS = {}          # (dtype, ndim, layout) -> the one T.Array for it
-_SIG_CLASSES = {}   # that T.Array -> the DeviceArray subclass of arrays of that signature
+_SIG_CLASSES = {}   # (that T.Array, device name) -> the DeviceArray subclass of such arrays
 
 
 def _contiguous(shape, strides, itemsize, dims):
@@ -84,11 +84,12 @@ def _signature(dtype, shape, strides):
     return sig
 
 
-def _signature_class(sig):
-    """The DeviceArray subclass for one signature (named DeviceArray: users never see it)."""
-    cls = type("DeviceArray", (DeviceArray,), {"_sig": sig, "__module__": __name__,
+def _signature_class(key):
+    """The DeviceArray subclass for one (signature, device name) (named DeviceArray: users
+    never see it)."""
+    cls = type("DeviceArray", (DeviceArray,), {"_sig": key[0], "__module__": __name__,
                                                "__qualname__": "DeviceArray"})
-    return _SIG_CLASSES.setdefault(sig, cls)
+    return _SIG_CLASSES.setdefault(key, cls)
 
 
 def _stream_handle(stream):
@@ -145,10 +146,12 @@ class DeviceArray:
             alloc = _allocate(self.device, _span(self.shape, self.strides, self.itemsize)[1])
         self.alloc = alloc
         self.offset = int(offset)
-        # The layout never changes, so the class says it: a launch then finds its prepared
-        # signature from type(arg) alone (runtime/launch.py).
+        # The layout and the device never change, so the class says them: a launch then
+        # finds its prepared signature from type(arg) alone (runtime/launch.py), and an
+        # array of another device takes the full path, which checks it can be reached.
         sig = _signature(self.dtype, self.shape, self.strides)
-        self.__class__ = _SIG_CLASSES.get(sig) or _signature_class(sig)
+        key = (sig, self.device.name)
+        self.__class__ = _SIG_CLASSES.get(key) or _signature_class(key)
         flat = (alloc.ptr + self.offset, *self.shape)
         if sig.layout == "A":
             flat += tuple(st // self.dtype.itemsize for st in self.strides)
@@ -360,9 +363,14 @@ class DeviceArray:
             raise TypeError(f"cannot copy {self.dtype} into {other.dtype} on the device")
         order = self._contiguous_order()
         same_backend = other.device.backend is self.device.backend
-        if same_backend and order is not None and _same_layout(other, self):
+        flat = order is not None and _same_layout(other, self)
+        if same_backend and flat:
             if self.nbytes:
                 self.device.backend.copy_dtod(other.ptr, self.ptr, self.nbytes, _stream_handle(stream))
+        elif flat and _cuda_pointers(self.device) and _cuda_pointers(other.device):
+            if self.nbytes:           # GPU to GPU without the host (cudaMemcpyPeer)
+                self.device.backend.copy_peer(other.ptr, other.device.backend, self.ptr,
+                                              self.nbytes, _stream_handle(stream))
         else:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
@@ -390,10 +398,53 @@ class DeviceArray:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _host_view(self):
-        """A NumPy array aliasing this array's memory (CPU device and managed memory only)."""
-        if not self.device.backend.host_accessible and not getattr(self.alloc, "managed", False):
-            raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+        """A NumPy array aliasing this array's memory (CPU device and managed memory only).
+        Where the device has no concurrent managed access (guide: unified memory on
+        devices of compute capability below 6.0, Windows), the host must not touch managed
+        memory while a kernel runs: the device is synchronized first."""
+        backend = self.device.backend
+        if not backend.host_accessible:
+            if not getattr(self.alloc, "managed", False):
+                raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
+            if not backend.properties().concurrent_managed_access:
+                backend.synchronize()
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
+
+    # -- unified memory, IPC ------------------------------------------------------------
+
+    def _managed_span(self, what):
+        if not getattr(self.alloc, "managed", False):
+            raise ValueError(f"{what} applies to managed memory (simt.managed_array); this "
+                             f"array is {self.device.name} device memory")
+        low, high = _span(self.shape, self.strides, self.itemsize)
+        return self.ptr + low, high - low
+
+    def prefetch(self, device=None, stream=None):
+        """Move this managed array's pages to ``device`` (default: the current device;
+        'host' or the CPU device: host memory) in the order of ``stream``
+        (cudaMemPrefetchAsync). On the CPU device managed memory is host memory: there
+        is nothing to move, and the call only checks its arguments."""
+        from . import unified
+        ptr, nbytes = self._managed_span("prefetch")
+        unified.prefetch(self, ptr, nbytes, device, stream)
+        return self
+
+    def advise(self, advice, device=None, unset=False):
+        """cudaMemAdvise on this managed array: 'read_mostly' (pages may be copied to
+        every reader), 'preferred_location' (keep the pages on ``device``, 'host' for host
+        memory) or 'accessed_by' (keep them mapped for ``device``); ``device`` default:
+        the current one; ``unset=True`` takes the advice back. On the CPU device they
+        change nothing (managed memory is host memory, read by the host)."""
+        from . import unified
+        ptr, nbytes = self._managed_span("advise")
+        unified.advise(self, ptr, nbytes, advice, device, unset)
+        return self
+
+    def ipc_handle(self):
+        """A picklable handle another process opens with simt.open_ipc_handle
+        (cudaIpcGetMemHandle): the memory, not a copy. GPU only."""
+        from .handles import array_handle
+        return array_handle(self)
 
     # -- conveniences --------------------------------------------------------------------
 

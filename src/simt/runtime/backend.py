@@ -75,6 +75,7 @@ class DeviceProperties:
     cooperative_launch: bool = True
     unified_addressing: bool = True
     managed_memory: bool = True
+    concurrent_managed_access: bool = True   # host and device may touch managed memory at once
     can_map_host_memory: bool = True
     integrated: bool = False
     ecc_enabled: bool = False
@@ -344,6 +345,74 @@ class Backend:
     def surface_object(self, surface):
         """The device object of a runtime Surface (what kernels get)."""
         raise self.unsupported("surfaces")
+
+    # ------------------------------------------------------------ modules made elsewhere
+    _GPU_ONLY = (", which only NVIDIA GPUs have: select one with simt.set_device('cuda:0') "
+                 "(simt.devices() lists them)")
+
+    def load_module(self, image):
+        """A PTX, cubin or fatbin image loaded: get_function(name) -> a function object,
+        get_global(name) -> (address, bytes), info_log (runtime/modules.py)."""
+        raise self.unsupported(f"CUDA modules (PTX, cubin, fatbin){self._GPU_ONLY}")
+
+    def compile_cuda_c(self, source, name, options, name_expressions):
+        """(image, [(name expression, lowered name)], log): CUDA C++ compiled for this
+        device (NVRTC); a failed compile raises CompileError carrying the compiler's log."""
+        raise self.unsupported(f"CUDA C++ modules (SourceModule, compiled by NVRTC){self._GPU_ONLY}")
+
+    def launch_raw(self, function, grid, block, shared_bytes, stream, kinds, values):
+        """Launch a module's function; ``kinds``: per parameter 'pointer' or a NumPy
+        dtype, ``values``: int addresses and NumPy scalars."""
+        raise self.unsupported(f"CUDA modules{self._GPU_ONLY}")
+
+    # ------------------------------------------------------------ several GPUs, IPC
+    def can_access_peer(self, other):
+        """Whether this device can be let into ``other``'s memory (cuDeviceCanAccessPeer)."""
+        raise self.unsupported("peer access (between two GPUs)")
+
+    def enable_peer_access(self, other):
+        """Let this device's kernels reach ``other``'s memory (cuCtxEnablePeerAccess)."""
+        raise self.unsupported("peer access (between two GPUs)")
+
+    def copy_peer(self, dst_ptr, dst_backend, src_ptr, nbytes, stream=None):
+        """Copy ``nbytes`` from this device's ``src_ptr`` to another device's memory
+        without the host (cuMemcpyPeerAsync)."""
+        raise self.unsupported("peer copies (between two GPUs)")
+
+    def ipc_handle(self, ptr):
+        """(handle bytes, offset of ptr in its allocation) for another process
+        (cuIpcGetMemHandle)."""
+        raise self.unsupported(f"IPC memory handles{self._GPU_ONLY}")
+
+    def open_ipc_handle(self, handle, nbytes):
+        """An Allocation over another process's memory (cuIpcOpenMemHandle), closed when
+        it dies."""
+        raise self.unsupported(f"IPC memory handles{self._GPU_ONLY}")
+
+    def create_ipc_event(self):
+        """An event object (as create_event's, without timing) that other processes can
+        open: ipc_handle() -> bytes (cuIpcGetEventHandle)."""
+        raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
+
+    def open_ipc_event(self, handle):
+        """The event object of another process's interprocess event (cuIpcOpenEventHandle)."""
+        raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
+
+    # ------------------------------------------------------------ unified memory, VMM
+    def prefetch(self, ptr, nbytes, target, stream=None):
+        """Move managed memory to ``target`` (a backend, or None for the host) in stream
+        order (cuMemPrefetchAsync)."""
+        raise self.unsupported("managed memory")
+
+    def advise(self, ptr, nbytes, advice, target, unset=False):
+        """cuMemAdvise: ``advice`` one of 'read_mostly', 'preferred_location',
+        'accessed_by'; ``target`` a backend or None (the host)."""
+        raise self.unsupported("managed memory")
+
+    def virtual_memory(self, reserve_bytes):
+        """A VirtualMemory object: granularity, grow(nbytes) -> Allocation of the mapped
+        range, release() (cuMemAddressReserve / cuMemCreate / cuMemMap)."""
+        raise self.unsupported(f"virtual memory management (appendix E){self._GPU_ONLY}")
 
 
 # -- stream host functions: CUDA forbids CUDA calls in them -------------------------

@@ -3,7 +3,7 @@
 From a configuration's second launch on, ``kernel[...]`` hands out a function written
 here for one signature: it takes the arguments as a0, a1, ... (each with a default,
 and ``*more``), checks that there are as many as the signature has, of exactly the
-classes it was written for (a DeviceArray's class records its dtype, ndim and layout),
+classes it was written for (a DeviceArray's class records its dtype, ndim, layout and device),
 that the device is still current, else hands them to the full path (``slow``); a
 Python int that does not fit int64 goes to the full path too, which raises.
 The back end gives only its native call (``Native``, runtime/backend.py): the

@@ -14,7 +14,6 @@ import contextlib
 import importlib
 import threading
 
-from simt.compiler.options import refuse_checks
 from simt.config import config
 from simt.errors import InvalidConfiguration, NotSupportedError
 from simt.logs import log
@@ -58,8 +57,7 @@ class Device:
     """A device kernels run on and arrays live on: 'cuda:N' or 'cpu'.
 
     Attributes: ``name``, ``kind`` (a key of BACKENDS: 'cpu' or 'cuda'), ``index``,
-    ``options`` (e.g. the CPU's ``boundscheck``; ``checks=True`` is refused until
-    checked mode exists),
+    ``options`` (e.g. the CPU's ``boundscheck`` and ``checks``),
     ``backend`` (created on first use) and ``properties``.
     """
 
@@ -77,7 +75,6 @@ class Device:
             valid = ", ".join(sorted(self.options)) or "none"
             raise ValueError(f"device {self.name!r} has no option {', '.join(unknown)} "
                              f"(its options: {valid})")
-        refuse_checks(options.get("checks"))
         self.options.update(options)
 
     def with_options(self, **options):
@@ -177,15 +174,16 @@ def _parse(spec):
 
 def lookup(spec=None, **options):
     """The Device for ``spec`` with ``options`` applied; ``spec=None`` is the current device."""
-    device = get_device() if spec is None else _parse(spec)
-    _refuse_checked_mode(device)
+    device = get_device() if spec is None else _checked_mode(_parse(spec))
     return device.with_options(**options) if options else device
 
 
-def _refuse_checked_mode(device):
-    """SIMT_CHECKS=1 asks a device that has the ``checks`` option for checked mode."""
-    if "checks" in device.options:
-        refuse_checks(config.checks)
+def _checked_mode(device):
+    """SIMT_CHECKS=1 selects checked mode on a device that has the ``checks`` option (an
+    explicit ``checks=False`` in the same call still turns it off)."""
+    if config.checks and device.options.get("checks") is False:
+        return device.with_options(checks=True)
+    return device
 
 
 def _starting_device():
@@ -198,8 +196,7 @@ def _starting_device():
         device = devices()[0]
         if device.kind == "cpu":
             log.info("no GPU: %s; running on the CPU device", why_none("cuda"))
-    _refuse_checked_mode(device)
-    return device
+    return _checked_mode(device)
 
 
 class _Current(threading.local):
@@ -221,8 +218,7 @@ def set_device(spec, **options):
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
-    Options (CPU: ``boundscheck=True``; ``checks=True`` is refused until checked mode
-    exists) apply to this selection; selecting the device again without them restores the defaults.
+    Options (CPU: ``boundscheck=True``, ``checks=False``: docs/finding-bugs.md) apply to this selection; selecting the device again without them restores the defaults.
     """
     device = lookup(spec, **options)
     _local.device = device

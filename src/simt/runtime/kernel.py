@@ -15,6 +15,7 @@ from ..ir import types as T
 from ..lazy import lazy_module
 from ..logs import log
 from .devices import backend_class, get_device
+from . import peer
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
@@ -148,6 +149,7 @@ class Kernel:
         checks ``kernel[...]`` makes (cooperative launches, graph kernel nodes)."""
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         shared_bytes = shared_size(shared_bytes)
+        peer.check_args(args, device, self.__name__)
         types = arg_types(self, args)
         loaded = self.binary_for(types, device)
         access.check_writes(self, types, args)

@@ -10,7 +10,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import Stream, stream_handle
 from ..lazy import lazy_module
-from simt.runtime import arrays
+from simt.runtime import arrays, peer
 
 binder = lazy_module("simt.runtime.binder")         # loaded at a second launch
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
@@ -145,13 +145,19 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)
 def arg_type(value):
     simt_type = getattr(value, "simt_type", None)
     if simt_type is not None:
-        return simt_type()
+        t = simt_type()
+        if isinstance(t, T.Array) and isinstance(t.element, T.Record):
+            _check_records(value, t)
+        return t
     if isinstance(value, (np.ndarray,)) or hasattr(value, "__cuda_array_interface__") or \
             (hasattr(value, "ptr") and hasattr(value, "shape")):
         _check_dtype(value.dtype, "an array")
         if isinstance(value, np.ndarray) and isinstance(T.element_type(value.dtype), T.Vector):
             _check_aligned(value)
-        return T.Array(value.dtype, value.ndim, T.layout_of(value))
+        t = T.Array(value.dtype, value.ndim, T.layout_of(value))
+        if isinstance(t.element, T.Record):
+            _check_records(value, t)
+        return t
     if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
         raise OverflowError(f"{value} does not fit a kernel's int64 (the type of a Python "
                             f"int argument); pass a NumPy integer of the width you mean, or "
@@ -186,6 +192,23 @@ def _check_dtype(dtype, what):
                         "timedelta64 as .view(np.int64))")
 
 
+def _check_records(array, t):
+    """A record array's elements must sit where C would put them: each at a multiple of
+    the record's size from the first (so a stride in elements is exact) and, for an
+    aligned record, on an address of its alignment."""
+    align = t.element.align
+    data = array.ctypes.data if isinstance(array, np.ndarray) else array.ptr
+    for stride in array.strides:
+        if stride % t.dtype.itemsize:
+            raise TypeError(f"a record array with a stride of {stride} bytes, not a multiple "
+                            f"of its {t.dtype.itemsize}-byte records, cannot be passed to a "
+                            "kernel; pass a copy (np.ascontiguousarray)")
+    if data % align:
+        raise TypeError(f"this record array's data is at an address that is not a multiple "
+                        f"of its records' {align}-byte alignment (C's for this struct); pass an "
+                        "aligned copy (np.ascontiguousarray), or use a packed dtype")
+
+
 class Launch:
     """A kernel with its launch configuration, called with the arguments.
 
@@ -194,7 +217,7 @@ class Launch:
     the backend for its native launch and has binder.py write a launch function for the
     signature; ``kernel[...]`` then hands out that
     function, which checks its arguments' classes (a DeviceArray's class records its
-    dtype, ndim and layout) and the current device, and falls back to this object's
+    dtype, ndim, layout and device) and the current device, and falls back to this object's
     full path when they differ."""
 
     def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
@@ -232,6 +255,7 @@ class Launch:
         kernel = self.kernel
         given = args
         args = adopt_foreign_arrays(args, device)
+        peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
         access.check_writes(kernel, types, args)

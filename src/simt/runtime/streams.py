@@ -117,10 +117,30 @@ def default_stream(device=None):
 class Event:
     """A CUDA event: a point in a stream to wait for or time from (cudaEventCreate)."""
 
-    def __init__(self, timing=True, device=None):
+    def __init__(self, timing=None, device=None, interprocess=False):
         self.device = device or get_device()
-        self.timing = timing
-        self.impl = self.device.backend.create_event(timing=timing)
+        if interprocess and timing:
+            raise ValueError("an interprocess event cannot time (CUDA requires "
+                             "cudaEventDisableTiming with cudaEventInterprocess): "
+                             "Event(interprocess=True) without timing=True")
+        self.timing = not interprocess if timing is None else bool(timing)
+        self.interprocess = bool(interprocess)
+        backend = self.device.backend
+        self.impl = backend.create_ipc_event() if interprocess else \
+            backend.create_event(timing=self.timing)
+
+    def ipc_handle(self):
+        """A picklable handle another process opens with simt.Event.from_ipc_handle
+        (cudaIpcGetEventHandle); the event must be Event(interprocess=True)."""
+        from .handles import event_handle
+        return event_handle(self)
+
+    @classmethod
+    def from_ipc_handle(cls, handle):
+        """The event of another process, from its ipc_handle(): record, wait for and
+        synchronize with it here (cudaIpcOpenEventHandle). GPU only."""
+        from .handles import open_event
+        return open_event(cls, handle)
 
     def record(self, stream=None):
         """Record the event in ``stream`` (the default stream when None)."""

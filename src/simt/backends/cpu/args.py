@@ -28,6 +28,8 @@ def ctype_of(t):
         return ctype_of(t.element) * t.n
     if isinstance(t, (T.Texture, T.Surface)):
         return TextureDescriptor
+    if isinstance(t, T.Record):             # its bytes, as the kernel's packed struct has them
+        return ctypes.c_uint8 * t.dtype.itemsize
     if isinstance(t, T.Tuple):
         return type("Tuple", (ctypes.Structure,), {"_fields_": [
             (f"f{i}", ctype_of(item)) for i, item in enumerate(t.items)]})
@@ -74,6 +76,8 @@ def to_c(t, value, keep):
         c.strides[:] = [s // t.dtype.itemsize for s in strides]
         keep.append(value)
         return c
+    if isinstance(t, T.Record):
+        return ctype_of(t).from_buffer_copy(np.asarray(value, dtype=t.dtype).tobytes())
     if isinstance(t, T.Tuple):
         c = ctype_of(t)()
         for i, (it, v) in enumerate(zip(t.items, value)):

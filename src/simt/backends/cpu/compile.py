@@ -20,6 +20,7 @@ class CpuBinary(Binary):
     """A kernel compiled for the CPU: object code plus its launch metadata."""
     object_code: bytes
     slot_bytes: int               # per thread, for kernels with barriers
+    checked: bool = False         # compiled for checked mode (checked.py, shadow.py)
 
 
 class _Compile:
@@ -61,4 +62,4 @@ def compile_kernel(fn, options):
         labels=list(target.labels), files=list(target.files),
         messages=list(target.messages), stages=stages,
         symbol_objects=[d.data for d in target.symbols],
-        compile_seconds=time.perf_counter() - started)
+        compile_seconds=time.perf_counter() - started, checked=options.checks)

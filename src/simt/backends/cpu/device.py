@@ -21,7 +21,9 @@ from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
 from .memory import CpuMemory
 from .args import ArgPacker
-from . import graphs, interrupt, pools, streams, texmem
+from . import checked
+from ...errors import NotSupportedError
+from . import graphs, interrupt, pools, shadow, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
 
@@ -64,6 +66,7 @@ class CpuBackend(CpuMemory):
         self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
+        self.shadow = shadow.ShadowMemory()     # checked mode's view of memory
         self.pools = weakref.WeakSet()   # memory pools, trimmed at synchronizing calls
         self.own = threading.local()     # .stream: the thread's per-thread default stream
         self.poll = False                # set_device_flags: waits poll instead of sleeping
@@ -80,7 +83,7 @@ class CpuBackend(CpuMemory):
     @classmethod
     def default_options(cls):
         """boundscheck: check every array index (on by default: ``compile_options``);
-        checks: checked mode, refused until it is built (runtime/devices.py)."""
+        checks: checked mode (checked.py, docs/finding-bugs.md), off by default."""
         return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
 
     def _workers(self):
@@ -126,6 +129,16 @@ class CpuBackend(CpuMemory):
         streams is done: that work may still read or write it (cudaFree waits for it too)."""
         for worker in list(self.workers):
             worker.hold(owner)
+
+    def alloc(self, nbytes, *args, **kwargs):
+        allocation = super().alloc(nbytes, *args, **kwargs)
+        self.shadow.allocated(allocation.ptr, nbytes, allocation.keepalive)
+        return allocation
+
+    def alloc_managed(self, nbytes):
+        allocation = super().alloc_managed(nbytes)
+        self.shadow.written(allocation.ptr, nbytes)      # the host writes it directly
+        return allocation
 
     def _buffer(self, nbytes, alignment):
         buffer = super()._buffer(nbytes, alignment)
@@ -198,6 +211,7 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ copies in stream order
     def copy_htod(self, dst_ptr, host_array, stream=None):
+        self.shadow.written(dst_ptr, host_array.nbytes)
         if stream is not None and not _is_pinned(host_array):
             graphs.refuse_in_capture("a copy from pageable host memory into a stream "
                                      "under capture (pin it: simt.pinned_array or "
@@ -218,9 +232,11 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
 
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        self.shadow.written(dst_ptr, nbytes)
         self._in_order(stream, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes))
 
     def memset(self, ptr, byte, nbytes, stream=None):
+        self.shadow.written(ptr, nbytes)
         self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
 
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
@@ -310,6 +326,11 @@ class CpuBackend(CpuMemory):
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
+        if loaded.binary.checked:
+            raise NotSupportedError(
+                f"checked mode does not run cooperative launches yet (kernel "
+                f"'{kernel.__name__}'): launch it without checks=True / SIMT_CHECKS=1, or "
+                f"check the parts of it that need no grid.sync() with a normal launch")
         if stream is not None:
             stream.synchronize()
         cooperative.launch_cooperative(self, kernel, loaded, grid, block, shared_bytes, args,
@@ -371,7 +392,11 @@ class CpuBackend(CpuMemory):
         pool, and returns its error or None."""
         binary = kernel.binary
         packed, keep = kernel.packer.pack(args, symbols)
-        err = np.zeros(fault.WORDS, np.int64)
+        if binary.checked:        # the fault record, then the checker's state (checked.py)
+            err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
+            arrays = list(args) + [getattr(s, "host", None) for s in symbols]
+        else:
+            err = np.zeros(fault.WORDS, np.int64)
         launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
         nblocks = grid[0] * grid[1] * grid[2]
         nthreads = block[0] * block[1] * block[2]
@@ -386,12 +411,15 @@ class CpuBackend(CpuMemory):
             return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
         def go():
-            workers = min(config.cpu_threads, nblocks)
             interrupt.clear()
-            if workers <= 1:
-                run(0, nblocks)
+            if binary.checked:
+                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks)
             else:
-                self._run_parallel(run, nblocks, workers)
+                workers = min(config.cpu_threads, nblocks)
+                if workers <= 1:
+                    run(0, nblocks)
+                else:
+                    self._run_parallel(run, nblocks, workers)
             if not err[0]:
                 return None
             record = err.copy()
@@ -401,6 +429,17 @@ class CpuBackend(CpuMemory):
             return fault.decode(record, binary, kernel_name)
         go.keep = (packed, keep, launch)    # what the addresses above point into
         return go
+
+    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks):
+        """Checked mode: one checked launch at a time, on one OS thread, the blocks in
+        order (shadow memory takes no locks)."""
+        with self.shadow.lock:
+            keep = self.shadow.begin(err, arrays, grid, block, shared_size)
+            state = err[fault.WORDS:]
+            state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
+            run(0, nblocks)
+            self.shadow.launch_done(state)
+            del keep
 
     def _run_parallel(self, run, nblocks, workers):
         chunk = max(1, nblocks // (workers * 8))

@@ -14,7 +14,7 @@ from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
-from . import cooperative, warp
+from . import checked, cooperative, warp
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -76,6 +76,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.slot_layout = {}
         self.slot_bytes = 0
         self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
+        self.checks = options.checks
+        self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
 
     # ------------------------------------------------------------ entry
     def build(self):
@@ -167,10 +169,12 @@ class CpuKernelEmitter(CpuEmitterBase):
         if self.shadows is not None and name in self.shadows:
             self.written.add(name)
 
-    def new_flag(self, kind):
+    def new_flag(self, kind, loc=None):
         self.flag_count += 1
         name = f"${kind}{self.flag_count}"
         self.add_slot(name, I8)
+        if loc is not None and self.checks:
+            self.flag_sites[name] = checked.site(self, loc)
         return name
 
     def local_array(self, decl):
@@ -205,6 +209,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         rest = b.udiv(c, gx)
         self.specials["blockIdx.y"] = b.trunc(b.urem(rest, gy), I32)
         self.specials["blockIdx.z"] = b.trunc(b.udiv(rest, gy), I32)
+        self.block_lin = c
+        if self.checks:
+            checked.block_start(self)
         if self.plan is None:
             self.thread_loop(lambda: self.emit_stmts(self.function.body), [])
         else:
@@ -214,6 +221,8 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.thread_loop(lambda: self.builder.store(const(I8, 0), self.var_ptr(self.exited)),
                                  [], check_exit=False)
             self.emit_pieces(self.pieces, [])
+        if self.checks:
+            checked.settle(self)
         b = self.builder
         b.store(b.add(c, i64(1)), counter)
         b.branch(head)
@@ -254,6 +263,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         flat = b.add(b.mul(b.add(b.mul(tz, by, flags=nw), ty, flags=nw), bx, flags=nw), tx,
                      flags=nw)
         self.flat_tid = b.zext(flat, I64)
+        if self.checks:
+            checked.thread_start(self, self.block_lin)
         self.thread_next = blocks["write_back"]
         ok = self.guard(guards, check_exit)
         if ok is None:
@@ -345,6 +356,8 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.emit_run(piece, guards)
                 continue
             s, uniform, parts = piece.stmt, piece.uniform, piece.parts
+            if self.checks and isinstance(s, (ir.Barrier, ir.Collective)):
+                checked.barrier(self, s, guards, self.flag_sites)
             if isinstance(s, ir.Collective):
                 self.masked_collective(s, guards)
             elif isinstance(s, ir.If) and uniform is not None:
@@ -372,6 +385,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         if not run.stmts:
             return
         first = run.stmts[0]
+        if self.checks and isinstance(first, ir.WarpResult) and first.op.op == "syncwarp":
+            checked.syncwarp_start(self)
         if isinstance(first, (ir.WarpGather, ir.WarpResult)):
             first = first.op
         self.thread_loop(lambda: self.emit_stmts(run.stmts), guards,
@@ -426,7 +441,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         b.position_at_end(done)
 
     def masked_if(self, s, parts, guards):
-        flag = self.new_flag("if")
+        flag = self.new_flag("if", s.loc)
 
         def choose():
             b = self.builder
@@ -439,8 +454,8 @@ class CpuKernelEmitter(CpuEmitterBase):
     def masked_loop(self, s, guards, init, test, body, step=None):
         """A loop holding a barrier: every thread keeps its own 'still looping' flag;
         the loop ends when no thread is left in it."""
-        loop_flag = self.new_flag("loop")
-        cont_flag = self.new_flag("cont") if _continues(s.body) else None
+        loop_flag = self.new_flag("loop", s.loc)
+        cont_flag = self.new_flag("cont", s.loc) if _continues(s.body) else None
         state = self.uniform.state(s)
 
         def start():

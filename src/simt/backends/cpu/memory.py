@@ -152,6 +152,12 @@ class CpuMemory(Backend):
         """DeviceProperties of the host CPU, with CUDA's limits (sm_90) for launches."""
         return _cpu_properties()
 
+    def prefetch(self, ptr, nbytes, target, stream=None):
+        """Managed memory is host memory here, where every reader is: nothing to move."""
+
+    def advise(self, ptr, nbytes, advice, target, unset=False):
+        """Nothing to advise: managed memory is host memory, read by the host."""
+
 
 @functools.lru_cache(maxsize=1)
 def _cpu_properties():

@@ -7,7 +7,7 @@ from .. import hostjit as jit
 from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory, ptr,
                                  value_type)
 from ...compiler.target import FAULT_IDS, Target
-from . import heap, interrupt, textures
+from . import checked, heap, interrupt, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -67,6 +67,8 @@ class CpuTarget(Target):
 
     def symbol_data(self, em, decl):
         return em.symbol_pointer(self.symbol_index(decl))
+
+    check_access = staticmethod(checked.check_access)
 
     def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
         """Every scope is the same on the CPU: one process, coherent memory."""

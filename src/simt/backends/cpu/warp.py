@@ -15,6 +15,7 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
+from . import checked
 
 TICKET = "$warp.ticket"
 
@@ -137,7 +138,11 @@ class Lanes:
 def result(em, s):
     lanes = Lanes(em, s)
     kind, _, sub = s.op.partition(".")
+    if em.checks and kind != "activemask":
+        checked.check_mask(em, lanes, lanes.arg(0), s.loc)
     if kind == "syncwarp":
+        if em.checks:
+            checked.syncwarp_done(em, lanes)
         return
     value = _RESULTS[kind](em, lanes, sub)
     em.store_var(s.name, value)

@@ -9,7 +9,7 @@ from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import in_host_function, refuse_in_host_function
-from simt.errors import LaunchError, OutOfMemoryError
+from simt.errors import LaunchError, NotSupportedError, OutOfMemoryError
 import simt.fault as fault
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
@@ -418,6 +418,11 @@ class CudaBackend(Backend):
     @classmethod
     def compile_for(cls, fn, options, arch):
         """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere."""
+        if options.checks:
+            raise NotSupportedError(
+                f"checked mode (checks=True) runs on the 'cpu' device only, not on GPUs "
+                f"(kernel '{fn.name}'): run it with simt.use_device('cpu', checks=True), or "
+                f"under compute-sanitizer on the GPU (docs/finding-bugs.md)")
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory
         check_local_memory(fn)
@@ -457,3 +462,58 @@ class CudaBackend(Backend):
     def surface_object(self, surface):
         from .textures import SurfaceObject
         return SurfaceObject(self, surface)
+
+    # ------------------------------------------------------------ modules made elsewhere
+    def load_module(self, image):
+        from .module import Module
+        return Module(image, backend=self)
+
+    def compile_cuda_c(self, source, name, options, name_expressions):
+        from .nvrtc import compile_source
+        return compile_source(source, name, options, name_expressions, self.arch())
+
+    def launch_raw(self, function, grid, block, shared_bytes, stream, kinds, values):
+        from .rawkernels import launch_raw
+        launch_raw(self, function, grid, block, shared_bytes, stream, kinds, values)
+
+    # ------------------------------------------------------------ several GPUs, IPC
+    def can_access_peer(self, other):
+        from .peer import can_access_peer
+        return can_access_peer(self, other)
+
+    def enable_peer_access(self, other):
+        from .peer import enable_peer_access
+        enable_peer_access(self, other)
+
+    def copy_peer(self, dst_ptr, dst_backend, src_ptr, nbytes, stream=None):
+        from .peer import copy_peer
+        copy_peer(self, dst_ptr, dst_backend, src_ptr, nbytes, _handle(stream))
+
+    def ipc_handle(self, ptr):
+        from .ipc import mem_handle
+        return mem_handle(self, ptr)
+
+    def open_ipc_handle(self, handle, nbytes):
+        from .ipc import open_mem_handle
+        return open_mem_handle(self, handle, nbytes)
+
+    def create_ipc_event(self):
+        from .ipc import create_event
+        return create_event(self)
+
+    def open_ipc_event(self, handle):
+        from .ipc import open_event
+        return open_event(self, handle)
+
+    # ------------------------------------------------------------ unified memory, VMM
+    def prefetch(self, ptr, nbytes, target, stream=None):
+        from .managed import prefetch
+        prefetch(self, ptr, nbytes, target, _handle(stream))
+
+    def advise(self, ptr, nbytes, advice, target, unset=False):
+        from .managed import advise
+        advise(self, ptr, nbytes, advice, target, unset)
+
+    def virtual_memory(self, reserve_bytes):
+        from .vmm import VirtualRange
+        return VirtualRange(self, reserve_bytes)

@@ -9,6 +9,7 @@ from simt.errors import CudaError
 
 _LOG_BYTES = 64 * 1024
 _DEFAULT_SHARED_LIMIT = 48 * 1024   # dynamic shared memory allowed without opting in
+_BINARY = (b"\x7fELF", b"\x50\xed\x55\xba")   # cubin (ELF) and fatbin magic: not C strings
 
 # Function.resources() key -> CU_FUNC_ATTRIBUTE_<suffix>
 _RESOURCES = {
@@ -42,7 +43,7 @@ class Module:
         self.backend = backend
         if isinstance(image, str):
             image = image.encode()
-        if not image.endswith(b"\0"):
+        if not image.startswith(_BINARY) and not image.endswith(b"\0"):
             image += b"\0"          # the JIT reads PTX as a C string
         info, error = bytearray(_LOG_BYTES), bytearray(_LOG_BYTES)
         opt = driver.CUjit_option

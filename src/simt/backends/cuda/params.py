@@ -2,10 +2,11 @@
 
 An array is (data pointer, extents[ndim]) plus strides[ndim] (elements) when
 its layout is neither C nor F; a bool is a byte, a half its 16 bits, a complex
-its two parts, a tuple its items and a vector type its components in order. The same flattening gives the LLVM
-parameter types (``llvm_types``), the rebuild inside the kernel (``unflatten``),
-the ctypes kinds of the driver's parameter buffer (``kinds``) and the values of
-one launch (``values``).
+its two parts, a tuple its items and a vector type its components in order, a
+record its scalars in address order (ir/records.leaves; the padding does not travel).
+The same flattening gives the LLVM parameter types (``llvm_types``), the rebuild
+inside the kernel (``unflatten``), the ctypes kinds of the driver's parameter buffer
+(``kinds``) and the values of one launch (``values``).
 """
 import ctypes
 
@@ -14,7 +15,8 @@ from llvmlite import ir as ll
 
 from ...ir import types as T
 from ...lang import bfloat16
-from ...compiler.lltypes import I1, I8, ArrayValue, i64, ptr, scalar, vector_of
+from ...compiler.lltypes import I1, I8, ArrayValue, i64, memory, ptr, record_layout, scalar, vector_of
+from ...ir import records
 
 _CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},
            "u": {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64},
@@ -39,6 +41,8 @@ def llvm_types(t):
         return [x for item in t.items for x in llvm_types(item)]
     if isinstance(t, T.Vector):
         return llvm_types(t.element) * t.n
+    if isinstance(t, T.Record):
+        return [x for _, leaf in records.leaves(t.dtype) for x in llvm_types(T.Scalar(leaf))]
     if t.kind == "b":
         return [I8]
     if t.kind == "c":
@@ -58,6 +62,8 @@ def kinds(t):
         return [x for item in t.items for x in kinds(item)]
     if isinstance(t, T.Vector):
         return kinds(t.element) * t.n
+    if isinstance(t, T.Record):
+        return [x for _, leaf in records.leaves(t.dtype) for x in kinds(T.Scalar(leaf))]
     if t.kind == "b":
         return [ctypes.c_uint8]
     if t.kind == "c":
@@ -83,6 +89,8 @@ def values(t, value, pointer_of):
         return [x for it, v in zip(t.items, value) for x in values(it, v, pointer_of)]
     if isinstance(t, T.Vector):
         return [x for v in value for x in values(t.element, v, pointer_of)]
+    if isinstance(t, T.Record):
+        return _record_values(t, value)
     if t.kind == "b":
         return [int(bool(value))]
     if t.kind == "c":
@@ -123,6 +131,18 @@ def plan(types):
     return out, {"_half": _half, "_bf16": bfloat16.bits}
 
 
+def _record_values(t, value):
+    """The flat values of a record argument (an np.void / np.record of its dtype)."""
+    record = np.asarray(value, dtype=t.dtype)
+    out = []
+    for path, leaf in records.leaves(t.dtype):
+        v = record
+        for step in path:
+            v = v[step] if isinstance(step, str) else v.reshape(-1)[step]
+        out += values(T.Scalar(leaf), v[()], None)
+    return out
+
+
 def _half(value):
     return int(np.float16(value).view(np.uint16))
 
@@ -144,12 +164,20 @@ def unflatten(b, t, args):
                 strides[d] = step
                 step = b.mul(step, shape[d])
         return ArrayValue(t, data, shape, strides)
+    if isinstance(t, T.Record):
+        struct = ll.Constant(memory(t), ll.Undefined)
+        for path, leaf in records.leaves(t.dtype):
+            v = unflatten(b, T.Scalar(leaf), args)
+            if leaf.kind == "b":
+                v = b.zext(v, I8)               # a record holds a bool as its byte
+            struct = b.insert_value(struct, v, _member_indices(t.dtype, path))
+        return struct
     if isinstance(t, T.Tuple):
         from ...compiler.lltypes import value_type
-        from .target import ADDRSPACE
+        from .target import CudaTarget
 
-        class _Spaces:
-            addrspace = staticmethod(ADDRSPACE.__getitem__)
+        class _Spaces:          # a tuple parameter's arrays are in CudaTarget's spaces
+            addrspace = staticmethod(CudaTarget.addrspaces.__getitem__)
         struct = ll.Constant(value_type(t, _Spaces), ll.Undefined)
         for i, item in enumerate(t.items):
             v = unflatten(b, item, args)
@@ -168,3 +196,16 @@ def unflatten(b, t, args):
     if t.kind == "f" and t.dtype.itemsize == 2:
         return b.bitcast(next(args), scalar(t))
     return next(args)
+
+
+def _member_indices(dtype, path):
+    """The insertvalue indices of a record leaf's path (field names, element indices)."""
+    out = []
+    for step in path:
+        if isinstance(step, str):
+            fdt = dtype.fields[step][0]
+            out.append(record_layout(dtype)[1][step])
+            dtype = fdt.subdtype[0] if fdt.subdtype is not None else fdt
+        else:
+            out.append(step)
+    return out

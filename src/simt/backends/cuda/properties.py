@@ -33,6 +33,7 @@ _FLAGS = {
     "concurrent_kernels": "CONCURRENT_KERNELS",
     "unified_addressing": "UNIFIED_ADDRESSING",
     "managed_memory": "MANAGED_MEMORY",
+    "concurrent_managed_access": "CONCURRENT_MANAGED_ACCESS",
     "can_map_host_memory": "CAN_MAP_HOST_MEMORY",
     "integrated": "INTEGRATED",
     "cooperative_launch": "COOPERATIVE_LAUNCH",

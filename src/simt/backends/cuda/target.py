@@ -35,7 +35,8 @@ class CudaTarget(Target):
     """Per-target facts and lowerings for NVIDIA GPUs (NVPTX)."""
 
     name = "cuda"
-    addrspaces = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0}
+    addrspaces = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0,
+                  "copy": 0}
     special_registers = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid",
                          "gridDim": "nctaid"}
     math_functions = LIBDEVICE

@@ -1,0 +1,497 @@
+"""Checked mode on the CPU device, the code half: what a kernel compiled with
+``checks=True`` runs besides its own work (docs/finding-bugs.md; shadow.py is the
+runtime half).
+
+Every load, store and atomic on global or shared memory calls ``simt.chk``, which finds
+the element's shadow record and compares this access with the last write and the last
+two reads of the element. Threads are named ``who`` = (linear block << 10 | linear
+thread) + 1; accesses are stamped with ``gen``, a counter of the launch's sync points
+that grows at each block's start, each barrier, each ``syncwarp`` and each atomic. Two
+accesses of different threads are ordered when a barrier of their block
+(``block_last``), or a ``syncwarp`` of their warp (``warp_last``), came between them, or
+when the later thread's atomic read what an atomic after the earlier access wrote (a
+lock: ``acquired``, this thread's since its turn in the thread loop began); accesses of
+different blocks are otherwise never ordered (global memory). Only plain writes race:
+a plain read next to atomics (the first guess of a compare-and-swap loop) does not.
+A launch in checked mode runs its blocks one after the other on one OS thread, so this
+state needs no locks.
+
+A read of an element nothing wrote is held back (``pending``) until the next barrier or
+the block's end: a later write by another thread in between makes it a race (the thread
+read too early), else it is reported as uninitialized. Barriers check that every thread
+of the block that has not returned arrived; warp functions check their mask.
+"""
+from llvmlite import ir as ll
+
+import simt.fault as fault
+from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
+
+# the checker's state: int64 words after the fault record (shadow.py fills them)
+GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
+SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING, ACQUIRED = range(9, 16)
+WARP_LAST = 16
+SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry it last hit
+SITE_SLOTS = 64
+STATE_WORDS = SITE_CACHE + SITE_SLOTS
+# a shadow record: int32 words
+W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
+RECORD_WORDS = 10
+ATOMIC_FLAG, INIT_FLAG = 1, 2
+LINE_BITS = 20              # a site is file id << LINE_BITS | line
+KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
+         "atomic_store": fault.ATOMIC_STORE}
+CHECKED_SPACES = ("global", "shared", "dynamic_shared", "generic")
+
+REPORT, NOTED = 1, 2        # what simt.chk returns besides 0 (fine)
+
+
+def site(em, loc):
+    return (em.target.file_id(em.function, loc) << LINE_BITS) | loc.line
+
+
+def state(em):
+    """i64* to the checker's state (right after the launch's fault record)."""
+    st = getattr(em, "checked_state", None)
+    if st is None:
+        st = em.checked_state = em.entry_builder.gep(em.err_ptr, [i64(fault.WORDS)],
+                                                    source_etype=I64)
+    return st
+
+
+def word(b, st, index):
+    return b.gep(st, [i64(index)], source_etype=I64)
+
+
+# ------------------------------------------------------------------ memory accesses
+def check_access(em, array, indices, address, access, label, loc):
+    """Call the checker for one access of ``array`` (global or shared) at ``address``;
+    a report ends the thread, its array and index written into the fault record."""
+    if array.type.space not in CHECKED_SPACES:
+        return                      # local arrays are the thread's own; constants read-only
+    em.target.can_fail = True
+    b = em.builder
+    result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
+                                          i32(KINDS[access]), i32(site(em, loc))])
+    ok, failed = em.new_block("access_ok"), em.new_block("access_reported")
+    b.cbranch(b.icmp_unsigned("==", result, i32(0)), ok, failed)
+    b.position_at_end(failed)
+    err = em.err_ptr
+    b.store(i64(em.target.label_id(label)), b.gep(err, [i64(2)], source_etype=I64))
+    b.store(i64(len(indices)), b.gep(err, [i64(fault.FIELDS.index("ndim"))], source_etype=I64))
+    first = fault.FIELDS.index("index.0")
+    for d, index in enumerate(indices[:4]):
+        b.store(index, b.gep(err, [i64(first + d)], source_etype=I64))
+    stop = em.new_block("access_stop")
+    b.cbranch(b.icmp_unsigned("==", result, i32(REPORT)), stop, ok)
+    b.position_at_end(stop)
+    em.abort()
+    b.position_at_end(ok)
+
+
+def _checker(module):
+    """i32 simt.chk(state, address, kind, site): 0, REPORT (the record is filled: stop)
+    or NOTED (an uninitialized read held back: the caller adds the index, goes on)."""
+    name = "simt.chk"
+    if name in module.globals:
+        return module.globals[name]
+    fn = ll.Function(module, ll.FunctionType(I32, [ptr(), I64, I32, I32]), name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    st, addr, kind, here = fn.args
+    blocks = {n: fn.append_basic_block(n) for n in (
+        "entry", "global", "scan", "probe", "next", "none", "found", "record", "fast_read",
+        "not_fast_read", "fast_write", "slow", "uninit",
+        "note", "inited", "wrace", "wok", "read", "write", "r1race", "r1ok", "r2race",
+        "store")}
+    b = ll.IRBuilder(blocks["entry"])
+
+    def load(index):
+        return b.load(word(b, st, index), typ=I64)
+
+    me = b.trunc(load(ME), I32)
+    gen = b.trunc(load(GEN), I32)
+    # shared memory: one record per byte of the block's shared memory
+    offset = b.sub(addr, load(SHARED_BASE))
+    shared = b.icmp_unsigned("<", offset, load(SHARED_SIZE))
+    shared_rec = b.gep(b.inttoptr(load(SHARED_SHADOW), ptr()),
+                       [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
+    b.cbranch(shared, blocks["record"], blocks["global"])
+    # global memory: the launch's table of (base, end, shadow, shift), one per allocation;
+    # first the entry this access site hit last time
+    b.position_at_end(blocks["global"])
+    table = b.inttoptr(load(TABLE), ptr())
+    count = load(TABLE_SIZE)
+    cache = b.gep(st, [b.add(i64(SITE_CACHE), b.zext(b.and_(here, i32(SITE_SLOTS - 1)), I64))],
+                  source_etype=I64)
+    first = b.load(cache, typ=I64)
+    b.branch(blocks["probe"])
+    b.position_at_end(blocks["scan"])
+    i = b.phi(I64)
+    b.cbranch(b.icmp_unsigned("<", i, count), blocks["probe"], blocks["none"])
+    b.position_at_end(blocks["probe"])
+    at = b.phi(I64)
+    at.add_incoming(first, blocks["global"])
+    at.add_incoming(i, blocks["scan"])
+    scanning = b.phi(I1)
+    scanning.add_incoming(ll.Constant(I1, 0), blocks["global"])
+    scanning.add_incoming(ll.Constant(I1, 1), blocks["scan"])
+    entry = b.gep(table, [b.mul(at, i64(4))], source_etype=I64)
+    field = [b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64) for k in range(4)]
+    inside = b.and_(b.icmp_unsigned(">=", addr, field[0]), b.icmp_unsigned("<", addr, field[1]))
+    b.cbranch(inside, blocks["found"], blocks["next"])
+    b.position_at_end(blocks["next"])
+    following = b.select(scanning, b.add(at, i64(1)), i64(0))
+    i.add_incoming(following, blocks["next"])
+    b.branch(blocks["scan"])
+    b.position_at_end(blocks["none"])
+    b.ret(i32(0))                   # memory simt did not hand out: nothing to check
+    b.position_at_end(blocks["found"])
+    b.store(at, cache)
+    index = b.lshr(b.sub(addr, field[0]), field[3])
+    global_rec = b.gep(b.inttoptr(field[2], ptr()), [b.mul(index, i64(RECORD_WORDS))],
+                       source_etype=I32)
+    b.branch(blocks["record"])
+    b.position_at_end(blocks["record"])
+    rec = b.phi(ptr())
+    rec.add_incoming(shared_rec, blocks["entry"])
+    rec.add_incoming(global_rec, blocks["found"])
+    is_shared = b.phi(I1)
+    is_shared.add_incoming(ll.Constant(I1, 1), blocks["entry"])
+    is_shared.add_incoming(ll.Constant(I1, 0), blocks["found"])
+
+    def field_ptr(k):
+        return b.gep(rec, [i64(k)], source_etype=I32)
+
+    def get(k):
+        return b.load(field_ptr(k), typ=I32)
+
+    def concurrent(who, when):
+        """i1: an access by ``who`` at ``when`` is not ordered before this one."""
+        other, mine = b.sub(who, i32(1)), b.sub(me, i32(1))
+        this_launch = b.icmp_signed(">=", when, b.trunc(load(BASE), I32))
+        same_block = b.icmp_unsigned("==", b.lshr(other, i32(10)), b.lshr(mine, i32(10)))
+        warp = b.lshr(b.and_(other, i32(1023)), i32(5))
+        same_warp = b.icmp_unsigned("==", warp, b.lshr(b.and_(mine, i32(1023)), i32(5)))
+        since_barrier = b.icmp_signed(">=", when, b.trunc(load(BLOCK_LAST), I32))
+        warp_last = b.load(b.gep(st, [b.add(i64(WARP_LAST), b.zext(warp, I64))],
+                                 source_etype=I64), typ=I64)
+        since_syncwarp = b.icmp_signed(">=", when, b.trunc(warp_last, I32))
+        within = b.and_(since_barrier, b.or_(b.not_(same_warp), since_syncwarp))
+        across = b.not_(is_shared)      # shared memory of another block is another memory
+        unordered = b.select(same_block, within, across)
+        since_acquired = b.icmp_signed(">=", when, b.trunc(load(ACQUIRED), I32))
+        unordered = b.and_(unordered, since_acquired)
+        other_thread = b.and_(b.icmp_unsigned("!=", who, i32(0)), b.icmp_unsigned("!=", who, me))
+        return b.and_(b.and_(other_thread, this_launch), unordered)
+
+    def report(code, who, where, theirs):
+        accesses = b.or_(kind, b.shl(theirs, i32(4)))
+        b.call(_reporter(module), [st, i32(code), me, here, who, where, accesses])
+        b.ret(i32(REPORT))
+
+    w_who, w_gen, flags = get(W_WHO), get(W_GEN), get(FLAGS)
+    w_atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
+    # a read (an atomic reads too) of an element nothing wrote: in shared memory, nothing
+    # wrote it in this block
+    written = b.icmp_unsigned("!=", b.and_(flags, i32(INIT_FLAG)), i32(0))
+    fresh = b.icmp_signed(">=", w_gen, b.trunc(load(BLOCK_START), I32))
+    written = b.and_(written, b.or_(b.not_(is_shared), fresh))
+    # the fast path: the element's last write and reads are this thread's, older than
+    # this launch (shared memory: than this block), or of this block before its last
+    # barrier, so no other thread's access can race with this one
+    start = b.trunc(b.select(is_shared, load(BLOCK_START), load(BASE)), I32)
+    block_last = b.trunc(load(BLOCK_LAST), I32)
+    my_block = b.lshr(b.sub(me, i32(1)), i32(10))
+
+    def alone(who, when):
+        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
+        same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)), my_block)
+        barrier = b.and_(same_block, b.icmp_signed("<", when, block_last))
+        return b.or_(b.or_(mine, b.icmp_signed("<", when, start)), barrier)
+    w_alone, r1_alone = alone(w_who, w_gen), alone(get(R1_WHO), get(R1_GEN))
+    quiet = b.and_(w_alone, r1_alone)
+    # a read after no other thread's write: kept in the first reader's slot when that
+    # one is alone too, else in the second
+    fast_read = b.and_(b.and_(w_alone, written), b.icmp_unsigned("==", kind, i32(fault.READ)))
+    b.cbranch(fast_read, blocks["fast_read"], blocks["not_fast_read"])
+    b.position_at_end(blocks["fast_read"])
+    for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, here)):
+        b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
+    b.ret(i32(0))
+    b.position_at_end(blocks["not_fast_read"])
+    fast_write = b.and_(b.and_(quiet, alone(get(R2_WHO), get(R2_GEN))),
+                        b.icmp_unsigned("==", kind, i32(fault.WRITE)))
+    b.cbranch(fast_write, blocks["fast_write"], blocks["slow"])
+    b.position_at_end(blocks["fast_write"])
+    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here), (FLAGS, i32(INIT_FLAG)),
+                     (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+        b.store(value, field_ptr(k))
+    b.ret(i32(0))
+    b.position_at_end(blocks["slow"])
+    reads = b.icmp_unsigned("<", kind, i32(fault.ATOMIC_STORE))
+    reads = b.and_(reads, b.icmp_unsigned("!=", kind, i32(fault.WRITE)))
+    b.cbranch(b.and_(reads, b.not_(written)), blocks["uninit"], blocks["inited"])
+    b.position_at_end(blocks["uninit"])
+    pending = word(b, st, PENDING)
+    first = b.icmp_unsigned("==", b.load(pending, typ=I64), i64(0))
+    b.cbranch(first, blocks["note"], blocks["read"])
+    b.position_at_end(blocks["note"])
+    b.store(i64(fault.UNINITIALIZED), pending)
+    b.call(_reporter(module), [st, i32(0), me, here, i32(0), i32(0), kind])
+    _record_read(b, field_ptr, get, concurrent, me, gen, here)
+    b.ret(i32(NOTED))
+    # the last write, by another thread, not ordered before this access: a race when one
+    # of the two is a plain write
+    b.position_at_end(blocks["inited"])
+    plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", kind, i32(fault.WRITE)))
+    race = b.and_(concurrent(w_who, w_gen), plain)
+    b.cbranch(race, blocks["wrace"], blocks["wok"])
+    b.position_at_end(blocks["wrace"])
+    report(fault.RACE, w_who, get(W_SITE),
+           b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
+    b.position_at_end(blocks["wok"])
+    b.cbranch(b.icmp_unsigned("==", kind, i32(fault.READ)), blocks["read"], blocks["write"])
+    b.position_at_end(blocks["read"])
+    _record_read(b, field_ptr, get, concurrent, me, gen, here)
+    b.ret(i32(0))
+    # a plain write: against the reads since the last write; an atomic: acquires what the
+    # last atomic on the element released, and is a new point in the order
+    b.position_at_end(blocks["write"])
+    is_atomic = b.icmp_unsigned(">=", kind, i32(fault.ATOMIC))
+    other = b.and_(is_atomic, b.and_(b.icmp_unsigned("!=", w_who, i32(0)),
+                                     b.icmp_unsigned("!=", w_who, me)))
+    acquired_ptr = word(b, st, ACQUIRED)
+    acquired = b.load(acquired_ptr, typ=I64)
+    later = b.icmp_signed(">", b.sext(w_gen, I64), acquired)
+    b.store(b.select(b.and_(other, later), b.sext(w_gen, I64), acquired), acquired_ptr)
+    new_gen = b.add(load(GEN), b.zext(is_atomic, I64))
+    b.store(new_gen, word(b, st, GEN))
+    gen = b.trunc(new_gen, I32)
+    reader_race = b.and_(b.not_(is_atomic), concurrent(get(R1_WHO), get(R1_GEN)))
+    b.cbranch(reader_race, blocks["r1race"], blocks["r1ok"])
+    b.position_at_end(blocks["r1race"])
+    report(fault.RACE, get(R1_WHO), get(R1_SITE), i32(fault.READ))
+    b.position_at_end(blocks["r1ok"])
+    reader_race = b.and_(b.not_(is_atomic), concurrent(get(R2_WHO), get(R2_GEN)))
+    b.cbranch(reader_race, blocks["r2race"], blocks["store"])
+    b.position_at_end(blocks["r2race"])
+    report(fault.RACE, get(R2_WHO), get(R2_SITE), i32(fault.READ))
+    b.position_at_end(blocks["store"])
+    # an atomic after this thread's own plain write keeps that write on record: the
+    # other threads' atomics race with it
+    keep = b.and_(is_atomic, b.and_(b.not_(w_atomic), b.icmp_unsigned("==", w_who, me)))
+    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here)):
+        b.store(b.select(keep, get(k), value), field_ptr(k))
+    for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
+        b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
+    atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
+    b.store(b.or_(i32(INIT_FLAG), atomic_flag), field_ptr(FLAGS))
+    b.ret(i32(0))
+    return fn
+
+
+def _record_read(b, field_ptr, get, concurrent, me, gen, here):
+    """Keep this read: in the first reader's slot when that one is empty, this thread's,
+    or ordered before this read; else in the second slot (the latest other reader)."""
+    r1 = get(R1_WHO)
+    keep_first = b.or_(b.icmp_unsigned("==", r1, me), b.not_(concurrent(r1, get(R1_GEN))))
+    for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, here)):
+        b.store(value, b.select(keep_first, field_ptr(k1), field_ptr(k2)))
+
+
+def _reporter(module):
+    """void simt.chk.report(state, code, me, site, other, other_site, accesses): fill the
+    fault record (code 0: all but the code, for a report held back)."""
+    name = "simt.chk.report"
+    if name in module.globals:
+        return module.globals[name]
+    fnty = ll.FunctionType(ll.VoidType(), [ptr()] + [I32] * 6)
+    fn = ll.Function(module, fnty, name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    fn.attributes.add("cold")
+    st, code, me, here, other, there, accesses = fn.args
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
+    dims = [b.load(word(b, st, k), typ=I64) for k in (GX, GY, BX, BY)]
+
+    def put(field, value):
+        b.store(b.zext(value, I64) if value.type != I64 else value,
+                b.gep(err, [i64(fault.FIELDS.index(field))], source_etype=I64))
+
+    def where(prefix, who, at):
+        valid = b.icmp_unsigned("!=", who, i32(0))
+        flat = b.zext(b.sub(who, b.zext(valid, I32)), I64)
+        block, thread = b.lshr(flat, i64(10)), b.and_(flat, i64(1023))
+        for axis, value in zip("xyz", _unflatten(b, block, dims[0], dims[1])):
+            put(f"{prefix}block.{axis}", b.select(valid, value, i64(0)))
+        for axis, value in zip("xyz", _unflatten(b, thread, dims[2], dims[3])):
+            put(f"{prefix}thread.{axis}", b.select(valid, value, i64(0)))
+        put(f"{prefix}line", b.and_(at, i32((1 << LINE_BITS) - 1)))
+        put(f"{prefix}file", b.lshr(at, i32(LINE_BITS)))
+
+    where("", me, here)
+    where("other.", other, there)
+    put("accesses", accesses)
+    put("code", b.sext(code, I64))
+    b.ret_void()
+    return fn
+
+
+def _unflatten(b, flat, nx, ny):
+    x = b.urem(flat, nx)
+    rest = b.udiv(flat, nx)
+    return x, b.urem(rest, ny), b.udiv(rest, ny)
+
+
+# ------------------------------------------------------------------ the block's steps
+def bump(em, *targets):
+    """gen += 1, stored in the state words ``targets`` too; returns the new gen (i64)."""
+    b = em.builder
+    st = state(em)
+    gen = b.add(b.load(word(b, st, GEN), typ=I64), i64(1))
+    for index in (GEN,) + targets:
+        b.store(gen, word(b, st, index))
+    return gen
+
+
+def block_start(em):
+    bump(em, BLOCK_START, BLOCK_LAST)
+
+
+def settle(em):
+    """At a barrier and at the block's end: a read held back is uninitialized after all."""
+    b = em.builder
+    st = state(em)
+    pending = b.load(word(b, st, PENDING), typ=I64)
+    stop, go = em.new_block("uninitialized_read"), em.new_block("settled")
+    b.cbranch(b.icmp_unsigned("!=", pending, i64(0)), stop, go)
+    b.position_at_end(stop)
+    b.store(pending, em.err_ptr)
+    em.abort()
+    b.position_at_end(go)
+
+
+def thread_start(em, block_lin):
+    """At the top of each thread's turn in a thread loop: who is running."""
+    b = em.builder
+    who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
+                i32(1))
+    b.store(b.zext(who, I64), word(b, state(em), ME))
+    b.store(i64(0), word(b, state(em), ACQUIRED))
+
+
+def barrier(em, stmt, guards, flag_sites):
+    """Before a barrier's thread loops: every thread of the block (of its tile, for a
+    tile barrier) that has not returned must reach it. With guards (a barrier under a
+    branch or loop whose condition differs between threads) the threads that fail them,
+    and have not returned, did not. A tile barrier orders accesses as a block barrier
+    does here (a race between two tiles across it is not seen)."""
+    settle(em)
+    if guards:
+        _arrivals(em, stmt, guards, flag_sites)
+    bump(em, BLOCK_LAST)
+
+
+def _arrivals(em, stmt, guards, flag_sites):
+    """Walk the block's threads in order, group by group (the block, or each tile of
+    ``stmt.tile``): the first group with a thread that arrived and a live one that did
+    not is reported, naming the first of each and where the second went another way."""
+    names = ("group", "arrived", "missing", "missing_site", "found_a", "found_m", "found_site")
+    slots = {n: em.alloca(I32, name=n) for n in names}
+    b = em.builder
+    for slot in slots.values():
+        b.store(i32(0), slot)
+    size = getattr(stmt, "tile", 0) or 1 << 20
+
+    def visit():
+        b = em.builder
+
+        def get(n):
+            return b.load(slots[n], typ=I32)
+        who = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        group = b.trunc(b.udiv(em.flat_tid, i64(size)), I32)
+        same = b.icmp_unsigned("==", group, get("group"))
+        b.store(group, slots["group"])
+        for n in ("arrived", "missing", "missing_site"):      # a new group starts over
+            b.store(b.select(same, get(n), i32(0)), slots[n])
+        here = em.guard(guards, check_exit=False)
+        live = ll.Constant(I1, 1)
+        if em.exited:
+            live = b.icmp_unsigned("==", b.load(em.var_ptr(em.exited), typ=I8), ll.Constant(I8, 0))
+        first_arrival = b.and_(here, b.icmp_unsigned("==", get("arrived"), i32(0)))
+        b.store(b.select(first_arrival, who, get("arrived")), slots["arrived"])
+        away = b.and_(b.and_(live, b.not_(here)), b.icmp_unsigned("==", get("missing"), i32(0)))
+        b.store(b.select(away, who, get("missing")), slots["missing"])
+        where = i32(0)
+        for flag, expected in reversed(guards):
+            value = b.load(em.var_ptr(flag), typ=I8)
+            failed = b.icmp_unsigned("!=", value, ll.Constant(I8, expected))
+            where = b.select(failed, i32(flag_sites.get(flag, 0)), where)
+        b.store(b.select(away, where, get("missing_site")), slots["missing_site"])
+        both = b.and_(b.icmp_unsigned("!=", get("arrived"), i32(0)),
+                      b.icmp_unsigned("!=", get("missing"), i32(0)))
+        first = b.and_(both, b.icmp_unsigned("==", get("found_a"), i32(0)))
+        for mine, found in (("arrived", "found_a"), ("missing", "found_m"),
+                            ("missing_site", "found_site")):
+            b.store(b.select(first, get(mine), get(found)), slots[found])
+    em.thread_loop(visit, [], check_exit=False)
+    b = em.builder
+    a = b.load(slots["found_a"], typ=I32)
+    stop, go = em.new_block("barrier_divergence"), em.new_block("barrier_reached")
+    b.cbranch(b.icmp_unsigned("!=", a, i32(0)), stop, go)
+    b.position_at_end(stop)
+    b.call(_reporter(em.module), [state(em), i32(fault.BARRIER_DIVERGENCE), a,
+                                  i32(site(em, stmt.loc)), b.load(slots["found_m"], typ=I32),
+                                  b.load(slots["found_site"], typ=I32), i32(0)])
+    em.abort()
+    b.position_at_end(go)
+
+
+# ------------------------------------------------------------------ warps
+def syncwarp_start(em):
+    """Block-level, before the thread loop that completes a ``syncwarp``: a new gen."""
+    bump(em)
+
+
+def syncwarp_done(em, lanes):
+    """In that loop: this thread's warp is synchronized from the new gen on."""
+    b = em.builder
+    st = state(em)
+    warp = b.lshr(b.zext(lanes.base, I64), i64(5))
+    b.store(b.load(word(b, st, GEN), typ=I64),
+            b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
+
+
+def check_mask(em, lanes, mask, loc):
+    """A warp function whose mask names a lane of the warp that did not make this call
+    (it is elsewhere): lanes that returned, and lanes past the end of a partial warp,
+    are excused (the guide: "all non-exited threads named in mask")."""
+    b = em.builder
+    counter = em.alloca(I32, name="mask_lane")
+    b.store(i32(0), counter)
+    head, test, bad, step, done = (em.new_block(n) for n in
+                                   ("mask", "mask_test", "mask_bad", "mask_next", "mask_done"))
+    b.branch(head)
+    b.position_at_end(head)
+    lane = b.load(counter, typ=I32)
+    b.cbranch(b.icmp_unsigned("<", lane, lanes.count), test, done)
+    b.position_at_end(test)
+    named = b.icmp_unsigned("!=", b.and_(b.lshr(mask, lane), i32(1)), i32(0))
+    absent = b.and_(named, b.not_(lanes.present(lane)))
+    if em.exited:
+        base, lltype = em.slot_layout[em.exited]
+        flag = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
+                      typ=lltype)
+        absent = b.and_(absent, b.icmp_unsigned("==", flag, ll.Constant(lltype, 0)))
+    b.cbranch(absent, bad, step)
+    b.position_at_end(bad)
+    me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+    other = b.add(b.sub(me, lanes.lane), lane)
+    b.call(_reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
+                                  other, i32(0), i32(0)])
+    em.abort()
+    b.position_at_end(step)
+    b.store(b.add(lane, i32(1)), counter)
+    b.branch(head)
+    b.position_at_end(done)

@@ -1,0 +1,129 @@
+"""Checked mode on the CPU device, the runtime half: shadow memory and a launch's
+checker state (checked.py is the code half; docs/finding-bugs.md the user's view).
+
+Each allocation a checked launch touches gets a shadow: one record (checked.RECORD_WORDS
+int32) per element, made at its first checked launch with the element size of the array
+passed then. An allocation made by ``device_array``/``empty`` starts unwritten; copies,
+``zeros`` and memsets from the host mark what they cover as written (a partial write to
+an allocation that has no shadow yet marks all of it). Shared memory has one record per
+byte, reused by every block: records are stamped with the launch's sync counter, so
+nothing needs clearing between blocks or launches.
+"""
+import threading
+import weakref
+
+import numpy as np
+
+import simt.fault as fault
+from . import checked
+
+RESET_AT = 1 << 30          # the int32 stamps start over before they could wrap
+
+
+class Shadow:
+    """The records of one allocation: ``base``..``end``, one per ``1 << shift`` bytes."""
+
+    def __init__(self, base, nbytes, shift, written):
+        self.base, self.end, self.shift = base, base + nbytes, shift
+        self.records = np.zeros(((nbytes >> shift) + 1, checked.RECORD_WORDS), np.int32)
+        if written:
+            self.records[:, checked.FLAGS] = checked.INIT_FLAG
+
+    def mark_written(self, start, stop):
+        first = (max(start, self.base) - self.base) >> self.shift
+        last = (min(stop, self.end) - self.base - 1 >> self.shift) + 1
+        self.records[first:last, checked.FLAGS] |= checked.INIT_FLAG
+
+    def forget_accesses(self):
+        """Keep only what was written (the stamps start over)."""
+        flags = self.records[:, checked.FLAGS] & checked.INIT_FLAG
+        self.records[:] = 0
+        self.records[:, checked.FLAGS] = flags
+
+
+class ShadowMemory:
+    """The CPU backend's shadows, and which allocations nothing has written yet."""
+
+    def __init__(self):
+        self.unwritten = {}          # base -> end, of allocations no one wrote
+        self.shadows = {}            # base -> Shadow
+        self.gen = 1                 # the next launch's first stamp
+        self.shared = np.zeros(0, np.int32)
+        self.lock = threading.Lock()     # one checked launch at a time (host threads, streams)
+
+    def allocated(self, base, nbytes, owner):
+        """A new allocation: uninitialized until something writes it."""
+        self.unwritten[base] = base + nbytes
+        weakref.finalize(owner, self._forget, base)
+
+    def _forget(self, base):
+        self.unwritten.pop(base, None)
+        self.shadows.pop(base, None)
+
+    def written(self, start, nbytes):
+        """The host wrote [start, start + nbytes) (a copy or a memset)."""
+        if not (self.unwritten or self.shadows) or nbytes <= 0:
+            return
+        stop = start + nbytes
+        for base, end in list(self.unwritten.items()):
+            if base < stop and start < end:
+                del self.unwritten[base]
+        for shadow in list(self.shadows.values()):
+            if shadow.base < stop and start < shadow.end:
+                shadow.mark_written(start, stop)
+
+    def shadow(self, base, nbytes, itemsize, owner):
+        found = self.shadows.get(base)
+        if found is None or found.end != base + nbytes:
+            shift = (itemsize & -itemsize).bit_length() - 1      # the largest power of 2 in it
+            found = Shadow(base, nbytes, shift, base not in self.unwritten)
+            self.shadows[base] = found
+            if base not in self.unwritten:
+                weakref.finalize(owner, self._forget, base)
+        return found
+
+    def begin(self, err, args, grid, block, shared_bytes):
+        """Fill the checker state after the fault record ``err`` for one launch; returns
+        what it must keep alive. ``args``: the launch's arguments and the module-level
+        arrays it uses. The caller holds ``lock``."""
+        if self.gen > RESET_AT:
+            for shadow in self.shadows.values():
+                shadow.forget_accesses()
+            self.shared[:] = 0
+            self.gen = 1
+        table = []
+        for arg in args:
+            region = _region(arg)
+            if region is not None:
+                shadow = self.shadow(*region)
+                table.append((shadow.base, shadow.end, shadow.records.ctypes.data, shadow.shift))
+        count = len(table)
+        table = np.array(table or [(0, 0, 0, 0)], np.int64)
+        if self.shared.size < shared_bytes * checked.RECORD_WORDS:
+            self.shared = np.zeros(shared_bytes * checked.RECORD_WORDS, np.int32)
+        st = err[fault.WORDS:]
+        st[:] = 0
+        st[checked.GEN] = st[checked.BASE] = self.gen
+        st[checked.GX], st[checked.GY] = grid[0], grid[1]
+        st[checked.BX], st[checked.BY] = block[0], block[1]
+        st[checked.SHARED_SHADOW] = self.shared.ctypes.data
+        st[checked.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
+        st[checked.TABLE], st[checked.TABLE_SIZE] = table.ctypes.data, count
+        return table, self.shared
+
+    def launch_done(self, st):
+        self.gen = int(st[checked.GEN]) + 1
+
+
+def _region(arg):
+    """(base, nbytes, itemsize, owner) of the allocation under an array argument, or None."""
+    alloc = getattr(arg, "alloc", None)
+    if alloc is not None and getattr(arg, "dtype", None) is not None:
+        return alloc.ptr, alloc.nbytes, arg.dtype.itemsize, (alloc if alloc.keepalive is None
+                                                             else alloc.keepalive)
+    if isinstance(arg, np.ndarray):
+        root = arg
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        return root.ctypes.data, root.nbytes, arg.dtype.itemsize, root
+    return None

@@ -1,0 +1,198 @@
+"""Typing rules for records (C structs: NumPy structured dtypes) and named tuples: field
+reads (``a[i].x``, ``a[i]['x']``, ``r.p.v[k]``, ``t.name``), field writes, and building a
+named tuple by calling its class.
+
+A field of a record in memory (an array element, or a field of one) is read and written
+in place: only its bytes move. A record held in a variable is a value: ``r.x = v``
+assigns ``r`` a copy with the field replaced (``ir.Replace``), as C does for a local
+struct. An array field of a record value is a view of a stack copy, in memory space
+"copy": it can be read, and written only as ``r.v[k] = x`` (which assigns ``r``).
+"""
+import ast
+
+import numpy as np
+
+from ..ir import nodes as ir
+from ..ir import records
+from ..ir import types as T
+from ..lang.registry import Static
+
+
+def has_fields(t):
+    return isinstance(t, (T.Record, T.NamedTuple))
+
+
+def in_memory(e):
+    """Whether a record expression is a place in memory: a Load, or a Field of one."""
+    while isinstance(e, ir.Field):
+        e = e.record
+    return isinstance(e, ir.Load)
+
+
+def field(fc, value, name, node):
+    """``value.name``: a named tuple's item or a record's field (ir.Field)."""
+    t = value.type
+    loc = fc.loc(node)
+    if isinstance(t, T.NamedTuple):
+        if name not in t.names:
+            fc.fail(node, f"{t.cls.__name__} has no field '{name}'",
+                    f"its fields: {', '.join(t.names)}")
+        return _item(fc, value, t.names.index(name), loc)
+    fdt = _field_dtype(fc, t, name, node)
+    if fdt.subdtype is None:
+        return ir.Field(T.element_type(fdt), loc, value, name)
+    base, shape = fdt.subdtype
+    align = records.access_align(place_align(value), t.dtype.fields[name][1])
+    align = min(align, base.itemsize & -base.itemsize)
+    # what an element access would otherwise promise: a vector type's CUDA alignment (NumPy
+    # places a float4 field on a multiple of 4 only), a record's, a scalar's
+    promised = getattr(T.element_type(base), "align", None) or base.alignment
+    space = _space(value)
+    view = T.Array(base, len(shape), "C", space, align=align if align < promised else None)
+    return ir.Field(view, loc, value, name)
+
+
+def assign_field(fc, place, name, value, node, index=None):
+    """The statement of ``place.name = value`` (``index``: of ``place.name[index] =
+    value``, an element of an array field of a record held in a variable)."""
+    t = place.type
+    loc = fc.loc(node)
+    if isinstance(t, T.NamedTuple):
+        fc.fail(node, f"cannot assign field '{name}' of a {t.cls.__name__}: named tuples "
+                "are immutable, as in Python", "build a new one, or use a record dtype")
+    if not isinstance(t, T.Record):
+        fc.fail(node, f"cannot assign field '{name}' of a {t}")
+    fdt = _field_dtype(fc, t, name, node)
+    if fdt.subdtype is not None and index is None:
+        fc.fail(node, f"field '{name}' is an array ({fdt.subdtype[0]}{list(fdt.subdtype[1])}): "
+                "assign its elements", f"write .{name}[k] = value")
+    target = T.element_type(fdt.subdtype[0] if index is not None else fdt)
+    value = fc.cast(value, target, node)
+    if in_memory(place):
+        if _space(place) == "const":
+            fc.fail(node, "constant memory is read-only in kernels",
+                    "write it from the host with .copy_from(host_array)")
+        return ir.StoreField(loc, place, name, value)
+    return _rebuild(fc, place, name, value, index or [], node)
+
+
+def _rebuild(fc, place, name, value, index, node):
+    new = ir.Replace(place.type, fc.loc(node), place, name, value, index)
+    if isinstance(place, ir.Var):
+        return fc.bind_name(place.name, new, node)[0]
+    if isinstance(place, ir.Field):
+        return _rebuild(fc, place.record, place.name, new, [], node)
+    fc.fail(node, "cannot assign a field of this value: it is neither a variable nor "
+            "an array element", "bind it to a variable first (r = f(...); r.x = v)")
+
+
+def make_namedtuple(fc, cls, args, kwargs, loc):
+    """``Point(x, y)``: a named tuple value (``typing.NamedTuple`` defaults included)."""
+    names = cls._fields
+    if len(args) > len(names):
+        fc.fail(loc, f"{cls.__name__} takes {len(names)} values, got {len(args)}")
+    given = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in given:
+            fc.fail(loc, f"{cls.__name__}() got an unexpected or repeated field '{key}'")
+        given[key] = value
+    defaults = getattr(cls, "_field_defaults", {})
+    items = []
+    for name in names:
+        if name in given:
+            items.append(fc.expr(given[name], loc))
+        elif name in defaults:
+            items.append(fc.expr(Static(defaults[name]), loc))
+        else:
+            fc.fail(loc, f"{cls.__name__}() is missing field '{name}'")
+    return ir.TupleExpr(T.NamedTuple([i.type for i in items], names, cls), loc, items)
+
+
+def is_namedtuple_class(value):
+    return isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields")
+
+
+def place_align(e):
+    """The alignment the address of a record expression has: its array's records'
+    alignment, narrowed by the offsets of the fields it goes through (a record nested at
+    an odd offset of a packed one is unaligned); a value's copy is its type's."""
+    steps = []
+    while isinstance(e, ir.Field):
+        steps.append(e)
+        e = e.record
+    align = e.type.align
+    if isinstance(e, ir.Load) and e.array.type.align is not None:
+        align = min(align, e.array.type.align)
+    for f in reversed(steps):
+        align = records.access_align(align, f.record.type.dtype.fields[f.name][1])
+    return align
+
+
+def _space(e):
+    while isinstance(e, ir.Field):
+        e = e.record
+    return e.array.type.space if isinstance(e, ir.Load) else "copy"
+
+
+def _field_dtype(fc, t, name, node):
+    if name not in t.dtype.names:
+        fc.fail(node, f"the record has no field '{name}'", f"its fields: {', '.join(t.dtype.names)}")
+    return t.dtype.fields[name][0]
+
+
+def field_target(target):
+    """Whether an assignment target is ``r.x`` or ``r['x']`` (a field)."""
+    return isinstance(target, ast.Attribute) or (
+        isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str))
+
+
+def field_root(node):
+    """The name ``r`` of an assigned ``r.x``, ``r['x']``, ``r.p.x`` or ``r.v[k]`` (a field
+    written right on a name), else None."""
+    if not isinstance(getattr(node, "ctx", None), ast.Store) or isinstance(node, ast.Name):
+        return None
+    steps = []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        steps.append(node)
+        node = node.value
+    if not isinstance(node, ast.Name) or not steps:
+        return None
+    first = steps[-1]        # the step right after the name
+    return node.id if field_target(first) else None
+
+
+def from_tuple(fc, value, t, loc):
+    """A tuple converted to a record, as NumPy assigns one to a structured element: its
+    items are the fields in order, an array field's item a tuple of its elements."""
+    names = t.dtype.names
+    if len(value.type.items) != len(names):
+        fc.fail(loc, f"cannot convert a tuple of {len(value.type.items)} values to a record "
+                f"of {len(names)} fields ({', '.join(names)})")
+    items = []
+    for i, name in enumerate(names):
+        item = _item(fc, value, i, loc)
+        fdt = t.dtype.fields[name][0]
+        if fdt.subdtype is None:
+            items.append(fc.cast(item, T.element_type(fdt), loc))
+            continue
+        base, shape = fdt.subdtype
+        flat = _flatten(fc, item, len(shape), loc)
+        if len(flat) != int(np.prod(shape)):
+            fc.fail(loc, f"field '{name}' holds {fdt.subdtype[0]}{list(shape)}: give it a "
+                    f"tuple of {list(shape)} values")
+        items += [fc.cast(x, T.element_type(base), loc) for x in flat]
+    return ir.MakeRecord(t, loc, items)
+
+
+def _flatten(fc, value, depth, loc):
+    if depth == 0:
+        return [value]
+    if not isinstance(value.type, T.Tuple):
+        fc.fail(loc, f"an array field needs a tuple of values, got a {value.type}")
+    return [x for i in range(len(value.type.items))
+            for x in _flatten(fc, _item(fc, value, i, loc), depth - 1, loc)]
+
+
+def _item(fc, value, i, loc):
+    return fc.subscript(value, ir.Const(T.INT64, loc, i), loc, "")
