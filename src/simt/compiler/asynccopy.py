@@ -8,7 +8,7 @@ from llvmlite import ir as ll
 
 from ..lang.pipeline import MAX_IN_FLIGHT, commit, memcpy_async, wait
 from .lltypes import I32, I64, i32, i64, memory, ptr
-from .wmma import flat_address, counted_loop
+from .flat import counted_loop, flat_address
 
 
 def _element_loop(em, e, dst, di, src, si, count):

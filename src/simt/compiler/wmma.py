@@ -9,8 +9,8 @@ from llvmlite import ir as ll
 from ..lang import bfloat16
 from ..lang.wmma import (REG_BYTES, fill_fragment, load_matrix_sync, mma_sync, num_elements,
                          store_matrix_sync)
-from ..ir import types as T
-from .lltypes import F16, F32, F64, I8, I32, I64, ArrayValue, function, i32, i64, memory
+from .flat import counted_loop, flat_address
+from .lltypes import F16, F32, F64, I8, I32, I64, function, i32, i64, memory
 
 REG_TYPES = {"h2": lambda: ll.VectorType(F16, 2), "f32": lambda: F32, "i32": lambda: I32,
              "f64": lambda: F64}
@@ -52,16 +52,6 @@ def _address(em, array_node, offset_node, label, loc):
     array = em.expr(array_node)
     offset = em.expr(offset_node)
     return flat_address(em, array, offset, label, loc)
-
-
-def flat_address(em, array, offset, label, loc):
-    """Address of flat element ``offset`` of a C-contiguous array, bounds-checked."""
-    b = em.builder
-    size = array.shape[0]
-    for extent in array.shape[1:]:
-        size = b.mul(size, extent)
-    flat = ArrayValue(array.type.with_(ndim=1), array.data, [size], [i64(1)])
-    return em.element_address(flat, [offset], label, loc)
 
 
 @load_matrix_sync.lowering("cuda")
@@ -135,24 +125,6 @@ def _num_cpu(em, e):
 def _for(em, count, body):
     """``for i in range(count): body(i)`` as an LLVM loop (i an i64)."""
     counted_loop(em, i64(count), body)
-
-
-def counted_loop(em, count, body):
-    """``for i in range(count): body(i)``, count an i64 value."""
-    counter = em.alloca(I64, name="wmma_i")
-    b = em.builder
-    b.store(i64(0), counter)
-    head, run, done = em.new_block("wmma_loop"), em.new_block("wmma_body"), em.new_block("wmma_done")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.load(counter, typ=I64)
-    b.cbranch(b.icmp_signed("<", i, count), run, done)
-    b.position_at_end(run)
-    body(i)
-    b = em.builder
-    b.store(b.add(i, i64(1)), counter)
-    b.branch(head)
-    b.position_at_end(done)
 
 
 def _tile_loop(em, rows, cols, body):
