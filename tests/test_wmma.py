@@ -58,6 +58,10 @@ CASES = {
     "f64": ((8, 8, 4), np.float64, np.float64, np.float64, np.float64, 1e-12),
     "s8": ((16, 16, 16), np.int8, np.int32, np.int8, np.int32, 0),
     "u8": ((16, 16, 16), np.uint8, np.int32, np.uint8, np.int32, 0),
+    "f16_32x8": ((32, 8, 16), np.float16, np.float32, np.float16, np.float32, 1e-5),
+    "bf16_8x32": ((8, 32, 16), simt.bfloat16, np.float32, simt.bfloat16, np.float32, 1e-5),
+    "s8_32x8": ((32, 8, 16), np.int8, np.int32, np.int8, np.int32, 0),
+    "u8_8x32": ((8, 32, 16), np.uint8, np.int32, np.uint8, np.int32, 0),
 }
 
 
@@ -132,20 +136,24 @@ def test_element_access_and_transposed_store(device, rng):
 
 
 # ------------------------------------------------------------------ the GPU's PTX, made here
-def ptx(kernel, sig):
+def ptx(kernel, types):
     from simt.backends.cuda.compile import compile_kernel
     from simt.compiler.options import CompileOptions
-    return compile_kernel(kernel.typed_ir(T.parse_signature(sig)), CompileOptions(), "sm_90").ptx
+    return compile_kernel(kernel.typed_ir(types), CompileOptions(), "sm_90").ptx
+
+
+def _host_dtype(host):
+    return simt.to_bfloat16(np.zeros(1)).dtype if host is simt.bfloat16 else np.dtype(host)
 
 
 @pytest.fixture(scope="module")
 def gemm_ptx():
     out = {}
-    for case in ("f16_f32", "tf32_f32", "s8"):
+    for case in ("f16_f32", "tf32_f32", "s8", "bf16_8x32", "s8_32x8"):
         (tm, tn, tk), kind, acc, host, acc_host, _ = CASES[case]
-        h, o = np.dtype(host).name, np.dtype(acc_host).name
-        out[case] = ptx(make_gemm(tm, tn, tk, kind, acc, host),
-                        f"({h}[:, ::1], {h}[:, ::1], {o}[:, ::1], {o}[:, ::1], float32)")
+        h, o = (T.Array(_host_dtype(d), 2, "C") for d in (host, acc_host))
+        out[case] = ptx(make_gemm(tm, tn, tk, kind, acc, _host_dtype(host)),
+                        [h, h, o, o, T.Scalar(np.float32)])
     return out
 
 
@@ -159,6 +167,8 @@ def test_ptx_has_the_wmma_instructions(gemm_ptx):
     assert "wmma.mma.sync.aligned.row.col.m16n16k8.f32.tf32.tf32.f32" in gemm_ptx["tf32_f32"]
     assert "wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32" in gemm_ptx["s8"]
     assert "local" not in f16                     # fragments stay in registers
+    assert "wmma.mma.sync.aligned.row.col.m8n32k16.f32.bf16.bf16.f32" in gemm_ptx["bf16_8x32"]
+    assert "wmma.load.b.sync.aligned.col.m32n8k16.shared.s8" in gemm_ptx["s8_32x8"]
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")

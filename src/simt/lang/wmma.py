@@ -22,7 +22,8 @@ STORAGE = {"f16": np.dtype(np.float16), "bf16": T.BF16_STORAGE, "tf32": np.dtype
            "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "s8": np.dtype(np.int8),
            "u8": np.dtype(np.uint8), "s32": np.dtype(np.int32)}
 # shape (m, n, k) -> {multiplicand precision: accumulator precisions}
-SHAPES = {(16, 16, 16): {"f16": ("f32", "f16"), "bf16": ("f32",), "s8": ("s32",), "u8": ("s32",)},
+HALF_AND_BYTES = {"f16": ("f32", "f16"), "bf16": ("f32",), "s8": ("s32",), "u8": ("s32",)}
+SHAPES = {(16, 16, 16): HALF_AND_BYTES, (32, 8, 16): HALF_AND_BYTES, (8, 32, 16): HALF_AND_BYTES,
           (16, 16, 8): {"tf32": ("f32",)},
           (8, 8, 4): {"f64": ("f64",)}}
 # the GPU's registers of one fragment (LLVM's WMMA register types): (type name, count)
@@ -30,6 +31,12 @@ REGS = {("ab", "f16"): ("h2", 8), ("c", "f16"): ("h2", 4), ("c", "f32"): ("f32",
         ("ab", "bf16"): ("i32", 4), ("ab", "tf32"): ("i32", 4), ("ab", "f64"): ("f64", 1),
         ("c", "f64"): ("f64", 2), ("ab", "s8"): ("i32", 2), ("ab", "u8"): ("i32", 2),
         ("c", "s32"): ("i32", 8)}
+# where the tall and wide shapes differ: (shape, use, precision) -> registers
+REGS_OF_SHAPE = {((32, 8, 16), "a", "bf16"): ("i32", 8), ((32, 8, 16), "b", "bf16"): ("i32", 2),
+                 ((8, 32, 16), "a", "bf16"): ("i32", 2), ((8, 32, 16), "b", "bf16"): ("i32", 8)}
+for _kind in ("s8", "u8"):
+    REGS_OF_SHAPE.update({((32, 8, 16), "a", _kind): ("i32", 4), ((32, 8, 16), "b", _kind): ("i32", 1),
+                          ((8, 32, 16), "a", _kind): ("i32", 1), ((8, 32, 16), "b", _kind): ("i32", 4)})
 REG_BYTES = {"h2": 4, "f32": 4, "i32": 4, "f64": 8}
 
 
@@ -55,7 +62,8 @@ class Fragment(T.Array):
 
     @property
     def regs(self):
-        return REGS[("c" if self.use == "c" else "ab", self.kind)]
+        special = REGS_OF_SHAPE.get(((self.m, self.n, self.k), self.use, self.kind))
+        return special or REGS[("c" if self.use == "c" else "ab", self.kind)]
 
     @property
     def gpu_elements(self):
@@ -241,8 +249,8 @@ mma_sync = Intrinsic(
 fragment = Intrinsic(
     "wmma.fragment", "wmma.fragment(use, m, n, k, dtype, layout=None): a fragment, per-warp "
     "tile storage: use 'matrix_a' (m x k), 'matrix_b' (k x n) or 'accumulator' (m x n); "
-    "shapes 16x16x16 (float16 -> float32 or float16, simt.bfloat16 -> float32, int8 and uint8 "
-    "-> int32), 16x16x8 ('tf32' -> float32), 8x8x4 (float64). matrix_a and matrix_b need "
+    "shapes 16x16x16, 32x8x16 and 8x32x16 (float16 -> float32 or float16, simt.bfloat16 -> "
+    "float32, int8 and uint8 -> int32), 16x16x8 ('tf32' -> float32), 8x8x4 (float64). matrix_a and matrix_b need "
     "layout 'row' or 'col'. Elements: frag[i] for i < frag.num_elements, for element-wise "
     "operations only (which element a thread holds is unspecified).", _fragment_build,
     lowered_as=(ir.ArrayRef,))
