@@ -151,7 +151,8 @@ def _fragment_arg(fc, value, loc, name, what="fragment"):
 def _memory_arg(fc, value, frag, loc, name):
     array = fc.expr(value, loc)
     t = array.type
-    if not isinstance(t, T.Array) or isinstance(t, Fragment) or t.space == "local":
+    if not isinstance(t, T.Array) or isinstance(t, Fragment) or t.space not in ("global",
+                                                                                 "shared"):
         fc.fail(loc, f"wmma.{name} reads and writes global or shared arrays, got {t}")
     if t.layout != "C" and t.ndim != 1:
         fc.fail(loc, f"wmma.{name} needs a C-contiguous array ({fc.label_of(value)} is {t})")
