@@ -364,7 +364,10 @@ def call(fc, node, statement):
 def refuse_launch(fc, kernel, node):
     """A kernel named inside a kernel (``child[grid, block](...)`` or ``child(...)``)."""
     fc.fail(node, f"launching kernel '{kernel.__name__}' from inside a kernel (dynamic "
-            "parallelism, guide appendix D) is not available yet in simt",
+            "parallelism, guide appendix D) is not available yet in simt: it needs device-side "
+            "launches in the generated PTX (cudaGetParameterBufferV2 and cudaLaunchDeviceV2 "
+            "calls) and libcudadevrt.a linked in with the driver's linker; neither is written "
+            "yet, on any device",
             "launch it from the host after this kernel, or make it a @simt.device function "
             "and call it")
 
