@@ -151,6 +151,8 @@ def warp_matrix(a, c):
     bar = simt.shared.barrier(32)
     bar.wait(bar.arrive())
     bar.arrive_and_drop()
+    cluster = simt.cg.this_cluster()
+    buf[1] = cluster.map_shared_rank(buf, cluster.num_blocks() - 1)[0] + cluster.block_rank()
 
 
 @simt.kernel

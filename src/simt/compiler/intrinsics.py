@@ -20,7 +20,7 @@ from ..lang.registry import lowering
 from ..lang.sync import threadfence, threadfence_block, threadfence_system
 from ..lang.warp import laneid
 from .lltypes import I1, I32, I64, ArrayValue, const, i64, scalar
-from . import asynccopy, mbarrier, wmma  # noqa: F401  (register their lowerings)
+from . import asynccopy, cluster, mbarrier, wmma  # noqa: F401  (register their lowerings)
 
 # math functions that are LLVM intrinsics on every target
 LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",

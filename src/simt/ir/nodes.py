@@ -295,7 +295,9 @@ class WarpOp(Stmt):
 
 @dataclass(eq=False)
 class GridSync(Stmt):
-    """``cg.this_grid().sync()``: a barrier over every thread of a cooperative launch."""
+    """``cg.this_grid().sync()``: a barrier over every thread of a cooperative launch;
+    ``scope`` 'cluster': ``cg.this_cluster().sync()``, over the threads of the cluster."""
+    scope: str = "grid"
 
 
 @dataclass(eq=False)
