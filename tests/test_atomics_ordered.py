@@ -167,6 +167,9 @@ def message_pass(data, flags, payload, seen):
 
 
 def test_release_acquire_between_blocks(device, rng):
+    if device.kind == "sim":
+        pytest.skip("blocks that wait for each other's releases: the sim device runs one "
+                    "block at a time, and its race check does not know release/acquire")
     blocks = 8
     vals = rng.integers(-100, 100, blocks * 32).astype(np.int64)
     partial, count, out = poison(blocks, np.int64), np.zeros(1, np.uint32), poison(1, np.int64)

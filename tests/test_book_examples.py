@@ -139,6 +139,8 @@ def test_histogram_timed(device, capsys):
 @pytest.mark.parametrize("program", ["basic_single_stream", "basic_double_stream",
                                      "basic_double_stream_correct"])
 def test_streams(device, capsys, program):
+    if device.kind == "sim":
+        pytest.skip("three launches of a million threads each take minutes on the sim device")
     host_a, host_b, host_c = getattr(streams, program)(full=2 * streams.N)
     np.testing.assert_array_equal(host_c, streams.reference(host_a, host_b))
     assert "Time taken:  " in capsys.readouterr().out
@@ -171,6 +173,9 @@ def test_two_devices(device, program):
 
 
 def test_dot_atomic_lock(device):
+    if device.kind == "sim":
+        pytest.skip("a lock made of atomics orders the accesses it guards; the sim device's "
+                    "race check does not know locks and reports them")
     value, expected = lock.run(1 << 18)
     assert abs(value / expected - 1) < 1e-5
 
@@ -190,6 +195,9 @@ def test_hashtable_cpu(capsys):
 
 
 def test_hashtable_gpu(device, capsys):
+    if device.kind == "sim":
+        pytest.skip("a lock made of atomics orders the accesses it guards; the sim device's "
+                    "race check does not know locks and reports them")
     keys, values = hashtable._inputs(50_000)
     table = hashtable.build_on_device(keys, values)
     _check_table(table, keys, capsys)
@@ -211,6 +219,8 @@ def test_cli_lists_every_port():
 
 
 def test_heat_interop(device, tmp_path):
+    if device.kind == "sim":
+        pytest.skip("textures are not supported on the sim device")
     from simt.examples import heat_interop
     temps, image = heat_interop.heat_interop(out_dir=str(tmp_path), dim=64, frames=2)
     np.testing.assert_allclose(temps, heat_interop.reference(64, 2, heat_interop.STEPS_PER_FRAME), rtol=1e-5, atol=1e-6)

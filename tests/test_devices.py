@@ -18,12 +18,12 @@ from simt.runtime.devices import Device, get_device, set_device, use_device
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 
-def test_registry_lists_gpus_then_cpu():
+def test_registry_lists_gpus_then_cpu_and_sim():
     found = devices.devices()
     names = [d.name for d in found]
-    assert names[-1] == "cpu"
-    assert all(d.kind == "cuda" for d in found[:-1])
-    assert names[:-1] == [f"cuda:{i}" for i in range(len(found) - 1)]
+    assert names[-2:] == ["cpu", "sim"]
+    assert all(d.kind == "cuda" for d in found[:-2])
+    assert names[:-2] == [f"cuda:{i}" for i in range(len(found) - 2)]
 
 
 def test_no_gpu_is_not_an_error():
@@ -140,7 +140,7 @@ def test_cli_bad_device_is_clean():
 
 
 def test_backends_are_found_by_name():
-    assert set(devices.BACKENDS) == {"cpu", "cuda"}
+    assert set(devices.BACKENDS) == {"cpu", "cuda", "sim"}
     cls = devices.backend_class("cpu")
     assert devices.BACKENDS["cpu"] == f"{cls.__module__}:{cls.__name__}"
     assert isinstance(Device("cpu").backend, cls) and cls.host_accessible
@@ -148,11 +148,11 @@ def test_backends_are_found_by_name():
         Device("tpu")
 
 
-def test_sim_is_refused_until_built():
-    assert "sim" not in devices.BACKENDS
-    for make in (lambda: set_device("sim"), lambda: Device("sim")):
-        with pytest.raises(NotSupportedError, match="'sim' device is not available.*use 'cpu'"):
-            make()
+def test_sim_takes_a_seed_and_always_checks():
+    with use_device("sim", seed=3) as device:
+        assert device.options == {"seed": 3, "boundscheck": True}
+    with pytest.raises(ValueError, match="no option checks"):
+        Device("sim", checks=True)
 
 
 class NullBackend(Backend):

@@ -81,6 +81,6 @@ def test_generated_kernel_makes_ptx(seed, tmp_path):
 def test_isolated_check_agrees(device, tmp_path):
     from fuzz_check import check_isolated
     program = generate(3, KNOWN_BUGS)
-    spec = device.kind if device.kind == "cpu" else f"{device.kind}:{device.index}"
+    spec = device.name
     isolated = check_isolated(program, spec, str(tmp_path))
     assert isolated.kind == check(program, device, str(tmp_path)).kind

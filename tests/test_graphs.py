@@ -7,6 +7,12 @@ import pytest
 import simt
 from conftest import poison, random_array
 
+
+@pytest.fixture(autouse=True)
+def _not_on_sim(request):
+    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
+        pytest.skip("CUDA graphs and stream capture are not on the sim device")
+
 N = 1000
 CFG = ((N + 127) // 128, 128)
 

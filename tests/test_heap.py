@@ -12,6 +12,12 @@ import pytest
 import simt
 from conftest import poison, random_array
 
+
+@pytest.fixture(autouse=True)
+def _not_on_sim(request):
+    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
+        pytest.skip("the device heap (simt.malloc, simt.free, its limit) is not on the sim device")
+
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 

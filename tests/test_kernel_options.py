@@ -118,5 +118,5 @@ def test_bad_option_values_are_refused(options, error, text):
 
 def test_unknown_option_lists_the_valid_ones():
     with pytest.raises(TypeError, match="has no option max_threads; its options: boundscheck, "
-                       "checks, launch_bounds, maxnreg, lineinfo"):
+                       "checks, fastmath, launch_bounds, maxnreg, lineinfo"):
         simt.kernel(max_threads=256)(axpy_source)

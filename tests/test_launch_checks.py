@@ -306,6 +306,9 @@ def test_lambda_and_builtin_are_refused():
 
 
 def test_long_expression_compiles(device):
+    if device.kind == "sim":
+        pytest.skip("2000 nested operations exceed the nesting Python's parser allows, and the "
+                    "sim device compiles kernels to Python source")
     terms = 2000
     k = kernel_from(f"""
         def k(a):

@@ -114,10 +114,6 @@ def test_unknown_kernel_option_lists_the_valid_ones():
         make_kernel(fast=True)
 
 
-@pytest.mark.parametrize("option", ["fastmath"])
-def test_planned_kernel_options_are_not_supported_yet(option):
-    with pytest.raises(simt.NotSupportedError, match=f"{option} is not available yet"):
-        make_kernel(**{option: True})
 
 
 def test_dependencies_come_from_the_front_end():

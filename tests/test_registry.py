@@ -20,7 +20,7 @@ from simt.compiler.options import CompileOptions
 from simt.errors import NotSupportedError
 from simt.ir import nodes as ir
 from simt.ir import types as T
-from simt.lang import mathlib
+from simt.lang import intrinsics_fp, mathlib
 from simt.lang.registry import CALLABLES, REGISTRY, Builder, Intrinsic, lowering
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -205,21 +205,10 @@ def _texture(source, ndim, layered=False):
 def _math_kernel(tmp_path):
     """A kernel calling every function of simt.math and the bit casts, written out so that
     the front end can read its source."""
-    lines = []
-    for name in mathlib.UNARY + mathlib.PREDICATES:
-        lines.append(f"simt.math.{name}(x[0])")
-    for name in mathlib.BINARY:
-        lines.append(f"simt.math.{name}(x[0], x[1])")
-    lines.append("simt.math.fma(x[0], x[1], x[2])")
-    lines += [f"math.{name}(x[0])" for name in ("floor", "ceil", "trunc")]
-    for name, base in mathlib.FAST.items():
-        args = "xf[0], xf[1]" if base in ("pow", "div") else "xf[0]"
-        lines.append(f"simt.math.{name}({args})")
-    lines += [f"simt.math.{name}(i[0])" for name in ("popc", "clz", "ffs", "brev")]
-    lines += [f"simt.math.{name}(i[0], i[1])" for name in ("mul24", "umul24", "mulhi", "umulhi")]
-    lines += ["simt.float_as_int(xf[0])", "simt.int_as_float(i[0])", "simt.float_as_uint(xf[0])",
-              "simt.uint_as_float(np.uint32(i[0]))", "simt.double_as_longlong(x[0])",
-              "simt.longlong_as_double(np.int64(i[0]))"]
+    lines = [f"math.{name}(x[0])" for name in ("floor", "ceil", "trunc")]
+    casts = [e for e in REGISTRY.values() if e.op.startswith("bitcast.")]
+    for entry in simt.math.entries() + casts:
+        lines.append(f"{entry.python_name}({', '.join(_math_args(entry))}){_first(entry)}")
     body = "\n".join(f"    out[{k}] = {line}" for k, line in enumerate(lines))
     path = tmp_path / "every_math.py"
     path.write_text("import math\nimport numpy as np\nimport simt\n\n\n@simt.kernel\n"
@@ -228,6 +217,43 @@ def _math_kernel(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.every_math
+
+
+ARG = {"f": "x[0]", "F": "xf[0]", "D": "x[0]", "i": "i[0]", "u": "np.uint32(i[0])",
+       "l": "np.int64(i[0])", "U": "np.uint64(i[0])"}
+INT_ARITY = {"mul24": 2, "umul24": 2, "mulhi": 2, "umulhi": 2, "mul64hi": 2, "umul64hi": 2,
+             "hadd": 2, "rhadd": 2, "uhadd": 2, "urhadd": 2, "byte_perm": 3, "sad": 3,
+             "usad": 3, "dp4a": 3, "dp2a_lo": 3, "dp2a_hi": 3}
+
+
+def _math_args(entry):
+    """Arguments of a call of a simt.math entry or bit cast, by its family's signature."""
+    family, _, name = entry.op.partition(".")
+    if family == "math":
+        signature = mathlib.FUNCTIONS.get(name, ("f>b",))[0]
+        return [] if name in ("nan", "nanf") else [ARG[p] for p in signature.split(">")[0]]
+    if family == "fast":
+        base = {"div": 2, "pow": 2}.get(name, 1)
+        return ["xf[0]"] * base
+    if family == "round":
+        op, _, letter = name.split(".")
+        return [ARG[letter]] * {"fma": 3, "rcp": 1, "sqrt": 1, "rsqrt": 1}.get(op, 2)
+    if family == "cvt":
+        return [ARG[intrinsics_fp.CONVERSIONS[name.split(".")[0]][0]]]
+    if family == "bitcast":
+        letters = {"float_as_int": "F", "float_as_uint": "F", "double_as_longlong": "D",
+                   "double2hiint": "D", "double2loint": "D", "hiloint2double": "ii"}
+        return [ARG[p] for p in letters.get(name, "i")]
+    n = name.split(".")[0]
+    return ["i[0]"] * (3 if n.startswith("funnelshift") else INT_ARITY.get(n, 1))
+
+
+def _first(entry):
+    """[0] for calls returning a tuple (sincos, frexp ...)."""
+    name = entry.op.partition(".")[2]
+    signature = mathlib.FUNCTIONS.get(name, ("f>f",))[0]
+    tuple_result = len(signature.split(">")[1]) > 1 or name == "sincos"
+    return "[0]" if tuple_result and entry.op.startswith(("math.", "fast.")) else ""
 
 
 def _half_kernel(tmp_path):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import simt
 
@@ -16,6 +17,8 @@ TOOL = ROOT / "tools" / "stress.py"
 
 
 def test_short_stress_run_has_no_failure_and_no_leak(device):
+    if device.kind == "sim":
+        pytest.skip("the sim device runs far fewer than 100 operations in its 3 seconds")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src")] + [p for p in
                                         env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -32,6 +35,8 @@ def test_short_stress_run_has_no_failure_and_no_leak(device):
 def test_accounting_sees_memory_held_and_let_go(device):
     """The device's bytes_in_use (device and pinned memory this process holds), which the
     stress tool's leak check reads."""
+    if device.kind == "sim":
+        pytest.skip("the sim device counts device memory only, not pinned memory")
     backend = device.backend
     simt.synchronize()
     before = backend.bytes_in_use()

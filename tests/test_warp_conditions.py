@@ -192,6 +192,9 @@ def vote_in_bool_ops(a, out):
 
 @pytest.mark.parametrize("threads", SIZES)
 def test_vote_under_and_or(device, rng, threads):
+    if device.kind == "sim":
+        pytest.skip("its full-mask collectives leave out lanes that exited or took the "
+                    "other branch: the sim device reports that (API.md section 8)")
     for _ in range(4):
         a = values(rng, threads)
         out = poison(threads, np.int32)
@@ -275,6 +278,9 @@ def votes_through_device_functions(a, out):
 
 @pytest.mark.parametrize("threads", SIZES)
 def test_vote_returned_by_device_function(device, rng, threads):
+    if device.kind == "sim":
+        pytest.skip("its full-mask collectives leave out lanes that exited or took the "
+                    "other branch: the sim device reports that (API.md section 8)")
     a = values(rng, threads)
     out = poison((threads, 3), np.int64)
     votes_through_device_functions[1, threads](a, out)
@@ -316,6 +322,9 @@ def group_votes_in_conditions(a, out):
 
 @pytest.mark.parametrize("threads", SIZES)
 def test_group_collectives_in_conditions(device, rng, threads):
+    if device.kind == "sim":
+        pytest.skip("its full-mask collectives leave out lanes that exited or took the "
+                    "other branch: the sim device reports that (API.md section 8)")
     a = values(rng, threads)
     out = poison((threads, 3), np.float32)
     group_votes_in_conditions[1, threads](a, out)

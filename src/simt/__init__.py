@@ -26,7 +26,7 @@ from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, grids
                    syncthreads_and, syncthreads_or, threadfence, threadfence_block,
                    threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
                    uint_as_float, double_as_longlong, longlong_as_double, ldg, clock, clock64,
-                   globaltimer, nanosleep)
+                   globaltimer, nanosleep, double2hiint, double2loint, hiloint2double)
 from .runtime.textures import CudaArray, Texture, Surface
 from .runtime.modules import Module, SourceModule, RawKernel
 from .runtime.peer import can_access_peer, enable_peer_access

@@ -60,6 +60,9 @@ class Config:
                                            "doc": "where the disk cache lives (unset: $XDG_CACHE_HOME/simt, else ~/.cache/simt)"})
     cpu_threads: int = dataclasses.field(
         default=1, metadata={"env": "SIMT_CPU_THREADS", "doc": "worker threads running blocks on the CPU device"})
+    sim_seed: int = dataclasses.field(
+        default=0, metadata={"env": "SIMT_SIM_SEED",
+                             "doc": "the sim device's order of threads: 0 thread order, others shuffled"})
     dump: str = dataclasses.field(
         default="", metadata={"env": "SIMT_DUMP",
                               "doc": "every compile stage (typed IR, LLVM IR, PTX): '1' prints them, a folder gets one file each"})
@@ -85,6 +88,7 @@ class Config:
             cache=_flag("SIMT_CACHE", True),
             cache_dir=os.path.expanduser(os.environ.get("SIMT_CACHE_DIR") or _default_cache_dir()),
             cpu_threads=max(1, _int("SIMT_CPU_THREADS", os.cpu_count() or 1)),
+            sim_seed=_int("SIMT_SIM_SEED", 0),
             dump=_dump(os.environ.get("SIMT_DUMP", "")),
             log_level=os.environ.get("SIMT_LOG_LEVEL", "").strip().lower(),
             debug=_flag("SIMT_DEBUG", False),

@@ -9,7 +9,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from . import loopmeta, ops, recordgen
+from . import loopmeta, mathlower, ops, recordgen
 from ..ir import types as T
 from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type)
@@ -279,8 +279,9 @@ class FunctionEmitter:
         return ops.cast(self.builder, value, e.value.type, e.type)
 
     def expr_BinOp(self, e):
+        flags = ops.FAST_FLAGS if self.options.fastmath else ops.FP_FLAGS
         return ops.binop(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.type,
-                         self.math_call)
+                         self.math_call, flags)
 
     def expr_UnaryOp(self, e):
         return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
@@ -473,7 +474,7 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------ helpers
     def math_call(self, name, t, args):
-        return self.target.math_call(self, name, t, args)
+        return mathlower.math_value(self, name, t, args)
 
 
 def _is_one(value):

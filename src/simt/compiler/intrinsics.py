@@ -5,9 +5,8 @@ What every target shares is here; what differs is asked of the target
 carry their own lowerings in their lang/ module (lang/timers.py does)."""
 from llvmlite import ir as ll
 
-from . import ops
+from . import mathlower, ops  # noqa: F401  (mathlower registers the math lowerings)
 from ..errors import NotSupportedError
-from ..ir import types as T
 from ..lang import half
 from ..lang import python as pylang
 from ..lang import heap
@@ -15,18 +14,11 @@ from ..lang import textures as tex
 from ..lang.atomics import RMW_ENTRIES
 from ..lang.groups import fns
 from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
-from ..lang.mathlib import BITCASTS, FAST_FUNCS, INT_FUNCS, MATH_FUNCS
 from ..lang.registry import lowering
 from ..lang.sync import threadfence, threadfence_block, threadfence_system
 from ..lang.warp import laneid
-from .lltypes import I1, I32, I64, ArrayValue, const, i64, scalar
+from .lltypes import I32, I64, ArrayValue, const, i64, scalar
 from . import asynccopy, cluster, mbarrier, wmma  # noqa: F401  (register their lowerings)
-
-# math functions that are LLVM intrinsics on every target
-LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
-             "trunc": "llvm.trunc", "rint": "llvm.rint", "round": "llvm.round",
-             "copysign": "llvm.copysign", "fma": "llvm.fma", "fmin": "llvm.minnum",
-             "fmax": "llvm.maxnum"}
 
 ATOMIC_OPS = {"add": ("add", "fadd"), "sub": ("sub", "fsub"), "exch": ("xchg", "xchg"),
               "min": ("min", "fmin"), "max": ("max", "fmax"), "inc": ("uinc_wrap", None),
@@ -92,103 +84,6 @@ def _atomic(em, e):
     else:
         name = int_op
     return em.target.atomic_rmw(em, name, address, values[0], t, scope, order)
-
-
-@lowering(*MATH_FUNCS)
-def _math(em, e):
-    name = e.op.split(".", 1)[1]
-    args = [em.expr(a) for a in e.args]
-    t = e.type
-    if name in ("isnan", "isinf", "isfinite", "signbit"):
-        return _predicate(em, name, args[0], e.args[0].type)
-    if t.dtype.itemsize == 2:                       # half: compute in float32, as CUDA does
-        wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
-        result = _math_value(em, name, T.FLOAT32, wide)
-        return em.builder.fptrunc(result, scalar(t))
-    return _math_value(em, name, t, args)
-
-
-def _math_value(em, name, t, args):
-    b = em.builder
-    if name in LLVM_MATH:
-        # explicit fnty: llvmlite would declare a one-argument fma/minnum/copysign
-        fn = b.module.declare_intrinsic(LLVM_MATH[name], [args[0].type],
-                                        ll.FunctionType(args[0].type, [a.type for a in args]))
-        return b.call(fn, args)
-    if name == "rsqrt" and not em.target.has_rsqrt:
-        fn = b.module.declare_intrinsic("llvm.sqrt", [args[0].type])
-        return b.fdiv(const(args[0].type, 1.0), b.call(fn, args))
-    return em.target.math_call(em, name, t, args)
-
-
-def _predicate(em, name, x, t):
-    b = em.builder
-    if name == "isnan":
-        return b.fcmp_unordered("uno", x, x)
-    if name == "signbit":
-        bits = b.bitcast(x, ll.IntType(t.bits))
-        return b.icmp_signed("<", bits, const(bits.type, 0))
-    fabs = b.call(b.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
-    inf = const(x.type, float("inf"))
-    if name == "isinf":
-        return b.fcmp_ordered("==", fabs, inf)
-    return b.fcmp_ordered("<", fabs, inf)
-
-
-@lowering(*FAST_FUNCS)
-def _fast(em, e):
-    args = [em.expr(a) for a in e.args]
-    return em.target.fast_math(em, e.op.split(".", 1)[1], args)
-
-
-@lowering(*INT_FUNCS)
-def _int(em, e):
-    b = em.builder
-    name = e.op.split(".", 1)[1]
-    args = [em.expr(a) for a in e.args]
-    x = args[0]
-    ty = x.type
-    if name == "abs":
-        if e.args[0].type.kind == "u":
-            return x
-        return b.select(b.icmp_signed("<", x, const(ty, 0)), b.sub(const(ty, 0), x), x)
-    if name == "popc":
-        return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [ty]), [x]))
-    if name == "clz":
-        fn = b.module.declare_intrinsic("llvm.ctlz", [ty, I1])
-        return _to_i32(b, b.call(fn, [x, const(I1, 0)]))
-    if name == "ffs":
-        fn = b.module.declare_intrinsic("llvm.cttz", [ty, I1])
-        tz = b.add(b.call(fn, [x, const(I1, 0)]), const(ty, 1))
-        return _to_i32(b, b.select(b.icmp_unsigned("==", x, const(ty, 0)), const(ty, 0), tz))
-    if name == "brev":
-        return b.call(b.module.declare_intrinsic("llvm.bitreverse", [ty]), [x])
-    if name in ("mul24", "umul24"):
-        y = args[1]
-        if name == "mul24":
-            x = b.ashr(b.shl(x, const(ty, 8)), const(ty, 8))
-            y = b.ashr(b.shl(y, const(ty, 8)), const(ty, 8))
-        else:
-            mask = const(ty, 0xFFFFFF)
-            x, y = b.and_(x, mask), b.and_(y, mask)
-        return b.mul(x, y)
-    if name in ("mulhi", "umulhi"):
-        wide = ll.IntType(ty.width * 2)
-        ext = b.sext if e.type.kind == "i" else b.zext
-        product = b.mul(ext(x, wide), ext(args[1], wide))
-        return b.trunc(b.lshr(product, const(wide, ty.width)), ty)
-    raise NotImplementedError(name)
-
-
-def _to_i32(b, v):
-    if v.type.width > 32:
-        return b.trunc(v, I32)
-    return v
-
-
-@lowering(*BITCASTS)
-def _bitcast(em, e):
-    return em.builder.bitcast(em.expr(e.args[0]), scalar(e.type))
 
 
 @lowering(pylang.complex_real, pylang.complex_imag, pylang.complex_conj, pylang.complex_make,

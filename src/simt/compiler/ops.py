@@ -9,6 +9,9 @@ from ..lang import bfloat16
 from .lltypes import I1, I64, scalar, const
 
 FP_FLAGS = ("contract",)      # a*b+c may become one fma, as nvcc's default -fmad=true
+# fastmath=True (docs/math.md): reassociation, approximate division and functions; no
+# assumptions about NaN or infinities
+FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")
 
 
 def is_signed(t):
@@ -99,27 +102,28 @@ def make_complex(b, t, re, im):
     return b.insert_value(b.insert_value(value, re, 0), im, 1)
 
 
-def binop(b, op, lhs, rhs, t, math_call):
-    """lhs op rhs in type t. ``math_call(name, type, args)`` calls a libm-style function."""
+def binop(b, op, lhs, rhs, t, math_call, flags=FP_FLAGS):
+    """lhs op rhs in type t. ``math_call(name, type, args)`` calls a libm-style function;
+    ``flags``: LLVM fast-math flags of float arithmetic (fastmath=True gives FAST_FLAGS)."""
     if t.kind == "c":
         return _complex_binop(b, op, lhs, rhs, t, math_call)
     if t.kind == "f":
-        return _float_binop(b, op, lhs, rhs, t, math_call)
+        return _float_binop(b, op, lhs, rhs, t, math_call, flags)
     if t.kind == "b" and op in ("and", "or", "xor", "min", "max", "add"):
         return {"and": b.and_, "or": b.or_, "xor": b.xor, "min": b.and_, "max": b.or_,
                 "add": b.or_}[op](lhs, rhs)
     return _int_binop(b, op, lhs, rhs, t)
 
 
-def _float_binop(b, op, x, y, t, math_call):
+def _float_binop(b, op, x, y, t, math_call, flags):
     if op == "add":
-        return b.fadd(x, y, flags=FP_FLAGS)
+        return b.fadd(x, y, flags=flags)
     if op == "sub":
-        return b.fsub(x, y, flags=FP_FLAGS)
+        return b.fsub(x, y, flags=flags)
     if op == "mul":
-        return b.fmul(x, y, flags=FP_FLAGS)
+        return b.fmul(x, y, flags=flags)
     if op == "truediv":
-        return b.fdiv(x, y)
+        return b.fdiv(x, y, flags=flags if flags != FP_FLAGS else ())
     if op == "pow":
         return math_call("pow", t, [x, y])
     if op in ("floordiv", "mod"):

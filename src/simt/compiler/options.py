@@ -18,15 +18,20 @@ class CompileOptions:
     access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
     ``checks``: checked mode (docs/finding-bugs.md): bounds, races, barrier divergence,
     uninitialized reads; CPU device only, off by default.
+    ``fastmath``: nvcc's --use_fast_math (docs/math.md says what it changes).
     ``launch_bounds``, ``maxnreg``, ``lineinfo``: CUDA's ``__launch_bounds__``,
     ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
-    docs/kernel-options.md says what each does on each device)."""
+    docs/kernel-options.md says what each does on each device).
+    ``seed``: the sim device's order of threads (0: thread order; SIMT_SIM_SEED); None on
+    the devices that have no such choice."""
 
     boundscheck: bool = False
     checks: bool = False
+    fastmath: bool = False
     launch_bounds: Optional[tuple] = None     # (max_threads, min_blocks); min_blocks 0: none
     maxnreg: Optional[int] = None
     lineinfo: bool = False
+    seed: "int | None" = None
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once)."""
@@ -44,7 +49,7 @@ FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.
-NOT_BUILT = ("fastmath",)
+NOT_BUILT = ()
 
 
 def check_names(options, what):
@@ -67,4 +72,7 @@ def choose(defaults, device_options, kernel_options):
     settings (``set_device('cpu', boundscheck=False)``), then the kernel's own."""
     chosen = {name: value for name, value in device_options.items() if name in FIELDS}
     chosen.update(kernel_options)
+    if defaults.seed is None and chosen.get("seed") is not None:
+        raise NotSupportedError("seed= chooses the order of threads on the sim device only; "
+                                "run the kernel under simt.use_device('sim', seed=N)")
     return defaults.replace(**chosen)

@@ -18,7 +18,7 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from ..ir import types as T
 from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
-                      static_array)
+                      scalar, static_array)
 
 SPACES = ("global", "shared", "const", "local", "generic", "copy")   # copy: compiler/records.py
 # the fault record's last words: where the failing thread is
@@ -35,7 +35,7 @@ class Target:
     fast_math_functions = {}                # fast.* name -> function (else: the math.* one)
     fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
     texture_lltype = I64                    # a texture/surface value (a GPU handle)
-    has_rsqrt = False                       # math.rsqrt is a library call, not 1/sqrt
+    math_aliases = {}                       # math.* name -> the library's name for it
 
     def __init__(self, kernel, options):
         self.kernel = kernel
@@ -180,23 +180,46 @@ class Target:
     def laneid(self, em):
         raise self._missing("laneid")
 
-    def math_call(self, em, name, t, args):
-        """A math-library function (not an LLVM intrinsic, intrinsics.py has those)."""
+    def math_call(self, em, name, t, args, ret=None, outs=()):
+        """Library function ``name`` of float type ``t`` (mathlower.py has the LLVM
+        intrinsics): ``ret`` its LLVM result type (default: ``t``'s), ``outs`` the types of
+        what it returns through pointers (sincos, frexp); then the result is the list
+        [returned value, *outputs]."""
         if name not in self.math_functions:
             raise NotImplementedError(f"math function {name} on the {self.name} target")
         if t.dtype.itemsize == 2:       # no half versions in libm or libdevice: use float32's
-            wide = [em.builder.fpext(a, ll.FloatType()) for a in args]
+            wide = [em.builder.fpext(a, ll.FloatType()) if a.type == args[0].type else a
+                    for a in args]
             return em.builder.fptrunc(self.math_call(em, name, T.FLOAT32, wide), args[0].type)
         suffix = "f" if t.dtype == np.float32 else ""
-        return _call(em, self.math_prefix + name + suffix, args)
+        fname = self.math_prefix + self.math_aliases.get(name, name) + suffix
+        return call_with_outputs(em, fname, args, ret or scalar(t), outs)
 
     def fast_math(self, em, name, args):
+        """A fast approximate float32 function (``fast.*`` entries, fastmath=True), or None
+        where the device has none: the caller then uses the accurate one."""
         fname = self.fast_math_functions.get(name)
-        if fname is not None:
-            return _call(em, fname, args)
-        if name == "div":
-            return em.builder.fdiv(args[0], args[1])
-        return self.math_call(em, name, T.FLOAT32, args)
+        if fname is None:
+            return None
+        if name == "sincos":
+            return struct_of(em.builder, call_with_outputs(em, fname, args, ll.VoidType(),
+                                                         [args[0].type] * 2)[1:])
+        return _call(em, fname, args)
+
+    def rounded(self, em, op, mode, t, args):
+        """__fadd_rz and friends: ``op`` (add sub mul div fma rcp sqrt rsqrt) of float32 or
+        float64 ``t`` rounded by ``mode`` (rn rz ru rd), exactly."""
+        raise self._missing("rounded")
+
+    def convert(self, em, name, mode, src, dst, value):
+        """__float2int_rn and friends (``name`` as float2int): ``value`` of type ``src`` to
+        ``dst``, rounded by ``mode``; float to int saturates, NaN gives 0."""
+        raise self._missing("convert")
+
+    def int_intrinsic(self, em, name, args, t):
+        """An integer intrinsic the device has an instruction for, or None (mathlower.py
+        writes it out in IR)."""
+        return None
 
     def texture_op(self, em, e):
         raise self._missing("texture_op")
@@ -267,6 +290,23 @@ class Target:
         raise self._missing("emit_grid_sync")
 
 
-def _call(em, fname, args):
-    fnty = ll.FunctionType(args[0].type, [a.type for a in args])
+def _call(em, fname, args, ret=None):
+    fnty = ll.FunctionType(ret or args[0].type, [a.type for a in args])
     return em.builder.call(function(em.module, fname, fnty), args)
+
+
+def call_with_outputs(em, fname, args, ret=None, outs=()):
+    """Call ``fname``; with ``outs``, pass a pointer to a stack slot of each type after the
+    arguments and return [result, *what the slots hold]."""
+    if not outs:
+        return _call(em, fname, args, ret)
+    slots = [em.alloca(t) for t in outs]
+    result = _call(em, fname, list(args) + slots, ret)
+    return [result] + [em.builder.load(s, typ=t) for s, t in zip(slots, outs)]
+
+
+def struct_of(b, values):
+    value = ll.Constant(ll.LiteralStructType([v.type for v in values]), ll.Undefined)
+    for i, v in enumerate(values):
+        value = b.insert_value(value, v, i)
+    return value

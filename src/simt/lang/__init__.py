@@ -8,8 +8,10 @@ from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_
                    threadfence, threadfence_block, threadfence_system)
 from .atomics import atomic
 from .atomics_ordered import volatile_load, volatile_store
-from .mathlib import (math_ns as math, float_as_int, int_as_float, float_as_uint,
-                      uint_as_float, double_as_longlong, longlong_as_double)
+from .mathlib import math_ns as math
+from .intrinsics_fp import BITCASTS as _BITCASTS
+(float_as_int, int_as_float, float_as_uint, uint_as_float, double_as_longlong, longlong_as_double,
+ double2hiint, double2loint, hiloint2double) = _BITCASTS
 from .cachehints import ldg, ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .printf import printf
 from .heap import malloc, free, trap

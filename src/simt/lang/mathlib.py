@@ -1,51 +1,93 @@
-"""Math in kernels: Python's ``math`` names, CUDA's extras (``simt.math``),
-fast intrinsics, integer intrinsics and bit casts (guide appendix F, B.15)."""
+"""Math in kernels: Python's ``math`` names and the CUDA math library (guide appendix F.1)
+in ``simt.math``, each in the precision of its float arguments (``sinf`` for float32,
+``sin`` for float64; ints compute in float64). The intrinsics (F.2, B.15) are in
+intrinsics_fp.py and intrinsics_int.py; this module gathers all of them in ``simt.math``.
+docs/math.md has the table with the ULP bounds the tests check."""
 import math
 
 import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic, Namespace
+from .intrinsics_fp import ENTRIES as FP_ENTRIES
+from .intrinsics_int import ENTRIES as INT_ENTRIES
+from .mathbase import float_type, make, python_functions, signature_rule
+from .registry import Namespace
 
-UNARY = ["sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
-         "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
-         "lgamma", "tgamma", "cbrt", "exp2", "exp10", "rsqrt", "fabs", "rint", "floor", "ceil",
-         "trunc", "round"]
-BINARY = ["atan2", "pow", "hypot", "copysign", "fmod", "fmin", "fmax", "fdim", "remainder"]
-PREDICATES = ["isnan", "isinf", "isfinite", "signbit"]
-FAST = {"fast_exp": "exp", "fast_exp10": "exp10", "fast_log": "log", "fast_log2": "log2",
-        "fast_log10": "log10", "fast_sin": "sin", "fast_cos": "cos", "fast_tan": "tan",
-        "fast_pow": "pow", "fdividef": "div"}
-
-
-def float_type(fc, value, loc, what):
-    """The float type a math function computes in for an argument of this type."""
-    t = value.type
-    if not isinstance(t, T.Scalar) or t.kind == "c":
-        fc.fail(loc, f"{what} needs a real number, got {t}")
-    if t.kind == "f":
-        return T.FLOAT32 if t.is_bfloat16 else t.strong()    # bfloat16: as C++ converts it
-    return T.FLOAT64
-
-
-def _unary(entry, name):
-    def build(fc, args, kwargs, loc):
-        x = fc.expr(fc.one_arg(args, name, loc), loc)
-        ft = float_type(fc, x, loc, name)
-        return entry.node(ft, loc, [fc.cast(x, ft, loc)])
-    return build
-
-
-def _nary(entry, name, n):
-    def build(fc, args, kwargs, loc):
-        if len(args) != n:
-            fc.fail(loc, f"{name} takes {n} arguments, got {len(args)}")
-        values = [fc.expr(a, loc) for a in args]
-        ft = T.promote(*[T.Scalar(float_type(fc, v, loc, name).dtype, v.type.weak) for v in values])
-        ft = ft.strong()
-        return entry.node(ft, loc, [fc.cast(v, ft, loc) for v in values])
-    return build
+# name -> (signature, what it computes); signatures as in mathbase.signature_rule
+FUNCTIONS = {
+    "sqrt": ("f>f", "square root"), "rsqrt": ("f>f", "1/sqrt(x)"),
+    "cbrt": ("f>f", "cube root"), "rcbrt": ("f>f", "1/cbrt(x)"),
+    "exp": ("f>f", "e**x"), "exp2": ("f>f", "2**x"), "exp10": ("f>f", "10**x"),
+    "expm1": ("f>f", "e**x - 1, accurate near 0"),
+    "log": ("f>f", "natural logarithm"), "log2": ("f>f", "base-2 logarithm"),
+    "log10": ("f>f", "base-10 logarithm"), "log1p": ("f>f", "log(1 + x), accurate near 0"),
+    "sin": ("f>f", "sine"), "cos": ("f>f", "cosine"), "tan": ("f>f", "tangent"),
+    "sinpi": ("f>f", "sin(pi * x), exact argument reduction"),
+    "cospi": ("f>f", "cos(pi * x), exact argument reduction"),
+    "asin": ("f>f", "arc sine"), "acos": ("f>f", "arc cosine"), "atan": ("f>f", "arc tangent"),
+    "sinh": ("f>f", "hyperbolic sine"), "cosh": ("f>f", "hyperbolic cosine"),
+    "tanh": ("f>f", "hyperbolic tangent"), "asinh": ("f>f", "inverse hyperbolic sine"),
+    "acosh": ("f>f", "inverse hyperbolic cosine"), "atanh": ("f>f", "inverse hyperbolic tangent"),
+    "erf": ("f>f", "error function"), "erfc": ("f>f", "1 - erf(x), accurate for large x"),
+    "erfinv": ("f>f", "inverse of erf on (-1, 1)"), "erfcinv": ("f>f", "inverse of erfc on (0, 2)"),
+    "erfcx": ("f>f", "scaled complementary error function exp(x*x) * erfc(x)"),
+    "normcdf": ("f>f", "standard normal cumulative distribution function"),
+    "normcdfinv": ("f>f", "inverse of normcdf on (0, 1)"),
+    "lgamma": ("f>f", "log of the absolute value of the gamma function"),
+    "tgamma": ("f>f", "gamma function"),
+    "j0": ("f>f", "Bessel function of the first kind, order 0"),
+    "j1": ("f>f", "Bessel function of the first kind, order 1"),
+    "y0": ("f>f", "Bessel function of the second kind, order 0"),
+    "y1": ("f>f", "Bessel function of the second kind, order 1"),
+    "jn": ("if>f", "jn(n, x): Bessel function of the first kind, order n"),
+    "yn": ("if>f", "yn(n, x): Bessel function of the second kind, order n"),
+    "cyl_bessel_i0": ("f>f", "modified Bessel function of the first kind, order 0"),
+    "cyl_bessel_i1": ("f>f", "modified Bessel function of the first kind, order 1"),
+    "fabs": ("f>f", "absolute value"), "ceil": ("f>f", "smallest integer >= x, as a float"),
+    "floor": ("f>f", "largest integer <= x, as a float"),
+    "trunc": ("f>f", "x rounded toward zero, as a float"),
+    "round": ("f>f", "x rounded to nearest, halves away from zero, as a float"),
+    "rint": ("f>f", "x rounded to nearest, halves to even, as a float"),
+    "nearbyint": ("f>f", "x rounded to nearest, halves to even, as a float"),
+    "logb": ("f>f", "the unbiased exponent of x, as a float"),
+    "ilogb": ("f>i", "the unbiased exponent of x, as an int32"),
+    "lrint": ("f>l", "rint(x) as an int64"), "llrint": ("f>l", "rint(x) as an int64"),
+    "lround": ("f>l", "round(x) as an int64"), "llround": ("f>l", "round(x) as an int64"),
+    "atan2": ("ff>f", "atan2(y, x): the angle of (x, y)"), "pow": ("ff>f", "x**y"),
+    "hypot": ("ff>f", "sqrt(x*x + y*y) without overflow"),
+    "rhypot": ("ff>f", "1/sqrt(x*x + y*y) without overflow"),
+    "copysign": ("ff>f", "|x| with the sign of y"),
+    "fmod": ("ff>f", "x - trunc(x/y)*y, exact"),
+    "remainder": ("ff>f", "x - rint(x/y)*y, exact"),
+    "fmin": ("ff>f", "the smaller (a NaN argument is ignored)"),
+    "fmax": ("ff>f", "the larger (a NaN argument is ignored)"),
+    "fdim": ("ff>f", "x - y if x > y else +0"),
+    "nextafter": ("ff>f", "the next float after x toward y"),
+    "fma": ("fff>f", "x*y + z rounded once"),
+    "norm3d": ("fff>f", "sqrt(a*a + b*b + c*c) without overflow"),
+    "rnorm3d": ("fff>f", "1/sqrt(a*a + b*b + c*c) without overflow"),
+    "norm4d": ("ffff>f", "sqrt(a*a + b*b + c*c + d*d) without overflow"),
+    "rnorm4d": ("ffff>f", "1/sqrt(a*a + b*b + c*c + d*d) without overflow"),
+    "ldexp": ("fi>f", "ldexp(x, n): x * 2**n, exact"),
+    "scalbn": ("fi>f", "scalbn(x, n): x * 2**n, exact"),
+    "scalbln": ("fl>f", "scalbln(x, n): x * 2**n for an int64 n, exact"),
+    "sincos": ("f>ff", "(sin(x), cos(x))"),
+    "sincospi": ("f>ff", "(sinpi(x), cospi(x))"),
+    "modf": ("f>ff", "(fractional part, integral part), both with the sign of x"),
+    "frexp": ("f>fi", "(m, e) with x == m * 2**e and 0.5 <= |m| < 1"),
+    "remquo": ("ff>fi", "(remainder(x, y), q): q has the sign and at least the low 3 bits "
+               "of the rounded quotient x/y"),
+}
+PREDICATES = {"isnan": "x is a NaN", "isinf": "x is an infinity",
+              "isfinite": "x is neither infinite nor NaN", "signbit": "the sign bit of x is set"}
+# Python's math names are float functions, but for these (Python returns ints: see below)
+PY_ROUNDING = ("floor", "ceil", "trunc")
+NUMPY_NAMES = {"asin": ["asin", "arcsin"], "acos": ["acos", "arccos"], "atan": ["atan", "arctan"],
+               "atan2": ["atan2", "arctan2"], "pow": ["pow", "power"],
+               "asinh": ["asinh", "arcsinh"], "acosh": ["acosh", "arccosh"],
+               "atanh": ["atanh", "arctanh"]}
+NOT_PYTHON = {"round", "fma"}       # math.fma (3.13) raises on overflow; round() is the builtin
 
 
 def _predicate(entry, name):
@@ -69,127 +111,47 @@ def _python_rounding(entry, name):
     return build
 
 
-def _fast(entry):
-    def build(fc, args, kwargs, loc):
-        values = [fc.cast(fc.expr(a, loc), T.FLOAT32, loc) for a in args]
-        return entry.node(T.FLOAT32, loc, values)
-    return build
+def _objects(name):
+    if name in NOT_PYTHON:
+        return python_functions(name, with_math=False)
+    objects = python_functions(name, NUMPY_NAMES.get(name), with_math=name not in PY_ROUNDING)
+    return objects + ((math.gamma,) if name == "tgamma" else ())
 
 
-def _int_unary(entry, name, result=None):
-    def build(fc, args, kwargs, loc):
-        x = fc.expr(fc.one_arg(args, name, loc), loc)
-        t = x.type.strong() if x.type.kind in "iu" and not x.type.weak else T.INT32
-        if t.bits < 32:
-            t = T.INT32
-        out = result or t
-        return entry.node(out, loc, [fc.cast(x, t, loc)])
-    return build
-
-
-def _int_binary(entry, name, kind=None):
-    def build(fc, args, kwargs, loc):
-        a, b = (fc.expr(v, loc) for v in args)
-        t = T.promote(a.type, b.type).strong()
-        if kind == "24":
-            t = T.UINT32 if name.startswith("u") else T.INT32
-        elif t.bits < 32 or t.kind not in "iu":
-            t = T.INT32
-        if name.startswith("u") and t.kind == "i":
-            t = T.Scalar(np.dtype(f"uint{t.bits}"))
-        return entry.node(t, loc, [fc.cast(a, t, loc), fc.cast(b, t, loc)])
-    return build
-
-
-def _bitcast(entry, src, dst):
-    def build(fc, args, kwargs, loc):
-        x = fc.cast(fc.expr(fc.one_arg(args, "bit cast", loc), loc), T.Scalar(src), loc)
-        return entry.node(T.Scalar(dst), loc, [x], op="bitcast")
-    return build
-
-
-def _entry(op, doc, rule, *rule_args, **kw):
-    """An entry whose typing rule builds its own IR node (the rule gets the entry)."""
-    entry = Intrinsic(op, doc, **kw)
-    entry.build = rule(entry, *rule_args)
-    return entry
-
-
-def _math_objects(name, with_math=True):
-    """Python's math function and NumPy's ufuncs of this name, where they exist."""
-    found = [getattr(math, name, None)] if with_math else []
-    found += [u for u in (getattr(np, n, None) for n in _NUMPY.get(name, [name]))
-              if isinstance(u, np.ufunc)]
-    return tuple(f for f in found if f is not None)
-
-
-_NUMPY = {"asin": ["asin", "arcsin"], "acos": ["acos", "arccos"], "atan": ["atan", "arctan"],
-          "atan2": ["atan2", "arctan2"], "pow": ["pow", "power"], "asinh": ["asinh", "arcsinh"],
-          "acosh": ["acosh", "arccosh"], "atanh": ["atanh", "arctanh"]}
+def _function(name, signature, what):
+    params = signature.split(">")[0]
+    call = name + "(" + ", ".join("xyzw"[:len(params)] if params.count("f") == len(params)
+                                  else ["n", "x"] if params == "if" else ["x", "n"]) + ")"
+    doc = (f"{call}: {what}; CUDA's {name}f on float32, {name} on float64 (ints compute in "
+           "float64).")
+    return make("math." + name, doc, signature_rule, name, signature,
+                signature in ("f>f", "ff>f", "fff>f"), python_objects=_objects(name),
+                python_name="simt.math." + name)
 
 
 def _make_math():
-    members = {}
-    for name in UNARY:
-        objects = _math_objects(name, with_math=name not in _PY_ROUNDING)
-        if name == "tgamma":
-            objects += (math.gamma,)
-        members[name] = _entry("math." + name, f"{name}(x): CUDA's {name}/{name}f, keeping "
-                               "the precision of a float argument (ints compute in float64).",
-                               _unary, name, python_objects=objects)
-    for name in BINARY:
-        members[name] = _entry("math." + name, f"{name}(x, y) in the precision of its "
-                               "arguments.", _nary, name, 2, python_objects=_math_objects(name))
-    for name in PREDICATES:
-        members[name] = _entry("math." + name, f"{name}(x) -> bool.", _predicate, name,
-                               python_objects=_math_objects(name))
-    members["fma"] = _entry("math.fma", "fma(x, y, z): x*y+z rounded once.", _nary, "fma", 3,
-                            python_objects=_math_objects("fma"))
-    for name, base in FAST.items():
-        members[name] = _entry("fast." + base, f"{name}: the float32 intrinsic __{base}f "
-                               "(faster, less accurate on the GPU; exact libm on the CPU).", _fast,
-                               python_name="simt.math." + name)
-    for name in ("popc", "clz", "ffs", "brev"):
-        members[name] = _entry("int." + name, f"__{name}(x) on a 32- or 64-bit integer.",
-                               _int_unary, name, None if name == "brev" else T.INT32,
-                               python_name="simt.math." + name)
-    for name in ("mul24", "umul24"):
-        members[name] = _entry("int." + name, f"__{name}(x, y): product of the low 24 bits.",
-                               _int_binary, name, "24", python_name="simt.math." + name)
-    for name in ("mulhi", "umulhi"):
-        members[name] = _entry("int." + name, f"__{name}(x, y): high half of the full product.",
-                               _int_binary, name, python_name="simt.math." + name)
-    for name in UNARY + BINARY + PREDICATES + ["fma"]:
-        members[name].python_name = "simt.math." + name
-    return Namespace("simt.math", "CUDA math functions beyond Python's math module.", **members)
+    members = {name: _function(name, *spec) for name, spec in FUNCTIONS.items()}
+    for name, what in PREDICATES.items():
+        members[name] = make("math." + name, f"{name}(x) -> bool: {what}.", _predicate, name,
+                             python_objects=python_functions(name),
+                             python_name="simt.math." + name)
+    members["nan"] = make("math.nan", "nan(): a quiet float64 NaN (CUDA's nan(\"\")).",
+                          lambda entry: lambda fc, a, k, loc: ir.Const(T.FLOAT64, loc, math.nan),
+                          python_name="simt.math.nan", lowered_as=())
+    members["nanf"] = make("math.nanf", "nanf(): a quiet float32 NaN (CUDA's nanf(\"\")).",
+                           lambda entry: lambda fc, a, k, loc: ir.Const(T.FLOAT32, loc, math.nan),
+                           python_name="simt.math.nanf", lowered_as=())
+    for entry in FP_ENTRIES + INT_ENTRIES:
+        members[entry.python_name.rsplit(".", 1)[1]] = entry
+    return Namespace("simt.math", "The CUDA math library and intrinsics (docs/math.md).",
+                     **members)
 
 
-_PY_ROUNDING = ("floor", "ceil", "trunc")
 math_ns = _make_math()
-int_abs = _entry("int.abs", "abs(x) of an integer (built by abs()).", lambda entry: None,
-                 public=False)
-python_rounding = [_entry("pymath." + name, f"math.{name}(x) -> int64, as in Python.",
-                          _python_rounding, name, python_name="math." + name,
-                          python_objects=(getattr(math, name),))
-                   for name in _PY_ROUNDING]
+python_rounding = [make("pymath." + name, f"math.{name}(x) -> int64, as in Python.",
+                        _python_rounding, name, python_name="math." + name,
+                        python_objects=(getattr(math, name),))
+                   for name in PY_ROUNDING]
 
-MATH_FUNCS = [getattr(math_ns, n) for n in UNARY + BINARY + PREDICATES + ["fma"]] + \
+MATH_FUNCS = [getattr(math_ns, n) for n in list(FUNCTIONS) + list(PREDICATES)] + \
     python_rounding
-FAST_FUNCS = [getattr(math_ns, n) for n in FAST]
-INT_FUNCS = [getattr(math_ns, n) for n in ("popc", "clz", "ffs", "brev", "mul24", "umul24",
-                                           "mulhi", "umulhi")] + [int_abs]
-
-float_as_int = _entry("bitcast.float_as_int", "__float_as_int: the bits of a float32 as int32.",
-                      _bitcast, np.float32, np.int32)
-int_as_float = _entry("bitcast.int_as_float", "__int_as_float: int32 bits as a float32.",
-                      _bitcast, np.int32, np.float32)
-float_as_uint = _entry("bitcast.float_as_uint", "__float_as_uint: float32 bits as uint32.",
-                       _bitcast, np.float32, np.uint32)
-uint_as_float = _entry("bitcast.uint_as_float", "__uint_as_float: uint32 bits as float32.",
-                       _bitcast, np.uint32, np.float32)
-double_as_longlong = _entry("bitcast.double_as_longlong", "__double_as_longlong: float64 bits "
-                            "as int64.", _bitcast, np.float64, np.int64)
-longlong_as_double = _entry("bitcast.longlong_as_double", "__longlong_as_double: int64 bits "
-                            "as float64.", _bitcast, np.int64, np.float64)
-BITCASTS = [float_as_int, int_as_float, float_as_uint, uint_as_float, double_as_longlong,
-            longlong_as_double]

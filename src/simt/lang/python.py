@@ -7,7 +7,8 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
-from .mathlib import int_abs, math_ns
+from .intrinsics_int import int_abs
+from .mathlib import math_ns
 from .registry import Intrinsic, Static
 
 
@@ -131,6 +132,12 @@ def _range(fc, args, kwargs, loc):
     fc.fail(loc, "range() can only be used in a for loop", "write for i in range(...):")
 
 
+def _breakpoint(fc, args, kwargs, loc):
+    if args or kwargs:
+        fc.fail(loc, "breakpoint() takes no arguments in a kernel")
+    return breakpoint_.node(T.VOID, loc, [])
+
+
 def _builtin(fn, doc, build, lowered_as):
     return Intrinsic("builtin." + fn.__name__, doc, build, python_name=fn.__name__,
                      python_objects=(fn,), lowered_as=lowered_as)
@@ -158,3 +165,10 @@ round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python.
 pow_ = _builtin(builtins.pow, "pow(x, y): x ** y.", _pow, (ir.BinOp,))
 range_ = _builtin(builtins.range, "range(stop) / range(start, stop, step): only as the "
                   "iterable of a for loop.", _range, (ir.ForRange,))
+_ONLY_SIM = ("breakpoint() stops in pdb only on the sim device: run the kernel under "
+             "simt.use_device('sim')")
+breakpoint_ = Intrinsic("builtin.breakpoint", "breakpoint(): on the sim device, stop this thread "
+                        "in pdb at this line, with its variables, threadIdx and blockIdx.",
+                        _breakpoint, python_name="breakpoint",
+                        python_objects=(builtins.breakpoint,),
+                        unsupported={"cpu": _ONLY_SIM, "cuda": _ONLY_SIM})

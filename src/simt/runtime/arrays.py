@@ -8,14 +8,20 @@ on the host, so any layout NumPy can express copies correctly.
 """
 
 import math
+from typing import Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from simt.runtime import devices, dlpack, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+Shape = Union[int, Sequence[int]]                              # for the type hints
+DeviceSpec = Optional[Union[str, int, "devices.Device"]]
 
 
 def _c_strides(shape, itemsize):
@@ -566,7 +572,8 @@ def _allocate(device, nbytes, method="alloc"):
 # -- making arrays ------------------------------------------------------------------------
 
 
-def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, pool=None):
+def device_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C", device: DeviceSpec = None,
+                 stream=None, pool=None) -> "DeviceArray":
     """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one).
 
     With ``stream`` (or ``pool``), the memory comes from a memory pool in the order of
@@ -585,12 +592,14 @@ def device_array(shape, dtype=np.float64, order="C", device=None, stream=None, p
     return DeviceArray(shape, dtype, order=order, alloc=alloc, device=device)
 
 
-def empty(shape, dtype=np.float64, order="C", device=None):
+def empty(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
+          device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array (same as device_array)."""
     return device_array(shape, dtype, order, device)
 
 
-def zeros(shape, dtype=np.float64, order="C", device=None):
+def zeros(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
+          device: DeviceSpec = None) -> "DeviceArray":
     """A device array filled with zero bytes (cudaMemset)."""
     array = device_array(shape, dtype, order, device)
     if array.nbytes:
@@ -598,18 +607,18 @@ def zeros(shape, dtype=np.float64, order="C", device=None):
     return array
 
 
-def device_array_like(array, device=None):
+def device_array_like(array, device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array with the shape, dtype and order (C or F) of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return device_array(array.shape, array.dtype, order, device)
 
 
-def empty_like(array, device=None):
+def empty_like(array, device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array with the shape, dtype and order of ``array``."""
     return device_array_like(array, device)
 
 
-def zeros_like(array, device=None):
+def zeros_like(array, device: DeviceSpec = None) -> "DeviceArray":
     """A zero-filled device array with the shape, dtype and order of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return zeros(array.shape, array.dtype, order, device)
@@ -624,7 +633,7 @@ def _is_f_only(array):
     return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
 
 
-def to_device(host_array, stream=None, device=None):
+def to_device(host_array: ArrayLike, stream=None, device: DeviceSpec = None) -> "DeviceArray":
     """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
 
     A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
@@ -636,7 +645,7 @@ def to_device(host_array, stream=None, device=None):
     return array.copy_from(host, stream)
 
 
-def asarray(obj, device=None):
+def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
     """A DeviceArray over ``obj``'s memory, without copying where the memory is reachable.
 
     Wraps DeviceArrays (returned as they are), objects with
@@ -692,7 +701,7 @@ def _host_from_dlpack(obj):
     return _host_array(tensor.ptr, tensor.shape, strides, tensor.dtype, tensor)
 
 
-def from_dlpack(obj, device=None):
+def from_dlpack(obj, device: DeviceSpec = None) -> "DeviceArray":
     """A DeviceArray over the memory of any DLPack exporter (PyTorch, CuPy, JAX, NumPy...),
     with no copy: GPU memory on a GPU device (the one the tensor lives on when ``device``
     is not given), host memory on the CPU device. The exporter keeps the memory alive."""
@@ -802,7 +811,8 @@ def _make_default_stream_wait(device, producer):
     _order(backend, waiter=backend.default_stream(), producer=backend.wrap_stream(producer))
 
 
-def pinned_array(shape, dtype=np.float64, order="C", portable=False):
+def pinned_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
+                 portable: bool = False) -> np.ndarray:
     """A NumPy array in page-locked host memory (cudaHostAlloc): fast, async-capable copies.
 
     ``portable=True`` is cudaHostAllocPortable: page-locked for every device's context,
@@ -814,7 +824,7 @@ def pinned_array(shape, dtype=np.float64, order="C", portable=False):
     return _shaped(buffer, shape, dtype, order)
 
 
-def mapped_array(shape, dtype=np.float64, order="C"):
+def mapped_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C") -> np.ndarray:
     """A host array mapped into the device's address space (zero-copy, cudaHostAllocMapped).
 
     Returns a ``MappedArray``: a NumPy array whose ``device_ptr`` kernels can use.
@@ -826,7 +836,8 @@ def mapped_array(shape, dtype=np.float64, order="C"):
     return array
 
 
-def managed_array(shape, dtype=np.float64, order="C"):
+def managed_array(shape: Shape, dtype: DTypeLike = np.float64,
+                  order: str = "C") -> "DeviceArray":
     """A DeviceArray in unified memory (cudaMallocManaged): kernels use it, and
     ``np.asarray(array)`` on the host reads and writes the same memory."""
     device = devices.get_device()
@@ -863,6 +874,6 @@ def _shaped(buffer, shape, dtype, order):
     return buffer[:_nbytes(shape, dtype)].view(dtype).reshape(shape, order=order)
 
 
-def mem_get_info():
+def mem_get_info() -> "tuple[int, int]":
     """(free, total) bytes of the current device's memory (cudaMemGetInfo)."""
     return devices.get_device().backend.mem_get_info()

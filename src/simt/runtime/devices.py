@@ -11,6 +11,7 @@ any other.
 """
 
 import contextlib
+from typing import Iterator
 import importlib
 import threading
 
@@ -24,11 +25,7 @@ from simt.logs import log
 BACKENDS = {
     "cuda": "simt.backends.cuda.device:CudaBackend",
     "cpu": "simt.backends.cpu.device:CpuBackend",
-}
-
-# Kinds the API names that this build has no backend for, and what to use instead.
-NOT_BUILT = {
-    "sim": "use 'cpu', which checks every index",
+    "sim": "simt.backends.sim.device:SimBackend",
 }
 
 _classes = {}
@@ -38,9 +35,6 @@ def backend_class(kind):
     """The Backend subclass of a device kind, imported by its name in BACKENDS."""
     cls = _classes.get(kind)
     if cls is None:
-        if kind in NOT_BUILT:
-            raise NotSupportedError(f"the {kind!r} device is not available in this build of "
-                                    f"simt; {NOT_BUILT[kind]}")
         if kind not in BACKENDS:
             raise ValueError(f"unknown device kind {kind!r} (known: {', '.join(BACKENDS)})")
         module, _, name = BACKENDS[kind].partition(":")
@@ -142,7 +136,7 @@ def why_none(kind):
         return f"{type(exc).__name__}: {exc}"
 
 
-def devices():
+def devices() -> "list[Device]":
     """Every device, kind by kind in BACKENDS order: the GPUs ('cuda:0', ...), then 'cpu'."""
     return [device for kind in BACKENDS for device in _devices_of(kind)]
 
@@ -161,9 +155,6 @@ def _parse(spec):
     if not isinstance(spec, str):
         raise TypeError(f"a device is a name, an int (GPU index) or a simt Device, not {spec!r}")
     name = _ALIASES.get(spec.strip().lower(), spec.strip().lower())
-    kind = name.partition(":")[0]
-    if kind in NOT_BUILT:
-        backend_class(kind)            # raises NotSupportedError, saying what to use
     found = devices()
     for device in found:
         if device.name == name:
@@ -206,7 +197,7 @@ class _Current(threading.local):
 _local = _Current()
 
 
-def get_device():
+def get_device() -> "Device":
     """The current device of this host thread (first use: SIMT_DEVICE, else the first GPU, else cpu)."""
     device = getattr(_local, "device", None)
     if device is None:
@@ -214,7 +205,7 @@ def get_device():
     return device
 
 
-def set_device(spec, **options):
+def set_device(spec: "str | int | Device", **options) -> "Device":
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
@@ -226,7 +217,7 @@ def set_device(spec, **options):
 
 
 @contextlib.contextmanager
-def use_device(spec, **options):
+def use_device(spec: "str | int | Device", **options) -> "Iterator[Device]":
     """``with use_device('cpu', boundscheck=False): ...``: a current device for the block, then the previous one."""
     previous = getattr(_local, "device", None)
     device = set_device(spec, **options)
@@ -236,7 +227,7 @@ def use_device(spec, **options):
         _local.device = previous
 
 
-def synchronize():
+def synchronize() -> None:
     """Wait for all work on the current device (cudaDeviceSynchronize); raise pending launch errors."""
     get_device().backend.synchronize()
 

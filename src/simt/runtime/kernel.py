@@ -2,6 +2,7 @@
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
 import contextlib
+from typing import Callable
 import inspect
 import math
 import sys
@@ -62,7 +63,7 @@ def check_function(pyfunc, what):
                            "launch passes every one: remove them")
 
 
-def device(fn=None, **options):
+def device(fn: "Callable | str | None" = None, **options) -> "DeviceFunction | Callable":
     """Decorator: ``@simt.device`` marks a __device__ function."""
     if fn is None or isinstance(fn, str):
         return lambda f: DeviceFunction(f)
@@ -266,7 +267,7 @@ class Kernel:
 
     def llvm_ir(self, signature):
         """The LLVM IR simt generated for a signature (kept from its compile)."""
-        return self.compile(signature).binary.stages["llvm_ir"]
+        return _llvm_ir(self.compile(signature).binary)
 
     def ptx(self, signature, arch=None):
         """The PTX for a signature: the current GPU's, or, on another device, made for
@@ -285,7 +286,7 @@ class Kernel:
 
     def inspect_llvm(self, sig=None):
         """The LLVM IR simt generated (before optimization); ``sig`` as inspect_types."""
-        return self._each(sig, lambda types: self.compile(types).binary.stages["llvm_ir"])
+        return self._each(sig, lambda types: _llvm_ir(self.compile(types).binary))
 
     def inspect_ptx(self, sig=None, arch=None):
         """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
@@ -366,7 +367,8 @@ def _types(signature):
     return tuple(T.parse_signature(signature) if isinstance(signature, str) else signature)
 
 
-def kernel(fn=None, *, cache=True, **options):
+def kernel(fn: "Callable | str | None" = None, *, cache: bool = True,
+           **options) -> "Kernel | Callable[[Callable], Kernel]":
     """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
 
     Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX
@@ -380,3 +382,11 @@ def kernel(fn=None, *, cache=True, **options):
     if isinstance(fn, str):
         return lambda f: Kernel(f, signature=fn, cache=cache, **options)
     return Kernel(fn, cache=cache, **options)
+
+
+def _llvm_ir(binary):
+    if "llvm_ir" not in binary.stages:
+        raise NotSupportedError(f"the {get_device().name!r} device makes no LLVM IR (it runs "
+                                f"kernels as Python): select 'cpu' or a GPU to see it; "
+                                f"inspect_types and inspect_ptx work on every device")
+    return binary.stages["llvm_ir"]

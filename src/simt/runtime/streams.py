@@ -9,6 +9,7 @@ import contextlib
 from .devices import get_device
 from .graphs import Graph
 from ..errors import InvalidConfiguration
+from .backend import refuse_in_host_function
 
 
 class Stream:
@@ -198,6 +199,7 @@ def stream_handle(stream, device, what):
         except InvalidConfiguration as exc:
             raise InvalidConfiguration(f"{what}: {exc}") from None
     if stream.device != device:
+        refuse_in_host_function(what)     # a host function's thread has a current device of its own
         raise InvalidConfiguration(f"{what}: the stream belongs to {stream.device.name}, the "
                                    f"work to {device.name}; make the stream while that device "
                                    f"is current (simt.use_device)")

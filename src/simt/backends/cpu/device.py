@@ -19,7 +19,7 @@ import simt.fault as fault
 from ...errors import CudaError
 from ...runtime.backend import Native, refuse_in_host_function
 from ..hostjit import LoadedObject
-from .memory import CpuMemory
+from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError

@@ -7,7 +7,7 @@ from .. import hostjit as jit
 from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory, ptr,
                                  value_type)
 from ...compiler.target import FAULT_IDS, Target
-from . import checked, heap, interrupt, textures
+from . import checked, heap, interrupt, rounding, softmath, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -19,7 +19,8 @@ SPECIALS = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx
 LIBM = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
         "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
         "tgamma", "cbrt", "exp2", "exp10", "atan2", "pow", "hypot", "fmod", "fdim", "remainder",
-        "copysign"}
+        "copysign", "j0", "j1", "y0", "y1", "jn", "yn", "logb", "ilogb", "nextafter", "ldexp",
+        "scalbn", "lrint", "llrint", "lround", "llround", "sincos", "modf", "frexp", "remquo"}
 
 
 class CpuTarget(Target):
@@ -33,6 +34,8 @@ class CpuTarget(Target):
     math_functions = LIBM
     texture_lltype = textures.TEX_STRUCT     # a texture/surface argument: its descriptor
     texture_op = staticmethod(textures.texture_op)
+    rounded = staticmethod(rounding.rounded)
+    convert = staticmethod(rounding.convert)
 
     def __init__(self, kernel, options):
         super().__init__(kernel, options)
@@ -55,6 +58,13 @@ class CpuTarget(Target):
         flat = b.add(b.mul(b.add(b.mul(sp["threadIdx.z"], sp["blockDim.y"]), sp["threadIdx.y"]),
                            sp["blockDim.x"]), sp["threadIdx.x"])
         return b.and_(flat, i32(31))
+
+    def math_call(self, em, name, t, args, ret=None, outs=()):
+        """libm, and softmath.py for what libm lacks (sinpi, erfinv, norm3d ...)."""
+        if name in softmath.FUNCTIONS:
+            value = softmath.emit(em.builder, name, args)
+            return [None] + value if outs else value
+        return super().math_call(em, name, t, args, ret, outs)
 
     # ---------------------------------------------------------------- memory
     def shared_data(self, em, decl):

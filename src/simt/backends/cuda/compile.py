@@ -19,7 +19,7 @@ from ...compiler.lineinfo import LineTables
 from ...compiler.lltypes import i32
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
-from . import params as P
+from . import mathcalls, params as P
 from . import ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
@@ -126,6 +126,8 @@ class _Compile:
         self.symbol = f"simt_kernel_{fn.name}"
         kernel = CudaKernelEmitter(target, module, fn, self.options, self.symbol).build()
         annotate(module, kernel, self.options)
+        if self.options.fastmath:
+            mathcalls.flush_denormals(module)
         self.grid_sync = "simt_grid_barrier" in module.globals
         return str(module)
 

@@ -13,19 +13,7 @@ import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
 from ...compiler.target import FAULT_IDS, Target
-from . import atomics, loops, texlower, warp
-
-LIBDEVICE = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
-             "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
-             "tgamma", "cbrt", "exp2", "exp10", "atan2", "pow", "hypot", "fmod", "fdim",
-             "remainder", "copysign", "rsqrt", "sqrt", "fabs", "floor", "ceil", "trunc", "rint",
-             "round", "fma", "fmin", "fmax", "sinpi", "cospi", "erfinv", "erfcinv", "rcbrt",
-             "logb", "j0", "j1", "y0", "y1", "nearbyint"}
-
-FAST = {"exp": "__nv_fast_expf", "exp10": "__nv_fast_exp10f", "log": "__nv_fast_logf",
-        "log2": "__nv_fast_log2f", "log10": "__nv_fast_log10f", "sin": "__nv_fast_sinf",
-        "cos": "__nv_fast_cosf", "tan": "__nv_fast_tanf", "pow": "__nv_fast_powf",
-        "div": "__nv_fast_fdividef"}
+from . import atomics, loops, mathcalls, texlower, warp
 
 COLLECTIVE = {"count": "llvm.nvvm.barrier0.popc", "and": "llvm.nvvm.barrier0.and",
               "or": "llvm.nvvm.barrier0.or"}
@@ -39,17 +27,20 @@ class CudaTarget(Target):
                   "copy": 0}
     special_registers = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid",
                          "gridDim": "nctaid"}
-    math_functions = LIBDEVICE
+    math_functions = mathcalls.LIBDEVICE
+    math_aliases = mathcalls.ALIASES
     math_prefix = "__nv_"
-    fast_math_functions = FAST
+    fast_math_functions = mathcalls.FAST
     fence_scopes = {"block": "block", "device": "device"}
-    has_rsqrt = True
 
     loop_hint = staticmethod(loops.loop_hint)
     texture_op = staticmethod(texlower.texture_op)
     emit_warp = staticmethod(warp.emit_warp)
     emit_grid_sync = staticmethod(warp.emit_grid_sync)
     laneid = staticmethod(warp.laneid)
+    rounded = staticmethod(mathcalls.rounded)
+    convert = staticmethod(mathcalls.convert)
+    int_intrinsic = staticmethod(mathcalls.int_intrinsic)
 
     def symbol_global(self, decl):
         """Module global of a Constant (its contents) or a Global (a pointer to its memory);

@@ -1,7 +1,7 @@
-"""The CPU device's memory: host memory in aligned NumPy buffers.
+"""The host devices' memory (CPU, sim): host memory in aligned NumPy buffers.
 
-``CpuMemory`` is the memory half of the CPU backend (allocation, copies,
-properties); simt.backends.cpu.device.CpuBackend adds kernels on top. A
+``HostMemory`` is the memory half of the host devices (allocation, copies,
+properties); the CPU and sim backends add streams and kernels. A
 pointer is a host address; each Allocation keeps its NumPy buffer alive, so
 memory is freed when the last array over it goes away.
 """
@@ -17,6 +17,7 @@ from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.errors import OutOfMemoryError
 
 ALIGNMENT = 64          # a cache line: as good as cudaMalloc's 256 for vector loads on the host
+PITCH = 512            # row alignment of pitched allocations (texture_alignment)
 PITCH = 512            # row alignment of pitched allocations (texture_alignment)
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -78,7 +79,7 @@ def _l2_bytes():
         return None
 
 
-class CpuMemory(Backend):
+class HostMemory(Backend):
     """Memory, copies and properties of the CPU device (kernels: see CpuBackend)."""
 
     kind = "cpu"
@@ -113,6 +114,12 @@ class CpuMemory(Backend):
     def alloc_managed(self, nbytes):
         """An Allocation usable from host and device: on the CPU, any memory is."""
         return self.alloc(nbytes, alignment=PAGE)
+
+    def alloc_pitch(self, width_bytes, height, element_size):
+        """Rows padded to a multiple of PITCH bytes, the alignment cudaMallocPitch gives
+        on current GPUs, so pitched code sees the same layout on both devices."""
+        pitch = -(-max(width_bytes, 1) // PITCH) * PITCH
+        return self.alloc(pitch * height), pitch
 
     def alloc_pitch(self, width_bytes, height, element_size):
         """Rows padded to a multiple of PITCH bytes, the alignment cudaMallocPitch gives
@@ -167,7 +174,7 @@ def _cpu_properties():
         kind="cpu",
         compute_capability=(9, 0),
         multiprocessor_count=cores,
-        total_memory=CpuMemory().mem_get_info()[1],
+        total_memory=HostMemory().mem_get_info()[1],
         clock_rate=_clock_khz(),
         l2_cache_size=_l2_bytes(),
         integrated=True,

@@ -1,0 +1,100 @@
+"""Typed IR -> a sim binary (the generated Python source and what a launch needs), and
+a binary -> code whose lines and file names are the user's, for pdb and tracebacks."""
+import ast
+import time
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...compiler import pipeline
+from ...compiler.binary import Binary
+from ...compiler.writes import written_params
+from ...ir import verify
+from ...ir.inline import inline_barrier_calls
+from ...ir.walk import all_functions
+from .codegen import Generator, is_sync, py_name
+
+
+@dataclass
+class SimBinary(Binary):
+    """A kernel compiled for the sim device."""
+    source: str                   # the generated Python
+    places: list                  # (file, line) of the user's code, per generated line
+    sites: list                   # codegen.Site per site number
+    statics: list                 # (python name, MemoryDecl space, shape, dtype str, data)
+    sync: bool                    # the kernel yields at barriers or warp functions
+    debug: bool                   # it calls breakpoint(): bind threadIdx etc. for pdb
+    seed: int
+    function_files: dict          # python function name -> its file
+    param_names: list             # the kernel's parameter names, for reports
+    written: list                 # the indices of the array parameters it writes
+
+
+def compile_kernel(fn, options):
+    started = time.perf_counter()
+    out = {}
+
+    def generate(inlined):
+        generator = Generator(inlined)
+        src, sites, decls = generator.generate()
+        out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files)
+        return src.text()
+
+    stages = pipeline.run([("inlined", lambda f: verify.after("inline", inline_barrier_calls(f))),
+                           ("python", generate)], fn, fn.name)
+    inlined = out["fn"]
+    symbols = [d for _, d in out["decls"] if d.space == "symbol"]
+    statics = []
+    for name, decl in out["decls"]:
+        data = np.asarray(decl.data) if decl.space == "const" else None
+        index = symbols.index(decl) if decl.space == "symbol" else None
+        statics.append((name, decl.space, tuple(decl.shape), np.dtype(decl.dtype).str, data,
+                        index))
+    debug = any(getattr(n, "op", "") == "builtin.breakpoint" for n in _nodes(inlined))
+    return SimBinary(
+        name=fn.name, symbol=py_name(fn.name), params=[t for _, t in fn.params],
+        symbols=[d.symbol for d in symbols],
+        shared_static_bytes=_shared_bytes([d for _, d in out["decls"]]),
+        labels=[], files=[(fn.name, fn.loc.filename)], messages=[], stages=stages,
+        symbol_objects=[d.data for d in symbols], compile_seconds=time.perf_counter() - started,
+        source=out["src"].text(), places=out["src"].places(), sites=out["sites"],
+        statics=statics, sync=is_sync(inlined), debug=debug, seed=options.seed or 0,
+        function_files=out["files"], param_names=[name for name, _ in fn.params],
+        written=sorted(written_params(fn)))
+
+
+def _nodes(fn):
+    from ...ir.walk import walk
+    for f in all_functions(fn):
+        yield from walk(*f.body)
+
+
+def _shared_bytes(decls):
+    return sum(int(np.prod(d.shape)) * np.dtype(d.dtype).itemsize for d in decls
+               if d.space == "shared")
+
+
+def load(binary, names):
+    """The ``_k_launch`` function of a binary, its code carrying the user's lines."""
+    tree = ast.parse(binary.source)
+    default = binary.places[0][1]
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno") and node.lineno is not None:
+            line = binary.places[node.lineno - 1][1] or default
+            node.lineno = node.end_lineno = line
+            node.col_offset = node.end_col_offset = 0
+    code = _refile(compile(tree, binary.files[0][1], "exec"), binary.function_files)
+    scope = dict(names)
+    for name, space, shape, dtype, data, index in binary.statics:
+        scope[name + "_d"] = (name, space, shape, np.dtype(dtype), data, index)
+    exec(code, scope)
+    return scope["_k_launch"]
+
+
+def _refile(code, files):
+    """Give each function's code object the file of its user's function."""
+    consts = tuple(_refile(c, files) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    file = files.get(code.co_name, code.co_filename)
+    return code.replace(co_consts=consts, co_filename=file)

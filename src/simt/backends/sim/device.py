@@ -1,0 +1,210 @@
+"""The sim device: kernels as generated Python (codegen.py), their threads interleaved in
+an order a seed chooses (schedule.py), every access checked (memory.py); print and
+breakpoint() work in kernels. Memory and copies are the host devices' (hostmem.py),
+plus a record of which bytes of each allocation something wrote, for the
+uninitialized-read check; work runs at once on the calling thread (streams.py).
+"""
+import dataclasses
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from ...compiler.options import CompileOptions
+from ...compiler.localmem import check_local_memory
+from ...config import config
+from ...errors import NotSupportedError
+from ...runtime.backend import Native, refuse_in_host_function
+from ..hostmem import HostMemory
+from . import values
+from .compile import compile_kernel, load
+from .launch import Launch
+from .streams import Pending, SimEvent, SimStream
+
+
+def _names():
+    """The names generated code uses (codegen.py writes them)."""
+    names = {"_k_f32": values.f32, "_k_f16": values.f16, "_k_c64": values.c64,
+             "_k_i2f32": values.int_to_f32, "_k_math": values.MATH, "_k_v": values,
+             "_k_printf": values.printf, "_k_range": range, "_k_nan": values.NAN,
+             "_k_inf": values.INF, "_k_ns": time.perf_counter_ns, "_k_imod": values.int_mod,
+             "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
+             "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
+             "_k_cdiv": values.complex_div}
+    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        dtype = np.dtype(name)
+        wrap = values.wrapper(dtype)
+        lo, hi = values.int_limits(dtype)
+        names[f"_k_wrap_{name}"] = wrap
+        names[f"_k_f2i_{name}"] = values.float_to_int(lo, hi)
+        names[f"_k_fdiv_{name}"] = values.int_floordiv(wrap)
+        names[f"_k_shl_{name}"], names[f"_k_shr_{name}"] = values.shifter(
+            dtype.itemsize * 8, dtype.kind == "i", wrap)
+        names[f"_k_ipow_{name}"] = values.int_pow(wrap)
+    return names
+
+
+_NAMES = _names()
+
+
+class SimKernel:
+    """A sim binary made ready to launch."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.launch_fn = load(binary, _NAMES)
+
+
+class SimBackend(HostMemory):
+    """Kernels run as checked, deterministic Python on the host: a debugger's device."""
+
+    kind = "sim"
+    compile_options = CompileOptions(boundscheck=True, seed=0)
+
+    def __init__(self, index=0):
+        super().__init__(index)
+        self.lock = threading.Lock()      # one launch at a time (values.py's buffers)
+        self.written = {}                 # allocation address -> (nbytes, bytes written)
+        self.pending = Pending()
+        self.live = {}                    # id(buffer) -> (weak reference, bytes)
+        self.default = SimStream(self, default=True)
+
+    @classmethod
+    def default_options(cls):
+        """seed: the order of threads and blocks (0: in order; SIMT_SIM_SEED);
+        boundscheck: always on (False is refused when a kernel compiles)."""
+        return {"seed": config.sim_seed, "boundscheck": True}
+
+    # ------------------------------------------------------------ work, at once
+    def synchronize(self):
+        refuse_in_host_function("synchronize")
+        self.pending.raise_it()
+
+    def create_stream(self, non_blocking=False, priority=0):
+        return SimStream(self, non_blocking, priority)
+
+    def default_stream(self):
+        return self.default
+
+    def create_event(self, timing=True):
+        return SimEvent(self, timing)
+
+    def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        refuse_in_host_function("a kernel launch")
+        self.pending.raise_it()
+        error = self.launch(loaded, grid, block, shared_bytes, args,
+                            loaded.binary.symbol_objects, kernel.__name__)
+        if error is not None:
+            self.pending.keep(error)
+        if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
+               for a in args):
+            self.synchronize()                 # NumPy arguments: the launch is synchronous
+
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+        """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
+        return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
+                      dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,
+                           block=block, shared=shared_bytes, stream=stream))
+
+    def properties(self):
+        return dataclasses.replace(HostMemory.properties(self), kind="sim", name="simt sim",
+                                   multiprocessor_count=1)
+
+    # ------------------------------------------------------------ what memory was written
+    def alloc(self, nbytes, alignment=64):
+        allocation = super().alloc(nbytes, alignment)
+        self.written[allocation.ptr] = (nbytes, np.zeros(nbytes, np.bool_))
+        return allocation
+
+    def _buffer(self, nbytes, alignment):
+        buffer = super()._buffer(nbytes, alignment)
+        live = self.live
+        live[id(buffer)] = (weakref.ref(buffer, lambda _, key=id(buffer): live.pop(key, None)),
+                            nbytes)
+        return buffer
+
+    def bytes_in_use(self):
+        """Bytes of device and pinned memory this process holds (for leak checks)."""
+        return sum(nbytes for _, nbytes in list(self.live.values()))
+
+    def alloc_managed(self, nbytes):
+        return HostMemory.alloc(self, nbytes)          # the host writes it directly
+
+    def release(self, owner):
+        self.written.pop(owner.ctypes.data if hasattr(owner, "ctypes") else None, None)
+
+    def _mark(self, ptr, nbytes):
+        for start, (size, written) in list(self.written.items()):
+            if start <= ptr < start + size or start < ptr + nbytes <= start + size:
+                lo = max(ptr, start) - start
+                written[lo:min(ptr + nbytes, start + size) - start] = True
+                if written.all():
+                    del self.written[start]
+
+    def copy_htod(self, dst_ptr, host_array, stream=None):
+        refuse_in_host_function("a copy")
+        self._mark(dst_ptr, host_array.nbytes)
+        super().copy_htod(dst_ptr, host_array, stream)
+
+    def copy_dtoh(self, host_array, src_ptr, stream=None):
+        refuse_in_host_function("a copy")
+        self.pending.raise_it()
+        super().copy_dtoh(host_array, src_ptr, stream)
+
+    def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
+        refuse_in_host_function("a copy")
+        self._mark(dst_ptr, nbytes)
+        super().copy_dtod(dst_ptr, src_ptr, nbytes, stream)
+
+    def memset(self, ptr, byte, nbytes, stream=None):
+        refuse_in_host_function("a memset")
+        self._mark(ptr, nbytes)
+        super().memset(ptr, byte, nbytes, stream)
+
+    def region(self, lo, hi):
+        """(first address, bytes, written) of the memory an array argument lies in:
+        its allocation, with the bytes written so far, or the array alone (True)."""
+        for start, (size, written) in self.written.items():
+            if start <= lo and hi <= start + size:
+                return start, size, written
+        return lo, hi - lo, True
+
+    def mark_written(self, shadows):
+        """After a launch: the elements its threads wrote are initialized now."""
+        for (root, item), shadow in shadows.items():
+            if root in self.written:
+                w = shadow.w
+                done = [k for k in range(len(w)) if w[k] is not None]
+                if done:
+                    self._mark_elements(root, item, done)
+
+    def _mark_elements(self, root, item, elements):
+        size, written = self.written[root]
+        index = np.asarray(elements, np.int64)[:, None] * item + np.arange(item)
+        written[index.ravel()] = True
+        if written.all():
+            del self.written[root]
+
+    # ------------------------------------------------------------ kernels
+    def target_id(self):
+        return "sim python"
+
+    def compile(self, fn, options):
+        if not options.boundscheck:
+            raise NotSupportedError("the sim device always checks every index: "
+                                    "boundscheck=False is for the 'cpu' device")
+        check_local_memory(fn)             # the same limit as on the other devices
+        return compile_kernel(fn, options)
+
+    def load_binary(self, binary):
+        return SimKernel(binary)
+
+    def resources(self, kernel):
+        return {"registers": None, "shared_bytes": kernel.binary.shared_static_bytes,
+                "local_bytes": 0}
+
+    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+        """Run a kernel now on the calling thread; returns its error or None."""
+        with self.lock:
+            return Launch(kernel, grid, block, shared_bytes, symbols, self).run(args)

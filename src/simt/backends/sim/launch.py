@@ -1,0 +1,202 @@
+"""One launch of a sim kernel: its arguments as Python values and SimArrays, its shared,
+local and constant memory, and the errors its checks raise (schedule.Report words them)."""
+import numpy as np
+
+from ...errors import NotSupportedError
+from ...ir import types as T
+from . import values
+from .memory import INIT, Shadow, SimArray, elements, flat_buffer
+from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
+                       thread_indices)
+
+
+def fixer(dtype):
+    """What brings an atomic's result back into ``dtype``."""
+    if dtype.kind in "iu":
+        return values.wrapper(dtype)
+    return values.ROUND.get(dtype.name, lambda x: x)
+
+
+class Launch:
+    """A launch's state; generated code calls its methods as ``_k_L``."""
+
+    def __init__(self, loaded, grid, block, shared_bytes, symbols, memory):
+        binary = loaded.binary
+        self.binary, self.loaded = binary, loaded
+        self.grid, self.block, self.shared_bytes = tuple(grid), tuple(block), shared_bytes
+        self.seed = binary.seed
+        self.tids = thread_indices(self.block)
+        self.sites = binary.sites
+        self.report = Report(binary.name, binary.sites)
+        self.symbols = symbols
+        self.memory = memory          # the backend: which device memory is initialized
+        self.shadows = {}             # (root address, itemsize) -> Shadow of global memory
+        self.cur = None
+        self.unwritten = None         # the first uninitialized read: (site, index, thread)
+
+    # ------------------------------------------------------------ running
+    def run(self, args):
+        """Run every block; the first error as a LaunchError, else None."""
+        try:
+            self.params = self.arguments(args)
+            make_block = self.loaded.launch_fn(self)
+            threads = make_threads(self)
+            for index in block_order(self.grid, self.seed):
+                block = Block(self, index)
+                run_block(self, block, make_block(block), threads, self.binary.sync)
+        except Fault as fault:
+            return fault.error
+        finally:
+            self.cur = None
+        self.memory.mark_written(self.shadows)
+        return None
+
+    # ------------------------------------------------------------ arguments
+    def arguments(self, args):
+        """The kernel's arguments as generated code takes them. Global memory gets a
+        Shadow (one per buffer, shared by arguments over it) unless the kernel only reads
+        it and all of it was written before: then nothing can race or be uninitialized."""
+        binary = self.binary
+        spans = {}
+        for i, (t, value) in enumerate(zip(binary.params, args)):
+            if isinstance(t, T.Array):
+                spans[i] = self.span(t, value, binary.param_names[i])
+        written = {spans[i][0] for i in binary.written if i in spans}
+        return [self.global_array(t, spans[i], spans[i][0] in written, binary.param_names[i])
+                if i in spans else self.argument(t, value)
+                for i, (t, value) in enumerate(zip(binary.params, args))]
+
+    def argument(self, t, value):
+        if isinstance(t, T.Tuple):
+            return tuple(self.argument(it, v) for it, v in zip(t.items, value))
+        if isinstance(t, (T.Texture, T.Surface)):
+            raise Fault(NotSupportedError("textures and surfaces are not supported on the sim "
+                                          "device: use the 'cpu' device"))
+        if isinstance(t, T.Array):
+            raise Fault(NotSupportedError("arrays inside tuples are not supported on the sim "
+                                          "device: pass them as arguments of their own"))
+        return scalar(t, value)
+
+    def span(self, t, value, label):
+        """((buffer address, itemsize), buffer bytes, written, address, shape, strides)."""
+        dtype = np.dtype(t.dtype)
+        if isinstance(value, np.ndarray):
+            ptr, shape, strides = value.ctypes.data, value.shape, value.strides
+        else:
+            ptr, shape, strides = value.ptr, value.shape, value.strides
+        item = dtype.itemsize
+        if any(s % item for s in strides):
+            raise Fault(NotSupportedError(f"array '{label}' has strides {strides} that are not "
+                                          f"a multiple of its itemsize: not on the sim device"))
+        lo = ptr + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides) if n)
+        hi = ptr + item + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides) if n)
+        if 0 in shape:
+            lo = hi = ptr
+        root, root_bytes, initialized = self.memory.region(lo, hi)
+        return (root, item), root_bytes, initialized, ptr, tuple(shape), strides
+
+    def global_array(self, t, span, written, label):
+        (root, item), root_bytes, initialized, ptr, shape, strides = span
+        dtype = np.dtype(t.dtype)
+        key = (root, item)
+        shadow = self.shadows.get(key)
+        if shadow is None and (written or initialized is not True):
+            init = initialized if initialized is True else \
+                [INIT if ok else None for ok in initialized[:root_bytes // item * item]
+                 .reshape(-1, item).all(axis=1).tolist()]
+            shadow = self.shadows[key] = Shadow(self, root_bytes // item, init, written)
+        return SimArray(self, flat_buffer(root, root_bytes, dtype), (ptr - root) // item, shape,
+                        tuple(s // item for s in strides), dtype, label, shadow, fixer(dtype))
+
+    def make_shared(self, decl, block):
+        name, space, shape, dtype, data, index = decl
+        if space == "dynamic_shared":
+            shape = (self.shared_bytes // dtype.itemsize,)
+        return self._private(shape, dtype, name, reads=True)
+
+    def make_local(self, decl):
+        name, space, shape, dtype, data, index = decl
+        return self._private(shape, dtype, name, reads=False)
+
+    def _private(self, shape, dtype, name, reads):
+        count = int(np.prod(shape)) if len(shape) else 1
+        buffer = np.zeros(max(count, 1), dtype)
+        est = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        shadow = Shadow(self, count, False, reads)
+        return SimArray(self, _buffer_of(buffer), 0, tuple(shape), est, dtype,
+                        name.split("_", 3)[-1], shadow, fixer(dtype))
+
+    def static(self, decl):
+        """Constant memory and module-level symbols: checked for bounds, read as they are."""
+        name, space, shape, dtype, data, index = decl
+        if space == "symbol":
+            data = self.symbols[index].host
+        data = np.ascontiguousarray(data)
+        est = tuple(s // dtype.itemsize for s in data.strides)
+        return SimArray(self, _buffer_of(data), 0, tuple(data.shape), est, dtype,
+                        name.split("_", 3)[-1], None, fixer(dtype))
+
+    # ------------------------------------------------------------ errors
+    def out_of_bounds(self, site, index, dim, extent, array):
+        raise Fault(self.report.out_of_bounds(self.sites[site], index, dim, extent, self.cur,
+                                              array.label))
+
+    def uninitialized(self, site, idx, th):
+        """Kept until the block's next barrier: a write of another thread before then
+        makes it a race, which is what it is reported as."""
+        if self.unwritten is None:
+            self.unwritten = (site, idx, th)
+
+    def flush(self):
+        """At a barrier and at the end of a block: report a read nothing wrote."""
+        if self.unwritten is not None:
+            site, idx, th = self.unwritten
+            raise Fault(self.report.uninitialized(self.sites[site], self.sites[site].label or
+                                                  "array", idx, th))
+
+    def race(self, rec, first, site, second, idx, th):
+        other = (_Past(rec[0], rec[1]), self.sites[rec[4]])
+        raise Fault(self.report.race(other, first, self.sites[site], second,
+                                     self.sites[site].label or "array", idx, th))
+
+    def trap(self, th, site):
+        raise Fault(self.report.trap(self.sites[site], th))
+
+    def assert_failed(self, th, site):
+        raise Fault(self.report.assert_failed(self.sites[site], th))
+
+    def divergence(self, th1, site1, th2, site2):
+        raise Fault(self.report.divergence(th1, self.sites[site1], th2, self.sites[site2]))
+
+    def divergence_warp(self, th, site, other, wait, done):
+        other_site = self.sites[wait[1]] if wait is not None else None
+        raise Fault(self.report.warp_divergence(th, self.sites[site], other, other_site, done))
+
+    def grid_sync(self, th, site):
+        raise Fault(self.report.not_cooperative(self.sites[site], th))
+
+
+class _Past:
+    """The thread of an earlier access, as it was then (Thread objects move on to the
+    next block)."""
+
+    def __init__(self, thread, block):
+        self.tid, self.bid, self.block = thread.tid, block.index, block
+
+
+def _buffer_of(array):
+    return elements(array) if array.nbytes else []
+
+
+def scalar(t, value):
+    """A scalar argument as the Python value generated code computes with."""
+    kind = t.kind
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return values.wrapper(t.dtype)(int(value))
+    if kind == "c":
+        z = complex(value)
+        return values.c64(z) if t.dtype.itemsize == 8 else z
+    x = float(value)
+    return values.ROUND.get(t.dtype.name, lambda v: v)(x)

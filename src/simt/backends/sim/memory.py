@@ -1,0 +1,253 @@
+"""Arrays as sim kernels see them, and the checks every access makes.
+
+A ``SimArray`` is a typed window (offset, shape, element strides) on a flat buffer: a
+memoryview of the device memory (host memory, as on the CPU device), or a NumPy array
+for the dtypes memoryviews lack (float16, complex). Every access checks each index
+against its own dimension; accesses to global, shared and local memory also go through
+the ``Shadow`` of their buffer, which keeps, per element, the last write (thread, its
+block's barrier count, its warp's sync log position, site) and the reads since it, so
+that an access that conflicts with another thread's, with no barrier (or, within a
+warp, no warp sync naming both) between them, is a race; and an element nothing wrote
+(None) is an uninitialized read.
+"""
+import ctypes
+
+import numpy as np
+
+INIT = ()              # an element written before this launch (or by an atomic)
+_FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
+            "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
+
+
+def _format(dtype):
+    if dtype.kind == "b":
+        return "?"
+    return _FORMATS.get(f"{dtype.kind}{dtype.itemsize}")
+
+
+class _Items:
+    """Element access of a NumPy array with Python values (float16, complex)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, k):
+        return self.array.item(k)
+
+    def __setitem__(self, k, v):
+        self.array[k] = v
+
+
+def flat_buffer(ptr, nbytes, dtype):
+    """The elements of dtype in [ptr, ptr + nbytes) as something indexable by element
+    (the caller keeps that memory alive)."""
+    raw = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
+    return elements(np.frombuffer(raw, dtype, nbytes // dtype.itemsize))
+
+
+def elements(array):
+    """A contiguous NumPy array's elements, indexable by element, keeping it alive."""
+    fmt = _format(array.dtype)
+    if fmt is not None:
+        return memoryview(array.reshape(-1).view(np.uint8)).cast(fmt)
+    return _Items(array.reshape(-1))
+
+
+class Shadow:
+    """What each element of one buffer holds for the checks (see the module's doc)."""
+
+    __slots__ = ("w", "r", "reads", "launch")
+
+    def __init__(self, launch, count, initialized, reads=True):
+        self.launch = launch
+        self.w = [INIT] * count if initialized is True else \
+            [None] * count if initialized is False else initialized
+        self.r = [None] * count if reads else None
+        self.reads = reads
+
+    def read(self, k, site, idx):
+        L = self.launch
+        th = L.cur
+        w = self.w[k]
+        if w is None:
+            L.uninitialized(site, idx, th)
+        elif w is not INIT and not ordered(w, th):
+            L.race(w, "write", site, "read", idx, th)
+        if self.reads:
+            rec = (th, th.block, th.block.ep, len(th.warp.log), site)
+            r = self.r[k]
+            if r is None:
+                self.r[k] = rec
+            elif type(r) is list:
+                r.append(rec)
+            elif r[0] is not th or r[1] is not th.block:
+                self.r[k] = [r, rec]
+
+    def write(self, k, site, idx):
+        L = self.launch
+        th = L.cur
+        w = self.w[k]
+        if w is not None and w is not INIT and not ordered(w, th):
+            L.race(w, "write", site, "write", idx, th)
+        if self.reads:
+            r = self.r[k]
+            if r is not None:
+                for rec in (r if type(r) is list else (r,)):
+                    if not ordered(rec, th):
+                        L.race(rec, "read", site, "write", idx, th)
+                self.r[k] = None
+        self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site)
+
+    def atomic(self, k, site, idx):
+        """Atomics order each other: only a plain write of another thread races."""
+        L = self.launch
+        th = L.cur
+        w = self.w[k]
+        if w is None:
+            L.uninitialized(site, idx, th)
+        elif w is not INIT and not ordered(w, th):
+            L.race(w, "write", site, "atomic update", idx, th)
+        self.w[k] = INIT
+
+
+def ordered(rec, th):
+    """Whether the access ``rec`` (thread, block, barrier count, warp log position, site)
+    happens before thread ``th``'s next one: it is th's own, or a barrier of their block
+    came since, or a warp sync naming both lanes."""
+    block = th.block
+    if rec[1] is not block:
+        return False
+    other = rec[0]
+    if other is th or rec[2] != block.ep:
+        return True
+    if other.warp is not th.warp:
+        return False
+    a, b = other.lane, th.lane
+    return any(m >> a & 1 and m >> b & 1 for m in th.warp.log[rec[3]:])
+
+
+class SimArray:
+    """An array argument, view or static array of a sim launch (module doc)."""
+
+    __slots__ = ("data", "off", "shape", "est", "dtype", "label", "shadow", "launch",
+                 "fix", "strides")
+
+    def __new__(cls, launch, data, off, shape, est, *rest):
+        return object.__new__(Array1 if len(shape) == 1 and cls is SimArray else cls)
+
+    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, fix):
+        self.launch, self.data, self.off, self.shape, self.est = launch, data, off, shape, est
+        self.dtype, self.label, self.shadow, self.fix = dtype, label, shadow, fix
+        self.strides = tuple(s * dtype.itemsize for s in est)
+
+    def _flat(self, site, idx):
+        k = self.off
+        for d, (i, n, s) in enumerate(zip(idx, self.shape, self.est)):
+            if not 0 <= i < n:
+                self.launch.out_of_bounds(site, i, d, n, self)
+            k += i * s
+        return k
+
+    def ld(self, site, *idx):
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            self.shadow.read(k, site, idx)
+        return self.data[k]
+
+    def st(self, site, value, *idx):
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            self.shadow.write(k, site, idx)
+        self.data[k] = value
+
+    def atomic(self, site, kind, values, *idx):
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            self.shadow.atomic(k, site, idx)
+        old = self.data[k]
+        new = _ATOMICS[kind](old, values, self)
+        if new is not None:
+            self.data[k] = new
+        return old
+
+    def view(self, site, parts):
+        off, shape, est = self.off, [], []
+        for d, part in enumerate(parts):
+            n, s = self.shape[d], self.est[d]
+            if isinstance(part, slice):
+                start, stop, step = part.indices(n)
+                shape.append(len(range(start, stop, step)))
+                est.append(s * step)
+                off += start * s
+            else:
+                if not 0 <= part < n:
+                    self.launch.out_of_bounds(site, part, d, n, self)
+                off += part * s
+        shape += self.shape[len(parts):]
+        est += self.est[len(parts):]
+        return SimArray(self.launch, self.data, off, tuple(shape), tuple(est), self.dtype,
+                        self.label, self.shadow, self.fix)
+
+    def __repr__(self):
+        values = [self.data[self.off + i * self.est[0]] for i in range(min(self.shape[0], 8))] \
+            if len(self.shape) == 1 else "..."
+        return f"<sim array {self.label} {self.dtype.name}{list(self.shape)}: {values}>"
+
+
+class Array1(SimArray):
+    """A one-dimensional SimArray: the common case, without the loop over dimensions."""
+
+    __slots__ = ()
+
+    def ld(self, site, i):
+        n = self.shape[0]
+        if not 0 <= i < n:
+            self.launch.out_of_bounds(site, i, 0, n, self)
+        k = self.off + i * self.est[0]
+        shadow = self.shadow
+        if shadow is not None and (shadow.reads or shadow.w[k] is not INIT):
+            shadow.read(k, site, i)
+        return self.data[k]
+
+    def st(self, site, value, i):
+        n = self.shape[0]
+        if not 0 <= i < n:
+            self.launch.out_of_bounds(site, i, 0, n, self)
+        k = self.off + i * self.est[0]
+        shadow = self.shadow
+        if shadow is not None:
+            w = shadow.w[k]
+            if (w is INIT or w is None) and (not shadow.reads or shadow.r[k] is None):
+                th = self.launch.cur
+                block = th.block
+                shadow.w[k] = (th, block, block.ep, len(th.warp.log), site)
+            else:
+                shadow.write(k, site, i)
+        self.data[k] = value
+
+
+def _cas(old, values, a):
+    compare, value = values
+    if a.dtype.kind == "f":
+        same = np.array(old, a.dtype).tobytes() == np.array(compare, a.dtype).tobytes()
+    else:
+        same = old == compare
+    return value if same else None
+
+
+def _inc(old, values, a):
+    return 0 if old >= values[0] else old + 1
+
+
+def _dec(old, values, a):
+    return values[0] if old == 0 or old > values[0] else old - 1
+
+
+_ATOMICS = {
+    "add": lambda old, v, a: a.fix(old + v[0]), "sub": lambda old, v, a: a.fix(old - v[0]),
+    "exch": lambda old, v, a: v[0], "min": lambda old, v, a: min(old, v[0]),
+    "max": lambda old, v, a: max(old, v[0]), "inc": _inc, "dec": _dec,
+    "and": lambda old, v, a: old & v[0], "or": lambda old, v, a: old | v[0],
+    "xor": lambda old, v, a: old ^ v[0], "cas": _cas,
+    "load": lambda old, v, a: None, "store": lambda old, v, a: v[0],
+}

@@ -1,0 +1,397 @@
+"""Running a sim kernel: blocks one after another, the threads of a block interleaved.
+
+Each thread of a kernel with barriers or warp functions is a generator that yields at
+each of them; the others are plain calls. A block runs its runnable threads one by one
+until each waits or returns, in an order the seed chooses (seed 0: thread order; any
+other: a shuffle of the warps and of the lanes in each warp, and of the blocks), then
+releases the warp operations whose lanes have all arrived, or, when only barriers are
+left, the barrier, after checking that every thread still running waits at the same
+one. The first error (out of bounds, race, divergence, uninitialized read, assert)
+stops the launch as a ``Fault`` carrying its LaunchError.
+"""
+import itertools
+import random
+from collections import namedtuple
+
+import simt.fault as fault
+from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
+                       UninitializedReadError)
+
+dim3 = namedtuple("dim3", "x y z")
+
+
+class Fault(Exception):
+    """Stops a launch; ``error`` is what the user gets."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+class Warp:
+    """A warp's sync log: the lanes (a bit mask) of each warp sync, in order."""
+
+    __slots__ = ("log",)
+
+    def __init__(self):
+        self.log = []
+
+
+class Block:
+    """One block's state: its barrier count and shared memory."""
+
+    __slots__ = ("ep", "shared_arrays", "launch", "index")
+
+    def __init__(self, launch, index):
+        self.launch, self.index, self.ep = launch, index, 0
+        self.shared_arrays = {}
+
+    def shared(self, decl):
+        return self.launch.make_shared(decl, self)
+
+
+class Thread:
+    """One thread: its index (a tuple, for speed; ``threadIdx`` etc. for pdb)."""
+
+    __slots__ = ("tid", "lane", "warp", "block", "locals", "result")
+
+    def __init__(self, tid, block, warp, lane):
+        self.tid, self.block, self.warp, self.lane = tid, block, warp, lane
+        self.locals = self.result = None
+
+    @property
+    def bid(self):
+        return self.block.index
+
+    def local(self, decl):
+        if self.locals is None:
+            self.locals = {}
+        array = self.locals.get(id(decl))
+        if array is None:
+            array = self.locals[id(decl)] = self.block.launch.make_local(decl)
+        return array
+
+    def dims(self):
+        """threadIdx, blockIdx, blockDim, gridDim as pdb shows them."""
+        launch = self.block.launch
+        return dim3(*self.tid), dim3(*self.bid), dim3(*launch.block), dim3(*launch.grid)
+
+    def __repr__(self):
+        return f"block {self.bid} thread {self.tid}"
+
+
+def block_order(grid, seed):
+    blocks = list(itertools.product(range(grid[2]), range(grid[1]), range(grid[0])))
+    if seed:
+        random.Random(seed).shuffle(blocks)
+    return [(x, y, z) for z, y, x in blocks]
+
+
+def thread_order(threads, seed, bid):
+    """Thread order of one block: by warps, the lanes in a warp; shuffled for seed != 0."""
+    if not seed:
+        return list(threads)
+    rng = random.Random(hash((seed,) + bid))
+    warps = [threads[i:i + 32] for i in range(0, len(threads), 32)]
+    rng.shuffle(warps)
+    order = []
+    for warp in warps:
+        warp = list(warp)
+        rng.shuffle(warp)
+        order += warp
+    return order
+
+
+def thread_indices(block):
+    """(threadIdx, lane, warp number) of each thread of a block of shape ``block``."""
+    bx, by, bz = block
+    return [((x, y, z), n % 32, n // 32) for n, (z, y, x) in
+            enumerate(itertools.product(range(bz), range(by), range(bx)))]
+
+
+def make_threads(launch):
+    """The Thread objects of a launch, one per thread of a block: each block reuses them
+    (a record of an access names the block as well as the thread)."""
+    warps = [Warp() for _ in range((len(launch.tids) + 31) // 32)]
+    return [Thread(tid, None, warps[w], lane) for tid, lane, w in launch.tids]
+
+
+def run_block(launch, block, body, threads, sync):
+    """Run every thread of one block (body: the kernel function made for this block)."""
+    for th in threads:
+        th.block = block
+        th.locals = th.result = None
+    for warp in {id(th.warp): th.warp for th in threads[::32]}.values():
+        warp.log = []
+    order = thread_order(threads, launch.seed, block.index)
+    if not sync:
+        for th in order:
+            launch.cur = th
+            body(th)
+    else:
+        _run_sync(launch, block, body, threads, order)
+    launch.flush()
+
+
+def _run_sync(launch, block, body, threads, order):
+    rank = {th: i for i, th in enumerate(order)}
+    ths, gens = list(order), [body(th) for th in order]
+    held = []                      # (thread, generator, what it yielded) still waiting
+    done = set()
+    while True:
+        ys = []
+        for th, gen in zip(ths, gens):
+            launch.cur = th
+            try:
+                ys.append(gen.send(th.result))
+            except StopIteration:
+                ys.append(None)
+                done.add(th)
+        if None in ys:
+            alive = [th for th, y in zip(ths, ys) if y is not None]
+            keep = [gen for gen, y in zip(gens, ys) if y is not None]
+            ys = [y for y in ys if y is not None]
+        else:
+            alive, keep = ths, gens
+        if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] == "bar" or
+                                _one_barrier(ys)):
+            _barrier(launch, block, alive, ys)     # the usual case: one barrier, all there
+            ths, gens = alive, keep
+            continue
+        waiting = held + list(zip(alive, keep, ys))
+        if not waiting:
+            return
+        waiting.sort(key=lambda w: rank[w[0]])
+        waits = {th: y for th, _, y in waiting}
+        results = {}
+        released = _release_warps(launch, threads, waits, results, done) or \
+            _release_barrier(launch, block, threads, waits, results, done)
+        ths = [th for th, _, _ in waiting if th in released]
+        gens = [gen for th, gen, _ in waiting if th in released]
+        held = [w for w in waiting if w[0] not in released]
+        for th in ths:
+            th.result = results.get(th)
+
+
+def _one_barrier(ys):
+    """Whether every thread yielded the same barrier (a collective: values differ)."""
+    site = ys[0][1]
+    return ys[0][0] == "bar" and all(y[0] == "bar" and y[1] == site for y in ys)
+
+
+def _barrier(launch, block, threads, ys):
+    launch.flush()
+    payload = ys[0][2]
+    if payload is not None:
+        preds = [bool(y[2][1]) for y in ys]
+        value = {"count": sum(preds), "and": int(all(preds)), "or": int(any(preds))}[payload[0]]
+    else:
+        value = None
+    for th in threads:
+        th.result = value
+    block.ep += 1
+
+
+def _release_warps(launch, threads, waits, results, done):
+    """Warp operations whose lanes have all arrived (or do not take part): their results."""
+    released = set()
+    groups = {}
+    for th, (kind, site, payload) in waits.items():
+        if kind == "warp":
+            groups.setdefault((th.warp, site), []).append(th)
+    for (warp, site), lanes in groups.items():
+        present = {th.lane: th for th in lanes}
+        arrived = 0
+        for lane in present:
+            arrived |= 1 << lane
+        warp_threads = [th for th in threads if th.warp is warp]
+        for th in lanes:
+            op, values, types = waits[th][2]
+            if op != "activemask":
+                mask = values[0]
+                missing = mask & ~arrived & ((1 << len(warp_threads)) - 1)
+                if missing:
+                    lane = (missing & -missing).bit_length() - 1
+                    other = warp_threads[lane]
+                    launch.divergence_warp(th, site, other, waits.get(other), other in done)
+        for th in lanes:
+            results[th] = _warp_result(th, present, arrived, waits, types)
+        warp.log.append(arrived)
+        for th in lanes:
+            del waits[th]
+        released.update(lanes)
+    return released
+
+
+def _warp_result(th, present, arrived, waits, types):
+    op, values, _ = waits[th][2]
+    kind, _, sub = op.partition(".")
+    if kind == "syncwarp":
+        return None
+    if kind == "activemask":
+        return arrived
+    mask = values[0] & arrived
+    lanes = [present[lane] for lane in sorted(present) if mask >> lane & 1]
+    if kind == "shfl":
+        value, b, width = values[1], values[2] & 31, values[3]
+        seg = (32 - width) & 31
+        lane = th.lane
+        lo = lane & seg
+        if sub == "up":
+            src = lane - b
+            ok = src >= lo
+        else:
+            hi = lo | (31 & ~seg)
+            src = {"down": lane + b, "bfly": lane ^ b, "idx": lo | (b & ~seg)}[sub]
+            ok = src <= hi
+        if ok and mask >> src & 1 and src in present:
+            return waits[present[src]][2][1][1]
+        return value
+    args = [waits[o][2][1][1] for o in lanes]
+    if kind == "vote":
+        if sub == "ballot":
+            return sum(1 << o.lane for o, p in zip(lanes, args) if p)
+        if sub == "uni":            # the same predicate everywhere: all true, or none
+            return int(all(args) or not any(args))
+        return int(all(args) if sub == "all" else any(args))
+    if kind == "match":
+        own = _bits(values[1], types[1])
+        same = [o for o, v in zip(lanes, args) if _bits(v, types[1]) == own]
+        bits = sum(1 << o.lane for o in same)
+        if sub == "any":
+            return bits
+        everyone = len(same) == len(lanes)
+        return (sum(1 << o.lane for o in lanes) if everyone else 0, int(everyone))
+    if kind == "reduce":
+        signed = types[1][1] == "i"
+        acc = args[0]
+        for v in args[1:]:
+            acc = {"add": lambda a, b: a + b, "and": lambda a, b: a & b,
+                   "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "min": min,
+                   "max": max}[sub](acc, v)
+        acc &= 0xFFFFFFFF
+        return acc - (1 << 32) if signed and acc >> 31 else acc
+    raise LaunchError(f"internal: warp operation {op} on the sim device")
+
+
+def _bits(value, dtype):
+    if dtype[1] == "f":
+        import numpy as np
+        return np.array(value, dtype).tobytes()
+    return value
+
+
+def _release_barrier(launch, block, threads, waits, results, done):
+    """Every running thread waits at a barrier: the same one, or the block diverged."""
+    sites = {}
+    for th, (kind, site, payload) in waits.items():
+        sites.setdefault(site, []).append(th)
+    launch.flush()
+    if len(sites) > 1:
+        (s1, t1), (s2, t2) = sorted(sites.items(), key=lambda kv: kv[0])[:2]
+        launch.divergence(t1[0], s1, t2[0], s2)
+    (site, waiting), = sites.items()
+    kind = waits[waiting[0]][0]
+    if kind == "grid":
+        launch.grid_sync(waiting[0], site)
+    ops = [waits[th][2] for th in waiting]
+    if ops[0] is not None:
+        op = ops[0][0]
+        preds = [bool(p[1]) for p in ops]
+        value = {"count": sum(preds), "and": int(all(preds)), "or": int(any(preds))}[op]
+        for th in waiting:
+            results[th] = value
+    block.ep += 1
+    for th in waiting:
+        del waits[th]
+    return set(waiting)
+
+
+def _element(label, idx):
+    """``a[3]`` or ``a[1, 2]`` (idx: an int or a tuple)."""
+    return f"{label}[{', '.join(map(str, idx)) if isinstance(idx, tuple) else idx}]"
+
+
+def fault_record(code, site, th, array=0, dim=0, index=0, extent=0):
+    record = [0] * fault.WORDS
+    record[:7] = [code, site.line, array, dim, index, extent, 0]
+    record[7:10] = th.bid
+    record[10:13] = th.tid
+    return record
+
+
+class Report:
+    """The LaunchErrors of a launch, worded as checked mode words them."""
+
+    def __init__(self, name, sites):
+        self.name = name
+        self.sites = sites
+
+    def _binary(self, site, labels=(), messages=()):
+        class _B:
+            pass
+        b = _B()
+        b.labels, b.messages, b.files = list(labels), list(messages), [(site.function, site.file)]
+        return b
+
+    def out_of_bounds(self, site, index, dim, extent, th, label):
+        record = fault_record(fault.OUT_OF_BOUNDS, site, th, 0, dim, index, extent)
+        return fault.decode(record, self._binary(site, [label or site.label or "array"]),
+                            self.name)
+
+    def assert_failed(self, site, th):
+        record = fault_record(fault.ASSERT, site, th, dim=fault.message_id(0))
+        return fault.decode(record, self._binary(site, messages=[site.label]), self.name)
+
+    def trap(self, site, th):
+        return fault.decode(fault_record(fault.TRAP, site, th), self._binary(site), self.name)
+
+    def not_cooperative(self, site, th):
+        return fault.decode(fault_record(fault.NOT_COOPERATIVE, site, th), self._binary(site),
+                            self.name)
+
+    def where(self, th, site):
+        return f"block {th.bid} thread {th.tid} at {site}{fault._source_line(site.file, site.line)}"
+
+    def race(self, rec, first, site, second, label, idx, th):
+        other, other_site = rec
+        element = _element(label, idx)
+        fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
+               "use atomics") if other.block is th.block else \
+            ("the threads are in different blocks, which nothing orders within a launch: "
+             "give each block its own elements, or use atomics")
+        text = (f"Race condition in kernel '{self.name}': {first} and {second} of {element} by "
+                f"two threads with no barrier between them\n  {first}: "
+                f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n  {fix}")
+        return RaceConditionError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                                  filename=site.file, line=site.line)
+
+    def uninitialized(self, site, label, idx, th):
+        element = _element(label, idx)
+        text = (f"Uninitialized read in kernel '{self.name}': {element} is read before "
+                f"anything wrote it\n  read: {self.where(th, site)}\n  write it first (shared "
+                f"memory and device_array/empty memory start undefined)")
+        return UninitializedReadError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                                      filename=site.file, line=site.line)
+
+    def divergence(self, th1, site1, th2, site2, what="barrier"):
+        where2 = self.where(th2, site2) if site2 is not None else \
+            f"block {th2.bid} thread {th2.tid}, which {what}"
+        text = (f"Barrier divergence in kernel '{self.name}': threads of one block wait at "
+                f"different barriers\n  {self.where(th1, site1)}\n  {where2}\n  every thread "
+                f"of a block must reach the same simt.syncthreads(); move it out of the "
+                f"branch or loop that only some threads take")
+        return BarrierDivergenceError(text, kernel=self.name, block=th1.bid, thread=th1.tid,
+                                      filename=site1.file, line=site1.line)
+
+    def warp_divergence(self, th, site, other, other_site, other_done):
+        state = "has exited" if other_done else (
+            f"waits at {other_site}{fault._source_line(other_site.file, other_site.line)}"
+            if other_site is not None else "does not arrive")
+        text = (f"Barrier divergence in kernel '{self.name}': a warp collective's mask names "
+                f"a lane that does not take part\n  {self.where(th, site)}\n  the lane: block "
+                f"{other.bid} thread {other.tid}, which {state}\n  name only the lanes that "
+                f"reach this call in its mask (simt.activemask() gives them)")
+        return BarrierDivergenceError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                                      filename=site.file, line=site.line)
+

@@ -1,0 +1,254 @@
+"""Lowerings of the math library and the intrinsics (lang/mathlib.py, intrinsics_fp.py,
+intrinsics_int.py) to LLVM IR.
+
+What both devices share is here: LLVM intrinsics (sqrt, floor, fma, ctpop, fshl ...), the
+predicates, integer intrinsics written out in IR. What differs is asked of the target:
+library calls (``math_call``: libm and CPU code of its own, or libdevice), fast versions
+(``fast_math``), rounding-mode arithmetic and conversions (``rounded``, ``convert``) and
+the integer intrinsics a GPU has instructions for (``int_intrinsic``)."""
+from llvmlite import ir as ll
+
+from ..ir import types as T
+from ..lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
+from ..lang.intrinsics_int import ENTRIES as INT_ENTRIES, int_abs
+from ..lang.mathlib import MATH_FUNCS, PREDICATES
+from ..lang.registry import lowering
+from . import ops
+from .lltypes import I1, I32, I64, const, scalar
+from .target import struct_of
+
+# math functions that are LLVM intrinsics on every target
+LLVM_MATH = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
+             "trunc": "llvm.trunc", "rint": "llvm.rint", "round": "llvm.round",
+             "nearbyint": "llvm.nearbyint", "copysign": "llvm.copysign", "fma": "llvm.fma",
+             "fmin": "llvm.minnum", "fmax": "llvm.maxnum"}
+# fastmath=True: float32 functions that become their fast intrinsic (nvcc's Table 9)
+FASTMATH = ("exp", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow")
+# results returned through pointers: name -> (C return, pointer outputs) as simt types
+OUTPUTS = {"sincos": (None, ("f", "f")), "sincospi": (None, ("f", "f")),
+           "modf": ("f", ("f",)), "frexp": ("f", (T.INT32,)), "remquo": ("f", (T.INT32,))}
+INT_RESULTS = {"ilogb": I32, "lrint": I64, "llrint": I64, "lround": I64, "llround": I64}
+
+
+def llvm_intrinsic(b, name, args, flags=()):
+    """Call LLVM intrinsic ``name`` overloaded on the first argument's type."""
+    t = args[0].type
+    fn = b.module.declare_intrinsic(name, [t], ll.FunctionType(t, [a.type for a in args]))
+    return b.call(fn, args, fastmath=flags)
+
+
+def float_flags(em):
+    """Fast-math flags of the kernel's float arithmetic (fastmath=True: docs/math.md)."""
+    return ops.FAST_FLAGS if em.options.fastmath else ()
+
+
+@lowering(*MATH_FUNCS)
+def _math(em, e):
+    name = e.op.split(".", 1)[1]
+    args = [em.expr(a) for a in e.args]
+    if name in PREDICATES:
+        return _predicate(em, name, args[0], e.args[0].type)
+    ft = next(a.type for a in e.args if a.type.kind == "f")
+    if ft.dtype.itemsize == 2:                      # half: compute in float32, as CUDA does
+        wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
+        return em.builder.fptrunc(math_value(em, name, T.FLOAT32, wide), scalar(ft))
+    return math_value(em, name, ft, args)
+
+
+def math_value(em, name, t, args):
+    """Function ``name`` of float type ``t`` (a tuple's struct for sincos, frexp ...)."""
+    b = em.builder
+    if em.options.fastmath and t == T.FLOAT32 and name in FASTMATH:
+        fast = em.target.fast_math(em, name, args)
+        if fast is not None:
+            return fast
+    if name in LLVM_MATH:
+        sqrt_flags = ("afn",) if em.options.fastmath and name == "sqrt" else ()
+        return llvm_intrinsic(b, LLVM_MATH[name], args, sqrt_flags)
+    if name == "scalbln":                           # no libdevice scalbln: clamp n, scalbn
+        n = args[1]
+        n = b.select(b.icmp_signed(">", n, const(I64, 1 << 16)), const(I64, 1 << 16), n)
+        n = b.select(b.icmp_signed("<", n, const(I64, -(1 << 16))), const(I64, -(1 << 16)), n)
+        return em.target.math_call(em, "scalbn", t, [args[0], b.trunc(n, I32)])
+    if name in OUTPUTS:
+        ret, outs = OUTPUTS[name]
+        ft = scalar(t)
+        lltypes = [ft if o == "f" else scalar(o) for o in outs]
+        values = em.target.math_call(em, name, t, args, ret=ft if ret else ll.VoidType(),
+                                     outs=lltypes)
+        return struct_of(b, values if ret else values[1:])
+    return em.target.math_call(em, name, t, args, ret=INT_RESULTS.get(name))
+
+
+def _predicate(em, name, x, t):
+    b = em.builder
+    if name == "isnan":
+        return b.fcmp_unordered("uno", x, x)
+    if name == "signbit":
+        bits = b.bitcast(x, ll.IntType(t.bits))
+        return b.icmp_signed("<", bits, const(bits.type, 0))
+    fabs = llvm_intrinsic(b, "llvm.fabs", [x])
+    inf = const(x.type, float("inf"))
+    if name == "isinf":
+        return b.fcmp_ordered("==", fabs, inf)
+    return b.fcmp_ordered("<", fabs, inf)
+
+
+# ---------------------------------------------------------------- floating-point intrinsics
+FAST_ENTRIES = [e for e in FP_ENTRIES if e.op.startswith("fast.") and e.op != "fast.saturate"]
+
+
+@lowering(*FAST_ENTRIES)
+def _fast(em, e):
+    name = e.op.split(".", 1)[1]
+    args = [em.expr(a) for a in e.args]
+    fast = em.target.fast_math(em, name, args)
+    if fast is not None:
+        return fast
+    if name == "div":
+        return em.builder.fdiv(args[0], args[1], flags=float_flags(em))
+    return math_value(em, name, T.FLOAT32, args)
+
+
+@lowering(next(e for e in FP_ENTRIES if e.op == "fast.saturate"))
+def _saturate(em, e):
+    b = em.builder
+    x = em.expr(e.args[0])
+    zero, one = const(x.type, 0.0), const(x.type, 1.0)
+    return b.select(b.fcmp_ordered(">", x, zero),
+                    b.select(b.fcmp_ordered("<", x, one), x, one), zero)
+
+
+@lowering(*[e for e in FP_ENTRIES if e.op.startswith("round.")])
+def _rounded(em, e):
+    _, op, mode, _ = e.op.split(".")
+    return em.target.rounded(em, op, mode, e.type, [em.expr(a) for a in e.args])
+
+
+@lowering(*[e for e in FP_ENTRIES if e.op.startswith("cvt.")])
+def _convert(em, e):
+    _, name, mode = e.op.split(".")
+    return em.target.convert(em, name, mode, e.args[0].type, e.type, em.expr(e.args[0]))
+
+
+@lowering(*BITCASTS)
+def _bitcast(em, e):
+    b = em.builder
+    args = [em.expr(a) for a in e.args]
+    name = e.entry.op.split(".", 1)[1]
+    if name == "hiloint2double":
+        hi, lo = (b.zext(a, I64) for a in args)
+        word = b.or_(b.shl(hi, const(I64, 32)), lo)
+        return b.bitcast(word, scalar(e.type))
+    bits = b.bitcast(args[0], scalar(e.type)) if name not in ("double2hiint", "double2loint") \
+        else b.bitcast(args[0], I64)
+    if name == "double2hiint":
+        return b.trunc(b.lshr(bits, const(I64, 32)), I32)
+    if name == "double2loint":
+        return b.trunc(bits, I32)
+    return bits
+
+
+# ---------------------------------------------------------------- integer intrinsics
+@lowering(*INT_ENTRIES, int_abs)
+def _int(em, e):
+    b = em.builder
+    name = e.op.split(".", 1)[1]
+    args = [em.expr(a) for a in e.args]
+    special = em.target.int_intrinsic(em, name, args, e.type)
+    if special is not None:
+        return special
+    x = args[0]
+    ty = x.type
+    base = name[:-2] if name in ("popcll", "clzll", "ffsll", "brevll") else name
+    if base == "abs":
+        if e.args[0].type.kind == "u":
+            return x
+        return b.select(b.icmp_signed("<", x, const(ty, 0)), b.sub(const(ty, 0), x), x)
+    if base == "popc":
+        return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [ty]), [x]))
+    if base == "clz":
+        fn = b.module.declare_intrinsic("llvm.ctlz", [ty, I1])
+        return _to_i32(b, b.call(fn, [x, const(I1, 0)]))
+    if base == "ffs":
+        fn = b.module.declare_intrinsic("llvm.cttz", [ty, I1])
+        tz = b.add(b.call(fn, [x, const(I1, 0)]), const(ty, 1))
+        return _to_i32(b, b.select(b.icmp_unsigned("==", x, const(ty, 0)), const(ty, 0), tz))
+    if base == "brev":
+        return b.call(b.module.declare_intrinsic("llvm.bitreverse", [ty]), [x])
+    if name in ("mul24", "umul24"):
+        y = args[1]
+        if name == "mul24":
+            x = b.ashr(b.shl(x, const(ty, 8)), const(ty, 8))
+            y = b.ashr(b.shl(y, const(ty, 8)), const(ty, 8))
+        else:
+            mask = const(ty, 0xFFFFFF)
+            x, y = b.and_(x, mask), b.and_(y, mask)
+        return b.mul(x, y)
+    if name in ("mulhi", "umulhi", "mul64hi", "umul64hi"):
+        wide = ll.IntType(ty.width * 2)
+        ext = b.sext if e.type.kind == "i" else b.zext
+        product = b.mul(ext(x, wide), ext(args[1], wide))
+        return b.trunc(b.lshr(product, const(wide, ty.width)), ty)
+    if name.startswith("funnelshift"):
+        return _funnelshift(b, name, *args)
+    if name in ("hadd", "rhadd", "uhadd", "urhadd"):
+        ext = b.zext if name.startswith("u") else b.sext
+        total = b.add(ext(x, I64), ext(args[1], I64))
+        if name.endswith("rhadd"):
+            total = b.add(total, const(I64, 1))
+        return b.trunc(b.ashr(total, const(I64, 1)), I32)
+    if name in ("sad", "usad"):
+        y, z = args[1], args[2]
+        less = b.icmp_signed("<", x, y) if name == "sad" else b.icmp_unsigned("<", x, y)
+        return b.add(b.select(less, b.sub(y, x), b.sub(x, y)), z)
+    if name == "byte_perm":
+        return _byte_perm(b, *args)
+    if name.startswith("dp"):
+        return _dot(b, name, e.type.kind == "u", *args)
+    raise NotImplementedError(name)
+
+
+def _to_i32(b, v):
+    return b.trunc(v, I32) if v.type.width > 32 else v
+
+
+def _funnelshift(b, name, lo, hi, shift):
+    """__funnelshift_l/r: LLVM's fshl/fshr take the shift modulo 32, as the wrap forms;
+    the clamp forms (lc, rc) give lo (left) or hi (right) for shifts of 32 or more."""
+    left = name.startswith("funnelshift_l")
+    fn = b.module.declare_intrinsic("llvm.fshl" if left else "llvm.fshr", [I32],
+                                    ll.FunctionType(I32, [I32] * 3))
+    value = b.call(fn, [hi, lo, shift])
+    if name.endswith("c"):
+        value = b.select(b.icmp_unsigned(">=", shift, const(I32, 32)), lo if left else hi, value)
+    return value
+
+
+def _byte_perm(b, x, y, s):
+    """Byte i of the result is byte s[4i:4i+3] of the 8 bytes y:x."""
+    both = b.or_(b.shl(b.zext(y, I64), const(I64, 32)), b.zext(x, I64))
+    result = const(I32, 0)
+    for i in range(4):
+        sel = b.and_(b.lshr(s, const(I32, 4 * i)), const(I32, 7))
+        byte = b.and_(b.trunc(b.lshr(both, b.zext(b.mul(sel, const(I32, 8)), I64)), I32),
+                      const(I32, 0xFF))
+        result = b.or_(result, b.shl(byte, const(I32, 8 * i)))
+    return result
+
+
+def _dot(b, name, unsigned, a, bb, c):
+    """__dp4a: four byte products; __dp2a_lo/hi: 16-bit halves of a times bytes 0-1 / 2-3
+    of b. Sign-extended unless unsigned."""
+    def part(v, index, bits):
+        field = b.trunc(b.lshr(v, const(I32, index * bits)), ll.IntType(bits))
+        return b.zext(field, I32) if unsigned else b.sext(field, I32)
+    if name == "dp4a":
+        pairs = [(part(a, i, 8), part(bb, i, 8)) for i in range(4)]
+    else:
+        first = 2 if name == "dp2a_hi" else 0
+        pairs = [(part(a, i, 16), part(bb, first + i, 8)) for i in range(2)]
+    total = c
+    for p, q in pairs:
+        total = b.add(total, b.mul(p, q))
+    return total
