@@ -266,7 +266,14 @@ class Launch:
             self.call = entry[1]
             entry[1](*args)
         else:
-            self._launch(get_device(), args)
+            device = get_device()
+            adopted = adopt_foreign_arrays(args, device)
+            if adopted is not args:          # other libraries' arrays, wrapped: their
+                entry = self.prepared.get(tuple(map(type, adopted)))   # wrappers' function
+                if entry is not None and entry[0] is device:
+                    entry[1](*adopted)
+                    return
+            self._launch(device, adopted)
 
     def _launch(self, device, args):
         kernel = self.kernel
