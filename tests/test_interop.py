@@ -131,3 +131,15 @@ def test_gpu_libraries_both_ways(device, rng, library):
     np.testing.assert_array_equal(got, a * 3)
     mine = simt.from_dlpack(x)
     assert mine.ptr == (x.data.ptr if library == "cupy" else x.data_ptr())
+
+
+def test_foreign_arrays_reach_the_prepared_path(rng):
+    """Launches with other libraries' arrays wrap them and use the launch function bound
+    for the wrappers: new tensors at every launch, right results every time."""
+    with simt.use_device("cpu"):
+        for trial in range(4):
+            a = random_array(rng, 64, np.float32)
+            out = poison(64, np.float32)
+            scale_into[2, 32](HostExporter(a), HostExporter(out), np.float32(trial))
+            np.testing.assert_array_equal(out, a * np.float32(trial))
+        assert scale_into.launches[(2, 32)].prepared

@@ -121,7 +121,7 @@ def test_cuda_visible_devices(device):
         pytest.skip("GPU only: CUDA_VISIBLE_DEVICES selects GPUs")
     code = ("import simt\nfor d in simt.devices():\n    print(d.name, "
             "d.properties.pci_bus_id if d.kind == 'cuda' else '')")
-    assert _simt_in("", code).split() == ["cpu"]
+    assert _simt_in("", code).split() == ["cpu", "sim"]
     index = os.environ.get("CUDA_VISIBLE_DEVICES", str(device.index)).split(",")[device.index]
     lines = _simt_in(index, code).splitlines()
     assert lines[0].split() == ["cuda:0", device.properties.pci_bus_id]

@@ -134,6 +134,28 @@ def specials(out, flags, f):
 
 
 @simt.kernel
+def warp_matrix(a, c):
+    af = simt.wmma.fragment("matrix_a", 16, 16, 16, np.float16, "row")
+    bf = simt.wmma.fragment("matrix_b", 16, 16, 16, np.float16, "col")
+    cf = simt.wmma.fragment("accumulator", 16, 16, 16, np.float32)
+    simt.wmma.fill_fragment(cf, cf.num_elements)
+    simt.wmma.load_matrix_sync(af, a, 0, 16)
+    simt.wmma.load_matrix_sync(bf, a, 0, 16)
+    simt.wmma.mma_sync(cf, af, bf, cf)
+    simt.wmma.store_matrix_sync(c, 0, cf, 16, "row")
+    buf = simt.shared.array(64, np.float32)
+    pipe = simt.pipeline()
+    simt.memcpy_async(buf, 0, c, 0, 4, pipe)
+    pipe.producer_commit()
+    pipe.consumer_wait()
+    bar = simt.shared.barrier(32)
+    bar.wait(bar.arrive())
+    bar.arrive_and_drop()
+    cluster = simt.cg.this_cluster()
+    buf[1] = cluster.map_shared_rank(buf, cluster.num_blocks() - 1)[0] + cluster.block_rank()
+
+
+@simt.kernel
 def memory_access(flags, f):
     """Ordered, volatile and cache-hinted accesses, printf, the device heap."""
     simt.atomic.store(flags, 0, simt.atomic.load(flags, 1, order="acquire"), order="release")
@@ -272,6 +294,7 @@ def _kernels(tmp_path):
          + [T.Surface(np.float32, 1, n, False) for n in (1, 2, 3)] + [f32]),
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
+        (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
                                   T.Array(simt.half2.dtype, 1, "C"),
                                   T.Array(np.dtype(np.uint16), 1, "C"),

@@ -40,6 +40,8 @@ from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_s
                         reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
                         shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
 from .lang import cg
+from .lang import wmma
+from .lang.pipeline import pipeline, memcpy_async
 from .lang.atomics_ordered import volatile_load, volatile_store
 from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .lang.printf import printf
@@ -63,4 +65,4 @@ _logs.configure()
 # and not `math`, which would shadow the standard library's module of that name.
 __all__ = sorted(_name for _name, _value in globals().items()
                  if not _name.startswith("_") and _name != "math"
-                 and (_name == "cg" or type(_value).__name__ != "module"))
+                 and (_name in ("cg", "wmma") or type(_value).__name__ != "module"))

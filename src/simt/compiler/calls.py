@@ -8,7 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, vectors
+from ..lang import bfloat16, vectors, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -290,6 +290,8 @@ def attribute(fc, value, attr, node):
         return texture_attribute(fc, value, attr, node)
     if isinstance(t, T.Vector):
         return vectors.attribute(fc, value, attr, loc)
+    if isinstance(t, wmma.Fragment) and attr == "num_elements":
+        return wmma.num_elements_of(value, loc)
     if records.has_fields(t):
         return records.field(fc, value, attr, node)
     if isinstance(t, T.Array):
@@ -362,7 +364,10 @@ def call(fc, node, statement):
 def refuse_launch(fc, kernel, node):
     """A kernel named inside a kernel (``child[grid, block](...)`` or ``child(...)``)."""
     fc.fail(node, f"launching kernel '{kernel.__name__}' from inside a kernel (dynamic "
-            "parallelism, guide appendix D) is not available yet in simt",
+            "parallelism, guide appendix D) is not available yet in simt: it needs device-side "
+            "launches in the generated PTX (cudaGetParameterBufferV2 and cudaLaunchDeviceV2 "
+            "calls) and libcudadevrt.a linked in with the driver's linker; neither is written "
+            "yet, on any device",
             "launch it from the host after this kernel, or make it a @simt.device function "
             "and call it")
 

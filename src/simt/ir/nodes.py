@@ -266,8 +266,10 @@ class Return(Stmt):
 @dataclass(eq=False)
 class Barrier(Stmt):
     """A block-wide barrier (syncthreads); ``tile`` n > 0: a barrier of the n threads of
-    this thread's tile of n (cg.tiled_partition, n >= 64) only."""
+    this thread's tile of n (cg.tiled_partition, n >= 64) only. ``cpu_only``: a point where
+    the CPU device's thread loops must meet (an arrive/wait barrier's wait), nothing on a GPU."""
     tile: int = 0
+    cpu_only: bool = False
 
 
 @dataclass(eq=False)
@@ -293,7 +295,9 @@ class WarpOp(Stmt):
 
 @dataclass(eq=False)
 class GridSync(Stmt):
-    """``cg.this_grid().sync()``: a barrier over every thread of a cooperative launch."""
+    """``cg.this_grid().sync()``: a barrier over every thread of a cooperative launch;
+    ``scope`` 'cluster': ``cg.this_cluster().sync()``, over the threads of the cluster."""
+    scope: str = "grid"
 
 
 @dataclass(eq=False)

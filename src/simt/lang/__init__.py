@@ -22,5 +22,8 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
                    reduce_or_sync, reduce_xor_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
                    shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg
+from . import wmma
+from .pipeline import pipeline, memcpy_async
+from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors
 from . import half

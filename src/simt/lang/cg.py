@@ -13,6 +13,7 @@ from .cg_partition import binary_partition, labeled_partition
 from .cg_tiles import BlockTile
 from .groups import (Coalesced, Grid, ThreadBlock, Tile, _bin, _const, _group_arg, _static)
 from .registry import Intrinsic, Static
+from .cluster import this_cluster
 from .warp import reduce_value, shuffle_value, warp_op
 
 
@@ -146,6 +147,6 @@ reduce = Intrinsic("cg.reduce", "cg.reduce(group, value, op): op over the group'
                    "returned to every member (tiles and coalesced groups).", _reduce,
                    python_name="cg.reduce", lowered_as=(ir.WarpOp, ir.BinOp, ir.IfExp))
 
-__all__ = ["this_thread_block", "this_grid", "coalesced_threads", "tiled_partition", "sync",
+__all__ = ["this_thread_block", "this_grid", "this_cluster", "coalesced_threads", "tiled_partition", "sync",
            "reduce", "plus", "less", "greater", "bit_and", "bit_or", "bit_xor",
            "labeled_partition", "binary_partition", "memcpy_async", "wait", "wait_prior"]

@@ -315,6 +315,10 @@ class Backend:
         """A cooperative launch: every block resident at once, so grid.sync() works."""
         raise self.unsupported("cooperative launches")
 
+    def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
+        """A launch in thread block clusters of ``cluster`` blocks (compute capability 9.0)."""
+        raise self.unsupported("thread block cluster launches")
+
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         """The launch of ``loaded`` with this configuration as a ``Native``, around which
         runtime/binder.py writes the launch function of later calls of one argument

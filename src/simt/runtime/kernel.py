@@ -118,10 +118,11 @@ class Kernel:
         configuration compares by value: in ``launches``, or, for a configuration with a
         stream, in that stream's table, so that a stream dropped by the user goes (with
         its CUDA stream or CPU thread) however many kernels it ran."""
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 5:
             raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
-                                       "kernel[grid, block, shared_bytes] or "
-                                       "kernel[grid, block, shared_bytes, stream]")
+                                       "kernel[grid, block, shared_bytes], "
+                                       "kernel[grid, block, shared_bytes, stream] or "
+                                       "kernel[grid, block, shared_bytes, stream, cluster]")
         launch = Launch(self, *config)
         if by_value(config):
             table, key = self.launches, config

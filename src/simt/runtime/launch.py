@@ -209,6 +209,22 @@ def _check_records(array, t):
                         "aligned copy (np.ascontiguousarray), or use a packed dtype")
 
 
+MAX_CLUSTER = 8           # blocks in a cluster: CUDA's portable limit
+
+
+def check_cluster(kernel_name, grid, cluster):
+    """A grid of whole clusters of at most MAX_CLUSTER blocks, as CUDA requires."""
+    size = cluster[0] * cluster[1] * cluster[2]
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise InvalidConfiguration(
+            f"launch of '{kernel_name}': the grid {tuple(grid)} is not a whole number of "
+            f"clusters {tuple(cluster)} in every dimension (CUDA's cudaErrorInvalidClusterSize)")
+    if size > MAX_CLUSTER:
+        raise InvalidConfiguration(
+            f"launch of '{kernel_name}': a cluster of {size} blocks is over the portable "
+            f"limit of {MAX_CLUSTER}")
+
+
 class Launch:
     """A kernel with its launch configuration, called with the arguments.
 
@@ -220,10 +236,11 @@ class Launch:
     dtype, ndim, layout and device) and the current device, and falls back to this object's
     full path when they differ."""
 
-    def __init__(self, kernel, grid, block, shared_bytes=0, stream=None):
+    def __init__(self, kernel, grid, block, shared_bytes=0, stream=None, cluster=None):
         self.kernel = kernel
         self.grid = dim3_tuple(grid, "grid")
         self.block = dim3_tuple(block, "block")
+        self.cluster = None if cluster is None else dim3_tuple(cluster, "cluster")
         self.shared_bytes = shared_size(shared_bytes)
         self.stream_ref = self.stream_parts = None
         if isinstance(stream, Stream):      # held weakly: its table holds this Launch
@@ -249,7 +266,14 @@ class Launch:
             self.call = entry[1]
             entry[1](*args)
         else:
-            self._launch(get_device(), args)
+            device = get_device()
+            adopted = adopt_foreign_arrays(args, device)
+            if adopted is not args:          # other libraries' arrays, wrapped: their
+                entry = self.prepared.get(tuple(map(type, adopted)))   # wrappers' function
+                if entry is not None and entry[0] is device:
+                    entry[1](*adopted)
+                    return
+            self._launch(device, adopted)
 
     def _launch(self, device, args):
         kernel = self.kernel
@@ -265,6 +289,11 @@ class Launch:
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")
         backend = device.backend
+        if self.cluster is not None:           # docs/clusters.md: no prepared fast path
+            check_cluster(kernel.__name__, self.grid, self.cluster)
+            backend.run_clustered(kernel, loaded, self.grid, self.block, self.shared_bytes,
+                                  stream, args, self.cluster)
+            return
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True

@@ -25,6 +25,7 @@ from . import checked
 from ...errors import NotSupportedError
 from . import graphs, interrupt, pools, shadow, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
+from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -323,6 +324,17 @@ class CpuBackend(CpuMemory):
         return cooperative.potential_block_size(
             self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
             max_threads)
+
+    def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
+        """Clusters: the blocks of each run at once (backends/cpu/cluster.py)."""
+        if loaded.binary.checked:
+            raise NotSupportedError(f"checked mode does not run cluster launches yet (kernel "
+                                    f"'{kernel.__name__}'): launch it without checks=True")
+        if stream is not None:
+            stream.synchronize()
+        cluster_mod.run_clustered(self, kernel, loaded, grid, block, shared_bytes, args, cluster)
+        if any(isinstance(a, np.ndarray) for a in args):
+            self.synchronize()
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""

@@ -14,7 +14,7 @@ from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
-from . import checked, cooperative, warp
+from . import checked, cluster, cooperative, warp
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -372,6 +372,8 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.uniform_for(s, uniform, parts[0], guards)
             elif isinstance(s, ir.ForRange):
                 self.masked_for(s, parts[0], guards)
+            elif isinstance(s, ir.GridSync) and s.scope == "cluster":
+                cluster.emit_cluster_sync(self, s)
             elif isinstance(s, ir.GridSync):
                 cooperative.emit_grid_sync(self, s)
 

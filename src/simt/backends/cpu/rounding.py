@@ -39,7 +39,11 @@ def convert(em, name, mode, src, dst, value):
         whole = llvm_intrinsic(b, ROUND_TO_INT[mode], [value])
         sat = f"llvm.fpto{'s' if dst.kind == 'i' else 'u'}i.sat.{_type_name(to)}." \
               f"{_type_name(value.type)}"
-        return b.call(function(b.module, sat, ll.FunctionType(to, [value.type])), [whole])
+        result = b.call(function(b.module, sat, ll.FunctionType(to, [value.type])), [whole])
+        if to.width == 64:          # as the GPU's cvt: NaN -> 0x8000000000000000 in 64 bits
+            nan = b.fcmp_unordered("uno", value, value)
+            result = b.select(nan, ll.Constant(to, 1 << 63), result)
+        return result
     if src.kind == "f":
         op = "fptrunc"
     else:

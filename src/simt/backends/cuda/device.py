@@ -362,6 +362,12 @@ class CudaBackend(Backend):
     def resources(self, kernel):
         return kernel.function.resources()
 
+    def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
+        """cuLaunchKernelEx with the cluster dimension (compute capability 9.0)."""
+        from .kernels import run_launch
+        run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
+                   cluster=cluster)
+
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """cuLaunchCooperativeKernel, after checking that the grid can be co-resident."""
         from .kernels import run_launch

@@ -80,7 +80,7 @@ def launch_error(binary, record, kernel_name):
 
 
 def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
-               cooperative=False):
+               cooperative=False, cluster=None):
     backend.make_current()
     binary = loaded.binary
     if binary.grid_sync and not cooperative:
@@ -103,8 +103,11 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
     handle = getattr(stream, "handle", stream)
     if binary.can_fail:
         backend.error_source = (binary, kernel.__name__)
-    launch = loaded.launcher.cooperative if cooperative else loaded.launcher.launch
-    launch(grid, block, values, shared_bytes, handle)
+    if cluster is not None:
+        loaded.launcher.clustered(grid, block, values, shared_bytes, handle, cluster)
+    else:
+        launch = loaded.launcher.cooperative if cooperative else loaded.launcher.launch
+        launch(grid, block, values, shared_bytes, handle)
     if copies:
         backend.synchronize()          # raises an error the kernel recorded
         for span, alloc, writeable in copies:

@@ -95,6 +95,27 @@ class Launcher:
             if err:
                 self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
 
+    def clustered(self, grid, block, args, shared=0, stream=None, cluster=(1, 1, 1)):
+        """Launch with cuLaunchKernelEx in clusters of ``cluster`` blocks
+        (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION); the other arguments as ``__call__``'s."""
+        d = api()
+        config = d.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = block
+        config.sharedMemBytes = shared
+        config.hStream = stream if stream is not None else d.CUstream(0)
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
+        config.attrs = [attr]
+        config.numAttrs = 1
+        call_args = (config, self._handle, self.params, 0)
+        with self.lock:
+            self.pack(self.storage, 0, *args)
+            (err,) = d.cuLaunchKernelEx(*call_args)
+            if err:
+                self._retry(d.cuLaunchKernelEx, err, "cuLaunchKernelEx", call_args)
+
     def _retry(self, fn, err, name, call_args):
         """A thread with no current context gets it made current and one more try."""
         if self.backend is not None and error_name(err) == "CUDA_ERROR_INVALID_CONTEXT":

@@ -148,6 +148,8 @@ class CudaTarget(Target):
         b.unreachable()
 
     def emit_barrier(self, em, stmt):
+        if stmt.cpu_only:
+            return None
         if stmt.tile:
             return self.tile_barrier(em, stmt.tile)
         fn = function(em.module, "llvm.nvvm.barrier0", ll.FunctionType(ll.VoidType(), []))

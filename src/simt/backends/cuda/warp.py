@@ -111,8 +111,14 @@ def emit_grid_sync(em, stmt):
     Thread 0 of each block adds 1 (block 0 adds 0x80000000 - (blocks - 1)), so the counter's
     top bit flips exactly once when every block has arrived; it then waits for the flip.
     The counter never needs resetting, so the module is reusable launch after launch
-    (one cooperative launch of a kernel at a time, as CUDA's own grid barrier needs)."""
+    (one cooperative launch of a kernel at a time, as CUDA's own grid barrier needs).
+    A cluster's sync is the hardware's: barrier.cluster.arrive (release) and wait (acquire)."""
     b = em.builder
+    if stmt.scope == "cluster":
+        for text in ("barrier.cluster.arrive;", "barrier.cluster.wait;"):
+            b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), text, "~{memory}",
+                                side_effect=True), [])
+        return
     counter = em.module.globals.get("simt_grid_barrier")
     if counter is None:
         counter = ll.GlobalVariable(em.module, I32, "simt_grid_barrier", addrspace=1)

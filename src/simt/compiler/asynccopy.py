@@ -1,0 +1,123 @@
+"""Lowerings of simt.memcpy_async and the pipeline's commit and wait (lang/pipeline.py).
+
+GPU: cp.async.ca.shared.global through NVVM's intrinsics when the destination is shared and
+the source global memory, in the widest chunk (16, 8 or 4 bytes) the element count allows and
+both addresses are aligned to, checked at run time; otherwise (and always on the CPU) the
+copy is a loop of loads and stores, complete at once."""
+from llvmlite import ir as ll
+
+from ..lang.pipeline import MAX_IN_FLIGHT, commit, memcpy_async, wait
+from .lltypes import I32, I64, i32, i64, memory, ptr
+from .flat import counted_loop, flat_address
+
+
+def _element_loop(em, e, dst, di, src, si, count):
+    elem = memory(e.args[0].type.element)
+
+    def body(k):
+        b = em.builder
+        value = b.load(flat_address(em, src, b.add(si, k), e.attrs["src"], e.loc), typ=elem)
+        b = em.builder
+        address = flat_address(em, dst, b.add(di, k), e.attrs["dst"], e.loc)
+        em.builder.store(value, address)
+    counted_loop(em, count, body)
+
+
+def _operands(em, e):
+    return [em.expr(a) for a in e.args]
+
+
+@memcpy_async.lowering("cpu")
+def _copy_cpu(em, e):
+    _element_loop(em, e, *_operands(em, e))
+
+
+def _chunk(e):
+    """The widest cp.async size the compile-time byte count allows (None: not known)."""
+    itemsize = e.args[0].type.dtype.itemsize
+    count = e.attrs.get("count")
+    total = count * itemsize if count is not None else itemsize
+    for size in (16, 8, 4):
+        if total % size == 0 and (count is not None or itemsize % size == 0):
+            return size
+    return None
+
+
+@memcpy_async.lowering("cuda")
+def _copy_gpu(em, e):
+    dst, di, src, si, count = _operands(em, e)
+    size = _chunk(e)
+    shared, glob = em.target.addrspace("shared"), em.target.addrspace("global")
+    if size is None or e.args[0].type.space != "shared" or e.args[2].type.space != "global":
+        _element_loop(em, e, dst, di, src, si, count)
+        return None
+    b = em.builder
+    itemsize = e.args[0].type.dtype.itemsize
+    nonempty = b.icmp_signed(">", count, i64(0))
+    start_bb, fast_bb, slow_bb, done_bb = (em.new_block(n) for n in (
+        "cp_async", "cp_async_fast", "cp_async_slow", "cp_async_done"))
+    b.cbranch(nonempty, start_bb, done_bb)
+    b.position_at_end(start_bb)
+    to = flat_address(em, dst, di, e.attrs["dst"], e.loc)
+    frm = flat_address(em, src, si, e.attrs["src"], e.loc)
+    last = em.builder.sub(count, i64(1))
+    flat_address(em, dst, em.builder.add(di, last), e.attrs["dst"], e.loc)  # bounds
+    flat_address(em, src, em.builder.add(si, last), e.attrs["src"], e.loc)
+    b = em.builder
+    bits = b.or_(b.ptrtoint(to, I64), b.ptrtoint(frm, I64))
+    aligned = b.icmp_unsigned("==", b.and_(bits, i64(size - 1)), i64(0))
+    b.cbranch(aligned, fast_bb, slow_bb)
+    b.position_at_end(fast_bb)
+    fn = em.module.declare_intrinsic(
+        f"llvm.nvvm.cp.async.ca.shared.global.{size}", fnty=ll.FunctionType(
+            ll.VoidType(), [ptr(shared), ptr(glob)]))
+    to_s = b.addrspacecast(to, ptr(shared)) if to.type.addrspace != shared else to
+    frm_g = b.addrspacecast(frm, ptr(glob)) if frm.type.addrspace != glob else frm
+    chunks = b.udiv(b.mul(count, i64(itemsize)), i64(size))
+
+    def body(j):
+        bb = em.builder
+        offset = bb.mul(j, i64(size))
+        bb.call(fn, [bb.gep(to_s, [offset], source_etype=ll.IntType(8)),
+                     bb.gep(frm_g, [offset], source_etype=ll.IntType(8))])
+    counted_loop(em, chunks, body)
+    em.builder.branch(done_bb)
+    em.builder.position_at_end(slow_bb)
+    _element_loop(em, e, dst, di, src, si, count)
+    em.builder.branch(done_bb)
+    em.builder.position_at_end(done_bb)
+    return None
+
+
+@commit.lowering("cuda")
+def _commit_gpu(em, e):
+    fn = em.module.declare_intrinsic("llvm.nvvm.cp.async.commit.group",
+                                     fnty=ll.FunctionType(ll.VoidType(), []))
+    em.builder.call(fn, [])
+
+
+@wait.lowering("cuda")
+def _wait_gpu(em, e):
+    """cp.async.wait_group N, N the stages younger than the awaited one (an immediate:
+    a chain of compares picks it; more than 7 in flight waits until 7 are left)."""
+    younger = em.expr(e.args[0])
+    fn = em.module.declare_intrinsic("llvm.nvvm.cp.async.wait.group",
+                                     fnty=ll.FunctionType(ll.VoidType(), [I32]))
+    done = em.new_block("wait_done")
+    for n in range(MAX_IN_FLIGHT):
+        b = em.builder
+        here, next_bb = em.new_block(f"wait_{n}"), em.new_block(f"wait_over_{n}")
+        b.cbranch(b.icmp_signed("<=", younger, i32(n)), here, next_bb)
+        b.position_at_end(here)
+        b.call(fn, [i32(n)])
+        b.branch(done)
+        b.position_at_end(next_bb)
+    em.builder.call(fn, [i32(MAX_IN_FLIGHT)])
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
+
+
+@commit.lowering("cpu")
+@wait.lowering("cpu")
+def _nothing_in_flight(em, e):
+    return None

@@ -1,0 +1,64 @@
+"""Thread block clusters (compute capability 9.0): ``cg.this_cluster()`` with ``sync()``,
+``block_rank()``, ``num_blocks()`` and ``map_shared_rank(shared_array, rank)``, the same
+shared array of another block of the cluster (distributed shared memory).
+
+A launch names its cluster shape with ``kernel[grid, block, shared, stream, (x, y, z)]``; a
+kernel launched without one is in clusters of one block, as in CUDA. On the GPU: %cluster_ctarank,
+%cluster_nctarank, ``barrier.cluster.arrive``/``wait`` and ``mapa`` (the mapped array is a
+generic address). On the CPU device the blocks of a cluster run at once, one OS thread each
+(backends/cpu/cluster.py). docs/clusters.md.
+"""
+from ..ir import nodes as ir
+from ..ir import types as T
+from .groups import Group
+from .registry import Intrinsic, Static
+
+
+class Cluster(Group):
+    """cg.this_cluster(): the blocks of this block's cluster."""
+
+    methods = ("sync", "block_rank", "num_blocks", "map_shared_rank")
+
+    def _sync(self, fc, args, loc):
+        _none(fc, args, "sync", loc)
+        return ir.GridSync(loc, scope="cluster")
+
+    def _block_rank(self, fc, args, loc):
+        _none(fc, args, "block_rank", loc)
+        return block_rank.node(T.INT32, loc, [])
+
+    def _num_blocks(self, fc, args, loc):
+        _none(fc, args, "num_blocks", loc)
+        return num_blocks.node(T.INT32, loc, [])
+
+    def _map_shared_rank(self, fc, args, loc):
+        if len(args) != 2:
+            fc.fail(loc, "cluster.map_shared_rank(shared_array, rank) takes a shared array and "
+                    "a block rank")
+        array = fc.expr(args[0], loc)
+        if not isinstance(array.type, T.Array) or array.type.space != "shared":
+            fc.fail(loc, f"cluster.map_shared_rank maps shared arrays, got {array.type}")
+        rank = fc.cast(fc.expr(args[1], loc), T.INT32, loc)
+        return map_shared_rank.node(array.type.with_(space="generic"), loc, [array, rank])
+
+
+def _none(fc, args, name, loc):
+    if args:
+        fc.fail(loc, f"cluster.{name}() takes no arguments")
+
+
+def _this_cluster(fc, args, kwargs, loc):
+    if args or kwargs:
+        fc.fail(loc, "cg.this_cluster() takes no arguments")
+    return Static(Cluster(), "cluster")
+
+
+this_cluster = Intrinsic("cg.this_cluster", "cg.this_cluster(): the blocks of this block's "
+                         "cluster (launch option cluster=(x, y, z); compute capability 9.0).",
+                         _this_cluster, python_name="cg.this_cluster", lowered_as=())
+block_rank = Intrinsic("cluster.block_rank", "cluster.block_rank(): this block's rank in its "
+                       "cluster.", public=False)
+num_blocks = Intrinsic("cluster.num_blocks", "cluster.num_blocks(): the blocks of the "
+                       "cluster.", public=False)
+map_shared_rank = Intrinsic("cluster.map_shared_rank", "cluster.map_shared_rank(a, rank): "
+                            "shared array a of the cluster's block of that rank.", public=False)

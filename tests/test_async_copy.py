@@ -1,0 +1,120 @@
+"""Asynchronous copies through a thread-scope pipeline (lang/pipeline.py): a double-buffered
+tiled matrix multiply against NumPy, the cp.async PTX it gets, and the errors."""
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import simt
+from simt.ir import types as T
+from conftest import poison, random_array
+
+TILE = 16
+
+
+@simt.kernel
+def double_buffered(a, b, c):
+    """C = A @ B with 16x16 tiles: the next tiles' copies are in flight while this one's are
+    multiplied. A's rows move 4 floats (16 bytes) a copy, B's one float a copy."""
+    sa = simt.shared.array(2 * TILE * TILE, np.float32)
+    sb = simt.shared.array(2 * TILE * TILE, np.float32)
+    pipe = simt.pipeline()
+    tx, ty = simt.threadIdx.x, simt.threadIdx.y
+    row, col = simt.blockIdx.y * TILE + ty, simt.blockIdx.x * TILE + tx
+    n = a.shape[1]
+    steps = n // TILE
+    acc = np.float32(0)
+    for s in range(steps + 1):
+        if s < steps:                                       # produce stage s
+            stage = (s % 2) * TILE * TILE
+            pipe.producer_acquire()
+            if tx < 4:
+                simt.memcpy_async(sa, stage + ty * TILE + 4 * tx, a, row * n + s * TILE + 4 * tx,
+                                  4, pipe)
+            simt.memcpy_async(sb, stage + ty * TILE + tx, b, (s * TILE + ty) * n + col, 1, pipe)
+            pipe.producer_commit()
+        if s > 0:                                           # consume stage s - 1
+            pipe.consumer_wait()
+            simt.syncthreads()
+            stage = ((s - 1) % 2) * TILE * TILE
+            for k in range(TILE):
+                acc += sa[stage + ty * TILE + k] * sb[stage + k * TILE + tx]
+            pipe.consumer_release()
+            simt.syncthreads()
+    c[row, col] = acc
+
+
+def test_double_buffered_matmul(device, rng):
+    n = 64
+    a, b = random_array(rng, (n, n), np.float32), random_array(rng, (n, n), np.float32)
+    c = poison((n, n), np.float32)
+    double_buffered[(n // TILE, n // TILE), (TILE, TILE)](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@simt.kernel
+def odd_copy(dst, src, start, count):
+    """Copies of a run-time count from any offset: the GPU's fallback path."""
+    buf = simt.shared.array(64, np.float16)
+    pipe = simt.pipeline()
+    if simt.threadIdx.x == 0:
+        simt.memcpy_async(buf, 1, src, start, count, pipe)
+    pipe.producer_commit()
+    pipe.consumer_wait()
+    simt.syncthreads()
+    for i in range(simt.threadIdx.x, count, simt.blockDim.x):
+        dst[i] = buf[1 + i]
+    pipe.consumer_release()
+
+
+def test_unaligned_copy_of_a_runtime_count(device, rng):
+    src = random_array(rng, 64, np.float16)
+    dst = poison(37, np.float16)
+    odd_copy[1, 32](dst, src, 3, 37)
+    np.testing.assert_array_equal(dst, src[3:40])
+
+
+@pytest.fixture(scope="module")
+def copy_ptx():
+    from simt.backends.cuda.compile import compile_kernel
+    from simt.compiler.options import CompileOptions
+    sig = T.parse_signature("(float32[:, ::1], float32[:, ::1], float32[:, ::1])")
+    return compile_kernel(double_buffered.typed_ir(sig), CompileOptions(), "sm_90").ptx
+
+
+def test_ptx_has_cp_async(copy_ptx):
+    assert re.search(r"cp\.async\.ca\.shared\.global \[%rd\d+\], \[%rd\d+\], 16;", copy_ptx)
+    assert re.search(r"cp\.async\.ca\.shared\.global \[%rd\d+\], \[%rd\d+\], 4;", copy_ptx)
+    assert "cp.async.commit_group;" in copy_ptx
+    for n in (0, 1):
+        assert re.search(rf"cp\.async\.wait_group\s+{n};", copy_ptx)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
+def test_ptxas_accepts_the_copies(copy_ptx, tmp_path):
+    path = tmp_path / "copy.ptx"
+    path.write_text(copy_ptx)
+    done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@simt.kernel
+def no_pipe(a, b):
+    simt.memcpy_async(a, 0, b, 0, 4, 0)
+
+
+@simt.kernel
+def mixed_types(a, b):
+    pipe = simt.pipeline()
+    simt.memcpy_async(a, 0, b, 0, 4, pipe)
+
+
+def test_errors():
+    x = np.zeros(8, np.float32)
+    with pytest.raises(simt.CompileError, match="must be a simt.pipeline"):
+        no_pipe[1, 1](x, x)
+    with pytest.raises(simt.CompileError, match="the destination holds float32, the source int32"):
+        mixed_types[1, 1](x, np.zeros(8, np.int32))
