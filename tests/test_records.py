@@ -22,6 +22,21 @@ PACKED = np.dtype(FIELDS)                      # w at offset 1, d at 21: unalign
 LAYOUTS = pytest.mark.parametrize("dtype", [ALIGNED, PACKED], ids=["aligned", "packed"])
 
 
+def refused_on_gpu(device, dtype):
+    """Packed records are refused on GPUs (wrong values and misaligned accesses on an H100,
+    2026-11-23): check the refusal and say the test is done."""
+    if device.kind != "cuda" or dtype is not PACKED:
+        return False
+    with pytest.raises(simt.NotSupportedError, match="packed record dtype"):
+        first_w[1, 1](np.zeros(1, np.float32), np.zeros(2, PACKED))
+    return True
+
+
+@simt.kernel
+def first_w(out, a):
+    out[0] = a[0].w
+
+
 def fill(make, shape, dtype):
     """A structured array whose every scalar field is ``make(shape, scalar dtype)``."""
     out = np.empty(shape, dtype)
@@ -64,6 +79,8 @@ def fields_in_place(out, a, s):
 
 @LAYOUTS
 def test_fields_read_and_written_in_place(device, rng, dtype):
+    if refused_on_gpu(device, dtype):
+        return
     a = random_records(rng, 40, dtype)
     ref = a.copy()
     s = random_records(rng, 1, dtype)[0]
@@ -92,6 +109,8 @@ def record_values(out, a, b):
 
 @LAYOUTS
 def test_record_copies_and_value_fields(device, rng, dtype):
+    if refused_on_gpu(device, dtype):
+        return
     a = random_records(rng, 33, dtype)
     out, b = poison_records(33, dtype), poison_records(33, dtype)
     d_a, d_out, d_b = (simt.to_device(x) for x in (a, out, b))

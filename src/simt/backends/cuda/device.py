@@ -429,6 +429,7 @@ class CudaBackend(Backend):
                 f"checked mode (checks=True) runs on the 'cpu' device only, not on GPUs "
                 f"(kernel '{fn.name}'): run it with simt.use_device('cpu', checks=True), or "
                 f"under compute-sanitizer on the GPU (docs/finding-bugs.md)")
+        _refuse_packed_records(fn)
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory
         check_local_memory(fn)
@@ -523,3 +524,18 @@ class CudaBackend(Backend):
     def virtual_memory(self, reserve_bytes):
         from .vmm import VirtualRange
         return VirtualRange(self, reserve_bytes)
+
+
+def _refuse_packed_records(fn):
+    """Packed record dtypes (fields off their C alignment) gave wrong values and misaligned
+    accesses on the H100 (2026-11-23): refused on GPUs until that is fixed."""
+    from simt.ir import types as T
+    from simt.ir.records import natural_alignment
+    for name, t in fn.params:
+        element = getattr(t, "element", t)
+        if isinstance(element, T.Record) and natural_alignment(element.dtype) is None:
+            raise NotSupportedError(
+                f"kernel '{fn.name}', parameter '{name}': the packed record dtype "
+                f"{element.dtype} (fields off their C alignment) is not supported on GPUs "
+                "yet; make it with align=True (np.dtype([...], align=True)), or run on the "
+                "'cpu' device")
