@@ -139,7 +139,8 @@ def test_limits_in_a_fresh_process(device, tmp_path):
         assert "does not support the limit 'printf_fifo_size': its printf writes" in lines[4]
         assert "does not support the limit 'stack_size'" in lines[5]
     else:
-        assert lines[4] == f"printf_fifo_size {1 << 20}" and lines[5].startswith("stack_size ")
+        assert lines[4].startswith("printf_fifo_size ") and int(lines[4].split()[1]) > 0
+        assert lines[5].startswith("stack_size ")      # the driver's values (8650752 on an H100)
 
 
 TRAP_SCRIPT = """

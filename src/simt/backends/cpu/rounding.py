@@ -40,9 +40,11 @@ def convert(em, name, mode, src, dst, value):
         sat = f"llvm.fpto{'s' if dst.kind == 'i' else 'u'}i.sat.{_type_name(to)}." \
               f"{_type_name(value.type)}"
         result = b.call(function(b.module, sat, ll.FunctionType(to, [value.type])), [whole])
-        if to.width == 64:          # as the GPU's cvt: NaN -> 0x8000000000000000 in 64 bits
+        if to.width == 64 or (src.dtype.itemsize == 8 and dst.kind == "i"):
+            # as the H100's cvt: NaN -> the sign bit alone (0x80000000, 0x8000000000000000)
+            # for 64-bit results and from double to int; 0 from float to 32 bits
             nan = b.fcmp_unordered("uno", value, value)
-            result = b.select(nan, ll.Constant(to, 1 << 63), result)
+            result = b.select(nan, ll.Constant(to, 1 << (to.width - 1)), result)
         return result
     if src.kind == "f":
         op = "fptrunc"

@@ -531,8 +531,8 @@ def _refuse_packed_records(fn):
     accesses on the H100 (2026-11-23): refused on GPUs until that is fixed."""
     from simt.ir import types as T
     from simt.ir.records import natural_alignment
-    for name, t in fn.params:
-        element = getattr(t, "element", t)
+    for name, t in fn.params:               # arrays of them (a record scalar is a value)
+        element = getattr(t, "element", None) if isinstance(t, T.Array) else None
         if isinstance(element, T.Record) and natural_alignment(element.dtype) is None:
             raise NotSupportedError(
                 f"kernel '{fn.name}', parameter '{name}': the packed record dtype "
