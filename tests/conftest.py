@@ -10,13 +10,20 @@ import os
 import tempfile
 import zlib
 
-# Before simt is imported: compiled kernels go to a throwaway cache, never the user's,
-# and the IR verifier runs after every IR pass (subprocesses inherit both).
+# Compiled kernels go to a throwaway cache, never the user's, and the IR verifier runs after
+# every IR pass: in the environment, which subprocesses inherit, and in simt's settings,
+# which were read already when simt's pytest plugin (simt.testing, installed as a pytest11
+# entry point) imported simt before this file ran.
 os.environ["SIMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="simt-test-cache-")
 os.environ["SIMT_VERIFY_IR"] = "1"
 
 import numpy as np   # noqa: E402
 import pytest        # noqa: E402
+
+from simt.config import config   # noqa: E402
+
+config.cache_dir = os.environ["SIMT_CACHE_DIR"]
+config.verify_ir = True
 
 from simt.runtime.devices import use_device   # noqa: E402
 from simt.testing import poison, random_array   # noqa: E402,F401  (the tests import them from here)

@@ -22,27 +22,35 @@ def simt_importable(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
 
 
+def plugin():
+    """``-p simt.testing`` where the plugin is not installed (PYTHONPATH=src); nothing
+    where pip installed simt, whose pytest11 entry point loads it already."""
+    from importlib.metadata import entry_points
+    installed = any(ep.value == "simt.testing" for ep in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "simt.testing"]
+
+
 def has_gpu():
     return any(device.kind == "cuda" for device in simt.devices())
 
 
 def test_default_runs_on_the_cpu_and_skips_gpu_tests(pytester):
     pytester.makepyfile(test_user=USER_TESTS)
-    result = pytester.runpytest_subprocess("-p", "simt.testing", "-v")
+    result = pytester.runpytest_subprocess(*plugin(), "-v")
     result.stdout.fnmatch_lines(["*test_twice?cpu? PASSED*", "*test_gpu_only?cpu? SKIPPED*"])
     result.assert_outcomes(passed=1 + has_gpu(), skipped=2 - has_gpu())
 
 
 def test_several_devices_and_unavailable_ones(pytester):
     pytester.makepyfile(test_user=USER_TESTS)
-    result = pytester.runpytest_subprocess("-p", "simt.testing", "-v",
+    result = pytester.runpytest_subprocess(*plugin(), "-v",
                                           "--simt-device", "cpu,cuda:7")
     result.stdout.fnmatch_lines(["*test_twice?cpu? PASSED*", "*test_twice?cuda_7? SKIPPED*"])
 
 
 def test_all_means_every_device_here(pytester):
     pytester.makepyfile(test_user=USER_TESTS)
-    result = pytester.runpytest_subprocess("-p", "simt.testing", "-v", "--simt-device", "all")
+    result = pytester.runpytest_subprocess(*plugin(), "-v", "--simt-device", "all")
     for device in simt.devices():
         result.stdout.fnmatch_lines([f"*test_twice?{device.name.replace(':', '_')}? PASSED*"])
 
