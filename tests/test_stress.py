@@ -1,7 +1,7 @@
 """A short run of tools/stress.py on the device under test: host threads and processes
 (spawn and fork) launching, copying and synchronizing at once, every result checked, no
 failure and no leak of device memory or file descriptors. Long runs: see the tool."""
-
+import gc
 import os
 import subprocess
 import sys
@@ -39,6 +39,7 @@ def test_accounting_sees_memory_held_and_let_go(device):
         pytest.skip("the sim device counts device memory only, not pinned memory")
     backend = device.backend
     simt.synchronize()
+    gc.collect()                  # earlier tests' garbage would be freed inside the window
     before = backend.bytes_in_use()
     held = [simt.to_device(np.zeros(1 << 18)), simt.pinned_array(1 << 16, np.uint8)]
     view = held[0][10:20]
@@ -55,6 +56,7 @@ def test_memory_dropped_in_a_host_function_is_freed_after_it(device):
     the stream that waits for the function: a hang. Such memory is freed after it."""
     backend = device.backend
     simt.synchronize()
+    gc.collect()
     before = backend.bytes_in_use()
     s = simt.Stream()
     box = [simt.to_device(np.arange(1 << 16, dtype=np.float64))]
