@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import simt
+from conftest import random_array
 from simt import blockDim, blockIdx, threadIdx
 from simt.config import config
 
@@ -590,3 +591,30 @@ def test_tile_barriers_check_their_own_tile(checked):
     out = simt.zeros(128, np.int32)
     error = reported(simt.BarrierDivergenceError, tile_barriers, 1, 128, out)
     assert_threads(error, (B0, t(0)), (B0, t(32)), "tile_diverge")
+
+
+@simt.kernel
+def double_all(a):
+    i = simt.grid(1)
+    if i < a.size:
+        a[i] = 2 * a[i]
+
+
+@pytest.mark.parametrize("spec", ["cpu-checked", "sim"])
+def test_use_after_free_is_reported(spec, rng):
+    """A device array freed with DeviceArray.free and then launched: checked mode and the
+    sim device name the argument; the fixed twin (launch, then free) runs clean."""
+    options = {"checks": True} if spec == "cpu-checked" else {}
+    with simt.use_device(spec.split("-")[0], **options):
+        host = random_array(rng, 64, np.float32)
+        d = simt.to_device(host)
+        double_all[2, 32](d)                          # the twin: used, then freed
+        np.testing.assert_array_equal(d.copy_to_host(), 2 * host)
+        d.free()
+        with pytest.raises(simt.IllegalAddressError, match="argument 'a'.*freed"):
+            double_all[2, 32](d)
+        view = simt.to_device(host)
+        part = view[:32]
+        view.free()
+        with pytest.raises(simt.IllegalAddressError, match="use after free"):
+            double_all[1, 32](part)                   # a view of freed memory too

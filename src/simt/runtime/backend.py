@@ -16,7 +16,7 @@ import dataclasses
 import threading
 
 from simt.compiler.options import CompileOptions
-from simt.errors import CudaError, NotSupportedError
+from simt.errors import CudaError, IllegalAddressError, NotSupportedError
 
 
 class Allocation:
@@ -453,3 +453,18 @@ def refuse_in_host_function(what):
                         "forbids simt calls there (cudaErrorNotPermitted), as they wait for "
                         "the stream that waits for the host function. Do the work after the "
                         "stream's synchronize, or signal a host thread from the function")
+
+
+def refuse_freed(kernel, args):
+    """Checked mode and the sim device: an argument whose memory was freed
+    (``DeviceArray.free``) is a use after free, an IllegalAddressError naming it; the
+    launch does not run."""
+    for position, value in enumerate(args):
+        alloc = getattr(value, "alloc", None)
+        if alloc is not None and getattr(alloc, "freed", False):
+            code = kernel.pyfunc.__code__
+            name = code.co_varnames[position] if position < code.co_argcount else "?"
+            raise IllegalAddressError(
+                f"kernel '{kernel.__name__}', argument '{name}': its device array was freed "
+                f"(DeviceArray.free) before this launch: a use after free. Launch it with an "
+                f"array that is still allocated, or free it after the kernels that use it")

@@ -15,7 +15,7 @@ from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import NotSupportedError
-from ...runtime.backend import Native, refuse_in_host_function
+from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
 from ..hostmem import HostMemory
 from . import values
 from .compile import compile_kernel, load
@@ -92,6 +92,7 @@ class SimBackend(HostMemory):
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         refuse_in_host_function("a kernel launch")
+        refuse_freed(kernel, args)
         self.pending.raise_it()
         error = self.launch(loaded, grid, block, shared_bytes, args,
                             loaded.binary.symbol_objects, kernel.__name__)
