@@ -119,12 +119,5 @@ def gpu(n=4096):
 
 
 if __name__ == "__main__":
-    if "--check" in sys.argv:
-        check()
-        sys.exit(0)
-    out = gpu()
-    text = json.dumps(out, indent=1)
-    print(text)
-    if len(sys.argv) > 1:
-        with open(sys.argv[1], "w") as f:
-            f.write(text)
+    from common import gpu_script
+    gpu_script(check, gpu)

@@ -5,7 +5,6 @@ cluster). Prints a table and writes JSON.
     python bench/cluster_reduce.py [out.json]     # GPU of compute capability 9.0
     python bench/cluster_reduce.py --check        # CPU device, 2^14 elements
 """
-import json
 import os
 import sys
 import time
@@ -102,12 +101,5 @@ def gpu(n=1 << 26, blocks=1024):
 
 
 if __name__ == "__main__":
-    if "--check" in sys.argv:
-        check()
-        sys.exit(0)
-    out = gpu()
-    text = json.dumps(out, indent=1)
-    print(text)
-    if len(sys.argv) > 1:
-        with open(sys.argv[1], "w") as f:
-            f.write(text)
+    from common import gpu_script
+    gpu_script(check, gpu)

@@ -213,3 +213,17 @@ def fmt(v, digits=3):
     if v is None:
         return "-"
     return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
+def gpu_script(check, measure):
+    """The command line of the GPU comparison scripts (wmma_gemm, async_copy, cluster_reduce):
+    ``--check`` runs their kernels on the CPU device against NumPy; otherwise ``measure()``
+    runs on the GPU and its result is printed as JSON, and written to the path given."""
+    if "--check" in sys.argv:
+        check()
+        return
+    text = json.dumps(measure(), indent=1)
+    print(text)
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w") as f:
+            f.write(text)

@@ -1,8 +1,10 @@
 """Asynchronous copies through a thread-scope pipeline (lang/pipeline.py): a double-buffered
 tiled matrix multiply against NumPy, the cp.async PTX it gets, and the errors."""
+import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,39 +13,9 @@ import simt
 from simt.ir import types as T
 from conftest import poison, random_array
 
-TILE = 16
-
-
-@simt.kernel
-def double_buffered(a, b, c):
-    """C = A @ B with 16x16 tiles: the next tiles' copies are in flight while this one's are
-    multiplied. A's rows move 4 floats (16 bytes) a copy, B's one float a copy."""
-    sa = simt.shared.array(2 * TILE * TILE, np.float32)
-    sb = simt.shared.array(2 * TILE * TILE, np.float32)
-    pipe = simt.pipeline()
-    tx, ty = simt.threadIdx.x, simt.threadIdx.y
-    row, col = simt.blockIdx.y * TILE + ty, simt.blockIdx.x * TILE + tx
-    n = a.shape[1]
-    steps = n // TILE
-    acc = np.float32(0)
-    for s in range(steps + 1):
-        if s < steps:                                       # produce stage s
-            stage = (s % 2) * TILE * TILE
-            pipe.producer_acquire()
-            if tx < 4:
-                simt.memcpy_async(sa, stage + ty * TILE + 4 * tx, a, row * n + s * TILE + 4 * tx,
-                                  4, pipe)
-            simt.memcpy_async(sb, stage + ty * TILE + tx, b, (s * TILE + ty) * n + col, 1, pipe)
-            pipe.producer_commit()
-        if s > 0:                                           # consume stage s - 1
-            pipe.consumer_wait()
-            simt.syncthreads()
-            stage = ((s - 1) % 2) * TILE * TILE
-            for k in range(TILE):
-                acc += sa[stage + ty * TILE + k] * sb[stage + k * TILE + tx]
-            pipe.consumer_release()
-            simt.syncthreads()
-    c[row, col] = acc
+# The double-buffered matmul of bench/async_copy.py: the kernel the bench times is the one tested.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+from async_copy import TILE, pipelined as double_buffered   # noqa: E402
 
 
 def test_double_buffered_matmul(device, rng):

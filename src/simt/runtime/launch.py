@@ -273,12 +273,15 @@ class Launch:
                 if entry is not None and entry[0] is device:
                     entry[1](*adopted)
                     return
-            self._launch(device, adopted)
+            self._run(device, adopted)
 
     def _launch(self, device, args):
+        self._run(device, adopt_foreign_arrays(args, device))
+
+    def _run(self, device, args):
+        """The full path, with other libraries' arrays already wrapped (a launch function
+        is bound for the wrappers' classes: __call__ looks them up after wrapping)."""
         kernel = self.kernel
-        given = args
-        args = adopt_foreign_arrays(args, device)
         peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device)
@@ -297,7 +300,7 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True
-        if used and args is given and types_fixed_by_class(types, args):
+        if used and types_fixed_by_class(types, args):
             native = backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
                                            self.block, self.shared_bytes, stream)
             if native is not None:
