@@ -783,14 +783,16 @@ def _cuda_pointers(device):
     return devices.backend_class(device.kind).cuda_pointers
 
 
-def _wrap_cuda_interface(obj, device):
-    """A DeviceArray over memory described by __cuda_array_interface__ (kept alive by obj)."""
+def _wrap_cuda_interface(obj, device, face=None, owner=None):
+    """A DeviceArray over memory described by __cuda_array_interface__ (``face``, when the
+    caller read it already), kept alive by ``owner`` (default ``obj``; a launch's cache of
+    adopted arrays passes a weak reference, so that it never keeps a tensor alive)."""
     if not _cuda_pointers(device):
         gpus = [d for d in devices.devices() if _cuda_pointers(d)]
         if not gpus:
             raise NotSupportedError("this object holds GPU memory, and no GPU is available")
         device = gpus[0]
-    face = obj.__cuda_array_interface__
+    face = obj.__cuda_array_interface__ if face is None else face
     dtype = np.dtype(face.get("descr") and [tuple(f) for f in face["descr"]]
                      if face["typestr"].startswith("|V") else face["typestr"])
     shape = tuple(face["shape"])
@@ -800,7 +802,8 @@ def _wrap_cuda_interface(obj, device):
     producer = face.get("stream")
     if producer not in (None, 0, 1):       # ready on the producer's stream: simt's waits
         _make_default_stream_wait(device, producer)
-    alloc = Allocation(ptr + low, high - low, device.backend, keepalive=obj)
+    alloc = Allocation(ptr + low, high - low, device.backend,
+                       keepalive=obj if owner is None else owner)
     array = DeviceArray(shape, dtype, strides, alloc=alloc, offset=-low, device=device)
     if readonly:
         array.readonly = True
