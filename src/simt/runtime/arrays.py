@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from simt.runtime import devices, dlpack, pools
+from simt.runtime import devices, dlpack, nvtx, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
@@ -298,6 +298,7 @@ class DeviceArray:
         flags = self.flags
         return "C" if flags["C_CONTIGUOUS"] else "F" if flags["F_CONTIGUOUS"] else None
 
+    @nvtx.copy
     def copy_to_host(self, out=None, stream=None):
         """Copy to a NumPy array (``out`` if given, else a new one of the same layout order); cudaMemcpy D2H."""
         backend = self.device.backend
@@ -328,6 +329,7 @@ class DeviceArray:
         """This array's layout over a host copy ``raw`` of its span (which starts at ``low``)."""
         return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-low, strides=self.strides)
 
+    @nvtx.copy
     def copy_from(self, source, stream=None):
         """Copy a host array (or anything np.asarray takes, broadcast to this shape) or a DeviceArray into this one."""
         if isinstance(source, DeviceArray):
@@ -361,6 +363,7 @@ class DeviceArray:
         backend.copy_htod(self.ptr + low, raw, _stream_handle(stream))
         _wait(stream, backend)
 
+    @nvtx.copy
     def copy_to_device(self, other, stream=None):
         """Copy this array's elements into ``other``, a DeviceArray of the same shape (any device); returns other."""
         if other.shape != self.shape:
