@@ -16,6 +16,15 @@
 #include <utility>
 #include <vector>
 
+// NVIDIA's jacobi_nccl marks the arrays __restrict__; -DNO_RESTRICT builds the variant
+// without (simt cannot promise that a kernel's arrays do not alias: the same array may be
+// passed twice), to see what the promise is worth.
+#ifdef NO_RESTRICT
+#define RESTRICT
+#else
+#define RESTRICT __restrict__
+#endif
+
 #define BLOCK_X 32
 #define BLOCK_Y 8
 #define THREADS (BLOCK_X * BLOCK_Y)
@@ -37,8 +46,8 @@ __global__ void initialize_boundaries(double *a_new, double *a, long long offset
     }
 }
 
-__global__ void jacobi_kernel(double *__restrict__ a_new, const double *__restrict__ a,
-                              double *__restrict__ l2_norm, long long iy_start, long long iy_end,
+__global__ void jacobi_kernel(double *RESTRICT a_new, const double *RESTRICT a,
+                              double *RESTRICT l2_norm, long long iy_start, long long iy_end,
                               int nx, int calculate_norm) {
     __shared__ double cache[THREADS];
     long long iy = blockIdx.y * blockDim.y + threadIdx.y + iy_start;
