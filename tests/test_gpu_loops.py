@@ -105,3 +105,63 @@ def test_unrolled_loops_compute_the_same(device, rng, end):
                 t = (tab[k, 0] * d + tab[k, 1]) * r - tab[k, 2] * tab[k, 6]
                 want[i] = max(want[i], t)
     np.testing.assert_allclose(res.copy_to_host(), want, rtol=1e-5, atol=1e-5)
+
+
+@simt.kernel
+def grid_sum(a, out):
+    acc = np.float32(0)
+    for i in range(simt.grid(1), a.shape[0], simt.gridsize(1)):      # step known at run time
+        acc += a[i]
+    out[simt.grid(1)] = acc
+
+
+@simt.kernel
+def trips_of(starts, stops, steps, out):
+    """How many times range(start, stop, step) runs, and the last value it took."""
+    j = simt.grid(1)
+    if j < out.shape[0]:
+        count = np.int64(0)
+        last = np.int64(-7)
+        for i in range(starts[j], stops[j], steps[j]):
+            count += 1
+            last = i
+        out[j, 0] = count
+        out[j, 1] = last
+
+
+def test_grid_stride_loop_unrolled_four_times():
+    """A step known only at run time: the loop runs on a trip count computed before it,
+    which LLVM unrolls as nvcc does (before, one load's latency per trip)."""
+    b = ptx(grid_sum, "void(float32[::1], float32[::1])")
+    assert "llvm.loop.unroll.count" in b.stages["llvm_ir"]
+    text = b.ptx
+    loops = [text[text.index(m.group(1) + ":"):m.end()]
+             for m in re.finditer(r"@%p\d+ bra\s+(\$L__BB\d+_\d+);", text)
+             if text.index(m.group(1) + ":") < m.start()]
+    assert max(body.count("ld.global") for body in loops) == 4      # the main loop; then
+    assert min(body.count("ld.global") for body in loops) == 1      # the remainder's
+
+
+RANGES = [(0, 10, 3), (0, 9, 3), (10, 0, -3), (10, 1, -3), (5, 5, 1), (5, 4, 2), (4, 5, -2),
+          (-7, 7, 2), (7, -7, -5), (0, 1, 1000), (3, 100, 1), (100, 3, -1)]
+# ranges whose counter would step past int64's end after the last trip: the trip counter
+# runs them as Python does; the plain lowering (counter < stop) is undefined there, as C is
+EXTREMES = [(2**62, 2**63 - 1, 2**61), (-2**63, 2**63 - 1, 2**62), (2**63 - 1, -2**63, -2**62)]
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_runtime_step_ranges_run_as_python_ranges(monkeypatch, device, counted):
+    """Both lowerings of a run-time step (the GPU's trip counter, forced onto this device
+    with ``counted``; the plain test of the counter) give Python's trips and last value,
+    int64 extremes and negative steps included."""
+    from simt.backends.cpu.target import CpuTarget
+    from simt.backends.cuda.target import CudaTarget
+    for target in (CpuTarget, CudaTarget):
+        monkeypatch.setattr(target, "counted_range_loops", counted)
+    ranges = RANGES + (EXTREMES if counted else [])
+    starts, stops, steps = (np.array(col, np.int64) for col in zip(*ranges))
+    out = simt.to_device(poison((len(ranges), 2), np.int64))
+    kernel = simt.kernel(trips_of.pyfunc, cache=False)
+    kernel[1, 32](simt.to_device(starts), simt.to_device(stops), simt.to_device(steps), out)
+    want = np.array([(len(range(*r)), range(*r)[-1] if len(range(*r)) else -7) for r in ranges])
+    np.testing.assert_array_equal(out.copy_to_host(), want)

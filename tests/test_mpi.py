@@ -14,11 +14,35 @@ def _mpiexec():
     return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
 
 
+_PROBE = "from mpi4py import MPI; print(MPI.COMM_WORLD.Get_size())"
+_working = {}
+
+
+def _mpi_works(mpiexec, ranks):
+    """Whether this machine's mpiexec and mpi4py start ``ranks`` ranks that see each other
+    (not, say, MPICH's mpiexec over an Open MPI build of mpi4py: ranks of one each), and
+    what went wrong if not. simt is not under test here: the MPI installation is."""
+    if ranks not in _working:
+        try:
+            out = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, "-c", _PROBE],
+                                 capture_output=True, text=True, timeout=60)
+            sizes = out.stdout.split()
+            _working[ranks] = (sizes == [str(ranks)] * ranks,
+                               f"exit {out.returncode}, sizes {sizes}: {out.stderr[-300:]}")
+        except subprocess.TimeoutExpired:
+            _working[ranks] = (False, "timed out")
+    return _working[ranks]
+
+
 def _run(device, ranks, *command):
     pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'simt[mpi]')")
     mpiexec = _mpiexec()
     if mpiexec is None:
         pytest.skip("no mpiexec beside Python or on PATH (pip install 'simt[mpi]' brings MPICH's)")
+    works, why = _mpi_works(mpiexec, ranks)
+    if not works:
+        pytest.skip(f"{mpiexec} with mpi4py does not start {ranks} ranks that see each other "
+                    f"on this machine ({why}); see docs/scaling-out.md (MPI4PY_MPIABI)")
     env = dict(os.environ, SIMT_DEVICE=device.name)
     out = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, *command], env=env,
                          capture_output=True, text=True, timeout=240)

@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from . import loopmeta, mathlower, ops, recordgen
 from ..ir import types as T
-from .lltypes import (I1, I8, ArrayValue, const, i64, memory, ptr, scalar, static_array,
+from .lltypes import (I1, I8, I64, ArrayValue, const, i64, memory, ptr, scalar, static_array,
                       value_type)
 from .intrinsics import lower_intrinsic
 from ..lang import bfloat16
@@ -170,13 +170,23 @@ class FunctionEmitter:
     def stmt_ForRange(self, s):
         t = self.locals[s.var]
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        counted = (self.target.counted_range_loops and t.kind == "i"
+                   and not isinstance(step, ll.Constant))
         counter = self.alloca(start.type, name=s.var + ".it")
         self.builder.store(start, counter)
+        if counted:
+            trips = self.range_trips(start, stop, step)
+            trip = self.alloca(I64, name=s.var + ".trip")
+            self.builder.store(i64(0), trip)
         head, body, latch, done = (self.new_block(n) for n in ("for", "for_body", "for_next", "for_end"))
         self.builder.branch(head)
         self.builder.position_at_end(head)
         it = self.builder.load(counter, typ=start.type)
-        self.builder.cbranch(self.range_cond(it, stop, step, t), body, done)
+        if counted:
+            runs = self.builder.icmp_unsigned("<", self.builder.load(trip, typ=I64), trips)
+        else:
+            runs = self.range_cond(it, stop, step, t)
+        self.builder.cbranch(runs, body, done)
         self.builder.position_at_end(body)
         self.store_var(s.var, it)
         self.loops.append(LoopTarget(done, latch))
@@ -190,14 +200,36 @@ class FunctionEmitter:
         # nsw on signed counters, as CUDA C's `int` loops: without it LLVM cannot count the
         # trips, so it neither unrolls nor widens the loop (a range whose counter would pass
         # the type's maximum is undefined, as in C)
-        flags = ["nsw"] if t.kind == "i" else []
+        flags = ["nsw"] if t.kind == "i" and not counted else []
         self.builder.store(self.builder.add(it, step, flags=flags), counter)
+        if counted:      # the counter may pass the type's end after the last trip: no nsw
+            b = self.builder
+            b.store(b.add(b.load(trip, typ=I64), i64(1), flags=["nuw"]), trip)
         back_edge = self.builder.branch(head)
         if s.unroll is not None:
             loopmeta.requested(self.module, back_edge, s.unroll)
         else:
             self.target.loop_hint(self, s, back_edge, start, stop, step)
         self.builder.position_at_end(done)
+
+    def range_trips(self, start, stop, step):
+        """The trip count (i64, unsigned) of range(start, stop, step) for signed integers
+        and a step known at run time: ceil(|stop - start| / |step|) in the step's direction,
+        0 when the range is empty or the step is 0 (which Python refuses; the front end
+        refuses a constant 0). Exact for every int64 range: the distance is taken as
+        unsigned once it is known to be positive."""
+        b = self.builder
+
+        def wide(v):
+            return b.sext(v, I64) if v.type.width < 64 else v
+        start, stop, step = wide(start), wide(stop), wide(step)
+        up = b.icmp_signed(">", step, i64(0))
+        distance = b.select(up, b.sub(stop, start), b.sub(start, stop))
+        nonempty = b.select(up, b.icmp_signed("<", start, stop), b.icmp_signed(">", start, stop))
+        zero_step = b.icmp_signed("==", step, i64(0))
+        size = b.select(zero_step, i64(1), b.select(up, step, b.sub(i64(0), step)))
+        trips = b.add(b.udiv(b.sub(distance, i64(1)), size), i64(1))
+        return b.select(b.and_(nonempty, b.not_(zero_step)), trips, i64(0))
 
     def range_cond(self, it, stop, step, t):
         """Whether iteration ``it`` of range(start, stop, step) runs."""

@@ -270,6 +270,10 @@ class Target:
         """simt.trap(): record where, and end the launch with an error."""
         self.emit_error(em, fault.TRAP, loc)
 
+    # range loops whose step is known only at run time (grid-stride loops) run on a trip
+    # counter computed before the loop, which LLVM can unroll (codegen.stmt_ForRange)
+    counted_range_loops = False
+
     def loop_hint(self, em, stmt, back_edge, start, stop, step):
         """Metadata for the back edge of range loop ``stmt`` (unrolling): none by default."""
 

@@ -11,8 +11,10 @@ CPU device shares:
 - ``llvm.loop.unroll.full`` for a constant trip count of at most ``FULL_TRIPS`` whose
   unrolled size stays within ``FULL_BUDGET`` IR nodes;
 - ``llvm.loop.unroll.count`` 4 (nvcc's factor) for a run-time trip count with a constant
-  step other than 1 or -1 (block- and grid-stride loops) and a small body without inner
-  loops, early exits or barriers. LLVM declines those by itself (likely because their
+  step other than 1 or -1, or a step known only at run time (block- and grid-stride loops:
+  those run on a trip counter computed before the loop, codegen.range_trips, as LLVM needs
+  a countable loop to unroll), and a small body without inner loops, early exits or
+  barriers. LLVM declines those by itself (likely because their
   trip count needs a division, which its cost model calls expensive); unit-step loops it already unrolls 4 times, and a pragma there
   would only add ``.pragma "nounroll"`` to the unrolled loop, which stops ptxas from
   unrolling it further (spmv ran 11% slower so on the H200).
@@ -47,7 +49,7 @@ def loop_hint(em, stmt, latch_branch, start, stop, step):
             props = [module.add_metadata([ll.MetaDataString(module, "llvm.loop.unroll.full")])]
         else:
             return
-    elif strided(step) and size <= RUNTIME_MAX_SIZE and not any(
+    elif (strided(step) or not isinstance(step, ll.Constant)) and size <= RUNTIME_MAX_SIZE and not any(
             isinstance(s, (ir.ForRange, ir.While, ir.Break, ir.Return))
             for s in ir.walk_stmts(stmt.body)):
         props = [module.add_metadata([ll.MetaDataString(module, "llvm.loop.unroll.count"),

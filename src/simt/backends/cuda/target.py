@@ -34,6 +34,7 @@ class CudaTarget(Target):
     fence_scopes = {"block": "block", "device": "device"}
 
     loop_hint = staticmethod(loops.loop_hint)
+    counted_range_loops = True
     texture_op = staticmethod(texlower.texture_op)
     emit_warp = staticmethod(warp.emit_warp)
     emit_grid_sync = staticmethod(warp.emit_grid_sync)
