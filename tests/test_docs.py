@@ -35,6 +35,11 @@ def _load(path):
 
 
 def test_checked_in_host_api_reference_is_up_to_date():
+    try:                     # with ml_dtypes simt.bfloat16 is its type: other signature and doc
+        import ml_dtypes     # noqa: F401
+        pytest.skip("docs/api.md is generated without ml_dtypes installed")
+    except ImportError:
+        pass
     text = _load(os.path.join(ROOT, "tools", "gen_api.py")).render()
     assert "### `simt.to_device(" in text and "### `simt.Stream(" in text
     assert "simt.syncthreads" not in text       # kernel names live in intrinsics.md

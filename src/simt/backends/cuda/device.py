@@ -391,15 +391,18 @@ class CudaBackend(Backend):
                    cooperative=True)
 
     def set_flags(self, flags):
-        """cuDevicePrimaryCtxSetFlags on this device's primary context."""
+        """cuDevicePrimaryCtxSetFlags on this device's primary context. 'map_host' sets no
+        driver flag: with unified addressing mapped host memory is always on (the CUDA
+        runtime's cudaDeviceMapHost is accepted and changes nothing), and the driver refuses
+        CU_CTX_MAP_HOST for a primary context (CUDA_ERROR_INVALID_VALUE, H100, CUDA 13)."""
         d = api()
         names = {"schedule_auto": "CU_CTX_SCHED_AUTO", "schedule_spin": "CU_CTX_SCHED_SPIN",
                  "schedule_yield": "CU_CTX_SCHED_YIELD",
-                 "schedule_blocking_sync": "CU_CTX_SCHED_BLOCKING_SYNC",
-                 "map_host": "CU_CTX_MAP_HOST"}
+                 "schedule_blocking_sync": "CU_CTX_SCHED_BLOCKING_SYNC"}
         value = 0
         for flag in flags:
-            value |= int(getattr(d.CUctx_flags, names[flag]))
+            if flag != "map_host":
+                value |= int(getattr(d.CUctx_flags, names[flag]))
         call(d.cuDevicePrimaryCtxSetFlags, self.device, value)
 
     def occupancy(self, loaded, threads, shared_bytes):
