@@ -285,3 +285,22 @@ def test_a_kept_launch_function_outlives_its_dropped_stream(device):
     launch(d2)
     simt.synchronize()
     assert d2.copy_to_host().sum() == BINS_FOR_RELEASE
+
+
+def test_a_thread_python_did_not_start_counts_as_a_host_function():
+    """A CUDA driver's callback thread is not a Python thread; the garbage collector can run
+    finalizers there before a host function marks itself, and a driver call from such a
+    finalizer deadlocked (tools/stress.py on a GPU): frees and destroys on such threads are
+    deferred. Here a thread started by pthread_create through ctypes stands in for it."""
+    import ctypes
+    import ctypes.util
+    from simt.runtime.backend import in_host_function
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    seen = []
+    callback = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(
+        lambda _: seen.append(in_host_function()) or 0)
+    thread = ctypes.c_ulong()
+    assert libc.pthread_create(ctypes.byref(thread), None, callback, None) == 0
+    assert libc.pthread_join(thread, None) == 0
+    assert seen == [True]
+    assert in_host_function() is False            # a Python thread, outside any function

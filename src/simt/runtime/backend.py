@@ -440,8 +440,12 @@ def running_host_function():
 
 
 def in_host_function():
-    """True on a thread running a stream host function."""
-    return _host_function.running
+    """True on a thread running a stream host function, and on any thread Python did not
+    start (a CUDA driver's callback thread among them): the garbage collector can run a
+    finalizer there before the function's own mark is set (tools/stress.py deadlocked on a
+    cuStreamDestroy from a callback thread), and driver calls there wait for the stream
+    that waits for the callback."""
+    return _host_function.running or isinstance(threading.current_thread(), threading._DummyThread)
 
 
 def refuse_in_host_function(what):

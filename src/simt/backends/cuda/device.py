@@ -3,8 +3,8 @@
 import threading
 
 from . import hostmem
-from .driver import (api, available, call, check, context_dead, set_thread_device,
-                     thread_device, why_unavailable)
+from .driver import (api, available, call, check, context_dead, deferred_destroys,
+                     destroy_deferred, set_thread_device, thread_device, why_unavailable)
 from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
@@ -99,7 +99,7 @@ class CudaBackend(Backend):
 
     def alloc(self, nbytes):
         self.make_current()
-        if self.deferred:
+        if self.deferred or deferred_destroys:
             self.free_deferred()
         err, ptr = api().cuMemAlloc(max(nbytes, 1))   # cuMemAlloc refuses 0 bytes
         check(err, "cuMemAlloc", request=nbytes)
@@ -135,7 +135,9 @@ class CudaBackend(Backend):
         call(getattr(api(), how), ptr)
 
     def free_deferred(self):
-        """Free what host functions dropped (see free)."""
+        """Free what host functions dropped (see free), and destroy the driver objects they
+        dropped (driver.destroy)."""
+        destroy_deferred()
         while self.deferred:
             with self.held_lock:
                 pending, self.deferred = self.deferred, []
@@ -239,7 +241,7 @@ class CudaBackend(Backend):
     def synchronize(self):
         self.make_current()
         self._waiting_call(api().cuCtxSynchronize)
-        if self.deferred:
+        if self.deferred or deferred_destroys:
             self.free_deferred()
         if self.callback_errors:
             raise self.callback_errors.pop(0)

@@ -249,12 +249,29 @@ def call(fn, *args, request=None):
     return result[1:]
 
 
+deferred_destroys = []     # (name, handle) dropped on a host function's thread (destroy)
+
+
 def destroy(name, handle):
     """Free a driver object with ``name`` (cuStreamDestroy, ...) from a ``__del__``:
-    nothing when the handle or the context is gone."""
+    nothing when the handle or the context is gone. On a stream host function's thread (or
+    a driver callback thread, where the garbage collector may run it) the call would wait
+    for the stream that waits for that thread: it is kept for ``destroy_deferred``, which
+    the next allocation or synchronize runs."""
     if handle is None or context_dead():
+        return
+    from simt.runtime.backend import in_host_function
+    if in_host_function():
+        deferred_destroys.append((name, handle))
         return
     try:
         call(getattr(api(), name), handle)
     except Exception:
         pass   # interpreter shutdown, or another thread's context: nothing to do
+
+
+def destroy_deferred():
+    """Destroy what host functions' threads dropped (see destroy)."""
+    while deferred_destroys:
+        name, handle = deferred_destroys.pop()
+        destroy(name, handle)
