@@ -618,3 +618,33 @@ def test_use_after_free_is_reported(spec, rng):
         view.free()
         with pytest.raises(simt.IllegalAddressError, match="use after free"):
             double_all[1, 32](part)                   # a view of freed memory too
+
+
+@simt.kernel
+def shift_left(x, y):
+    i = threadIdx.x
+    y[i] = x[(i + 1) % 8]                                      # <- shift_left
+
+
+@simt.kernel
+def shift_left_view(x, y):
+    v = x[1:]
+    i = threadIdx.x
+    y[i] = v[i % 7]
+
+
+def test_read_only_parameters_skip_the_checker_only_when_nothing_can_write_them(checked):
+    """A parameter the kernel only reads needs no checker call when its memory is fully
+    written and shared with no other argument; aliased or unwritten, it is checked."""
+    sig = "void(float32[::1], float32[::1])"
+    assert shift_left.compile(sig).binary.read_only == (0,)
+    assert shift_left_view.compile(sig).binary.read_only == ()     # a view: not proven
+    x = simt.to_device(np.arange(1, 9, dtype=np.float32))
+    y = simt.device_array(8, np.float32)
+    run(shift_left, 1, 8, x, y)
+    np.testing.assert_array_equal(y.copy_to_host(), np.roll(np.arange(1, 9), -1))
+    error = reported(simt.RaceConditionError, shift_left, 1, 8, x, x)   # y is x
+    assert_threads(error, (B0, t(1)), (B0, t(0)), "shift_left", "shift_left")
+    error = reported(simt.UninitializedReadError, shift_left, 1, 8,
+                     simt.device_array(8, np.float32), y)
+    assert_threads(error, (B0, t(0)), None, "shift_left")

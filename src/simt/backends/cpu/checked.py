@@ -25,11 +25,15 @@ from llvmlite import ir as ll
 
 import simt.fault as fault
 from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
+from ...ir import nodes as ir
+from ...ir import types as T
+from ...ir.walk import fields, walk
 
 # the checker's state: int64 words after the fault record (shadow.py fills them)
 GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
 SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING, ACQUIRED = range(9, 16)
-WARP_LAST = 16
+READ_ONLY = 16                      # bit p: parameter p needs no checks in this launch
+WARP_LAST = 17
 SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry it last hit
 SITE_SLOTS = 64
 STATE_WORDS = SITE_CACHE + SITE_SLOTS
@@ -63,12 +67,63 @@ def word(b, st, index):
 
 
 # ------------------------------------------------------------------ memory accesses
+def read_only_params(fn):
+    """The indices of the kernel's global array parameters that it only reads, directly
+    (``a[i]``, ``a.shape``): no view, call, assignment or atomic takes them elsewhere. A
+    launch where such an array is fully written and shares no memory with another
+    argument needs no checks on it (shadow.ShadowMemory.read_only_mask): nothing in the
+    launch writes it, so its reads cannot race nor read uninitialized memory."""
+    found = {i for i, (_, t) in enumerate(fn.params)
+             if isinstance(t, T.Array) and t.space == "global" and i < 63}
+    for node in walk(*fn.body):
+        for name, value in fields(node):
+            items = value if isinstance(value, list) else [value]
+            direct = isinstance(node, (ir.Load, ir.ArrayAttr)) and name == "array"
+            for item in items:
+                if isinstance(item, ir.Param) and not direct:
+                    found.discard(item.index)
+    return frozenset(found)
+
+
+def _read_only_index(em, array):
+    """The parameter ``array`` is, when the kernel only reads it; else None."""
+    for index in getattr(em, "read_only", ()):
+        if em.params[index] is array:
+            return index
+    return None
+
+
 def check_access(em, array, indices, address, access, label, loc):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
-    a report ends the thread, its array and index written into the fault record."""
+    a report ends the thread, its array and index written into the fault record. A read
+    of a read-only parameter skips the call when the launch says it may (READ_ONLY)."""
     if array.type.space not in CHECKED_SPACES:
         return                      # local arrays are the thread's own; constants read-only
     em.target.can_fail = True
+    b = em.builder
+    param = _read_only_index(em, array) if access == "read" else None
+    if param is not None:
+        skip, check = em.new_block("read_only"), em.new_block("check")
+        bit = b.and_(_read_only_mask(em), i64(1 << param))
+        b.cbranch(b.icmp_unsigned("!=", bit, i64(0)), skip, check)
+        b.position_at_end(check)
+        _call_checker(em, indices, address, access, label, loc)
+        em.builder.branch(skip)
+        em.builder.position_at_end(skip)
+        return
+    _call_checker(em, indices, address, access, label, loc)
+
+
+def _read_only_mask(em):
+    """The launch's READ_ONLY word, loaded once at the kernel's entry."""
+    mask = getattr(em, "checked_read_only", None)
+    if mask is None:
+        eb = em.entry_builder
+        mask = em.checked_read_only = eb.load(word(eb, state(em), READ_ONLY), typ=I64)
+    return mask
+
+
+def _call_checker(em, indices, address, access, label, loc):
     b = em.builder
     result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
                                           i32(KINDS[access]), i32(site(em, loc))])

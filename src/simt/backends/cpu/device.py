@@ -427,7 +427,8 @@ class CpuBackend(CpuMemory):
         def go():
             interrupt.clear()
             if binary.checked:
-                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks)
+                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
+                                  binary.read_only)
             else:
                 workers = min(config.cpu_threads, nblocks)
                 if workers <= 1:
@@ -444,13 +445,14 @@ class CpuBackend(CpuMemory):
         go.keep = (packed, keep, launch)    # what the addresses above point into
         return go
 
-    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks):
+    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, read_only):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
         order (shadow memory takes no locks)."""
         with self.shadow.lock:
             keep = self.shadow.begin(err, arrays, grid, block, shared_size)
             state = err[fault.WORDS:]
             state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
+            state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, read_only)
             run(0, nblocks)
             self.shadow.launch_done(state)
             del keep

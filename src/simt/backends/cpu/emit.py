@@ -77,6 +77,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.slot_bytes = 0
         self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
         self.checks = options.checks
+        self.read_only = checked.read_only_params(function) if self.checks else frozenset()
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
 
     # ------------------------------------------------------------ entry
