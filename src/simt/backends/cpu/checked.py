@@ -103,24 +103,113 @@ def check_access(em, array, indices, address, access, label, loc):
     b = em.builder
     param = _read_only_index(em, array) if access == "read" else None
     if param is not None:
-        skip, check = em.new_block("read_only"), em.new_block("check")
-        bit = b.and_(_read_only_mask(em), i64(1 << param))
-        b.cbranch(b.icmp_unsigned("!=", bit, i64(0)), skip, check)
-        b.position_at_end(check)
+        bit = b.and_(_launch_word(em, READ_ONLY), i64(1 << param))
+        skip = b.icmp_unsigned("!=", bit, i64(0))
+    elif access in ("read", "write") and array.type.space != "generic":
+        skip = _fast_path(em, address, access, array.type.space != "global", loc)
+    else:
         _call_checker(em, indices, address, access, label, loc)
-        em.builder.branch(skip)
-        em.builder.position_at_end(skip)
         return
+    done, check = em.new_block("checked"), em.new_block("check")
+    b.cbranch(skip, done, check)
+    b.position_at_end(check)
     _call_checker(em, indices, address, access, label, loc)
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
 
 
-def _read_only_mask(em):
-    """The launch's READ_ONLY word, loaded once at the kernel's entry."""
-    mask = getattr(em, "checked_read_only", None)
-    if mask is None:
+def _launch_word(em, index):
+    """A state word that stays the same for the whole launch, loaded once at entry."""
+    words = em.__dict__.setdefault("checked_words", {})
+    if index not in words:
         eb = em.entry_builder
-        mask = em.checked_read_only = eb.load(word(eb, state(em), READ_ONLY), typ=I64)
-    return mask
+        words[index] = eb.load(word(eb, state(em), index), typ=I64)
+    return words[index]
+
+
+def _fast_path(em, address, access, shared, loc):
+    """simt.chk's fast path for a plain read or write, inline (most accesses take it).
+    A read: the element was written (in shared memory: in this block), by this thread,
+    before this launch or before the last barrier of this block; it is recorded in the
+    first reader's slot when that one is ordered before it, else in the second. A write:
+    the last write and both reads are so; it becomes the last write. Global memory finds
+    the shadow through the table entry this site hit last. Returns i1: done (false:
+    call the checker)."""
+    b = em.builder
+    st = state(em)
+    addr = b.ptrtoint(address, I64)
+    slow = []                   # the blocks that leave for the checker
+    if shared:
+        offset = b.sub(addr, _launch_word(em, SHARED_BASE))
+        rec = b.gep(b.inttoptr(_launch_word(em, SHARED_SHADOW), ptr()),
+                    [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
+    else:
+        cache = word(b, st, SITE_CACHE + (site(em, loc) & (SITE_SLOTS - 1)))
+        entry = b.gep(b.inttoptr(_launch_word(em, TABLE), ptr()),
+                      [b.mul(b.load(cache, typ=I64), i64(4))], source_etype=I64)
+        base, end, records, shift = (b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64)
+                                     for k in range(4))
+        inside = b.and_(b.icmp_unsigned(">=", addr, base), b.icmp_unsigned("<", addr, end))
+        found = em.new_block("shadow_found")
+        slow.append(b.block)
+        after = em.new_block("access_checked")
+        b.cbranch(inside, found, after)
+        b.position_at_end(found)
+        index = b.lshr(b.sub(addr, base), shift)
+        rec = b.gep(b.inttoptr(records, ptr()), [b.mul(index, i64(RECORD_WORDS))],
+                    source_etype=I32)
+
+    def field_ptr(k):
+        return b.gep(rec, [i64(k)], source_etype=I32)
+
+    def get(k):
+        return b.load(field_ptr(k), typ=I32)
+
+    def now(index):
+        return b.trunc(b.load(word(b, st, index), typ=I64), I32)
+    me, last = now(ME), now(BLOCK_LAST)
+    start = None if shared else b.trunc(_launch_word(em, BASE), I32)
+
+    def alone(who, when):
+        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
+        barrier = b.icmp_signed("<", when, last)
+        if start is not None:   # shared records stamped since the block began are its own
+            same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)),
+                                         b.lshr(b.sub(me, i32(1)), i32(10)))
+            barrier = b.or_(b.and_(same_block, barrier), b.icmp_signed("<", when, start))
+        return b.or_(mine, barrier)
+    w_gen = get(W_GEN)
+    w_alone = alone(get(W_WHO), w_gen)
+    if access == "read":
+        written = b.icmp_unsigned("!=", b.and_(get(FLAGS), i32(INIT_FLAG)), i32(0))
+        if shared:
+            written = b.and_(written, b.icmp_signed(">=", w_gen, now(BLOCK_START)))
+        fast = b.and_(w_alone, written)
+    else:
+        fast = b.and_(w_alone, b.and_(alone(get(R1_WHO), get(R1_GEN)),
+                                      alone(get(R2_WHO), get(R2_GEN))))
+    record = em.new_block("fast_access")
+    if shared:
+        after = em.new_block("access_checked")
+    slow.append(b.block)
+    b.cbranch(fast, record, after)
+    b.position_at_end(record)
+    gen, at = now(GEN), i32(site(em, loc))
+    if access == "read":
+        r1_alone = alone(get(R1_WHO), get(R1_GEN))
+        for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, at)):
+            b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
+    else:
+        for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, at), (FLAGS, i32(INIT_FLAG)),
+                         (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+            b.store(value, field_ptr(k))
+    b.branch(after)
+    b.position_at_end(after)
+    done = b.phi(I1)
+    for block in slow:
+        done.add_incoming(ll.Constant(I1, 0), block)
+    done.add_incoming(ll.Constant(I1, 1), record)
+    return done
 
 
 def _call_checker(em, indices, address, access, label, loc):
