@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import simt
-from conftest import random_array
+from conftest import poison, random_array
 from simt import blockDim, blockIdx, threadIdx
 from simt.config import config
 
@@ -648,3 +648,42 @@ def test_read_only_parameters_skip_the_checker_only_when_nothing_can_write_them(
     error = reported(simt.UninitializedReadError, shift_left, 1, 8,
                      simt.device_array(8, np.float32), y)
     assert_threads(error, (B0, t(0)), None, "shift_left")
+
+
+@simt.kernel
+def syncwarp_in_both_arms(data, out):
+    i = threadIdx.x
+    if i % 2 == 0:
+        simt.syncwarp()
+        out[i] = data[(i + 1) % 32] * 2
+    else:
+        simt.syncwarp()
+        out[i] = data[(i + 1) % 32] + 1
+
+
+@simt.kernel
+def syncwarp_in_one_arm(data, out):
+    i = threadIdx.x
+    if i % 2 == 0:
+        simt.syncwarp()                                        # <- syncwarp_one_arm
+        out[i] = data[i] * 2
+    else:
+        out[i] = data[i] + 1
+    simt.syncthreads()
+
+
+@pytest.mark.parametrize("spec", ["cpu-checked", "sim"])
+def test_syncwarp_in_both_arms_of_an_if_is_not_divergence(spec, rng):
+    """Volta and later let the lanes of a warp meet at different syncwarp calls with the
+    same mask; a lane that goes where no syncwarp is stays a divergence."""
+    options = {"checks": True} if spec == "cpu-checked" else {}
+    with simt.use_device(spec.split("-")[0], **options):
+        host = random_array(rng, 32, np.float32)
+        data, out = simt.to_device(host), simt.to_device(poison(32, np.float32))
+        run(syncwarp_in_both_arms, 1, 32, data, out)
+        shifted = np.roll(host, -1)
+        expected = np.where(np.arange(32) % 2 == 0, shifted * 2, shifted + 1)
+        np.testing.assert_allclose(out.copy_to_host(), expected.astype(np.float32), rtol=1e-6)
+        error = reported(simt.BarrierDivergenceError, syncwarp_in_one_arm, 1, 32, data, out)
+        assert error.line == line("syncwarp_one_arm") and error.thread == t(0)
+        assert "thread (1, 0, 0)" in str(error)

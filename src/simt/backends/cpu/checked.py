@@ -607,10 +607,36 @@ def syncwarp_done(em, lanes):
             b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
 
 
-def check_mask(em, lanes, mask, loc):
+def branches(em, flag, stmt):
+    """Note which arms of the divergent ``if`` whose flag is ``flag`` call syncwarp."""
+    em.flag_syncwarps[flag] = tuple(
+        any(isinstance(n, ir.WarpOp) and n.op == "syncwarp" for n in walk(*arm))
+        for arm in (stmt.then, stmt.orelse))
+
+
+def _in_other_arm(em, lanes, lane):
+    """i1: ``lane`` took the other arm of an ``if`` around this syncwarp, and that arm
+    calls syncwarp too: on Volta and later the lanes of a warp may meet at different
+    syncwarp calls. This device runs one arm after the other, so it cannot see the two
+    calls meet (the sim device checks that their masks match)."""
+    b = em.builder
+    away = ll.Constant(I1, 0)
+    for flag, expected in em.run_guards:
+        arms = em.flag_syncwarps.get(flag)
+        if arms is None or not arms[2 - expected]:      # the other arm
+            continue
+        base, lltype = em.slot_layout[flag]
+        value = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
+                       typ=lltype)
+        away = b.or_(away, b.icmp_unsigned("==", value, ll.Constant(lltype, 3 - expected)))
+    return away
+
+
+def check_mask(em, lanes, mask, loc, syncwarp=False):
     """A warp function whose mask names a lane of the warp that did not make this call
     (it is elsewhere): lanes that returned, and lanes past the end of a partial warp,
-    are excused (the guide: "all non-exited threads named in mask")."""
+    are excused (the guide: "all non-exited threads named in mask"); for syncwarp, lanes
+    at a syncwarp in the other arm of an ``if`` too."""
     b = em.builder
     counter = em.alloca(I32, name="mask_lane")
     b.store(i32(0), counter)
@@ -628,6 +654,8 @@ def check_mask(em, lanes, mask, loc):
         flag = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
                       typ=lltype)
         absent = b.and_(absent, b.icmp_unsigned("==", flag, ll.Constant(lltype, 0)))
+    if syncwarp:
+        absent = b.and_(absent, b.not_(_in_other_arm(em, lanes, lane)))
     b.cbranch(absent, bad, step)
     b.position_at_end(bad)
     me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
