@@ -17,7 +17,8 @@ from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
 from ...errors import CudaError
-from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
+from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
+                                refuse_misaligned)
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
@@ -353,6 +354,7 @@ class CpuBackend(CpuMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         if loaded.binary.checked:
             refuse_freed(kernel, args)
+            refuse_misaligned(kernel, loaded.binary.params, args)
         symbols = loaded.binary.symbol_objects
         name = kernel.__name__
         stream = self.per_thread(stream)
