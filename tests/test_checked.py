@@ -714,3 +714,63 @@ def test_misaligned_vector_arrays_are_reported(checked, rng):
         (8,), simt.float4.dtype, (20,))
     with pytest.raises(simt.MisalignedAddressError, match=r"strides \(20,\) are not aligned"):
         run(sum_components, 1, 8, strided, out)
+
+
+@simt.kernel
+def local_unwritten(data, out):
+    i = threadIdx.x
+    a = simt.local.array(4, np.float32)
+    if i == 0:
+        for k in range(4):
+            a[k] = data[k]
+    out[i] = a[0] + a[3]                                       # <- local_unwritten
+
+
+@simt.kernel
+def local_written(data, out):
+    i = threadIdx.x
+    a = simt.local.array(4, np.float32)
+    for k in range(4):
+        a[k] = data[k] * i
+    out[i] = a[0] + a[3]
+
+
+@simt.kernel
+def local_unwritten_barrier(data, out):
+    i = threadIdx.x
+    a = simt.local.array((2, 2), np.float32)
+    a[0, 0] = data[i]
+    simt.syncthreads()
+    out[i] = a[0, 0] + a[1, i % 2]                             # <- local_unwritten_barrier
+
+
+@simt.kernel
+def local_written_barrier(data, out):
+    i = threadIdx.x
+    a = simt.local.array((2, 2), np.float32)
+    a[0, 0] = data[i]
+    a[1, i % 2] = 2 * data[i]
+    simt.syncthreads()
+    out[i] = a[0, 0] + a[1, i % 2]
+
+
+@pytest.mark.parametrize("spec", ["cpu-checked", "sim"])
+def test_uninitialized_local_arrays(spec, rng):
+    """A local array starts undefined in each thread: thread 1 reading what only thread
+    0 wrote into its own array is an uninitialized read (the CPU device reuses one
+    thread's stack for the next, so without the check it would see thread 0's values)."""
+    options = {"checks": True} if spec == "cpu-checked" else {}
+    with simt.use_device(spec.split("-")[0], **options):
+        host = random_array(rng, 4, np.float32)
+        data, out = simt.to_device(host), simt.to_device(poison(4, np.float32))
+        for bad, marker in ((local_unwritten, "local_unwritten"),
+                            (local_unwritten_barrier, "local_unwritten_barrier")):
+            with pytest.raises(simt.UninitializedReadError) as info:
+                run(bad, 1, 4, data, out)
+            assert info.value.line == line(marker)
+            assert "a[" in str(info.value)
+        run(local_written, 1, 4, data, out)
+        np.testing.assert_allclose(out.copy_to_host(), (host[0] + host[3]) * np.arange(4),
+                                   rtol=1e-6)
+        run(local_written_barrier, 1, 4, data, out)
+        np.testing.assert_allclose(out.copy_to_host(), 3 * host, rtol=1e-6)

@@ -97,6 +97,8 @@ def check_access(em, array, indices, address, access, label, loc):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
     a report ends the thread, its array and index written into the fault record. A read
     of a read-only parameter skips the call when the launch says it may (READ_ONLY)."""
+    if array.type.space == "local":
+        _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
         return                      # local arrays are the thread's own; constants read-only
     em.target.can_fail = True
@@ -116,6 +118,100 @@ def check_access(em, array, indices, address, access, label, loc):
     _call_checker(em, indices, address, access, label, loc)
     em.builder.branch(done)
     em.builder.position_at_end(done)
+
+
+# ------------------------------------------------------------------ local arrays
+def _locals(em):
+    """The kernel's local arrays, each with its written bytes (one per element, this
+    thread's): (decl, the bytes: an alloca, or a slot name in a kernel with barriers,
+    element count). None in a device function (its local arrays are not checked)."""
+    found = getattr(em, "local_written", None)
+    if found is None and hasattr(em, "read_only"):
+        found = em.local_written = []
+        seen = set()
+        for node in walk(*em.function.body):
+            decl = getattr(node, "decl", None)
+            if isinstance(node, ir.ArrayRef) and decl.space == "local" and id(decl) not in seen:
+                seen.add(id(decl))
+                count = 1
+                for n in decl.shape:
+                    count *= int(n)
+                kind = ll.ArrayType(I8, count)
+                if em.plan is None:
+                    found.append((decl, em.alloca(kind, name=f"{decl.name}.written"), count))
+                else:
+                    name = f"$written.{decl.name}.{id(decl)}"
+                    em.add_slot(name, kind)
+                    found.append((decl, name, count))
+    return found
+
+
+def _forget_locals(em, threads):
+    """Zero the written bytes of the local arrays (of ``threads`` threads' slots)."""
+    b = em.builder
+    memset = em.module.declare_intrinsic("llvm.memset", [ptr(), I64])
+    for decl, where, count in _locals(em) or ():
+        base = em.slot_layout[where][0] if isinstance(where, str) else where
+        b.call(memset, [base, ll.Constant(I8, 0), b.mul(threads, i64(count)),
+                        ll.Constant(I1, 0)])
+
+
+def _local_access(em, indices, address, access, label, loc):
+    """A read of an element of a local array that this thread did not write is an
+    uninitialized read, reported at once (no other thread can write it); a write marks
+    the element written."""
+    arrays = _locals(em)
+    if not arrays:
+        return
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    scratch = getattr(em, "local_scratch", None)
+    if scratch is None:                 # an address in no local array: nothing to check
+        scratch = em.local_scratch = em.alloca(I8, name="written.none")
+        em.entry_builder.store(ll.Constant(I8, 1), scratch)
+    written = scratch
+    for decl, where, count in arrays:
+        if isinstance(where, str):
+            data_name = f"$local.{decl.name}.{id(decl)}"
+            if data_name not in em.slot_layout:
+                continue
+            data, bits = em.var_ptr(data_name), em.var_ptr(where)
+        else:
+            value = em.decl_values.get(id(decl))
+            if value is None:
+                continue
+            data, bits = value.data, where
+        size = decl.dtype.itemsize
+        offset = b.sub(addr, b.ptrtoint(data, I64))
+        inside = b.icmp_unsigned("<", offset, i64(count * size))
+        element = b.gep(bits, [b.udiv(offset, i64(size))], source_etype=I8)
+        written = b.select(inside, element, written)
+    if access in ("read", "atomic"):
+        em.target.can_fail = True
+        unwritten = b.icmp_unsigned("==", b.load(written, typ=I8), ll.Constant(I8, 0))
+        stop, go = em.new_block("local_uninitialized"), em.new_block("local_written")
+        b.cbranch(unwritten, stop, go)
+        b.position_at_end(stop)
+        st = state(em)
+        me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+        b.call(_reporter(em.module), [st, i32(fault.UNINITIALIZED), me, i32(site(em, loc)),
+                                      i32(0), i32(0), i32(fault.READ)])
+        _record_element(em, indices, label)
+        em.abort()
+        b.position_at_end(go)
+    if access != "read":
+        b.store(ll.Constant(I8, 1), written)
+
+
+def _record_element(em, indices, label):
+    """The array and index of a report, into the fault record."""
+    b = em.builder
+    err = em.err_ptr
+    b.store(i64(em.target.label_id(label)), b.gep(err, [i64(2)], source_etype=I64))
+    b.store(i64(len(indices)), b.gep(err, [i64(fault.FIELDS.index("ndim"))], source_etype=I64))
+    first = fault.FIELDS.index("index.0")
+    for d, index in enumerate(indices[:4]):
+        b.store(index, b.gep(err, [i64(first + d)], source_etype=I64))
 
 
 def _launch_word(em, index):
@@ -219,12 +315,7 @@ def _call_checker(em, indices, address, access, label, loc):
     ok, failed = em.new_block("access_ok"), em.new_block("access_reported")
     b.cbranch(b.icmp_unsigned("==", result, i32(0)), ok, failed)
     b.position_at_end(failed)
-    err = em.err_ptr
-    b.store(i64(em.target.label_id(label)), b.gep(err, [i64(2)], source_etype=I64))
-    b.store(i64(len(indices)), b.gep(err, [i64(fault.FIELDS.index("ndim"))], source_etype=I64))
-    first = fault.FIELDS.index("index.0")
-    for d, index in enumerate(indices[:4]):
-        b.store(index, b.gep(err, [i64(first + d)], source_etype=I64))
+    _record_element(em, indices, label)
     stop = em.new_block("access_stop")
     b.cbranch(b.icmp_unsigned("==", result, i32(REPORT)), stop, ok)
     b.position_at_end(stop)
@@ -501,6 +592,8 @@ def bump(em, *targets):
 
 def block_start(em):
     bump(em, BLOCK_START, BLOCK_LAST)
+    if em.plan is not None:         # local arrays live in the slots of every thread
+        _forget_locals(em, em.nthreads)
 
 
 def settle(em):
@@ -523,6 +616,8 @@ def thread_start(em, block_lin):
                 i32(1))
     b.store(b.zext(who, I64), word(b, state(em), ME))
     b.store(i64(0), word(b, state(em), ACQUIRED))
+    if em.plan is None:             # the thread's one turn: its local arrays start unwritten
+        _forget_locals(em, i64(1))
 
 
 def barrier(em, stmt, guards, flag_sites):
