@@ -774,3 +774,50 @@ def test_uninitialized_local_arrays(spec, rng):
                                    rtol=1e-6)
         run(local_written_barrier, 1, 4, data, out)
         np.testing.assert_allclose(out.copy_to_host(), 3 * host, rtol=1e-6)
+
+
+@simt.kernel
+def heap_use_after_free(data, out):
+    i = threadIdx.x
+    p = simt.malloc(4, np.float32)
+    for k in range(4):
+        p[k] = data[k] * i
+    total = p[0] + p[3]
+    simt.free(p)
+    out[i] = total + p[1]                                      # <- heap_read_freed
+
+
+@simt.kernel
+def heap_write_after_free(data, out):
+    i = threadIdx.x
+    p = simt.malloc(4, np.float32)
+    p[0] = data[0]
+    out[i] = p[0]
+    simt.free(p)
+    p[0] = 0.0                                                 # <- heap_write_freed
+
+
+@simt.kernel
+def heap_freed_last(data, out):
+    i = threadIdx.x
+    p = simt.malloc(4, np.float32)
+    for k in range(4):
+        p[k] = data[k] * i
+    out[i] = p[0] + p[3]
+    simt.free(p)
+
+
+def test_heap_use_after_free(checked, rng):
+    """simt.malloc memory read or written after simt.free is an IllegalAddressError at
+    the line; freed after its last use (the twin), it runs clean, and a later malloc of
+    the same block starts fresh (the sim device has no device heap)."""
+    host = random_array(rng, 4, np.float32)
+    data, out = simt.to_device(host), simt.to_device(poison(4, np.float32))
+    run(heap_freed_last, 1, 4, data, out)
+    np.testing.assert_allclose(out.copy_to_host(), (host[0] + host[3]) * np.arange(4), rtol=1e-6)
+    for kernel, marker, verb in ((heap_use_after_free, "heap_read_freed", "reads"),
+                                 (heap_write_after_free, "heap_write_freed", "writes")):
+        error = reported(simt.IllegalAddressError, kernel, 1, 4, data, out)
+        assert error.line == line(marker) and error.thread == t(0)
+        assert f"{verb} 'p[" in str(error) and "simt.free released" in str(error)
+    run(heap_freed_last, 1, 4, data, out)

@@ -40,7 +40,7 @@ STATE_WORDS = SITE_CACHE + SITE_SLOTS
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10
-ATOMIC_FLAG, INIT_FLAG = 1, 2
+ATOMIC_FLAG, INIT_FLAG, FREED_FLAG = 1, 2, 4     # FREED: device heap memory simt.free released
 LINE_BITS = 20              # a site is file id << LINE_BITS | line
 KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
          "atomic_store": fault.ATOMIC_STORE}
@@ -284,6 +284,9 @@ def _fast_path(em, address, access, shared, loc):
     else:
         fast = b.and_(w_alone, b.and_(alone(get(R1_WHO), get(R1_GEN)),
                                       alone(get(R2_WHO), get(R2_GEN))))
+        if not shared:          # a write to freed heap memory: the checker reports it
+            live = b.icmp_unsigned("==", b.and_(get(FLAGS), i32(FREED_FLAG)), i32(0))
+            fast = b.and_(fast, live)
     record = em.new_block("fast_access")
     if shared:
         after = em.new_block("access_checked")
@@ -425,6 +428,11 @@ def _checker(module):
         b.ret(i32(REPORT))
 
     w_who, w_gen, flags = get(W_WHO), get(W_GEN), get(FLAGS)
+    freed, live = fn.append_basic_block("freed"), fn.append_basic_block("live")
+    b.cbranch(b.icmp_unsigned("!=", b.and_(flags, i32(FREED_FLAG)), i32(0)), freed, live)
+    b.position_at_end(freed)
+    report(fault.USE_AFTER_FREE, i32(0), i32(0), i32(0))
+    b.position_at_end(live)
     w_atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
     # a read (an atomic reads too) of an element nothing wrote: in shared memory, nothing
     # wrote it in this block

@@ -22,6 +22,7 @@ class CpuBinary(Binary):
     slot_bytes: int               # per thread, for kernels with barriers
     checked: bool = False         # compiled for checked mode (checked.py, shadow.py)
     read_only: tuple = ()         # checked mode: the parameters the kernel only reads
+    uses_heap: bool = False       # calls simt.malloc (checked mode checks the heap)
 
 
 class _Compile:
@@ -64,4 +65,5 @@ def compile_kernel(fn, options):
         messages=list(target.messages), stages=stages,
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started, checked=options.checks,
-        read_only=tuple(sorted(job.emitter.read_only)))
+        read_only=tuple(sorted(job.emitter.read_only)),
+        uses_heap=getattr(target, "uses_heap", False))

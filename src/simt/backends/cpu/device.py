@@ -430,7 +430,7 @@ class CpuBackend(CpuMemory):
             interrupt.clear()
             if binary.checked:
                 self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
-                                  binary.read_only)
+                                  binary)
             else:
                 workers = min(config.cpu_threads, nblocks)
                 if workers <= 1:
@@ -447,15 +447,22 @@ class CpuBackend(CpuMemory):
         go.keep = (packed, keep, launch)    # what the addresses above point into
         return go
 
-    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, read_only):
+    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, binary):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
-        order (shadow memory takes no locks)."""
+        order (shadow memory takes no locks). A kernel that calls simt.malloc has the
+        device heap checked too, its blocks followed from malloc to free."""
         with self.shadow.lock:
+            if binary.uses_heap:
+                arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
             keep = self.shadow.begin(err, arrays, grid, block, shared_size)
             state = err[fault.WORDS:]
             state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
-            state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, read_only)
-            run(0, nblocks)
+            state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, binary.read_only)
+            heap.watch(self.shadow if binary.uses_heap else None)
+            try:
+                run(0, nblocks)
+            finally:
+                heap.watch(None)
             self.shadow.launch_done(state)
             del keep
 

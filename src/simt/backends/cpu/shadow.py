@@ -37,9 +37,13 @@ class Shadow:
             self.full = bool(np.all(self.records[:count, checked.FLAGS] & checked.INIT_FLAG))
         return self.full
 
-    def mark_written(self, start, stop):
+    def span(self, start, stop):
+        """The records of the bytes [start, stop) (clipped to the allocation)."""
         first = (max(start, self.base) - self.base) >> self.shift
-        last = (min(stop, self.end) - self.base - 1 >> self.shift) + 1
+        return first, (min(stop, self.end) - self.base - 1 >> self.shift) + 1
+
+    def mark_written(self, start, stop):
+        first, last = self.span(start, stop)
         self.records[first:last, checked.FLAGS] |= checked.INIT_FLAG
 
     def forget_accesses(self):
@@ -136,6 +140,30 @@ class ShadowMemory:
                        for q, r in enumerate(regions)):
                 mask |= 1 << p
         return mask
+
+    def heap_region(self, heap):
+        """The device heap as an argument of a checked launch: one record per 4 bytes."""
+        return heap.buffer.view(np.float32)
+
+    def heap_malloc(self, address, nbytes):
+        """A new heap block: unwritten, no accesses, not freed."""
+        shadow = self._owner(address)
+        if shadow is not None:
+            first, last = shadow.span(address, address + nbytes)
+            shadow.records[first:last] = 0
+            shadow.full = False
+
+    def heap_freed(self, address, nbytes):
+        shadow = self._owner(address)
+        if shadow is not None:
+            first, last = shadow.span(address, address + nbytes)
+            shadow.records[first:last, checked.FLAGS] = checked.FREED_FLAG
+
+    def _owner(self, address):
+        for shadow in self.shadows.values():
+            if shadow.base <= address < shadow.end:
+                return shadow
+        return None
 
     def launch_done(self, st):
         self.gen = int(st[checked.GEN]) + 1
