@@ -1,11 +1,14 @@
 """Sum of 2^26 float32 on the GPU: block-only (one atomicAdd per block) against clusters of 4
 (the cluster's partial sums gathered through distributed shared memory, one atomicAdd per
-cluster). Prints a table and writes JSON.
+cluster), in simt and in CUDA C (bench/gpu/cluster_reduce.cu, built by nvcc in the same run).
+Prints a table and writes JSON.
 
-    python bench/cluster_reduce.py [out.json]     # GPU of compute capability 9.0
+    python bench/cluster_reduce.py [out.json]     # GPU of compute capability 9.0, and nvcc
     python bench/cluster_reduce.py --check        # CPU device, 2^14 elements
 """
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -93,10 +96,17 @@ def gpu(n=1 << 26, blocks=1024):
             lambda: run(kernel, a, out, blocks), 20)))
     result["expected_sum"] = float(host.astype(np.float64).sum())
     result["clustered_over_blocks_only"] = result["clustered_ms"] / result["blocks_only_ms"]
-    print(f"{'2^26 f32 sum':14} {'ms':>8} {'GB/s':>8}")
+    here = os.path.dirname(os.path.abspath(__file__))
+    exe = "/tmp/cluster_reduce_cu"
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-o", exe,
+                    os.path.join(here, "gpu", "cluster_reduce.cu")], check=True)
+    result["nvcc"] = json.loads(subprocess.run([exe], check=True, capture_output=True,
+                                               text=True).stdout)
+    print(f"{'2^26 f32 sum':14} {'simt ms':>8} {'nvcc ms':>8} {'simt/nvcc':>10} {'GB/s':>8}")
     for name in ("blocks_only", "clustered"):
-        ms = result[f"{name}_ms"]
-        print(f"{name:14} {ms:8.3f} {n * 4 / ms / 1e6:8.1f}")
+        ms, theirs = result[f"{name}_ms"], result["nvcc"][f"{name}_ms"]
+        result[f"{name}_simt_over_nvcc"] = ms / theirs
+        print(f"{name:14} {ms:8.3f} {theirs:8.3f} {ms / theirs:10.2f} {n * 4 / ms / 1e6:8.1f}")
     return result
 
 

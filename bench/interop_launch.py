@@ -1,6 +1,7 @@
 """Host time of one launch with each kind of array argument, in one run: simt's own
-arrays, the same array wrapped once, and CuPy/PyTorch arrays (on a GPU) or DLPack-only
-host tensors (CPU device) passed straight in. Prints a table (microseconds per launch)."""
+arrays, the same array wrapped once, and CuPy/PyTorch arrays (on a GPU: the same objects at
+every launch, and new views of them at every launch) or DLPack-only host tensors (CPU
+device) passed straight in. Prints a table (microseconds per launch)."""
 import sys
 import time
 
@@ -51,6 +52,8 @@ def main():
             import cupy
             cx, cy = cupy.ones(n, cupy.float32), cupy.ones(n, cupy.float32)
             rows.append(("CuPy ndarray", per_launch(lambda: axpy[4, 256](np.float32(2), cx, cy))))
+            rows.append(("CuPy, new array objects (views) each launch",
+                         per_launch(lambda: axpy[4, 256](np.float32(2), cx[:], cy[:]))))
             wx, wy = simt.asarray(cx), simt.asarray(cy)
             rows.append(("CuPy wrapped once (simt.asarray)",
                          per_launch(lambda: axpy[4, 256](np.float32(2), wx, wy))))
@@ -60,6 +63,8 @@ def main():
             import torch
             tx, ty = torch.ones(n, device="cuda"), torch.ones(n, device="cuda")
             rows.append(("torch tensor", per_launch(lambda: axpy[4, 256](np.float32(2), tx, ty))))
+            rows.append(("torch, new tensor objects (views) each launch",
+                         per_launch(lambda: axpy[4, 256](np.float32(2), tx[:], ty[:]))))
         except ImportError:
             print("PyTorch not installed", file=sys.stderr)
     else:

@@ -8,6 +8,11 @@ simt.examples.jacobi_mpi` run; its last line is the JSON record this reads.
 
 Strong scaling: the same grid (--nx x --ny) on N ranks; efficiency T1 / (N * TN).
 Weak scaling: --ny-per-rank interior rows per rank; efficiency T1 / TN.
+--reference builds bench/cuda/jacobi_nccl.cu (the same solver in CUDA C with MPI and NCCL)
+with nvcc, runs it the same way and prints simt / CUDA C per point: it needs mpi.h and
+libmpi (--mpi-home: a folder with include/ and lib/, as the mpich wheel installs, or an MPI
+installation) and NCCL's header and library (the nvidia-nccl wheel, found through Python).
+
 Halo bandwidth: the bytes each rank sends per exchange (two rows of nx float64) over the
 time of one exchange timed alone (the slowest rank's). On the CPU device each rank gets
 --cpu-threads (default: the cores over the most ranks) so that the ranks do not compete for
@@ -35,13 +40,15 @@ def run(ranks, comm, args, weak):
 
 
 def run_once(ranks, comm, args, weak):
-    """The JSON record of one mpiexec run."""
+    """The JSON record of one mpiexec run (``comm`` "reference": the CUDA C solver)."""
     ny = args.ny_per_rank + 2 if weak else args.ny
-    command = [args.mpiexec, "-n", str(ranks), sys.executable, "-m", "simt.examples.jacobi_mpi",
+    program = [args.reference_exe] if comm == "reference" else \
+        [sys.executable, "-m", "simt.examples.jacobi_mpi", "--comm", comm]
+    command = [args.mpiexec, "-n", str(ranks), *program,
                "--nx", str(args.nx), "--ny", str(ny), "--iterations", str(args.iterations),
-               "--nccheck", str(args.nccheck), "--comm", comm, "--halo-repeats", str(args.halo_repeats)]
+               "--nccheck", str(args.nccheck), "--halo-repeats", str(args.halo_repeats)]
     command += ["--weak"] if weak else []
-    command += ["--cuda-aware"] if args.cuda_aware else []
+    command += ["--cuda-aware"] if args.cuda_aware and comm != "reference" else []
     env = dict(os.environ, SIMT_DEVICE=args.device)
     if args.device == "cpu":
         env["SIMT_CPU_THREADS"] = str(args.cpu_threads)
@@ -67,6 +74,31 @@ def table(comm, args):
                      f"{weak['seconds']:9.4f} {weak1 / weak['seconds']:9.1%} "
                      f"{halo * 1e6:9.1f} {bandwidth:9.3f}")
     return rows, "\n".join(lines)
+
+
+def build_reference(mpi_home, out="/tmp/jacobi_nccl"):
+    """nvcc -O3 of bench/cuda/jacobi_nccl.cu against ``mpi_home``'s MPI and the NCCL wheel's
+    header and library; returns the program's path."""
+    import nvidia.nccl
+    nccl = list(nvidia.nccl.__path__)[0]
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda", "jacobi_nccl.cu")
+    mpi_lib, nccl_lib = os.path.join(mpi_home, "lib"), os.path.join(nccl, "lib")
+    command = ["nvcc", "-O3", "-arch=sm_90", "-o", out, source,
+               "-I", os.path.join(mpi_home, "include"), "-I", os.path.join(nccl, "include"),
+               "-L", mpi_lib, "-L", nccl_lib, "-l:libmpi.so.12", "-l:libnccl.so.2",
+               f"-Xlinker=-rpath={mpi_lib}", f"-Xlinker=-rpath={nccl_lib}"]
+    subprocess.run(command, check=True)
+    return out
+
+
+def compare(records):
+    """Lines of simt (NCCL) / CUDA C (NCCL) time per point and the last norms of both."""
+    lines = ["simt nccl / CUDA C nccl (same grid, iterations, ranks):",
+             f"{'ranks':>5} {'strong':>8} {'weak':>8}"]
+    for ours, theirs in zip(records["nccl"], records["reference"]):
+        lines.append(f"{ours['ranks']:5d} {ours['strong']['seconds'] / theirs['strong']['seconds']:8.3f} "
+                     f"{ours['weak']['seconds'] / theirs['weak']['seconds']:8.3f}")
+    return "\n".join(lines)
 
 
 def _default_ranks(device):
@@ -100,6 +132,10 @@ def main(argv=None):
     parser.add_argument("--mpiexec", default=_mpiexec())
     parser.add_argument("--timeout", type=int, default=1800)
     parser.add_argument("--json", help="also write the records to this file")
+    parser.add_argument("--reference", action="store_true",
+                        help="also run the CUDA C solver (bench/cuda/jacobi_nccl.cu) and compare")
+    parser.add_argument("--mpi-home", default=os.environ.get("MPI_HOME"),
+                        help="for --reference: the MPI whose include/mpi.h and lib/libmpi.so.12 nvcc uses")
     args = parser.parse_args(argv)
     args.ranks = [int(r) for r in args.ranks.split(",")] if args.ranks else _default_ranks(args.device)
     args.ny_per_rank = args.ny_per_rank or args.ny - 2
@@ -107,11 +143,20 @@ def main(argv=None):
     if args.device == "cpu":
         print(f"CPU device, {args.cpu_threads} thread(s) per rank, {os.cpu_count()} cores: "
               "CPU-only figures, not GPU scaling")
+    comms = args.comm.split(",")
+    if args.reference:
+        if not args.mpi_home:
+            raise SystemExit("--reference needs --mpi-home (or MPI_HOME): the folder holding "
+                             "include/mpi.h and lib/libmpi.so.12")
+        args.reference_exe = build_reference(args.mpi_home)
+        comms += [c for c in ("nccl", "reference") if c not in comms]
     records = {}
-    for comm in args.comm.split(","):
+    for comm in comms:
         rows, text = table(comm, args)
         records[comm] = [{"ranks": n, "strong": s, "weak": w} for n, s, w in rows]
         print(text)
+    if args.reference:
+        print(compare(records))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)

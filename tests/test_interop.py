@@ -143,3 +143,41 @@ def test_foreign_arrays_reach_the_prepared_path(rng):
             scale_into[2, 32](HostExporter(a), HostExporter(out), np.float32(trial))
             np.testing.assert_array_equal(out, a * np.float32(trial))
         assert scale_into.launches[(2, 32)].prepared
+
+
+class InterfaceExporter:
+    """GPU-style __cuda_array_interface__ over a host array (the CPU device's addresses are
+    host addresses), read afresh at every access as CuPy and PyTorch build it."""
+    def __init__(self, array):
+        self.array = array
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self.array
+        return {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                "strides": None, "version": 3, "stream": 1}
+
+
+def test_a_foreign_array_passed_again_is_wrapped_once(monkeypatch, rng):
+    """The same tensor at every launch is one DeviceArray (the launch function finds its
+    packed values unchanged); a tensor whose memory moved is wrapped again; a dead tensor's
+    entry goes."""
+    from simt.runtime import arrays, launch
+    monkeypatch.setattr(arrays, "_cuda_pointers", lambda device: True)
+    with simt.use_device("cpu"):
+        a = random_array(rng, 64, np.float32)
+        x, out = InterfaceExporter(a), InterfaceExporter(poison(64, np.float32))
+        for trial in range(3):
+            scale_into[2, 32](x, out, np.float32(trial + 1))
+            np.testing.assert_array_equal(out.array, a * np.float32(trial + 1))
+        device = simt.get_device()
+        assert launch._adopt(x, device) is launch._adopt(x, device)
+        before = launch._adopt(x, device)
+        x.array = random_array(rng, 64, np.float32)            # the tensor's memory moved
+        assert launch._adopt(x, device) is not before
+        out.array = poison(64, np.float32)
+        scale_into[2, 32](x, out, np.float32(5))
+        np.testing.assert_array_equal(out.array, x.array * np.float32(5))
+        key = id(x)
+        del x
+        assert key not in launch._adopted

@@ -40,3 +40,18 @@ def test_three_ranks_solve_as_one_device(device):
                "35", "--iterations", "12", "--nccheck", "4", "--halo-repeats", "2")
     assert "solution bit-identical to the one-device solve" in out.stdout, out.stdout
     assert "12 iterations on 35 x 40 mesh, 3 ranks (mpi)" in out.stdout
+
+
+def test_a_launcher_mismatch_is_an_error(monkeypatch):
+    """mpiexec of one MPI with mpi4py on another: every rank sees a world of one. That
+    stops with the advice, instead of N ranks each solving the whole problem."""
+    from simt.examples import jacobi_mpi
+
+    class WorldOfOne:
+        def Get_size(self):
+            return 1
+    monkeypatch.setenv("PMI_SIZE", "2")
+    with pytest.raises(SystemExit, match="MPI4PY_MPIABI"):
+        jacobi_mpi.pick_device(WorldOfOne())
+    monkeypatch.setenv("PMI_SIZE", "1")
+    jacobi_mpi.check_launcher(WorldOfOne())

@@ -73,6 +73,18 @@ def test_inspect_sass_names_the_gpu():
             make_kernel().inspect_sass(SIG)
 
 
+def test_inspect_sass_on_a_gpu(device):
+    """The GPU's machine code of a compiled kernel: SASS text with the kernel's name and
+    its float32 arithmetic (ptxas/nvdisasm or cuobjdump from CUDA)."""
+    if device.kind != "cuda":
+        pytest.skip("SASS is a GPU's machine code")
+    k = make_kernel()
+    k.compile(SIG)
+    sass = k.inspect_sass(SIG)
+    assert isinstance(sass, str) and "axpy" in sass, sass[:2000]
+    assert any(op in sass for op in ("FMUL", "FFMA", "FADD")), sass[:2000]
+
+
 def test_signature_choice():
     k = make_kernel()
     with simt.use_device("cpu"):

@@ -396,8 +396,13 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--grace", type=float, default=GRACE,
+                        help=f"seconds a child may take beyond the run to report (default {GRACE})")
     args = parser.parse_args(argv)
     spec, gpu = args.device, args.device.startswith("cuda")
+    # a run that has not ended by then prints every thread's stack (this process's), so that
+    # a hang shows where it is even when an outer timeout ends the run
+    faulthandler.dump_traceback_later(args.seconds + args.grace + 30, exit=False)
 
     go, results = multiprocessing.get_context("spawn").Event(), \
         multiprocessing.get_context("spawn").Queue()
@@ -415,7 +420,7 @@ def main(argv=None):
     go.set()
     reports = [run_process(spec, args.seconds, args.threads, 0)]
     reports[0]["failures"] += failures
-    reports += collect(kids, results, time.monotonic() + args.seconds + GRACE,
+    reports += collect(kids, results, time.monotonic() + args.seconds + args.grace,
                        reports[0]["failures"])
     return summarize(spec, args, reports)
 

@@ -75,6 +75,10 @@ class Config:
         default="legacy", metadata={"env": "SIMT_DEFAULT_STREAM",
                                     "doc": "what stream=None means: 'legacy' (the legacy default "
                                            "stream) or 'per-thread' (each host thread's own)"})
+    nvtx: bool = dataclasses.field(
+        default=False, metadata={"env": "SIMT_NVTX",
+                                 "doc": "NVTX ranges around launches and copies, for Nsight Systems "
+                                        "(needs the nvtx package)"})
     verify_ir: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_VERIFY_IR",
                                  "doc": "check the typed IR after every IR pass (the test suite turns it on)"})
@@ -92,6 +96,7 @@ class Config:
             dump=_dump(os.environ.get("SIMT_DUMP", "")),
             log_level=os.environ.get("SIMT_LOG_LEVEL", "").strip().lower(),
             debug=_flag("SIMT_DEBUG", False),
+            nvtx=_flag("SIMT_NVTX", False),
             verify_ir=_flag("SIMT_VERIFY_IR", False),
             default_stream=_choice("SIMT_DEFAULT_STREAM", ("legacy", "per-thread")),
         )

@@ -1,9 +1,12 @@
 """Lowerings of simt.memcpy_async and the pipeline's commit and wait (lang/pipeline.py).
 
-GPU: cp.async.ca.shared.global through NVVM's intrinsics when the destination is shared and
+GPU: cp.async.shared.global through NVVM's intrinsics when the destination is shared and
 the source global memory, in the widest chunk (16, 8 or 4 bytes) the element count allows and
 both addresses are aligned to, checked at run time; otherwise (and always on the CPU) the
-copy is a loop of loads and stores, complete at once."""
+copy is a loop of loads and stores, complete at once. 16-byte chunks take cp.async.cg (L2
+only, as CUDA's memcpy_async does for them: the data goes to shared memory, so caching it in
+L1 as well only evicts other lines; the pipelined matmul ran 1.28x nvcc's with .ca, whose
+SASS was LDGSTS.E.128 where nvcc's is LDGSTS.E.BYPASS.128); 8 and 4 bytes can only be .ca."""
 from llvmlite import ir as ll
 
 from ..lang.pipeline import MAX_IN_FLIGHT, commit, memcpy_async, wait
@@ -69,7 +72,7 @@ def _copy_gpu(em, e):
     b.cbranch(aligned, fast_bb, slow_bb)
     b.position_at_end(fast_bb)
     fn = em.module.declare_intrinsic(
-        f"llvm.nvvm.cp.async.ca.shared.global.{size}", fnty=ll.FunctionType(
+        f"llvm.nvvm.cp.async.{'cg' if size == 16 else 'ca'}.shared.global.{size}", fnty=ll.FunctionType(
             ll.VoidType(), [ptr(shared), ptr(glob)]))
     to_s = b.addrspacecast(to, ptr(shared)) if to.type.addrspace != shared else to
     frm_g = b.addrspacecast(frm, ptr(glob)) if frm.type.addrspace != glob else frm

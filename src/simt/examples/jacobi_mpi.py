@@ -40,9 +40,30 @@ def local_rank(comm):
         node.Free()
 
 
+LAUNCHER_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS")
+
+
+def check_launcher(comm):
+    """A launcher that started several ranks while mpi4py's MPI sees one (mpi4py loaded
+    another MPI library than the launcher's: every rank then runs alone, as rank 0) is an
+    error, not a silent run of N copies of the whole problem."""
+    if comm.Get_size() != 1:
+        return
+    for name in LAUNCHER_SIZE_VARIABLES:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 1:
+            raise SystemExit(
+                f"the launcher started {value} ranks ({name}={value}) but MPI sees 1: mpi4py "
+                "loaded another MPI library than the one whose mpiexec ran this (MPICH's "
+                "mpiexec with an Open MPI build, or the reverse). Pick mpi4py's library to match: "
+                "MPI4PY_MPIABI=mpich (or openmpi), and MPI4PY_LIBMPI=/path/to/libmpi.so.12 if "
+                "it is not found; see docs/scaling-out.md")
+
+
 def pick_device(comm):
     """Make the GPU of this rank's local rank current (local rank modulo the GPUs this
     process sees, after CUDA_VISIBLE_DEVICES); without a current GPU, keep the device."""
+    check_launcher(comm)
     current = simt.get_device()
     if current.kind != "cuda":
         return current

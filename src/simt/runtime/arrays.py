@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from simt.runtime import devices, dlpack, pools
+from simt.runtime import devices, dlpack, nvtx, pools
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError, OutOfMemoryError
 
@@ -298,6 +298,7 @@ class DeviceArray:
         flags = self.flags
         return "C" if flags["C_CONTIGUOUS"] else "F" if flags["F_CONTIGUOUS"] else None
 
+    @nvtx.copy
     def copy_to_host(self, out=None, stream=None):
         """Copy to a NumPy array (``out`` if given, else a new one of the same layout order); cudaMemcpy D2H."""
         backend = self.device.backend
@@ -328,6 +329,7 @@ class DeviceArray:
         """This array's layout over a host copy ``raw`` of its span (which starts at ``low``)."""
         return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-low, strides=self.strides)
 
+    @nvtx.copy
     def copy_from(self, source, stream=None):
         """Copy a host array (or anything np.asarray takes, broadcast to this shape) or a DeviceArray into this one."""
         if isinstance(source, DeviceArray):
@@ -361,6 +363,7 @@ class DeviceArray:
         backend.copy_htod(self.ptr + low, raw, _stream_handle(stream))
         _wait(stream, backend)
 
+    @nvtx.copy
     def copy_to_device(self, other, stream=None):
         """Copy this array's elements into ``other``, a DeviceArray of the same shape (any device); returns other."""
         if other.shape != self.shape:
@@ -783,14 +786,16 @@ def _cuda_pointers(device):
     return devices.backend_class(device.kind).cuda_pointers
 
 
-def _wrap_cuda_interface(obj, device):
-    """A DeviceArray over memory described by __cuda_array_interface__ (kept alive by obj)."""
+def _wrap_cuda_interface(obj, device, face=None, owner=None):
+    """A DeviceArray over memory described by __cuda_array_interface__ (``face``, when the
+    caller read it already), kept alive by ``owner`` (default ``obj``; a launch's cache of
+    adopted arrays passes a weak reference, so that it never keeps a tensor alive)."""
     if not _cuda_pointers(device):
         gpus = [d for d in devices.devices() if _cuda_pointers(d)]
         if not gpus:
             raise NotSupportedError("this object holds GPU memory, and no GPU is available")
         device = gpus[0]
-    face = obj.__cuda_array_interface__
+    face = obj.__cuda_array_interface__ if face is None else face
     dtype = np.dtype(face.get("descr") and [tuple(f) for f in face["descr"]]
                      if face["typestr"].startswith("|V") else face["typestr"])
     shape = tuple(face["shape"])
@@ -800,7 +805,8 @@ def _wrap_cuda_interface(obj, device):
     producer = face.get("stream")
     if producer not in (None, 0, 1):       # ready on the producer's stream: simt's waits
         _make_default_stream_wait(device, producer)
-    alloc = Allocation(ptr + low, high - low, device.backend, keepalive=obj)
+    alloc = Allocation(ptr + low, high - low, device.backend,
+                       keepalive=obj if owner is None else owner)
     array = DeviceArray(shape, dtype, strides, alloc=alloc, offset=-low, device=device)
     if readonly:
         array.readonly = True

@@ -18,7 +18,7 @@ from ..ir import types as T
 from ..lazy import lazy_module
 from ..logs import log
 from .devices import backend_class, get_device
-from . import peer
+from . import nvtx, peer
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
@@ -100,7 +100,11 @@ class Kernel:
             self.eager.append(types)
             self.compile(types)
 
-    def __getitem__(self, config):
+    def __getitem__(self, configuration):
+        call = self._launch_function(configuration)
+        return nvtx.launch(self.__name__, configuration, call) if config.nvtx else call
+
+    def _launch_function(self, config):
         try:
             return self.launches[config].call
         except KeyError:
