@@ -821,3 +821,14 @@ def test_heap_use_after_free(checked, rng):
         assert error.line == line(marker) and error.thread == t(0)
         assert f"{verb} 'p[" in str(error) and "simt.free released" in str(error)
     run(heap_freed_last, 1, 4, data, out)
+
+
+def test_syncwarp_in_both_arms_gives_the_same_result_on_every_device(device, rng):
+    """Fidelity: the kernel checked mode and sim pass gives their result on the device
+    under test (a GPU with --device cuda:0)."""
+    host = random_array(rng, 32, np.float32)
+    data, out = simt.to_device(host), simt.to_device(poison(32, np.float32))
+    syncwarp_in_both_arms[1, 32](data, out)
+    shifted = np.roll(host, -1)
+    expected = np.where(np.arange(32) % 2 == 0, shifted * 2, shifted + 1).astype(np.float32)
+    np.testing.assert_allclose(out.copy_to_host(), expected, rtol=1e-6)
