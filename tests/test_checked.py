@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import simt
-from conftest import random_array
+from conftest import poison, random_array
 from simt import blockDim, blockIdx, threadIdx
 from simt.config import config
 
@@ -618,3 +618,217 @@ def test_use_after_free_is_reported(spec, rng):
         view.free()
         with pytest.raises(simt.IllegalAddressError, match="use after free"):
             double_all[1, 32](part)                   # a view of freed memory too
+
+
+@simt.kernel
+def shift_left(x, y):
+    i = threadIdx.x
+    y[i] = x[(i + 1) % 8]                                      # <- shift_left
+
+
+@simt.kernel
+def shift_left_view(x, y):
+    v = x[1:]
+    i = threadIdx.x
+    y[i] = v[i % 7]
+
+
+def test_read_only_parameters_skip_the_checker_only_when_nothing_can_write_them(checked):
+    """A parameter the kernel only reads needs no checker call when its memory is fully
+    written and shared with no other argument; aliased or unwritten, it is checked."""
+    sig = "void(float32[::1], float32[::1])"
+    assert shift_left.compile(sig).binary.read_only == (0,)
+    assert shift_left_view.compile(sig).binary.read_only == ()     # a view: not proven
+    x = simt.to_device(np.arange(1, 9, dtype=np.float32))
+    y = simt.device_array(8, np.float32)
+    run(shift_left, 1, 8, x, y)
+    np.testing.assert_array_equal(y.copy_to_host(), np.roll(np.arange(1, 9), -1))
+    error = reported(simt.RaceConditionError, shift_left, 1, 8, x, x)   # y is x
+    assert_threads(error, (B0, t(1)), (B0, t(0)), "shift_left", "shift_left")
+    error = reported(simt.UninitializedReadError, shift_left, 1, 8,
+                     simt.device_array(8, np.float32), y)
+    assert_threads(error, (B0, t(0)), None, "shift_left")
+
+
+@simt.kernel
+def syncwarp_in_both_arms(data, out):
+    i = threadIdx.x
+    if i % 2 == 0:
+        simt.syncwarp()
+        out[i] = data[(i + 1) % 32] * 2
+    else:
+        simt.syncwarp()
+        out[i] = data[(i + 1) % 32] + 1
+
+
+@simt.kernel
+def syncwarp_in_one_arm(data, out):
+    i = threadIdx.x
+    if i % 2 == 0:
+        simt.syncwarp()                                        # <- syncwarp_one_arm
+        out[i] = data[i] * 2
+    else:
+        out[i] = data[i] + 1
+    simt.syncthreads()
+
+
+@pytest.mark.parametrize("spec", ["cpu-checked", "sim"])
+def test_syncwarp_in_both_arms_of_an_if_is_not_divergence(spec, rng):
+    """Volta and later let the lanes of a warp meet at different syncwarp calls with the
+    same mask; a lane that goes where no syncwarp is stays a divergence."""
+    options = {"checks": True} if spec == "cpu-checked" else {}
+    with simt.use_device(spec.split("-")[0], **options):
+        host = random_array(rng, 32, np.float32)
+        data, out = simt.to_device(host), simt.to_device(poison(32, np.float32))
+        run(syncwarp_in_both_arms, 1, 32, data, out)
+        shifted = np.roll(host, -1)
+        expected = np.where(np.arange(32) % 2 == 0, shifted * 2, shifted + 1)
+        np.testing.assert_allclose(out.copy_to_host(), expected.astype(np.float32), rtol=1e-6)
+        error = reported(simt.BarrierDivergenceError, syncwarp_in_one_arm, 1, 32, data, out)
+        assert error.line == line("syncwarp_one_arm") and error.thread == t(0)
+        assert "thread (1, 0, 0)" in str(error)
+
+
+@simt.kernel
+def sum_components(v, out):
+    i = simt.grid(1)
+    if i < out.size:
+        p = v[i]
+        out[i] = p.x + p.y + p.z + p.w
+
+
+def test_misaligned_vector_arrays_are_reported(checked, rng):
+    """A float4 array whose data is not on 16 bytes: every element access is a misaligned
+    vector access on a GPU; the launch is refused naming the argument. The twin, a
+    float4 view of aligned data, runs clean."""
+    host = random_array(rng, 36, np.float32)
+    out = simt.to_device(poison(8, np.float32))
+    run(sum_components, 1, 8, simt.float4.view(simt.to_device(host[:32].reshape(8, 4))), out)
+    np.testing.assert_allclose(out.copy_to_host(), host[:32].reshape(8, 4).sum(1), rtol=1e-6)
+    shifted = simt.to_device(host)[1:33].reshape(8, 4).retyped((8,), simt.float4.dtype, (16,))
+    with pytest.raises(simt.MisalignedAddressError,
+                       match="kernel 'sum_components', argument 'v': its data at .* is not "
+                             "aligned to 16 bytes"):
+        run(sum_components, 1, 8, shifted, out)
+    strided = simt.to_device(np.zeros((8, 5), np.float32))[:, :4].retyped(
+        (8,), simt.float4.dtype, (20,))
+    with pytest.raises(simt.MisalignedAddressError, match=r"strides \(20,\) are not aligned"):
+        run(sum_components, 1, 8, strided, out)
+
+
+@simt.kernel
+def local_unwritten(data, out):
+    i = threadIdx.x
+    a = simt.local.array(4, np.float32)
+    if i == 0:
+        for k in range(4):
+            a[k] = data[k]
+    out[i] = a[0] + a[3]                                       # <- local_unwritten
+
+
+@simt.kernel
+def local_written(data, out):
+    i = threadIdx.x
+    a = simt.local.array(4, np.float32)
+    for k in range(4):
+        a[k] = data[k] * i
+    out[i] = a[0] + a[3]
+
+
+@simt.kernel
+def local_unwritten_barrier(data, out):
+    i = threadIdx.x
+    a = simt.local.array((2, 2), np.float32)
+    a[0, 0] = data[i]
+    simt.syncthreads()
+    out[i] = a[0, 0] + a[1, i % 2]                             # <- local_unwritten_barrier
+
+
+@simt.kernel
+def local_written_barrier(data, out):
+    i = threadIdx.x
+    a = simt.local.array((2, 2), np.float32)
+    a[0, 0] = data[i]
+    a[1, i % 2] = 2 * data[i]
+    simt.syncthreads()
+    out[i] = a[0, 0] + a[1, i % 2]
+
+
+@pytest.mark.parametrize("spec", ["cpu-checked", "sim"])
+def test_uninitialized_local_arrays(spec, rng):
+    """A local array starts undefined in each thread: thread 1 reading what only thread
+    0 wrote into its own array is an uninitialized read (the CPU device reuses one
+    thread's stack for the next, so without the check it would see thread 0's values)."""
+    options = {"checks": True} if spec == "cpu-checked" else {}
+    with simt.use_device(spec.split("-")[0], **options):
+        host = random_array(rng, 4, np.float32)
+        data, out = simt.to_device(host), simt.to_device(poison(4, np.float32))
+        for bad, marker in ((local_unwritten, "local_unwritten"),
+                            (local_unwritten_barrier, "local_unwritten_barrier")):
+            with pytest.raises(simt.UninitializedReadError) as info:
+                run(bad, 1, 4, data, out)
+            assert info.value.line == line(marker)
+            assert "a[" in str(info.value)
+        run(local_written, 1, 4, data, out)
+        np.testing.assert_allclose(out.copy_to_host(), (host[0] + host[3]) * np.arange(4),
+                                   rtol=1e-6)
+        run(local_written_barrier, 1, 4, data, out)
+        np.testing.assert_allclose(out.copy_to_host(), 3 * host, rtol=1e-6)
+
+
+@simt.kernel
+def heap_use_after_free(data, out):
+    i = threadIdx.x
+    p = simt.malloc(4, np.float32)
+    for k in range(4):
+        p[k] = data[k] * i
+    total = p[0] + p[3]
+    simt.free(p)
+    out[i] = total + p[1]                                      # <- heap_read_freed
+
+
+@simt.kernel
+def heap_write_after_free(data, out):
+    i = threadIdx.x
+    p = simt.malloc(4, np.float32)
+    p[0] = data[0]
+    out[i] = p[0]
+    simt.free(p)
+    p[0] = 0.0                                                 # <- heap_write_freed
+
+
+@simt.kernel
+def heap_freed_last(data, out):
+    i = threadIdx.x
+    p = simt.malloc(4, np.float32)
+    for k in range(4):
+        p[k] = data[k] * i
+    out[i] = p[0] + p[3]
+    simt.free(p)
+
+
+def test_heap_use_after_free(checked, rng):
+    """simt.malloc memory read or written after simt.free is an IllegalAddressError at
+    the line; freed after its last use (the twin), it runs clean, and a later malloc of
+    the same block starts fresh (the sim device has no device heap)."""
+    host = random_array(rng, 4, np.float32)
+    data, out = simt.to_device(host), simt.to_device(poison(4, np.float32))
+    run(heap_freed_last, 1, 4, data, out)
+    np.testing.assert_allclose(out.copy_to_host(), (host[0] + host[3]) * np.arange(4), rtol=1e-6)
+    for kernel, marker, verb in ((heap_use_after_free, "heap_read_freed", "reads"),
+                                 (heap_write_after_free, "heap_write_freed", "writes")):
+        error = reported(simt.IllegalAddressError, kernel, 1, 4, data, out)
+        assert error.line == line(marker) and error.thread == t(0)
+        assert f"{verb} 'p[" in str(error) and "simt.free released" in str(error)
+    run(heap_freed_last, 1, 4, data, out)
+
+
+def test_syncwarp_in_both_arms_gives_the_same_result_on_every_device(device, rng):
+    """Fidelity: the kernel checked mode and sim pass gives their result on the device
+    under test (a GPU with --device cuda:0)."""
+    host = random_array(rng, 32, np.float32)
+    data, out = simt.to_device(host), simt.to_device(poison(32, np.float32))
+    syncwarp_in_both_arms[1, 32](data, out)
+    shifted = np.roll(host, -1)
+    expected = np.where(np.arange(32) % 2 == 0, shifted * 2, shifted + 1).astype(np.float32)
+    np.testing.assert_allclose(out.copy_to_host(), expected, rtol=1e-6)

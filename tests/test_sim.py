@@ -467,3 +467,21 @@ def test_fixed_twins_and_traps_run_clean(rng):
     res32 = poison(32, np.float32)                # device memory a copy wrote
     _launch(uninit_global, 1, 32, simt.to_device(a[:32], device=SIM), res32)
     np.testing.assert_array_equal(res32, a[:32])
+
+
+@simt.kernel
+def block_offsets(out):
+    base = (simt.blockIdx.y * simt.gridDim.x + simt.blockIdx.x) * simt.blockDim.x
+    out[base + simt.threadIdx.x] = base - simt.blockDim.x * 3 + simt.threadIdx.x
+
+
+def test_block_uniform_arithmetic_is_computed_once_per_block(rng):
+    """Sums and products of blockIdx, blockDim, gridDim and constants move to the block
+    function (the threads share them); the results are the CPU device's."""
+    sig = "void(int32[::1])"
+    with simt.use_device("sim"):
+        assert "_k_u0 = " in block_offsets.compile(sig).binary.source
+        out = poison(6 * 32, np.int32)
+        block_offsets[(3, 2), 32](out)
+    expected = np.arange(6 * 32, dtype=np.int32) - 96
+    np.testing.assert_array_equal(out, expected)

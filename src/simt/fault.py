@@ -35,6 +35,7 @@ RACE = 7                 # two threads, one element, no barrier between, one wri
 UNINITIALIZED = 8        # a read of memory nothing wrote
 BARRIER_DIVERGENCE = 9   # a barrier some live thread of the block does not reach
 WARP_MASK = 10           # a warp collective whose mask names a lane that is not there
+USE_AFTER_FREE = 11      # an access of device heap memory that simt.free released
 
 # what an access was, in the "accesses" word (mine | other << 4)
 READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
@@ -100,7 +101,7 @@ def _source_line(filename, line):
     return f"\n      {text}" if text else ""
 
 
-CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK)
+CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE)
 
 
 class Thread:
@@ -147,6 +148,13 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 f"between the write and the read when another thread writes it), or "
                 f"allocate with simt.zeros / simt.to_device instead of device_array/empty")
         cls = UninitializedReadError
+    elif code == USE_AFTER_FREE:
+        verb = _VERBS.get(accesses[0], ("accesses", "accessed"))[0]
+        text = (f"Use after free in kernel '{kernel}': {first} {verb} {element} at "
+                f"{first.at}, heap memory that simt.free released{source}\n  free an array "
+                f"of simt.malloc only after its last use (a barrier between when other "
+                f"threads use it), and do not keep its elements past the free")
+        cls = IllegalAddressError
     elif code == BARRIER_DIVERGENCE:
         away = (f"{second}, which has not returned, does not reach it"
                 + (f" (it took another way at {second.at})" if second.line else ""))
@@ -173,7 +181,7 @@ def _decode_checked(code, record, binary, kernel_name, place, where, common):
     first = Thread(common["block"], common["thread"], common["filename"], common["line"])
     other_line, other_file = words[OTHER], words[OTHER + 1]
     second = None
-    if code != UNINITIALIZED:
+    if code not in (UNINITIALIZED, USE_AFTER_FREE):
         files = binary.files
         filename = files[other_file][1] if other_line and other_file < len(files) else None
         second = Thread(words[OTHER + 2:OTHER + 5], words[OTHER + 5:OTHER + 8], filename,

@@ -16,7 +16,8 @@ import dataclasses
 import threading
 
 from simt.compiler.options import CompileOptions
-from simt.errors import CudaError, IllegalAddressError, NotSupportedError
+from simt.errors import CudaError, IllegalAddressError, MisalignedAddressError, NotSupportedError
+from simt.ir import types as T
 
 
 class Allocation:
@@ -457,6 +458,30 @@ def refuse_in_host_function(what):
                         "forbids simt calls there (cudaErrorNotPermitted), as they wait for "
                         "the stream that waits for the host function. Do the work after the "
                         "stream's synchronize, or signal a host thread from the function")
+
+
+def refuse_misaligned(kernel, params, args):
+    """Checked mode: an array of a vector type (float4, int2 ...) whose
+    data or strides are not aligned as CUDA aligns the type: each access of an element
+    is one vector access, which a GPU refuses at such an address (misaligned address).
+    A MisalignedAddressError naming the argument; the launch does not run."""
+    for position, (t, value) in enumerate(zip(params, args)):
+        if not isinstance(t, T.Array) or not isinstance(t.element, T.Vector) or \
+                t.align is not None:
+            continue
+        align = t.element.align
+        address = value.ctypes.data if hasattr(value, "ctypes") else getattr(value, "ptr", 0)
+        bad = [s for s in value.strides if s % align]
+        if address % align or bad:
+            code = kernel.pyfunc.__code__
+            name = code.co_varnames[position] if position < code.co_argcount else "?"
+            what = f"its data at {address:#x} is" if address % align else \
+                f"its strides {tuple(value.strides)} are"
+            raise MisalignedAddressError(
+                f"kernel '{kernel.__name__}', argument '{name}': {what} not aligned to "
+                f"{align} bytes, as each {t.element!r} access needs (a misaligned vector "
+                f"access on a GPU). Copy the data to a fresh array (simt.to_device, or "
+                f"simt.{t.element!r}.view of an aligned array) first")
 
 
 def refuse_freed(kernel, args):

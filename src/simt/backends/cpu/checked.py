@@ -25,18 +25,22 @@ from llvmlite import ir as ll
 
 import simt.fault as fault
 from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
+from ...ir import nodes as ir
+from ...ir import types as T
+from ...ir.walk import fields, walk
 
 # the checker's state: int64 words after the fault record (shadow.py fills them)
 GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
 SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING, ACQUIRED = range(9, 16)
-WARP_LAST = 16
+READ_ONLY = 16                      # bit p: parameter p needs no checks in this launch
+WARP_LAST = 17
 SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry it last hit
 SITE_SLOTS = 64
 STATE_WORDS = SITE_CACHE + SITE_SLOTS
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10
-ATOMIC_FLAG, INIT_FLAG = 1, 2
+ATOMIC_FLAG, INIT_FLAG, FREED_FLAG = 1, 2, 4     # FREED: device heap memory simt.free released
 LINE_BITS = 20              # a site is file id << LINE_BITS | line
 KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
          "atomic_store": fault.ATOMIC_STORE}
@@ -63,24 +67,258 @@ def word(b, st, index):
 
 
 # ------------------------------------------------------------------ memory accesses
+def read_only_params(fn):
+    """The indices of the kernel's global array parameters that it only reads, directly
+    (``a[i]``, ``a.shape``): no view, call, assignment or atomic takes them elsewhere. A
+    launch where such an array is fully written and shares no memory with another
+    argument needs no checks on it (shadow.ShadowMemory.read_only_mask): nothing in the
+    launch writes it, so its reads cannot race nor read uninitialized memory."""
+    found = {i for i, (_, t) in enumerate(fn.params)
+             if isinstance(t, T.Array) and t.space == "global" and i < 63}
+    for node in walk(*fn.body):
+        for name, value in fields(node):
+            items = value if isinstance(value, list) else [value]
+            direct = isinstance(node, (ir.Load, ir.ArrayAttr)) and name == "array"
+            for item in items:
+                if isinstance(item, ir.Param) and not direct:
+                    found.discard(item.index)
+    return frozenset(found)
+
+
+def _read_only_index(em, array):
+    """The parameter ``array`` is, when the kernel only reads it; else None."""
+    for index in getattr(em, "read_only", ()):
+        if em.params[index] is array:
+            return index
+    return None
+
+
 def check_access(em, array, indices, address, access, label, loc):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
-    a report ends the thread, its array and index written into the fault record."""
+    a report ends the thread, its array and index written into the fault record. A read
+    of a read-only parameter skips the call when the launch says it may (READ_ONLY)."""
+    if array.type.space == "local":
+        _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
         return                      # local arrays are the thread's own; constants read-only
     em.target.can_fail = True
     b = em.builder
-    result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
-                                          i32(KINDS[access]), i32(site(em, loc))])
-    ok, failed = em.new_block("access_ok"), em.new_block("access_reported")
-    b.cbranch(b.icmp_unsigned("==", result, i32(0)), ok, failed)
-    b.position_at_end(failed)
+    param = _read_only_index(em, array) if access == "read" else None
+    if param is not None:
+        bit = b.and_(_launch_word(em, READ_ONLY), i64(1 << param))
+        skip = b.icmp_unsigned("!=", bit, i64(0))
+    elif access in ("read", "write") and array.type.space != "generic":
+        skip = _fast_path(em, address, access, array.type.space != "global", loc)
+    else:
+        _call_checker(em, indices, address, access, label, loc)
+        return
+    done, check = em.new_block("checked"), em.new_block("check")
+    b.cbranch(skip, done, check)
+    b.position_at_end(check)
+    _call_checker(em, indices, address, access, label, loc)
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
+
+
+# ------------------------------------------------------------------ local arrays
+def _locals(em):
+    """The kernel's local arrays, each with its written bytes (one per element, this
+    thread's): (decl, the bytes: an alloca, or a slot name in a kernel with barriers,
+    element count). None in a device function (its local arrays are not checked)."""
+    found = getattr(em, "local_written", None)
+    if found is None and hasattr(em, "read_only"):
+        found = em.local_written = []
+        seen = set()
+        for node in walk(*em.function.body):
+            decl = getattr(node, "decl", None)
+            if isinstance(node, ir.ArrayRef) and decl.space == "local" and id(decl) not in seen:
+                seen.add(id(decl))
+                count = 1
+                for n in decl.shape:
+                    count *= int(n)
+                kind = ll.ArrayType(I8, count)
+                if em.plan is None:
+                    found.append((decl, em.alloca(kind, name=f"{decl.name}.written"), count))
+                else:
+                    name = f"$written.{decl.name}.{id(decl)}"
+                    em.add_slot(name, kind)
+                    found.append((decl, name, count))
+    return found
+
+
+def _forget_locals(em, threads):
+    """Zero the written bytes of the local arrays (of ``threads`` threads' slots)."""
+    b = em.builder
+    memset = em.module.declare_intrinsic("llvm.memset", [ptr(), I64])
+    for decl, where, count in _locals(em) or ():
+        base = em.slot_layout[where][0] if isinstance(where, str) else where
+        b.call(memset, [base, ll.Constant(I8, 0), b.mul(threads, i64(count)),
+                        ll.Constant(I1, 0)])
+
+
+def _local_access(em, indices, address, access, label, loc):
+    """A read of an element of a local array that this thread did not write is an
+    uninitialized read, reported at once (no other thread can write it); a write marks
+    the element written."""
+    arrays = _locals(em)
+    if not arrays:
+        return
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    scratch = getattr(em, "local_scratch", None)
+    if scratch is None:                 # an address in no local array: nothing to check
+        scratch = em.local_scratch = em.alloca(I8, name="written.none")
+        em.entry_builder.store(ll.Constant(I8, 1), scratch)
+    written = scratch
+    for decl, where, count in arrays:
+        if isinstance(where, str):
+            data_name = f"$local.{decl.name}.{id(decl)}"
+            if data_name not in em.slot_layout:
+                continue
+            data, bits = em.var_ptr(data_name), em.var_ptr(where)
+        else:
+            value = em.decl_values.get(id(decl))
+            if value is None:
+                continue
+            data, bits = value.data, where
+        size = decl.dtype.itemsize
+        offset = b.sub(addr, b.ptrtoint(data, I64))
+        inside = b.icmp_unsigned("<", offset, i64(count * size))
+        element = b.gep(bits, [b.udiv(offset, i64(size))], source_etype=I8)
+        written = b.select(inside, element, written)
+    if access in ("read", "atomic"):
+        em.target.can_fail = True
+        unwritten = b.icmp_unsigned("==", b.load(written, typ=I8), ll.Constant(I8, 0))
+        stop, go = em.new_block("local_uninitialized"), em.new_block("local_written")
+        b.cbranch(unwritten, stop, go)
+        b.position_at_end(stop)
+        st = state(em)
+        me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+        b.call(_reporter(em.module), [st, i32(fault.UNINITIALIZED), me, i32(site(em, loc)),
+                                      i32(0), i32(0), i32(fault.READ)])
+        _record_element(em, indices, label)
+        em.abort()
+        b.position_at_end(go)
+    if access != "read":
+        b.store(ll.Constant(I8, 1), written)
+
+
+def _record_element(em, indices, label):
+    """The array and index of a report, into the fault record."""
+    b = em.builder
     err = em.err_ptr
     b.store(i64(em.target.label_id(label)), b.gep(err, [i64(2)], source_etype=I64))
     b.store(i64(len(indices)), b.gep(err, [i64(fault.FIELDS.index("ndim"))], source_etype=I64))
     first = fault.FIELDS.index("index.0")
     for d, index in enumerate(indices[:4]):
         b.store(index, b.gep(err, [i64(first + d)], source_etype=I64))
+
+
+def _launch_word(em, index):
+    """A state word that stays the same for the whole launch, loaded once at entry."""
+    words = em.__dict__.setdefault("checked_words", {})
+    if index not in words:
+        eb = em.entry_builder
+        words[index] = eb.load(word(eb, state(em), index), typ=I64)
+    return words[index]
+
+
+def _fast_path(em, address, access, shared, loc):
+    """simt.chk's fast path for a plain read or write, inline (most accesses take it).
+    A read: the element was written (in shared memory: in this block), by this thread,
+    before this launch or before the last barrier of this block; it is recorded in the
+    first reader's slot when that one is ordered before it, else in the second. A write:
+    the last write and both reads are so; it becomes the last write. Global memory finds
+    the shadow through the table entry this site hit last. Returns i1: done (false:
+    call the checker)."""
+    b = em.builder
+    st = state(em)
+    addr = b.ptrtoint(address, I64)
+    slow = []                   # the blocks that leave for the checker
+    if shared:
+        offset = b.sub(addr, _launch_word(em, SHARED_BASE))
+        rec = b.gep(b.inttoptr(_launch_word(em, SHARED_SHADOW), ptr()),
+                    [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
+    else:
+        cache = word(b, st, SITE_CACHE + (site(em, loc) & (SITE_SLOTS - 1)))
+        entry = b.gep(b.inttoptr(_launch_word(em, TABLE), ptr()),
+                      [b.mul(b.load(cache, typ=I64), i64(4))], source_etype=I64)
+        base, end, records, shift = (b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64)
+                                     for k in range(4))
+        inside = b.and_(b.icmp_unsigned(">=", addr, base), b.icmp_unsigned("<", addr, end))
+        found = em.new_block("shadow_found")
+        slow.append(b.block)
+        after = em.new_block("access_checked")
+        b.cbranch(inside, found, after)
+        b.position_at_end(found)
+        index = b.lshr(b.sub(addr, base), shift)
+        rec = b.gep(b.inttoptr(records, ptr()), [b.mul(index, i64(RECORD_WORDS))],
+                    source_etype=I32)
+
+    def field_ptr(k):
+        return b.gep(rec, [i64(k)], source_etype=I32)
+
+    def get(k):
+        return b.load(field_ptr(k), typ=I32)
+
+    def now(index):
+        return b.trunc(b.load(word(b, st, index), typ=I64), I32)
+    me, last = now(ME), now(BLOCK_LAST)
+    start = None if shared else b.trunc(_launch_word(em, BASE), I32)
+
+    def alone(who, when):
+        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
+        barrier = b.icmp_signed("<", when, last)
+        if start is not None:   # shared records stamped since the block began are its own
+            same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)),
+                                         b.lshr(b.sub(me, i32(1)), i32(10)))
+            barrier = b.or_(b.and_(same_block, barrier), b.icmp_signed("<", when, start))
+        return b.or_(mine, barrier)
+    w_gen = get(W_GEN)
+    w_alone = alone(get(W_WHO), w_gen)
+    if access == "read":
+        written = b.icmp_unsigned("!=", b.and_(get(FLAGS), i32(INIT_FLAG)), i32(0))
+        if shared:
+            written = b.and_(written, b.icmp_signed(">=", w_gen, now(BLOCK_START)))
+        fast = b.and_(w_alone, written)
+    else:
+        fast = b.and_(w_alone, b.and_(alone(get(R1_WHO), get(R1_GEN)),
+                                      alone(get(R2_WHO), get(R2_GEN))))
+        if not shared:          # a write to freed heap memory: the checker reports it
+            live = b.icmp_unsigned("==", b.and_(get(FLAGS), i32(FREED_FLAG)), i32(0))
+            fast = b.and_(fast, live)
+    record = em.new_block("fast_access")
+    if shared:
+        after = em.new_block("access_checked")
+    slow.append(b.block)
+    b.cbranch(fast, record, after)
+    b.position_at_end(record)
+    gen, at = now(GEN), i32(site(em, loc))
+    if access == "read":
+        r1_alone = alone(get(R1_WHO), get(R1_GEN))
+        for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, at)):
+            b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
+    else:
+        for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, at), (FLAGS, i32(INIT_FLAG)),
+                         (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+            b.store(value, field_ptr(k))
+    b.branch(after)
+    b.position_at_end(after)
+    done = b.phi(I1)
+    for block in slow:
+        done.add_incoming(ll.Constant(I1, 0), block)
+    done.add_incoming(ll.Constant(I1, 1), record)
+    return done
+
+
+def _call_checker(em, indices, address, access, label, loc):
+    b = em.builder
+    result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
+                                          i32(KINDS[access]), i32(site(em, loc))])
+    ok, failed = em.new_block("access_ok"), em.new_block("access_reported")
+    b.cbranch(b.icmp_unsigned("==", result, i32(0)), ok, failed)
+    b.position_at_end(failed)
+    _record_element(em, indices, label)
     stop = em.new_block("access_stop")
     b.cbranch(b.icmp_unsigned("==", result, i32(REPORT)), stop, ok)
     b.position_at_end(stop)
@@ -190,6 +428,11 @@ def _checker(module):
         b.ret(i32(REPORT))
 
     w_who, w_gen, flags = get(W_WHO), get(W_GEN), get(FLAGS)
+    freed, live = fn.append_basic_block("freed"), fn.append_basic_block("live")
+    b.cbranch(b.icmp_unsigned("!=", b.and_(flags, i32(FREED_FLAG)), i32(0)), freed, live)
+    b.position_at_end(freed)
+    report(fault.USE_AFTER_FREE, i32(0), i32(0), i32(0))
+    b.position_at_end(live)
     w_atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
     # a read (an atomic reads too) of an element nothing wrote: in shared memory, nothing
     # wrote it in this block
@@ -357,6 +600,8 @@ def bump(em, *targets):
 
 def block_start(em):
     bump(em, BLOCK_START, BLOCK_LAST)
+    if em.plan is not None:         # local arrays live in the slots of every thread
+        _forget_locals(em, em.nthreads)
 
 
 def settle(em):
@@ -379,6 +624,8 @@ def thread_start(em, block_lin):
                 i32(1))
     b.store(b.zext(who, I64), word(b, state(em), ME))
     b.store(i64(0), word(b, state(em), ACQUIRED))
+    if em.plan is None:             # the thread's one turn: its local arrays start unwritten
+        _forget_locals(em, i64(1))
 
 
 def barrier(em, stmt, guards, flag_sites):
@@ -463,10 +710,36 @@ def syncwarp_done(em, lanes):
             b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
 
 
-def check_mask(em, lanes, mask, loc):
+def branches(em, flag, stmt):
+    """Note which arms of the divergent ``if`` whose flag is ``flag`` call syncwarp."""
+    em.flag_syncwarps[flag] = tuple(
+        any(isinstance(n, ir.WarpOp) and n.op == "syncwarp" for n in walk(*arm))
+        for arm in (stmt.then, stmt.orelse))
+
+
+def _in_other_arm(em, lanes, lane):
+    """i1: ``lane`` took the other arm of an ``if`` around this syncwarp, and that arm
+    calls syncwarp too: on Volta and later the lanes of a warp may meet at different
+    syncwarp calls. This device runs one arm after the other, so it cannot see the two
+    calls meet (the sim device checks that their masks match)."""
+    b = em.builder
+    away = ll.Constant(I1, 0)
+    for flag, expected in em.run_guards:
+        arms = em.flag_syncwarps.get(flag)
+        if arms is None or not arms[2 - expected]:      # the other arm
+            continue
+        base, lltype = em.slot_layout[flag]
+        value = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
+                       typ=lltype)
+        away = b.or_(away, b.icmp_unsigned("==", value, ll.Constant(lltype, 3 - expected)))
+    return away
+
+
+def check_mask(em, lanes, mask, loc, syncwarp=False):
     """A warp function whose mask names a lane of the warp that did not make this call
     (it is elsewhere): lanes that returned, and lanes past the end of a partial warp,
-    are excused (the guide: "all non-exited threads named in mask")."""
+    are excused (the guide: "all non-exited threads named in mask"); for syncwarp, lanes
+    at a syncwarp in the other arm of an ``if`` too."""
     b = em.builder
     counter = em.alloca(I32, name="mask_lane")
     b.store(i32(0), counter)
@@ -484,6 +757,8 @@ def check_mask(em, lanes, mask, loc):
         flag = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
                       typ=lltype)
         absent = b.and_(absent, b.icmp_unsigned("==", flag, ll.Constant(lltype, 0)))
+    if syncwarp:
+        absent = b.and_(absent, b.not_(_in_other_arm(em, lanes, lane)))
     b.cbranch(absent, bad, step)
     b.position_at_end(bad)
     me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)

@@ -21,6 +21,8 @@ class CpuBinary(Binary):
     object_code: bytes
     slot_bytes: int               # per thread, for kernels with barriers
     checked: bool = False         # compiled for checked mode (checked.py, shadow.py)
+    read_only: tuple = ()         # checked mode: the parameters the kernel only reads
+    uses_heap: bool = False       # calls simt.malloc (checked mode checks the heap)
 
 
 class _Compile:
@@ -62,4 +64,6 @@ def compile_kernel(fn, options):
         labels=list(target.labels), files=list(target.files),
         messages=list(target.messages), stages=stages,
         symbol_objects=[d.data for d in target.symbols],
-        compile_seconds=time.perf_counter() - started, checked=options.checks)
+        compile_seconds=time.perf_counter() - started, checked=options.checks,
+        read_only=tuple(sorted(job.emitter.read_only)),
+        uses_heap=getattr(target, "uses_heap", False))

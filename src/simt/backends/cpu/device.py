@@ -17,7 +17,8 @@ from ...compiler.options import CompileOptions
 from ...config import config
 import simt.fault as fault
 from ...errors import CudaError
-from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
+from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
+                                refuse_misaligned)
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
@@ -353,6 +354,7 @@ class CpuBackend(CpuMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         if loaded.binary.checked:
             refuse_freed(kernel, args)
+            refuse_misaligned(kernel, loaded.binary.params, args)
         symbols = loaded.binary.symbol_objects
         name = kernel.__name__
         stream = self.per_thread(stream)
@@ -427,7 +429,8 @@ class CpuBackend(CpuMemory):
         def go():
             interrupt.clear()
             if binary.checked:
-                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks)
+                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
+                                  binary)
             else:
                 workers = min(config.cpu_threads, nblocks)
                 if workers <= 1:
@@ -444,14 +447,22 @@ class CpuBackend(CpuMemory):
         go.keep = (packed, keep, launch)    # what the addresses above point into
         return go
 
-    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks):
+    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, binary):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
-        order (shadow memory takes no locks)."""
+        order (shadow memory takes no locks). A kernel that calls simt.malloc has the
+        device heap checked too, its blocks followed from malloc to free."""
         with self.shadow.lock:
+            if binary.uses_heap:
+                arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
             keep = self.shadow.begin(err, arrays, grid, block, shared_size)
             state = err[fault.WORDS:]
             state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
-            run(0, nblocks)
+            state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, binary.read_only)
+            heap.watch(self.shadow if binary.uses_heap else None)
+            try:
+                run(0, nblocks)
+            finally:
+                heap.watch(None)
             self.shadow.launch_done(state)
             del keep
 

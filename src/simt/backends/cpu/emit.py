@@ -77,7 +77,10 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.slot_bytes = 0
         self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
         self.checks = options.checks
+        self.read_only = checked.read_only_params(function) if self.checks else frozenset()
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
+        self.flag_syncwarps = {}   # checked mode: an if's flag -> (then, else) call syncwarp
+        self.run_guards = []       # checked mode: the guards of the syncwarp run being made
 
     # ------------------------------------------------------------ entry
     def build(self):
@@ -389,6 +392,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         first = run.stmts[0]
         if self.checks and isinstance(first, ir.WarpResult) and first.op.op == "syncwarp":
             checked.syncwarp_start(self)
+            self.run_guards = guards
         if isinstance(first, (ir.WarpGather, ir.WarpResult)):
             first = first.op
         self.thread_loop(lambda: self.emit_stmts(run.stmts), guards,
@@ -444,6 +448,8 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     def masked_if(self, s, parts, guards):
         flag = self.new_flag("if", s.loc)
+        if self.checks:
+            checked.branches(self, flag, s)
 
         def choose():
             b = self.builder

@@ -44,6 +44,8 @@ class Heap:
                     else:
                         self.free_list[k] = (offset + size, room - size)
                     self.used[offset] = size
+                    if _State.watcher is not None:
+                        _State.watcher.heap_malloc(self.base + offset, size)
                     return self.base + offset
         return 0
 
@@ -56,6 +58,8 @@ class Heap:
             if size is None:
                 return 1
             self._release(address - self.base, size)
+            if _State.watcher is not None:
+                _State.watcher.heap_freed(address, size)
         return 0
 
     def _release(self, offset, size):
@@ -77,6 +81,7 @@ class _State:
     size = DEFAULT_SIZE
     heap = None
     lock = threading.Lock()
+    watcher = None          # checked mode, during a launch: told of each malloc and free
 
 
 def get_heap():
@@ -85,6 +90,12 @@ def get_heap():
         if _State.heap is None:
             _State.heap = Heap(_State.size)
         return _State.heap
+
+
+def watch(watcher):
+    """Checked mode: ``watcher.heap_malloc``/``heap_freed(address, nbytes)`` at each malloc
+    and free from now on (None: stop)."""
+    _State.watcher = watcher
 
 
 def set_size(nbytes):

@@ -26,12 +26,24 @@ class Shadow:
     def __init__(self, base, nbytes, shift, written):
         self.base, self.end, self.shift = base, base + nbytes, shift
         self.records = np.zeros(((nbytes >> shift) + 1, checked.RECORD_WORDS), np.int32)
+        self.full = written
         if written:
             self.records[:, checked.FLAGS] = checked.INIT_FLAG
 
-    def mark_written(self, start, stop):
+    def complete(self):
+        """Every element written (it stays so: flags are never cleared)."""
+        if not self.full:
+            count = (self.end - self.base - 1 >> self.shift) + 1
+            self.full = bool(np.all(self.records[:count, checked.FLAGS] & checked.INIT_FLAG))
+        return self.full
+
+    def span(self, start, stop):
+        """The records of the bytes [start, stop) (clipped to the allocation)."""
         first = (max(start, self.base) - self.base) >> self.shift
-        last = (min(stop, self.end) - self.base - 1 >> self.shift) + 1
+        return first, (min(stop, self.end) - self.base - 1 >> self.shift) + 1
+
+    def mark_written(self, start, stop):
+        first, last = self.span(start, stop)
         self.records[first:last, checked.FLAGS] |= checked.INIT_FLAG
 
     def forget_accesses(self):
@@ -110,6 +122,48 @@ class ShadowMemory:
         st[checked.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
         st[checked.TABLE], st[checked.TABLE_SIZE] = table.ctypes.data, count
         return table, self.shared
+
+    def read_only_mask(self, args, candidates):
+        """checked.READ_ONLY for a launch (after ``begin``): the bits of the parameters
+        in ``candidates`` (those the kernel only reads) whose memory is fully written and
+        overlaps no other argument that the kernel may write."""
+        regions = [_region(arg) for arg in args]
+        mask = 0
+        for p in candidates:
+            if regions[p] is None:
+                continue
+            base, end = regions[p][0], regions[p][0] + regions[p][1]
+            shadow = self.shadows.get(base)
+            if shadow is None or not shadow.complete():
+                continue
+            if not any(r is not None and q not in candidates and r[0] < end and base < r[0] + r[1]
+                       for q, r in enumerate(regions)):
+                mask |= 1 << p
+        return mask
+
+    def heap_region(self, heap):
+        """The device heap as an argument of a checked launch: one record per 4 bytes."""
+        return heap.buffer.view(np.float32)
+
+    def heap_malloc(self, address, nbytes):
+        """A new heap block: unwritten, no accesses, not freed."""
+        shadow = self._owner(address)
+        if shadow is not None:
+            first, last = shadow.span(address, address + nbytes)
+            shadow.records[first:last] = 0
+            shadow.full = False
+
+    def heap_freed(self, address, nbytes):
+        shadow = self._owner(address)
+        if shadow is not None:
+            first, last = shadow.span(address, address + nbytes)
+            shadow.records[first:last, checked.FLAGS] = checked.FREED_FLAG
+
+    def _owner(self, address):
+        for shadow in self.shadows.values():
+            if shadow.base <= address < shadow.end:
+                return shadow
+        return None
 
     def launch_done(self, st):
         self.gen = int(st[checked.GEN]) + 1

@@ -88,6 +88,7 @@ class CpuTarget(Target):
 
     def heap_malloc(self, em, nbytes):
         """The CPU device's heap (heap.py), through its callback."""
+        self.uses_heap = True
         fn = function(em.module, heap.MALLOC, ll.FunctionType(ptr(), [I64]))
         return em.builder.call(fn, [nbytes])
 

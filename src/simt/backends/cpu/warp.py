@@ -139,7 +139,7 @@ def result(em, s):
     lanes = Lanes(em, s)
     kind, _, sub = s.op.partition(".")
     if em.checks and kind != "activemask":
-        checked.check_mask(em, lanes, lanes.arg(0), s.loc)
+        checked.check_mask(em, lanes, lanes.arg(0), s.loc, kind == "syncwarp")
     if kind == "syncwarp":
         if em.checks:
             checked.syncwarp_done(em, lanes)

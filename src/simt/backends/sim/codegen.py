@@ -79,6 +79,8 @@ class Generator:
         self.functions = {}      # id(Function) -> python name
         self.files = {}          # python name -> the file of its user's function
         self.consts = {}         # python name -> value (NumPy arrays for const memory)
+        self.hoisted = {}        # the text of a block-uniform expression -> its name
+        self.hoisting = False
 
     # ---------------------------------------------------------------- structure
     def generate(self):
@@ -89,7 +91,6 @@ class Generator:
         body_at = len(self.src.lines)
         self.src.add(1, "def _k_block(_k_B):", loc)
         self.src.add(2, "_k_bid = _k_B.index", loc)
-        block_at = len(self.src.lines)
         for fn in fns:
             self._function(fn, 2)
         self._function(self.kernel, 2)
@@ -101,6 +102,8 @@ class Generator:
                 block_lines.append(f"{name} = _k_B.shared({name}_d)")
             elif decl.space != "local":
                 launch_lines.append(f"{name} = _k_L.static({name}_d)")
+        block_lines += [f"{name} = {text}" for text, name in self.hoisted.items()]
+        block_at = [text for _, text, _, _ in self.src.lines].index("_k_bid = _k_B.index") + 1
         self._insert(block_at, 2, block_lines, loc)
         self._insert(body_at, 1, launch_lines, loc)
         self.src.add(1, "return _k_block", loc)
@@ -253,7 +256,13 @@ class Generator:
         method = getattr(self, "expr_" + type(e).__name__, None)
         if method is None:
             raise NotSupportedError(f"the sim device cannot run {type(e).__name__} ({e.loc})")
-        return method(e)
+        if self.hoisting or self.fn is not self.kernel or not _block_uniform(e) or \
+                isinstance(e, (ir.Const, ir.Intrinsic)):
+            return method(e)
+        self.hoisting = True         # the block computes it once, not each thread
+        text = method(e)
+        self.hoisting = False
+        return self.hoisted.setdefault(text, f"_k_u{len(self.hoisted)}")
 
     def convert(self, e, t):
         """e's value as type t (values keep their own type across assignments)."""
@@ -347,6 +356,22 @@ class Generator:
 
     def expr_Intrinsic(self, e):
         return lower(self, e)
+
+
+def _block_uniform(e):
+    """Whether ``e`` is the same for every thread of a block and cannot fail: sums and
+    products of constants and blockIdx, blockDim, gridDim."""
+    if isinstance(e, ir.Const):
+        return True
+    if isinstance(e, ir.Intrinsic):
+        op = e.entry.op if e.entry is not None else e.op
+        return op.partition(".")[0] in ("blockIdx", "blockDim", "gridDim")
+    if isinstance(e, ir.Cast):             # between integers: it cannot raise
+        kinds = getattr(e.type, "kind", ""), getattr(e.value.type, "kind", "")
+        return kinds[0] in ("i", "u") and kinds[1] in ("i", "u", "b") and _block_uniform(e.value)
+    if isinstance(e, ir.BinOp):
+        return e.op in ("add", "sub", "mul") and _block_uniform(e.lhs) and _block_uniform(e.rhs)
+    return False
 
 
 def _walk_exprs(body):

@@ -195,25 +195,28 @@ class SimArray:
 
 
 class Array1(SimArray):
-    """A one-dimensional SimArray: the common case, without the loop over dimensions."""
+    """A one-dimensional SimArray: the common case, without the loop over dimensions
+    (its extent ``n`` and stride ``step`` kept apart: the accesses read them first)."""
 
-    __slots__ = ()
+    __slots__ = ("n", "step")
+
+    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, fix):
+        super().__init__(launch, data, off, shape, est, dtype, label, shadow, fix)
+        self.n, self.step = shape[0], est[0]
 
     def ld(self, site, i):
-        n = self.shape[0]
-        if not 0 <= i < n:
-            self.launch.out_of_bounds(site, i, 0, n, self)
-        k = self.off + i * self.est[0]
+        if not 0 <= i < self.n:
+            self.launch.out_of_bounds(site, i, 0, self.n, self)
+        k = self.off + i * self.step
         shadow = self.shadow
         if shadow is not None and (shadow.reads or shadow.w[k] is not INIT):
             shadow.read(k, site, i)
         return self.data[k]
 
     def st(self, site, value, i):
-        n = self.shape[0]
-        if not 0 <= i < n:
-            self.launch.out_of_bounds(site, i, 0, n, self)
-        k = self.off + i * self.est[0]
+        if not 0 <= i < self.n:
+            self.launch.out_of_bounds(site, i, 0, self.n, self)
+        k = self.off + i * self.step
         shadow = self.shadow
         if shadow is not None:
             w = shadow.w[k]

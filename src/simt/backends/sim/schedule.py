@@ -197,9 +197,10 @@ def _release_warps(launch, threads, waits, results, done):
     released = set()
     groups = {}
     for th, (kind, site, payload) in waits.items():
-        if kind == "warp":
-            groups.setdefault((th.warp, site), []).append(th)
-    for (warp, site), lanes in groups.items():
+        if kind == "warp":      # syncwarp calls of one mask meet at any site (Volta on)
+            key = ("syncwarp", payload[1][0]) if payload[0] == "syncwarp" else site
+            groups.setdefault((th.warp, key), []).append(th)
+    for (warp, _), lanes in groups.items():
         present = {th.lane: th for th in lanes}
         arrived = 0
         for lane in present:
@@ -213,7 +214,8 @@ def _release_warps(launch, threads, waits, results, done):
                 if missing:
                     lane = (missing & -missing).bit_length() - 1
                     other = warp_threads[lane]
-                    launch.divergence_warp(th, site, other, waits.get(other), other in done)
+                    launch.divergence_warp(th, waits[th][1], other, waits.get(other),
+                                           other in done)
         for th in lanes:
             results[th] = _warp_result(th, present, arrived, waits, types)
         warp.log.append(arrived)
