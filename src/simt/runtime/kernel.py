@@ -101,7 +101,10 @@ class Kernel:
             self.compile(types)
 
     def __getitem__(self, configuration):
-        call = self._launch_function(configuration)
+        try:                                   # the hot path: one dict lookup
+            call = self.launches[configuration].call
+        except (KeyError, TypeError):
+            call = self._launch_function(configuration)
         return nvtx.launch(self.__name__, configuration, call) if config.nvtx else call
 
     def _launch_function(self, config):
