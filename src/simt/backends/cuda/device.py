@@ -9,8 +9,11 @@ from .properties import device_properties
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import in_host_function, refuse_in_host_function
+from . import driver
 from simt.errors import LaunchError, NotSupportedError, OutOfMemoryError
 import simt.fault as fault
+
+driver.in_host_function = in_host_function      # driver.destroy defers on those threads
 
 __all__ = ["CudaBackend", "device_count", "device_properties"]
 

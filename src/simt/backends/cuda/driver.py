@@ -252,6 +252,14 @@ def call(fn, *args, request=None):
 deferred_destroys = []     # (name, handle) dropped on a host function's thread (destroy)
 
 
+def _never():
+    return False
+
+
+# runtime.backend.in_host_function, set by device.py (this layer does not import the runtime)
+in_host_function = _never
+
+
 def destroy(name, handle):
     """Free a driver object with ``name`` (cuStreamDestroy, ...) from a ``__del__``:
     nothing when the handle or the context is gone. On a stream host function's thread (or
@@ -260,7 +268,6 @@ def destroy(name, handle):
     the next allocation or synchronize runs."""
     if handle is None or context_dead():
         return
-    from simt.runtime.backend import in_host_function
     if in_host_function():
         deferred_destroys.append((name, handle))
         return
