@@ -1,5 +1,7 @@
 """Arrays and streams of other libraries: DLPack both ways with no copy, foreign arrays as
 kernel arguments, the CUDA array interface's stream and read-only fields, foreign streams."""
+import types
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,54 @@ def test_a_foreign_array_passed_again_is_wrapped_once(monkeypatch, rng):
         key = id(x)
         del x
         assert key not in launch._adopted
+
+
+def test_a_torch_tensor_passed_again_is_not_described_again(monkeypatch, rng):
+    """PyTorch builds __cuda_array_interface__ in Python at every access: a tensor passed
+    again, unchanged, is recognised by its pointer, shape, strides and dtype instead; a
+    tensor whose memory moved is described again. A stand-in of torch.Tensor over host
+    memory (the CPU device's addresses are host addresses) counts the descriptions."""
+    from simt.runtime import arrays, launch
+    monkeypatch.setattr(arrays, "_cuda_pointers", lambda device: True)
+
+    class Tensor:
+        is_cuda, requires_grad, is_sparse = True, False, False
+        device = types.SimpleNamespace(index=0)
+        described = 0
+
+        def __init__(self, array):
+            self.array = array
+
+        def data_ptr(self):
+            return self.array.ctypes.data
+
+        @property
+        def shape(self):
+            return self.array.shape
+
+        def stride(self):
+            return tuple(s // self.array.itemsize for s in self.array.strides)
+
+        @property
+        def dtype(self):
+            return self.array.dtype
+
+        @property
+        def __cuda_array_interface__(self):
+            Tensor.described += 1
+            a = self.array
+            return {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                    "strides": None, "version": 2}
+    Tensor.__module__ = "torch"
+    with simt.use_device("cpu"):
+        a = random_array(rng, 64, np.float32)
+        x, out = Tensor(a), Tensor(poison(64, np.float32))
+        for trial in range(3):
+            scale_into[2, 32](x, out, np.float32(trial + 1))
+            np.testing.assert_array_equal(out.array, a * np.float32(trial + 1))
+        assert Tensor.described == 2                      # once per tensor
+        x.array = random_array(rng, 64, np.float32)      # its memory moved
+        scale_into[2, 32](x, out, np.float32(2))
+        np.testing.assert_array_equal(out.array, x.array * np.float32(2))
+        assert Tensor.described == 3
+    assert launch._KEYS[Tensor] is launch._torch_key

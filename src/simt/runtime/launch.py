@@ -1,6 +1,7 @@
 """The launch path: ``kernel[grid, block, shared_bytes, stream](*args)``: the launch
 configuration, its checks, the arguments' types, and the handing out of launch
 functions (binder.py) from a configuration's second launch on."""
+import sys
 import weakref
 
 import numpy as np
@@ -327,9 +328,15 @@ def adopt_foreign_arrays(args, device):
 def _adopt(value, device):
     if isinstance(value, _PLAIN) or hasattr(value, "simt_type"):
         return value
+    key = _fast_key(value)
+    if key is not None:                      # PyTorch, CuPy: no interface dict to build
+        entry = _adopted.get(id(value))
+        key = (key, device)
+        if entry is not None and entry[0] == key and entry[2]() is value:
+            return entry[1]
     face = getattr(value, "__cuda_array_interface__", None)
     if face is not None:
-        return _adopt_interface(value, face, device)
+        return _adopt_interface(value, face, device, key)
     if hasattr(value, "__dlpack__"):
         return arrays.asarray(value, device)
     return value
@@ -342,12 +349,13 @@ def _adopt(value, device):
 _adopted = {}
 
 
-def _adopt_interface(value, face, device):
+def _adopt_interface(value, face, device, key=None):
     """``value`` (GPU memory described by ``face``) as a DeviceArray, made once per array
-    while pointer, shape, strides, dtype and device stay the same; the producer's stream
-    (the interface's ``stream``) is waited for at every launch, as the protocol asks."""
-    key = (face["data"], tuple(face["shape"]), face.get("strides"), face["typestr"],
-           face.get("descr"), device)
+    while pointer, shape, strides, dtype and device stay the same (``key``: what
+    ``_fast_key`` read, else the interface's own fields); the producer's stream (the
+    interface's ``stream``) is waited for at every launch, as the protocol asks."""
+    key = key or (face["data"], tuple(face["shape"]), face.get("strides"), face["typestr"],
+                  face.get("descr"), device)
     entry = _adopted.get(id(value))
     if entry is not None and entry[0] == key and entry[2]() is value:
         producer = face.get("stream")
@@ -363,6 +371,41 @@ def _adopt_interface(value, face, device):
         _adopted.clear()
     _adopted[id(value)] = (key, array, ref)
     return array
+
+
+def _torch_key(t):
+    """A CUDA tensor's pointer, shape, strides and dtype, read directly: its
+    __cuda_array_interface__ (version 2, no stream) is a Python property that builds a dict
+    at every access. None where that property must decide (it raises for these)."""
+    if not t.is_cuda or t.requires_grad or t.is_sparse:
+        return None
+    return (t.data_ptr(), t.shape, t.stride(), t.dtype, t.device.index)
+
+
+def _cupy_key(x):
+    """A CuPy array's pointer, shape, strides and dtype; None while a CuPy stream other than
+    the default is current (the interface then names it, and a launch must wait for it)."""
+    if sys.modules["cupy"].cuda.get_current_stream().ptr:
+        return None
+    return (x.data.ptr, x.shape, x.strides, x.dtype, x.device.id)
+
+
+def _no_key(value):
+    return None
+
+
+_KEYS = {}      # class -> the function reading its fast key (_torch_key, _cupy_key, _no_key)
+
+
+def _fast_key(value):
+    kind = type(value)
+    read = _KEYS.get(kind)
+    if read is None:
+        module, name = kind.__module__, kind.__name__
+        read = _KEYS[kind] = (_torch_key if (module, name) == ("torch", "Tensor") else
+                              _cupy_key if module.startswith("cupy") and name == "ndarray"
+                              else _no_key)
+    return read(value)
 
 
 def types_fixed_by_class(types, args):
