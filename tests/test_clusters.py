@@ -51,6 +51,19 @@ def test_cluster_reduction_through_distributed_shared_memory(device, rng, size):
     np.testing.assert_array_equal(ranks, np.arange(blocks) % size * 100 + size)
 
 
+def test_configure_names_the_cluster(device, rng):
+    """kernel.configure(grid, block, cluster=...) is kernel[grid, block, 0, None, cluster]."""
+    a = random_array(rng, 4 * 64, np.float32)
+    out, ranks = poison(2, np.float32), poison(4, np.int32)
+    cluster_sum.configure(4, 64, cluster=(2, 1, 1))(a, out, ranks)
+    sums = a.reshape(4, 64).astype(np.float64).sum(axis=1)
+    np.testing.assert_allclose(out, sums.reshape(-1, 2).sum(axis=1), rtol=1e-5)
+    np.testing.assert_array_equal(ranks, np.arange(4) % 2 * 100 + 2)
+    out1 = poison(4, np.float32)
+    cluster_sum.configure(4, 64)(a, out1, ranks)                   # no cluster: blocks alone
+    np.testing.assert_allclose(out1, sums, rtol=1e-5)
+
+
 def test_without_a_cluster_every_block_is_its_own(device, rng):
     a = random_array(rng, 3 * 64, np.float32)
     out, ranks = poison(3, np.float32), poison(3, np.int32)

@@ -305,6 +305,14 @@ class Kernel:
         return get_device().backend.resources(self.compile(signature))
 
     # ------------------------------------------------------------ inspecting the stages
+    def configure(self, grid, block, shared_bytes=0, stream=None, cluster=None):
+        """The launch function of a configuration, by name: the same as
+        ``kernel[grid, block, shared_bytes, stream, cluster]`` (``cluster=(x, y, z)``: thread
+        block clusters, compute capability 9.0 and the CPU device)."""
+        if cluster is None:
+            return self[grid, block, shared_bytes, stream]
+        return self[grid, block, shared_bytes, stream, cluster]
+
     def inspect_types(self, sig=None):
         """The typed IR as text. With ``sig=None``, of every signature compiled so far
         on the current device: one gives its text, several a dict {argument types: text}."""
