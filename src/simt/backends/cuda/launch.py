@@ -16,7 +16,7 @@ import ctypes
 import struct
 import threading
 
-from simt.backends.cuda.driver import api, check, error_name, pending_host_functions
+from simt.backends.cuda.driver import api, check, error_name
 
 # ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
 _STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
@@ -148,11 +148,10 @@ class Launcher:
         if VIA == "native" and native_trampoline() is not None:
             desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
                                shared, _address(stream), params)
-            # while a stream host function is pending, the call gives up the GIL (see
-            # native_trampoline): the host function needs it to finish
-            return "(go_free if pending else go)(desc)", {
-                "go": native_trampoline(), "go_free": native_trampoline(keep_gil=False),
-                "pending": pending_host_functions, "desc": ctypes.addressof(desc),
+            # the call gives up the GIL (see native_trampoline): a stream host function may
+            # be waiting for it while cuLaunchKernel waits for that host function
+            return "go(desc)", {
+                "go": native_trampoline(), "desc": ctypes.addressof(desc),
                 "desc_struct": desc}                          # kept alive by the caller's scope
         gx, gy, gz = grid
         bx, by, bz = block
@@ -209,12 +208,14 @@ def _trampoline_ir():
 _native = []
 
 
-def native_trampoline(keep_gil=True):
-    """``launch(desc_address) -> CUresult`` as native code, or None where LLVM's host JIT
-    or libcuda cannot be had. ``keep_gil``: PYFUNCTYPE, which keeps the GIL (cuLaunchKernel
-    mostly returns at once), else CFUNCTYPE, which gives it up. cuLaunchKernel can wait for
-    the driver thread that runs stream host functions, and a host function waits for the
-    GIL: with it held, that was a deadlock (tools/stress.py on the H100 did not end)."""
+def native_trampoline():
+    """``launch(desc_address) -> CUresult`` as native code (called through CFUNCTYPE, which
+    gives up the GIL), or None where LLVM's host JIT or libcuda cannot be had.
+    cuLaunchKernel can wait for the driver thread that runs stream host functions, and a
+    host function waits for the GIL: a call that kept it was a deadlock (tools/stress.py on
+    the H100 did not end). Keeping it only while no host function was pending left a race
+    (a function registered, or already running, between the test and the call: the 120 s
+    stress run of 2026-11-23 hung so), so every call gives it up, as cuda.bindings' do."""
     if not _native:
         try:
             from .. import hostjit as jit
@@ -223,11 +224,10 @@ def native_trampoline(keep_gil=True):
             module = jit.optimize(_trampoline_ir(), speed=2)
             loaded = jit.LoadedObject(jit.emit_object(module))
             address = loaded.address("simt_cuda_launch")
-            _native.append((ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address),
-                            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded))
+            _native.append((ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded))
         except Exception:               # no native route: the bindings route still works
-            _native.append((None, None, None))
-    return _native[0][0 if keep_gil else 1]
+            _native.append((None, None))
+    return _native[0][0]
 
 
 _cu = []
