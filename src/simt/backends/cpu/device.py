@@ -24,7 +24,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import graphs, interrupt, pools, shadow, streams, texmem
+from . import devlaunch, graphs, interrupt, pools, shadow, streams, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -42,6 +42,8 @@ class CpuKernel:
         self.entry = KERNEL_FN(self.loaded.address(binary.symbol))
         self.packer = ArgPacker(binary.params, len(binary.symbols))
         interrupt.install()            # its loops poll the flag that Ctrl-C sets
+        # the kernels it may launch, by family index (0: itself; compiler/family.py)
+        self.family = [self] + [CpuKernel(child) for child in binary.children]
 
 
 class _Arena(threading.local):
@@ -160,14 +162,21 @@ class CpuBackend(CpuMemory):
     NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
                 "stack_size": "its kernel threads run on the host threads' stacks"}
 
+    pending_launch_limit = devlaunch.PENDING_LIMIT
+
     def set_limit(self, name, value):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
-        heap.set_size(value)
+        if name == "dev_runtime_pending_launch_count":
+            self.pending_launch_limit = value
+        else:
+            heap.set_size(value)
 
     def get_limit(self, name):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        if name == "dev_runtime_pending_launch_count":
+            return self.pending_launch_limit
         return heap.size()
 
     # ------------------------------------------------------------ streams (see streams.py)
@@ -406,14 +415,23 @@ class CpuBackend(CpuMemory):
                            loaded.binary.symbol_objects, kernel.__name__)
         return lambda: _raise(run())
 
-    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
+    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
+                child_of=None):
         """A launch ready to run: calling it runs the kernel on the calling thread and the
-        pool, and returns its error or None."""
+        pool, and returns its error or None. ``child_of``: a launch from a kernel
+        (devlaunch.py): (its packed argument bytes, the parent's ``Family``)."""
         binary = kernel.binary
-        packed, keep = kernel.packer.pack(args, symbols)
+        if child_of is None:
+            packed, keep = kernel.packer.pack(args, symbols)
+            arrays = list(args) + [getattr(s, "host", None) for s in symbols]
+            family = devlaunch.Family(kernel.family, arrays, self.pending_launch_limit) \
+                if binary.launches_kernels else None
+        else:
+            argbytes, family = child_of
+            packed, keep = devlaunch.pack(kernel.packer.struct, argbytes, symbols), []
+            arrays = family.arrays + [getattr(s, "host", None) for s in symbols]
         if binary.checked:        # the fault record, then the checker's state (checked.py)
             err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
-            arrays = list(args) + [getattr(s, "host", None) for s in symbols]
         else:
             err = np.zeros(fault.WORDS, np.int64)
         launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
@@ -431,15 +449,23 @@ class CpuBackend(CpuMemory):
 
         def go():
             interrupt.clear()
-            if binary.checked:
-                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
-                                  binary)
-            else:
-                workers = min(config.cpu_threads, nblocks)
-                if workers <= 1:
-                    run(0, nblocks)
+            queue = family is not None and devlaunch.open_queue(err.ctypes.data, family)
+            try:
+                if binary.checked:
+                    self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
+                                      binary, read_only=child_of is None)
                 else:
-                    self._run_parallel(run, nblocks, workers)
+                    workers = min(config.cpu_threads, nblocks)
+                    if workers <= 1:
+                        run(0, nblocks)
+                    else:
+                        self._run_parallel(run, nblocks, workers)
+            finally:
+                if queue:
+                    devlaunch.close_queue(err.ctypes.data)
+            if not err[0] and queue:
+                go.queue = queue          # children's launches: their parent's loop runs them
+                return None if child_of else devlaunch.run_children(self, queue, family)
             if not err[0]:
                 return None
             record = err.copy()
@@ -450,7 +476,8 @@ class CpuBackend(CpuMemory):
         go.keep = (packed, keep, launch)    # what the addresses above point into
         return go
 
-    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, binary):
+    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, binary,
+                     read_only=True):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
         order (shadow memory takes no locks). A kernel that calls simt.malloc has the
         device heap checked too, its blocks followed from malloc to free."""
@@ -460,7 +487,8 @@ class CpuBackend(CpuMemory):
             keep = self.shadow.begin(err, arrays, grid, block, shared_size)
             state = err[fault.WORDS:]
             state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
-            state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, binary.read_only)
+            state[checked.READ_ONLY] = self.shadow.read_only_mask(
+                arrays, binary.read_only if read_only else ())
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
                 run(0, nblocks)
