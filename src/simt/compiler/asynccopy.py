@@ -27,12 +27,27 @@ def _element_loop(em, e, dst, di, src, si, count):
 
 
 def _operands(em, e):
-    return [em.expr(a) for a in e.args]
+    """dst, dst_index, src, src_index, count (a barrier's storage, if any, is not read)."""
+    return [em.expr(a) for a in e.args[:5]]
 
 
 @memcpy_async.lowering("cpu")
 def _copy_cpu(em, e):
     _element_loop(em, e, *_operands(em, e))
+
+
+def _track(em, e):
+    """A copy tied to a barrier: the barrier's phase also waits for this thread's cp.async
+    copies so far (the .noinc-less form counts one more arrival and makes it when they land,
+    so the phase still expects the thread's own arrive)."""
+    if len(e.args) == 6:
+        data = em.expr(e.args[5]).data
+        shared = em.target.addrspace("shared")
+        if data.type.addrspace != shared:
+            data = em.builder.addrspacecast(data, ptr(shared))
+        fn = em.module.declare_intrinsic("llvm.nvvm.cp.async.mbarrier.arrive.shared",
+                                         fnty=ll.FunctionType(ll.VoidType(), [ptr(shared)]))
+        em.builder.call(fn, [data])
 
 
 def _chunk(e):
@@ -53,7 +68,7 @@ def _copy_gpu(em, e):
     shared, glob = em.target.addrspace("shared"), em.target.addrspace("global")
     if size is None or e.args[0].type.space != "shared" or e.args[2].type.space != "global":
         _element_loop(em, e, dst, di, src, si, count)
-        return None
+        return None                # no cp.async: the copy is complete, nothing to track
     b = em.builder
     itemsize = e.args[0].type.dtype.itemsize
     nonempty = b.icmp_signed(">", count, i64(0))
@@ -89,6 +104,7 @@ def _copy_gpu(em, e):
     _element_loop(em, e, dst, di, src, si, count)
     em.builder.branch(done_bb)
     em.builder.position_at_end(done_bb)
+    _track(em, e)
     return None
 
 
