@@ -1,6 +1,9 @@
 """Dynamic parallelism (lang/launches.py, compiler/family.py, backends/*/devlaunch.py):
 kernels launching kernels against NumPy, the device runtime's ordering rules, the
 guide's examples, the errors, and the PTX the GPU back end makes."""
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -192,3 +195,17 @@ def test_a_child_with_options_of_its_own_is_refused():
         fast_child[1, 1](out)
     text = _compile_error(plain_parent, np.zeros(4, np.float32))
     assert "declares the options {'fastmath': True}" in text and "none on 'fast_child'" in text
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
+def test_ptxas_accepts_the_family_as_relocatable_code(tmp_path):
+    """The module calls the device runtime, so it is compiled relocatable (-c) and linked
+    with libcudadevrt at load; inspect_sass compiles it the same way."""
+    a = T.Array(np.float32, 1, "C", "global")
+    fn = pipeline.typed_ir(dynamic.quicksort.pyfunc, (a, T.INT64, T.INT64, T.INT64))
+    from simt.backends.cuda.compile import compile_kernel
+    path = tmp_path / "quicksort.ptx"
+    path.write_text(compile_kernel(fn, CompileOptions()).ptx)
+    done = subprocess.run(["ptxas", "-arch=sm_90", "-c", str(path), "-o",
+                           str(tmp_path / "quicksort.o")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -82,9 +82,12 @@ def _copy_gpu(em, e):
     flat_address(em, dst, em.builder.add(di, last), e.attrs["dst"], e.loc)  # bounds
     flat_address(em, src, em.builder.add(si, last), e.attrs["src"], e.loc)
     b = em.builder
-    bits = b.or_(b.ptrtoint(to, I64), b.ptrtoint(frm, I64))
-    aligned = b.icmp_unsigned("==", b.and_(bits, i64(size - 1)), i64(0))
-    b.cbranch(aligned, fast_bb, slow_bb)
+    if size <= itemsize and e.args[0].type.align is None and e.args[2].type.align is None:
+        b.branch(fast_bb)          # chunks no wider than an element: aligned like the arrays
+    else:
+        bits = b.or_(b.ptrtoint(to, I64), b.ptrtoint(frm, I64))
+        aligned = b.icmp_unsigned("==", b.and_(bits, i64(size - 1)), i64(0))
+        b.cbranch(aligned, fast_bb, slow_bb)
     b.position_at_end(fast_bb)
     fn = em.module.declare_intrinsic(
         f"llvm.nvvm.cp.async.{'cg' if size == 16 else 'ca'}.shared.global.{size}", fnty=ll.FunctionType(

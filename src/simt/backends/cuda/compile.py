@@ -214,8 +214,9 @@ def sass(binary):
         ptx, cubin = os.path.join(folder, "k.ptx"), os.path.join(folder, "k.cubin")
         with open(ptx, "w") as f:
             f.write(binary.ptx)
-        subprocess.run([ptxas, f"-arch={binary.arch}", ptx, "-o", cubin], check=True,
-                       capture_output=True)
+        relocatable = ["-c"] if binary.device_launches else []   # calls the device runtime
+        subprocess.run([ptxas, f"-arch={binary.arch}", *relocatable, ptx, "-o", cubin],
+                       check=True, capture_output=True)
         command = [disassembler, cubin] if disassembler.endswith("nvdisasm") else \
             [disassembler, "-sass", cubin]
         return subprocess.run(command, check=True, capture_output=True, text=True).stdout
