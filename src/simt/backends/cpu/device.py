@@ -24,7 +24,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import graphs, interrupt, pools, shadow, streams, texmem
+from . import graphs, interrupt, pools, shadow, streams, team, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -39,7 +39,8 @@ class CpuKernel:
     def __init__(self, binary):
         self.binary = binary
         self.loaded = LoadedObject(binary.object_code)
-        self.entry = KERNEL_FN(self.loaded.address(binary.symbol))
+        self.address = self.loaded.address(binary.symbol)
+        self.entry = KERNEL_FN(self.address)
         self.packer = ArgPacker(binary.params, len(binary.symbols))
         interrupt.install()            # its loops poll the flag that Ctrl-C sets
 
@@ -68,6 +69,7 @@ class CpuBackend(CpuMemory):
         self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
+        self.team = None                 # team.Team, made at the first parallel launch
         self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
@@ -82,6 +84,7 @@ class CpuBackend(CpuMemory):
         """In a forked child: no thread of the parent survived, so start over without them."""
         self.faults = streams.Faults()
         self.pool = None
+        self.team = None
         for worker in list(self.workers):
             worker.after_fork()
 
@@ -90,6 +93,22 @@ class CpuBackend(CpuMemory):
         """boundscheck: check every array index (on by default: ``compile_options``);
         checks: checked mode (checked.py, docs/finding-bugs.md), off by default."""
         return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
+
+    def _team(self):
+        """The native team of config.cpu_threads members (remade when that changes), or
+        None where there is none."""
+        crew = self.team
+        if crew is not None and crew.members == config.cpu_threads:
+            return crew
+        if not team.available():
+            return None
+        with _team_lock:
+            crew = self.team
+            if crew is None or crew.members != config.cpu_threads:
+                if crew is not None:
+                    crew.retire()
+                crew = self.team = team.Team(config.cpu_threads)
+        return crew
 
     def _workers(self):
         if self.pool is None:
@@ -439,7 +458,8 @@ class CpuBackend(CpuMemory):
                 if workers <= 1:
                     run(0, nblocks)
                 else:
-                    self._run_parallel(run, nblocks, workers)
+                    self._run_team(run, nblocks, workers, kernel.address, args_ptr,
+                                   launch_ptr, shared_size, slot_size)
             if not err[0]:
                 return None
             record = err.copy()
@@ -468,6 +488,21 @@ class CpuBackend(CpuMemory):
                 heap.watch(None)
             self.shadow.launch_done(state)
             del keep
+
+    def _run_team(self, run, nblocks, workers, address, args_ptr, launch_ptr, shared_size,
+                  slot_size):
+        """The blocks on the native team (team.py); on the Python pool where there is no
+        team or another launch has it (launches of other streams run at once, as on a
+        GPU)."""
+        crew = self._team()
+        if crew is None or not crew.lock.acquire(False):
+            self._run_parallel(run, nblocks, workers)
+            return
+        try:
+            crew.ensure(shared_size, slot_size)
+            crew.launch(address, args_ptr, launch_ptr, nblocks)
+        finally:
+            crew.lock.release()
 
     def _run_parallel(self, run, nblocks, workers):
         # Each chunk costs a few microseconds of Python under the GIL (next chunk, the native
@@ -533,6 +568,7 @@ def _after_fork_in_child(backend):
         os.register_at_fork(after_in_child=lambda: ref() is not None and ref()._after_fork())
 
 
+_team_lock = threading.Lock()
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
 _registered = {}       # id -> the NumPy buffers host_register pinned (kept until unregistered)
 
