@@ -24,7 +24,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import graphs, interrupt, pools, shadow, streams, team, texmem
+from . import frames, graphs, interrupt, pools, shadow, streams, team, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -42,6 +42,7 @@ class CpuKernel:
         self.address = self.loaded.address(binary.symbol)
         self.entry = KERNEL_FN(self.address)
         self.packer = ArgPacker(binary.params, len(binary.symbols))
+        self.plans = {}                # (grid, block, shared bytes) -> frames.Plan
         interrupt.install()            # its loops poll the flag that Ctrl-C sets
 
 
@@ -415,100 +416,90 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        """Run a kernel now, on the calling thread and the pool; returns its error or None."""
-        return self.prepare(kernel, grid, block, shared_bytes, args, symbols, kernel_name)()
+        """Run a kernel now, on the calling thread and the team; returns its error or None."""
+        plan = frames.plan(kernel, grid, block, shared_bytes)
+        frame = plan.take()
+        frame.fill(kernel, args, symbols)
+        error = self._run(kernel, plan, frame, kernel_name)
+        plan.give(frame)        # not after an exception (Ctrl-C): the record may be dirty
+        return error
 
     def bind(self, kernel, loaded, grid, block, shared_bytes, args):
         """A kernel launch with its arguments packed once, replayed by calling it (graph
         nodes); raises the kernel's error."""
-        run = self.prepare(loaded, grid, block, shared_bytes, args,
-                           loaded.binary.symbol_objects, kernel.__name__)
-        return lambda: _raise(run())
+        plan = frames.plan(loaded, grid, block, shared_bytes)
+        frame = frames.Frame(loaded, plan)         # its own, for as long as the graph lives
+        frame.fill(loaded, args, loaded.binary.symbol_objects)
+        name = kernel.__name__
+        return lambda: _raise(self._run(loaded, plan, frame, name))
 
-    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        """A launch ready to run: calling it runs the kernel on the calling thread and the
-        pool, and returns its error or None."""
-        binary = kernel.binary
-        packed, keep = kernel.packer.pack(args, symbols)
-        if binary.checked:        # the fault record, then the checker's state (checked.py)
-            err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
-            arrays = list(args) + [getattr(s, "host", None) for s in symbols]
+    def _run(self, kernel, plan, frame, kernel_name):
+        """Run one launch whose frame is filled; returns its error or None."""
+        interrupt.clear()
+        binary, nblocks, err = kernel.binary, plan.nblocks, frame.err
+        if binary.checked:
+            self._run_checked(kernel, plan, frame)
+        elif nblocks == 1 or config.cpu_threads == 1:
+            kernel.entry(frame.args_ptr, frame.launch_ptr, 0, nblocks,
+                         self.arena.get("shared", plan.shared_size),
+                         self.arena.get("slots", plan.slot_size))
         else:
-            err = np.zeros(fault.WORDS, np.int64)
-        launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
-        nblocks = grid[0] * grid[1] * grid[2]
-        nthreads = block[0] * block[1] * block[2]
-        shared_size = binary.shared_static_bytes + shared_bytes
-        slot_size = binary.slot_bytes * nthreads
-        args_ptr = ctypes.addressof(packed)
-        launch_ptr = ctypes.addressof(launch)
+            self._run_team(kernel, plan, frame)
+        if not err[0]:
+            return None
+        record = err.copy()
+        err[:] = 0                # a frame runs again: start it clean
+        if record[0] == fault.INTERRUPTED and interrupt.python_raises():
+            return None           # Python raises KeyboardInterrupt for this Ctrl-C
+        return fault.decode(record, binary, kernel_name)
 
-        def run(first, last):
-            shared = self.arena.get("shared", shared_size)
-            slots = self.arena.get("slots", slot_size)
-            return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
-
-        def go():
-            interrupt.clear()
-            if binary.checked:
-                self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
-                                  binary)
-            else:
-                workers = min(config.cpu_threads, nblocks)
-                if workers <= 1:
-                    run(0, nblocks)
-                else:
-                    self._run_team(run, nblocks, workers, kernel.address, args_ptr,
-                                   launch_ptr, shared_size, slot_size)
-            if not err[0]:
-                return None
-            record = err.copy()
-            err[:] = 0                # a bound launch runs again: start it clean
-            if record[0] == fault.INTERRUPTED and interrupt.python_raises():
-                return None           # Python raises KeyboardInterrupt for this Ctrl-C
-            return fault.decode(record, binary, kernel_name)
-        go.keep = (packed, keep, launch)    # what the addresses above point into
-        return go
-
-    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, binary):
+    def _run_checked(self, kernel, plan, frame):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
         order (shadow memory takes no locks). A kernel that calls simt.malloc has the
         device heap checked too, its blocks followed from malloc to free."""
+        binary, err, arrays = kernel.binary, frame.err, frame.arrays
         with self.shadow.lock:
             if binary.uses_heap:
                 arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
-            keep = self.shadow.begin(err, arrays, grid, block, shared_size)
+            keep = self.shadow.begin(err, arrays, plan.grid, plan.block, plan.shared_size)
             state = err[fault.WORDS:]
-            state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
+            shared = state[checked.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
             state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, binary.read_only)
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
-                run(0, nblocks)
+                kernel.entry(frame.args_ptr, frame.launch_ptr, 0, plan.nblocks, shared,
+                             self.arena.get("slots", plan.slot_size))
             finally:
                 heap.watch(None)
             self.shadow.launch_done(state)
             del keep
 
-    def _run_team(self, run, nblocks, workers, address, args_ptr, launch_ptr, shared_size,
-                  slot_size):
+    def _run_team(self, kernel, plan, frame):
         """The blocks on the native team (team.py); on the Python pool where there is no
         team or another launch has it (launches of other streams run at once, as on a
         GPU)."""
         crew = self._team()
         if crew is None or not crew.lock.acquire(False):
-            self._run_parallel(run, nblocks, workers)
+            self._run_parallel(kernel, plan, frame)
             return
         try:
-            crew.ensure(shared_size, slot_size)
-            crew.launch(address, args_ptr, launch_ptr, nblocks)
+            crew.ensure(plan.shared_size, plan.slot_size)
+            crew.launch(kernel.address, frame.args_ptr, frame.launch_ptr, plan.nblocks)
         finally:
             crew.lock.release()
 
-    def _run_parallel(self, run, nblocks, workers):
+    def _run_parallel(self, kernel, plan, frame):
         # Each chunk costs a few microseconds of Python under the GIL (next chunk, the native
         # call's entry and exit); with 8 chunks per worker, 16 workers on a memory-bound
         # kernel spent more time waiting for the GIL than in the kernel (saxpy 4.6x C+OpenMP
         # on 16 cores). 4 per worker still evens out blocks of uneven cost.
+        nblocks, args_ptr, launch_ptr = plan.nblocks, frame.args_ptr, frame.launch_ptr
+        workers = min(config.cpu_threads, nblocks)
+
+        def run(first, last):
+            shared = self.arena.get("shared", plan.shared_size)
+            slots = self.arena.get("slots", plan.slot_size)
+            return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
         chunk = max(1, nblocks // (workers * 4))
         starts = itertools.count(0, chunk)
         failed = threading.Event()

@@ -29,8 +29,9 @@ _FUTEX = {"x86_64": 202, "aarch64": 98, "arm64": 98}
 _PAUSE = {"x86_64": ("declare void @llvm.x86.sse2.pause()", "call void @llvm.x86.sse2.pause()"),
           "aarch64": ("", 'call void asm sideeffect "yield", ""()'),
           "arm64": ("", 'call void asm sideeffect "yield", ""()')}
-SPIN = 4000             # pause instructions a waiting thread spins before it sleeps
-SPIN_CROWDED = 100      # ... with more members than cores (OpenMP throttles its spin too)
+SPIN = 200              # thousand cycles a waiting thread spins before it sleeps (~60 us)
+SPIN_CROWDED = 10       # ... with more members than cores (OpenMP throttles its spin too)
+YIELD_EVERY = 16        # spinning trips between sched_yield calls
 CHUNKS = 8              # chunks of each member's own range
 RANGE_WORDS = 8         # a member's range: next, end, chunk; one 64-byte line each
 
@@ -52,6 +53,8 @@ _IR = r"""
 %Range = type { i64, i64, i64, [5 x i64] }
 
 declare i64 @simt_team_syscall(i64, ...)
+declare i32 @simt_team_yield()
+declare i64 @llvm.readcyclecounter()
 PAUSE_DECL
 
 define internal void @pause() alwaysinline {
@@ -65,23 +68,37 @@ define internal void @futex(ptr %word, i64 %op, i32 %value) {
   ret void
 }
 
-; spin until *word != value, then sleep on the futex until it is (sleepers counted)
+; spin until *word != value (for at most team.spin thousand cycles, giving the core away
+; every YIELD_EVERY trips: the thread awaited may be waiting for it), then sleep on the
+; futex until it is (sleepers counted)
 define internal void @await_change(ptr %team, ptr %word, i32 %value, ptr %sleepers) {
 entry:
   %spinp = getelementptr %Team, ptr %team, i32 0, i32 7
   %spin = load i32, ptr %spinp
+  %spin64 = zext i32 %spin to i64
+  %budget = mul i64 %spin64, 1000
+  %t0 = call i64 @llvm.readcyclecounter()
   br label %spinning
 spinning:
-  %i = phi i32 [ 0, %entry ], [ %i1, %again ]
+  %i = phi i32 [ 0, %entry ], [ %i1, %yield ], [ %i1, %relax ]
   %now = load atomic i32, ptr %word acquire, align 4
   %same = icmp eq i32 %now, %value
   br i1 %same, label %count, label %done
 count:
-  %more = icmp slt i32 %i, %spin
+  %t = call i64 @llvm.readcyclecounter()
+  %spent = sub i64 %t, %t0
+  %more = icmp ult i64 %spent, %budget
   br i1 %more, label %again, label %sleep
 again:
-  call void @pause()
   %i1 = add i32 %i, 1
+  %turn = and i32 %i1, YIELD_MASK
+  %give = icmp eq i32 %turn, 0
+  br i1 %give, label %yield, label %relax
+yield:
+  %y = call i32 @simt_team_yield()
+  br label %spinning
+relax:
+  call void @pause()
   br label %spinning
 sleep:
   %s0 = atomicrmw add ptr %sleepers, i32 1 seq_cst
@@ -301,9 +318,11 @@ def _functions():
         machine = platform.machine()
         libc = ctypes.CDLL(None)
         llvm.add_symbol("simt_team_syscall", ctypes.cast(libc.syscall, ctypes.c_void_p).value)
+        llvm.add_symbol("simt_team_yield", ctypes.cast(libc.sched_yield, ctypes.c_void_p).value)
         declare, pause = _PAUSE[machine]
         text = (_IR.replace("PAUSE_DECL", declare).replace("PAUSE", pause)
-                .replace("FUTEX", str(_FUTEX[machine])).replace("CHUNKS", str(CHUNKS)))
+                .replace("FUTEX", str(_FUTEX[machine])).replace("CHUNKS", str(CHUNKS))
+                .replace("YIELD_MASK", str(YIELD_EVERY - 1)))
         loaded = jit.LoadedObject(jit.emit_object(jit.optimize(text)))
         _code.append((loaded, SERVE(loaded.address("simt_team_serve")),
                       LAUNCH(loaded.address("simt_team_launch")),
@@ -338,6 +357,8 @@ class Team:
 
     def ensure(self, shared_bytes, slot_bytes):
         """Give each member buffers of at least these sizes (called holding the lock)."""
+        if shared_bytes <= self.sizes["shared"] and slot_bytes <= self.sizes["slots"]:
+            return
         for name, table, nbytes in (("shared", self.shared_table, shared_bytes),
                                     ("slots", self.slots_table, slot_bytes)):
             if nbytes > self.sizes[name]:
