@@ -100,3 +100,22 @@ def test_the_team_follows_cpu_threads(monkeypatch, rng):
             monkeypatch.setattr(config, "cpu_threads", threads)
             _run_count(rng, 50, 8)
             assert dev.backend.team.members == threads
+
+
+def test_native_helpers_come_from_the_disk_cache(monkeypatch, tmp_path):
+    """hostjit.cached_object: made once, then read; a damaged file is made again."""
+    from simt.config import config
+    from simt.backends import hostjit as jit
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "cache", True)
+    text = "define i32 @simt_test_twice(i32 %x) {\n  %y = mul i32 %x, 2\n  ret i32 %y\n}\n"
+    made = jit.cached_object("probe", text)
+    [path] = list(tmp_path.iterdir())
+    assert jit.cached_object("probe", text) == made
+    path.write_bytes(b"\0" * 40)
+    again = jit.cached_object("probe", text)
+    assert again == made and path.read_bytes().endswith(made)
+    import ctypes
+    twice = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(
+        jit.LoadedObject(again).address("simt_test_twice"))
+    assert twice(21) == 42

@@ -323,7 +323,7 @@ def _functions():
         text = (_IR.replace("PAUSE_DECL", declare).replace("PAUSE", pause)
                 .replace("FUTEX", str(_FUTEX[machine])).replace("CHUNKS", str(CHUNKS))
                 .replace("YIELD_MASK", str(YIELD_EVERY - 1)))
-        loaded = jit.LoadedObject(jit.emit_object(jit.optimize(text)))
+        loaded = jit.LoadedObject(jit.cached_object("team", text))
         _code.append((loaded, SERVE(loaded.address("simt_team_serve")),
                       LAUNCH(loaded.address("simt_team_launch")),
                       WAKE(loaded.address("simt_team_wake"))))
