@@ -79,13 +79,111 @@ def test_a_wait_that_never_completes_is_an_error_on_the_cpu():
         too_few[1, 32](np.zeros(32, np.int32))
 
 
+@simt.device
+def add_up(smem, acc, phases):
+    """The guide's completion function: one thread a phase sums the block's shared values."""
+    total = 0
+    for i in range(smem.shape[0]):
+        total += smem[i]
+    acc[simt.blockIdx.x] += total
+    phases[simt.blockIdx.x] += 1
+
+
+@simt.kernel
+def psum(data, acc, phases):
+    """B.23's example: each phase the block writes 64 values, arrives, and the completion
+    (run once, by the last to arrive, before anyone waits past it) adds them up."""
+    smem = simt.shared.array(64, np.int64)
+    bar = simt.shared.barrier(simt.blockDim.x, add_up, smem, acc, phases)
+    t = simt.threadIdx.x
+    base = simt.blockIdx.x * data.shape[1]
+    for i in range(0, data.shape[1], 64):
+        smem[t] = data[simt.blockIdx.x, i + t]
+        token = bar.arrive()
+        bar.wait(token)                  # smem is free again: the completion has read it
+
+
+def test_a_completion_function_runs_once_a_phase(device, rng):
+    data = random_array(rng, (3, 640), np.int64)
+    acc = np.zeros(3, np.int64)
+    phases = np.zeros(3, np.int64)
+    psum[3, 64](data, acc, phases)
+    np.testing.assert_array_equal(acc, data.sum(axis=1))
+    np.testing.assert_array_equal(phases, [10, 10, 10])
+
+
+@simt.device
+def mark(log, counts):
+    log[counts[0]] = counts[1]
+    counts[0] += 1
+
+
+@simt.kernel
+def drop_with_completion(out, log, counts):
+    """Half the block leaves in the first phase: each later phase completes with 32."""
+    bar = simt.shared.barrier(64, mark, log, counts)
+    t = simt.threadIdx.x
+    if t >= 32:
+        bar.arrive_and_drop()
+        return
+    for r in range(3):
+        bar.arrive_and_wait()
+        if t == 0:
+            counts[1] += 10
+        bar.arrive_and_wait()
+    out[t] = counts[1]
+
+
+def test_arrive_and_drop_with_a_completion_function(device):
+    out = poison(32, np.int64)
+    log = np.full(8, -1, np.int64)
+    counts = np.zeros(2, np.int64)
+    drop_with_completion[1, 64](out, log, counts)
+    np.testing.assert_array_equal(out, np.full(32, 30))
+    np.testing.assert_array_equal(log, [0, 10, 10, 20, 20, 30, -1, -1])   # 6 phases
+
+
+@simt.kernel
+def copy_then_double(a, out):
+    """memcpy_async tied to a barrier: the tile is in shared memory once the phase the
+    copies belong to has completed."""
+    tile = simt.shared.array(256, np.float32)
+    bar = simt.shared.barrier(simt.blockDim.x)
+    t = simt.threadIdx.x
+    base = simt.blockIdx.x * 256
+    simt.memcpy_async(tile, t * 4, a, base + t * 4, 4, bar)
+    bar.wait(bar.arrive())
+    for k in range(4):
+        out[base + t * 4 + k] = tile[(t * 4 + k + 128) % 256] * np.float32(2)
+
+
+def test_memcpy_async_completes_with_a_barriers_phase(device, rng):
+    a = random_array(rng, 1024, np.float32)
+    out = poison(1024, np.float32)
+    copy_then_double[4, 64](a, out)
+    expected = np.roll(a.reshape(4, 256), -128, axis=1).reshape(-1) * np.float32(2)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_memcpy_async_refuses_a_completion_barrier():
+    @simt.kernel
+    def both(a, acc, phases):
+        smem = simt.shared.array(64, np.int64)
+        bar = simt.shared.barrier(64, add_up, smem, acc, phases)
+        simt.memcpy_async(smem, 0, a, 0, 64, bar)
+    with pytest.raises(simt.CompileError, match="completion function is not offered yet"):
+        both[1, 64](np.zeros(64, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
 @pytest.fixture(scope="module")
 def barrier_ptx():
     from simt.backends.cuda.compile import compile_kernel
     from simt.compiler.options import CompileOptions
     out = {}
     for kernel, sig in ((neighbours, "(float32[::1], float32[::1], int32)"),
-                        (drop_half, "(int32[::1], int32[::1])")):
+                        (drop_half, "(int32[::1], int32[::1])"),
+                        (psum, "(int64[:, ::1], int64[::1], int64[::1])"),
+                        (copy_then_double, "(float32[::1], float32[::1])")):
         fn = kernel.typed_ir(T.parse_signature(sig))
         out[kernel.__name__] = compile_kernel(fn, CompileOptions(), "sm_90").ptx
     return out
@@ -98,6 +196,11 @@ def test_ptx_has_the_mbarrier_instructions(barrier_ptx):
     assert "mbarrier.try_wait.shared.b64" in text
     assert text.count("bar.sync") == 1            # the declaration's; waits are not barriers
     assert "mbarrier.arrive_drop.shared.b64" in barrier_ptx["drop_half"]
+    completion = barrier_ptx["psum"]
+    assert "mbarrier.try_wait.parity.shared.b64" in completion
+    assert re.search(r"atom(\.acq_rel)?\.cta\.shared(::cta)?\.add\.u64|atom\.shared\.add\.u64",
+                     completion), completion
+    assert "cp.async.mbarrier.arrive.shared.b64" in barrier_ptx["copy_then_double"]
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")

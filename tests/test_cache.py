@@ -219,3 +219,45 @@ def test_a_damaged_entry_is_discarded_with_a_warning_and_rebuilt(tmp_path, damag
     assert (out, how) == ("ok", "compiled")
     assert "RuntimeWarning: simt: discarded the disk cache entry" in err and str(entry) in err, err
     assert run(tmp_path, 3) == "loaded"
+
+
+PARENT_CHILD = textwrap.dedent("""
+    import logging
+    import numpy as np
+    import simt
+
+    logging.basicConfig(level=logging.DEBUG, format="%(name)s %(message)s")
+    SCALE = {scale}
+    OFFSET = simt.Constant(np.array([{offset}], np.float32))
+
+    @simt.kernel
+    def child(a, out):
+        i = simt.grid(1)
+        if i < a.shape[0]:
+            out[i] = a[i] * SCALE + OFFSET[0]
+
+    @simt.kernel
+    def parent(a, out):
+        if simt.threadIdx.x == 0:
+            child[1, 32](a, out)
+
+    a = np.arange(1, 11, dtype=np.float32)
+    out = np.full(10, np.nan, np.float32)
+    parent[1, 1](a, out)
+    assert (out == a * SCALE + np.float32({offset})).all(), out
+    print("ok")
+""")
+
+
+def test_a_child_kernels_globals_are_in_its_parents_key(tmp_path):
+    """A kernel launched from a kernel is compiled with it; what the child reads (a module
+    constant, a Constant symbol placed at launch) keys the parent's entry."""
+    def run_parent(scale, offset):
+        out, how, _ = run_script(tmp_path, PARENT_CHILD.format(scale=scale, offset=offset),
+                                 "parent")
+        assert out == "ok"
+        return how
+    assert run_parent(3, 0.5) == "compiled"
+    assert run_parent(3, 0.5) == "loaded"
+    assert run_parent(4, 0.5) == "compiled"
+    assert run_parent(4, 1.5) == "loaded"        # a Constant's values are placed at launch

@@ -281,6 +281,25 @@ def _half_kernel(tmp_path):
     return module.every_half
 
 
+@simt.kernel
+def launches_a_kernel(flags, f, n):
+    if simt.threadIdx.x == 0:
+        memory_access[(n + 31) // 32, 32, 64](flags, f)
+
+
+@simt.device
+def _count_phase(flags):
+    flags[0] += 1
+
+
+@simt.kernel
+def completion_barrier(flags):
+    bar = simt.shared.barrier(simt.blockDim.x, _count_phase, flags)
+    bar.wait(bar.arrive())
+    if simt.threadIdx.x == 0:
+        bar.arrive_and_drop()
+
+
 def _kernels(tmp_path):
     f64, f32, i32 = (T.Array(np.dtype(d), 1, "C") for d in ("float64", "float32", "int32"))
     c128 = T.Array(np.dtype(np.complex128), 1, "C")
@@ -288,6 +307,8 @@ def _kernels(tmp_path):
         (specials, [T.Array(np.dtype(np.int64), 1, "C"), i32, f32]),
         (complexes, [c128, f64, i32]),
         (memory_access, [i32, f32]),
+        (launches_a_kernel, [i32, f32, T.INT64]),
+        (completion_barrier, [i32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),
                     _texture("array", 3), _texture("array", 1, True),
                     _texture("array", 2, True)]

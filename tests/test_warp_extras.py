@@ -60,22 +60,15 @@ def child(out):
     out[simt.threadIdx.x] = 1
 
 
-def parent_launch(out, n):
-    child[1, n](out)
-
-
 def parent_call(out):
     child(out)
 
 
-@pytest.mark.parametrize("parent, line", [(parent_launch, "child[1, n](out)"),
-                                          (parent_call, "child(out)")])
-def test_kernel_launch_inside_a_kernel_is_refused(parent, line):
-    k = simt.kernel(parent)
-    sig = "void(int32[:], int64)" if parent is parent_launch else "void(int32[:])"
-    with pytest.raises(simt.CompileError, match=r"(?s)launching kernel 'child' from inside a "
-                       r"kernel \(dynamic parallelism, guide appendix D\) is not available "
-                       r"yet in simt.*test_warp_extras.py:\d+.*" + line.replace("[", r"\[")
-                       .replace("(", r"\(").replace(")", r"\)")) as info:
-        k.inspect_types(sig)
-    assert "launch it from the host" in str(info.value)
+def test_a_kernel_called_without_a_launch_is_refused():
+    """A kernel launches a kernel with child[grid, block](...) (tests/test_dynamic_parallelism.py);
+    calling it like a function is refused at the line."""
+    k = simt.kernel(parent_call)
+    with pytest.raises(simt.CompileError, match=r"(?s)kernel 'child' is named here without a "
+                       r"launch.*test_warp_extras.py:\d+.*child\(out\)") as info:
+        k.inspect_types("void(int32[:])")
+    assert "child[grid, block](args)" in str(info.value)

@@ -37,7 +37,13 @@ def _heat():
     return image
 
 
-PICTURES = {"julia": _julia, "ray_const": _ray, "shared_bitmap": _shared_bitmap, "heat": _heat}
+def _mariani_silver():
+    from simt.examples import dynamic
+    return dynamic.picture(dynamic.mandelbrot(SIZE))
+
+
+PICTURES = {"julia": _julia, "ray_const": _ray, "shared_bitmap": _shared_bitmap, "heat": _heat,
+            "mariani_silver": _mariani_silver}
 
 
 def render():

@@ -36,6 +36,7 @@ UNINITIALIZED = 8        # a read of memory nothing wrote
 BARRIER_DIVERGENCE = 9   # a barrier some live thread of the block does not reach
 WARP_MASK = 10           # a warp collective whose mask names a lane that is not there
 USE_AFTER_FREE = 11      # an access of device heap memory that simt.free released
+DEVICE_LAUNCH = 12       # a launch inside a kernel that the device runtime refused
 
 # what an access was, in the "accesses" word (mine | other << 4)
 READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
@@ -93,7 +94,29 @@ def decode(record, binary, kernel_name):
         return LaunchError(f"simt.free {place} of memory simt.malloc did not hand out (or "
                            f"already freed)\n  block {block}, thread {thread}, at {where}\n  "
                            f"free only the arrays simt.malloc returned, each once", **common)
+    if code == DEVICE_LAUNCH:
+        child = binary.labels[array] if array < len(binary.labels) else "?"
+        why, advice = _LAUNCH_ERRORS.get(index, (f"cudaError {index}", "see the CUDA "
+                                                 "runtime's error codes"))
+        return LaunchError(f"the launch of kernel '{child}' {place} failed: {why}\n  block "
+                           f"{block}, thread {thread}, at {where}\n  {advice}", **common)
     return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
+
+
+# a device-side launch's cudaError -> (what it means, what to do)
+_LAUNCH_ERRORS = {
+    -1: ("the device runtime gave no parameter buffer (cudaGetParameterBufferV2 returned "
+         "null: too many launches pending)", "launch fewer children at once, or raise the "
+                                             "'dev_runtime_pending_launch_count' limit"),
+    9: ("invalid configuration (cudaErrorInvalidConfiguration)",
+        "give every grid and block dimension at least 1, at most 1024 threads per block "
+        "(block z at most 64) and grid y and z at most 65535"),
+    65: ("launches nested deeper than 24 levels (cudaErrorLaunchMaxDepthExceeded)",
+         "stop the recursion earlier: pass the depth as an argument and test it"),
+    69: ("too many launches pending (cudaErrorLaunchPendingCountExceeded)",
+         "launch fewer children at once, or raise the 'dev_runtime_pending_launch_count' "
+         "limit"),
+}
 
 
 def _source_line(filename, line):

@@ -27,12 +27,27 @@ def _element_loop(em, e, dst, di, src, si, count):
 
 
 def _operands(em, e):
-    return [em.expr(a) for a in e.args]
+    """dst, dst_index, src, src_index, count (a barrier's storage, if any, is not read)."""
+    return [em.expr(a) for a in e.args[:5]]
 
 
 @memcpy_async.lowering("cpu")
 def _copy_cpu(em, e):
     _element_loop(em, e, *_operands(em, e))
+
+
+def _track(em, e):
+    """A copy tied to a barrier: the barrier's phase also waits for this thread's cp.async
+    copies so far (the .noinc-less form counts one more arrival and makes it when they land,
+    so the phase still expects the thread's own arrive)."""
+    if len(e.args) == 6:
+        data = em.expr(e.args[5]).data
+        shared = em.target.addrspace("shared")
+        if data.type.addrspace != shared:
+            data = em.builder.addrspacecast(data, ptr(shared))
+        fn = em.module.declare_intrinsic("llvm.nvvm.cp.async.mbarrier.arrive.shared",
+                                         fnty=ll.FunctionType(ll.VoidType(), [ptr(shared)]))
+        em.builder.call(fn, [data])
 
 
 def _chunk(e):
@@ -53,7 +68,7 @@ def _copy_gpu(em, e):
     shared, glob = em.target.addrspace("shared"), em.target.addrspace("global")
     if size is None or e.args[0].type.space != "shared" or e.args[2].type.space != "global":
         _element_loop(em, e, dst, di, src, si, count)
-        return None
+        return None                # no cp.async: the copy is complete, nothing to track
     b = em.builder
     itemsize = e.args[0].type.dtype.itemsize
     nonempty = b.icmp_signed(">", count, i64(0))
@@ -67,9 +82,12 @@ def _copy_gpu(em, e):
     flat_address(em, dst, em.builder.add(di, last), e.attrs["dst"], e.loc)  # bounds
     flat_address(em, src, em.builder.add(si, last), e.attrs["src"], e.loc)
     b = em.builder
-    bits = b.or_(b.ptrtoint(to, I64), b.ptrtoint(frm, I64))
-    aligned = b.icmp_unsigned("==", b.and_(bits, i64(size - 1)), i64(0))
-    b.cbranch(aligned, fast_bb, slow_bb)
+    if size <= itemsize and e.args[0].type.align is None and e.args[2].type.align is None:
+        b.branch(fast_bb)          # chunks no wider than an element: aligned like the arrays
+    else:
+        bits = b.or_(b.ptrtoint(to, I64), b.ptrtoint(frm, I64))
+        aligned = b.icmp_unsigned("==", b.and_(bits, i64(size - 1)), i64(0))
+        b.cbranch(aligned, fast_bb, slow_bb)
     b.position_at_end(fast_bb)
     fn = em.module.declare_intrinsic(
         f"llvm.nvvm.cp.async.{'cg' if size == 16 else 'ca'}.shared.global.{size}", fnty=ll.FunctionType(
@@ -89,6 +107,7 @@ def _copy_gpu(em, e):
     _element_loop(em, e, dst, di, src, si, count)
     em.builder.branch(done_bb)
     em.builder.position_at_end(done_bb)
+    _track(em, e)
     return None
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, vectors, wmma
+from ..lang import bfloat16, launches, vectors, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -323,6 +323,11 @@ class _Method:
 # ----------------------------------------------------------------- calls
 def call(fc, node, statement):
     loc = fc.loc(node)
+    if isinstance(node.func, ast.Subscript) and isinstance(node.func.value, (ast.Name,
+                                                                            ast.Attribute)):
+        base = fc.any(node.func.value)
+        if isinstance(base, Static) and hasattr(base.value, "_simt_kernel"):
+            return device_launch(fc, base.value, node, statement)
     func = fc.any(node.func)
     if not isinstance(func, Static):
         fc.fail(node, f"'{ast.unparse(node.func)}' is not callable in a kernel")
@@ -361,15 +366,27 @@ def call(fc, node, statement):
             "decorate Python helpers with @simt.device; use math functions and simt intrinsics")
 
 
+def device_launch(fc, kernel, node, statement):
+    """``child[grid, block](args)`` inside a kernel (lang/launches.py)."""
+    if node.keywords:
+        fc.fail(node, f"a launch of '{kernel.__name__}' takes its arguments by position")
+    if not statement:
+        fc.fail(node, f"a launch of '{kernel.__name__}' is a statement and has no value",
+                "write it on a line of its own")
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
+    config = node.func.slice
+    items = config.elts if isinstance(config, ast.Tuple) else [config]
+    return launches.build(fc, kernel, [fc.any(i) for i in items],
+                          [fc.any(a) for a in node.args], fc.loc(node))
+
+
 def refuse_launch(fc, kernel, node):
-    """A kernel named inside a kernel (``child[grid, block](...)`` or ``child(...)``)."""
-    fc.fail(node, f"launching kernel '{kernel.__name__}' from inside a kernel (dynamic "
-            "parallelism, guide appendix D) is not available yet in simt: it needs device-side "
-            "launches in the generated PTX (cudaGetParameterBufferV2 and cudaLaunchDeviceV2 "
-            "calls) and libcudadevrt.a linked in with the driver's linker; neither is written "
-            "yet, on any device",
-            "launch it from the host after this kernel, or make it a @simt.device function "
-            "and call it")
+    """A kernel named inside a kernel other than as ``child[grid, block](...)``."""
+    fc.fail(node, f"kernel '{kernel.__name__}' is named here without a launch: inside a "
+            "kernel a kernel can only be launched (dynamic parallelism, guide appendix D)",
+            f"write {kernel.__name__}[grid, block](args) on a line of its own, or make it a "
+            "@simt.device function and call it")
 
 
 def is_group(value):

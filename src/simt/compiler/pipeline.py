@@ -19,14 +19,21 @@ FRONT_STAGES = ("typed_ir",)
 def typed_ir(pyfunc, arg_types):
     """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included)."""
     try:
+        from . import family
         from .frontend import FrontEnd          # imported at first compile
         from ..ir import verify
-        fn = FrontEnd(pyfunc, arg_types, is_kernel=True).build()
+
+        def build(kernel_pyfunc, types):
+            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True).build()
+            return verify.after("the front end", fn)
+        fn = build(pyfunc, arg_types)
+        if any(family.launch_nodes(fn)):
+            family.resolve(pyfunc, arg_types, fn, build)
     except CompileError as exc:
         if config.debug:
             raise
         raise exc.with_traceback(None) from None     # the message says where
-    return verify.after("the front end", fn)
+    return fn
 
 
 def run(stages, value, name):

@@ -281,6 +281,11 @@ class Target:
         """Code run once per trip of loop ``stmt`` that may stop the launch (Ctrl-C on
         the CPU device): none by default."""
 
+    def device_launch(self, em, e, grid, block, shared, values):
+        """``child[grid, block, shared](values)`` from a kernel (lang/launches.py): grid
+        and block three uint32 each, shared a uint32, values the arguments' LLVM values."""
+        raise self._missing("launches inside kernels")
+
     def emit_barrier(self, em, stmt):
         raise self._missing("emit_barrier")
 

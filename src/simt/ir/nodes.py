@@ -372,6 +372,7 @@ class Function:
     array_names: list = field(default_factory=list)   # names of arrays, for error reports
     uses_barrier: bool = False
     reads: Reads = field(default_factory=Reads)       # its dependencies (runtime/cache.py)
+    launches: list = field(default_factory=list)      # kernels it may launch (family.py)
 
 
 def walk_stmts(body):

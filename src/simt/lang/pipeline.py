@@ -9,10 +9,13 @@ flight); ``pipe.consumer_release()`` frees it; ``pipe.producer_acquire()`` has n
 wait for (a thread-scope pipeline has no stage limit). The GPU copies global to shared memory
 with ``cp.async.ca.shared.global`` (16, 8 or 4 bytes at a time when both addresses allow it,
 else by plain loads and stores); the CPU device copies at once. Each thread waits for its own
-copies only: the block reads them after ``syncthreads()``, as in CUDA. docs/async-copies.md.
+copies only: the block reads them after ``syncthreads()``, as in CUDA. A barrier in place of
+the pipeline ties the copy to its current phase (``cp.async.mbarrier.arrive`` after the
+copies: the phase completes when they have landed). docs/async-copies.md.
 """
 from ..ir import nodes as ir
 from ..ir import types as T
+from .barrier import ArriveWaitBarrier
 from .groups import Group
 from .registry import Intrinsic, Static
 
@@ -88,9 +91,14 @@ def _memcpy_build(fc, args, kwargs, loc):
         fc.fail(loc, f"simt.memcpy_async({', '.join(names)}) takes {len(names)} positional "
                 "arguments")
     dst, src = _array(fc, args[0], "destination", loc), _array(fc, args[2], "source", loc)
-    pipe = args[5]
-    if not (isinstance(pipe, Static) and isinstance(pipe.value, Pipeline)):
-        fc.fail(loc, "the last argument of simt.memcpy_async must be a simt.pipeline()")
+    pipe = args[5].value if isinstance(args[5], Static) else None
+    if not isinstance(pipe, (Pipeline, ArriveWaitBarrier)):
+        fc.fail(loc, "the last argument of simt.memcpy_async must be a simt.pipeline() or a "
+                "simt.shared.barrier(count)")
+    if isinstance(pipe, ArriveWaitBarrier) and pipe.completion is not None:
+        fc.fail(loc, "simt.memcpy_async with a barrier that has a completion function is not "
+                "offered yet: its completion would run before the copy lands",
+                "use a barrier without one, or a simt.pipeline()")
     if dst.type.dtype != src.type.dtype:
         fc.fail(loc, f"simt.memcpy_async copies elements of one type: the destination holds "
                 f"{dst.type.dtype}, the source {src.type.dtype}")
@@ -101,7 +109,10 @@ def _memcpy_build(fc, args, kwargs, loc):
     count = args[4].value if isinstance(args[4], Static) else None
     if count is not None:
         attrs["count"] = int(count)
-    return memcpy_async.node(T.VOID, loc, [dst, index[0], src, index[1], index[2]], attrs)
+    operands = [dst, index[0], src, index[1], index[2]]
+    if isinstance(pipe, ArriveWaitBarrier):            # the copy completes with its phase
+        operands.append(pipe.storage)
+    return memcpy_async.node(T.VOID, loc, operands, attrs)
 
 
 pipeline = Intrinsic(
@@ -111,8 +122,10 @@ pipeline = Intrinsic(
 memcpy_async = Intrinsic(
     "memcpy_async", "simt.memcpy_async(dst, dst_index, src, src_index, count, pipe): start "
     "copying count elements src[src_index:] -> dst[dst_index:] (flat indices of C-contiguous "
-    "arrays) in pipe's current stage; read them after pipe.consumer_wait(). GPU: cp.async "
-    "from global to shared memory.", _memcpy_build, writes=True)
+    "arrays) in pipe's current stage; read them after pipe.consumer_wait(). With a "
+    "simt.shared.barrier(count) in place of pipe, the copy is part of the barrier's current "
+    "phase: read it after bar.wait(bar.arrive()). GPU: cp.async from global to shared "
+    "memory (and cp.async.mbarrier.arrive for a barrier).", _memcpy_build, writes=True)
 commit = Intrinsic("pipeline.commit", "pipe.producer_commit(): close the stage "
                    "(cp.async.commit_group).", public=False)
 wait = Intrinsic("pipeline.wait", "pipe.consumer_wait(): wait for the oldest unreleased stage "

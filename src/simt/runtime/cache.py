@@ -31,7 +31,7 @@ from ..config import config
 from ..errors import CompileError
 from ..version import __version__
 
-FORMAT = 3
+FORMAT = 4
 MAGIC = b"simt-cache-entry\n"
 
 
@@ -40,6 +40,7 @@ def dependencies(fn):
     and the device functions it calls read; ``path`` is the chain of names through
     which the function that read it is reached from the kernel (() for the kernel)."""
     out = []
+    seen = {id(fn)}
 
     def visit(function, path):
         for name, value in sorted(function.reads.items()):
@@ -49,6 +50,11 @@ def dependencies(fn):
                 for callee in function.callees:
                     if any(callee is f for f in cached.values()):
                         visit(callee, path + (name,))
+            if hasattr(value, "_simt_kernel"):        # launched from the kernel (family.py)
+                for child in fn.launches:
+                    if getattr(child, "pyfunc", None) is value.pyfunc and id(child) not in seen:
+                        seen.add(id(child))
+                        visit(child, path + (name,))
     visit(fn, ())
     return out
 
@@ -58,7 +64,7 @@ def resolve(pyfunc, path, name):
     ``path`` from ``pyfunc`` sees it: the value this process froze at its first read."""
     for step in path:
         found, value = source.read(pyfunc, step)
-        if not found or not hasattr(value, "_simt_device"):
+        if not found or not (hasattr(value, "_simt_device") or hasattr(value, "_simt_kernel")):
             return False, None
         pyfunc = value.pyfunc
     return source.read(pyfunc, name)
@@ -186,9 +192,15 @@ def load(name, pyfunc, lookup):
             deps.append((dep_path, dep_name, value))
         else:
             if full_key(lookup, deps) == full:
-                binary.symbol_objects = [deps[i][2] for i in symbol_refs]
+                for part, refs in zip(_binaries(binary), symbol_refs):
+                    part.symbol_objects = [deps[i][2] for i in refs]
                 return binary, deps
     return None
+
+
+def _binaries(binary):
+    """The binary and those of the kernels it launches (a CPU binary keeps them)."""
+    return [binary, *getattr(binary, "children", ())]
 
 
 def _read(path):
@@ -228,10 +240,10 @@ def store(name, lookup, deps, binary):
     goes before it."""
     if not config.cache:
         return
-    refs = [next((i for i, (_, _, value) in enumerate(deps) if value is obj), None)
-            for obj in binary.symbol_objects]
-    if None in refs:             # a symbol not among the dependencies: not found again
-        return                   # by name, so kept in memory only
+    refs = [[next((i for i, (_, _, value) in enumerate(deps) if value is obj), None)
+             for obj in part.symbol_objects] for part in _binaries(binary)]
+    if any(None in part for part in refs):   # a symbol not among the dependencies: not
+        return                               # found again by name, so kept in memory only
     names = [(path, dep_name) for path, dep_name, _ in deps]
     full = full_key(lookup, deps)
     payload = pickle.dumps((lookup, full, names, refs, binary))

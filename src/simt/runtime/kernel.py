@@ -23,6 +23,7 @@ from .launch import Launch, access, arg_types, by_value, check_config, dim3_tupl
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
+family = lazy_module("simt.compiler.family")         # kernels launched from kernels
 
 
 
@@ -212,7 +213,10 @@ class Kernel:
         fn = self.ir_cache.get(key)
         if fn is None:
             with deep_recursion():
-                fn = self.ir_cache[key] = pipeline.typed_ir(self.pyfunc, key)
+                fn = pipeline.typed_ir(self.pyfunc, key)
+            if fn.launches or any(family.launch_nodes(fn)):
+                family.check_options(fn, self.options, self.__name__)
+            self.ir_cache[key] = fn
         return fn
 
     def options_for(self, kind, device_options=None):

@@ -7,6 +7,8 @@ LIMITS = {
     "malloc_heap_size": "bytes of the heap simt.malloc allocates from (default 8 MiB)",
     "printf_fifo_size": "bytes of the GPU's printf buffer (default 1 MiB)",
     "stack_size": "bytes of stack per GPU thread",
+    "dev_runtime_pending_launch_count": "launches inside kernels that may wait to run at "
+                                        "once (default 2048; a count, not bytes)",
 }
 
 

@@ -23,6 +23,8 @@ class CpuBinary(Binary):
     checked: bool = False         # compiled for checked mode (checked.py, shadow.py)
     read_only: tuple = ()         # checked mode: the parameters the kernel only reads
     uses_heap: bool = False       # calls simt.malloc (checked mode checks the heap)
+    launches_kernels: bool = False  # has launches inside (devlaunch.py)
+    children: tuple = ()          # the CpuBinary of each other kernel they reach (family.py)
 
 
 class _Compile:
@@ -66,4 +68,6 @@ def compile_kernel(fn, options):
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started, checked=options.checks,
         read_only=tuple(sorted(job.emitter.read_only)),
-        uses_heap=getattr(target, "uses_heap", False))
+        uses_heap=getattr(target, "uses_heap", False),
+        launches_kernels=getattr(target, "launches_kernels", False),
+        children=tuple(compile_kernel(child, options) for child in fn.launches))

@@ -24,7 +24,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import frames, graphs, interrupt, pools, shadow, streams, team, texmem
+from . import devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -44,6 +44,8 @@ class CpuKernel:
         self.packer = ArgPacker(binary.params, len(binary.symbols))
         self.plans = {}                # (grid, block, shared bytes) -> frames.Plan
         interrupt.install()            # its loops poll the flag that Ctrl-C sets
+        # the kernels it may launch, by family index (0: itself; compiler/family.py)
+        self.family = [self] + [CpuKernel(child) for child in binary.children]
 
 
 class _Arena(threading.local):
@@ -180,14 +182,21 @@ class CpuBackend(CpuMemory):
     NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
                 "stack_size": "its kernel threads run on the host threads' stacks"}
 
+    pending_launch_limit = devlaunch.PENDING_LIMIT
+
     def set_limit(self, name, value):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
-        heap.set_size(value)
+        if name == "dev_runtime_pending_launch_count":
+            self.pending_launch_limit = value
+        else:
+            heap.set_size(value)
 
     def get_limit(self, name):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        if name == "dev_runtime_pending_launch_count":
+            return self.pending_launch_limit
         return heap.size()
 
     # ------------------------------------------------------------ streams (see streams.py)
@@ -417,83 +426,129 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now, on the calling thread and the team; returns its error or None."""
+        if kernel.binary.launches_kernels:
+            return self.prepare(kernel, grid, block, shared_bytes, args, symbols,
+                                kernel_name)()
         plan = frames.plan(kernel, grid, block, shared_bytes)
         frame = plan.take()
         frame.fill(kernel, args, symbols)
-        error = self._run(kernel, plan, frame, kernel_name)
+        interrupt.clear()
+        self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err, frame.arrays)
+        error = self._outcome(frame.err, kernel.binary, kernel_name)
         plan.give(frame)        # not after an exception (Ctrl-C): the record may be dirty
         return error
 
     def bind(self, kernel, loaded, grid, block, shared_bytes, args):
         """A kernel launch with its arguments packed once, replayed by calling it (graph
         nodes); raises the kernel's error."""
-        plan = frames.plan(loaded, grid, block, shared_bytes)
-        frame = frames.Frame(loaded, plan)         # its own, for as long as the graph lives
-        frame.fill(loaded, args, loaded.binary.symbol_objects)
-        name = kernel.__name__
-        return lambda: _raise(self._run(loaded, plan, frame, name))
+        run = self.prepare(loaded, grid, block, shared_bytes, args,
+                           loaded.binary.symbol_objects, kernel.__name__)
+        return lambda: _raise(run())
 
-    def _run(self, kernel, plan, frame, kernel_name):
-        """Run one launch whose frame is filled; returns its error or None."""
-        interrupt.clear()
-        binary, nblocks, err = kernel.binary, plan.nblocks, frame.err
-        if binary.checked:
-            self._run_checked(kernel, plan, frame)
-        elif nblocks == 1 or config.cpu_threads == 1:
-            kernel.entry(frame.args_ptr, frame.launch_ptr, 0, nblocks,
+    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
+                child_of=None):
+        """A launch ready to run: calling it runs the kernel on the calling thread and the
+        team, and returns its error or None. ``child_of``: a launch from a kernel
+        (devlaunch.py): (its packed argument bytes, the parent's ``Family``)."""
+        binary = kernel.binary
+        if child_of is None:
+            packed, keep = kernel.packer.pack(args, symbols)
+            arrays = list(args) + [getattr(s, "host", None) for s in symbols]
+            family = devlaunch.Family(kernel.family, arrays, self.pending_launch_limit) \
+                if binary.launches_kernels else None
+        else:
+            argbytes, family = child_of
+            packed, keep = devlaunch.pack(kernel.packer.struct, argbytes, symbols), []
+            arrays = family.arrays + [getattr(s, "host", None) for s in symbols]
+        plan = frames.plan(kernel, grid, block, shared_bytes)
+        if binary.checked:        # the fault record, then the checker's state (checked.py)
+            err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
+        else:
+            err = np.zeros(fault.WORDS, np.int64)
+        launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
+        args_ptr = ctypes.addressof(packed)
+        launch_ptr = ctypes.addressof(launch)
+
+        def go():
+            interrupt.clear()
+            queue = family is not None and devlaunch.open_queue(err.ctypes.data, family)
+            try:
+                self._execute(kernel, plan, args_ptr, launch_ptr, err, arrays,
+                              read_only=child_of is None)
+            finally:
+                if queue:
+                    devlaunch.close_queue(err.ctypes.data)
+            if not err[0] and queue:
+                go.queue = queue          # children's launches: their parent's loop runs them
+                return None if child_of else devlaunch.run_children(self, queue, family)
+            return self._outcome(err, binary, kernel_name)
+        go.keep = (packed, keep, launch)    # what the addresses above point into
+        return go
+
+    def _execute(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only=True):
+        """Run a launch's blocks: checked mode in order on this thread, one block on this
+        thread, more on this thread and the team."""
+        if kernel.binary.checked:
+            self._run_checked(kernel, plan, args_ptr, launch_ptr, err, arrays, read_only)
+        elif plan.nblocks == 1 or config.cpu_threads == 1:
+            kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks,
                          self.arena.get("shared", plan.shared_size),
                          self.arena.get("slots", plan.slot_size))
         else:
-            self._run_team(kernel, plan, frame)
+            self._run_team(kernel, plan, args_ptr, launch_ptr)
+
+    @staticmethod
+    def _outcome(err, binary, kernel_name):
+        """The launch's error from its fault record, or None; the record is left clean (a
+        frame or a bound launch runs again)."""
         if not err[0]:
             return None
         record = err.copy()
-        err[:] = 0                # a frame runs again: start it clean
+        err[:] = 0
         if record[0] == fault.INTERRUPTED and interrupt.python_raises():
             return None           # Python raises KeyboardInterrupt for this Ctrl-C
         return fault.decode(record, binary, kernel_name)
 
-    def _run_checked(self, kernel, plan, frame):
+    def _run_checked(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
         order (shadow memory takes no locks). A kernel that calls simt.malloc has the
         device heap checked too, its blocks followed from malloc to free."""
-        binary, err, arrays = kernel.binary, frame.err, frame.arrays
+        binary = kernel.binary
         with self.shadow.lock:
             if binary.uses_heap:
                 arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
             keep = self.shadow.begin(err, arrays, plan.grid, plan.block, plan.shared_size)
             state = err[fault.WORDS:]
             shared = state[checked.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
-            state[checked.READ_ONLY] = self.shadow.read_only_mask(arrays, binary.read_only)
+            state[checked.READ_ONLY] = self.shadow.read_only_mask(
+                arrays, binary.read_only if read_only else ())
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
-                kernel.entry(frame.args_ptr, frame.launch_ptr, 0, plan.nblocks, shared,
+                kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks, shared,
                              self.arena.get("slots", plan.slot_size))
             finally:
                 heap.watch(None)
             self.shadow.launch_done(state)
             del keep
 
-    def _run_team(self, kernel, plan, frame):
+    def _run_team(self, kernel, plan, args_ptr, launch_ptr):
         """The blocks on the native team (team.py); on the Python pool where there is no
         team or another launch has it (launches of other streams run at once, as on a
         GPU)."""
         crew = self._team()
         if crew is None or not crew.lock.acquire(False):
-            self._run_parallel(kernel, plan, frame)
+            self._run_parallel(kernel, plan, args_ptr, launch_ptr)
             return
         try:
             crew.ensure(plan.shared_size, plan.slot_size)
-            crew.launch(kernel.address, frame.args_ptr, frame.launch_ptr, plan.nblocks)
+            crew.launch(kernel.address, args_ptr, launch_ptr, plan.nblocks)
         finally:
             crew.lock.release()
 
-    def _run_parallel(self, kernel, plan, frame):
+    def _run_parallel(self, kernel, plan, args_ptr, launch_ptr):
         # Each chunk costs a few microseconds of Python under the GIL (next chunk, the native
-        # call's entry and exit); with 8 chunks per worker, 16 workers on a memory-bound
-        # kernel spent more time waiting for the GIL than in the kernel (saxpy 4.6x C+OpenMP
-        # on 16 cores). 4 per worker still evens out blocks of uneven cost.
-        nblocks, args_ptr, launch_ptr = plan.nblocks, frame.args_ptr, frame.launch_ptr
+        # call's entry and exit): 4 chunks per worker even out blocks of uneven cost.
+        nblocks = plan.nblocks
         workers = min(config.cpu_threads, nblocks)
 
         def run(first, last):

@@ -62,36 +62,49 @@ class ShadowMemory:
         self.gen = 1                 # the next launch's first stamp
         self.shared = np.zeros(0, np.int32)
         self.lock = threading.Lock()     # one checked launch at a time (host threads, streams)
+        # the two tables change under table_lock; an allocation's finalizer, which may run
+        # in any thread at any allocation (a garbage collection), only queues its base
+        self.table_lock = threading.Lock()
+        self.dead = []
 
     def allocated(self, base, nbytes, owner):
         """A new allocation: uninitialized until something writes it."""
-        self.unwritten[base] = base + nbytes
-        weakref.finalize(owner, self._forget, base)
+        with self.table_lock:
+            self._forget_dead()
+            self.unwritten[base] = base + nbytes
+        weakref.finalize(owner, self.dead.append, base)
 
-    def _forget(self, base):
-        self.unwritten.pop(base, None)
-        self.shadows.pop(base, None)
+    def _forget_dead(self):
+        while self.dead:
+            base = self.dead.pop()
+            self.unwritten.pop(base, None)
+            self.shadows.pop(base, None)
 
     def written(self, start, nbytes):
         """The host wrote [start, start + nbytes) (a copy or a memset)."""
         if not (self.unwritten or self.shadows) or nbytes <= 0:
             return
         stop = start + nbytes
-        for base, end in list(self.unwritten.items()):
-            if base < stop and start < end:
-                del self.unwritten[base]
-        for shadow in list(self.shadows.values()):
+        with self.table_lock:
+            self._forget_dead()
+            for base, end in list(self.unwritten.items()):
+                if base < stop and start < end:
+                    del self.unwritten[base]
+            shadows = list(self.shadows.values())
+        for shadow in shadows:
             if shadow.base < stop and start < shadow.end:
                 shadow.mark_written(start, stop)
 
     def shadow(self, base, nbytes, itemsize, owner):
-        found = self.shadows.get(base)
-        if found is None or found.end != base + nbytes:
-            shift = (itemsize & -itemsize).bit_length() - 1      # the largest power of 2 in it
-            found = Shadow(base, nbytes, shift, base not in self.unwritten)
-            self.shadows[base] = found
-            if base not in self.unwritten:
-                weakref.finalize(owner, self._forget, base)
+        with self.table_lock:
+            self._forget_dead()
+            found = self.shadows.get(base)
+            if found is None or found.end != base + nbytes:
+                shift = (itemsize & -itemsize).bit_length() - 1   # the largest power of 2 in it
+                found = Shadow(base, nbytes, shift, base not in self.unwritten)
+                self.shadows[base] = found
+                if base not in self.unwritten:
+                    weakref.finalize(owner, self.dead.append, base)
         return found
 
     def begin(self, err, args, grid, block, shared_bytes):
@@ -99,7 +112,9 @@ class ShadowMemory:
         what it must keep alive. ``args``: the launch's arguments and the module-level
         arrays it uses. The caller holds ``lock``."""
         if self.gen > RESET_AT:
-            for shadow in self.shadows.values():
+            with self.table_lock:
+                shadows = list(self.shadows.values())
+            for shadow in shadows:
                 shadow.forget_accesses()
             self.shared[:] = 0
             self.gen = 1
@@ -160,7 +175,9 @@ class ShadowMemory:
             shadow.records[first:last, checked.FLAGS] = checked.FREED_FLAG
 
     def _owner(self, address):
-        for shadow in self.shadows.values():
+        with self.table_lock:
+            shadows = list(self.shadows.values())
+        for shadow in shadows:
             if shadow.base <= address < shadow.end:
                 return shadow
         return None

@@ -7,7 +7,7 @@ from .. import hostjit as jit
 from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory, ptr,
                                  value_type)
 from ...compiler.target import FAULT_IDS, Target
-from . import checked, heap, interrupt, rounding, softmath, textures
+from . import checked, devlaunch, heap, interrupt, rounding, softmath, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -34,6 +34,7 @@ class CpuTarget(Target):
     math_functions = LIBM
     texture_lltype = textures.TEX_STRUCT     # a texture/surface argument: its descriptor
     texture_op = staticmethod(textures.texture_op)
+    device_launch = staticmethod(devlaunch.emit)
     rounded = staticmethod(rounding.rounded)
     convert = staticmethod(rounding.convert)
 

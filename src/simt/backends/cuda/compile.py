@@ -19,7 +19,7 @@ from ...compiler.lineinfo import LineTables
 from ...compiler.lltypes import i32
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
-from . import mathcalls, params as P
+from . import devlaunch, mathcalls, params as P
 from . import ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
@@ -40,6 +40,7 @@ class CudaBinary(Binary):
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
     lineinfo: bool = False        # has line tables: the driver's JIT keeps them (module.py)
+    device_launches: bool = False  # launches kernels: linked with libcudadevrt (link.py)
 
     @property
     def param_kinds(self):
@@ -122,17 +123,25 @@ class _Compile:
         target = self.target = CudaTarget(fn, self.options)
         if self.options.lineinfo:
             target.lines = LineTables(module, fn.loc.filename)
-        target.layout_memory(all_functions(fn))
+        family = [fn] + list(fn.launches)       # kernels launched from kernels: family.py
+        target.layout_memory([f for member in family for f in all_functions(member)])
         self.symbol = f"simt_kernel_{fn.name}"
-        kernel = CudaKernelEmitter(target, module, fn, self.options, self.symbol).build()
-        annotate(module, kernel, self.options)
+        self.entries = [self.symbol] + [f"simt_kernel_{child.name}_{i}"
+                                        for i, child in enumerate(fn.launches, 1)]
+        emitters = [CudaKernelEmitter(target, module, member, self.options, symbol)
+                    for member, symbol in zip(family, self.entries)]
+        target.kernel_entries = [em.llfunc for em in emitters]
+        for em in emitters:
+            annotate(module, em.build(), self.options)
         if self.options.fastmath:
             mathcalls.flush_denormals(module)
         self.grid_sync = "simt_grid_barrier" in module.globals
+        self.device_launches = devlaunch.LAUNCH in module.globals
         return str(module)
 
     def optimize(self, text):
-        keep = {self.symbol, "simt_error_record"} | {g for _, g, _ in self.target.symbol_table()}
+        keep = {*self.entries, "simt_error_record"} | \
+            {g for _, g, _ in self.target.symbol_table()}
         return optimize(text, self.tm, keep)
 
 
@@ -160,6 +169,7 @@ def compile_kernel(fn, options, arch="sm_90"):
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
         grid_sync=job.grid_sync, lineinfo=options.lineinfo, stages=stages,
+        device_launches=job.device_launches,
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started)
 
@@ -204,8 +214,9 @@ def sass(binary):
         ptx, cubin = os.path.join(folder, "k.ptx"), os.path.join(folder, "k.cubin")
         with open(ptx, "w") as f:
             f.write(binary.ptx)
-        subprocess.run([ptxas, f"-arch={binary.arch}", ptx, "-o", cubin], check=True,
-                       capture_output=True)
+        relocatable = ["-c"] if binary.device_launches else []   # calls the device runtime
+        subprocess.run([ptxas, f"-arch={binary.arch}", *relocatable, ptx, "-o", cubin],
+                       check=True, capture_output=True)
         command = [disassembler, cubin] if disassembler.endswith("nvdisasm") else \
             [disassembler, "-sass", cubin]
         return subprocess.run(command, check=True, capture_output=True, text=True).stdout

@@ -293,7 +293,8 @@ class CudaBackend(Backend):
         raise launch_error(binary, record, name) from cause
 
     LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
-              "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE"}
+              "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE",
+              "dev_runtime_pending_launch_count": "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT"}
 
     def set_limit(self, name, value):
         self.make_current()

@@ -29,7 +29,8 @@ class CudaKernelEmitter(CudaEmitterBase):
     def build(self):
         entry, body = self.start()
         args = iter(self.llfunc.args)
-        self.params = [P.unflatten(self.entry_builder, t, args) for _, t in self.function.params]
+        self.params = [P.unflatten(self.entry_builder, t, args, self.target)
+                       for _, t in self.function.params]
         self.emit_stmts(self.function.body)
         if not self.terminated():
             self.builder.ret_void()

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import hostcopies
 from .launch import Launcher
+from .link import link_devrt
 from .module import Module
 
 
@@ -20,8 +21,11 @@ class CudaKernel:
 
     def __init__(self, backend, binary):
         self.binary = binary
-        self.module = Module(binary.ptx, backend=backend,
-                             line_info=binary.lineinfo)
+        image = binary.ptx
+        if binary.device_launches:           # dynamic parallelism: the device runtime
+            backend.make_current()
+            image = link_devrt(binary.ptx, binary.name, binary.lineinfo)
+        self.module = Module(image, backend=backend, line_info=binary.lineinfo)
         self.function = self.module.get_function(binary.symbol)
         self.launcher = Launcher(self.function, binary.param_kinds, backend)
         self.placed = {}          # symbol global name -> the _Symbol it was filled from

@@ -7,7 +7,7 @@ import shutil
 from simt.backends.cuda.driver import api, call, check, context_dead
 from simt.errors import CudaError
 
-_LOG_BYTES = 64 * 1024
+LOG_BYTES = 64 * 1024
 _DEFAULT_SHARED_LIMIT = 48 * 1024   # dynamic shared memory allowed without opting in
 _BINARY = (b"\x7fELF", b"\x50\xed\x55\xba")   # cubin (ELF) and fatbin magic: not C strings
 
@@ -24,8 +24,15 @@ _RESOURCES = {
 }
 
 
-def _log_text(buffer):
+def log_text(buffer):
     return bytes(buffer).split(b"\0", 1)[0].decode(errors="replace").strip()
+
+
+def raise_jit_error(err, log, call_name):
+    try:
+        check(err, call_name)
+    except CudaError as exc:
+        raise type(exc)(f"{exc}\nthe driver's PTX JIT said:\n{log or '(nothing)'}") from None
 
 
 class Module:
@@ -45,30 +52,24 @@ class Module:
             image = image.encode()
         if not image.startswith(_BINARY) and not image.endswith(b"\0"):
             image += b"\0"          # the JIT reads PTX as a C string
-        info, error = bytearray(_LOG_BYTES), bytearray(_LOG_BYTES)
+        info, error = bytearray(LOG_BYTES), bytearray(LOG_BYTES)
         opt = driver.CUjit_option
         options = {
             opt.CU_JIT_INFO_LOG_BUFFER: info,
-            opt.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: _LOG_BYTES,
+            opt.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: LOG_BYTES,
             opt.CU_JIT_ERROR_LOG_BUFFER: error,
-            opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: _LOG_BYTES,
+            opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: LOG_BYTES,
             opt.CU_JIT_LOG_VERBOSE: int(verbose),
             opt.CU_JIT_GENERATE_LINE_INFO: int(line_info),
         }
         err, handle = driver.cuModuleLoadDataEx(
             image, len(options), list(options), list(options.values()))
-        self.info_log = _log_text(info)
+        self.info_log = log_text(info)
         if err:
-            self._raise_jit_error(err, _log_text(error))
+            raise_jit_error(err, log_text(error), "cuModuleLoadDataEx")
         self.handle = handle
         self._functions = {}
 
-    @staticmethod
-    def _raise_jit_error(err, log):
-        try:
-            check(err, "cuModuleLoadDataEx")
-        except CudaError as exc:
-            raise type(exc)(f"{exc}\nthe driver's PTX JIT said:\n{log or '(nothing)'}") from None
 
     def get_function(self, name):
         """The Function named ``name`` (its mangled or extern "C" name)."""

@@ -147,8 +147,9 @@ def _half(value):
     return int(np.float16(value).view(np.uint16))
 
 
-def unflatten(b, t, args):
-    """Rebuild the value of one parameter of type t from the iterator of LLVM args."""
+def unflatten(b, t, args, target):
+    """Rebuild the value of one parameter of type t from the iterator of LLVM args
+    (``target``: the CudaTarget, whose address spaces a tuple's arrays are in)."""
     if _is_handle(t):
         return next(args)
     if isinstance(t, T.Array):
@@ -167,26 +168,22 @@ def unflatten(b, t, args):
     if isinstance(t, T.Record):
         struct = ll.Constant(memory(t), ll.Undefined)
         for path, leaf in records.leaves(t.dtype):
-            v = unflatten(b, T.Scalar(leaf), args)
+            v = unflatten(b, T.Scalar(leaf), args, target)
             if leaf.kind == "b":
                 v = b.zext(v, I8)               # a record holds a bool as its byte
             struct = b.insert_value(struct, v, _member_indices(t.dtype, path))
         return struct
     if isinstance(t, T.Tuple):
         from ...compiler.lltypes import value_type
-        from .target import CudaTarget
-
-        class _Spaces:          # a tuple parameter's arrays are in CudaTarget's spaces
-            addrspace = staticmethod(CudaTarget.addrspaces.__getitem__)
-        struct = ll.Constant(value_type(t, _Spaces), ll.Undefined)
+        struct = ll.Constant(value_type(t, target), ll.Undefined)
         for i, item in enumerate(t.items):
-            v = unflatten(b, item, args)
+            v = unflatten(b, item, args, target)
             if isinstance(v, ArrayValue):
-                v = v.pack(b, _Spaces)
+                v = v.pack(b, target)
             struct = b.insert_value(struct, v, i)
         return struct
     if isinstance(t, T.Vector):
-        return vector_of(b, scalar(t), [unflatten(b, t.element, args) for _ in range(t.n)])
+        return vector_of(b, scalar(t), [unflatten(b, t.element, args, target) for _ in range(t.n)])
     if t.kind == "b":
         return b.trunc(next(args), I1)
     if t.kind == "c":
@@ -196,6 +193,28 @@ def unflatten(b, t, args):
     if t.kind == "f" and t.dtype.itemsize == 2:
         return b.bitcast(next(args), scalar(t))
     return next(args)
+
+
+def flatten(b, t, value):
+    """The flat parameter values of a value of type t inside a kernel: ``unflatten``
+    undone, for a launch from a kernel (devlaunch.py)."""
+    if _is_handle(t):
+        return [value]
+    if isinstance(t, T.Array):
+        data = value.data
+        if data.type != ptr(1):
+            data = b.addrspacecast(data, ptr(1))
+        return [data] + list(value.shape) + (list(value.strides) if _strided(t) else [])
+    if isinstance(t, T.Tuple):
+        return [x for i, item in enumerate(t.items)
+                for x in flatten(b, item, b.extract_value(value, i))]
+    if t.kind == "b":
+        return [b.zext(value, I8)]
+    if t.kind == "c":
+        return [b.extract_value(value, 0), b.extract_value(value, 1)]
+    if t.kind == "f" and t.dtype.itemsize == 2:
+        return [b.bitcast(value, ll.IntType(16))]
+    return [value]
 
 
 def _member_indices(dtype, path):

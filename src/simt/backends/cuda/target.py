@@ -13,7 +13,7 @@ import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
 from ...compiler.target import FAULT_IDS, Target
-from . import atomics, loops, mathcalls, texlower, warp
+from . import atomics, devlaunch, loops, mathcalls, texlower, warp
 
 COLLECTIVE = {"count": "llvm.nvvm.barrier0.popc", "and": "llvm.nvvm.barrier0.and",
               "or": "llvm.nvvm.barrier0.or"}
@@ -42,6 +42,8 @@ class CudaTarget(Target):
     rounded = staticmethod(mathcalls.rounded)
     convert = staticmethod(mathcalls.convert)
     int_intrinsic = staticmethod(mathcalls.int_intrinsic)
+    device_launch = staticmethod(devlaunch.emit)
+    kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
 
     def symbol_global(self, decl):
         """Module global of a Constant (its contents) or a Global (a pointer to its memory);

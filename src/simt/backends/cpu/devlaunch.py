@@ -1,0 +1,152 @@
+"""Launches from kernels on the CPU device (dynamic parallelism, guide appendix D).
+
+A thread that runs ``child[grid, block](args)`` packs the child's argument struct (the
+one a host launch of the child fills, less its module symbols) and hands it to
+``simt_cpu_device_launch`` with the launch's fault record, which names the running
+grid. The launch is checked as the device runtime checks it (cudaErrorInvalidConfiguration
+for a bad shape; cudaErrorLaunchPendingCountExceeded past the pending-launch limit, 2048
+unless set_limit('dev_runtime_pending_launch_count') says otherwise) and queued. When the
+host launch's grid has finished, ``run_children`` runs the queue in launch order, each
+child followed by its own children: so the children of one block run in the order they
+were launched, each after the one before and all its descendants, and all finish before
+the host launch does, as on a GPU. CUDA promises nothing more, so nothing more is kept:
+children run after their parent's whole grid rather than alongside it.
+"""
+import ctypes
+import threading
+
+import llvmlite.binding as llvm
+from llvmlite import ir as ll
+
+from ...compiler.lltypes import I32, I64, function, i32, i64, ptr, value_type
+from ...ir import types as T
+import simt.fault as fault
+
+LAUNCH = "simt_cpu_device_launch"
+INVALID_CONFIGURATION = 9         # cudaErrorInvalidConfiguration
+PENDING_COUNT_EXCEEDED = 69       # cudaErrorLaunchPendingCountExceeded
+PENDING_LIMIT = 2048              # cudaLimitDevRuntimePendingLaunchCount's default
+MAX_THREADS, MAX_BLOCK = 1024, (1024, 1024, 64)
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+
+
+class Family:
+    """What the launches of one host launch share: the loaded kernels by family index,
+    the host launch's arrays (checked mode watches them in every child), and the count
+    of launches made and not yet finished, which the device runtime bounds."""
+
+    def __init__(self, kernels, arrays, limit):
+        self.kernels, self.arrays, self.limit = kernels, arrays, limit
+        self.outstanding = 0
+        self.lock = threading.Lock()
+
+    def add(self):
+        """Count one more launch; False when that would pass the limit."""
+        with self.lock:
+            if self.outstanding >= self.limit:
+                return False
+            self.outstanding += 1
+            return True
+
+    def finished(self):
+        with self.lock:
+            self.outstanding -= 1
+
+
+class Queue:
+    """The launches the threads of one running grid made: (family index, grid, block,
+    shared bytes, argument bytes), in the order they reached the queue."""
+
+    def __init__(self, family):
+        self.family = family
+        self.pending = []
+
+
+_queues = {}            # the fault record's address -> the Queue of the grid that owns it
+_lock = threading.Lock()
+
+
+def open_queue(record_address, family):
+    with _lock:
+        queue = _queues[record_address] = Queue(family)
+    return queue
+
+
+def close_queue(record_address):
+    with _lock:
+        return _queues.pop(record_address)
+
+
+def _launch(record, index, gx, gy, gz, bx, by, bz, shared, args, nbytes):
+    queue = _queues.get(record)
+    grid, block = (gx, gy, gz), (bx, by, bz)
+    if queue is None or not all(grid) or not all(block) or bx * by * bz > MAX_THREADS or \
+            any(b > m for b, m in zip(block, MAX_BLOCK)) or \
+            any(g > m for g, m in zip(grid, MAX_GRID)):
+        return INVALID_CONFIGURATION
+    if not queue.family.add():
+        return PENDING_COUNT_EXCEEDED
+    queue.pending.append((index, grid, block, shared, ctypes.string_at(args, nbytes)))
+    return 0
+
+
+_callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
+                             *[ctypes.c_uint32] * 7, ctypes.c_void_p, ctypes.c_int64)(_launch)
+llvm.add_symbol(LAUNCH, ctypes.cast(_callback, ctypes.c_void_p).value)
+
+
+def pack(struct, argbytes, symbols):
+    """A child's argument struct: the bytes its parent packed, then its own symbols."""
+    packed = struct.from_buffer_copy(argbytes.ljust(ctypes.sizeof(struct), b"\0"))
+    for i, sym in enumerate(symbols):
+        setattr(packed, f"s{i}", sym.host.ctypes.data)
+    return packed
+
+
+def run_children(backend, queue, family):
+    """Run the launches of a host launch's grid depth first: each child grid, then its
+    own children, before the next launch of the same grid. A loop, not a recursion, so
+    that nesting is bounded by the pending-launch limit as on a GPU, not by Python's
+    stack. Returns the first error, which ends the host launch."""
+    levels = [iter(queue.pending)]
+    while levels:
+        launch = next(levels[-1], None)
+        if launch is None:
+            levels.pop()
+            if levels:                  # the grid that made that level has finished
+                family.finished()
+            continue
+        index, grid, block, shared, argbytes = launch
+        child = family.kernels[index]
+        run = backend.prepare(child, grid, block, shared, None, child.binary.symbol_objects,
+                              child.binary.name, child_of=(argbytes, family))
+        error = run()
+        if error is not None:
+            return error
+        levels.append(iter(run.queue.pending))
+    return None
+
+
+def emit(em, e, grid, block, shared, values):
+    """The CPU target's ``device_launch``: pack, queue, and fail the thread on an error."""
+    b = em.builder
+    em.target.launches_kernels = True
+    child = e.attrs["types"]            # the child's parameters: it is typed for these
+    struct = ll.LiteralStructType([value_type(t, em.target) for t in child])
+    slot = em.alloca(struct, "launch_args")
+    for i, (t, v) in enumerate(zip(child, values)):
+        if isinstance(t, T.Array):
+            v = v.pack(b, em.target)
+        b.store(v, b.gep(slot, [i32(0), i32(i)], source_etype=struct))
+    nbytes = struct.get_abi_size(em.target.data_layout)
+    fnty = ll.FunctionType(I32, [ptr(), I32] + [I32] * 7 + [ptr(), I64])
+    code = b.call(function(em.module, LAUNCH, fnty),
+                  [em.err_ptr, i32(e.attrs["index"])] + grid + block + [shared, slot,
+                                                                       i64(nbytes)])
+    failed, done = em.new_block("device_launch_failed"), em.new_block("device_launch_done")
+    b.cbranch(b.icmp_unsigned("!=", code, i32(0)), failed, done)
+    b.position_at_end(failed)
+    em.target.emit_error(em, fault.DEVICE_LAUNCH, e.loc,
+                         array=em.target.label_id(e.attrs["name"]),
+                         index=b.sext(code, I64))
+    em.builder.position_at_end(done)
