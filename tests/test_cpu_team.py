@@ -119,3 +119,16 @@ def test_native_helpers_come_from_the_disk_cache(monkeypatch, tmp_path):
     twice = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(
         jit.LoadedObject(again).address("simt_test_twice"))
     assert twice(21) == 42
+
+
+def test_a_kernel_keeps_a_bounded_number_of_configurations(rng):
+    from simt.backends.cpu import frames
+    with simt.use_device("cpu") as dev:
+        x = random_array(rng, 4 * frames.KEPT, np.float32)
+        for blocks in range(1, 2 * frames.KEPT):
+            hits = simt.zeros(blocks, np.int32)
+            out = simt.to_device(poison(x.size, np.float32))
+            count_blocks[blocks, 2](hits, simt.to_device(x), out)
+        np.testing.assert_array_equal(hits.copy_to_host(), np.full(blocks, 2, np.int32))
+        loaded = next(iter(count_blocks.compiled.values()))
+        assert 0 < len(loaded.plans) <= frames.KEPT

@@ -56,10 +56,16 @@ class Plan:
         self.free.append(frame)
 
 
+KEPT = 64        # configurations a kernel keeps: a program that varies its grid at every
+                 # launch would otherwise grow one Plan per shape it ever used
+
+
 def plan(kernel, grid, block, shared_bytes):
     """The kernel's Plan for this configuration (made at its first launch)."""
     key = (grid, block, shared_bytes)
     found = kernel.plans.get(key)
     if found is None:
+        if len(kernel.plans) >= KEPT:
+            kernel.plans.clear()       # launches holding a frame keep it: they own it now
         found = kernel.plans[key] = Plan(kernel, tuple(grid), tuple(block), shared_bytes)
     return found
