@@ -88,6 +88,8 @@ class CpuBackend(CpuMemory):
         self.faults = streams.Faults()
         self.pool = None
         self.team = None
+        global _team_lock
+        _team_lock = threading.Lock()    # a parent's thread may have held it at the fork
         for worker in list(self.workers):
             worker.after_fork()
 

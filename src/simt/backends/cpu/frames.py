@@ -5,7 +5,7 @@ import ctypes
 
 import numpy as np
 
-from ... import fault
+from ...fault import WORDS
 from . import checked
 
 
@@ -17,7 +17,7 @@ class Frame:
     def __init__(self, kernel, plan):
         self.packed = kernel.packer.struct()
         self.args_ptr = ctypes.addressof(self.packed)
-        words = fault.WORDS + (checked.STATE_WORDS if kernel.binary.checked else 0)
+        words = WORDS + (checked.STATE_WORDS if kernel.binary.checked else 0)
         self.err = np.zeros(words, np.int64)        # the fault record, then the checker's
         self.launch = (ctypes.c_int64 * 8)(*plan.grid, *plan.block, plan.shared_bytes,
                                            self.err.ctypes.data)
