@@ -147,3 +147,50 @@ def test_scalars_and_device_arrays_reach_the_prepared_path(device, rng):
     for _ in range(3):
         mix[1, 64](out, a, np.float32(2), np.uint32(1), False, np.float16(0), 0j)
     assert mix.launches[(1, 64)].prepared, "no launch function was bound"
+
+
+@simt.kernel
+def through_texture(tex, scale, out, rec):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        out[i] = tex.fetch(i) * scale + rec["w"]
+
+
+RECORD = np.dtype([("w", np.float32), ("k", np.int32)])
+
+
+def test_textures_and_records_reach_the_prepared_path(device, rng):
+    """A texture's or a record's class does not fix its kernel type: the launch function
+    checks the type it carries, so new texture objects and records launch fast too, and
+    a texture of another format goes to the full path, which compiles for it."""
+    host = random_array(rng, 64, np.float32)
+    out = simt.to_device(poison(64, np.float32))
+    launch = through_texture[1, 64]
+    for k in range(4):                  # new texture and record objects at every launch
+        rec = np.array((np.float32(k), k), RECORD)[()]
+        launch(simt.Texture(simt.to_device(host)), np.float32(2), out, rec)
+        np.testing.assert_array_equal(out.copy_to_host(), host * 2 + np.float32(k))
+    prepared = through_texture.launches[(1, 64)].prepared
+    assert prepared, "no launch function was bound"
+    host16 = rng.integers(1, 100, 64).astype(np.int16)
+    launch(simt.Texture(simt.to_device(host16)), np.float32(2), out, rec)   # another format
+    np.testing.assert_array_equal(out.copy_to_host(), host16 * np.float32(2) + np.float32(3))
+
+
+def test_gpu_record_packing_matches_the_full_path(rng):
+    """The GPU launch function reads a record's parameters with one struct unpack; they
+    are the values the full path computes leaf by leaf (padding skipped, nested records
+    and array fields, bool, half and complex leaves)."""
+    from simt.backends.cuda import params as P
+    from simt.ir import types as T
+    inner = np.dtype([("x", np.float32), ("n", np.int32), ("w", np.float64),
+                      ("v", np.int16, 3), ("b", np.bool_), ("h", np.float16),
+                      ("c", np.complex64)])
+    for dtype in (inner, np.dtype([("a", np.int8), ("s", inner), ("z", np.uint64)],
+                                  align=True)):
+        t = T.Record(dtype)
+        values = np.zeros(4, dtype)
+        for name in dtype.names:
+            values[name] = rng.integers(1, 100, values[name].shape)
+        for v in values:
+            assert list(P._record_reader(t)(v)) == P._record_values(t, v)

@@ -2,67 +2,116 @@
 
 Kernels are Python functions compiled for NVIDIA GPUs and for the CPU, launched
 over a grid of thread blocks: ``kernel[blocks, threads](args)``.
+
+``import simt`` loads only the errors; every other public name is loaded from its module
+at its first use (PEP 562: a program that never launches never loads the runtime, and on
+machines without bytecode caches each module costs its compile from source).
+docs/architecture.md lists the layers the names come from.
 """
+import importlib as _importlib
+import os as _os
+import sys as _sys
+
 from .version import __version__
-
 from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
-                             IllegalAddressError, DeviceAssertError, MisalignedAddressError,
-                             RaceConditionError, BarrierDivergenceError, UninitializedReadError,
-                             OutOfMemoryError, NotSupportedError, ContextUnusableError)
-from .runtime.kernel import kernel, device, Kernel, DeviceFunction
-from .runtime.launch import dim3
-from .runtime.devices import (devices, get_device, set_device, use_device, synchronize, Device,
-                              set_device_flags)
-from .runtime.backend import DeviceProperties
-from .runtime.streams import Stream, Event, default_stream
-from .runtime.graphs import Graph
-from .runtime.pools import MemoryPool
-from .runtime.memory import pitched_array, copy_2d, copy_3d, host_register, host_unregister, memset
-from .runtime.arrays import (DeviceArray, to_device, device_array, empty, zeros,
-                             device_array_like, empty_like, zeros_like, asarray, from_dlpack, pinned_array, mapped_array,
-                             managed_array, mem_get_info)
-from .lang import (threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, shared,
-                   local, const, Constant, Global, syncthreads, syncthreads_count,
-                   syncthreads_and, syncthreads_or, threadfence, threadfence_block,
-                   threadfence_system, atomic, math, float_as_int, int_as_float, float_as_uint,
-                   uint_as_float, double_as_longlong, longlong_as_double, ldg, clock, clock64,
-                   globaltimer, nanosleep, double2hiint, double2loint, hiloint2double)
-from .runtime.textures import CudaArray, Texture, Surface
-from .runtime.modules import Module, SourceModule, RawKernel
-from .runtime.peer import can_access_peer, enable_peer_access
-from .runtime.ipc import open_ipc_handle
-from .runtime.vmm import VirtualMemory
-from .lang.textures import (tex1D, tex2D, tex3D, tex1DLayered, tex2DLayered, tex2Dgather,
-                            surf1Dread, surf2Dread, surf3Dread, surf1Dwrite, surf2Dwrite,
-                            surf3Dwrite)
-from .lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync,
-                        match_all_sync, reduce_add_sync, reduce_min_sync, reduce_max_sync,
-                        reduce_and_sync, reduce_or_sync, reduce_xor_sync, shfl_sync,
-                        shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, laneid)
-from .lang import cg
-from .lang import wmma
-from .lang.pipeline import pipeline, memcpy_async
-from .lang.atomics_ordered import volatile_load, volatile_store
-from .lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
-from .lang.printf import printf
-from .lang.heap import malloc, free, trap
-from .runtime.limits import set_limit, get_limit
-from .lang.loops import unroll
-from .lang.warp import uni_sync
-from .lang.vectors import TYPES as _VECTOR_TYPES, MAKERS as _VECTOR_MAKERS, dot, length, \
-    normalize, cross
-from .lang.half import ENTRIES as _HALF_ENTRIES, bfloat16, to_bfloat16, from_bfloat16
+                     IllegalAddressError, DeviceAssertError, MisalignedAddressError,
+                     RaceConditionError, BarrierDivergenceError, UninitializedReadError,
+                     OutOfMemoryError, NotSupportedError, ContextUnusableError)
+if _os.environ.get("SIMT_LOG_LEVEL", "").strip():    # else logging loads with the runtime
+    from . import logs as _logs
+    _logs.configure()
 
-globals().update(_HALF_ENTRIES)                       # cuda_fp16 / cuda_bf16 names
-globals().update(_VECTOR_TYPES)                       # simt.float4, simt.int2, ... (guide B.3.1)
-globals().update({m.op: m for m in _VECTOR_MAKERS.values()})     # simt.make_float4, ...
+# public name -> (module, attribute there)
+_HOMES = {}
 
-from . import logs as _logs
 
-_logs.configure()
+def _home(module, names):
+    for name in names.split():
+        attribute = name
+        if "=" in name:
+            name, attribute = name.split("=")
+        _HOMES[name] = (module, attribute)
 
-# `from simt import *` gives the kernel language and runtime names: not simt's subpackages,
-# and not `math`, which would shadow the standard library's module of that name.
-__all__ = sorted(_name for _name, _value in globals().items()
-                 if not _name.startswith("_") and _name != "math"
-                 and (_name in ("cg", "wmma") or type(_value).__name__ != "module"))
+
+_home("runtime.kernel", "kernel device Kernel DeviceFunction")
+_home("runtime.launch", "dim3")
+_home("runtime.devices", "devices get_device set_device use_device synchronize Device "
+                         "set_device_flags")
+_home("runtime.backend", "DeviceProperties")
+_home("runtime.streams", "Stream Event default_stream")
+_home("runtime.graphs", "Graph")
+_home("runtime.pools", "MemoryPool")
+_home("runtime.memory", "pitched_array copy_2d copy_3d host_register host_unregister memset")
+_home("runtime.arrays", "DeviceArray to_device device_array empty zeros device_array_like "
+                        "empty_like zeros_like asarray from_dlpack pinned_array mapped_array "
+                        "managed_array mem_get_info")
+_home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared local const "
+              "Constant Global syncthreads syncthreads_count syncthreads_and syncthreads_or "
+              "threadfence threadfence_block threadfence_system atomic math float_as_int "
+              "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
+              "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
+              "hiloint2double cg wmma")
+_home("runtime.textures", "CudaArray Texture Surface")
+_home("runtime.modules", "Module SourceModule RawKernel")
+_home("runtime.peer", "can_access_peer enable_peer_access")
+_home("runtime.ipc", "open_ipc_handle")
+_home("runtime.vmm", "VirtualMemory")
+_home("lang.textures", "tex1D tex2D tex3D tex1DLayered tex2DLayered tex2Dgather surf1Dread "
+                       "surf2Dread surf3Dread surf1Dwrite surf2Dwrite surf3Dwrite")
+_home("lang.warp", "all_sync any_sync ballot_sync activemask match_any_sync match_all_sync "
+                   "reduce_add_sync reduce_min_sync reduce_max_sync reduce_and_sync "
+                   "reduce_or_sync reduce_xor_sync shfl_sync shfl_up_sync shfl_down_sync "
+                   "shfl_xor_sync syncwarp laneid uni_sync")
+_home("lang.pipeline", "pipeline memcpy_async")
+_home("lang.atomics_ordered", "volatile_load volatile_store")
+_home("lang.cachehints", "ldcg ldca ldcs ldlu ldcv stwb stcg stcs stwt")
+_home("lang.printf", "printf")
+_home("lang.heap", "malloc free trap")
+_home("runtime.limits", "set_limit get_limit")
+_home("lang.loops", "unroll")
+_home("lang.vectors", "dot length normalize cross")
+_home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
+
+
+def _tables():
+    """The names made from tables: cuda_fp16/cuda_bf16's (simt.hadd, ...) and the vector
+    types with their makers (simt.float4, simt.make_float4, ... guide B.3.1)."""
+    from .lang.half import ENTRIES
+    from .lang.vectors import MAKERS, TYPES
+    return {**ENTRIES, **TYPES, **{m.op: m for m in MAKERS.values()}}
+
+
+def __getattr__(name):
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(_importlib.import_module(f"{__name__}.{home[0]}"), home[1])
+    elif name == "__all__":
+        value = _public()
+    elif _sys.modules.get(f"{__name__}.{name}") is not None:
+        return _sys.modules[f"{__name__}.{name}"]    # a subpackage being imported (simt.ir)
+    else:
+        try:
+            return _importlib.import_module(f"{__name__}.{name}")     # simt.runtime ...
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+        tables = _tables()
+        if name not in tables:
+            raise AttributeError(f"module 'simt' has no attribute '{name}'") from None
+        value = tables[name]
+    globals()[name] = value            # found once
+    return value
+
+
+def _public():
+    """`from simt import *`: the kernel language and runtime names; not simt's subpackages,
+    and not `math`, which would shadow the standard library's module of that name."""
+    names = {n for n in globals() if not n.startswith("_")}
+    names |= set(_HOMES) | set(_tables())
+    names -= {"math", "errors", "version", "logs", "config", "lazy"}
+    return sorted(n for n in names if n in ("cg", "wmma") or
+                  type(__getattr__(n) if n not in globals() else globals()[n]).__name__ != "module")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES) | set(_tables()))

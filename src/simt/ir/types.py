@@ -245,9 +245,11 @@ class Texture(Type):
         self.channels, self.ndim, self.layered, self.source = channels, ndim, layered, source
         self.filter, self.address = filter, address
         self.normalized_coords, self.read_mode = normalized_coords, read_mode
+        # made once: a launch function compares a new texture's type with its own
+        self._key = tuple(str(getattr(self, f)) for f in self.FIELDS)
 
     def key(self):
-        return tuple(str(getattr(self, f)) for f in self.FIELDS)
+        return self._key
 
     def __repr__(self):
         return "texture<" + ", ".join(self.key()) + ">"

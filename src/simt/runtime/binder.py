@@ -21,15 +21,26 @@ import threading
 from .devices import _local
 
 
-def bind(name, classes, device, slow, native, full=None):
+def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
     """The launch function of one signature (``classes``: the arguments' classes);
-    ``full(*args)`` is the full path, for Python ints that do not fit int64."""
+    ``full(*args)`` is the full path, for Python ints that do not fit int64; ``guards``
+    (launch.launch_guards) per argument None or (kind, type) for the arguments whose class
+    does not fix their type: a texture or surface must carry that type and belong to this
+    device, a record must have that dtype; arguments that fail them go to
+    ``retry(this function, *args)``, which finds the launch function bound for them (a
+    caller may hold this one after another was bound for the same classes)."""
     names = [f"a{i}" for i in range(len(classes))]
     given = "".join(a + ", " for a in names)
     checks = ["more", "rt.device is not device"]
     if names:
         checks.insert(1, f"{names[-1]} is _")
         checks.append(f"({''.join(a + '.__class__, ' for a in names)}) != classes")
+    typed = []            # a failed one goes to the full path (the classes are these)
+    for i, guard in enumerate(guards or ()):
+        if guard is not None and guard[0] == "texture":
+            typed.append(f"a{i}._simt_type != S{i} or a{i}.device.backend is not backend")
+        elif guard is not None:
+            typed.append(f"a{i}.dtype != S{i}.dtype")
     launch = ["    " + line.format(args=given) for line in native.lines]
     lines = [f"def fast({', '.join([f'{a}=_' for a in names] + ['*more'])}):"]
     packs = native.plan is not None
@@ -54,6 +65,8 @@ def bind(name, classes, device, slow, native, full=None):
     wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes) if c is int]
     if wide:                  # the full path raises the OverflowError, naming the argument
         lines += [f"    if {' or '.join(wide)}:", f"        return full({given})"]
+    if typed:
+        lines += [f"    if {' or '.join(typed)}:", f"        return retry(fast, {given})"]
     if packs and names:      # one buffer for every thread: packing and launching are one step
         lines.append("    with lock:")
         if values:
@@ -65,9 +78,10 @@ def bind(name, classes, device, slow, native, full=None):
     if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be
         lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
-    scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full,
-                 lock=threading.Lock(),
+    scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full, retry=retry,
+                 lock=threading.Lock(), backend=device.backend,
                  classes=tuple(classes),
+                 **{f"S{i}": g[1] for i, g in enumerate(guards or ()) if g is not None},
                  _=_MISSING, _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(classes)})
     exec(compile("\n".join(lines), f"<simt launch of {name}>", "exec"), scope)
     return scope["fast"]

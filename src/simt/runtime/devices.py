@@ -155,11 +155,11 @@ def _parse(spec):
     if not isinstance(spec, str):
         raise TypeError(f"a device is a name, an int (GPU index) or a simt Device, not {spec!r}")
     name = _ALIASES.get(spec.strip().lower(), spec.strip().lower())
-    found = devices()
-    for device in found:
+    kind = name.partition(":")[0]
+    for device in _devices_of(kind) if kind in BACKENDS else ():   # only that backend loads
         if device.name == name:
             return Device(device.kind, device.index)
-    valid = ", ".join(d.name for d in found)
+    valid = ", ".join(d.name for d in devices())
     raise ValueError(f"no device {spec!r} on this machine; valid devices: {valid}")
 
 
@@ -183,8 +183,8 @@ def _starting_device():
             device = _parse(config.device)
         except (ValueError, NotSupportedError) as exc:
             raise type(exc)(f"SIMT_DEVICE={config.device!r}: {exc}") from None
-    else:
-        device = devices()[0]
+    else:                          # the first GPU, else the CPU (the sim device is chosen)
+        device = (_devices_of("cuda") or _devices_of("cpu"))[0]
         if device.kind == "cpu":
             log.info("no GPU: %s; running on the CPU device", why_none("cuda"))
     return _checked_mode(device)

@@ -276,6 +276,15 @@ class Launch:
                     return
             self._run(device, adopted)
 
+    def _retry(self, caller, *args):
+        """Arguments a launch function's type checks refused: the function bound for them,
+        if another than ``caller``, else the full path (which binds one)."""
+        entry = self.prepared.get(tuple(map(type, args)))
+        if entry is not None and entry[1] is not caller and \
+                entry[0] is getattr(_local, "device", None):
+            return entry[1](*args)
+        return self._launch(get_device(), args)
+
     def _launch(self, device, args):
         self._run(device, adopt_foreign_arrays(args, device))
 
@@ -301,13 +310,15 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True
-        if used and types_fixed_by_class(types, args):
+        guards = used and launch_guards(types, args)
+        if guards is not None and guards is not False:
             native = backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
                                            self.block, self.shared_bytes, stream)
             if native is not None:
                 classes = tuple(map(type, args))
                 fast = binder.bind(kernel.__name__, classes, device, self.__call__, native,
-                                   lambda *args: self._launch(get_device(), args))
+                                   lambda *args: self._launch(get_device(), args), guards,
+                                   self._retry)
                 if len(self.prepared) >= 16:
                     self.prepared.clear()
                 self.prepared[classes] = (device, fast)
@@ -408,14 +419,26 @@ def _fast_key(value):
     return read(value)
 
 
-def types_fixed_by_class(types, args):
-    """Whether each argument's Python type alone fixes its kernel type: scalars, and
-    DeviceArrays (one class per dtype, ndim and layout). A NumPy or foreign array, a
-    tuple or a texture always takes the full path."""
+def launch_guards(types, args):
+    """What a launch function must check, beyond each argument's class, to know that its
+    arguments have the kernel types it was written for: per argument None (the class
+    fixes the type: scalars, simt's vector types, DeviceArrays, one class per dtype, ndim
+    and layout) or the type an object of that class must carry (textures and surfaces,
+    whose type is their format and modes, on this device; records, whose type is their
+    dtype). None when some argument's type is known only by looking into it (NumPy and
+    foreign arrays, tuples): those launches take the full path."""
+    guards = []
     for t, a in zip(types, args):
         if isinstance(t, T.Array):
             if getattr(type(a), "_sig", None) is not t:
-                return False
-        elif not isinstance(t, T.Scalar):
-            return False
-    return True
+                return None
+            guards.append(None)
+        elif isinstance(t, (T.Scalar, T.Vector)) and not isinstance(a, (tuple, np.ndarray)):
+            guards.append(None)
+        elif isinstance(t, (T.Texture, T.Surface)):
+            guards.append(("texture", t))
+        elif isinstance(t, T.Record) and isinstance(a, np.void):
+            guards.append(("record", t))
+        else:
+            return None
+    return guards

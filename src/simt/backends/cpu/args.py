@@ -6,7 +6,6 @@ import struct
 import numpy as np
 
 from ...ir import types as T
-from ...lang import bfloat16
 
 _SCALARS = {"b": {1: ctypes.c_uint8}, "i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32,
                                           8: ctypes.c_int64},
@@ -142,6 +141,7 @@ def to_c(t, value, keep):
     if t.dtype == np.float16:
         return int(np.float16(value).view(np.uint16))
     if t.is_bfloat16:
+        from ...lang import bfloat16      # the kernel language: loaded for bfloat16 only
         return bfloat16.bits(value)
     if t.kind == "f":
         return float(value)

@@ -1,30 +1,17 @@
 """Typed IR -> object code for the host CPU, with what a launch needs to know: the CPU
 back end's stages of compiler/pipeline.py."""
 import time
-from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
 from ...compiler import pipeline
-from ...compiler.binary import Binary
+from .binary import CpuBinary
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
 from ...ir.inline import inline_barrier_calls
 from ...ir import verify
 from ...ir.walk import all_functions
 from .target import CpuTarget
-
-
-@dataclass
-class CpuBinary(Binary):
-    """A kernel compiled for the CPU: object code plus its launch metadata."""
-    object_code: bytes
-    slot_bytes: int               # per thread, for kernels with barriers
-    checked: bool = False         # compiled for checked mode (checked.py, shadow.py)
-    read_only: tuple = ()         # checked mode: the parameters the kernel only reads
-    uses_heap: bool = False       # calls simt.malloc (checked mode checks the heap)
-    launches_kernels: bool = False  # has launches inside (devlaunch.py)
-    children: tuple = ()          # the CpuBinary of each other kernel they reach (family.py)
 
 
 class _Compile:

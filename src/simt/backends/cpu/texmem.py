@@ -14,6 +14,7 @@ class HostArray:
         self.backend = backend
         self.layered, self.ndim = array.layered, array.ndim
         self.host = np.zeros(array.host_shape, array.dtype)
+        self._descriptor = None
 
     def copy_from_host(self, host):
         self.host[...] = host
@@ -26,7 +27,13 @@ class HostArray:
         out[...] = self.host
 
     def descriptor(self):
-        """(address, extent, byte strides): x first, then y, z, and the layer last."""
+        """(address, extent, byte strides): x first, then y, z, and the layer last (made
+        once: the texels stay in one buffer, and ``ndarray.ctypes`` costs microseconds)."""
+        if self._descriptor is None:
+            self._descriptor = self._describe()
+        return self._descriptor
+
+    def _describe(self):
         host = self.host
         spatial = list(range(int(self.layered), int(self.layered) + self.ndim))
         extent, strides = [1, 1, 1, 1], [0, 0, 0, 0]

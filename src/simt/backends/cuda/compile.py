@@ -7,19 +7,18 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 
 import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
 from ...compiler import pipeline
-from ...compiler.binary import Binary
 from ...compiler.lineinfo import LineTables
 from ...compiler.lltypes import i32
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
-from . import devlaunch, mathcalls, params as P
+from . import devlaunch, mathcalls
+from .binary import CudaBinary
 from . import ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
@@ -28,23 +27,6 @@ TRIPLE = "nvptx64-nvidia-cuda"
 PTX_FEATURES = "+ptx80"      # PTX ISA 8.0: sm_90 needs 7.8; drivers of CUDA 12.0+ read it
 _lock = threading.Lock()
 _state = {}
-
-
-@dataclass
-class CudaBinary(Binary):
-    """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata.
-    ``symbols``: [(Python name, module global, 'array' | 'pointer')]."""
-    ptx: str
-    arch: str
-    uses_dynamic_shared: bool
-    can_fail: bool = False
-    grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
-    lineinfo: bool = False        # has line tables: the driver's JIT keeps them (module.py)
-    device_launches: bool = False  # launches kernels: linked with libcudadevrt (link.py)
-
-    @property
-    def param_kinds(self):
-        return [k for t in self.params for k in P.kinds(t)]
 
 
 def _init():

@@ -9,14 +9,18 @@ inside the kernel (``unflatten``), the ctypes kinds of the driver's parameter bu
 (``kinds``) and the values of one launch (``values``).
 """
 import ctypes
+import functools
 
 import numpy as np
-from llvmlite import ir as ll
 
 from ...ir import types as T
-from ...lang import bfloat16
-from ...compiler.lltypes import I1, I8, ArrayValue, i64, memory, ptr, record_layout, scalar, vector_of
 from ...ir import records
+from ...lazy import lazy_module
+
+# what only compiling needs (llvm_types, unflatten, flatten), loaded at the first compile:
+# a kernel from the disk cache needs only the parameters' kinds and values
+ll = lazy_module("llvmlite.ir")
+lt = lazy_module("simt.compiler.lltypes")
 
 _CTYPES = {"i": {1: ctypes.c_int8, 2: ctypes.c_int16, 4: ctypes.c_int32, 8: ctypes.c_int64},
            "u": {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64},
@@ -36,7 +40,7 @@ def llvm_types(t):
     if _is_handle(t):
         return [ll.IntType(64)]
     if isinstance(t, T.Array):
-        return [ptr(1)] + [ll.IntType(64)] * (t.ndim * (2 if _strided(t) else 1))
+        return [lt.ptr(1)] + [ll.IntType(64)] * (t.ndim * (2 if _strided(t) else 1))
     if isinstance(t, T.Tuple):
         return [x for item in t.items for x in llvm_types(item)]
     if isinstance(t, T.Vector):
@@ -44,13 +48,13 @@ def llvm_types(t):
     if isinstance(t, T.Record):
         return [x for _, leaf in records.leaves(t.dtype) for x in llvm_types(T.Scalar(leaf))]
     if t.kind == "b":
-        return [I8]
+        return [lt.I8]
     if t.kind == "c":
-        part = scalar(T.FLOAT32 if t.dtype.itemsize == 8 else T.FLOAT64)
+        part = lt.scalar(T.FLOAT32 if t.dtype.itemsize == 8 else T.FLOAT64)
         return [part, part]
     if t.kind == "f" and t.dtype.itemsize == 2:
         return [ll.IntType(16)]
-    return [scalar(t)]
+    return [lt.scalar(t)]
 
 
 def kinds(t):
@@ -98,7 +102,7 @@ def values(t, value, pointer_of):
         return [value.real, value.imag]
     if t.kind == "f":
         if t.is_bfloat16:
-            return [bfloat16.bits(value)]
+            return [_bf16(value)]
         if t.dtype.itemsize == 2:
             return [int(np.float16(value).view(np.uint16))]
         return [float(value)]
@@ -109,10 +113,16 @@ def plan(types):
     """(plan, helpers) for runtime/binder.py: per parameter (arrays and scalars), None
     for an array (its DeviceArray ``_flat`` tuple holds its values) or the expressions
     of its flat values as ``values`` computes them, ``{a}`` standing for the argument."""
-    out = []
+    out, helpers = [], {"_half": _half, "_bf16": _bf16}
     for t in types:
         if isinstance(t, T.Array):
             out.append(None)
+        elif _is_handle(t):                       # its device: launch_guards checked it
+            out.append(["{a}._handle.value"])
+        elif isinstance(t, T.Record):
+            name = f"_record{len(helpers)}"
+            helpers[name] = _record_reader(t)
+            out.append([f"*{name}({{a}})"])
         elif isinstance(t, T.Vector):
             one = plan([t.element])[0][0]
             out.append([e.replace("{a}", f"{{a}}[{i}]") for i in range(t.n) for e in one])
@@ -128,7 +138,42 @@ def plan(types):
             out.append(["_half({a})"])
         else:
             out.append(["{a}"])
-    return out, {"_half": _half, "_bf16": bfloat16.bits}
+    return out, helpers
+
+
+_LEAF_CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q",
+               ("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "H",
+               ("f", 4): "f", ("f", 8): "d", ("c", 8): "ff", ("c", 16): "dd"}
+
+
+def _record_reader(t):
+    """A function from a record (np.void of t's dtype) to its flat parameter values, as
+    ``_record_values`` gives them: one struct unpack of its bytes, the padding skipped."""
+    import struct
+    layout, at = [], 0
+    for path, leaf in sorted(records.leaves(t.dtype), key=lambda p: _offset(t.dtype, p[0])):
+        offset = _offset(t.dtype, path)
+        code = "H" if leaf.names is not None else \
+            _LEAF_CODES.get((leaf.kind, leaf.itemsize))            # bfloat16: its 16 bits
+        if code is None or leaf.byteorder == ">" or offset < at:
+            return functools.partial(_record_values, t)
+        layout.append("x" * (offset - at) + code)
+        at = offset + leaf.itemsize
+    reader = struct.Struct("<" + "".join(layout))
+    return lambda value: reader.unpack_from(value.tobytes())
+
+
+def _offset(dtype, path):
+    """The byte offset of a record leaf's path (field names, flat element indices)."""
+    offset = 0
+    for step in path:
+        if isinstance(step, str):
+            field, where = dtype.fields[step][:2]
+            offset += where
+            dtype = field.subdtype[0] if field.subdtype is not None else field
+        else:
+            offset += step * dtype.itemsize
+    return offset
 
 
 def _record_values(t, value):
@@ -141,6 +186,11 @@ def _record_values(t, value):
             v = v[step] if isinstance(step, str) else v.reshape(-1)[step]
         out += values(T.Scalar(leaf), v[()], None)
     return out
+
+
+def _bf16(value):
+    from ...lang import bfloat16          # the kernel language: loaded for bfloat16 only
+    return bfloat16.bits(value)
 
 
 def _half(value):
@@ -159,18 +209,18 @@ def unflatten(b, t, args, target):
             strides = [next(args) for _ in range(t.ndim)]
         else:
             strides = [None] * t.ndim
-            step = i64(1)
+            step = lt.i64(1)
             order = range(t.ndim - 1, -1, -1) if t.layout == "C" else range(t.ndim)
             for d in order:
                 strides[d] = step
                 step = b.mul(step, shape[d])
-        return ArrayValue(t, data, shape, strides)
+        return lt.ArrayValue(t, data, shape, strides)
     if isinstance(t, T.Record):
-        struct = ll.Constant(memory(t), ll.Undefined)
+        struct = ll.Constant(lt.memory(t), ll.Undefined)
         for path, leaf in records.leaves(t.dtype):
             v = unflatten(b, T.Scalar(leaf), args, target)
             if leaf.kind == "b":
-                v = b.zext(v, I8)               # a record holds a bool as its byte
+                v = b.zext(v, lt.I8)               # a record holds a bool as its byte
             struct = b.insert_value(struct, v, _member_indices(t.dtype, path))
         return struct
     if isinstance(t, T.Tuple):
@@ -178,20 +228,21 @@ def unflatten(b, t, args, target):
         struct = ll.Constant(value_type(t, target), ll.Undefined)
         for i, item in enumerate(t.items):
             v = unflatten(b, item, args, target)
-            if isinstance(v, ArrayValue):
+            if isinstance(v, lt.ArrayValue):
                 v = v.pack(b, target)
             struct = b.insert_value(struct, v, i)
         return struct
     if isinstance(t, T.Vector):
-        return vector_of(b, scalar(t), [unflatten(b, t.element, args, target) for _ in range(t.n)])
+        return lt.vector_of(b, lt.scalar(t),
+                            [unflatten(b, t.element, args, target) for _ in range(t.n)])
     if t.kind == "b":
-        return b.trunc(next(args), I1)
+        return b.trunc(next(args), lt.I1)
     if t.kind == "c":
         re, im = next(args), next(args)
-        value = ll.Constant(scalar(t), ll.Undefined)
+        value = ll.Constant(lt.scalar(t), ll.Undefined)
         return b.insert_value(b.insert_value(value, re, 0), im, 1)
     if t.kind == "f" and t.dtype.itemsize == 2:
-        return b.bitcast(next(args), scalar(t))
+        return b.bitcast(next(args), lt.scalar(t))
     return next(args)
 
 
@@ -202,14 +253,14 @@ def flatten(b, t, value):
         return [value]
     if isinstance(t, T.Array):
         data = value.data
-        if data.type != ptr(1):
-            data = b.addrspacecast(data, ptr(1))
+        if data.type != lt.ptr(1):
+            data = b.addrspacecast(data, lt.ptr(1))
         return [data] + list(value.shape) + (list(value.strides) if _strided(t) else [])
     if isinstance(t, T.Tuple):
         return [x for i, item in enumerate(t.items)
                 for x in flatten(b, item, b.extract_value(value, i))]
     if t.kind == "b":
-        return [b.zext(value, I8)]
+        return [b.zext(value, lt.I8)]
     if t.kind == "c":
         return [b.extract_value(value, 0), b.extract_value(value, 1)]
     if t.kind == "f" and t.dtype.itemsize == 2:
@@ -223,7 +274,7 @@ def _member_indices(dtype, path):
     for step in path:
         if isinstance(step, str):
             fdt = dtype.fields[step][0]
-            out.append(record_layout(dtype)[1][step])
+            out.append(lt.record_layout(dtype)[1][step])
             dtype = fdt.subdtype[0] if fdt.subdtype is not None else fdt
         else:
             out.append(step)

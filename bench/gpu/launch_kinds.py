@@ -1,0 +1,142 @@
+"""Launch host time for every kind of kernel argument, against cuda.core's launch of an
+empty kernel with the same PTX parameters: microseconds per launch of a one-block kernel,
+10,000 launches then one synchronize, median of interleaved rounds. For each kind, the same
+argument objects at every launch, and new ones (a pool of 8 made beforehand, cycled, so
+that making them is not counted: the launch sees a different object each time).
+
+Kinds: a device array; an int32; a texture over linear memory; a texture over a CUDA array;
+a surface; a record (np.void of a structured dtype); a vector type (simt.float4); and a
+kernel that reads a module-level simt.Constant (its one argument an array).
+
+    PYTHONPATH=src python3 bench/gpu/launch_kinds.py [out.json]
+"""
+import datetime
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+import gpu_driver_check as drv          # noqa: E402
+
+import simt                             # noqa: E402
+
+ROUNDS, POOL = int(os.environ.get("ROUNDS", 5)), 8
+RECORD = np.dtype([("x", np.float32), ("n", np.int32), ("w", np.float64)])
+SOURCE = '''
+import numpy as np
+import simt
+TABLE = simt.Constant(np.arange(4, dtype=np.float32))
+
+@simt.kernel
+def one(p):
+    pass
+
+@simt.kernel
+def reads_constant(out):
+    if simt.threadIdx.x == 1000:
+        out[0] = TABLE[0]
+'''
+# the PTX parameters of each kind, for cuda.core's empty kernel
+PARAMS = {"array": ["u64", "u64"], "int32": ["s32"], "texture (linear)": ["u64"],
+          "texture (CUDA array)": ["u64"], "surface": ["u64"], "record": ["f32", "s32", "f64"],
+          "float4": ["f32"] * 4, "Constant symbol": ["u64", "u64"]}
+
+
+def kernels():
+    path = os.path.join(tempfile.mkdtemp(prefix="simt-kinds-"), "kinds_kernels.py")
+    with open(path, "w") as f:
+        f.write(SOURCE)
+    spec = importlib.util.spec_from_file_location("kinds_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def argument_pools():
+    """kind -> POOL argument objects of that kind."""
+    host = np.arange(64, dtype=np.float32)
+
+    def cuda_array(surface=False):
+        array = simt.CudaArray((64,), np.float32, surface=surface)
+        array.copy_from(host)
+        return array
+    return {
+        "array": [simt.zeros(16, np.float32) for _ in range(POOL)],
+        "int32": [np.int32(i + 1) for i in range(POOL)],
+        "texture (linear)": [simt.Texture(simt.to_device(host)) for _ in range(POOL)],
+        "texture (CUDA array)": [simt.Texture(cuda_array()) for _ in range(POOL)],
+        "surface": [simt.Surface(cuda_array(surface=True)) for _ in range(POOL)],
+        "record": [np.array((i, i, i), RECORD)[()] for i in range(POOL)],
+        "float4": [simt.float4(i, 1, 2, 3) for i in range(POOL)],
+        "Constant symbol": [simt.zeros(16, np.float32) for _ in range(POOL)],
+    }
+
+
+def cuda_core_time(params):
+    """cuda.core's launch of an empty kernel with these PTX parameters (zeros)."""
+    try:
+        import cuda.core as cc
+        dev = cc.Device(0)
+        dev.set_current()
+        stream = dev.create_stream()
+        decl = ", ".join(f".param .{p} p{i}" for i, p in enumerate(params))
+        code = drv.HEADER.format(version="8.0", target="sm_90") + \
+            f".visible .entry k({decl})\n{{\n    ret;\n}}\n"
+        kernel = cc.Program(code, code_type="ptx").compile("cubin").get_kernel("k")
+        config = cc.LaunchConfig(grid=1, block=1)
+        kinds = {"u64": np.uint64, "s32": np.int32, "f32": np.float32, "f64": np.float64}
+        args = [kinds[p](0) for p in params]
+        return drv.timed(lambda: cc.launch(stream, config, kernel, *args), stream.sync)
+    except Exception as exc:
+        return f"n/a ({type(exc).__name__}: {str(exc)[:60]})"
+
+
+def main():
+    device = simt.get_device()
+    backend = device.backend
+    module = kernels()
+    pools = argument_pools()
+    rows = {}
+    for _ in range(ROUNDS):
+        for kind, pool in pools.items():
+            k = module.reads_constant if kind == "Constant symbol" else module.one
+            launch = k[1, 1]
+            same = pool[0]
+            rows.setdefault(kind, {}).setdefault("simt, same object", []).append(
+                drv.timed(lambda: launch(same), backend.synchronize))
+            turn = [0]
+
+            def cycling():
+                turn[0] = (turn[0] + 1) % POOL
+                launch(pool[turn[0]])
+            rows[kind].setdefault("simt, new objects", []).append(
+                drv.timed(cycling, backend.synchronize))
+            rows[kind].setdefault("cuda.core", []).append(cuda_core_time(PARAMS[kind]))
+            if hasattr(backend, "make_current"):     # cuda.core made its own context current
+                backend.make_current(force=True)
+    table = {kind: {col: drv._median(v) for col, v in cells.items()}
+             for kind, cells in rows.items()}
+    name = device.properties.name
+    print(f"\nLaunch host time by argument kind, µs per launch ({name}, "
+          f"{datetime.date.today()}; median of {ROUNDS} rounds)")
+    cols = ["simt, same object", "simt, new objects", "cuda.core"]
+    print(f"{'argument':22s} " + " ".join(f"{c:>18s}" for c in cols) + "  new/cuda.core")
+    for kind, cells in table.items():
+        ratio = (cells[cols[1]] / cells[cols[2]]
+                 if all(isinstance(cells[c], float) for c in cols[1:]) else float("nan"))
+        print(f"{kind:22s} " + " ".join(
+            f"{cells[c]:18.2f}" if isinstance(cells[c], float) else f"{cells[c]:>18s}"
+            for c in cols) + f"  {ratio:8.2f}")
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w") as f:
+            json.dump({"device": name, "date": str(datetime.date.today()),
+                       "unit": "microseconds per launch", "rows": table}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

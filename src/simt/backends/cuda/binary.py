@@ -1,0 +1,23 @@
+"""What a CUDA compile makes (compile.py), in a module of its own: loading a kernel from
+the disk cache unpickles it, which should not load the compiler and llvmlite."""
+from dataclasses import dataclass
+
+from ...compiler.binary import Binary
+
+
+@dataclass
+class CudaBinary(Binary):
+    """A kernel compiled for NVIDIA GPUs: PTX text plus its launch metadata.
+    ``symbols``: [(Python name, module global, 'array' | 'pointer')]."""
+    ptx: str
+    arch: str
+    uses_dynamic_shared: bool
+    can_fail: bool = False
+    grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
+    lineinfo: bool = False        # has line tables: the driver's JIT keeps them (module.py)
+    device_launches: bool = False  # launches kernels: linked with libcudadevrt (link.py)
+
+    @property
+    def param_kinds(self):
+        from . import params           # llvmlite's IR types: not needed to load a binary
+        return [k for t in self.params for k in params.kinds(t)]
