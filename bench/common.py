@@ -117,9 +117,10 @@ def geomean(values):
     return float(np.exp(np.mean(np.log(values)))) if values else None
 
 
-def write_results(results, device_tag):
-    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    base = os.path.join(HERE, "results", f"{device_tag}-{DATE}")
+def write_results(results, device_tag, folder=None):
+    folder = folder or os.path.join(HERE, "results")
+    os.makedirs(folder, exist_ok=True)
+    base = os.path.join(folder, f"{device_tag}-{DATE}")
     with open(base + ".json", "w") as f:
         json.dump(results, f, indent=1)
     return base

@@ -55,6 +55,38 @@ def emit_object(module):
     return target_machine().emit_object(module)
 
 
+def cached_object(name, llvm_ir, speed=3):
+    """The object code of ``llvm_ir`` (simt's own native helpers), kept in the disk cache
+    beside the kernels: LLVM's code generator takes 20-60 ms even for a small module,
+    reading the file well under one. The file holds the code's SHA-256, then the code."""
+    import hashlib
+    import os
+    from ..config import config
+    import llvmlite
+    key = hashlib.sha256("\n".join([llvm_ir, host_description(), llvmlite.__version__])
+                         .encode()).hexdigest()[:32]
+    path = os.path.join(config.cache_dir, f"{name}-{key}.o")
+    if config.cache:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            if hashlib.sha256(data[32:]).digest() == data[:32]:
+                return data[32:]
+        except OSError:
+            pass
+    code = emit_object(optimize(llvm_ir, speed))
+    if config.cache:
+        try:
+            os.makedirs(config.cache_dir, exist_ok=True)
+            partial = f"{path}.{os.getpid()}.part"
+            with open(partial, "wb") as f:
+                f.write(hashlib.sha256(code).digest() + code)
+            os.replace(partial, path)
+        except OSError:
+            pass                 # a read-only cache folder: made again next time
+    return code
+
+
 def emit_assembly(module):
     return target_machine().emit_assembly(module)
 

@@ -14,6 +14,7 @@ import linecache
 import re
 import sys
 import textwrap
+import threading
 import weakref
 from collections import abc
 
@@ -55,6 +56,12 @@ def source_lines(pyfunc):
     return lines, first, filename
 
 
+# CPython before 3.12 counts ast.parse's recursion depth per process, not per thread: two
+# threads parsing at once (a GIL switch inside one, at a finalizer) raise "SystemError: AST
+# constructor recursion depth mismatch" (CPython gh-106905; tools/stress.py met it).
+_parse_lock = threading.Lock()
+
+
 class Source:
     """The parsed source of a kernel or device function and the names it can see."""
 
@@ -64,7 +71,8 @@ class Source:
         lines, first, self.filename = source_lines(pyfunc)
         self.text = textwrap.dedent("".join(lines))
         self.first_line = first
-        tree = ast.parse(self.text)
+        with _parse_lock:
+            tree = ast.parse(self.text)
         ast.increment_lineno(tree, first - 1)
         self.tree = tree
         self.fndef = next(n for n in tree.body if isinstance(n, (ast.FunctionDef,

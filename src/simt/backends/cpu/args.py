@@ -1,6 +1,7 @@
 """Packing kernel arguments into the struct the CPU kernel reads."""
 import ctypes
 import functools
+import struct
 
 import numpy as np
 
@@ -36,22 +37,71 @@ def ctype_of(t):
 
 
 class ArgPacker:
-    """Builds the argument struct for one signature; ``pack`` fills it per launch."""
+    """Builds the argument struct for one signature; ``pack`` fills a new one, ``fill``
+    an existing one (launches reuse theirs: frames.py)."""
 
     def __init__(self, params, nsymbols):
         self.params = params
         fields = [(f"a{i}", ctype_of(t)) for i, t in enumerate(params)]
         fields += [(f"s{i}", ctypes.c_void_p) for i in range(nsymbols)]
         self.struct = type("Args", (ctypes.Structure,), {"_fields_": fields})
+        self.flat = _flat_layout(self.struct, params)
+        self.steps = [(t.dtype.itemsize if isinstance(t, T.Array) else None, t)
+                      for t in params]
 
     def pack(self, args, symbols):
         packed = self.struct()
+        return packed, self.fill(packed, args, symbols)
+
+    def fill(self, packed, args, symbols):
+        """Write one launch's arguments into ``packed``; returns what must outlive the
+        launch. Scalars and arrays go in with one ``struct.pack_into`` of their flat
+        values (a field at a time costs microseconds each)."""
+        if self.flat is not None:
+            values = []
+            for (itemsize, t), value in zip(self.steps, args):
+                if itemsize is None:
+                    values.append(to_c(t, value, None))
+                else:
+                    ptr, shape, strides = array_parts(value)
+                    values.append(ptr)
+                    values += shape
+                    values += [s // itemsize for s in strides]
+            values += [sym.host.ctypes.data for sym in symbols]
+            try:
+                self.flat.pack_into(packed, 0, *values)
+                return ()
+            except (struct.error, OverflowError):
+                pass          # out of a field's range: ctypes wraps and rounds as C would
         keep = []
         for i, (t, value) in enumerate(zip(self.params, args)):
             setattr(packed, f"a{i}", to_c(t, value, keep))
         for i, sym in enumerate(symbols):
             setattr(packed, f"s{i}", sym.host.ctypes.data)
-        return packed, keep
+        return keep
+
+
+_CODES = {ctypes.c_int8: "b", ctypes.c_uint8: "B", ctypes.c_int16: "h", ctypes.c_uint16: "H",
+          ctypes.c_int32: "i", ctypes.c_uint32: "I", ctypes.c_int64: "q", ctypes.c_uint64: "Q",
+          ctypes.c_float: "f", ctypes.c_double: "d", ctypes.c_void_p: "Q"}
+
+
+def _flat_layout(struct_type, params):
+    """A struct.Struct writing the flat values of ``params`` (scalars and arrays) and the
+    symbol addresses at the offsets ctypes gives them; None where another kind is there."""
+    fmt, pos = "=", 0
+    kinds = list(params) + [None] * (len(struct_type._fields_) - len(params))
+    for (name, ctype), t in zip(struct_type._fields_, kinds):
+        offset = getattr(struct_type, name).offset
+        if ctype in _CODES:              # a scalar, or a symbol's address
+            codes = _CODES[ctype]
+        elif isinstance(t, T.Array):
+            codes = "Q" + "q" * (2 * t.ndim)
+        else:
+            return None
+        fmt += "x" * (offset - pos) + codes
+        pos = offset + struct.calcsize("=" + codes)
+    return struct.Struct(fmt)
 
 
 class TextureDescriptor(ctypes.Structure):

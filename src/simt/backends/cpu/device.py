@@ -24,7 +24,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import devlaunch, graphs, interrupt, pools, shadow, streams, texmem
+from . import devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -39,8 +39,10 @@ class CpuKernel:
     def __init__(self, binary):
         self.binary = binary
         self.loaded = LoadedObject(binary.object_code)
-        self.entry = KERNEL_FN(self.loaded.address(binary.symbol))
+        self.address = self.loaded.address(binary.symbol)
+        self.entry = KERNEL_FN(self.address)
         self.packer = ArgPacker(binary.params, len(binary.symbols))
+        self.plans = {}                # (grid, block, shared bytes) -> frames.Plan
         interrupt.install()            # its loops poll the flag that Ctrl-C sets
         # the kernels it may launch, by family index (0: itself; compiler/family.py)
         self.family = [self] + [CpuKernel(child) for child in binary.children]
@@ -70,6 +72,7 @@ class CpuBackend(CpuMemory):
         self.faults = streams.Faults()
         self.arena = _Arena()
         self.pool = None
+        self.team = None                 # team.Team, made at the first parallel launch
         self.workers = streams.Workers()
         self.default = streams.CpuDefaultStream(self)
         self.live = {}              # id(root buffer) -> (weak reference, bytes): bytes_in_use
@@ -84,6 +87,9 @@ class CpuBackend(CpuMemory):
         """In a forked child: no thread of the parent survived, so start over without them."""
         self.faults = streams.Faults()
         self.pool = None
+        self.team = None
+        global _team_lock
+        _team_lock = threading.Lock()    # a parent's thread may have held it at the fork
         for worker in list(self.workers):
             worker.after_fork()
 
@@ -92,6 +98,22 @@ class CpuBackend(CpuMemory):
         """boundscheck: check every array index (on by default: ``compile_options``);
         checks: checked mode (checked.py, docs/finding-bugs.md), off by default."""
         return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
+
+    def _team(self):
+        """The native team of config.cpu_threads members (remade when that changes), or
+        None where there is none."""
+        crew = self.team
+        if crew is not None and crew.members == config.cpu_threads:
+            return crew
+        if not team.available():
+            return None
+        with _team_lock:
+            crew = self.team
+            if crew is None or crew.members != config.cpu_threads:
+                if crew is not None:
+                    crew.retire()
+                crew = self.team = team.Team(config.cpu_threads)
+        return crew
 
     def _workers(self):
         if self.pool is None:
@@ -405,8 +427,18 @@ class CpuBackend(CpuMemory):
 
     # ------------------------------------------------------------ launch
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        """Run a kernel now, on the calling thread and the pool; returns its error or None."""
-        return self.prepare(kernel, grid, block, shared_bytes, args, symbols, kernel_name)()
+        """Run a kernel now, on the calling thread and the team; returns its error or None."""
+        if kernel.binary.launches_kernels:
+            return self.prepare(kernel, grid, block, shared_bytes, args, symbols,
+                                kernel_name)()
+        plan = frames.plan(kernel, grid, block, shared_bytes)
+        frame = plan.take()
+        frame.fill(kernel, args, symbols)
+        interrupt.clear()
+        self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err, frame.arrays)
+        error = self._outcome(frame.err, kernel.binary, kernel_name)
+        plan.give(frame)        # not after an exception (Ctrl-C): the record may be dirty
+        return error
 
     def bind(self, kernel, loaded, grid, block, shared_bytes, args):
         """A kernel launch with its arguments packed once, replayed by calling it (graph
@@ -418,7 +450,7 @@ class CpuBackend(CpuMemory):
     def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
                 child_of=None):
         """A launch ready to run: calling it runs the kernel on the calling thread and the
-        pool, and returns its error or None. ``child_of``: a launch from a kernel
+        team, and returns its error or None. ``child_of``: a launch from a kernel
         (devlaunch.py): (its packed argument bytes, the parent's ``Family``)."""
         binary = kernel.binary
         if child_of is None:
@@ -430,78 +462,101 @@ class CpuBackend(CpuMemory):
             argbytes, family = child_of
             packed, keep = devlaunch.pack(kernel.packer.struct, argbytes, symbols), []
             arrays = family.arrays + [getattr(s, "host", None) for s in symbols]
+        plan = frames.plan(kernel, grid, block, shared_bytes)
         if binary.checked:        # the fault record, then the checker's state (checked.py)
             err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
         else:
             err = np.zeros(fault.WORDS, np.int64)
         launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
-        nblocks = grid[0] * grid[1] * grid[2]
-        nthreads = block[0] * block[1] * block[2]
-        shared_size = binary.shared_static_bytes + shared_bytes
-        slot_size = binary.slot_bytes * nthreads
         args_ptr = ctypes.addressof(packed)
         launch_ptr = ctypes.addressof(launch)
-
-        def run(first, last):
-            shared = self.arena.get("shared", shared_size)
-            slots = self.arena.get("slots", slot_size)
-            return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
 
         def go():
             interrupt.clear()
             queue = family is not None and devlaunch.open_queue(err.ctypes.data, family)
             try:
-                if binary.checked:
-                    self._run_checked(run, err, arrays, grid, block, shared_size, nblocks,
-                                      binary, read_only=child_of is None)
-                else:
-                    workers = min(config.cpu_threads, nblocks)
-                    if workers <= 1:
-                        run(0, nblocks)
-                    else:
-                        self._run_parallel(run, nblocks, workers)
+                self._execute(kernel, plan, args_ptr, launch_ptr, err, arrays,
+                              read_only=child_of is None)
             finally:
                 if queue:
                     devlaunch.close_queue(err.ctypes.data)
             if not err[0] and queue:
                 go.queue = queue          # children's launches: their parent's loop runs them
                 return None if child_of else devlaunch.run_children(self, queue, family)
-            if not err[0]:
-                return None
-            record = err.copy()
-            err[:] = 0                # a bound launch runs again: start it clean
-            if record[0] == fault.INTERRUPTED and interrupt.python_raises():
-                return None           # Python raises KeyboardInterrupt for this Ctrl-C
-            return fault.decode(record, binary, kernel_name)
+            return self._outcome(err, binary, kernel_name)
         go.keep = (packed, keep, launch)    # what the addresses above point into
         return go
 
-    def _run_checked(self, run, err, arrays, grid, block, shared_size, nblocks, binary,
-                     read_only=True):
+    def _execute(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only=True):
+        """Run a launch's blocks: checked mode in order on this thread, one block on this
+        thread, more on this thread and the team."""
+        if kernel.binary.checked:
+            self._run_checked(kernel, plan, args_ptr, launch_ptr, err, arrays, read_only)
+        elif plan.nblocks == 1 or config.cpu_threads == 1:
+            kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks,
+                         self.arena.get("shared", plan.shared_size),
+                         self.arena.get("slots", plan.slot_size))
+        else:
+            self._run_team(kernel, plan, args_ptr, launch_ptr)
+
+    @staticmethod
+    def _outcome(err, binary, kernel_name):
+        """The launch's error from its fault record, or None; the record is left clean (a
+        frame or a bound launch runs again)."""
+        if not err[0]:
+            return None
+        record = err.copy()
+        err[:] = 0
+        if record[0] == fault.INTERRUPTED and interrupt.python_raises():
+            return None           # Python raises KeyboardInterrupt for this Ctrl-C
+        return fault.decode(record, binary, kernel_name)
+
+    def _run_checked(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
         order (shadow memory takes no locks). A kernel that calls simt.malloc has the
         device heap checked too, its blocks followed from malloc to free."""
+        binary = kernel.binary
         with self.shadow.lock:
             if binary.uses_heap:
                 arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
-            keep = self.shadow.begin(err, arrays, grid, block, shared_size)
+            keep = self.shadow.begin(err, arrays, plan.grid, plan.block, plan.shared_size)
             state = err[fault.WORDS:]
-            state[checked.SHARED_BASE] = self.arena.get("shared", shared_size)
+            shared = state[checked.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
             state[checked.READ_ONLY] = self.shadow.read_only_mask(
                 arrays, binary.read_only if read_only else ())
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
-                run(0, nblocks)
+                kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks, shared,
+                             self.arena.get("slots", plan.slot_size))
             finally:
                 heap.watch(None)
             self.shadow.launch_done(state)
             del keep
 
-    def _run_parallel(self, run, nblocks, workers):
+    def _run_team(self, kernel, plan, args_ptr, launch_ptr):
+        """The blocks on the native team (team.py); on the Python pool where there is no
+        team or another launch has it (launches of other streams run at once, as on a
+        GPU)."""
+        crew = self._team()
+        if crew is None or not crew.lock.acquire(False):
+            self._run_parallel(kernel, plan, args_ptr, launch_ptr)
+            return
+        try:
+            crew.ensure(plan.shared_size, plan.slot_size)
+            crew.launch(kernel.address, args_ptr, launch_ptr, plan.nblocks)
+        finally:
+            crew.lock.release()
+
+    def _run_parallel(self, kernel, plan, args_ptr, launch_ptr):
         # Each chunk costs a few microseconds of Python under the GIL (next chunk, the native
-        # call's entry and exit); with 8 chunks per worker, 16 workers on a memory-bound
-        # kernel spent more time waiting for the GIL than in the kernel (saxpy 4.6x C+OpenMP
-        # on 16 cores). 4 per worker still evens out blocks of uneven cost.
+        # call's entry and exit): 4 chunks per worker even out blocks of uneven cost.
+        nblocks = plan.nblocks
+        workers = min(config.cpu_threads, nblocks)
+
+        def run(first, last):
+            shared = self.arena.get("shared", plan.shared_size)
+            slots = self.arena.get("slots", plan.slot_size)
+            return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
         chunk = max(1, nblocks // (workers * 4))
         starts = itertools.count(0, chunk)
         failed = threading.Event()
@@ -561,6 +616,7 @@ def _after_fork_in_child(backend):
         os.register_at_fork(after_in_child=lambda: ref() is not None and ref()._after_fork())
 
 
+_team_lock = threading.Lock()
 _pinned_roots = {}     # id -> weak reference of the NumPy buffers alloc_pinned handed out
 _registered = {}       # id -> the NumPy buffers host_register pinned (kept until unregistered)
 

@@ -14,7 +14,7 @@ from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
-from . import checked, cluster, cooperative, warp
+from . import checked, cluster, cooperative, guards, warp
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -215,8 +215,12 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.block_lin = c
         if self.checks:
             checked.block_start(self)
-        if self.plan is None:
-            self.thread_loop(lambda: self.emit_stmts(self.function.body), [])
+        body = self.function.body
+        shape = None if self.plan is not None or self.checks else guards.split(body)
+        if shape is not None:
+            guards.emit(self, *shape, body)      # `if i < n:` kernels: guards.py
+        elif self.plan is None:
+            self.thread_loop(lambda: self.emit_stmts(body), [])
         else:
             self.exited = None
             if self.has_return:
