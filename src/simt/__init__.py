@@ -95,7 +95,7 @@ def __getattr__(name):
         except ModuleNotFoundError as exc:
             if exc.name != f"{__name__}.{name}":
                 raise
-        tables = _tables()
+        tables = {} if name.startswith("_") else _tables()     # no table name starts so
         if name not in tables:
             raise AttributeError(f"module 'simt' has no attribute '{name}'") from None
         value = tables[name]

@@ -8,9 +8,9 @@ from llvmlite import ir as ll
 
 from ..fault import ASSERT
 from ..lang.cluster import block_rank, map_shared_rank, num_blocks
+from .hostsymbols import RANK, SHARED, SIZE
 from .lltypes import I32, I64, ArrayValue, ptr
 
-RANK, SIZE, SHARED = "simt_cpu_cluster_rank", "simt_cpu_cluster_size", "simt_cpu_cluster_shared"
 NO_BLOCK = ("cluster.map_shared_rank: the rank is not a block of this cluster (ranks are 0 to "
             "cluster.num_blocks() - 1)")
 

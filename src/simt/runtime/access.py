@@ -2,8 +2,6 @@
 written (``writeable=False``, ``np.frombuffer(bytes)``) for a parameter the kernel writes."""
 import numpy as np
 
-from ..compiler.writes import written_params
-
 
 def check_writes(kernel, types, args):
     """Raise ValueError naming the kernel, the parameter and the line that writes it."""
@@ -12,6 +10,7 @@ def check_writes(kernel, types, args):
               or getattr(a, "readonly", False) is True]
     if not frozen:
         return
+    from ..compiler.writes import written_params     # the IR: only for read-only arrays
     fn = kernel.typed_ir(types)
     written = written_params(fn)
     for index in frozen:

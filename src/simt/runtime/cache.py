@@ -72,6 +72,8 @@ def resolve(pyfunc, path, name):
 
 def value_key(value):
     """What of a value the compiled code depends on, as a string."""
+    if isinstance(value, pytypes.ModuleType):     # first: simt's own answers any name
+        return "module:" + value.__name__
     if hasattr(value, "pyfunc"):                 # device functions, kernels (child launches)
         return f"function:{_source_hash(value.pyfunc)}"
     if isinstance(value, (bool, int, float, complex, str, np.generic)):
@@ -81,8 +83,6 @@ def value_key(value):
     if isinstance(value, np.ndarray):    # read by simt.const.array_like only: baked in
         return "ndarray:" + hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest() + \
             str(value.dtype) + str(value.shape)
-    if isinstance(value, pytypes.ModuleType):
-        return "module:" + value.__name__
     if isinstance(value, (type, pytypes.FunctionType, pytypes.BuiltinFunctionType)):
         return f"{type(value).__name__}:{value.__module__}.{value.__qualname__}"
     kind = type(value)
@@ -159,9 +159,20 @@ def lookup_key(pyfunc, arg_types, options, target_id):
 
 
 def full_key(lookup, deps):
-    """``lookup`` completed by the values of the dependencies ([(path, name, value)])."""
-    return _hash([lookup] + [f"{'.'.join(path)}/{name}={value_key(value)}"
+    """``lookup`` completed by the values of the dependencies ([(path, name, value)]).
+    A name of simt's own (``simt.syncthreads``, read through the simt package) is keyed by
+    its name: its value is fixed by simt's source, which the lookup key holds, and reading
+    it again would load the kernel language just to look a kernel up."""
+    return _hash([lookup] + [f"{'.'.join(path)}/{name}=" +
+                             ("simt" if _simt_name(deps, path, name) else value_key(value))
                              for path, name, value in deps])
+
+
+def _simt_name(deps, path, name):
+    """Whether ``name`` is an attribute chain rooted at a name bound to the simt package."""
+    root, dot, _ = name.partition(".")
+    return bool(dot) and any(p == path and n == root and v is sys.modules.get("simt")
+                             for p, n, v in deps)
 
 
 def _hash(parts):
@@ -186,6 +197,9 @@ def load(name, pyfunc, lookup):
             continue
         deps = []
         for dep_path, dep_name in names:
+            if _simt_name(deps, dep_path, dep_name):
+                deps.append((dep_path, dep_name, None))    # fixed by simt's source
+                continue
             found, value = resolve(pyfunc, dep_path, dep_name)
             if not found:
                 break

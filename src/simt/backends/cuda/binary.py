@@ -4,6 +4,16 @@ from dataclasses import dataclass
 
 from ...compiler.binary import Binary
 
+PTX_FEATURES = "+ptx80"      # PTX ISA 8.0: sm_90 needs 7.8; drivers of CUDA 12.0+ read it
+
+
+def target_id(arch):
+    """What the disk cache keys a GPU compile by. llvmlite's version names the LLVM it was
+    built with, so asking LLVM (loading llvmlite's library) is not needed to look up a
+    kernel."""
+    import llvmlite
+    return f"cuda {arch} {PTX_FEATURES} llvmlite {llvmlite.__version__}"
+
 
 @dataclass
 class CudaBinary(Binary):

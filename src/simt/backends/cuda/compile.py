@@ -8,7 +8,6 @@ import tempfile
 import threading
 import time
 
-import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
@@ -18,13 +17,12 @@ from ...compiler.lltypes import i32
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
 from . import devlaunch, mathcalls
-from .binary import CudaBinary
+from .binary import PTX_FEATURES, CudaBinary
 from . import ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
 
 TRIPLE = "nvptx64-nvidia-cuda"
-PTX_FEATURES = "+ptx80"      # PTX ISA 8.0: sm_90 needs 7.8; drivers of CUDA 12.0+ read it
 _lock = threading.Lock()
 _state = {}
 
@@ -48,9 +46,6 @@ def target_machine(arch):
         return tm
 
 
-def target_id(arch):
-    return f"cuda {arch} {PTX_FEATURES} llvmlite {llvmlite.__version__} llvm " \
-           f"{'.'.join(map(str, llvm.llvm_version_info))}"
 
 
 def _libdevice_bitcode():

@@ -354,7 +354,7 @@ class CudaBackend(Backend):
         return f"sm_{major}{minor}"
 
     def target_id(self):
-        from .compile import target_id
+        from .binary import target_id
         return target_id(self.arch())
 
     def compile(self, fn, options):
