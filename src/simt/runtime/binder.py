@@ -79,7 +79,7 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
         lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
     scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full, retry=retry,
-                 lock=threading.Lock(), backend=device.backend,
+                 lock=threading.Lock(), backend=getattr(device, "backend", None),
                  classes=tuple(classes),
                  **{f"S{i}": g[1] for i, g in enumerate(guards or ()) if g is not None},
                  _=_MISSING, _NEVER=_NEVER, **{f"C{i}": c for i, c in enumerate(classes)})

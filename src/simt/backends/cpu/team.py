@@ -375,8 +375,12 @@ class Team:
         return self._launch(self.address, entry, args, launch, nblocks)
 
     def retire(self):
-        """Let the workers return once the launch on the team (if any) is done; the lock
-        stays taken, so later launches go elsewhere."""
+        """Let the workers return once the launch on the team (if any) is done, and wait
+        until they have: they read this team's state and ranges, which go with it (a team
+        dropped while its workers still woke read freed memory: a segfault on 16 cores).
+        The lock stays taken, so later launches go elsewhere."""
         self.lock.acquire()
         self.state.stop = 1
         self._wake(self.address)
+        for thread in self.threads:
+            thread.join()
