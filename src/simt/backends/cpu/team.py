@@ -134,6 +134,10 @@ entry:
   %chunk = load i64, ptr %chunkp
   br label %loop
 loop:
+  %seen = load atomic i64, ptr %nextp monotonic, align 8
+  %gone = icmp sge i64 %seen, %end
+  br i1 %gone, label %out, label %claim
+claim:                  ; read first: members that find a range empty leave its line shared
   %first = atomicrmw add ptr %nextp, i64 %chunk monotonic
   %empty = icmp sge i64 %first, %end
   br i1 %empty, label %out, label %check
