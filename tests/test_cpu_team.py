@@ -130,5 +130,5 @@ def test_a_kernel_keeps_a_bounded_number_of_configurations(rng):
             out = simt.to_device(poison(x.size, np.float32))
             count_blocks[blocks, 2](hits, simt.to_device(x), out)
         np.testing.assert_array_equal(hits.copy_to_host(), np.full(blocks, 2, np.int32))
-        loaded = next(iter(count_blocks.compiled.values()))
+        loaded = next(v for k, v in count_blocks.compiled.items() if k[0] == "cpu")
         assert 0 < len(loaded.plans) <= frames.KEPT

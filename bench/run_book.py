@@ -1,0 +1,196 @@
+"""Whole programs: CUDA by Example's timed programs, simt's versions (src/simt/examples/)
+against the book's own CUDA C built by nvcc -O3 in the same run, each timed the book's way
+(its own cudaEvent pairs and printed line: "Time to generate", "Average Time per frame"...),
+both sides as fresh processes, median of --runs.
+
+The book's sources are in bench/book/cbe/ (copied unedited from
+../shared/research/cuda-by-example-src/); the helper headers the book uses but never prints
+(common/book.h, cpu_bitmap.h, cpu_anim.h) are headless stand-ins in bench/book/common/
+(anim_and_exit runs BOOK_FRAMES frames); lock.h's erratum is corrected in
+bench/book/include/, the hash table's (hash(current->value) for key) in the build's copy; the chapter 7 texture programs build with a shim that rebuilds texture
+references (removed in CUDA 12) on texture objects (bench/book/include/texref_shim.h).
+
+Animated programs (heat): 100 frames; "first" is the first frame's time, "steady" the mean of
+the others. simt's first timed frame follows one untimed frame that compiles its kernels
+(the C program has no compile; its first frame pays the module's lazy load).
+
+    python bench/run_book.py [--runs 3] [--only NAME ...] [--out results.json]
+    python bench/run_book.py --check        # simt's side on the CPU device, small sizes
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOOK = os.path.join(HERE, "book")
+SRC = os.path.join(os.path.dirname(HERE), "src")
+FRAMES = 100
+
+# name -> (book source, simt program (Python), what its lines are, texture shim?)
+HEAT = "from simt.examples import heat; heat.run({version!r}, frames={frames}, out_dir={out!r})"
+RUN = "import sys; from simt.cli import main; sys.exit(main(['run', {name!r}, '--out', {out!r}]))"
+PROGRAMS = {
+    "heat (global memory)": ("ch07_heat.cu", HEAT.replace("{version!r}", "'global'"), "frames", False),
+    "heat (1D textures)": ("ch07_heat_tex1d.cu", HEAT.replace("{version!r}", "'tex1d'"), "frames", True),
+    "heat (2D textures)": ("ch07_heat_tex2d.cu", HEAT.replace("{version!r}", "'tex2d'"), "frames", True),
+    "histogram (global atomics)": ("ch09_hist_gpu_gmem_atomics.cu",
+                                   RUN.replace("{name!r}", "'hist_gmem_atomics'"),
+                                   r"Time to generate", False),
+    "histogram (shared atomics)": ("ch09_hist_gpu_shmem_atomics.cu",
+                                   RUN.replace("{name!r}", "'hist_shmem_atomics'"),
+                                   r"Time to generate", False),
+    "hash table (GPU)": ("appA_hashtable_gpu.cu", RUN.replace("{name!r}", "'hashtable_gpu'"),
+                         r"Time to hash", False),
+    "dot (cudaMalloc / zero-copy)": ("ch11_zero_copy_dot.cu",
+                                     RUN.replace("{name!r}", "'zero_copy_dot'"),
+                                     r"Time using (cudaMalloc|cudaHostAlloc)", False),
+    "copy_timed (malloc up, down / host-alloc up, down)": (
+        "ch10_copy_timed.cu", RUN.replace("{name!r}", "'copy_timed'"),
+        r"Time using (cudaMalloc|cudaHostAlloc)", False),
+    "two streams, breadth first": ("ch10_basic_double_stream_correct.cu",
+                                   RUN.replace("{name!r}", "'basic_double_stream_correct'"),
+                                   r"Time taken", False),
+    "ray tracing, constant memory": ("ch06_ray_const_timed.cu",
+                                     RUN.replace("{name!r}", "'ray_const'"),
+                                     r"Time to generate", False),
+}
+
+
+def times(text, what):
+    """The times (ms) a program printed: every 'Average Time per frame' for animations,
+    else every line matching ``what``."""
+    pattern = r"Average Time per frame:\s+([\d.]+)" if what == "frames" else \
+        what + r"[^:]*:\s+([\d.]+)"
+    return [float(m.group(m.lastindex)) for m in re.finditer(pattern, text)]
+
+
+def frame_times(averages):
+    """(first frame, mean of the others) from running averages."""
+    n = len(averages)
+    if n < 2:
+        return (averages[0], averages[0]) if averages else (None, None)
+    return averages[0], (averages[-1] * n - averages[0]) / (n - 1)
+
+
+# the book's errata that stop a source from compiling, corrected in the build's copy only
+ERRATA = {"appA_hashtable_gpu.cu": [("hash( current->value,", "hash( current->key,"),
+                                   ("hash(current->value,", "hash(current->key,")]}
+
+
+def build(name, source, shim, folder):
+    exe = os.path.join(folder, re.sub(r"\W+", "_", name))
+    path = os.path.join(BOOK, "cbe", source)
+    if source in ERRATA:
+        with open(path) as f:
+            text = f.read()
+        for wrong, right in ERRATA[source]:
+            text = text.replace(wrong, right)
+        path = os.path.join(folder, "cbe", source)      # beside its ../common/ headers
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(os.path.join(folder, "common")):
+            os.symlink(os.path.join(BOOK, "common"), os.path.join(folder, "common"))
+        with open(path, "w") as f:
+            f.write(text)
+    command = ["nvcc", "-O3", "-arch=sm_90", "-w", "-I", os.path.join(BOOK, "include"),
+               "-o", exe, path]
+    if shim:
+        command[1:1] = ["-include", os.path.join(BOOK, "include", "texref_shim.h")]
+    done = subprocess.run(command, capture_output=True, text=True)
+    return exe if done.returncode == 0 else "nvcc failed: " + done.stderr.strip()[-300:]
+
+
+def run(command, env, runs):
+    """The printed times of ``runs`` fresh runs ([[...], ...]) or an error string."""
+    out = []
+    for _ in range(runs):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            return "failed: " + (done.stderr or done.stdout).strip()[-300:]
+        out.append(done.stdout)
+    return out
+
+
+def summarize(outputs, what):
+    """Per printed time (or first/steady for animations): the median over the runs."""
+    if isinstance(outputs, str):
+        return outputs
+    if what == "frames":
+        pairs = [frame_times(times(o, what)) for o in outputs]
+        return [statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)]
+    series = [times(o, what) for o in outputs]
+    return [statistics.median(s[i] for s in series) for i in range(min(map(len, series)))]
+
+
+def check():
+    """simt's side of every program on the CPU device, small sizes: they run and print."""
+    import io
+    import contextlib
+    import simt
+    from simt.examples import heat, hist
+    simt.set_device("cpu")
+    out = tempfile.mkdtemp(prefix="book-check-")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        heat.run("global", frames=2, out_dir=out, dim=64)
+        hist.hist_shmem_atomics(size=1 << 16)
+    text = printed.getvalue()
+    assert len(times(text, "frames")) == 2 and len(times(text, "Time to generate")) == 1, text
+    print("run_book --check: simt's programs ran on the CPU device and print the book's lines")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--out")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    if args.check:
+        check()
+        return
+    folder = tempfile.mkdtemp(prefix="run-book-")
+    env = dict(os.environ, BOOK_FRAMES=str(FRAMES), SIMT_CACHE_DIR=os.path.join(folder, "cache"),
+               PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p))
+    rows = {}
+    for name, (source, program, what, shim) in PROGRAMS.items():
+        if args.only and not any(o in name for o in args.only):
+            continue
+        exe = build(name, source, shim, folder)
+        book = run([exe], env, args.runs) if os.path.exists(exe) else exe
+        code = program.format(frames=FRAMES, out=folder, name="")
+        mine = run([sys.executable, "-c", code], env, args.runs)
+        rows[name] = {"nvcc": summarize(book, what), "simt": summarize(mine, what),
+                      "kind": "frames" if what == "frames" else "times"}
+        print(f"{name}: nvcc {rows[name]['nvcc']}  simt {rows[name]['simt']}", flush=True)
+    print(f"\nCUDA by Example, simt against the book's CUDA C (nvcc -O3), ms, median of "
+          f"{args.runs} runs ({time.strftime('%Y-%m-%d')})")
+    print(f"{'program':52s} {'nvcc':>9s} {'simt':>9s} {'simt/nvcc':>9s}   first frame nvcc / simt")
+    for name, row in rows.items():
+        book, mine = row["nvcc"], row["simt"]
+        if isinstance(book, str) or isinstance(mine, str):
+            print(f"{name:52s} {book if isinstance(book, str) else ''}"
+                  f"{mine if isinstance(mine, str) else ''}"[:200])
+            continue
+        if row["kind"] == "frames":
+            row["ratio"] = mine[1] / book[1]
+            print(f"{name:52s} {book[1]:9.2f} {mine[1]:9.2f} {row['ratio']:9.2f}   "
+                  f"{book[0]:.1f} / {mine[0]:.1f}")
+        else:
+            row["ratio"] = [m / b if b else None for b, m in zip(book, mine)]
+            for i, (b, m) in enumerate(zip(book, mine)):
+                label = name if i == 0 else ""
+                print(f"{label:52s} {b:9.2f} {m:9.2f} {m / b if b else float('nan'):9.2f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "runs": args.runs,
+                       "frames": FRAMES, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
