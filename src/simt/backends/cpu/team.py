@@ -39,7 +39,9 @@ RANGE_WORDS = 8         # a member's range: next, end, chunk; one 64-byte line e
 class TeamState(ctypes.Structure):
     """%Team in the IR below, field for field."""
     _fields_ = [("generation", ctypes.c_int32), ("sleepers", ctypes.c_int32),
-                ("pending", ctypes.c_int32), ("joining", ctypes.c_int32),
+                ("_line1", ctypes.c_int32 * 14),       # the futex words a line apart: the
+                ("pending", ctypes.c_int32), ("joining", ctypes.c_int32),   # workers poll
+                ("_line2", ctypes.c_int32 * 14),       # one while they write the other
                 ("stop", ctypes.c_int32), ("failed", ctypes.c_int32),
                 ("members", ctypes.c_int32), ("spin", ctypes.c_int32),
                 ("entry", ctypes.c_void_p), ("args", ctypes.c_void_p),
@@ -49,7 +51,7 @@ class TeamState(ctypes.Structure):
 
 
 _IR = r"""
-%Team = type { i32, i32, i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, ptr, ptr }
+%Team = type { i32, i32, [14 x i32], i32, i32, [14 x i32], i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr, ptr, ptr }
 %Range = type { i64, i64, i64, [5 x i64] }
 
 declare i64 @simt_team_syscall(i64, ...)
@@ -73,7 +75,7 @@ define internal void @futex(ptr %word, i64 %op, i32 %value) {
 ; futex until it is (sleepers counted)
 define internal void @await_change(ptr %team, ptr %word, i32 %value, ptr %sleepers) {
 entry:
-  %spinp = getelementptr %Team, ptr %team, i32 0, i32 7
+  %spinp = getelementptr %Team, ptr %team, i32 0, i32 9
   %spin = load i32, ptr %spinp
   %spin64 = zext i32 %spin to i64
   %budget = mul i64 %spin64, 1000
@@ -120,13 +122,13 @@ done:
 ; take chunks of one range until it is empty or a block failed; returns 1 on failure
 define internal i32 @take(ptr %team, ptr %range, ptr %shared, ptr %slots) {
 entry:
-  %entryp = getelementptr %Team, ptr %team, i32 0, i32 8
+  %entryp = getelementptr %Team, ptr %team, i32 0, i32 10
   %fn = load ptr, ptr %entryp
-  %argsp = getelementptr %Team, ptr %team, i32 0, i32 9
+  %argsp = getelementptr %Team, ptr %team, i32 0, i32 11
   %args = load ptr, ptr %argsp
-  %launchp = getelementptr %Team, ptr %team, i32 0, i32 10
+  %launchp = getelementptr %Team, ptr %team, i32 0, i32 12
   %launch = load ptr, ptr %launchp
-  %failedp = getelementptr %Team, ptr %team, i32 0, i32 5
+  %failedp = getelementptr %Team, ptr %team, i32 0, i32 7
   %nextp = getelementptr %Range, ptr %range, i32 0, i32 0
   %endp = getelementptr %Range, ptr %range, i32 0, i32 1
   %end = load i64, ptr %endp
@@ -134,6 +136,10 @@ entry:
   %chunk = load i64, ptr %chunkp
   br label %loop
 loop:
+  %seen = load atomic i64, ptr %nextp monotonic, align 8
+  %gone = icmp sge i64 %seen, %end
+  br i1 %gone, label %out, label %claim
+claim:                  ; read first: members that find a range empty leave its line shared
   %first = atomicrmw add ptr %nextp, i64 %chunk monotonic
   %empty = icmp sge i64 %first, %end
   br i1 %empty, label %out, label %check
@@ -160,13 +166,13 @@ out:
 ; member me's share: its own range, then what is left of the others'
 define internal void @work(ptr %team, i32 %me) {
 entry:
-  %membersp = getelementptr %Team, ptr %team, i32 0, i32 6
+  %membersp = getelementptr %Team, ptr %team, i32 0, i32 8
   %members = load i32, ptr %membersp
-  %rangesp = getelementptr %Team, ptr %team, i32 0, i32 14
+  %rangesp = getelementptr %Team, ptr %team, i32 0, i32 16
   %ranges = load ptr, ptr %rangesp
-  %sharedp = getelementptr %Team, ptr %team, i32 0, i32 12
+  %sharedp = getelementptr %Team, ptr %team, i32 0, i32 14
   %sharedt = load ptr, ptr %sharedp
-  %slotsp = getelementptr %Team, ptr %team, i32 0, i32 13
+  %slotsp = getelementptr %Team, ptr %team, i32 0, i32 15
   %slotst = load ptr, ptr %slotsp
   %sp = getelementptr ptr, ptr %sharedt, i32 %me
   %shared = load ptr, ptr %sp
@@ -196,9 +202,9 @@ define void @simt_team_serve(ptr %team, i32 %me, i32 %seen0) {
 entry:
   %genp = getelementptr %Team, ptr %team, i32 0, i32 0
   %sleepersp = getelementptr %Team, ptr %team, i32 0, i32 1
-  %pendingp = getelementptr %Team, ptr %team, i32 0, i32 2
-  %joiningp = getelementptr %Team, ptr %team, i32 0, i32 3
-  %stopp = getelementptr %Team, ptr %team, i32 0, i32 4
+  %pendingp = getelementptr %Team, ptr %team, i32 0, i32 3
+  %joiningp = getelementptr %Team, ptr %team, i32 0, i32 4
+  %stopp = getelementptr %Team, ptr %team, i32 0, i32 6
   br label %wait
 wait:
   %seen = phi i32 [ %seen0, %entry ], [ %gen, %report ], [ %gen, %joined ]
@@ -244,20 +250,20 @@ out:
 ; returns 1 if a chunk failed
 define i32 @simt_team_launch(ptr %team, ptr %entryfn, ptr %args, ptr %launch, i64 %n) {
 entry:
-  %entryp = getelementptr %Team, ptr %team, i32 0, i32 8
+  %entryp = getelementptr %Team, ptr %team, i32 0, i32 10
   store ptr %entryfn, ptr %entryp
-  %argsp = getelementptr %Team, ptr %team, i32 0, i32 9
+  %argsp = getelementptr %Team, ptr %team, i32 0, i32 11
   store ptr %args, ptr %argsp
-  %launchp = getelementptr %Team, ptr %team, i32 0, i32 10
+  %launchp = getelementptr %Team, ptr %team, i32 0, i32 12
   store ptr %launch, ptr %launchp
-  %np = getelementptr %Team, ptr %team, i32 0, i32 11
+  %np = getelementptr %Team, ptr %team, i32 0, i32 13
   store i64 %n, ptr %np
-  %failedp = getelementptr %Team, ptr %team, i32 0, i32 5
+  %failedp = getelementptr %Team, ptr %team, i32 0, i32 7
   store i32 0, ptr %failedp
-  %membersp = getelementptr %Team, ptr %team, i32 0, i32 6
+  %membersp = getelementptr %Team, ptr %team, i32 0, i32 8
   %members = load i32, ptr %membersp
   %m = sext i32 %members to i64
-  %rangesp = getelementptr %Team, ptr %team, i32 0, i32 14
+  %rangesp = getelementptr %Team, ptr %team, i32 0, i32 16
   %ranges = load ptr, ptr %rangesp
   br label %split
 split:
@@ -281,12 +287,12 @@ split:
   %more = icmp slt i64 %i1, %m
   br i1 %more, label %split, label %start
 start:
-  %pendingp = getelementptr %Team, ptr %team, i32 0, i32 2
+  %pendingp = getelementptr %Team, ptr %team, i32 0, i32 3
   %workers = sub i32 %members, 1
   store atomic i32 %workers, ptr %pendingp seq_cst, align 4
   call void @simt_team_wake(ptr %team)
   call void @work(ptr %team, i32 0)
-  %joiningp = getelementptr %Team, ptr %team, i32 0, i32 3
+  %joiningp = getelementptr %Team, ptr %team, i32 0, i32 4
   br label %join
 join:
   %left = load atomic i32, ptr %pendingp seq_cst, align 4
