@@ -29,7 +29,9 @@ _FUTEX = {"x86_64": 202, "aarch64": 98, "arm64": 98}
 _PAUSE = {"x86_64": ("declare void @llvm.x86.sse2.pause()", "call void @llvm.x86.sse2.pause()"),
           "aarch64": ("", 'call void asm sideeffect "yield", ""()'),
           "arm64": ("", 'call void asm sideeffect "yield", ""()')}
-SPIN = 200              # thousand cycles a waiting thread spins before it sleeps (~60 us)
+SPIN = 2000             # thousand cycles a waiting thread spins before it sleeps (~0.6 ms;
+#   200 left 16 sleeping workers to wake at every launch on the 16-core GPU host: 300-400 us
+#   a launch there, 12-18 us with 2000 (bench/cpu_team_probe.py, 2026-11-24))
 SPIN_CROWDED = 10       # ... with more members than cores (OpenMP throttles its spin too)
 YIELD_EVERY = 16        # spinning trips between sched_yield calls
 CHUNKS = 8              # chunks of each member's own range
