@@ -11,7 +11,7 @@ import ctypes
 import numpy as np
 
 from . import hostcopies
-from .launch import Launcher
+from .launch import Launcher, build_trampoline_soon
 from .link import link_devrt
 from .module import Module
 
@@ -28,6 +28,7 @@ class CudaKernel:
         self.module = Module(image, backend=backend, line_info=binary.lineinfo)
         self.function = self.module.get_function(binary.symbol)
         self.launcher = Launcher(self.function, binary.param_kinds, backend)
+        build_trampoline_soon()        # ready by the second launch, off the launch path
         self.placed = {}          # symbol global name -> the _Symbol it was filled from
         if binary.can_fail:
             address, _ = self.module.get_global("simt_error_record")

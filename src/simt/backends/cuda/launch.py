@@ -145,20 +145,25 @@ class Launcher:
         libcuda's cuLaunchKernel from a descriptor built here once: one pointer crosses
         from Python, where cuda.bindings converts eleven arguments per call."""
         params = self.params if params is None else params
-        if VIA == "native" and native_trampoline() is not None:
-            desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
-                               shared, _address(stream), params)
-            # the call gives up the GIL (see native_trampoline): a stream host function may
-            # be waiting for it while cuLaunchKernel waits for that host function
-            return "go(desc)", {
-                "go": native_trampoline(), "desc": ctypes.addressof(desc),
-                "desc_struct": desc}                          # kept alive by the caller's scope
         gx, gy, gz = grid
         bx, by, bz = block
-        return ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
-                {"cu": self._launch, "handle": self._handle, "gx": gx, "gy": gy, "gz": gz,
-                 "bx": bx, "by": by, "bz": bz, "shared": shared, "stream": stream,
-                 "params": params})
+        bindings = ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
+                    {"cu": self._launch, "handle": self._handle, "gx": gx, "gy": gy,
+                     "gz": gz, "bx": bx, "by": by, "bz": bz, "shared": shared,
+                     "stream": stream, "params": params})
+        if VIA != "native" or _cu_launch_address() is None:
+            return bindings
+        desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
+                           shared, _address(stream), params)
+        scope = {"desc": ctypes.addressof(desc), "desc_struct": desc}   # kept alive there
+        go = native_trampoline(wait=False)
+        if go is not None:
+            # the call gives up the GIL (see native_trampoline): a stream host function may
+            # be waiting for it while cuLaunchKernel waits for that host function
+            return "go(desc)", dict(scope, go=go)
+        # the trampoline is being made (build_trampoline_soon): the bindings until it is
+        return (f"(made[0][0](desc) if made and made[0][0] is not None else {bindings[0]})",
+                dict(scope, made=_native, **bindings[1]))
 
     def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making
@@ -206,9 +211,21 @@ def _trampoline_ir():
 
 
 _native = []
+_native_lock = threading.Lock()
+_started = []                   # the background build was started (build_trampoline_soon)
 
 
-def native_trampoline():
+def build_trampoline_soon():
+    """Start making the trampoline in the background (a kernel was loaded): making it costs
+    tens of milliseconds (llvmlite, LLVM's code generator), which a configuration's second
+    launch, where launch functions are bound, used to pay (the first timed frame of the
+    book's heat program, 30-46 ms)."""
+    if not _native and not _started:
+        _started.append(True)
+        threading.Thread(target=native_trampoline, name="simt-trampoline", daemon=True).start()
+
+
+def native_trampoline(wait=True):
     """``launch(desc_address) -> CUresult`` as native code (called through CFUNCTYPE, which
     gives up the GIL), or None where LLVM's host JIT or libcuda cannot be had.
     cuLaunchKernel can wait for the driver thread that runs stream host functions, and a
@@ -217,17 +234,25 @@ def native_trampoline():
     (a function registered, or already running, between the test and the call: the 120 s
     stress run of 2026-11-23 hung so), so every call gives it up, as cuda.bindings' do."""
     if not _native:
-        try:
-            from .. import hostjit as jit
-            if _cu_launch_address() is None:
-                raise OSError("libcuda.so.1 has no cuLaunchKernel")
-            module = jit.optimize(_trampoline_ir(), speed=2)
-            loaded = jit.LoadedObject(jit.emit_object(module))
-            address = loaded.address("simt_cuda_launch")
-            _native.append((ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded))
-        except Exception:               # no native route: the bindings route still works
-            _native.append((None, None))
+        if not wait:                    # being made: this launch function takes the bindings
+            build_trampoline_soon()
+            return None
+        with _native_lock:
+            if not _native:
+                _native.append(_make_trampoline())
     return _native[0][0]
+
+
+def _make_trampoline():
+    try:
+        from .. import hostjit as jit
+        if _cu_launch_address() is None:
+            raise OSError("libcuda.so.1 has no cuLaunchKernel")
+        loaded = jit.LoadedObject(jit.cached_object("cuda_launch", _trampoline_ir(), speed=2))
+        address = loaded.address("simt_cuda_launch")
+        return ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded
+    except Exception:                   # no native route: the bindings route still works
+        return None, None
 
 
 _cu = []
