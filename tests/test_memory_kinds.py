@@ -4,7 +4,7 @@ managed (unified) memory, with the same results on every device."""
 import numpy as np
 
 import simt
-from conftest import random_array
+from conftest import poison, random_array
 
 
 @simt.kernel
@@ -91,3 +91,24 @@ def test_dynamic_shared_memory_above_48_kb(device, rng):
         assert str(limit) in str(exc)
     else:
         raise AssertionError("a launch over the shared-memory limit was accepted")
+
+
+def test_write_combined_host_memory_is_ordinary_to_kernels(device, rng):
+    """cudaHostAllocWriteCombined: a bus hint; a kernel reads and a copy fills the memory
+    as any pinned or mapped memory (CUDA by Example's zero-copy dot uses it)."""
+    values = random_array(rng, 256, np.float32)
+    pinned = simt.pinned_array(256, np.float32, write_combined=True)
+    pinned[:] = values
+    mapped = simt.mapped_array(256, np.float32, write_combined=True)
+    mapped[:] = values
+    out = simt.to_device(poison(256, np.float32))
+    _double_into[1, 256](mapped, out)
+    simt.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), values * 2)
+    np.testing.assert_array_equal(simt.to_device(pinned).copy_to_host(), values)
+
+
+@simt.kernel
+def _double_into(src, out):
+    i = simt.threadIdx.x
+    out[i] = src[i] * np.float32(2)

@@ -102,11 +102,12 @@ class HostMemory(Backend):
                                    f"{free} bytes were reported free") from None
         return buffer
 
-    def alloc_pinned(self, nbytes):
-        """Page-aligned host memory as a uint8 NumPy array (as the CUDA backend returns)."""
+    def alloc_pinned(self, nbytes, write_combined=False):
+        """Page-aligned host memory as a uint8 NumPy array (as the CUDA backend returns);
+        write-combining is a bus hint with nothing to change here."""
         return self._buffer(nbytes, PAGE)
 
-    def alloc_mapped(self, nbytes):
+    def alloc_mapped(self, nbytes, write_combined=False):
         """(uint8 NumPy array, device pointer): the same address, as host memory is device memory."""
         buffer = self.alloc_pinned(nbytes)
         return buffer, buffer.ctypes.data

@@ -73,9 +73,10 @@ def malloc_test(size):
 
 
 def cuda_host_alloc_test(size):
-    # cudaHostAllocWriteCombined | cudaHostAllocMapped: simt has no write-combined memory
-    # (a hint for faster GPU reads); mapped memory is what makes this zero-copy.
-    a, b = simt.mapped_array(size, np.float32), simt.mapped_array(size, np.float32)
+    # cudaHostAllocWriteCombined | cudaHostAllocMapped, as the book: the GPU reads them
+    # across the bus without snooping the CPU's caches
+    a = simt.mapped_array(size, np.float32, write_combined=True)
+    b = simt.mapped_array(size, np.float32, write_combined=True)
     partial_c = simt.mapped_array(BLOCKS_PER_GRID, np.float32)
     _fill(a, b)
     dev_a, dev_b = mapped_device_view(a), mapped_device_view(b)   # cudaHostGetDevicePointer

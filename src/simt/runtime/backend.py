@@ -185,11 +185,11 @@ class Backend:
         """An Allocation over memory that ``owner`` keeps alive died: keep ``owner`` until the
         queued work that may use that memory is done. Default: nothing queues work."""
 
-    def alloc_pinned(self, nbytes):
-        """Page-locked host memory as a uint8 NumPy array."""
+    def alloc_pinned(self, nbytes, write_combined=False):
+        """Page-locked host memory as a uint8 NumPy array (write-combined if asked)."""
         raise self.unsupported("pinned memory")
 
-    def alloc_mapped(self, nbytes):
+    def alloc_mapped(self, nbytes, write_combined=False):
         """(uint8 NumPy array, device pointer) over host memory the device can address."""
         raise self.unsupported("mapped memory")
 

@@ -319,7 +319,7 @@ class CpuBackend(CpuMemory):
                             "(cudaErrorHostMemoryNotRegistered); call simt.host_register first")
         _pinned_roots.pop(id(root), None)
 
-    def alloc_pinned(self, nbytes):
+    def alloc_pinned(self, nbytes, write_combined=False):
         buffer = super().alloc_pinned(nbytes)
         root = _root(buffer)
         _pinned_roots[id(root)] = weakref.ref(root, lambda _, key=id(root): _pinned_roots.pop(key, None))

@@ -311,13 +311,13 @@ class CudaBackend(Backend):
         free, total = call(api().cuMemGetInfo)
         return int(free), int(total)
 
-    def alloc_pinned(self, nbytes):
+    def alloc_pinned(self, nbytes, write_combined=False):
         """Page-locked host memory as a uint8 NumPy array, freed when the array dies."""
-        return hostmem.alloc_pinned(self, nbytes)
+        return hostmem.alloc_pinned(self, nbytes, write_combined)
 
-    def alloc_mapped(self, nbytes):
+    def alloc_mapped(self, nbytes, write_combined=False):
         """(uint8 NumPy array, device pointer) over host memory mapped into the device."""
-        return hostmem.alloc_mapped(self, nbytes)
+        return hostmem.alloc_mapped(self, nbytes, write_combined)
 
     def alloc_managed(self, nbytes):
         """Unified memory as an Allocation; refused beyond the device's free memory."""

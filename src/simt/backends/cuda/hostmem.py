@@ -34,20 +34,26 @@ def host_alloc(backend, nbytes, flags):
     return array, ptr
 
 
-def alloc_pinned(backend, nbytes):
+def _combined(driver, write_combined):
+    return driver.CU_MEMHOSTALLOC_WRITECOMBINED if write_combined else 0
+
+
+def alloc_pinned(backend, nbytes, write_combined=False):
     """Page-locked host memory (cudaHostAlloc) as a uint8 NumPy array.
 
     Always portable (cudaHostAllocPortable): page-locked in every context, so any
     device's async copies can use it; simt.pinned_array(portable=...) relies on this.
     """
-    flags = api().CU_MEMHOSTALLOC_PORTABLE
+    driver = api()
+    flags = driver.CU_MEMHOSTALLOC_PORTABLE | _combined(driver, write_combined)
     return host_alloc(backend, nbytes, flags)[0]
 
 
-def alloc_mapped(backend, nbytes):
+def alloc_mapped(backend, nbytes, write_combined=False):
     """Zero-copy memory: (uint8 NumPy array, device pointer to the same bytes)."""
     driver = api()
-    flags = driver.CU_MEMHOSTALLOC_DEVICEMAP | driver.CU_MEMHOSTALLOC_PORTABLE
+    flags = driver.CU_MEMHOSTALLOC_DEVICEMAP | driver.CU_MEMHOSTALLOC_PORTABLE | \
+        _combined(driver, write_combined)
     array, ptr = host_alloc(backend, nbytes, flags)
     device_ptr = int(call(driver.cuMemHostGetDevicePointer, ptr, 0))
     return array, device_ptr
