@@ -55,6 +55,23 @@ def emit_object(module):
     return target_machine().emit_object(module)
 
 
+def baseline_object(llvm_ir):
+    """The object code of ``llvm_ir`` for this architecture's baseline CPU (no host
+    features: code that any machine of the architecture runs, as a shared cache needs)."""
+    with _lock:
+        _init()
+        tm = _state.get("baseline")
+        if tm is None:
+            target = llvm.Target.from_triple(llvm.get_process_triple())
+            tm = _state["baseline"] = target.create_target_machine(
+                opt=2, reloc="pic", codemodel="jitdefault")
+    module = llvm.parse_assembly(llvm_ir)
+    module.verify()
+    module.triple = triple()
+    module.data_layout = str(tm.target_data)
+    return tm.emit_object(module)
+
+
 def cached_object(name, llvm_ir, speed=3):
     """The object code of ``llvm_ir`` (simt's own native helpers), kept in the disk cache
     beside the kernels: LLVM's code generator takes 20-60 ms even for a small module,

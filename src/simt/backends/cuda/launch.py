@@ -17,6 +17,7 @@ import struct
 import threading
 
 from simt.backends.cuda.driver import api, check, error_name
+from . import trampoline
 
 # ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
 _STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
@@ -234,7 +235,12 @@ def native_trampoline(wait=True):
     (a function registered, or already running, between the test and the call: the 120 s
     stress run of 2026-11-23 hung so), so every call gives it up, as cuda.bindings' do."""
     if not _native:
-        if not wait:                    # being made: this launch function takes the bindings
+        with _native_lock:
+            if not _native:             # its machine code from the disk cache: no LLVM
+                address = trampoline.load_cached(_trampoline_ir())
+                if address is not None:
+                    _native.append((_LAUNCH_FN(address), None))
+        if not _native and not wait:    # being made: this launch function takes the bindings
             build_trampoline_soon()
             return None
         with _native_lock:
@@ -243,14 +249,21 @@ def native_trampoline(wait=True):
     return _native[0][0]
 
 
+_LAUNCH_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+
+
 def _make_trampoline():
+    """(ctypes function, what keeps its code) made with LLVM: its bytes kept in the disk
+    cache (trampoline.py), else the object linked by LLVM's loader."""
     try:
-        from .. import hostjit as jit
         if _cu_launch_address() is None:
             raise OSError("libcuda.so.1 has no cuLaunchKernel")
+        address = trampoline.make(_trampoline_ir(), "simt_cuda_launch")
+        if address is not None:
+            return _LAUNCH_FN(address), None
+        from .. import hostjit as jit
         loaded = jit.LoadedObject(jit.cached_object("cuda_launch", _trampoline_ir(), speed=2))
-        address = loaded.address("simt_cuda_launch")
-        return ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address), loaded
+        return _LAUNCH_FN(loaded.address("simt_cuda_launch")), loaded
     except Exception:                   # no native route: the bindings route still works
         return None, None
 

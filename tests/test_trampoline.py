@@ -1,0 +1,55 @@
+"""The GPU launch trampoline's machine code (backends/cuda/trampoline.py), checked without a
+GPU: made with LLVM for the baseline CPU, kept in the disk cache, mapped from there by a
+process without LLVM, it calls the function in its descriptor with every argument."""
+import ctypes
+
+from simt.backends.cuda import launch, trampoline
+
+SEEN = []
+CU_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@CU_LAUNCH
+def _fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+    SEEN.append((f, gx, gy, gz, bx, by, bz, shared, stream, params, extra))
+    return 7
+
+
+def _call(address):
+    desc = launch._LaunchDesc(0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value,
+                              2, 3, 4, 32, 8, 1, 4096, 0x5678, 0x9ABC)
+    SEEN.clear()
+    result = launch._LAUNCH_FN(address)(ctypes.addressof(desc))
+    return result, SEEN[0]
+
+
+def test_made_then_loaded_from_the_cache_it_passes_every_argument():
+    ir = launch._trampoline_ir()
+    made = trampoline.make(ir, "simt_cuda_launch")
+    assert made is not None
+    expected = (0x1234, 2, 3, 4, 32, 8, 1, 4096, 0x5678, 0x9ABC, None)
+    assert _call(made) == (7, expected)
+    cached = trampoline.load_cached(ir)
+    assert cached is not None and cached != made
+    assert _call(cached) == (7, expected)
+
+
+def test_a_damaged_cache_file_is_not_run(tmp_path, monkeypatch):
+    from simt.config import config
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    ir = launch._trampoline_ir()
+    assert trampoline.make(ir, "simt_cuda_launch") is not None
+    path = trampoline._path(ir)
+    data = bytearray(open(path, "rb").read())
+    data[-1] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    assert trampoline.load_cached(ir) is None
+
+
+def test_only_relocation_free_functions_are_taken():
+    from simt.backends import hostjit as jit
+    ir = "\n".join(["@g = global i32 5", "define i32 @reads_global() {",
+                    "  %v = load i32, ptr @g", "  ret i32 %v", "}", ""])
+    assert trampoline.function_bytes(jit.baseline_object(ir), "reads_global") is None
+    assert trampoline.function_bytes(b"not an object", "f") is None
