@@ -17,13 +17,15 @@ import mmap
 import os
 import platform
 import struct
+import sys
 
 _kept = []          # the executable mappings: code stays mapped for the process's life
 
 
 def _path(ir):
     from ...config import config
-    key = hashlib.sha256(f"{ir}|{platform.machine()}|baseline-1".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{ir}|{sys.platform}|{platform.machine()}|baseline-1".encode()
+                         ).hexdigest()[:32]
     return os.path.join(config.cache_dir, f"cuda-launch-{key}.code")
 
 
