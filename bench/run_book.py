@@ -7,7 +7,8 @@ The book's sources are in bench/book/cbe/ (copied unedited from
 ../shared/research/cuda-by-example-src/); the helper headers the book uses but never prints
 (common/book.h, cpu_bitmap.h, cpu_anim.h) are headless stand-ins in bench/book/common/
 (anim_and_exit runs BOOK_FRAMES frames); lock.h's erratum is corrected in
-bench/book/include/, the hash table's (hash(current->value) for key) in the build's copy; the chapter 7 texture programs build with a shim that rebuilds texture
+bench/book/include/, the hash table's two (its verify's hash of the value for the key, and
+its values array sized for 4-byte pointers) in the build's copy; the chapter 7 texture programs build with a shim that rebuilds texture
 references (removed in CUDA 12) on texture objects (bench/book/include/texref_shim.h).
 
 Animated programs (heat): 100 frames; "first" is the first frame's time, "steady" the mean of
@@ -79,8 +80,14 @@ def frame_times(averages):
 
 
 # the book's errata that stop a source from compiling, corrected in the build's copy only
-ERRATA = {"appA_hashtable_gpu.cu": [("hash( current->value,", "hash( current->key,"),
-                                   ("hash(current->value,", "hash(current->key,")]}
+# (the hash table: its verify hashes the value for the key; and it allocates SIZE bytes for
+# ELEMENTS pointers, which fit when pointers had 4 bytes: on a 64-bit build the kernel reads
+# past the allocation, an illegal address)
+ERRATA = {"appA_hashtable_gpu.cu": [
+    ("hash( current->value,", "hash( current->key,"),
+    ("hash(current->value,", "hash(current->key,"),
+    ("cudaMalloc( (void**)&dev_values, SIZE )",
+     "cudaMalloc( (void**)&dev_values, ELEMENTS * sizeof(void*) )")]}
 
 
 def build(name, source, shim, folder):
