@@ -2,9 +2,11 @@
 product whose blocks add their results into one float under that lock (A.1.2).
 
 Fixes to the printed lock.h: ``unlock`` wrote 1 where it must write 0 (as printed, the
-second block to arrive spins forever); and the fences below, which the book leaves
-out: without them a block may read a stale ``*c`` or publish its sum after releasing
-the lock, since the lock's atomics order nothing else by themselves.
+second block to arrive spins forever); and the memory orders below, which the book leaves
+out: with relaxed atomics a block may read a stale ``*c`` or publish its sum after
+releasing the lock, since such atomics order nothing else. Locking is an acquiring CAS,
+unlocking a releasing exchange (PTX ``atom.acquire`` / ``atom.release``), which order what
+the critical section reads and writes as the two ``__threadfence()`` calls did, for less.
 """
 import numpy as np
 
@@ -30,15 +32,16 @@ class Lock:
 
 @simt.device
 def lock(mutex, i):
-    while simt.atomic.cas(mutex, i, 0, 1) != 0:
+    # acquire: later reads see what the last holder wrote
+    while simt.atomic.cas(mutex, i, 0, 1, order="acquire") != 0:
         pass
-    simt.threadfence()          # acquire: later reads see what the last holder wrote
 
 
 @simt.device
 def unlock(mutex, i):
-    simt.threadfence()          # release: our writes are visible before the lock is free
-    simt.atomic.exch(mutex, i, 0)       # the book prints atomicExch(mutex, 1): a deadlock
+    # release: our writes are visible before the lock is free. The book prints
+    # atomicExch(mutex, 1): a deadlock
+    simt.atomic.exch(mutex, i, 0, order="release")
 
 
 @simt.kernel
