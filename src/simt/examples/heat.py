@@ -141,6 +141,9 @@ class Simulation:
             self.tex_const, self.tex_in, self.tex_out = (simt.Texture(a.reshape(shape)) for a in
                                                          (self.const, self.inp, self.out))
         self.bitmap = simt.device_array(dim * dim * 4, np.uint8)
+        # the book's CPUAnimBitmap: host pixels kept from frame to frame. A new array per
+        # frame would pay its pages' first-touch faults inside the timed copy
+        self.pixels = np.empty((dim, dim, 4), np.uint8)
 
     def frame(self, steps=STEPS):
         """One animation frame: ``steps`` blend steps, then the colour bitmap."""
@@ -163,7 +166,8 @@ class Simulation:
         if self.version != "global":
             self.tex_in, self.tex_out = textures
         float_to_color[blocks, threads](self.bitmap, self.inp)
-        return self.bitmap.copy_to_host().reshape(self.dim, self.dim, 4)
+        self.bitmap.copy_to_host(self.pixels.reshape(-1))
+        return self.pixels
 
     def temperatures(self):
         return self.inp.copy_to_host().reshape(self.dim, self.dim)

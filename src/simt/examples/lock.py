@@ -24,10 +24,18 @@ class Lock:
 
     Kernels take ``lock.mutex`` and call ``lock(mutex, i)`` / ``unlock(mutex, i)``:
     index i picks one lock of an array of them (the hash table has one per bucket).
+    ``spread=True`` puts each lock on its own 128-byte line, as the book's array of Lock
+    structs has them (each mutex its own cudaMalloc): ``mutex`` is then a strided view.
+    Packed 4 bytes apart, 32 locks share a line, and the GPU's L2 serializes atomics
+    on one line even when they are to different locks.
     """
 
-    def __init__(self, count=1):
-        self.mutex = simt.zeros(count, np.int32)
+    def __init__(self, count=1, spread=False):
+        step = LINE // 4 if spread else 1
+        self.mutex = simt.zeros(count * step, np.int32)[::step]
+
+
+LINE = 128          # bytes: a cache line of the GPU's L2
 
 
 @simt.device
