@@ -404,8 +404,8 @@ def test_packing_fast_path_sends_wide_ints_to_the_full_path():
     from simt.runtime.backend import Native
     from simt.runtime.devices import get_device
     storage, calls = bytearray(16), []
-    native = Native(["calls.append(bytes(storage))"],
-                    dict(calls=calls, pack=struct.Struct("dq").pack_into, storage=storage),
+    native = Native(["calls.append(bytes(storage{slot}))"],
+                    dict(calls=calls, pack=struct.Struct("dq").pack_into, storage0=storage),
                     [["{a}"], ["{a}"]])
     fast = binder.bind("k", (float, int), get_device(), lambda *a: calls.append(("slow", a)),
                        native, lambda *a: calls.append(("full", a)))

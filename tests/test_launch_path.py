@@ -90,14 +90,14 @@ def test_native_trampoline_passes_every_launch_argument():
     from simt.backends.cuda import launch as L
     module = jit.optimize(L._trampoline_ir(), speed=2)
     loaded = jit.LoadedObject(jit.emit_object(module))
-    go = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(loaded.address("simt_cuda_launch"))
     seen = []
     entry_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
                                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
     entry = entry_type(lambda *args: (seen.append(args), 719)[1])
-    desc = L._LaunchDesc(0x1234, ctypes.cast(entry, ctypes.c_void_p).value, 7, 6, 5, 4, 3, 2,
-                         4096, 0xABC0, 0x5678)
-    assert go(ctypes.addressof(desc)) == 719
+    go = L.builtin(loaded.address("simt_cuda_launch"),
+                   L.descriptor(0x1234, ctypes.cast(entry, ctypes.c_void_p).value, (7, 6, 5),
+                                (4, 3, 2), 4096, 0xABC0, 0x5678))
+    assert go() == 719
     assert seen == [(0x1234, 7, 6, 5, 4, 3, 2, 4096, 0xABC0, 0x5678, None)]
 
 
@@ -119,9 +119,9 @@ def test_binder_packs_once_per_new_object():
              T.Scalar(np.dtype(np.bool_)), T.Scalar(np.dtype(np.float16)),
              T.Scalar(np.dtype(np.complex64))]
     plan, helpers = P.plan(types)
-    native = Native(["launched.append(1)"], dict(
-        helpers, launched=launched, storage=None,
-        pack=lambda storage, offset, *values: packed.append(values)), plan)
+    native = Native(["launched.append({slot})"], dict(
+        helpers, launched=launched, storage0=None, storage1=None,
+        pack=lambda storage, offset, *values: packed.append(values)), plan, slots=2)
     array, u, h = Flat(), np.uint32(7), np.float16(0.5)
     args = (array, u, True, h, 1 + 2j)
     fast = binder.bind("k", tuple(map(type, args)), get_device(), lambda *a: slow.append(a),
@@ -129,9 +129,19 @@ def test_binder_packs_once_per_new_object():
     fast(*args)
     fast(*args)
     assert packed == [(0x1000, 8, 7, 1, int(h.view(np.uint16)), 1.0, 2.0)]
-    assert launched == [1, 1]
-    fast(array, np.uint32(8), True, h, 1 + 2j)
-    assert packed[-1][2] == 8 and len(launched) == 3
+    assert launched == [0, 0]
+    u8 = np.uint32(8)
+    fast(array, u8, True, h, 1 + 2j)            # new values: the other buffer
+    assert packed[-1][2] == 8 and launched == [0, 0, 1]
+    for _ in range(2):                          # swapping between the two packs nothing
+        fast(*args)
+        fast(array, u8, True, h, 1 + 2j)
+    assert len(packed) == 2 and launched == [0, 0, 1, 0, 1, 0, 1]
+    fast(array, np.uint32(9), True, h, 1 + 2j)  # a third: into the buffer packed first
+    assert len(packed) == 3 and launched[-1] == 0
+    fast(array, u8, True, h, 1 + 2j)
+    assert len(packed) == 3 and launched[-1] == 1
+    del launched[3:]
     fast(array, 7, True, h, 1 + 2j)             # an int, not a uint32: the full path
     fast(array, u, True, h)                      # an argument missing
     with simt.use_device("cpu", boundscheck=False):      # another Device object

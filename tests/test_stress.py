@@ -215,16 +215,17 @@ def test_threads_sharing_a_launch_function_launch_their_own_values():
     from simt.runtime.backend import Native
     from simt.runtime.binder import bind
     from simt.runtime.devices import _local
-    storage, wrong = bytearray(8), []
+    storages, wrong = (bytearray(8), bytearray(8)), []
 
     def go(buffer, a0):
         time.sleep(0.0002)                       # another thread may run here
         if struct.unpack_from("<q", buffer)[0] != a0:
             wrong.append(a0)
         return 0
-    native = Native(["err = go(storage, {args})"], {"go": go},
-                    plan=[["{a}"]])
-    native.scope.update(pack=struct.Struct("<q").pack_into, storage=storage)
+    native = Native(["err = go(storage{slot}, {args})"], {"go": go},
+                    plan=[["{a}"]], slots=2)
+    native.scope.update(pack=struct.Struct("<q").pack_into, storage0=storages[0],
+                        storage1=storages[1])
     device = getattr(_local, "device", None)
     fast = bind("k", (int,), device, lambda *a: None, native)
 

@@ -1,6 +1,8 @@
 """The GPU launch trampoline's machine code (backends/cuda/trampoline.py), checked without a
 GPU: made with LLVM for the baseline CPU, kept in the disk cache, mapped from there by a
-process without LLVM, it calls the function in its descriptor with every argument."""
+process without LLVM, and called as a builtin function bound to a descriptor, it calls
+the function in the descriptor with every argument (without the GIL: the stand-in, a
+ctypes callback, takes it back) and returns its result as an int."""
 import ctypes
 
 from simt.backends.cuda import launch, trampoline
@@ -17,10 +19,11 @@ def _fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
 
 
 def _call(address):
-    desc = launch._LaunchDesc(0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value,
-                              2, 3, 4, 32, 8, 1, 4096, 0x5678, 0x9ABC)
+    data = launch.descriptor(0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value,
+                             (2, 3, 4), (32, 8, 1), 4096, 0x5678, 0x9ABC)
     SEEN.clear()
-    result = launch._LAUNCH_FN(address)(ctypes.addressof(desc))
+    go = launch.builtin(address, data)
+    result = go()
     return result, SEEN[0]
 
 
@@ -53,3 +56,18 @@ def test_only_relocation_free_functions_are_taken():
                     "  %v = load i32, ptr @g", "  ret i32 %v", "}", ""])
     assert trampoline.function_bytes(jit.baseline_object(ir), "reads_global") is None
     assert trampoline.function_bytes(b"not an object", "f") is None
+
+
+def test_many_calls_keep_their_descriptor_and_the_gil():
+    import threading
+    address = trampoline.make(launch._trampoline_ir(), "simt_cuda_launch")
+    data = launch.descriptor(0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value,
+                             (1, 1, 1), (1, 1, 1), 0, None, None)
+    go = launch.builtin(address, data)
+    SEEN.clear()
+    ran = []
+    other = threading.Thread(target=lambda: ran.append(sum(range(100000))))
+    other.start()
+    assert [go() for _ in range(1000)] == [7] * 1000
+    other.join()
+    assert len(SEEN) == 1000 and ran and SEEN[-1][0] == 0x1234

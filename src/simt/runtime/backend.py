@@ -96,12 +96,15 @@ class Native:
     arguments, each followed by a comma. ``scope``: the names they use. ``plan``
     (back ends that pack a parameter buffer, with ``pack(storage, 0, *values)`` in
     ``scope``): per parameter, None for an array (its values are its ``_flat``) or
-    the expressions of its values, with ``{a}`` standing for the argument."""
+    the expressions of its values, with ``{a}`` standing for the argument. ``slots``:
+    how many parameter buffers it has, ``storage0``, ``storage1``... in ``scope``;
+    ``{slot}`` in ``lines`` stands for the buffer's number."""
 
-    def __init__(self, lines, scope, plan=None):
+    def __init__(self, lines, scope, plan=None, slots=1):
         self.lines = lines
         self.scope = scope
         self.plan = plan
+        self.slots = slots
 
 
 class Backend:

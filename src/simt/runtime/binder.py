@@ -8,9 +8,12 @@ that the device is still current, else hands them to the full path (``slow``); a
 Python int that does not fit int64 goes to the full path too, which raises.
 The back end gives only its native call (``Native``, runtime/backend.py): the
 statements of one launch and, where it packs a parameter buffer, the launch plan
-saying how each parameter's flat values are written. Then the function remembers what it packed last (each
-array's ``_flat`` tuple, each scalar object; never the arrays, so no memory is held),
-and arguments that are those same objects again need no checks and no packing.
+saying how each parameter's flat values are written, and how many buffers (slots) it
+has. Each slot remembers what was packed into it last (each array's ``_flat`` tuple,
+each scalar object; never the arrays, so no memory is held), and arguments that are
+those same objects again launch from it with no checks and no packing: with two slots,
+a loop that swaps two arrays (heat's steps, Jacobi sweeps) packs nothing after its
+first two launches. New values go to the slot packed longest ago.
 The buffer and what it remembers belong to the function, which every host thread
 launching this configuration shares: packing and launching hold its lock, so that one
 thread never launches with another's values (tools/stress.py found that on a GPU).
@@ -41,25 +44,28 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
             typed.append(f"a{i}._simt_type != S{i} or a{i}.device.backend is not backend")
         elif guard is not None:
             typed.append(f"a{i}.dtype != S{i}.dtype")
-    launch = ["    " + line.format(args=given) for line in native.lines]
+    slots = range(native.slots)
+
+    def launch(k, indent):
+        return [indent + line.format(args=given, slot=k) for line in native.lines]
     lines = [f"def fast({', '.join([f'{a}=_' for a in names] + ['*more'])}):"]
     packs = native.plan is not None
     if packs and names:
-        same, values, remember = [], [], []
+        same, values = [[] for _ in slots], []
         for i, (a, exprs) in enumerate(zip(names, native.plan)):
-            if exprs is None:
-                same.append(f"{a}.__class__ is C{i} and {a}._flat is L{i}")
-                values.append(f"*{a}._flat")
-                remember.append(f"L{i} = {a}._flat")
-            else:
-                same.append(f"{a} is L{i}")
-                values += [e.format(a=a) for e in exprs]
-                remember.append(f"L{i} = {a}")
-        remembered = ", ".join(f"L{i}" for i in range(len(names)))
-        lines += [f"    nonlocal {remembered}",
+            for k in slots:
+                same[k].append(f"{a}.__class__ is C{i} and {a}._flat is L{i}_{k}"
+                               if exprs is None else f"{a} is L{i}_{k}")
+            values += [f"*{a}._flat"] if exprs is None else [e.format(a=a) for e in exprs]
+        remember = [[f"L{i}_{k} = {a}._flat" if exprs is None else f"L{i}_{k} = {a}"
+                     for i, (a, exprs) in enumerate(zip(names, native.plan))] for k in slots]
+        remembered = ", ".join(f"L{i}_{k}" for k in slots for i in range(len(names)))
+        lines += [f"    nonlocal {remembered}, turn",
                   "    with lock:",
-                  f"        if {' and '.join(same)} and not more and rt.device is device:"]
-        lines += ["        " + line for line in launch] + ["            return"]
+                  "        if not more and rt.device is device:"]
+        for k in slots:
+            lines += [f"            if {' and '.join(same[k])}:"]
+            lines += launch(k, "                ") + ["                return"]
     lines += [f"    if {' or '.join(checks)}:",
               f"        return slow(*[a for a in ({given}*more,) if a is not _])"]
     wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes) if c is int]
@@ -67,16 +73,24 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
         lines += [f"    if {' or '.join(wide)}:", f"        return full({given})"]
     if typed:
         lines += [f"    if {' or '.join(typed)}:", f"        return retry(fast, {given})"]
-    if packs and names:      # one buffer for every thread: packing and launching are one step
+    if packs and names:      # one buffer per slot for every thread: packing and launching are one step
         lines.append("    with lock:")
-        if values:
-            lines.append(f"        pack(storage, 0, {', '.join(values)})")
-        lines += ["        " + line for line in remember]
-        lines += ["    " + line for line in launch]
+        for k in slots:      # the slot packed longest ago takes the new values
+            if len(slots) > 1:
+                lines.append(f"        {'if' if k == 0 else 'elif'} turn == {k}:"
+                             if k < len(slots) - 1 else "        else:")
+            else:
+                lines.append("        if True:")
+            if values:
+                lines.append(f"            pack(storage{k}, 0, {', '.join(values)})")
+            lines += ["            " + line for line in remember[k]]
+            lines.append(f"            turn = {(k + 1) % len(slots)}")
+            lines += launch(k, "            ")
     else:
-        lines += launch
+        lines += launch(0, "    ")
     if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be
-        lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names))},"]
+        lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names) * len(slots))},",
+                  "    turn = 0"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
     scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full, retry=retry,
                  lock=threading.Lock(), backend=getattr(device, "backend", None),

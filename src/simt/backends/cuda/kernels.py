@@ -137,24 +137,29 @@ def kernel_values(binary, args, placed=None):
     return [v for t, a in zip(binary.params, args) for v in P.values(t, a, pointer_of)]
 
 
+SLOTS = 2       # parameter buffers per launch function (runtime/binder.py)
+
+
 def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream):
-    """This kernel's launch for runtime/binder.py: pack the plan's values into a
-    parameter buffer of its own (params.plan) and make one native call
+    """This kernel's launch for runtime/binder.py: pack the plan's values into one of
+    its own ``SLOTS`` parameter buffers (params.plan) and make one native call
     (Launcher.native_call). Module-level symbols were placed by the configuration's
     first launch (run_launch), and the binary's symbols are fixed objects, so later
     launches have nothing to place."""
     from ...runtime.backend import Native
     from . import params as P
     binary = loaded.binary
-    storage, pointers = loaded.launcher.new_buffer()
-    params = ctypes.addressof(pointers) if loaded.launcher.params else None
-    call, call_scope = loaded.launcher.native_call(grid, block, shared_bytes, stream, params)
-    lines = ["backend.error_source = source"] if binary.can_fail else []
-    lines += [f"err = {call}", "if err:", "    failed(err)"]
+    launcher = loaded.launcher
     plan, helpers = P.plan(types)
-    scope = dict(call_scope, **helpers, pack=loaded.launcher.pack, storage=storage,
-                 pointers=pointers,
-                 failed=loaded.launcher.native_failed(grid, block, shared_bytes, stream,
-                                                      params),
-                 backend=backend, source=(binary, kernel.__name__))
-    return Native(lines, scope, plan)
+    scope = dict(helpers, pack=launcher.pack, backend=backend, source=(binary, kernel.__name__))
+    for k in range(SLOTS):
+        storage, pointers = launcher.new_buffer()
+        params = ctypes.addressof(pointers) if launcher.params else None
+        call, call_scope = launcher.native_call(grid, block, shared_bytes, stream, params)
+        scope[f"storage{k}"], scope[f"pointers{k}"] = storage, pointers
+        scope[f"failed{k}"] = launcher.native_failed(grid, block, shared_bytes, stream, params)
+        scope[f"call{k}"] = call_scope["go"] if call == "go()" else \
+            eval(f"lambda: {call}", call_scope)         # a builtin, or the bindings' call
+    lines = ["backend.error_source = source"] if binary.can_fail else []
+    lines += ["err = call{slot}()", "if err:", "    failed{slot}(err)"]
+    return Native(lines, scope, plan, SLOTS)

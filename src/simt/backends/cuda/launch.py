@@ -141,10 +141,11 @@ class Launcher:
     def native_call(self, grid, block, shared=0, stream=None, params=None):
         """(expression, its globals): one launch of this kernel with this configuration,
         after the caller packed the values into ``self.storage``; the expression gives a
-        CUresult (falsy on success). With VIA 'native' it is a call of a small native
-        function (compiled once per process by LLVM, ``native_trampoline``) that calls
-        libcuda's cuLaunchKernel from a descriptor built here once: one pointer crosses
-        from Python, where cuda.bindings converts eleven arguments per call."""
+        CUresult (falsy on success). With VIA 'native' it calls ``go()``, a builtin
+        function made here over the native trampoline (see ``_trampoline_ir``) with this
+        launch's cuLaunchKernel arguments as its bound data: a call costs what a call of
+        any builtin does, where cuda.bindings converts eleven arguments per call and a
+        ctypes call of the same code costs ~0.5 us more (H100 host, bench/gpu/launch_parts.py)."""
         params = self.params if params is None else params
         gx, gy, gz = grid
         bx, by, bz = block
@@ -152,19 +153,24 @@ class Launcher:
                     {"cu": self._launch, "handle": self._handle, "gx": gx, "gy": gy,
                      "gz": gz, "bx": bx, "by": by, "bz": bz, "shared": shared,
                      "stream": stream, "params": params})
-        if VIA != "native" or _cu_launch_address() is None:
+        if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
             return bindings
-        desc = _LaunchDesc(_address(self._handle), _cu_launch_address(), *grid, *block,
-                           shared, _address(stream), params)
-        scope = {"desc": ctypes.addressof(desc), "desc_struct": desc}   # kept alive there
-        go = native_trampoline(wait=False)
-        if go is not None:
+        data = descriptor(_address(self._handle), _cu_launch_address(), grid, block,
+                          shared, _address(stream), params)
+        code = native_trampoline(wait=False)
+        if code is not None:
             # the call gives up the GIL (see native_trampoline): a stream host function may
             # be waiting for it while cuLaunchKernel waits for that host function
-            return "go(desc)", dict(scope, go=go)
+            return "go()", {"go": builtin(code, data)}
         # the trampoline is being made (build_trampoline_soon): the bindings until it is
-        return (f"(made[0][0](desc) if made and made[0][0] is not None else {bindings[0]})",
-                dict(scope, made=_native, **bindings[1]))
+        made = []
+
+        def later():
+            if _native and _native[0] is not None:
+                made.append(builtin(_native[0], data))
+                return made[0]()
+            return eval(bindings[0], bindings[1])
+        return "(made[0]() if made else later())", {"made": made, "later": later}
 
     def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making
@@ -189,29 +195,87 @@ VIA = "native"          # the prepared path's route to the driver: 'native' or '
 
 
 class _LaunchDesc(ctypes.Structure):
-    """What the native trampoline reads: cuLaunchKernel's arguments."""
+    """What the native trampoline reads: cuLaunchKernel's arguments, then the three
+    Python C-API functions it calls (giving up the GIL, taking it back, the result as an
+    int object)."""
     _fields_ = [("function", ctypes.c_void_p), ("entry", ctypes.c_void_p),
                 ("gx", ctypes.c_uint), ("gy", ctypes.c_uint), ("gz", ctypes.c_uint),
                 ("bx", ctypes.c_uint), ("by", ctypes.c_uint), ("bz", ctypes.c_uint),
                 ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("params", ctypes.c_void_p)]
+                ("params", ctypes.c_void_p), ("save", ctypes.c_void_p),
+                ("restore", ctypes.c_void_p), ("to_int", ctypes.c_void_p)]
 
 
-def _trampoline_ir():
-    """LLVM IR of ``i32 simt_cuda_launch(ptr desc)``: load _LaunchDesc's fields, call the
-    cuLaunchKernel found in it with them (and a null ``extra``), return its CUresult."""
-    kinds = ["ptr", "ptr"] + ["i32"] * 7 + ["ptr", "ptr"]
+def _api_address(name):
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
+
+
+def descriptor(function, entry, grid, block, shared, stream, params):
+    """A launch's descriptor as the bytes a trampoline builtin is bound to."""
+    return bytes(_LaunchDesc(function, entry, *grid, *block, shared, stream, params,
+                             _api_address("PyEval_SaveThread"),
+                             _api_address("PyEval_RestoreThread"),
+                             _api_address("PyLong_FromLongLong")))
+
+
+def _bytes_data_offset():
+    """Where a bytes object's data starts from its address (CPython keeps it inline:
+    32 bytes on 64-bit builds with the GIL); None when it cannot be found."""
+    probe = bytes(range(7, 7 + 48))
+    found = ctypes.string_at(id(probe), 128).find(probe)
+    return found if found > 0 else None
+
+
+_DATA_OFFSET = _bytes_data_offset()
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("meth", ctypes.c_void_p),
+                ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
+
+
+_METH_NOARGS = 0x0004
+_method_defs = {}       # code address -> its PyMethodDef, alive for the process
+
+
+def builtin(code, data):
+    """A builtin function object (PyCFunction, METH_NOARGS) running the trampoline at
+    ``code`` with ``data`` (a descriptor's bytes) as its bound object."""
+    method = _method_defs.get(code)
+    if method is None:
+        method = _method_defs[code] = _MethodDef(b"simt_launch", code, _METH_NOARGS, None)
+    new = ctypes.pythonapi.PyCFunction_NewEx
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+    return new(ctypes.addressof(method), data, None)
+
+
+def _trampoline_ir(offset=None):
+    """LLVM IR of ``PyObject *simt_cuda_launch(PyObject *self, PyObject *unused)``, a
+    METH_NOARGS builtin: ``self`` is a bytes object whose data (``offset`` bytes in) is a
+    _LaunchDesc; it gives up the GIL, calls the cuLaunchKernel found there with the
+    descriptor's arguments (and a null ``extra``), takes the GIL back and returns the
+    CUresult as an int object. Function addresses come from the descriptor, so the code
+    has no relocations (trampoline.py keeps its bytes)."""
+    offset = _DATA_OFFSET if offset is None else offset
+    kinds = ["ptr", "ptr"] + ["i32"] * 7 + ["ptr", "ptr", "ptr", "ptr", "ptr"]
     lines = ["%Desc = type { " + ", ".join(kinds) + " }",
-             "define i32 @simt_cuda_launch(ptr %d) {"]
+             "define ptr @simt_cuda_launch(ptr %self, ptr %unused) {",
+             f"  %d = getelementptr i8, ptr %self, i64 {offset}"]
     for i, kind in enumerate(kinds):
         lines += [f"  %p{i} = getelementptr %Desc, ptr %d, i32 0, i32 {i}",
                   f"  %v{i} = load {kind}, ptr %p{i}"]
-    args = ", ".join(f"{kind} %v{i}" for i, kind in enumerate(kinds) if i != 1)
-    lines += [f"  %r = call i32 %v1({args}, ptr null)", "  ret i32 %r", "}"]
+    args = ", ".join(f"{kind} %v{i}" for i, kind in enumerate(kinds[:11]) if i != 1)
+    lines += ["  %ts = call ptr %v11()",
+              f"  %r = call i32 %v1({args}, ptr null)",
+              "  call void %v12(ptr %ts)",
+              "  %wide = sext i32 %r to i64",
+              "  %obj = call ptr %v13(i64 %wide)",
+              "  ret ptr %obj", "}"]
     return "\n".join(lines) + "\n"
 
 
-_native = []
+_native = []                    # [code address or None, what keeps the code] once made
 _native_lock = threading.Lock()
 _started = []                   # the background build was started (build_trampoline_soon)
 
@@ -227,8 +291,9 @@ def build_trampoline_soon():
 
 
 def native_trampoline(wait=True):
-    """``launch(desc_address) -> CUresult`` as native code (called through CFUNCTYPE, which
-    gives up the GIL), or None where LLVM's host JIT or libcuda cannot be had.
+    """The address of the trampoline's native code (``_trampoline_ir``, made into
+    builtins by ``builtin``), or None where LLVM's host JIT or libcuda cannot be had.
+    It gives up the GIL around cuLaunchKernel:
     cuLaunchKernel can wait for the driver thread that runs stream host functions, and a
     host function waits for the GIL: a call that kept it was a deadlock (tools/stress.py on
     the H100 did not end). Keeping it only while no host function was pending left a race
@@ -239,31 +304,28 @@ def native_trampoline(wait=True):
             if not _native:             # its machine code from the disk cache: no LLVM
                 address = trampoline.load_cached(_trampoline_ir())
                 if address is not None:
-                    _native.append((_LAUNCH_FN(address), None))
+                    _native.extend((address, None))
         if not _native and not wait:    # being made: this launch function takes the bindings
             build_trampoline_soon()
             return None
         with _native_lock:
             if not _native:
-                _native.append(_make_trampoline())
-    return _native[0][0]
-
-
-_LAUNCH_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+                _native.extend(_make_trampoline())
+    return _native[0]
 
 
 def _make_trampoline():
-    """(ctypes function, what keeps its code) made with LLVM: its bytes kept in the disk
+    """(code address, what keeps the code) made with LLVM: its bytes kept in the disk
     cache (trampoline.py), else the object linked by LLVM's loader."""
     try:
-        if _cu_launch_address() is None:
-            raise OSError("libcuda.so.1 has no cuLaunchKernel")
+        if _cu_launch_address() is None or _DATA_OFFSET is None:
+            raise OSError("no cuLaunchKernel in libcuda.so.1, or bytes objects of unknown layout")
         address = trampoline.make(_trampoline_ir(), "simt_cuda_launch")
         if address is not None:
-            return _LAUNCH_FN(address), None
+            return address, None
         from .. import hostjit as jit
         loaded = jit.LoadedObject(jit.cached_object("cuda_launch", _trampoline_ir(), speed=2))
-        return _LAUNCH_FN(loaded.address("simt_cuda_launch")), loaded
+        return loaded.address("simt_cuda_launch"), loaded
     except Exception:                   # no native route: the bindings route still works
         return None, None
 

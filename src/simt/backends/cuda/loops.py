@@ -9,7 +9,11 @@ LLVM for the same, per loop, without touching the process-wide LLVM options that
 CPU device shares:
 
 - ``llvm.loop.unroll.full`` for a constant trip count of at most ``FULL_TRIPS`` whose
-  unrolled size stays within ``FULL_BUDGET`` IR nodes;
+  unrolled size stays within ``FULL_BUDGET`` IR nodes and whose body (device functions
+  included) has no loop of unknown length: nvcc leaves such a loop rolled. The book's hash
+  table (``for i in range(32): if tid % 32 == i: ... lock(...)``, a spin loop in ``lock``)
+  unrolled 32 times was 5,000 instructions, and its kernel took 62 ms against CUDA C's
+  48 (H100, relaxed locks as the book's);
 - ``llvm.loop.unroll.count`` 4 (nvcc's factor) for a run-time trip count with a constant
   step other than 1 or -1, or a step known only at run time (block- and grid-stride loops:
   those run on a trip counter computed before the loop, codegen.range_trips, as LLVM needs
@@ -45,7 +49,8 @@ def loop_hint(em, stmt, latch_branch, start, stop, step):
     trips = constant_trips(start, stop, step, em.locals[stmt.var].kind == "i")
     module = em.module
     if trips is not None:
-        if 1 < trips <= FULL_TRIPS and trips * size <= FULL_BUDGET:
+        if 1 < trips <= FULL_TRIPS and trips * size <= FULL_BUDGET and \
+                not open_loop(stmt.body):
             props = [module.add_metadata([ll.MetaDataString(module, "llvm.loop.unroll.full")])]
         else:
             return
@@ -81,6 +86,21 @@ def strided(step):
         return False
     mask = (1 << step.type.width) - 1
     return step.constant & mask not in (1, mask)
+
+
+def open_loop(stmts, seen=None):
+    """Whether ``stmts`` (device functions' bodies included) hold a while loop or a range
+    loop whose bounds are not constants."""
+    seen = set() if seen is None else seen
+    for node in walk(*stmts):
+        if isinstance(node, ir.While) or isinstance(node, ir.ForRange) and not all(
+                isinstance(e, ir.Const) for e in (node.start, node.stop, node.step)):
+            return True
+        if isinstance(node, ir.CallDevice) and id(node.function) not in seen:
+            seen.add(id(node.function))
+            if open_loop(node.function.body, seen):
+                return True
+    return False
 
 
 def body_size(stmts, seen=None):
