@@ -8,12 +8,14 @@ step 256), so a warp waits out one load's latency per iteration. nvcc unrolls bo
 LLVM for the same, per loop, without touching the process-wide LLVM options that the
 CPU device shares:
 
-- ``llvm.loop.unroll.full`` for a constant trip count of at most ``FULL_TRIPS`` whose
-  unrolled size stays within ``FULL_BUDGET`` IR nodes and whose body (device functions
-  included) has no loop of unknown length: nvcc leaves such a loop rolled. The book's hash
-  table (``for i in range(32): if tid % 32 == i: ... lock(...)``, a spin loop in ``lock``)
-  unrolled 32 times was 5,000 instructions, and its kernel took 62 ms against CUDA C's
-  48 (H100, relaxed locks as the book's);
+- ``llvm.loop.unroll.disable`` for a constant trip count whose body (device functions
+  included) has a loop of unknown length, which nvcc leaves rolled. The book's hash table
+  (``for i in range(32): if tid % 32 == i: ... lock(...)``, a spin loop in ``lock``):
+  LLVM unrolled it fully on our hint below (5,000 instructions) or 4 times by itself, and
+  its kernel took 62-68 ms; rolled, 54, against CUDA C's 50 in the same shape (H100,
+  relaxed locks, bench/gpu/hashtable_probe.py);
+- ``llvm.loop.unroll.full`` for other constant trip counts of at most ``FULL_TRIPS``
+  whose unrolled size stays within ``FULL_BUDGET`` IR nodes;
 - ``llvm.loop.unroll.count`` 4 (nvcc's factor) for a run-time trip count with a constant
   step other than 1 or -1, or a step known only at run time (block- and grid-stride loops:
   those run on a trip counter computed before the loop, codegen.range_trips, as LLVM needs
@@ -49,8 +51,9 @@ def loop_hint(em, stmt, latch_branch, start, stop, step):
     trips = constant_trips(start, stop, step, em.locals[stmt.var].kind == "i")
     module = em.module
     if trips is not None:
-        if 1 < trips <= FULL_TRIPS and trips * size <= FULL_BUDGET and \
-                not open_loop(stmt.body):
+        if open_loop(stmt.body):
+            props = [module.add_metadata([ll.MetaDataString(module, "llvm.loop.unroll.disable")])]
+        elif 1 < trips <= FULL_TRIPS and trips * size <= FULL_BUDGET:
             props = [module.add_metadata([ll.MetaDataString(module, "llvm.loop.unroll.full")])]
         else:
             return
