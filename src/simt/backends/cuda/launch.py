@@ -14,6 +14,7 @@ replace another's in between.
 
 import ctypes
 import struct
+import sys
 import threading
 
 from simt.backends.cuda.driver import api, check, error_name
@@ -222,7 +223,7 @@ def _bytes_data_offset():
     """Where a bytes object's data starts from its address (CPython keeps it inline:
     32 bytes on 64-bit builds with the GIL); None when it cannot be found."""
     probe = bytes(range(7, 7 + 48))
-    found = ctypes.string_at(id(probe), 128).find(probe)
+    found = ctypes.string_at(id(probe), sys.getsizeof(probe)).find(probe)   # the object only
     return found if found > 0 else None
 
 
