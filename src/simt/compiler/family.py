@@ -9,6 +9,7 @@ once per kernel and argument types, and numbers them: 0 is the kernel being comp
 as entries of one module (a device-side launch names its child's entry), the CPU as
 binaries the parent's launch runs at its end.
 """
+from ..errors import CompileError
 from ..ir import nodes as ir
 from ..ir import walk
 from ..lang.launches import device_launch
@@ -37,7 +38,6 @@ def resolve(pyfunc, arg_types, fn, build):
                           if f is key[0] and types == key[1]), None)
             if index is None:
                 if len(keys) == LIMIT:
-                    from ..errors import CompileError
                     raise CompileError(
                         f"kernel '{fn.name}' reaches more than {LIMIT} kernels (or argument "
                         "types of one kernel) through launches inside kernels; a kernel that "
@@ -62,7 +62,6 @@ def check_options(fn, options, name):
         for node in launch_nodes(member):
             child = node.attrs["kernel"]
             if child.options and child.options != options:
-                from ..errors import CompileError
                 raise CompileError(
                     f"kernel '{child.__name__}' declares the options {child.options}, but "
                     f"it is launched from a kernel that kernel '{name}' (options "

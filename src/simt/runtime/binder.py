@@ -75,17 +75,16 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
         lines += [f"    if {' or '.join(typed)}:", f"        return retry(fast, {given})"]
     if packs and names:      # one buffer per slot for every thread: packing and launching are one step
         lines.append("    with lock:")
+        inner = "            " if len(slots) > 1 else "        "
         for k in slots:      # the slot packed longest ago takes the new values
             if len(slots) > 1:
-                lines.append(f"        {'if' if k == 0 else 'elif'} turn == {k}:"
-                             if k < len(slots) - 1 else "        else:")
-            else:
-                lines.append("        if True:")
+                lines.append(f"        elif turn == {k}:" if 0 < k < len(slots) - 1 else
+                             "        if turn == 0:" if k == 0 else "        else:")
             if values:
-                lines.append(f"            pack(storage{k}, 0, {', '.join(values)})")
-            lines += ["            " + line for line in remember[k]]
-            lines.append(f"            turn = {(k + 1) % len(slots)}")
-            lines += launch(k, "            ")
+                lines.append(f"{inner}pack(storage{k}, 0, {', '.join(values)})")
+            lines += [inner + line for line in remember[k]]
+            lines.append(f"{inner}turn = {(k + 1) % len(slots)}")
+            lines += launch(k, inner)
     else:
         lines += launch(0, "    ")
     if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be

@@ -310,8 +310,8 @@ class Launch:
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)
         used, self.used = self.used, True
-        guards = used and launch_guards(types, args)
-        if guards is not None and guards is not False:
+        guards = launch_guards(types, args) if used else None
+        if guards is not None:
             native = backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
                                            self.block, self.shared_bytes, stream)
             if native is not None:

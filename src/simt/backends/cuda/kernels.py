@@ -155,11 +155,9 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
     for k in range(SLOTS):
         storage, pointers = launcher.new_buffer()
         params = ctypes.addressof(pointers) if launcher.params else None
-        call, call_scope = launcher.native_call(grid, block, shared_bytes, stream, params)
         scope[f"storage{k}"], scope[f"pointers{k}"] = storage, pointers
         scope[f"failed{k}"] = launcher.native_failed(grid, block, shared_bytes, stream, params)
-        scope[f"call{k}"] = call_scope["go"] if call == "go()" else \
-            eval(f"lambda: {call}", call_scope)         # a builtin, or the bindings' call
+        scope[f"call{k}"] = launcher.native_call(grid, block, shared_bytes, stream, params)
     lines = ["backend.error_source = source"] if binary.can_fail else []
     lines += ["err = call{slot}()", "if err:", "    failed{slot}(err)"]
     return Native(lines, scope, plan, SLOTS)

@@ -140,20 +140,18 @@ class Launcher:
         return storage, pointers
 
     def native_call(self, grid, block, shared=0, stream=None, params=None):
-        """(expression, its globals): one launch of this kernel with this configuration,
-        after the caller packed the values into ``self.storage``; the expression gives a
-        CUresult (falsy on success). With VIA 'native' it calls ``go()``, a builtin
-        function made here over the native trampoline (see ``_trampoline_ir``) with this
-        launch's cuLaunchKernel arguments as its bound data: a call costs what a call of
-        any builtin does, where cuda.bindings converts eleven arguments per call and a
-        ctypes call of the same code costs ~0.5 us more (H100 host, bench/gpu/launch_parts.py)."""
+        """A function of no arguments making one launch of this kernel with this
+        configuration (after the caller packed the values into the buffer at ``params``)
+        and returning the CUresult (falsy on success). With VIA 'native' it is ``go``, a
+        builtin function made over the native trampoline (``_trampoline_ir``) bound to
+        this launch's cuLaunchKernel arguments: calling it costs what calling any builtin
+        does, where cuda.bindings converts eleven arguments per call and a ctypes call of
+        the same code cost ~0.5 us more (H100 host, bench/gpu/launch_parts.py)."""
         params = self.params if params is None else params
-        gx, gy, gz = grid
-        bx, by, bz = block
-        bindings = ("cu(handle, gx, gy, gz, bx, by, bz, shared, stream, params, 0)[0]",
-                    {"cu": self._launch, "handle": self._handle, "gx": gx, "gy": gy,
-                     "gz": gz, "bx": bx, "by": by, "bz": bz, "shared": shared,
-                     "stream": stream, "params": params})
+        cu, args = self._launch, (self._handle, *grid, *block, shared, stream, params, 0)
+
+        def bindings():
+            return cu(*args)[0]
         if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
             return bindings
         data = descriptor(_address(self._handle), _cu_launch_address(), grid, block,
@@ -162,16 +160,14 @@ class Launcher:
         if code is not None:
             # the call gives up the GIL (see native_trampoline): a stream host function may
             # be waiting for it while cuLaunchKernel waits for that host function
-            return "go()", {"go": builtin(code, data)}
-        # the trampoline is being made (build_trampoline_soon): the bindings until it is
-        made = []
+            return builtin(code, data)
+        made = []       # the trampoline is being made (build_trampoline_soon)
 
         def later():
-            if _native and _native[0] is not None:
+            if not made and _native and _native[0] is not None:
                 made.append(builtin(_native[0], data))
-                return made[0]()
-            return eval(bindings[0], bindings[1])
-        return "(made[0]() if made else later())", {"made": made, "later": later}
+            return made[0]() if made else bindings()
+        return later
 
     def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making
@@ -207,16 +203,15 @@ class _LaunchDesc(ctypes.Structure):
                 ("restore", ctypes.c_void_p), ("to_int", ctypes.c_void_p)]
 
 
-def _api_address(name):
-    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
+_PYTHON_API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_FromLongLong")
 
 
 def descriptor(function, entry, grid, block, shared, stream, params):
     """A launch's descriptor as the bytes a trampoline builtin is bound to."""
+    api_addresses = [ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
+                     for name in _PYTHON_API]
     return bytes(_LaunchDesc(function, entry, *grid, *block, shared, stream, params,
-                             _api_address("PyEval_SaveThread"),
-                             _api_address("PyEval_RestoreThread"),
-                             _api_address("PyLong_FromLongLong")))
+                             *api_addresses))
 
 
 def _bytes_data_offset():
@@ -239,16 +234,17 @@ _METH_NOARGS = 0x0004
 _method_defs = {}       # code address -> its PyMethodDef, alive for the process
 
 
+_new_builtin = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
+                                 ctypes.c_void_p)(("PyCFunction_NewEx", ctypes.pythonapi))
+
+
 def builtin(code, data):
     """A builtin function object (PyCFunction, METH_NOARGS) running the trampoline at
     ``code`` with ``data`` (a descriptor's bytes) as its bound object."""
     method = _method_defs.get(code)
     if method is None:
         method = _method_defs[code] = _MethodDef(b"simt_launch", code, _METH_NOARGS, None)
-    new = ctypes.pythonapi.PyCFunction_NewEx
-    new.restype = ctypes.py_object
-    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
-    return new(ctypes.addressof(method), data, None)
+    return _new_builtin(ctypes.addressof(method), data, None)
 
 
 def _trampoline_ir(offset=None):

@@ -5,34 +5,19 @@ calls, and the linked cubin is what module.Module loads."""
 import ctypes
 import glob
 import os
-import shutil
 
 from ...errors import NotSupportedError
 from .driver import api, call
-from .module import LOG_BYTES, log_text, raise_jit_error
+from .module import LOG_BYTES, log_text, raise_jit_error, toolkit_roots
 
 LIBRARY = "libcudadevrt.a"
 
 
 def _candidates():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root:
-            yield os.path.join(root, "lib64")
-            yield os.path.join(root, "lib")
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    for root in toolkit_roots():
         yield os.path.join(root, "lib64")
+        yield os.path.join(root, "lib")
         yield from glob.glob(os.path.join(root, "targets", "*", "lib"))
-    yield "/usr/local/cuda/lib64"
-    yield from sorted(glob.glob("/usr/local/cuda-*/lib64"), reverse=True)
-    try:
-        import nvidia
-        for root in getattr(nvidia, "__path__", []):
-            yield from glob.glob(os.path.join(root, "*", "lib"))
-    except ImportError:
-        pass
 
 
 def find_devrt():

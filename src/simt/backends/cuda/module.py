@@ -124,30 +124,40 @@ class Function:
         self._shared_optin = nbytes
 
 
-def _libdevice_dirs():
-    """Folders that may hold libdevice, most specific first."""
+def toolkit_roots():
+    """Folders that may be a CUDA toolkit's root, most specific first: $CUDA_HOME,
+    $CUDA_PATH, the toolkit of the nvcc on the PATH, /usr/local/cuda(-*), then NVIDIA's pip
+    wheels (site-packages/nvidia/*/ and one level below)."""
     for var in ("CUDA_HOME", "CUDA_PATH"):
         root = os.environ.get(var)
         if root:
-            yield os.path.join(root, "nvvm", "libdevice")
+            yield root
     nvcc = shutil.which("nvcc")
     if nvcc:
-        yield os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))),
-                           "nvvm", "libdevice")
-    yield "/usr/local/cuda/nvvm/libdevice"
-    yield from sorted(glob.glob("/usr/local/cuda-*/nvvm/libdevice"), reverse=True)
-    yield from _pip_libdevice_dirs()
+        yield os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    yield "/usr/local/cuda"
+    yield from sorted(glob.glob("/usr/local/cuda-*"), reverse=True)
+    yield from _pip_roots()
 
 
-def _pip_libdevice_dirs():
-    """libdevice folders inside NVIDIA's pip wheels (nvidia-cuda-nvcc and relatives)."""
+def _pip_roots():
     try:
         import nvidia
     except ImportError:
         return
     for root in getattr(nvidia, "__path__", []):
-        yield from glob.glob(os.path.join(root, "*", "nvvm", "libdevice"))
-        yield from glob.glob(os.path.join(root, "*", "*", "nvvm", "libdevice"))
+        yield from glob.glob(os.path.join(root, "*"))
+        yield from glob.glob(os.path.join(root, "*", "*"))
+
+
+def _libdevice_dirs():
+    """Folders that may hold libdevice, most specific first."""
+    return (os.path.join(root, "nvvm", "libdevice") for root in toolkit_roots())
+
+
+def _pip_libdevice_dirs():
+    """libdevice folders inside NVIDIA's pip wheels (nvidia-cuda-nvcc and relatives)."""
+    return (os.path.join(root, "nvvm", "libdevice") for root in _pip_roots())
 
 
 def _pathfinder_libdevice():
