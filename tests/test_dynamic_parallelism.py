@@ -209,3 +209,49 @@ def test_ptxas_accepts_the_family_as_relocatable_code(tmp_path):
     done = subprocess.run(["ptxas", "-arch=sm_90", "-c", str(path), "-o",
                            str(tmp_path / "quicksort.o")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@simt.kernel
+def poke(out, i):
+    out[i] = 1
+
+
+@simt.kernel
+def two_pokes(out, at):
+    if simt.threadIdx.x == 0:
+        poke[1, 1](out, at[0])
+        poke[1, 1](out, 0)
+
+
+def test_failed_replays_of_a_graph_leave_no_launches_pending(device):
+    """A graph replays one prepared launch: a child that fails (here out of bounds, which
+    the CPU device checks) must not leave its launch, or its queued siblings', counted
+    as pending in the replays after it."""
+    if device.kind != "cpu":
+        pytest.skip("the GPU does not check bounds; its device runtime counts launches")
+    previous = simt.get_limit("dev_runtime_pending_launch_count")
+    simt.set_limit("dev_runtime_pending_launch_count", 4)
+    try:
+        out, at = simt.zeros(4, np.int32), simt.to_device(np.array([100], np.int32))
+        stream = simt.Stream()
+        with stream.capture() as graph:
+            two_pokes[1, 1, 0, stream](out, at)
+        exe = graph.instantiate()
+        for _ in range(3):
+            with pytest.raises(LaunchError):
+                exe.launch(stream)
+                stream.synchronize()
+        at.copy_from(np.array([2], np.int32))
+        exe.launch(stream)
+        stream.synchronize()
+        np.testing.assert_array_equal(out.copy_to_host(), [1, 0, 1, 0])
+    finally:
+        simt.set_limit("dev_runtime_pending_launch_count", previous)
+
+
+def test_cooperative_launches_of_launching_kernels_are_refused_on_the_cpu(device):
+    if device.kind != "cpu":
+        pytest.skip("the CPU device's rule")
+    out, at = simt.zeros(4, np.int32), simt.to_device(np.array([1], np.int32))
+    with pytest.raises(simt.NotSupportedError, match="launches kernels"):
+        two_pokes.launch_cooperative(1, 1, (out, at))

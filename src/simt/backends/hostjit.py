@@ -75,32 +75,22 @@ def baseline_object(llvm_ir):
 def cached_object(name, llvm_ir, speed=3):
     """The object code of ``llvm_ir`` (simt's own native helpers), kept in the disk cache
     beside the kernels: LLVM's code generator takes 20-60 ms even for a small module,
-    reading the file well under one. The file holds the code's SHA-256, then the code."""
+    reading the file well under one. Keyed by the IR, the host, llvmlite, ``speed`` and
+    this module's source (which says how the IR is optimized)."""
     import hashlib
     import os
-    from ..config import config
     import llvmlite
-    key = hashlib.sha256("\n".join([llvm_ir, host_description(), llvmlite.__version__])
-                         .encode()).hexdigest()[:32]
+    from ..diskblob import read, write
+    from ..config import config
+    with open(__file__, "rb") as f:
+        recipe = hashlib.sha256(f.read()).hexdigest()
+    key = hashlib.sha256("\n".join([llvm_ir, host_description(), llvmlite.__version__,
+                                    str(speed), recipe]).encode()).hexdigest()[:32]
     path = os.path.join(config.cache_dir, f"{name}-{key}.o")
-    if config.cache:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-            if hashlib.sha256(data[32:]).digest() == data[:32]:
-                return data[32:]
-        except OSError:
-            pass
-    code = emit_object(optimize(llvm_ir, speed))
-    if config.cache:
-        try:
-            os.makedirs(config.cache_dir, exist_ok=True)
-            partial = f"{path}.{os.getpid()}.part"
-            with open(partial, "wb") as f:
-                f.write(hashlib.sha256(code).digest() + code)
-            os.replace(partial, path)
-        except OSError:
-            pass                 # a read-only cache folder: made again next time
+    code = read(path)
+    if code is None:
+        code = emit_object(optimize(llvm_ir, speed))
+        write(path, code)
     return code
 
 

@@ -362,6 +362,7 @@ class CpuBackend(CpuMemory):
 
     def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
         """Clusters: the blocks of each run at once (backends/cpu/cluster.py)."""
+        _refuse_launching(kernel, loaded, "cluster launches")
         if loaded.binary.checked:
             raise NotSupportedError(f"checked mode does not run cluster launches yet (kernel "
                                     f"'{kernel.__name__}'): launch it without checks=True")
@@ -373,6 +374,7 @@ class CpuBackend(CpuMemory):
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
+        _refuse_launching(kernel, loaded, "cooperative launches")
         if loaded.binary.checked:
             raise NotSupportedError(
                 f"checked mode does not run cooperative launches yet (kernel "
@@ -386,6 +388,7 @@ class CpuBackend(CpuMemory):
             self.synchronize()
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        interrupt.clear()       # at submission: a Ctrl-C after it stops the launch, queued or not
         if loaded.binary.checked:
             refuse_freed(kernel, args)
             refuse_misaligned(kernel, loaded.binary.params, args)
@@ -434,7 +437,6 @@ class CpuBackend(CpuMemory):
         plan = frames.plan(kernel, grid, block, shared_bytes)
         frame = plan.take()
         frame.fill(kernel, args, symbols)
-        interrupt.clear()
         self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err, frame.arrays)
         error = self._outcome(frame.err, kernel.binary, kernel_name)
         plan.give(frame)        # not after an exception (Ctrl-C): the record may be dirty
@@ -453,38 +455,35 @@ class CpuBackend(CpuMemory):
         team, and returns its error or None. ``child_of``: a launch from a kernel
         (devlaunch.py): (its packed argument bytes, the parent's ``Family``)."""
         binary = kernel.binary
+        plan = frames.plan(kernel, grid, block, shared_bytes)
+        frame = frames.Frame(kernel, plan)
         if child_of is None:
-            packed, keep = kernel.packer.pack(args, symbols)
-            arrays = list(args) + [getattr(s, "host", None) for s in symbols]
-            family = devlaunch.Family(kernel.family, arrays, self.pending_launch_limit) \
-                if binary.launches_kernels else None
+            frame.fill(kernel, args, symbols)
+            arrays = frames.arrays_of(args, symbols)
         else:
             argbytes, family = child_of
-            packed, keep = devlaunch.pack(kernel.packer.struct, argbytes, symbols), []
-            arrays = family.arrays + [getattr(s, "host", None) for s in symbols]
-        plan = frames.plan(kernel, grid, block, shared_bytes)
-        if binary.checked:        # the fault record, then the checker's state (checked.py)
-            err = np.zeros(fault.WORDS + checked.STATE_WORDS, np.int64)
-        else:
-            err = np.zeros(fault.WORDS, np.int64)
-        launch = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
-        args_ptr = ctypes.addressof(packed)
-        launch_ptr = ctypes.addressof(launch)
+            frame.keep = devlaunch.fill(frame.packed, argbytes, symbols)
+            arrays = family.arrays + frames.arrays_of((), symbols)
+        record = frame.err.ctypes.data
 
         def go():
-            interrupt.clear()
-            queue = family is not None and devlaunch.open_queue(err.ctypes.data, family)
+            if child_of is None:      # a host launch (a graph replays it): a new count
+                fam = devlaunch.Family(kernel.family, arrays, self.pending_launch_limit,
+                                       self.properties()) if binary.launches_kernels else None
+            else:
+                fam = family
+            queue = fam is not None and devlaunch.open_queue(record, fam)
             try:
-                self._execute(kernel, plan, args_ptr, launch_ptr, err, arrays,
-                              read_only=child_of is None)
+                self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err,
+                              arrays, read_only=child_of is None)
             finally:
                 if queue:
-                    devlaunch.close_queue(err.ctypes.data)
-            if not err[0] and queue:
+                    devlaunch.close_queue(record)
+            if not frame.err[0] and queue:
                 go.queue = queue          # children's launches: their parent's loop runs them
-                return None if child_of else devlaunch.run_children(self, queue, family)
-            return self._outcome(err, binary, kernel_name)
-        go.keep = (packed, keep, launch)    # what the addresses above point into
+                return None if child_of else devlaunch.run_children(self, queue)
+            return self._outcome(frame.err, binary, kernel_name)
+        go.keep = frame                     # what the addresses above point into
         return go
 
     def _execute(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only=True):
@@ -632,3 +631,10 @@ def _is_pinned(array):
     root = _root(array)
     ref = _pinned_roots.get(id(root))
     return ref is not None and ref() is root
+
+
+def _refuse_launching(kernel, loaded, what):
+    if loaded.binary.launches_kernels:
+        raise NotSupportedError(
+            f"kernel '{kernel.__name__}' launches kernels, and the CPU device does not run "
+            f"the launches inside {what}: launch it with kernel[grid, block]")

@@ -26,17 +26,17 @@ LAUNCH = "simt_cpu_device_launch"
 INVALID_CONFIGURATION = 9         # cudaErrorInvalidConfiguration
 PENDING_COUNT_EXCEEDED = 69       # cudaErrorLaunchPendingCountExceeded
 PENDING_LIMIT = 2048              # cudaLimitDevRuntimePendingLaunchCount's default
-MAX_THREADS, MAX_BLOCK = 1024, (1024, 1024, 64)
-MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 
 
 class Family:
     """What the launches of one host launch share: the loaded kernels by family index,
-    the host launch's arrays (checked mode watches them in every child), and the count
-    of launches made and not yet finished, which the device runtime bounds."""
+    the host launch's arrays (checked mode watches them in every child), the device's
+    limits a launch is checked against, and the count of launches made and not yet
+    finished, which the device runtime bounds."""
 
-    def __init__(self, kernels, arrays, limit):
+    def __init__(self, kernels, arrays, limit, properties):
         self.kernels, self.arrays, self.limit = kernels, arrays, limit
+        self.properties = properties
         self.outstanding = 0
         self.lock = threading.Lock()
 
@@ -51,6 +51,15 @@ class Family:
     def finished(self):
         with self.lock:
             self.outstanding -= 1
+
+    def fits(self, grid, block, shared):
+        """Whether a launch's shape is one the device takes."""
+        p = self.properties
+        return all(grid) and all(block) and \
+            block[0] * block[1] * block[2] <= p.max_threads_per_block and \
+            all(b <= m for b, m in zip(block, p.max_block_dim)) and \
+            all(g <= m for g, m in zip(grid, p.max_grid_dim)) and \
+            shared <= p.shared_memory_per_block_optin
 
 
 class Queue:
@@ -74,15 +83,13 @@ def open_queue(record_address, family):
 
 def close_queue(record_address):
     with _lock:
-        return _queues.pop(record_address)
+        del _queues[record_address]
 
 
 def _launch(record, index, gx, gy, gz, bx, by, bz, shared, args, nbytes):
-    queue = _queues.get(record)
+    queue = _queues[record]       # every launch that can launch opens one (device.py)
     grid, block = (gx, gy, gz), (bx, by, bz)
-    if queue is None or not all(grid) or not all(block) or bx * by * bz > MAX_THREADS or \
-            any(b > m for b, m in zip(block, MAX_BLOCK)) or \
-            any(g > m for g, m in zip(grid, MAX_GRID)):
+    if not queue.family.fits(grid, block, shared):
         return INVALID_CONFIGURATION
     if not queue.family.add():
         return PENDING_COUNT_EXCEEDED
@@ -95,19 +102,20 @@ _callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
 llvm.add_symbol(LAUNCH, ctypes.cast(_callback, ctypes.c_void_p).value)
 
 
-def pack(struct, argbytes, symbols):
+def fill(packed, argbytes, symbols):
     """A child's argument struct: the bytes its parent packed, then its own symbols."""
-    packed = struct.from_buffer_copy(argbytes.ljust(ctypes.sizeof(struct), b"\0"))
+    ctypes.memmove(ctypes.addressof(packed), argbytes, len(argbytes))
     for i, sym in enumerate(symbols):
         setattr(packed, f"s{i}", sym.host.ctypes.data)
-    return packed
+    return ()
 
 
-def run_children(backend, queue, family):
+def run_children(backend, queue):
     """Run the launches of a host launch's grid depth first: each child grid, then its
     own children, before the next launch of the same grid. A loop, not a recursion, so
     that nesting is bounded by the pending-launch limit as on a GPU, not by Python's
     stack. Returns the first error, which ends the host launch."""
+    family = queue.family
     levels = [iter(queue.pending)]
     while levels:
         launch = next(levels[-1], None)

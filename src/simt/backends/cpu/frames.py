@@ -28,7 +28,12 @@ class Frame:
         """This launch's arguments in the struct (checked mode: and the arrays it checks)."""
         self.keep = kernel.packer.fill(self.packed, args, symbols)
         if kernel.binary.checked:
-            self.arrays = list(args) + [getattr(s, "host", None) for s in symbols]
+            self.arrays = arrays_of(args, symbols)
+
+
+def arrays_of(args, symbols):
+    """What checked mode watches in a launch: its arguments, then its symbols' host arrays."""
+    return list(args) + [getattr(s, "host", None) for s in symbols]
 
 
 class Plan:
@@ -67,5 +72,5 @@ def plan(kernel, grid, block, shared_bytes):
     if found is None:
         if len(kernel.plans) >= KEPT:
             kernel.plans.clear()       # launches holding a frame keep it: they own it now
-        found = kernel.plans[key] = Plan(kernel, tuple(grid), tuple(block), shared_bytes)
+        found = kernel.plans[key] = Plan(kernel, grid, block, shared_bytes)
     return found

@@ -5,7 +5,9 @@ the launch like a failed thread does, with the fault code ``INTERRUPTED``. The f
 set by a SIGINT handler compiled here, which then calls the handler it replaced
 (Python's), so Python still raises KeyboardInterrupt once the launch returns. Python
 code cannot be the handler: while a kernel runs on the main thread, Python's own
-handlers wait for it. The flag is cleared when a launch starts while no other runs.
+handlers wait for it. The flag is cleared when a launch or a graph is submitted, on the
+calling thread: a launch queued on a stream is stopped by a Ctrl-C that comes before it
+starts.
 
 Linux only (the ``sigaction`` layout); Python installing another C handler later
 (``signal.signal(SIGINT, ...)`` does) turns it off: loops then run to their end.
@@ -68,7 +70,7 @@ define void @simt_cpu_sigint(i32 %sig) {{
 
 
 def clear():
-    """A launch starts: a Ctrl-C from before it (Python has raised KeyboardInterrupt for
+    """A launch is submitted: a Ctrl-C from before it (Python has raised KeyboardInterrupt for
     it, or will at once) must not stop it. A launch running at that moment has seen the
     flag already: its loops read it all the time."""
     if FLAG.value:

@@ -14,6 +14,7 @@ way (device.py). Linux on x86-64 and AArch64 (the futex system call's number);
 ``available()`` says whether this process can have a team.
 """
 import ctypes
+import functools
 import os
 import platform
 import sys
@@ -316,6 +317,7 @@ WAKE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _code = []               # the loaded object, once per process
 
 
+@functools.lru_cache(maxsize=1)
 def available():
     """Whether this process can have a native team (Linux, a known futex number)."""
     return sys.platform.startswith("linux") and platform.machine() in _FUTEX

@@ -19,6 +19,8 @@ import platform
 import struct
 import sys
 
+from ...diskblob import read as read_blob, write as write_blob
+
 _kept = []          # the executable mappings: code stays mapped for the process's life
 
 
@@ -32,18 +34,8 @@ def _path(ir):
 def load_cached(ir):
     """The address of the cached code of ``ir``'s function, mapped executable; None when
     there is none (or it is damaged, or the cache is off, or mapping fails)."""
-    from ...config import config
-    if not config.cache:
-        return None
-    try:
-        with open(_path(ir), "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    code = data[32:]
-    if not code or hashlib.sha256(code).digest() != data[:32]:
-        return None
-    return _map(code)
+    code = read_blob(_path(ir))
+    return None if code is None else _map(code)
 
 
 def make(ir, name):
@@ -54,17 +46,7 @@ def make(ir, name):
     code = function_bytes(jit.baseline_object(ir), name)
     if code is None:
         return None
-    from ...config import config
-    if config.cache:
-        try:
-            os.makedirs(config.cache_dir, exist_ok=True)
-            path = _path(ir)
-            partial = f"{path}.{os.getpid()}.part"
-            with open(partial, "wb") as f:
-                f.write(hashlib.sha256(code).digest() + code)
-            os.replace(partial, path)
-        except OSError:
-            pass                          # a read-only cache folder: made again next time
+    write_blob(_path(ir), code)
     return _map(code)
 
 
