@@ -349,6 +349,8 @@ def _run_at_the_limit(device):
 
 _SPIN = '''
 import os, signal, sys, threading, time
+# a shell's background job starts with SIGINT ignored, and a child inherits that
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np, simt
 simt.set_device("cpu")
 

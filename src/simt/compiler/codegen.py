@@ -42,6 +42,7 @@ class FunctionEmitter:
         self.llfunc = llfunc
         self.options = options
         self.boundscheck = options.boundscheck or options.checks     # checked mode: bounds too
+        self.proven = frozenset()    # ids of accesses whose indices a target checked already
         self.builder = None
         self.entry_builder = None
         self.vars = {}
@@ -130,7 +131,7 @@ class FunctionEmitter:
     def stmt_Store(self, s):
         array = self.expr(s.array)
         indices = [self.expr(i) for i in s.indices]
-        address = self.element_address(array, indices, s.label, s.loc)
+        address = self.element_address(array, indices, s.label, s.loc, site=s)
         value = self.expr(s.value)
         if self.options.checks:        # after the value: it may read the same element
             self.target.check_access(self, array, indices, address, "write", s.label, s.loc)
@@ -403,7 +404,7 @@ class FunctionEmitter:
     def expr_Load(self, e):
         array = self.expr(e.array)
         indices = [self.expr(i) for i in e.indices]
-        address = self.element_address(array, indices, e.label, e.loc, access="read")
+        address = self.element_address(array, indices, e.label, e.loc, access="read", site=e)
         return self.load_element(address, array.type)
 
     def expr_View(self, e):
@@ -417,14 +418,15 @@ class FunctionEmitter:
         return self.target.call_device(self, e.function, args)
 
     # ------------------------------------------------------------ memory
-    def element_address(self, array, indices, label, loc, access=None):
-        """The address of ``array[indices]``, each index checked when boundscheck is on;
-        in checked mode an ``access`` ("read", "write", "atomic", "atomic_store") is
-        checked too."""
+    def element_address(self, array, indices, label, loc, access=None, site=None):
+        """The address of ``array[indices]``, each index checked when boundscheck is on
+        (unless the access, ``site``, is in ``proven``); in checked mode an ``access``
+        ("read", "write", "atomic", "atomic_store") is checked too."""
         b = self.builder
         offset = None
+        check = self.boundscheck and id(site) not in self.proven
         for d, index in enumerate(indices):
-            if self.boundscheck:
+            if check:
                 self.check_index(array, d, index, label, loc)
             term = index if _is_one(array.strides[d]) else b.mul(index, array.strides[d])
             offset = term if offset is None else b.add(offset, term)

@@ -388,7 +388,6 @@ class CpuBackend(CpuMemory):
             self.synchronize()
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
-        interrupt.clear()       # at submission: a Ctrl-C after it stops the launch, queued or not
         if loaded.binary.checked:
             refuse_freed(kernel, args)
             refuse_misaligned(kernel, loaded.binary.params, args)
@@ -489,14 +488,18 @@ class CpuBackend(CpuMemory):
     def _execute(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only=True):
         """Run a launch's blocks: checked mode in order on this thread, one block on this
         thread, more on this thread and the team."""
-        if kernel.binary.checked:
-            self._run_checked(kernel, plan, args_ptr, launch_ptr, err, arrays, read_only)
-        elif plan.nblocks == 1 or config.cpu_threads == 1:
-            kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks,
-                         self.arena.get("shared", plan.shared_size),
-                         self.arena.get("slots", plan.slot_size))
-        else:
-            self._run_team(kernel, plan, args_ptr, launch_ptr)
+        interrupt.starting()
+        try:
+            if kernel.binary.checked:
+                self._run_checked(kernel, plan, args_ptr, launch_ptr, err, arrays, read_only)
+            elif plan.nblocks == 1 or config.cpu_threads == 1:
+                kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks,
+                             self.arena.get("shared", plan.shared_size),
+                             self.arena.get("slots", plan.slot_size))
+            else:
+                self._run_team(kernel, plan, args_ptr, launch_ptr)
+        finally:
+            interrupt.ended()
 
     @staticmethod
     def _outcome(err, binary, kernel_name):

@@ -14,7 +14,7 @@ from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
-from . import checked, cluster, cooperative, guards, warp
+from . import checked, cluster, cooperative, guards, hoist, warp
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -220,7 +220,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         if shape is not None:
             guards.emit(self, *shape, body)      # `if i < n:` kernels: guards.py
         elif self.plan is None:
-            self.thread_loop(lambda: self.emit_stmts(body), [])
+            self.threads(body, [])
         else:
             self.exited = None
             if self.has_return:
@@ -235,6 +235,14 @@ class CpuKernelEmitter(CpuEmitterBase):
         b.branch(head)
         b.position_at_end(done)
         b.ret(i32(0))
+
+    def threads(self, stmts, guards, state=None):
+        """The thread loop running ``stmts``; with bounds checks (not checked mode), those
+        the block can check before it are hoisted out (hoist.py)."""
+        if self.boundscheck and not self.checks:
+            hoist.thread_loops(self, stmts, lambda: self.emit_stmts(stmts), guards, state)
+        else:
+            self.thread_loop(lambda: self.emit_stmts(stmts), guards, state=state)
 
     def thread_loop(self, body_fn, guards, check_exit=True, state=None):
         """Run body_fn's code once per thread of the block that passes the guards.
@@ -399,8 +407,7 @@ class CpuKernelEmitter(CpuEmitterBase):
             self.run_guards = guards
         if isinstance(first, (ir.WarpGather, ir.WarpResult)):
             first = first.op
-        self.thread_loop(lambda: self.emit_stmts(run.stmts), guards,
-                         state=self.uniform.state(first))
+        self.threads(run.stmts, guards, state=self.uniform.state(first))
         if gathers:
             warp.advance(self)
 

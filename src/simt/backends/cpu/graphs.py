@@ -19,7 +19,6 @@ import threading
 import numpy as np
 
 from ...errors import CudaError
-from . import interrupt
 from ...runtime.backend import running_host_function
 
 
@@ -149,7 +148,6 @@ class CpuGraphExec:
         self.records = [run for run in self.runs if isinstance(run, EventRecord)]
 
     def launch(self, stream):
-        interrupt.clear()              # at submission, as kernel launches (device.py)
         for record in self.records:
             record.at_launch()
         runs = self.runs               # updates after this launch do not reach it

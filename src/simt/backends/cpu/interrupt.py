@@ -5,9 +5,8 @@ the launch like a failed thread does, with the fault code ``INTERRUPTED``. The f
 set by a SIGINT handler compiled here, which then calls the handler it replaced
 (Python's), so Python still raises KeyboardInterrupt once the launch returns. Python
 code cannot be the handler: while a kernel runs on the main thread, Python's own
-handlers wait for it. The flag is cleared when a launch or a graph is submitted, on the
-calling thread: a launch queued on a stream is stopped by a Ctrl-C that comes before it
-starts.
+handlers wait for it. The flag is cleared when a launch starts while no other runs (a
+launch running at a Ctrl-C ends; one started later, once they have, runs).
 
 Linux only (the ``sigaction`` layout); Python installing another C handler later
 (``signal.signal(SIGINT, ...)`` does) turns it off: loops then run to their end.
@@ -29,6 +28,7 @@ _SA_SIGINFO = 4
 _lock = threading.Lock()
 _handler = []            # the compiled handler, kept loaded while installed
 _tried = []
+_running = []           # one entry per launch running now (starting() to ended())
 
 
 def install():
@@ -69,12 +69,17 @@ define void @simt_cpu_sigint(i32 %sig) {{
 """
 
 
-def clear():
-    """A launch is submitted: a Ctrl-C from before it (Python has raised KeyboardInterrupt for
-    it, or will at once) must not stop it. A launch running at that moment has seen the
-    flag already: its loops read it all the time."""
-    if FLAG.value:
+def starting():
+    """A launch starts: unless another runs (it may not have seen the flag yet), a Ctrl-C
+    from before (Python has raised KeyboardInterrupt for it, or will at once) must not
+    stop it. (list.append and pop are atomic under the GIL: no lock on the launch path.)"""
+    if FLAG.value and not _running:
         FLAG.value = 0
+    _running.append(None)
+
+
+def ended():
+    _running.pop()
 
 
 def python_raises():
