@@ -130,6 +130,22 @@ def test_wrapping_index_is_not_trusted(checked):
     assert "index -2147483648" in message and "thread (2, 0, 0)" in message, message
 
 
+@simt.kernel
+def strided_rows(a, out):
+    """Rows y + j for j in 0, 8, 16, 24 of a 32-row tile: the loop never reaches y + 31."""
+    x = simt.blockIdx.x * 32 + simt.threadIdx.x
+    y = simt.blockIdx.y * 32 + simt.threadIdx.y
+    for j in range(0, 32, 8):
+        out[y + j, x] = 2.0 * a[y + j, x]
+
+
+def test_range_loop_values(checked, rng):
+    a = rng.standard_normal((64, 64))
+    out = poison((64, 64), np.float64)
+    strided_rows[(2, 2), (32, 8)](a, out)
+    np.testing.assert_array_equal(out, 2.0 * a)
+
+
 def test_checks_are_hoisted_on_the_cpu(device):
     """The scan's thread loops come in two versions: checks hoisted, and as written."""
     if device.kind != "cpu":
