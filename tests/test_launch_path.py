@@ -204,3 +204,40 @@ def test_gpu_record_packing_matches_the_full_path(rng):
             values[name] = rng.integers(1, 100, values[name].shape)
         for v in values:
             assert list(P._record_reader(t)(v)) == P._record_values(t, v)
+
+
+def test_launch_function_code_comes_from_the_disk_cache(device, rng, tmp_path, monkeypatch):
+    """A launch function's code is compiled once and kept in the disk cache: a later
+    process (here: the in-process copies forgotten) binds without compiling, and the
+    function it makes launches right."""
+    import builtins
+    from simt.config import config
+    from simt.runtime import binder
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "cache", True)
+    monkeypatch.setattr(binder, "_codes", {})
+
+    @simt.kernel
+    def scaled(x, y, a):
+        i = simt.grid(1)
+        if i < x.size:
+            y[i] = a * x[i]
+
+    x = simt.to_device(random_array(rng, 64, np.float64))
+    for _ in range(2):                           # the second launch binds
+        scaled[1, 64](x, simt.device_array(64, np.float64), 2.0)
+    assert list(tmp_path.glob("launch/*.code")), "no launch function code was kept"
+    binder._codes.clear()
+    compiled = []
+    real = builtins.compile
+    monkeypatch.setattr(builtins, "compile",
+                        lambda *a, **k: compiled.append(a[1]) or real(*a, **k))
+    y = simt.device_array(64, np.float64)
+    y.copy_from(poison(64, np.float64))
+    launch = scaled[2, 32]                       # another configuration: bound again
+    launch(x, simt.device_array(64, np.float64), 2.0)
+    launch(x, y, 3.0)
+    launch(x, y, 3.0)
+    simt.synchronize()
+    np.testing.assert_array_equal(y.copy_to_host(), 3.0 * x.copy_to_host())
+    assert not [f for f in compiled if f.startswith("<simt launch")], compiled

@@ -407,9 +407,10 @@ class CpuBackend(CpuMemory):
         else:
             stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
                                                       symbols, name)))
-        if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
-               for a in args):
-            (stream or self).synchronize()     # NumPy arguments: the launch is synchronous
+        for a in args:       # a loop, not any(generator): this runs at every launch
+            if isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None:
+                (stream or self).synchronize()   # NumPy arguments: the launch is synchronous
+                break
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
         """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
