@@ -26,6 +26,8 @@ import os
 import sys
 import threading
 
+from ..config import config
+from ..diskblob import read, write
 from .devices import _local
 
 
@@ -120,8 +122,6 @@ def _cached_code(source, filename):
     """The code of a launch function's source: from the disk cache (marshal's format is
     this Python's), else compiled and kept there. The source holds no addresses: every
     value it uses comes from its scope."""
-    from ..config import config
-    from ..diskblob import read, write
     digest = hashlib.sha256(
         f"{sys.implementation.cache_tag}\n{filename}\n{source}".encode()).hexdigest()[:32]
     path = os.path.join(config.cache_dir, "launch", f"{digest}.code")
