@@ -17,9 +17,9 @@ whose indices are built from thread and block indices, parameters, array shapes,
 constants and block-wide variables with + - * min max, and // % & >> << by a constant;
 variables assigned such values earlier in the loop, and the values uniform.py recomputes,
 stand for their definitions; a range loop's variable (bounds the same for the whole block,
-a constant step) stands for every value it takes. An access under a condition that reads memory keeps its
-check in the loop. Thread loops holding a while loop, nested range loops or warp
-functions are left as they are. The body is emitted twice, so a kernel with checks takes
+a constant step) stands for every value it takes. An access under a condition that reads
+memory keeps its check in the loop. Thread loops holding a while loop, nested range loops
+or warp functions are left as they are. The body is emitted twice, so a kernel with checks takes
 about twice as long to compile (the 2-core machine: bench's transpose_tiled 135 -> 300 ms,
 scan_blocks 175 -> 340 ms; without checks 120): once per kernel, the disk cache keeps it.
 """
@@ -28,7 +28,6 @@ import dataclasses
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...compiler.lltypes import I64
 
 I128 = ll.IntType(128)
 _THREAD = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
