@@ -462,7 +462,7 @@ class CpuBackend(CpuMemory):
             arrays = frames.arrays_of(args, symbols)
         else:
             argbytes, family = child_of
-            frame.keep = devlaunch.fill(frame.packed, argbytes, symbols)
+            devlaunch.fill(frame.packed, argbytes, symbols)
             arrays = family.arrays + frames.arrays_of((), symbols)
         record = frame.err.ctypes.data
 

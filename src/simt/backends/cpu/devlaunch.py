@@ -107,7 +107,6 @@ def fill(packed, argbytes, symbols):
     ctypes.memmove(ctypes.addressof(packed), argbytes, len(argbytes))
     for i, sym in enumerate(symbols):
         setattr(packed, f"s{i}", sym.host.ctypes.data)
-    return ()
 
 
 def run_children(backend, queue):

@@ -28,6 +28,7 @@ import dataclasses
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
+from ...ir import walk
 
 I128 = ll.IntType(128)
 _THREAD = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
@@ -97,8 +98,7 @@ def _sites(stmts, state, block_vars):
     if any(isinstance(inner, ir.ForRange) for s in loops for inner in ir.walk_stmts(s.body)):
         return []
     found = []
-    env = {name: value for name, value in state.items()}
-    _walk_stmts(stmts, _Env(env, block_vars), [], found)
+    _walk_stmts(stmts, _Env(dict(state), block_vars), [], found)
     return found
 
 
@@ -148,14 +148,15 @@ def _walk_stmts(stmts, env, path, found):
             for name in changed:
                 env.values[name] = _UNKNOWN
         else:
-            for e in _exprs_of(s):
-                _walk_expr(e, env, path, found)
-            name = getattr(s, "name", None)
-            if isinstance(name, str) and not isinstance(s, ir.StoreField):
+            for e in walk.children(s):
+                if isinstance(e, ir.Expr):
+                    _walk_expr(e, env, path, found)
+            for name in _names_set(s):
                 env.values[name] = _UNKNOWN
 
 
 def _names_set(s):
+    """The variable a statement other than Assign sets (Collective, WarpOp...)."""
     name = getattr(s, "name", None)
     return [name] if isinstance(name, str) and not isinstance(s, ir.StoreField) else []
 
@@ -172,7 +173,7 @@ def _walk_expr(e, env, path, found):
         for part, value in ((e.then, True), (e.orelse, False)):
             _walk_expr(part, env, _along(path, cond, value), found)
         return
-    for child in _children(e):
+    for child in walk.children(e):
         _walk_expr(child, env, path, found)
     if isinstance(e, ir.Load):
         _site(e, e.array, e.indices, env, path, found)
@@ -215,40 +216,18 @@ def _subst(e, env):
         return e
     if isinstance(e, ir.ArrayAttr):
         array = _array(e.array, env)
-        return None if array is None or e.attr != "shape" else dataclasses.replace(e, array=array)
+        return None if array is None or e.attr != "shape" else walk.replace(e, array=array)
     if isinstance(e, ir.Intrinsic):
         return e if (e.op in _THREAD or e.op in _BLOCK) and not e.args else None
     if isinstance(e, ir.TupleGet) and isinstance(e.tuple, ir.TupleExpr):
         return _subst(e.tuple.items[e.index], env)
     if isinstance(e, (ir.Cast, ir.UnaryOp)):
         value = _subst(e.value, env)
-        return None if value is None else dataclasses.replace(e, value=value)
+        return None if value is None else walk.replace(e, value=value)
     if isinstance(e, (ir.BinOp, ir.Compare, ir.Logical)):
         lhs, rhs = _subst(e.lhs, env), _subst(e.rhs, env)
-        return None if lhs is None or rhs is None else dataclasses.replace(e, lhs=lhs, rhs=rhs)
+        return None if lhs is None or rhs is None else walk.replace(e, lhs=lhs, rhs=rhs)
     return None
-
-
-def _children(e):
-    for f in dataclasses.fields(e):
-        value = getattr(e, f.name)
-        if isinstance(value, ir.Expr):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, ir.Expr):
-                    yield item
-                elif isinstance(item, tuple):
-                    yield from (x for x in item if isinstance(x, ir.Expr))
-
-
-def _exprs_of(s):
-    for f in dataclasses.fields(s):
-        value = getattr(s, f.name)
-        if isinstance(value, ir.Expr):
-            yield value
-        elif isinstance(value, list):
-            yield from (x for x in value if isinstance(x, ir.Expr))
 
 
 # ---------------------------------------------------------------- the ranges, once per block
