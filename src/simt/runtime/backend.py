@@ -98,13 +98,17 @@ class Native:
     ``scope``): per parameter, None for an array (its values are its ``_flat``) or
     the expressions of its values, with ``{a}`` standing for the argument. ``slots``:
     how many parameter buffers it has, ``storage0``, ``storage1``... in ``scope``;
-    ``{slot}`` in ``lines`` stands for the buffer's number."""
+    ``{slot}`` in ``lines`` stands for the buffer's number. ``checks``: the lines' native
+    call itself checks each argument's class (and that its values fit), so the launch
+    function writes no class checks; where one is not as planned the lines run
+    ``{refused}``, which hands the arguments to the full path."""
 
-    def __init__(self, lines, scope, plan=None, slots=1):
+    def __init__(self, lines, scope, plan=None, slots=1, checks=False):
         self.lines = lines
         self.scope = scope
         self.plan = plan
         self.slots = slots
+        self.checks = checks
 
 
 class Backend:
@@ -323,10 +327,12 @@ class Backend:
         """A launch in thread block clusters of ``cluster`` blocks (compute capability 9.0)."""
         raise self.unsupported("thread block cluster launches")
 
-    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
+                      classes=None):
         """The launch of ``loaded`` with this configuration as a ``Native``, around which
         runtime/binder.py writes the launch function of later calls of one argument
-        signature; or None: the runtime then keeps going the full way."""
+        signature (``classes``: the arguments' classes); or None: the runtime then keeps
+        going the full way."""
         return None
 
     @classmethod

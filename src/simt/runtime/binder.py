@@ -42,7 +42,7 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
     names = [f"a{i}" for i in range(len(classes))]
     given = "".join(a + ", " for a in names)
     checks = ["more", "rt.device is not device"]
-    if names:
+    if names and not native.checks:
         checks.insert(1, f"{names[-1]} is _")
         checks.append(f"({''.join(a + '.__class__, ' for a in names)}) != classes")
     typed = []            # a failed one goes to the full path (the classes are these)
@@ -53,8 +53,11 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
             typed.append(f"a{i}.dtype != S{i}.dtype")
     slots = range(native.slots)
 
+    refused = f"return retry(fast, *[a for a in ({given}) if a is not _])"
+
     def launch(k, indent):
-        return [indent + line.format(args=given, slot=k) for line in native.lines]
+        return [indent + line.format(args=given, slot=k, refused=refused)
+                for line in native.lines]
     lines = [f"def fast({', '.join([f'{a}=_' for a in names] + ['*more'])}):"]
     packs = native.plan is not None
     if packs and names:
@@ -75,7 +78,8 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
             lines += launch(k, "                ") + ["                return"]
     lines += [f"    if {' or '.join(checks)}:",
               f"        return slow(*[a for a in ({given}*more,) if a is not _])"]
-    wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes) if c is int]
+    wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes)
+            if c is int and not native.checks]
     if wide:                  # the full path raises the OverflowError, naming the argument
         lines += [f"    if {' or '.join(wide)}:", f"        return full({given})"]
     if typed:

@@ -263,6 +263,14 @@ class Launch:
         return self.stream_ref() or Stream._wrap(*self.stream_parts)
 
     def __call__(self, *args):
+        call = self.call          # a launch function checks its arguments' classes and the
+        if call is not self:      # device, and hands others to dispatch
+            return call(*args)
+        self.dispatch(*args)
+
+    def dispatch(self, *args):
+        """A launch with the launch function bound for these arguments' classes on this
+        device, else the full path."""
         entry = self.prepared.get(tuple(map(type, args)))
         if entry is not None and entry[0] is getattr(_local, "device", None):
             self.call = entry[1]
@@ -315,11 +323,11 @@ class Launch:
             _load_binder_soon()
         guards = launch_guards(types, args) if used else None
         if guards is not None:
+            classes = tuple(map(type, args))
             native = backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
-                                           self.block, self.shared_bytes, stream)
+                                           self.block, self.shared_bytes, stream, classes)
             if native is not None:
-                classes = tuple(map(type, args))
-                fast = binder.bind(kernel.__name__, classes, device, self.__call__, native,
+                fast = binder.bind(kernel.__name__, classes, device, self.dispatch, native,
                                    lambda *args: self._launch(get_device(), args), guards,
                                    self._retry)
                 if len(self.prepared) >= 16:

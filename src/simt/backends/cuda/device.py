@@ -448,9 +448,11 @@ class CudaBackend(Backend):
         from .compile import sass
         return sass(binary)
 
-    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
+                      classes=None):
         from .kernels import native_launch
-        return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream)
+        return native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
+                             classes)
 
     def wrap_stream(self, handle):
         """Another library's CUstream (an address) as a stream object of this device."""

@@ -140,16 +140,26 @@ def kernel_values(binary, args, placed=None):
 SLOTS = 2       # parameter buffers per launch function (runtime/binder.py)
 
 
-def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream):
-    """This kernel's launch for runtime/binder.py: pack the plan's values into one of
-    its own ``SLOTS`` parameter buffers (params.plan) and make one native call
-    (Launcher.native_call). Module-level symbols were placed by the configuration's
-    first launch (run_launch), and the binary's symbols are fixed objects, so later
-    launches have nothing to place."""
+def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, stream,
+                  classes=None):
+    """This kernel's launch for runtime/binder.py. Module-level symbols were placed by
+    the configuration's first launch (run_launch), and the binary's symbols are fixed
+    objects, so later launches have nothing to place. Arrays and plain scalars: one
+    native call that checks, packs and launches (packlaunch.py). Other arguments: pack
+    the plan's values into one of its own ``SLOTS`` parameter buffers (params.plan) and
+    make one native call (Launcher.native_call)."""
     from ...runtime.backend import Native
     from . import params as P
     binary = loaded.binary
     launcher = loaded.launcher
+    lines = ["backend.error_source = source"] if binary.can_fail else []
+    go = launcher.packed_call(classes, types, binary.param_kinds, grid, block, shared_bytes,
+                              stream) if classes is not None else None
+    if go is not None:
+        lines += ["err = go({args})", "if err:", "    if err == -1:", "        {refused}",
+                  "    failed(err, {args})"]
+        return Native(lines, dict(go=go, failed=launcher.packed_failed(go), backend=backend,
+                                  source=(binary, kernel.__name__)), checks=True)
     plan, helpers = P.plan(types)
     scope = dict(helpers, pack=launcher.pack, backend=backend, source=(binary, kernel.__name__))
     for k in range(SLOTS):
@@ -158,6 +168,5 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
         scope[f"storage{k}"], scope[f"pointers{k}"] = storage, pointers
         scope[f"failed{k}"] = launcher.native_failed(grid, block, shared_bytes, stream, params)
         scope[f"call{k}"] = launcher.native_call(grid, block, shared_bytes, stream, params)
-    lines = ["backend.error_source = source"] if binary.can_fail else []
     lines += ["err = call{slot}()", "if err:", "    failed{slot}(err)"]
     return Native(lines, scope, plan, SLOTS)

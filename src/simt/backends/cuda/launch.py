@@ -14,43 +14,13 @@ replace another's in between.
 
 import ctypes
 import struct
-import sys
 import threading
 
 from simt.backends.cuda.driver import api, check, error_name
 from . import trampoline
-
-# ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
-_STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
-                "h": "h", "H": "H", "i": "i", "I": "I", "q": "q", "Q": "Q",
-                "f": "f", "d": "d", "e": "e"}
-_RAW_ALIGN = 16   # raw byte blobs (structs passed by value) get the largest alignment
-
-
-def _field(kind):
-    """(struct code, size, alignment) of one parameter kind."""
-    if isinstance(kind, int):
-        return f"{kind}s", kind, _RAW_ALIGN
-    size = ctypes.sizeof(kind)
-    code = kind._type_
-    if code in "lL":
-        code = {("l", 8): "q", ("L", 8): "Q", ("l", 4): "i", ("L", 4): "I"}[code, size]
-    return _STRUCT_CODE[code], size, size
-
-
-def _layout(kinds):
-    """(struct format, offsets, total size) placing each parameter at its alignment."""
-    fmt, offsets, end = ["<"], [], 0
-    for kind in kinds:
-        code, size, align = _field(kind)
-        start = -(-end // align) * align
-        if start > end:
-            fmt.append(f"{start - end}x")
-        fmt.append(code)
-        offsets.append(start)
-        end = start + size
-    return "".join(fmt), offsets, max(end, 1)
-
+from .params import layout as _layout
+from .trampoline import (DATA_OFFSET as _DATA_OFFSET, builtin, cu_launch_address as
+                         _cu_launch_address, python_api)
 
 class Launcher:
     """Launches one kernel with a fixed list of parameter kinds, as fast as Python can.
@@ -164,10 +134,38 @@ class Launcher:
         made = []       # the trampoline is being made (build_trampoline_soon)
 
         def later():
-            if not made and _native and _native[0] is not None:
-                made.append(builtin(_native[0], data))
+            if not made and TRAMPOLINE.made and TRAMPOLINE.made[0] is not None:
+                made.append(builtin(TRAMPOLINE.made[0], data))
             return made[0]() if made else bindings()
         return later
+
+    def packed_call(self, classes, types, param_kinds, grid, block, shared=0, stream=None):
+        """A builtin ``go(*args)`` checking, packing and launching in native code
+        (packlaunch.py) for arguments of these classes and kernel types; None where
+        they have no native route or the native code cannot be had (yet: it is made in
+        the background, and a launch function bound meanwhile packs in Python)."""
+        from . import packlaunch
+        if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
+            return None
+        planned = packlaunch.plan(classes, types, param_kinds)
+        code = packlaunch.PACK_LAUNCH.address(wait=False) if planned is not None else None
+        if code is None:
+            return None
+        data = packlaunch.descriptor(planned, _address(self._handle), _cu_launch_address(),
+                                     grid, block, shared, _address(stream))
+        return builtin(code, data, trampoline.METH_FASTCALL)
+
+    def packed_failed(self, go):
+        """What a packed launch calls with a nonzero CUresult: one retry after making
+        this device's context current, else the error as the driver layer raises it."""
+        def failed(err, *args):
+            if self.backend is not None:
+                self.backend.make_current(force=True)
+                err = go(*args)
+            if err:
+                check(api().CUresult(int(err)),
+                      f"cuLaunchKernel of '{getattr(self.function, 'name', 'kernel')}'")
+        return failed
 
     def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making
@@ -208,43 +206,8 @@ _PYTHON_API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_FromLongLong
 
 def descriptor(function, entry, grid, block, shared, stream, params):
     """A launch's descriptor as the bytes a trampoline builtin is bound to."""
-    api_addresses = [ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
-                     for name in _PYTHON_API]
     return bytes(_LaunchDesc(function, entry, *grid, *block, shared, stream, params,
-                             *api_addresses))
-
-
-def _bytes_data_offset():
-    """Where a bytes object's data starts from its address (CPython keeps it inline:
-    32 bytes on 64-bit builds with the GIL); None when it cannot be found."""
-    probe = bytes(range(7, 7 + 48))
-    found = ctypes.string_at(id(probe), sys.getsizeof(probe)).find(probe)   # the object only
-    return found if found > 0 else None
-
-
-_DATA_OFFSET = _bytes_data_offset()
-
-
-class _MethodDef(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("meth", ctypes.c_void_p),
-                ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
-
-
-_METH_NOARGS = 0x0004
-_method_defs = {}       # code address -> its PyMethodDef, alive for the process
-
-
-_new_builtin = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
-                                 ctypes.c_void_p)(("PyCFunction_NewEx", ctypes.pythonapi))
-
-
-def builtin(code, data):
-    """A builtin function object (PyCFunction, METH_NOARGS) running the trampoline at
-    ``code`` with ``data`` (a descriptor's bytes) as its bound object."""
-    method = _method_defs.get(code)
-    if method is None:
-        method = _method_defs[code] = _MethodDef(b"simt_launch", code, _METH_NOARGS, None)
-    return _new_builtin(ctypes.addressof(method), data, None)
+                             *python_api(_PYTHON_API)))
 
 
 def _trampoline_ir(offset=None):
@@ -272,73 +235,32 @@ def _trampoline_ir(offset=None):
     return "\n".join(lines) + "\n"
 
 
-_native = []                    # [code address or None, what keeps the code] once made
-_native_lock = threading.Lock()
-_started = []                   # the background build was started (build_trampoline_soon)
+def _usable_trampoline_ir():
+    if _cu_launch_address() is None or _DATA_OFFSET is None:
+        raise OSError("no cuLaunchKernel in libcuda.so.1, or bytes objects of unknown layout")
+    return _trampoline_ir()
+
+
+# It gives up the GIL around cuLaunchKernel: cuLaunchKernel can wait for the driver thread
+# that runs stream host functions, and a host function waits for the GIL: a call that kept
+# it was a deadlock (tools/stress.py on the H100 did not end). Keeping it only while no host
+# function was pending left a race (a function registered, or already running, between the
+# test and the call: the 120 s stress run of 2026-11-23 hung so), so every call gives it
+# up, as cuda.bindings' do.
+TRAMPOLINE = trampoline.NativeCode("simt_cuda_launch", _usable_trampoline_ir)
 
 
 def build_trampoline_soon():
-    """Start making the trampoline in the background (a kernel was loaded): making it costs
-    tens of milliseconds (llvmlite, LLVM's code generator), which a configuration's second
-    launch, where launch functions are bound, used to pay (the first timed frame of the
-    book's heat program, 30-46 ms)."""
-    if not _native and not _started:
-        _started.append(True)
-        threading.Thread(target=native_trampoline, name="simt-trampoline", daemon=True).start()
+    """Start making the native launch helpers in the background (a kernel was loaded)."""
+    TRAMPOLINE.soon()
+    from .packlaunch import PACK_LAUNCH
+    PACK_LAUNCH.soon()
 
 
 def native_trampoline(wait=True):
     """The address of the trampoline's native code (``_trampoline_ir``, made into
-    builtins by ``builtin``), or None where LLVM's host JIT or libcuda cannot be had.
-    It gives up the GIL around cuLaunchKernel:
-    cuLaunchKernel can wait for the driver thread that runs stream host functions, and a
-    host function waits for the GIL: a call that kept it was a deadlock (tools/stress.py on
-    the H100 did not end). Keeping it only while no host function was pending left a race
-    (a function registered, or already running, between the test and the call: the 120 s
-    stress run of 2026-11-23 hung so), so every call gives it up, as cuda.bindings' do."""
-    if not _native:
-        with _native_lock:
-            if not _native:             # its machine code from the disk cache: no LLVM
-                address = trampoline.load_cached(_trampoline_ir())
-                if address is not None:
-                    _native.extend((address, None))
-        if not _native and not wait:    # being made: this launch function takes the bindings
-            build_trampoline_soon()
-            return None
-        with _native_lock:
-            if not _native:
-                _native.extend(_make_trampoline())
-    return _native[0]
-
-
-def _make_trampoline():
-    """(code address, what keeps the code) made with LLVM: its bytes kept in the disk
-    cache (trampoline.py), else the object linked by LLVM's loader."""
-    try:
-        if _cu_launch_address() is None or _DATA_OFFSET is None:
-            raise OSError("no cuLaunchKernel in libcuda.so.1, or bytes objects of unknown layout")
-        address = trampoline.make(_trampoline_ir(), "simt_cuda_launch")
-        if address is not None:
-            return address, None
-        from .. import hostjit as jit
-        loaded = jit.LoadedObject(jit.cached_object("cuda_launch", _trampoline_ir(), speed=2))
-        return loaded.address("simt_cuda_launch"), loaded
-    except Exception:                   # no native route: the bindings route still works
-        return None, None
-
-
-_cu = []
-
-
-def _cu_launch_address():
-    """The address of libcuda's cuLaunchKernel (the driver cuda.bindings also calls)."""
-    if not _cu:
-        try:
-            _cu.append(ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel,
-                                   ctypes.c_void_p).value)
-        except (OSError, AttributeError):
-            _cu.append(None)
-    return _cu[0]
+    builtins by ``builtin``), or None where LLVM's host JIT or libcuda cannot be had."""
+    return TRAMPOLINE.address(wait)
 
 
 def _address(handle):

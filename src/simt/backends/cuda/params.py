@@ -279,3 +279,37 @@ def _member_indices(dtype, path):
         else:
             out.append(step)
     return out
+
+
+# ---------------------------------------------------------------- parameter buffers
+
+# ctypes type code -> struct code with standard sizes ('<' mode: no implicit padding)
+_STRUCT_CODE = {"P": "Q", "z": "Q", "Z": "Q", "?": "?", "c": "c", "b": "b", "B": "B",
+                "h": "h", "H": "H", "i": "i", "I": "I", "q": "q", "Q": "Q",
+                "f": "f", "d": "d", "e": "e"}
+_RAW_ALIGN = 16   # raw byte blobs (structs passed by value) get the largest alignment
+
+
+def field(kind):
+    """(struct code, size, alignment) of one parameter kind."""
+    if isinstance(kind, int):
+        return f"{kind}s", kind, _RAW_ALIGN
+    size = ctypes.sizeof(kind)
+    code = kind._type_
+    if code in "lL":
+        code = {("l", 8): "q", ("L", 8): "Q", ("l", 4): "i", ("L", 4): "I"}[code, size]
+    return _STRUCT_CODE[code], size, size
+
+
+def layout(kinds):
+    """(struct format, offsets, total size) placing each parameter at its alignment."""
+    fmt, offsets, end = ["<"], [], 0
+    for kind in kinds:
+        code, size, align = field(kind)
+        start = -(-end // align) * align
+        if start > end:
+            fmt.append(f"{start - end}x")
+        fmt.append(code)
+        offsets.append(start)
+        end = start + size
+    return "".join(fmt), offsets, max(end, 1)

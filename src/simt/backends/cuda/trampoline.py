@@ -18,6 +18,7 @@ import os
 import platform
 import struct
 import sys
+import threading
 
 from ...diskblob import read as read_blob, write as write_blob
 
@@ -82,3 +83,123 @@ def _map(code):
     area.write(code)
     _kept.append(area)
     return ctypes.addressof(ctypes.c_char.from_buffer(area))
+
+
+# ---------------------------------------------------------------- calling it from Python
+
+_api_addresses = {}
+
+
+def python_api(names):
+    """The addresses of these Python C-API functions (found once: each lookup through
+    ctypes costs microseconds, paid at a configuration's second launch otherwise)."""
+    missing = [name for name in names if name not in _api_addresses]
+    for name in missing:
+        _api_addresses[name] = ctypes.cast(getattr(ctypes.pythonapi, name),
+                                           ctypes.c_void_p).value
+    return [_api_addresses[name] for name in names]
+
+
+def _bytes_data_offset():
+    """Where a bytes object's data starts from its address (CPython keeps it inline:
+    32 bytes on 64-bit builds with the GIL); None when it cannot be found."""
+    probe = bytes(range(7, 7 + 48))
+    found = ctypes.string_at(id(probe), sys.getsizeof(probe)).find(probe)   # the object only
+    return found if found > 0 else None
+
+
+DATA_OFFSET = _bytes_data_offset()
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("meth", ctypes.c_void_p),
+                ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
+
+
+METH_NOARGS, METH_FASTCALL = 0x0004, 0x0080
+_method_defs = {}       # code address -> its PyMethodDef, alive for the process
+
+
+_new_builtin = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
+                                 ctypes.c_void_p)(("PyCFunction_NewEx", ctypes.pythonapi))
+
+
+def builtin(code, data, flags=METH_NOARGS):
+    """A builtin function object (PyCFunction; METH_NOARGS unless ``flags`` says another
+    calling convention) running the native code at ``code`` with ``data`` (a descriptor's
+    bytes) as its bound object."""
+    method = _method_defs.get((code, flags))
+    if method is None:
+        method = _method_defs[code, flags] = _MethodDef(b"simt_launch", code, flags, None)
+    return _new_builtin(ctypes.addressof(method), data, None)
+
+
+_cu = []
+
+
+def cu_launch_address():
+    """The address of libcuda's cuLaunchKernel (the driver cuda.bindings also calls)."""
+    if not _cu:
+        try:
+            _cu.append(ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel,
+                                   ctypes.c_void_p).value)
+        except (OSError, AttributeError):
+            _cu.append(None)
+    return _cu[0]
+
+
+class NativeCode:
+    """One of simt's native launch helpers: ``ir()`` gives its LLVM IR (or raises OSError
+    where it cannot be used in this process), ``name`` its function. ``address()`` is its
+    code's address: from the disk cache, else made with LLVM (its bytes kept in the cache,
+    or, for an object with relocations, linked by LLVM's loader); None where it cannot be
+    had. ``address(wait=False)`` never makes it on the caller's thread, nor waits for
+    LLVM: it starts making it in the background (``soon``) and answers None meanwhile (a
+    launch function bound then keeps packing in Python)."""
+
+    def __init__(self, name, ir):
+        self.name = name
+        self.ir = ir
+        self.made = []                  # [address or None, what keeps the code] once made
+        self.loading = threading.Lock()     # held while reading the disk cache
+        self.making = threading.Lock()      # held while LLVM makes it
+        self.started = False
+
+    def soon(self):
+        """Start making it on a thread (a kernel was loaded): LLVM takes tens of ms, which
+        a configuration's second launch, where launch functions are bound, used to pay."""
+        if not self.made and not self.started:
+            self.started = True
+            threading.Thread(target=self.address, name=f"simt-{self.name}", daemon=True).start()
+
+    def address(self, wait=True):
+        if not self.made:
+            with self.loading:
+                if not self.made:           # its machine code from the disk cache: no LLVM
+                    try:
+                        found = load_cached(self.ir())
+                    except OSError:
+                        found = None
+                    if found is not None:
+                        self.made.extend((found, None))
+            if not self.made and not wait:
+                self.soon()
+                return None
+            with self.making:
+                if not self.made:
+                    made = self._make()
+                    with self.loading:
+                        self.made.extend(made)
+        return self.made[0]
+
+    def _make(self):
+        try:
+            ir = self.ir()
+            found = make(ir, self.name)
+            if found is not None:
+                return found, None
+            from .. import hostjit as jit
+            loaded = jit.LoadedObject(jit.cached_object(self.name, ir, speed=2))
+            return loaded.address(self.name), loaded
+        except Exception:               # no native route: the launch functions' Python one works
+            return None, None

@@ -102,7 +102,8 @@ class SimBackend(HostMemory):
                for a in args):
             self.synchronize()                 # NumPy arguments: the launch is synchronous
 
-    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream):
+    def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
+                      classes=None):
         """This kernel's launch for runtime/binder.py: the full launch, minus the checks."""
         return Native(["run(kernel, loaded, grid, block, shared, stream, ({args}))"],
                       dict(run=self.run_launch, kernel=kernel, loaded=loaded, grid=grid,

@@ -1,0 +1,155 @@
+"""The native pack-and-launch call (backends/cuda/packlaunch.py), checked without a GPU:
+its machine code made for the baseline CPU, bound to a descriptor whose cuLaunchKernel is a
+ctypes callback that reads the parameter buffer. Every flat parameter must hold what the
+Python path (params.values, struct layout of params.layout) packs; arguments of another
+class, a missing one, a Python int beyond int64 or an array whose flat values do not match
+its plan are refused (-1) without a launch and without an exception left set."""
+import copy
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+import simt
+from simt.backends.cuda import packlaunch, params as P, trampoline
+from simt.ir import types as T
+
+CU_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+SEEN = []
+RESULT = [0]
+SIZES = []            # per flat parameter, its size: the callback reads that many bytes
+
+
+@CU_LAUNCH
+def _fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+    pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+    values = [ctypes.string_at(pointers[j], size) for j, size in enumerate(SIZES)]
+    SEEN.append(((f, gx, gy, gz, bx, by, bz, shared, stream, extra), values))
+    return RESULT[0]
+
+
+@pytest.fixture(scope="module")
+def code():
+    if trampoline.DATA_OFFSET is None or packlaunch._type_offset() is None:
+        pytest.skip("objects of unknown layout in this interpreter")
+    address = trampoline.make(packlaunch.ir(trampoline.DATA_OFFSET), packlaunch.NAME)
+    assert address is not None, "the pack-and-launch code must have no relocations"
+    return address
+
+
+def _bind(code, args):
+    classes = tuple(map(type, args))
+    types = [T.typeof(a) for a in args]
+    kinds = [k for t in types for k in P.kinds(t)]
+    planned = packlaunch.plan(classes, types, kinds)
+    assert planned is not None
+    data = packlaunch.descriptor(planned, 0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value,
+                                 (3, 2, 1), (64, 2, 1), 512, 0x5678)
+    SIZES[:] = [P.field(k)[1] for k in kinds]
+    return trampoline.builtin(code, data, trampoline.METH_FASTCALL), types, kinds
+
+
+def _expected(types, kinds, args):
+    """The bytes of each flat parameter as the Python path packs them."""
+    fmt, offsets, size = P.layout(kinds)
+    buffer = bytearray(size)
+    values = [v for t, a in zip(types, args) for v in P.values(t, a, lambda x: int(x.ptr))]
+    struct.pack_into(fmt, buffer, 0, *values)
+    return [bytes(buffer[o:o + P.field(k)[1]]) for o, k in zip(offsets, kinds)]
+
+
+def _arguments():
+    rng = np.random.default_rng(5)
+    a = simt.to_device(rng.random(37).astype(np.float32))
+    b = simt.to_device(rng.random((6, 8)))[1:5, ::2]          # strided: shape and strides
+    return (a, -(2 ** 40) - 3, 2.75, True, np.int16(-7), np.float32(1.5), np.complex64(2 - 3j),
+            np.uint8(250), np.bool_(True), np.float16(0.3), b, 17)
+
+
+def test_every_flat_parameter_as_the_python_path_packs_it(code):
+    args = _arguments()
+    go, types, kinds = _bind(code, args)
+    SEEN.clear()
+    RESULT[0] = 0
+    assert go(*args) == 0
+    assert len(SEEN) == 1
+    config, values = SEEN[0]
+    assert config == (0x1234, 3, 2, 1, 64, 2, 1, 512, 0x5678, None)
+    assert values == _expected(types, kinds, args)
+    other = list(args)                        # new objects of the same classes: new values
+    other[0] = simt.to_device(np.ones(37, np.float32))
+    other[1], other[4] = 12345, np.int16(300)
+    assert go(*other) == 0
+    assert SEEN[1][1] == _expected(types, kinds, other)
+
+
+def test_the_driver_result_comes_back(code):
+    args = _arguments()
+    go, _, _ = _bind(code, args)
+    RESULT[0] = 719
+    try:
+        assert go(*args) == 719
+    finally:
+        RESULT[0] = 0
+
+
+@pytest.mark.parametrize("change", ["class", "missing", "extra", "wide int", "flat values",
+                                    "none"])
+def test_arguments_not_as_planned_are_refused(code, change):
+    args = list(_arguments())
+    go, _, _ = _bind(code, args)
+    if change == "class":
+        args[5] = np.float64(1.5)
+    elif change == "missing":
+        args.pop()
+    elif change == "extra":
+        args.append(1)
+    elif change == "wide int":
+        args[1] = 2 ** 64
+    elif change == "flat values":
+        args[0] = copy.copy(args[0])
+        args[0]._flat = args[0]._flat[:1]
+    elif change == "none":
+        args[0] = None
+    SEEN.clear()
+    assert go(*args) == -1
+    assert SEEN == []
+    assert go(*_arguments()) == 0              # no exception was left set: the next call works
+
+
+def test_only_arrays_and_plain_scalars_have_a_native_route():
+    vector = simt.float4(1, 2, 3, 4)
+    types = [T.typeof(vector)]
+    assert packlaunch.plan((type(vector),), types, [k for t in types for k in P.kinds(t)]) is None
+    record = np.array((1, 2.0), np.dtype([("a", np.int32), ("b", np.float64)]))[()]
+    types = [T.typeof(record)]
+    assert packlaunch.plan((type(record),), types, [k for t in types for k in P.kinds(t)]) is None
+    # a Python int served by an int32 parameter (an eager signature) packs in Python
+    assert packlaunch.plan((int,), [T.Scalar(np.dtype(np.int32))], [ctypes.c_int32]) is None
+
+
+def test_binder_hands_refused_arguments_to_retry():
+    """A launch function over a checking native call (Native(checks=True)): no class
+    checks of its own; a refusal (-1) goes to retry with the arguments given."""
+    from simt.runtime import binder
+    from simt.runtime.backend import Native
+    from simt.runtime.devices import get_device
+    calls, retried, failed = [], [], []
+
+    def go(*args):
+        calls.append(args)
+        return -1 if args[0] == "refuse" else (5 if args[0] == "fail" else 0)
+    native = Native(["err = go({args})", "if err:", "    if err == -1:", "        {refused}",
+                     "    failed(err, {args})"],
+                    dict(go=go, failed=lambda err, *a: failed.append((err, a))), checks=True)
+    fast = binder.bind("k", (str, int), get_device(), None, native,
+                       retry=lambda caller, *a: retried.append((caller, a)))
+    fast("ok", 1)
+    fast("refuse", 2)
+    fast("refuse")                              # a missing argument reaches retry without it
+    fast("fail", 3)
+    assert calls[0] == ("ok", 1)
+    assert retried == [(fast, ("refuse", 2)), (fast, ("refuse",))]
+    assert failed == [(5, ("fail", 3))]
