@@ -160,31 +160,43 @@ def test_scalars_and_device_arrays_reach_the_prepared_path(device, rng):
 
 
 @simt.kernel
-def through_texture(tex, scale, out, rec):
+def through_texture(tex, scale, out, rec, vec):
     i = simt.grid(1)
     if i < out.shape[0]:
-        out[i] = tex.fetch(i) * scale + rec["w"]
+        out[i] = tex.fetch(i) * scale + rec["w"] + vec.y
 
 
 RECORD = np.dtype([("w", np.float32), ("k", np.int32)])
 
 
 def test_textures_and_records_reach_the_prepared_path(device, rng):
-    """A texture's or a record's class does not fix its kernel type: the launch function
-    checks the type it carries, so new texture objects and records launch fast too, and
-    a texture of another format goes to the full path, which compiles for it."""
+    """New texture objects, records and vector values at every launch launch fast too
+    (a texture's class records its type and device; a record's dtype is checked; on a GPU
+    one native call checks and packs them all: backends/cuda/packlaunch.py), and a
+    texture of another format goes to the full path, which compiles for it."""
+    gpu = device.backend.kind == "cuda"
+    if gpu:                  # made in the background at a first kernel load: wait for it here
+        from simt.backends.cuda import packlaunch
+        assert packlaunch.PACK_LAUNCH.address() is not None
     host = random_array(rng, 64, np.float32)
     out = simt.to_device(poison(64, np.float32))
     launch = through_texture[1, 64]
-    for k in range(4):                  # new texture and record objects at every launch
+    for k in range(5):                  # new texture, record and vector objects at every launch
         rec = np.array((np.float32(k), k), RECORD)[()]
-        launch(simt.Texture(simt.to_device(host)), np.float32(2), out, rec)
-        np.testing.assert_array_equal(out.copy_to_host(), host * 2 + np.float32(k))
+        vec = simt.float2(7, np.float32(k) / 4)
+        out.copy_from(poison(64, np.float32))
+        launch(simt.Texture(simt.to_device(host)), np.float32(2), out, rec, vec)
+        np.testing.assert_array_equal(out.copy_to_host(),
+                                      host * 2 + np.float32(k) + np.float32(k) / 4)
     prepared = through_texture.launches[(1, 64)].prepared
     assert prepared, "no launch function was bound"
+    if gpu:
+        (_, fast), = prepared.values()
+        assert "go" in fast.__globals__, "the GPU launch function packs in Python"
     host16 = rng.integers(1, 100, 64).astype(np.int16)
-    launch(simt.Texture(simt.to_device(host16)), np.float32(2), out, rec)   # another format
-    np.testing.assert_array_equal(out.copy_to_host(), host16 * np.float32(2) + np.float32(3))
+    launch(simt.Texture(simt.to_device(host16)), np.float32(2), out, rec, vec)   # another format
+    np.testing.assert_array_equal(out.copy_to_host(),
+                                  host16 * np.float32(2) + np.float32(4) + np.float32(1))
 
 
 def test_gpu_record_packing_matches_the_full_path(rng):

@@ -60,12 +60,26 @@ def _expected(types, kinds, args):
     return [bytes(buffer[o:o + P.field(k)[1]]) for o, k in zip(offsets, kinds)]
 
 
-def _arguments():
-    rng = np.random.default_rng(5)
+RECORD = np.dtype([("n", np.int8), ("x", np.float64), ("z", np.complex64),
+                   ("v", np.int16, (3,)), ("inner", [("u", np.uint32), ("f", np.float32)])])
+
+
+def _record(seed):
+    rng = np.random.default_rng(seed)
+    value = np.zeros((), RECORD)
+    value["n"], value["x"], value["z"] = -5 - seed, rng.random(), complex(rng.random(), -seed)
+    value["v"] = rng.integers(-999, 999, 3)
+    value["inner"]["u"], value["inner"]["f"] = 4000000000 + seed, rng.random()
+    return value[()]
+
+
+def _arguments(seed=5):
+    rng = np.random.default_rng(seed)
     a = simt.to_device(rng.random(37).astype(np.float32))
     b = simt.to_device(rng.random((6, 8)))[1:5, ::2]          # strided: shape and strides
-    return (a, -(2 ** 40) - 3, 2.75, True, np.int16(-7), np.float32(1.5), np.complex64(2 - 3j),
-            np.uint8(250), np.bool_(True), np.float16(0.3), b, 17)
+    return (a, -(2 ** 40) - 3 - seed, 2.75 + seed, True, np.int16(-7 - seed), np.float32(1.5),
+            np.complex64(2 - 3j), np.uint8(250), np.bool_(True), np.float16(0.3), b, 17,
+            simt.float4(1.5, -2, seed, 4), simt.short2(-3, seed), _record(seed))
 
 
 def test_every_flat_parameter_as_the_python_path_packs_it(code):
@@ -78,11 +92,22 @@ def test_every_flat_parameter_as_the_python_path_packs_it(code):
     config, values = SEEN[0]
     assert config == (0x1234, 3, 2, 1, 64, 2, 1, 512, 0x5678, None)
     assert values == _expected(types, kinds, args)
-    other = list(args)                        # new objects of the same classes: new values
-    other[0] = simt.to_device(np.ones(37, np.float32))
-    other[1], other[4] = 12345, np.int16(300)
+    other = _arguments(seed=9)                # new objects of the same classes: new values
     assert go(*other) == 0
     assert SEEN[1][1] == _expected(types, kinds, other)
+    assert SEEN[1][1] != SEEN[0][1]
+
+
+def test_a_record_of_an_equal_dtype_is_read_as_one_of_the_same(code):
+    args = _arguments()
+    go, types, kinds = _bind(code, args)
+    copy_of_dtype = np.dtype(RECORD.descr)              # equal, another object
+    assert copy_of_dtype == RECORD and copy_of_dtype is not RECORD
+    other = list(args)
+    other[-1] = np.frombuffer(args[-1].tobytes(), copy_of_dtype)[0]
+    SEEN.clear()
+    assert go(*other) == 0
+    assert SEEN[0][1] == _expected(types, kinds, args)
 
 
 def test_the_driver_result_comes_back(code):
@@ -96,7 +121,7 @@ def test_the_driver_result_comes_back(code):
 
 
 @pytest.mark.parametrize("change", ["class", "missing", "extra", "wide int", "flat values",
-                                    "none"])
+                                    "none", "record dtype", "vector item"])
 def test_arguments_not_as_planned_are_refused(code, change):
     args = list(_arguments())
     go, _, _ = _bind(code, args)
@@ -113,20 +138,23 @@ def test_arguments_not_as_planned_are_refused(code, change):
         args[0]._flat = args[0]._flat[:1]
     elif change == "none":
         args[0] = None
+    elif change == "record dtype":
+        args[-1] = np.zeros((), [("n", np.int8), ("x", np.float64)])[()]
+    elif change == "vector item":
+        args[12] = simt.float4(1, 2, 3, 4)
+        args[12]._items = (np.float64(1),) * 4
     SEEN.clear()
     assert go(*args) == -1
     assert SEEN == []
     assert go(*_arguments()) == 0              # no exception was left set: the next call works
 
 
-def test_only_arrays_and_plain_scalars_have_a_native_route():
-    vector = simt.float4(1, 2, 3, 4)
-    types = [T.typeof(vector)]
-    assert packlaunch.plan((type(vector),), types, [k for t in types for k in P.kinds(t)]) is None
-    record = np.array((1, 2.0), np.dtype([("a", np.int32), ("b", np.float64)]))[()]
+def test_what_has_no_native_route():
+    """Big-endian records, and a Python int served by an int32 parameter (an eager
+    signature), pack in Python."""
+    record = np.zeros((), np.dtype([("a", ">i4"), ("b", np.float64)]))[()]
     types = [T.typeof(record)]
     assert packlaunch.plan((type(record),), types, [k for t in types for k in P.kinds(t)]) is None
-    # a Python int served by an int32 parameter (an eager signature) packs in Python
     assert packlaunch.plan((int,), [T.Scalar(np.dtype(np.int32))], [ctypes.c_int32]) is None
 
 

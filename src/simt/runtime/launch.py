@@ -459,8 +459,8 @@ def launch_guards(types, args):
             guards.append(None)
         elif isinstance(t, (T.Scalar, T.Vector)) and not isinstance(a, (tuple, np.ndarray)):
             guards.append(None)
-        elif isinstance(t, (T.Texture, T.Surface)):
-            guards.append(("texture", t))
+        elif isinstance(t, (T.Texture, T.Surface)):     # its class fixes type and device
+            guards.append(None if getattr(type(a), "_sig", None) is t else ("texture", t))
         elif isinstance(t, T.Record) and isinstance(a, np.void):
             guards.append(("record", t))
         else:

@@ -107,9 +107,10 @@ class Texture:
         addresses = (address,) * ndim if isinstance(address, str) else tuple(address)
         _check_modes(filter, addresses, ndim, normalized_coords, read_mode, dtype, kind)
         self.device = source.device
-        self._simt_type = T.Texture(dtype, channels, ndim, layered, kind, filter, addresses,
-                                    bool(normalized_coords), read_mode)
+        _sign(self, T.Texture(dtype, channels, ndim, layered, kind, filter, addresses,
+                              bool(normalized_coords), read_mode))
         self._handle = self.device.backend.texture_object(self)
+        self._flat = _flat(self._handle)
 
     def __repr__(self):
         return f"Texture({self._simt_type!r}, device={self.device.name})"
@@ -125,11 +126,36 @@ class Surface:
             raise NotSupportedError("layered surfaces are not supported yet; use a 3D CudaArray")
         self.source = array
         self.device = array.device
-        self._simt_type = T.Surface(array.dtype, array.channels, array.ndim, False)
+        _sign(self, T.Surface(array.dtype, array.channels, array.ndim, False))
         self._handle = self.device.backend.surface_object(self)
+        self._flat = _flat(self._handle)
 
     def __repr__(self):
         return f"Surface({self._simt_type!r}, device={self.device.name})"
+
+
+_SIG_CLASSES = {}   # (Texture or Surface, its type, device name) -> the subclass of such objects
+
+
+def _sign(obj, simt_type):
+    """Give a texture or surface the subclass of its type and device (named as its class:
+    users never see it), as a DeviceArray's class records its signature: a launch function
+    then knows the argument's type from its class alone (runtime/launch.py)."""
+    base = type(obj)
+    key = (base, simt_type, obj.device.name)
+    cls = _SIG_CLASSES.get(key)
+    if cls is None:
+        cls = _SIG_CLASSES.setdefault(key, type(base.__name__, (base,), {
+            "_sig": simt_type, "__module__": base.__module__, "__qualname__": base.__qualname__}))
+    obj.__class__ = cls
+    obj._simt_type = cls._sig
+
+
+def _flat(handle):
+    """A GPU kernel's parameters for a texture or surface: its object's 64-bit handle
+    (backends/cuda/packlaunch.py reads them); none on devices without one."""
+    value = getattr(handle, "value", None)
+    return (value,) if isinstance(value, int) else ()
 
 
 def _describe_source(source):

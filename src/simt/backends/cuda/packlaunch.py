@@ -30,31 +30,40 @@ import sys
 
 import numpy as np
 
-from ...ir import types as T
+from ...ir import records, types as T
 from . import params as P
 from .trampoline import DATA_OFFSET, NativeCode, cu_launch_address, python_api
 
-ARRAY, RAW, INT, FLOAT, BOOL = range(5)
+FLAT, ITEMS, RAW, RECORD, INT, FLOAT, BOOL = range(7)
 HEADER = ("function", "entry", "gx", "gy", "gz", "bx", "by", "bz", "shared", "stream",
           "nargs", "nflat", "save", "restore", "to_int", "getattr", "decref", "as_long",
-          "as_double", "occurred", "clear", "tuple_size", "tuple_item", "true", "flat_name",
-          "scalar_offset")
+          "as_double", "occurred", "clear", "tuple_size", "tuple_item", "equal", "true",
+          "flat_name", "items_name", "scalar_offset", "void_data", "void_dtype")
 FIELD = {name: i for i, name in enumerate(HEADER)}
-PER_ARG = 4            # the argument's class, how it is read, its first flat parameter, their count
-PER_FLAT = 2           # a flat parameter's offset in the buffer, its size in bytes
+PER_ARG = 5     # the argument's class, how it is read, its first flat parameter, their count, extra
+PER_FLAT = 3    # a flat parameter's offset in the buffer, its size in bytes, where it is read from
 BUFFER, MAX_FLAT = 4096, 512
 _API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_FromLongLong", "PyObject_GetAttr",
         "Py_DecRef", "PyLong_AsLongLong", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear",
-        "PyTuple_Size", "PyTuple_GetItem")
-_FLAT_NAME = sys.intern("_flat")
+        "PyTuple_Size", "PyTuple_GetItem", "PyObject_RichCompareBool")
+_NAMES = {"flat_name": sys.intern("_flat"), "items_name": sys.intern("_items")}
 NAME = "simt_cuda_pack_launch"
+_PY_EQ = 2
 
 
 def ir(data_offset, type_offset=8):
     """LLVM IR of ``PyObject *simt_cuda_pack_launch(PyObject *self, PyObject *const *args,
-    Py_ssize_t nargs)``; ``self`` is the descriptor, its data ``data_offset`` bytes in."""
-    out = _Writer(data_offset)
-    return out.function(type_offset)
+    Py_ssize_t nargs)``; ``self`` is the descriptor, its data ``data_offset`` bytes in.
+    How each argument is read (the descriptor's ``op``):
+
+    - FLAT: its ``_flat`` attribute, a tuple of ``count`` ints (arrays, textures, surfaces);
+    - ITEMS: its ``_items`` attribute, a tuple of ``count`` NumPy scalars of class
+      ``extra`` (simt's vector types);
+    - RAW: the bytes of a NumPy scalar;
+    - RECORD: a NumPy record (np.void) whose dtype is ``extra`` (the same object or an
+      equal one), each flat parameter read at its ``source`` offset in the record's data;
+    - INT, FLOAT, BOOL: a Python int (int64), float (float64) or bool."""
+    return _Writer(data_offset).function(type_offset)
 
 
 class _Writer:
@@ -70,7 +79,7 @@ class _Writer:
         return f"%{stem}{self.count}"
 
     def emit(self, *lines):
-        self.lines += ["  " + line if not line.endswith(":") else line for line in lines]
+        self.lines += [line if line.endswith(":") else "  " + line for line in lines]
 
     def word(self, index, kind="i64"):
         """Descriptor word ``index`` (an i64 value or constant) as ``kind``."""
@@ -87,26 +96,29 @@ class _Writer:
     def header(self, name, kind="i64"):
         return self.word(FIELD[name], kind)
 
-    def flat_row(self, flat):
-        """The descriptor index of flat parameter ``flat``'s row."""
-        row, scaled = self.fresh("row"), self.fresh("s")
-        self.emit(f"{scaled} = mul i64 {flat}, {PER_FLAT}",
+    def flat(self, index, column):
+        """Column ``column`` (0 offset, 1 size, 2 source) of flat parameter ``index``."""
+        scaled, row = self.fresh("s"), self.fresh("row")
+        self.emit(f"{scaled} = mul i64 {index}, {PER_FLAT}",
                   f"{row} = add i64 {scaled}, %flatbase")
-        return row
+        if column:
+            moved = self.fresh("row")
+            self.emit(f"{moved} = add i64 {row}, {column}")
+            row = moved
+        return self.word(row)
 
     def function(self, type_offset):
         self.lines = [f"define ptr @{NAME}(ptr %self, ptr %args, i64 %nargs) #0 {{", "entry:"]
         self.emit(f"%d = getelementptr i8, ptr %self, i64 {self.data_offset}",
                   f"%buf = alloca [{BUFFER} x i8], align 16",
                   f"%ptrs = alloca [{MAX_FLAT} x ptr], align 16",
-                  "%ia = alloca i64", "%ja = alloca i64", "%acca = alloca i64")
-        api = {name: self.header(name, "ptr") for name in HEADER[FIELD["save"]:FIELD["true"]]}
-        self.api = api
-        for name, value in (("true", "%true"), ("flat_name", "%flatname"),
-                            ("scalar_offset", "%scalaroff")):
-            kind = "i64" if name == "scalar_offset" else "ptr"
-            self.emit(f"{value} = {'add' if kind == 'i64' else 'inttoptr'} "
-                      f"i64 {self.header(name)}{', 0' if kind == 'i64' else ' to ptr'}")
+                  "%ia = alloca i64", "%ja = alloca i64")
+        self.api = {name: self.header(name, "ptr")
+                    for name in HEADER[FIELD["save"]:FIELD["true"]]}
+        for name in ("true", "flat_name", "items_name"):
+            self.emit(f"%{name} = inttoptr i64 {self.header(name)} to ptr")
+        for name in ("scalar_offset", "void_data", "void_dtype"):
+            self.emit(f"%{name} = add i64 {self.header(name)}, 0")
         n = self.header("nargs")
         self.emit(f"%argrows = mul i64 {n}, {PER_ARG}",
                   f"%flatbase = add i64 %argrows, {len(HEADER)}",
@@ -115,8 +127,9 @@ class _Writer:
         self.arguments(n, type_offset)
         self.fill()
         self.launch()
-        self.emit("clear_mismatch:", f"call void {api['clear']}()", "br label %mismatch",
-                  "mismatch:", f"%refused = call ptr {api['to_int']}(i64 -1)", "ret ptr %refused")
+        self.emit("clear_mismatch:", f"call void {self.api['clear']}()", "br label %mismatch",
+                  "mismatch:", f"%refused = call ptr {self.api['to_int']}(i64 -1)",
+                  "ret ptr %refused")
         self.lines += ["}", 'attributes #0 = { "no-jump-tables"="true" }']
         return "\n".join(self.lines) + "\n"
 
@@ -129,90 +142,118 @@ class _Writer:
                   "%type = load i64, ptr %typep", f"%rowa = mul i64 %i, {PER_ARG}",
                   f"%row = add i64 %rowa, {len(HEADER)}")
         want = self.word("%row")
-        self.emit("%row1 = add i64 %row, 1", "%row2 = add i64 %row, 2", "%row3 = add i64 %row, 3",
-                  "%op.at = getelementptr i64, ptr %d, i64 %row1",
-                  "%op = load i64, ptr %op.at",
-                  "%first.at = getelementptr i64, ptr %d, i64 %row2",
-                  "%first = load i64, ptr %first.at",
-                  "%count.at = getelementptr i64, ptr %d, i64 %row3",
-                  "%count = load i64, ptr %count.at",
-                  "store i64 0, ptr %ja", "store i64 0, ptr %acca",
-                  f"%same = icmp eq i64 %type, {want}",
+        for k, name in enumerate(("op", "first", "count", "extra"), 1):
+            self.emit(f"%{name}.row = add i64 %row, {k}")
+            self.emit(f"%{name} = add i64 {self.word(f'%{name}.row')}, 0")
+        cases = " ".join(f"i64 {op}, label %{label}" for op, label in (
+            (FLAT, "flat"), (ITEMS, "items"), (RAW, "raw"), (RECORD, "record"),
+            (INT, "pyint"), (FLOAT, "pyfloat"), (BOOL, "pybool")))
+        self.emit("store i64 0, ptr %ja", f"%same = icmp eq i64 %type, {want}",
                   "br i1 %same, label %dispatch, label %mismatch",
-                  "dispatch:",
-                  f"switch i64 %op, label %mismatch [ i64 {ARRAY}, label %array "
-                  f"i64 {RAW}, label %raw_head i64 {INT}, label %pyint "
-                  f"i64 {FLOAT}, label %pyfloat i64 {BOOL}, label %pybool ]",
+                  "dispatch:", f"switch i64 %op, label %mismatch [ {cases} ]",
                   "next:", "%inext = add i64 %i, 1", "store i64 %inext, ptr %ia",
                   "br label %arg_head")
-        self.array()
-        self.raw()
+        self.tuple("flat", "%flat_name", self.int_item)
+        self.tuple("items", "%items_name", self.scalar_item)
+        self.emit("raw:", "%rawbase = getelementptr i8, ptr %obj, i64 %scalar_offset")
+        self.copies("raw", "%rawbase")
+        self.record()
         self.scalars()
 
-    def store_at(self, flat, value, kind):
-        """Store ``value`` (of LLVM type ``kind``) at flat parameter ``flat``'s offset."""
-        offset = self.word(self.flat_row(flat))
-        where = self.fresh("dst")
+    def store_at(self, index, value, kind):
+        """Store ``value`` (of LLVM type ``kind``) at flat parameter ``index``'s offset."""
+        offset, where = self.flat(index, 0), self.fresh("dst")
         self.emit(f"{where} = getelementptr i8, ptr %buf, i64 {offset}",
                   f"store {kind} {value}, ptr {where}, align 1")
 
-    def array(self):
-        api = self.api
-        self.emit("array:", f"%tuple = call ptr {api['getattr']}(ptr %obj, ptr %flatname)",
-                  "%notuple = icmp eq ptr %tuple, null",
-                  "br i1 %notuple, label %clear_mismatch, label %array_size",
-                  "array_size:", f"%items = call i64 {api['tuple_size']}(ptr %tuple)",
-                  "%fits = icmp eq i64 %items, %count",
-                  "br i1 %fits, label %array_head, label %array_fail",
-                  "array_head:", "%j = load i64, ptr %ja", "%jmore = icmp ult i64 %j, %count",
-                  "br i1 %jmore, label %array_item, label %array_done",
-                  "array_item:", f"%item = call ptr {api['tuple_item']}(ptr %tuple, i64 %j)",
-                  f"%value = call i64 {api['as_long']}(ptr %item)",
-                  "%maybe = icmp eq i64 %value, -1",
-                  "br i1 %maybe, label %array_check, label %array_store",
-                  "array_check:", f"%raised = call ptr {api['occurred']}()",
-                  "%failed = icmp ne ptr %raised, null",
-                  "br i1 %failed, label %array_fail, label %array_store",
-                  "array_store:", "%flat = add i64 %first, %j")
-        self.store_at("%flat", "%value", "i64")
-        self.emit("%jnext = add i64 %j, 1", "store i64 %jnext, ptr %ja", "br label %array_head",
-                  "array_done:", f"call void {api['decref']}(ptr %tuple)", "br label %next",
-                  "array_fail:", f"call void {api['decref']}(ptr %tuple)",
-                  "br label %clear_mismatch")
-
-    def raw(self):
-        self.emit("raw_head:", "%rj = load i64, ptr %ja", "%rmore = icmp ult i64 %rj, %count",
-                  "br i1 %rmore, label %raw_item, label %next",
-                  "raw_item:", "%rflat = add i64 %first, %rj")
-        row = self.flat_row("%rflat")
-        offset = self.word(row)
-        self.emit(f"%srow = add i64 {row}, 1")
-        size = self.word("%srow")
-        self.emit("%acc = load i64, ptr %acca",
-                  "%src0 = getelementptr i8, ptr %obj, i64 %scalaroff",
-                  "%src = getelementptr i8, ptr %src0, i64 %acc",
-                  f"%rdst = getelementptr i8, ptr %buf, i64 {offset}",
-                  f"switch i64 {size}, label %mismatch [ i64 1, label %raw1 i64 2, label %raw2 "
-                  "i64 4, label %raw4 i64 8, label %raw8 ]")
+    def copy(self, stem, index, source, done):
+        """Copy flat parameter ``index``'s size (1, 2, 4 or 8) of bytes from ``source``
+        into its place, then go to ``done``."""
+        offset, size = self.flat(index, 0), self.flat(index, 1)
+        self.emit(f"%{stem}.dst = getelementptr i8, ptr %buf, i64 {offset}",
+                  f"switch i64 {size}, label %mismatch [ i64 1, label %{stem}.1 "
+                  f"i64 2, label %{stem}.2 i64 4, label %{stem}.4 i64 8, label %{stem}.8 ]")
         for width in (1, 2, 4, 8):
             kind = f"i{8 * width}"
-            self.emit(f"raw{width}:", f"%rv{width} = load {kind}, ptr %src, align 1",
-                      f"store {kind} %rv{width}, ptr %rdst, align 1", "br label %raw_next")
-        self.emit("raw_next:", f"%accnext = add i64 %acc, {size}", "store i64 %accnext, ptr %acca",
-                  "%rjnext = add i64 %rj, 1", "store i64 %rjnext, ptr %ja", "br label %raw_head")
+            self.emit(f"{stem}.{width}:", f"%{stem}.v{width} = load {kind}, ptr {source}, align 1",
+                      f"store {kind} %{stem}.v{width}, ptr %{stem}.dst, align 1",
+                      f"br label {done}")
+
+    def copies(self, stem, base):
+        """Each flat parameter of the argument copied from ``base`` + its source offset."""
+        self.emit(f"br label %{stem}.head", f"{stem}.head:", f"%{stem}.j = load i64, ptr %ja",
+                  f"%{stem}.more = icmp ult i64 %{stem}.j, %count",
+                  f"br i1 %{stem}.more, label %{stem}.body, label %next", f"{stem}.body:",
+                  f"%{stem}.f = add i64 %first, %{stem}.j")
+        source = self.flat(f"%{stem}.f", 2)
+        self.emit(f"%{stem}.src = getelementptr i8, ptr {base}, i64 {source}")
+        self.copy(f"{stem}.c", f"%{stem}.f", f"%{stem}.src", f"%{stem}.step")
+        self.emit(f"{stem}.step:", f"%{stem}.jn = add i64 %{stem}.j, 1",
+                  f"store i64 %{stem}.jn, ptr %ja", f"br label %{stem}.head")
+
+    def tuple(self, stem, name, item):
+        """The tuple attribute ``name`` of the argument: ``count`` items, each stored by
+        ``item(stem, item value, flat index, done label, fail label)``."""
+        api = self.api
+        self.emit(f"{stem}:", f"%{stem}.t = call ptr {api['getattr']}(ptr %obj, ptr {name})",
+                  f"%{stem}.none = icmp eq ptr %{stem}.t, null",
+                  f"br i1 %{stem}.none, label %clear_mismatch, label %{stem}.size",
+                  f"{stem}.size:", f"%{stem}.n = call i64 {api['tuple_size']}(ptr %{stem}.t)",
+                  f"%{stem}.fits = icmp eq i64 %{stem}.n, %count",
+                  f"br i1 %{stem}.fits, label %{stem}.head, label %{stem}.fail",
+                  f"{stem}.head:", f"%{stem}.j = load i64, ptr %ja",
+                  f"%{stem}.more = icmp ult i64 %{stem}.j, %count",
+                  f"br i1 %{stem}.more, label %{stem}.item, label %{stem}.done",
+                  f"{stem}.item:",
+                  f"%{stem}.x = call ptr {api['tuple_item']}(ptr %{stem}.t, i64 %{stem}.j)",
+                  f"%{stem}.f = add i64 %first, %{stem}.j")
+        item(stem, f"%{stem}.x", f"%{stem}.f", f"%{stem}.step", f"%{stem}.fail")
+        self.emit(f"{stem}.step:", f"%{stem}.jn = add i64 %{stem}.j, 1",
+                  f"store i64 %{stem}.jn, ptr %ja", f"br label %{stem}.head",
+                  f"{stem}.done:", f"call void {api['decref']}(ptr %{stem}.t)", "br label %next",
+                  f"{stem}.fail:", f"call void {api['decref']}(ptr %{stem}.t)",
+                  "br label %clear_mismatch")
+
+    def int_item(self, stem, value, index, done, fail):
+        """A Python int item as an int64 (one that does not fit fails)."""
+        api = self.api
+        self.emit(f"%{stem}.v = call i64 {api['as_long']}(ptr {value})",
+                  f"%{stem}.maybe = icmp eq i64 %{stem}.v, -1",
+                  f"br i1 %{stem}.maybe, label %{stem}.check, label %{stem}.store",
+                  f"{stem}.check:", f"%{stem}.raised = call ptr {api['occurred']}()",
+                  f"%{stem}.failed = icmp ne ptr %{stem}.raised, null",
+                  f"br i1 %{stem}.failed, label {fail}, label %{stem}.store", f"{stem}.store:")
+        self.store_at(index, f"%{stem}.v", "i64")
+        self.emit(f"br label {done}")
+
+    def scalar_item(self, stem, value, index, done, fail):
+        """A NumPy scalar item of class ``extra``: its bytes."""
+        self.emit(f"%{stem}.tp = getelementptr i8, ptr {value}, i64 8",
+                  f"%{stem}.type = load i64, ptr %{stem}.tp",
+                  f"%{stem}.ok = icmp eq i64 %{stem}.type, %extra",
+                  f"br i1 %{stem}.ok, label %{stem}.copy, label {fail}", f"{stem}.copy:",
+                  f"%{stem}.src = getelementptr i8, ptr {value}, i64 %scalar_offset")
+        self.copy(f"{stem}.c", index, f"%{stem}.src", done)
+
+    def record(self):
+        """np.void: its dtype the planned one (the same object, else an equal one)."""
+        api = self.api
+        self.emit("record:", "%rec.dp = getelementptr i8, ptr %obj, i64 %void_dtype",
+                  "%rec.dtype = load i64, ptr %rec.dp", "%rec.same = icmp eq i64 %rec.dtype, %extra",
+                  "br i1 %rec.same, label %rec.data, label %rec.compare",
+                  "rec.compare:", "%rec.dtypep = inttoptr i64 %rec.dtype to ptr",
+                  "%rec.extrap = inttoptr i64 %extra to ptr",
+                  f"%rec.eq = call i32 {api['equal']}(ptr %rec.dtypep, ptr %rec.extrap, i32 {_PY_EQ})",
+                  "%rec.equal = icmp eq i32 %rec.eq, 1",
+                  "br i1 %rec.equal, label %rec.data, label %clear_mismatch",
+                  "rec.data:", "%rec.pp = getelementptr i8, ptr %obj, i64 %void_data",
+                  "%rec.base = load ptr, ptr %rec.pp")
+        self.copies("rec", "%rec.base")
 
     def scalars(self):
-        api = self.api
-        self.emit("pyint:", f"%int = call i64 {api['as_long']}(ptr %obj)",
-                  "%intmaybe = icmp eq i64 %int, -1",
-                  "br i1 %intmaybe, label %pyint_check, label %pyint_store",
-                  "pyint_check:", f"%intraised = call ptr {api['occurred']}()",
-                  "%intfailed = icmp ne ptr %intraised, null",
-                  "br i1 %intfailed, label %clear_mismatch, label %pyint_store",
-                  "pyint_store:")
-        self.store_at("%first", "%int", "i64")
-        self.emit("br label %next", "pyfloat:",
-                  f"%float = call double {api['as_double']}(ptr %obj)")
+        self.emit("pyint:")
+        self.int_item("int", "%obj", "%first", "%next", "%clear_mismatch")
+        self.emit("pyfloat:", f"%float = call double {self.api['as_double']}(ptr %obj)")
         self.store_at("%first", "%float", "double")
         self.emit("br label %next", "pybool:", "%istrue = icmp eq ptr %obj, %true",
                   "%bool = zext i1 %istrue to i8")
@@ -225,7 +266,7 @@ class _Writer:
         self.emit("store i64 0, ptr %ja", "br label %fill_head",
                   "fill_head:", "%fj = load i64, ptr %ja", f"%fmore = icmp ult i64 %fj, {nflat}",
                   "br i1 %fmore, label %fill_body, label %go", "fill_body:")
-        offset = self.word(self.flat_row("%fj"))
+        offset = self.flat("%fj", 0)
         self.emit(f"%fp = getelementptr i8, ptr %buf, i64 {offset}",
                   "%fslot = getelementptr ptr, ptr %ptrs, i64 %fj", "store ptr %fp, ptr %fslot",
                   "%fjnext = add i64 %fj, 1", "store i64 %fjnext, ptr %ja", "br label %fill_head")
@@ -271,61 +312,108 @@ def _scalar_layout(cls):
     return known
 
 
+VOID_DATA, VOID_DTYPE = 24, 32      # np.void: PyObject_VAR_HEAD, its data pointer, its dtype
+
+
+def _void_layout():
+    """Whether np.void scalars keep their data pointer and dtype at VOID_DATA, VOID_DTYPE."""
+    if "void" not in _scalar_ok:
+        dtype = np.dtype([("a", np.int32), ("b", np.float64)])
+        value = np.frombuffer(bytes(range(1, dtype.itemsize + 1)), dtype)[0]
+        data = ctypes.c_void_p.from_address(id(value) + VOID_DATA).value
+        _scalar_ok["void"] = type(value) is np.void and \
+            ctypes.c_void_p.from_address(id(value) + VOID_DTYPE).value == id(value.dtype) and \
+            data is not None and ctypes.string_at(data, dtype.itemsize) == value.tobytes()
+    return _scalar_ok["void"]
+
+
 def _how(cls, t, sizes):
-    """How the native code reads an argument of class ``cls`` and kernel type ``t`` whose
-    flat parameters have these sizes: ARRAY ... BOOL, or None (no native route)."""
-    if isinstance(t, T.Array):
-        return ARRAY if getattr(cls, "_sig", None) == t and set(sizes) <= {8} else None
-    if not isinstance(t, T.Scalar) or getattr(t, "is_bfloat16", False):
+    """(op, extra, source offsets) reading an argument of class ``cls`` and kernel type
+    ``t`` whose flat parameters have these sizes; None where there is no native route."""
+    plain = [0] * len(sizes)
+    if isinstance(t, (T.Array, T.Texture, T.Surface)):     # their class fixes type and device
+        ok = getattr(cls, "_sig", None) == t and set(sizes) <= {8}
+        return (FLAT, 0, plain) if ok else None
+    if isinstance(t, T.Vector):
+        item = np.dtype(t.element.dtype).type
+        ok = getattr(cls, "_simt_type", None) == t and not t.element.is_bfloat16 and \
+            _scalar_layout(item) and set(sizes) == {t.element.dtype.itemsize}
+        return (ITEMS, id(item), plain) if ok else None
+    if isinstance(t, T.Record):
+        sources = _record_sources(t.dtype, sizes) if cls is np.void and _void_layout() else None
+        return None if sources is None else (RECORD, id(t.dtype), sources)
+    if not isinstance(t, T.Scalar) or t.is_bfloat16:
         return None
     if cls is int and t.dtype == np.int64:
-        return INT
+        return INT, 0, plain
     if cls is float and t.dtype == np.float64:
-        return FLOAT
+        return FLOAT, 0, plain
     if cls is bool and t.kind == "b":
-        return BOOL
+        return BOOL, 0, plain
     if isinstance(cls, type) and issubclass(cls, np.generic) and t.kind in "biufc" \
             and np.dtype(cls) == t.dtype and sum(sizes) == t.dtype.itemsize \
             and _scalar_layout(cls):
-        return RAW
+        return RAW, 0, [sum(sizes[:k]) for k in range(len(sizes))]
     return None
 
 
+def _record_sources(dtype, sizes):
+    """Where each flat parameter of a record of ``dtype`` is in its data (params.kinds'
+    order: its leaves, a complex one as two); None for leaves read otherwise (bfloat16,
+    big-endian) or a layout that does not match ``sizes``."""
+    sources = []
+    for path, leaf in records.leaves(dtype):
+        if leaf.names is not None or leaf.byteorder == ">" or leaf.kind not in "biufc":
+            return None
+        offset = P.leaf_offset(dtype, path)
+        parts = 2 if leaf.kind == "c" else 1
+        sources += [offset + k * leaf.itemsize // parts for k in range(parts)]
+    if len(sources) != len(sizes):
+        return None
+    return sources
+
+
 def plan(classes, types, param_kinds):
-    """Per argument (op, first flat parameter, count) and per flat parameter (offset,
-    size), or None where some argument has no native route or the parameters do not fit."""
+    """Per argument (class, op, first flat parameter, count, extra) and per flat
+    parameter (offset, size, source), or None where some argument has no native route or
+    the parameters do not fit the stack buffer."""
     if _type_offset() is None or any(isinstance(k, int) for k in param_kinds):
         return None
     _, offsets, size = P.layout(param_kinds)
     sizes = [P.field(k)[1] for k in param_kinds]
-    if size > BUFFER or len(sizes) > MAX_FLAT:
+    if size > BUFFER or len(sizes) > MAX_FLAT or len(classes) != len(types):
         return None
-    args, first = [], 0
+    args, sources, first = [], [], 0
     for cls, t in zip(classes, types):
         count = len(P.kinds(t))
         how = _how(cls, t, sizes[first:first + count])
         if how is None:
             return None
-        args.append((cls, how, first, count))
+        op, extra, where = how
+        args.append((cls, op, first, count, extra))
+        sources += where
         first += count
-    if first != len(sizes) or len(classes) != len(types):
+    if first != len(sizes):
         return None
-    return args, list(zip(offsets, sizes))
+    return args, list(zip(offsets, sizes, sources))
 
 
 def descriptor(planned, function, entry, grid, block, shared, stream):
-    """The bytes a pack-and-launch builtin is bound to, for ``plan``'s result."""
+    """The bytes a pack-and-launch builtin is bound to, for ``plan``'s result. It holds
+    addresses of the classes and dtypes it checks: the launch function holding the
+    builtin holds those (its classes; the kernel's types)."""
     args, flats = planned
     header = dict(function=function, entry=entry, shared=shared, stream=stream or 0,
-                  nargs=len(args), nflat=len(flats), true=id(True), flat_name=id(_FLAT_NAME),
-                  scalar_offset=SCALAR_OFFSET,
+                  nargs=len(args), nflat=len(flats), true=id(True),
+                  scalar_offset=SCALAR_OFFSET, void_data=VOID_DATA, void_dtype=VOID_DTYPE,
+                  **{name: id(value) for name, value in _NAMES.items()},
                   **dict(zip(("gx", "gy", "gz"), grid)), **dict(zip(("bx", "by", "bz"), block)),
                   **dict(zip(HEADER[FIELD["save"]:FIELD["true"]], python_api(_API))))
     words = [header[name] for name in HEADER]
-    for cls, how, first, count in args:       # the classes stay alive: the launch function holds them
-        words += [id(cls), how, first, count]
-    for offset, size in flats:
-        words += [offset, size]
+    for cls, op, first, count, extra in args:
+        words += [id(cls), op, first, count, extra]
+    for row in flats:
+        words += row
     return struct.pack(f"<{len(words)}Q", *words)
 
 

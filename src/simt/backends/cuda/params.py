@@ -151,8 +151,8 @@ def _record_reader(t):
     ``_record_values`` gives them: one struct unpack of its bytes, the padding skipped."""
     import struct
     layout, at = [], 0
-    for path, leaf in sorted(records.leaves(t.dtype), key=lambda p: _offset(t.dtype, p[0])):
-        offset = _offset(t.dtype, path)
+    for path, leaf in sorted(records.leaves(t.dtype), key=lambda p: leaf_offset(t.dtype, p[0])):
+        offset = leaf_offset(t.dtype, path)
         code = "H" if leaf.names is not None else \
             _LEAF_CODES.get((leaf.kind, leaf.itemsize))            # bfloat16: its 16 bits
         if code is None or leaf.byteorder == ">" or offset < at:
@@ -163,7 +163,7 @@ def _record_reader(t):
     return lambda value: reader.unpack_from(value.tobytes())
 
 
-def _offset(dtype, path):
+def leaf_offset(dtype, path):
     """The byte offset of a record leaf's path (field names, flat element indices)."""
     offset = 0
     for step in path:
