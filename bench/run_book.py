@@ -1,7 +1,7 @@
 """Whole programs: CUDA by Example's timed programs, simt's versions (src/simt/examples/)
 against the book's own CUDA C built by nvcc -O3 in the same run, each timed the book's way
 (its own cudaEvent pairs and printed line: "Time to generate", "Average Time per frame"...),
-both sides as fresh processes, median of --runs.
+both sides as fresh processes taking turns, median of --runs.
 
 The book's sources are in bench/book/cbe/ (copied unedited from
 ../shared/research/cuda-by-example-src/); the helper headers the book uses but never prints
@@ -125,15 +125,22 @@ def build(name, source, shim, folder):
     return exe if done.returncode == 0 else "nvcc failed: " + done.stderr.strip()[-300:]
 
 
-def run(command, env, runs):
-    """The printed times of ``runs`` fresh runs ([[...], ...]) or an error string."""
-    out = []
+def run_both(commands, env, runs):
+    """The printed outputs of ``runs`` fresh runs of each command ([...] per command, or
+    an error string), the commands taking turns: this machine's state drifts between
+    runs (pageable copies and steady frames move by a third), and taking turns makes
+    the drift fall on both sides alike."""
+    outs = [[] if command is not None else "nvcc failed" for command in commands]
     for _ in range(runs):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            return "failed: " + (done.stderr or done.stdout).strip()[-300:]
-        out.append(done.stdout)
-    return out
+        for k, command in enumerate(commands):
+            if isinstance(outs[k], str):
+                continue
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0:
+                outs[k] = "failed: " + (done.stderr or done.stdout).strip()[-300:]
+            else:
+                outs[k].append(done.stdout)
+    return outs
 
 
 def summarize(outputs, what):
@@ -182,14 +189,16 @@ def main():
         if args.only and not any(o in name for o in args.only):
             continue
         exe = build(name, source, shim, folder)
-        book = run([exe], env, args.runs) if os.path.exists(exe) else exe
         code = program.format(frames=FRAMES, out=folder, name="")
-        mine = run([sys.executable, "-c", code], env, args.runs)
+        book, mine = run_both([[exe] if os.path.exists(exe) else None,
+                               [sys.executable, "-c", code]], env, args.runs)
+        if not os.path.exists(exe):
+            book = exe
         rows[name] = {"nvcc": summarize(book, what), "simt": summarize(mine, what),
                       "kind": "frames" if what == "frames" else "times"}
         print(f"{name}: nvcc {rows[name]['nvcc']}  simt {rows[name]['simt']}", flush=True)
     print(f"\nCUDA by Example, simt against the book's CUDA C (nvcc -O3), ms, median of "
-          f"{args.runs} runs ({time.strftime('%Y-%m-%d')})")
+          f"{args.runs} runs taking turns ({time.strftime('%Y-%m-%d')})")
     print(f"{'program':52s} {'nvcc':>9s} {'simt':>9s} {'simt/nvcc':>9s}   first frame nvcc / simt")
     for name, row in rows.items():
         book, mine = row["nvcc"], row["simt"]
