@@ -1,9 +1,11 @@
-"""The native pack-and-launch call (backends/cuda/packlaunch.py), checked without a GPU:
-its machine code made for the baseline CPU, bound to a descriptor whose cuLaunchKernel is a
+"""The native launch function (backends/cuda/packlaunch.py), checked without a GPU: its
+machine code made for the baseline CPU, bound to a descriptor whose cuLaunchKernel is a
 ctypes callback that reads the parameter buffer. Every flat parameter must hold what the
 Python path (params.values, struct layout of params.layout) packs; arguments of another
-class, a missing one, a Python int beyond int64 or an array whose flat values do not match
-its plan are refused (-1) without a launch and without an exception left set."""
+class, a missing one, a Python int beyond int64, an array whose flat values do not match
+its plan, or another current device go to ``refused`` with the arguments as given, without
+a launch and without an exception left set; a driver error goes to ``failed``."""
+import threading
 import copy
 import ctypes
 import struct
@@ -39,16 +41,37 @@ def code():
     return address
 
 
+class _Owner:
+    error_source = None
+
+
+LOCAL, DEVICE, OWNER = threading.local(), object(), _Owner()
+REFUSED, FAILED = [], []
+
+
+def _refused(*args):
+    REFUSED.append(args)
+    return "refused"
+
+
+def _failed(err, *args):
+    FAILED.append((err, args))
+    return "failed"
+
+
 def _bind(code, args):
     classes = tuple(map(type, args))
     types = [T.typeof(a) for a in args]
     kinds = [k for t in types for k in P.kinds(t)]
     planned = packlaunch.plan(classes, types, kinds)
     assert planned is not None
-    data = packlaunch.descriptor(planned, 0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value,
-                                 (3, 2, 1), (64, 2, 1), 512, 0x5678)
+    LOCAL.device = DEVICE
+    go = packlaunch.launch_function(
+        code, planned, 0x1234, ctypes.cast(_fake_launch, ctypes.c_void_p).value, (3, 2, 1),
+        (64, 2, 1), 512, 0x5678, dict(local=LOCAL, device=DEVICE, refused=_refused,
+                                      failed=_failed, error_owner=OWNER, error_value=("src", 1)))
     SIZES[:] = [P.field(k)[1] for k in kinds]
-    return trampoline.builtin(code, data, trampoline.METH_FASTCALL), types, kinds
+    return go, types, kinds
 
 
 def _expected(types, kinds, args):
@@ -87,13 +110,15 @@ def test_every_flat_parameter_as_the_python_path_packs_it(code):
     go, types, kinds = _bind(code, args)
     SEEN.clear()
     RESULT[0] = 0
-    assert go(*args) == 0
+    OWNER.error_source = None
+    assert go(*args) is None
+    assert OWNER.error_source == ("src", 1), "a kernel that can fail records its source"
     assert len(SEEN) == 1
     config, values = SEEN[0]
     assert config == (0x1234, 3, 2, 1, 64, 2, 1, 512, 0x5678, None)
     assert values == _expected(types, kinds, args)
     other = _arguments(seed=9)                # new objects of the same classes: new values
-    assert go(*other) == 0
+    assert go(*other) is None
     assert SEEN[1][1] == _expected(types, kinds, other)
     assert SEEN[1][1] != SEEN[0][1]
 
@@ -106,22 +131,47 @@ def test_a_record_of_an_equal_dtype_is_read_as_one_of_the_same(code):
     other = list(args)
     other[-1] = np.frombuffer(args[-1].tobytes(), copy_of_dtype)[0]
     SEEN.clear()
-    assert go(*other) == 0
+    assert go(*other) is None
     assert SEEN[0][1] == _expected(types, kinds, args)
 
 
-def test_the_driver_result_comes_back(code):
+def test_a_driver_error_goes_to_failed(code):
     args = _arguments()
     go, _, _ = _bind(code, args)
     RESULT[0] = 719
+    FAILED.clear()
     try:
-        assert go(*args) == 719
+        assert go(*args) == "failed"
+    finally:
+        RESULT[0] = 0
+    assert len(FAILED) == 1 and FAILED[0][0] == 719
+    assert all(a is b for a, b in zip(FAILED[0][1], args)) and len(FAILED[0][1]) == len(args)
+
+
+def test_what_failed_raises_comes_out(code):
+    """An exception raised by the hand-over (the driver layer's error) reaches the caller."""
+    args = (np.int32(3),)
+    planned = packlaunch.plan((np.int32,), [T.typeof(args[0])], [ctypes.c_int32])
+
+    def failed(err, *a):
+        raise RuntimeError(f"driver error {err}")
+    LOCAL.device = DEVICE
+    go = packlaunch.launch_function(
+        code, planned, 1, ctypes.cast(_fake_launch, ctypes.c_void_p).value, (1, 1, 1),
+        (1, 1, 1), 0, None, dict(local=LOCAL, device=DEVICE, refused=_refused, failed=failed,
+                                 error_owner=None, error_value=None))
+    SIZES[:] = [4]
+    RESULT[0] = 2
+    try:
+        with pytest.raises(RuntimeError, match="driver error 2"):
+            go(*args)
     finally:
         RESULT[0] = 0
 
 
 @pytest.mark.parametrize("change", ["class", "missing", "extra", "wide int", "flat values",
-                                    "none", "record dtype", "vector item"])
+                                    "none", "record dtype", "vector item", "device",
+                                    "no device"])
 def test_arguments_not_as_planned_are_refused(code, change):
     args = list(_arguments())
     go, _, _ = _bind(code, args)
@@ -143,10 +193,18 @@ def test_arguments_not_as_planned_are_refused(code, change):
     elif change == "vector item":
         args[12] = simt.float4(1, 2, 3, 4)
         args[12]._items = (np.float64(1),) * 4
+    elif change == "device":
+        LOCAL.device = object()
+    elif change == "no device":
+        del LOCAL.device
     SEEN.clear()
-    assert go(*args) == -1
+    REFUSED.clear()
+    assert go(*args) == "refused"
     assert SEEN == []
-    assert go(*_arguments()) == 0              # no exception was left set: the next call works
+    assert len(REFUSED) == 1 and all(a is b for a, b in zip(REFUSED[0], args))
+    assert len(REFUSED[0]) == len(args)
+    LOCAL.device = DEVICE
+    assert go(*_arguments()) is None          # no exception was left set: the next call works
 
 
 def test_what_has_no_native_route():
@@ -158,26 +216,25 @@ def test_what_has_no_native_route():
     assert packlaunch.plan((int,), [T.Scalar(np.dtype(np.int32))], [ctypes.c_int32]) is None
 
 
-def test_binder_hands_refused_arguments_to_retry():
-    """A launch function over a checking native call (Native(checks=True)): no class
-    checks of its own; a refusal (-1) goes to retry with the arguments given."""
+def test_binder_hands_a_complete_launch_function_its_retry():
+    """A back end that makes the whole launch function (Native(complete=...)): binder
+    writes no code, gives it the current-device holder and the device, and its refusals
+    reach retry with the function itself as the caller."""
     from simt.runtime import binder
     from simt.runtime.backend import Native
-    from simt.runtime.devices import get_device
-    calls, retried, failed = [], [], []
+    from simt.runtime.devices import _local, get_device
+    retried, seen = [], []
 
-    def go(*args):
-        calls.append(args)
-        return -1 if args[0] == "refuse" else (5 if args[0] == "fail" else 0)
-    native = Native(["err = go({args})", "if err:", "    if err == -1:", "        {refused}",
-                     "    failed(err, {args})"],
-                    dict(go=go, failed=lambda err, *a: failed.append((err, a))), checks=True)
-    fast = binder.bind("k", (str, int), get_device(), None, native,
+    def make(local, device, refused):
+        seen.append((local, device))
+
+        def launch(*args):
+            return refused(*args) if args[0] == "refuse" else None
+        return launch
+    device = get_device()
+    fast = binder.bind("k", (str, int), device, None, Native(complete=make),
                        retry=lambda caller, *a: retried.append((caller, a)))
+    assert seen == [(_local, device)]
     fast("ok", 1)
     fast("refuse", 2)
-    fast("refuse")                              # a missing argument reaches retry without it
-    fast("fail", 3)
-    assert calls[0] == ("ok", 1)
-    assert retried == [(fast, ("refuse", 2)), (fast, ("refuse",))]
-    assert failed == [(5, ("fail", 3))]
+    assert retried == [(fast, ("refuse", 2))]

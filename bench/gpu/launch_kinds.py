@@ -2,7 +2,10 @@
 empty kernel with the same PTX parameters: microseconds per launch of a one-block kernel,
 10,000 launches then one synchronize, median of interleaved rounds. For each kind, the same
 argument objects at every launch, and new ones (a pool of 8 made beforehand, cycled, so
-that making them is not counted: the launch sees a different object each time).
+that making them is not counted: the launch sees a different object each time); cuda.core
+likewise with the same parameter values and with 8 sets of values cycled (the driver takes
+longer for a launch whose values changed: compare like with like). Each round takes the
+kinds in another order, so that the machine's drift spreads over all of them.
 
 Kinds: a device array; an int32; a texture over linear memory; a texture over a CUDA array;
 a surface; a record (np.void of a structured dtype); a vector type (simt.float4); and a
@@ -77,8 +80,9 @@ def argument_pools():
     }
 
 
-def cuda_core_time(params):
-    """cuda.core's launch of an empty kernel with these PTX parameters (zeros)."""
+def cuda_core_time(params, cycle=False):
+    """cuda.core's launch of an empty kernel with these PTX parameters: zeros, or
+    (``cycle``) one of 8 sets of values in turn."""
     try:
         import cuda.core as cc
         dev = cc.Device(0)
@@ -90,8 +94,15 @@ def cuda_core_time(params):
         kernel = cc.Program(code, code_type="ptx").compile("cubin").get_kernel("k")
         config = cc.LaunchConfig(grid=1, block=1)
         kinds = {"u64": np.uint64, "s32": np.int32, "f32": np.float32, "f64": np.float64}
-        args = [kinds[p](0) for p in params]
-        return drv.timed(lambda: cc.launch(stream, config, kernel, *args), stream.sync)
+        sets = [[kinds[p](k + 1 if cycle else 0) for p in params] for k in range(POOL)]
+        turn = [0]
+
+        def cycling():
+            turn[0] = (turn[0] + 1) % POOL
+            cc.launch(stream, config, kernel, *sets[turn[0]])
+        if not cycle:
+            return drv.timed(lambda: cc.launch(stream, config, kernel, *sets[0]), stream.sync)
+        return drv.timed(cycling, stream.sync)
     except Exception as exc:
         return f"n/a ({type(exc).__name__}: {str(exc)[:60]})"
 
@@ -101,24 +112,31 @@ def main():
     backend = device.backend
     module = kernels()
     pools = argument_pools()
+    stream = simt.Stream()      # cuda.core launches on a stream it created: so does simt here
     rows = {}
-    for _ in range(ROUNDS):
-        for kind, pool in pools.items():
+    names = list(pools)
+    for r in range(ROUNDS):
+        for kind in names[r % len(names):] + names[:r % len(names)]:
+            pool = pools[kind]
             k = module.reads_constant if kind == "Constant symbol" else module.one
             same = pool[0]
-            for _ in range(3):          # bound for this kind: what k[1, 1] hands out now
-                k[1, 1](same)
-            launch = k[1, 1]
+            for _ in range(3):          # bound for this kind: what k[...] hands out now
+                k[1, 1, 0, stream](same)
+            launch = k[1, 1, 0, stream]
             rows.setdefault(kind, {}).setdefault("simt, same object", []).append(
-                drv.timed(lambda: launch(same), backend.synchronize))
+                drv.timed(lambda: launch(same), stream.synchronize))
             turn = [0]
 
             def cycling():
                 turn[0] = (turn[0] + 1) % POOL
                 launch(pool[turn[0]])
             rows[kind].setdefault("simt, new objects", []).append(
-                drv.timed(cycling, backend.synchronize))
+                drv.timed(cycling, stream.synchronize))
             rows[kind].setdefault("cuda.core", []).append(cuda_core_time(PARAMS[kind]))
+            if hasattr(backend, "make_current"):
+                backend.make_current(force=True)
+            rows[kind].setdefault("cuda.core, new values", []).append(
+                cuda_core_time(PARAMS[kind], cycle=True))
             if hasattr(backend, "make_current"):     # cuda.core made its own context current
                 backend.make_current(force=True)
     table = {kind: {col: drv._median(v) for col, v in cells.items()}
@@ -126,14 +144,15 @@ def main():
     name = device.properties.name
     print(f"\nLaunch host time by argument kind, µs per launch ({name}, "
           f"{datetime.date.today()}; median of {ROUNDS} rounds)")
-    cols = ["simt, same object", "simt, new objects", "cuda.core"]
-    print(f"{'argument':22s} " + " ".join(f"{c:>18s}" for c in cols) + "  new/cuda.core")
-    for kind, cells in table.items():
-        ratio = (cells[cols[1]] / cells[cols[2]]
-                 if all(isinstance(cells[c], float) for c in cols[1:]) else float("nan"))
+    cols = ["simt, same object", "simt, new objects", "cuda.core", "cuda.core, new values"]
+    print(f"{'argument':22s} " + " ".join(f"{c:>18s}" for c in cols) + "  same/same new/new")
+    for kind in names:
+        cells = table[kind]
+        ratio = (f"{cells[cols[0]] / cells[cols[2]]:8.2f}  {cells[cols[1]] / cells[cols[3]]:8.2f}"
+                 if all(isinstance(cells[c], float) for c in cols) else "")
         print(f"{kind:22s} " + " ".join(
             f"{cells[c]:18.2f}" if isinstance(cells[c], float) else f"{cells[c]:>18s}"
-            for c in cols) + f"  {ratio:8.2f}")
+            for c in cols) + f"  {ratio}")
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as f:
             json.dump({"device": name, "date": str(datetime.date.today()),

@@ -98,17 +98,17 @@ class Native:
     ``scope``): per parameter, None for an array (its values are its ``_flat``) or
     the expressions of its values, with ``{a}`` standing for the argument. ``slots``:
     how many parameter buffers it has, ``storage0``, ``storage1``... in ``scope``;
-    ``{slot}`` in ``lines`` stands for the buffer's number. ``checks``: the lines' native
-    call itself checks each argument's class (and that its values fit), so the launch
-    function writes no class checks; where one is not as planned the lines run
-    ``{refused}``, which hands the arguments to the full path."""
+    ``{slot}`` in ``lines`` stands for the buffer's number. Or ``complete(local, device,
+    refused)``: the launch function itself, made by the back end (one native call that
+    checks ``local.device is device``, each argument's class, packs and launches), which
+    hands arguments it was not made for to ``refused(*args)``."""
 
-    def __init__(self, lines, scope, plan=None, slots=1, checks=False):
+    def __init__(self, lines=(), scope=None, plan=None, slots=1, complete=None):
         self.lines = lines
-        self.scope = scope
+        self.scope = scope or {}
         self.plan = plan
         self.slots = slots
-        self.checks = checks
+        self.complete = complete
 
 
 class Backend:

@@ -38,11 +38,17 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
     does not fix their type: a texture or surface must carry that type and belong to this
     device, a record must have that dtype; arguments that fail them go to
     ``retry(this function, *args)``, which finds the launch function bound for them (a
-    caller may hold this one after another was bound for the same classes)."""
+    caller may hold this one after another was bound for the same classes). A back end
+    that makes the whole launch function (``native.complete``) gets ``retry`` bound to it
+    for the arguments it refuses."""
+    if native.complete is not None:      # the back end's own: no Python code to write
+        made = []
+        made.append(native.complete(_local, device, lambda *args: retry(made[0], *args)))
+        return made[0]
     names = [f"a{i}" for i in range(len(classes))]
     given = "".join(a + ", " for a in names)
     checks = ["more", "rt.device is not device"]
-    if names and not native.checks:
+    if names:
         checks.insert(1, f"{names[-1]} is _")
         checks.append(f"({''.join(a + '.__class__, ' for a in names)}) != classes")
     typed = []            # a failed one goes to the full path (the classes are these)
@@ -53,11 +59,8 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
             typed.append(f"a{i}.dtype != S{i}.dtype")
     slots = range(native.slots)
 
-    refused = f"return retry(fast, *[a for a in ({given}) if a is not _])"
-
     def launch(k, indent):
-        return [indent + line.format(args=given, slot=k, refused=refused)
-                for line in native.lines]
+        return [indent + line.format(args=given, slot=k) for line in native.lines]
     lines = [f"def fast({', '.join([f'{a}=_' for a in names] + ['*more'])}):"]
     packs = native.plan is not None
     if packs and names:
@@ -78,8 +81,7 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
             lines += launch(k, "                ") + ["                return"]
     lines += [f"    if {' or '.join(checks)}:",
               f"        return slow(*[a for a in ({given}*more,) if a is not _])"]
-    wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes)
-            if c is int and not native.checks]
+    wide = [f"not {-2 ** 63} <= {a} <= {2 ** 63 - 1}" for a, c in zip(names, classes) if c is int]
     if wide:                  # the full path raises the OverflowError, naming the argument
         lines += [f"    if {' or '.join(wide)}:", f"        return full({given})"]
     if typed:

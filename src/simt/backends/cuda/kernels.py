@@ -152,16 +152,15 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
     from . import params as P
     binary = loaded.binary
     launcher = loaded.launcher
+    source = (binary, kernel.__name__)
+    make = launcher.packed_route(classes, types, binary.param_kinds, grid, block, shared_bytes,
+                                 stream, (backend, source) if binary.can_fail else None) \
+        if classes is not None else None
+    if make is not None:
+        return Native(complete=make)
     lines = ["backend.error_source = source"] if binary.can_fail else []
-    go = launcher.packed_call(classes, types, binary.param_kinds, grid, block, shared_bytes,
-                              stream) if classes is not None else None
-    if go is not None:
-        lines += ["err = go({args})", "if err:", "    if err == -1:", "        {refused}",
-                  "    failed(err, {args})"]
-        return Native(lines, dict(go=go, failed=launcher.packed_failed(go), backend=backend,
-                                  source=(binary, kernel.__name__)), checks=True)
     plan, helpers = P.plan(types)
-    scope = dict(helpers, pack=launcher.pack, backend=backend, source=(binary, kernel.__name__))
+    scope = dict(helpers, pack=launcher.pack, backend=backend, source=source)
     for k in range(SLOTS):
         storage, pointers = launcher.new_buffer()
         params = ctypes.addressof(pointers) if launcher.params else None

@@ -139,11 +139,17 @@ class Launcher:
             return made[0]() if made else bindings()
         return later
 
-    def packed_call(self, classes, types, param_kinds, grid, block, shared=0, stream=None):
-        """A builtin ``go(*args)`` checking, packing and launching in native code
-        (packlaunch.py) for arguments of these classes and kernel types; None where
-        they have no native route or the native code cannot be had (yet: it is made in
-        the background, and a launch function bound meanwhile packs in Python)."""
+    def packed_route(self, classes, types, param_kinds, grid, block, shared=0, stream=None,
+                     error=None):
+        """For arguments of these classes and kernel types, ``make(local, device,
+        refused)``: the launch function as one native call (packlaunch.py). It checks that
+        ``local.device`` is ``device`` and each argument's class, packs the values, sets
+        ``error = (owner, value)`` as ``owner.error_source`` (kernels that can fail), gives up
+        the GIL around cuLaunchKernel and returns None; arguments not as planned, or another
+        current device, go to ``refused(*args)``; a driver error, after making the context
+        current and one more try, raises. None where the arguments have no native route or
+        the native code cannot be had (yet: it is made in the background, and a launch
+        function bound meanwhile packs in Python)."""
         from . import packlaunch
         if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
             return None
@@ -151,21 +157,28 @@ class Launcher:
         code = packlaunch.PACK_LAUNCH.address(wait=False) if planned is not None else None
         if code is None:
             return None
-        data = packlaunch.descriptor(planned, _address(self._handle), _cu_launch_address(),
-                                     grid, block, shared, _address(stream))
-        return builtin(code, data, trampoline.METH_FASTCALL)
+        owner, value = error if error is not None else (None, None)
 
-    def packed_failed(self, go):
-        """What a packed launch calls with a nonzero CUresult: one retry after making
-        this device's context current, else the error as the driver layer raises it."""
-        def failed(err, *args):
-            if self.backend is not None:
-                self.backend.make_current(force=True)
-                err = go(*args)
-            if err:
-                check(api().CUresult(int(err)),
-                      f"cuLaunchKernel of '{getattr(self.function, 'name', 'kernel')}'")
-        return failed
+        def make(local, device, refused):
+            made, retrying = [], threading.local()
+
+            def failed(err, *args):
+                if getattr(retrying, "on", False) or self.backend is None:
+                    check(api().CUresult(int(err)),
+                          f"cuLaunchKernel of '{getattr(self.function, 'name', 'kernel')}'")
+                retrying.on = True
+                try:                 # this thread had no current context, or another one
+                    self.backend.make_current(force=True)
+                    return made[0](*args)
+                finally:
+                    retrying.on = False
+            made.append(packlaunch.launch_function(
+                code, planned, _address(self._handle), _cu_launch_address(), grid, block,
+                shared, _address(stream), dict(local=local, device=device, refused=refused,
+                                               failed=failed, error_owner=owner,
+                                               error_value=value)))
+            return made[0]
+        return make
 
     def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making

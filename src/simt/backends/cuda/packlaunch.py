@@ -1,16 +1,18 @@
-"""A launch function's checks, packing and cuLaunchKernel in one native call.
+"""A launch function as one native call: checks, packing and cuLaunchKernel.
 
-For signatures of device arrays and plain scalars (Python ints, floats and bools, NumPy
-scalars), a configuration's launch function calls ``go(a0, a1, ...)``: a builtin
-function (METH_FASTCALL) over the native code below, bound to a descriptor (a bytes
-object) that says, for this configuration and signature, what each argument's class must
-be, how its values are read and where each flat parameter goes. The code checks every
-argument's class (the exact class: a DeviceArray's records dtype, ndim, layout and
-device), writes the values into a parameter buffer on its own stack, gives up the GIL
-around cuLaunchKernel (which copies the buffer during the call) and returns the CUresult
-as an int; -1 when an argument is not as planned (another class, a missing one, a Python
-int beyond int64): the launch function then takes the full path, which raises or binds.
-Being on the stack, the buffer is each call's own, so host threads need no lock.
+For signatures of device arrays, textures, surfaces, vector values, records and plain
+scalars (Python ints, floats and bools, NumPy scalars), a configuration's launch
+function, what ``kernel[...]`` hands out, is a builtin function (METH_FASTCALL) over the
+native code below, bound to a descriptor (a bytes object) that says, for this
+configuration and signature, what each argument's class must be, how its values are read
+and where each flat parameter goes. The code checks that the calling thread's current
+device is the function's, every argument's class (the exact class: a DeviceArray's
+records dtype, ndim, layout and device), writes the values into a parameter buffer on its
+own stack, gives up the GIL around cuLaunchKernel (which copies the buffer during the
+call) and returns None. Arguments not as planned (another class, a missing one, a Python
+int beyond int64) go to ``refused``, the runtime's full path, which raises or binds; a
+driver error to ``failed``. Being on the stack, the buffer is each call's own, so host
+threads need no lock; no Python frame runs between ``kernel[...](...)`` and the driver.
 
 How a value is read (``ARRAY`` ... ``BOOL``): an array's ``_flat`` tuple (its address,
 shape and, for strided arrays, strides) through the C API, each item as a long long; a
@@ -32,21 +34,32 @@ import numpy as np
 
 from ...ir import records, types as T
 from . import params as P
-from .trampoline import DATA_OFFSET, NativeCode, cu_launch_address, python_api
+from .trampoline import (DATA_OFFSET, METH_FASTCALL, NativeCode, builtin, cu_launch_address,
+                         python_api)
 
 FLAT, ITEMS, RAW, RECORD, INT, FLOAT, BOOL = range(7)
 HEADER = ("function", "entry", "gx", "gy", "gz", "bx", "by", "bz", "shared", "stream",
-          "nargs", "nflat", "save", "restore", "to_int", "getattr", "decref", "as_long",
-          "as_double", "occurred", "clear", "tuple_size", "tuple_item", "equal", "true",
-          "flat_name", "items_name", "scalar_offset", "void_data", "void_dtype")
+          "nargs", "nflat",
+          # the C-API functions it calls (_API)
+          "save", "restore", "to_int", "getattr", "decref", "as_long", "as_double", "occurred",
+          "clear", "tuple_size", "tuple_item", "equal", "setattr", "call", "tuple_new",
+          "tuple_set", "incref",
+          # objects: True, None, attribute names, the thread's current-device holder, the
+          # device this function is for, what refusals and driver errors are handed to,
+          # what a launch that can fail records (backend.error_source = value) or 0
+          "true", "none", "flat_name", "items_name", "device_name", "error_name", "local",
+          "device", "refused", "failed", "error_owner", "error_value",
+          "scalar_offset", "void_data", "void_dtype")
 FIELD = {name: i for i, name in enumerate(HEADER)}
 PER_ARG = 5     # the argument's class, how it is read, its first flat parameter, their count, extra
 PER_FLAT = 3    # a flat parameter's offset in the buffer, its size in bytes, where it is read from
 BUFFER, MAX_FLAT = 4096, 512
 _API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_FromLongLong", "PyObject_GetAttr",
         "Py_DecRef", "PyLong_AsLongLong", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear",
-        "PyTuple_Size", "PyTuple_GetItem", "PyObject_RichCompareBool")
-_NAMES = {"flat_name": sys.intern("_flat"), "items_name": sys.intern("_items")}
+        "PyTuple_Size", "PyTuple_GetItem", "PyObject_RichCompareBool", "PyObject_SetAttr",
+        "PyObject_Call", "PyTuple_New", "PyTuple_SetItem", "Py_IncRef")
+_NAMES = {"flat_name": sys.intern("_flat"), "items_name": sys.intern("_items"),
+          "device_name": sys.intern("device"), "error_name": sys.intern("error_source")}
 NAME = "simt_cuda_pack_launch"
 _PY_EQ = 2
 
@@ -54,6 +67,9 @@ _PY_EQ = 2
 def ir(data_offset, type_offset=8):
     """LLVM IR of ``PyObject *simt_cuda_pack_launch(PyObject *self, PyObject *const *args,
     Py_ssize_t nargs)``; ``self`` is the descriptor, its data ``data_offset`` bytes in.
+    It returns None after a launch; with another current device (``local.device``),
+    another number of arguments or one not as planned it returns ``refused(*args)``,
+    after a driver error ``failed(code, *args)`` (NULL, their exception, where they raise).
     How each argument is read (the descriptor's ``op``):
 
     - FLAT: its ``_flat`` attribute, a tuple of ``count`` ints (arrays, textures, surfaces);
@@ -115,21 +131,29 @@ class _Writer:
                   "%ia = alloca i64", "%ja = alloca i64")
         self.api = {name: self.header(name, "ptr")
                     for name in HEADER[FIELD["save"]:FIELD["true"]]}
-        for name in ("true", "flat_name", "items_name"):
+        for name in HEADER[FIELD["true"]:FIELD["scalar_offset"]]:
             self.emit(f"%{name} = inttoptr i64 {self.header(name)} to ptr")
         for name in ("scalar_offset", "void_data", "void_dtype"):
             self.emit(f"%{name} = add i64 {self.header(name)}, 0")
         n = self.header("nargs")
+        api = self.api
         self.emit(f"%argrows = mul i64 {n}, {PER_ARG}",
-                  f"%flatbase = add i64 %argrows, {len(HEADER)}",
-                  f"%okn = icmp eq i64 %nargs, {n}", "store i64 0, ptr %ia",
-                  "br i1 %okn, label %arg_head, label %mismatch")
+                  f"%flatbase = add i64 %argrows, {len(HEADER)}", "store i64 0, ptr %ia",
+                  f"%current = call ptr {api['getattr']}(ptr %local, ptr %device_name)",
+                  "%nocurrent = icmp eq ptr %current, null",
+                  "br i1 %nocurrent, label %clear_mismatch, label %have_current",
+                  "have_current:", f"call void {api['decref']}(ptr %current)",
+                  "%samedevice = icmp eq ptr %current, %device",
+                  f"%okn = icmp eq i64 %nargs, {n}", "%ok = and i1 %samedevice, %okn",
+                  "br i1 %ok, label %arg_head, label %mismatch")
         self.arguments(n, type_offset)
         self.fill()
         self.launch()
-        self.emit("clear_mismatch:", f"call void {self.api['clear']}()", "br label %mismatch",
-                  "mismatch:", f"%refused = call ptr {self.api['to_int']}(i64 -1)",
-                  "ret ptr %refused")
+        self.emit("clear_mismatch:", f"call void {api['clear']}()", "br label %mismatch",
+                  "mismatch:")
+        self.hand_over("refuse", "%refused", None)
+        self.emit("failure:")
+        self.hand_over("fail", "%failed", "%result")
         self.lines += ["}", 'attributes #0 = { "no-jump-tables"="true" }']
         return "\n".join(self.lines) + "\n"
 
@@ -279,9 +303,43 @@ class _Writer:
         stream = self.header("stream", "ptr")
         args = ", ".join([f"ptr {function}"] + [f"i32 {v}" for v in dims] +
                          [f"ptr {stream}", "ptr %ptrs", "ptr null"])
-        self.emit(f"%state = call ptr {api['save']}()", f"%result = call i32 {entry}({args})",
-                  f"call void {api['restore']}(ptr %state)", "%wide = sext i32 %result to i64",
-                  f"%answer = call ptr {api['to_int']}(i64 %wide)", "ret ptr %answer")
+        self.emit("%records = icmp ne ptr %error_owner, null",
+                  "br i1 %records, label %record_source, label %call",
+                  "record_source:",
+                  f"%set = call i32 {api['setattr']}(ptr %error_owner, ptr %error_name, "
+                  "ptr %error_value)", "%setfailed = icmp ne i32 %set, 0",
+                  "br i1 %setfailed, label %clear_mismatch, label %call", "call:",
+                  f"%state = call ptr {api['save']}()", f"%result = call i32 {entry}({args})",
+                  f"call void {api['restore']}(ptr %state)", "%launched = icmp eq i32 %result, 0",
+                  "br i1 %launched, label %done, label %failure",
+                  "done:", f"call void {api['incref']}(ptr %none)", "ret ptr %none")
+
+    def hand_over(self, stem, callable_, error):
+        """Call ``callable_(*args)`` (``callable_(error, *args)`` with an error code) and
+        return what it returns (NULL, with its exception, when it raised)."""
+        api = self.api
+        first = 0 if error is None else 1
+        self.emit(f"%{stem}.size = add i64 %nargs, {first}",
+                  f"%{stem}.t = call ptr {api['tuple_new']}(i64 %{stem}.size)",
+                  f"%{stem}.none = icmp eq ptr %{stem}.t, null",
+                  f"br i1 %{stem}.none, label %{stem}.raise, label %{stem}.fill",
+                  f"{stem}.raise:", "ret ptr null", f"{stem}.fill:", "store i64 0, ptr %ja")
+        if error is not None:
+            self.emit(f"%{stem}.wide = sext i32 {error} to i64",
+                      f"%{stem}.code = call ptr {api['to_int']}(i64 %{stem}.wide)",
+                      f"call i32 {api['tuple_set']}(ptr %{stem}.t, i64 0, ptr %{stem}.code)")
+        self.emit(f"br label %{stem}.head", f"{stem}.head:", f"%{stem}.k = load i64, ptr %ja",
+                  f"%{stem}.more = icmp ult i64 %{stem}.k, %nargs",
+                  f"br i1 %{stem}.more, label %{stem}.item, label %{stem}.call",
+                  f"{stem}.item:", f"%{stem}.ap = getelementptr ptr, ptr %args, i64 %{stem}.k",
+                  f"%{stem}.a = load ptr, ptr %{stem}.ap",
+                  f"call void {api['incref']}(ptr %{stem}.a)",
+                  f"%{stem}.at = add i64 %{stem}.k, {first}",
+                  f"call i32 {api['tuple_set']}(ptr %{stem}.t, i64 %{stem}.at, ptr %{stem}.a)",
+                  f"%{stem}.kn = add i64 %{stem}.k, 1", f"store i64 %{stem}.kn, ptr %ja",
+                  f"br label %{stem}.head", f"{stem}.call:",
+                  f"%{stem}.r = call ptr {api['call']}(ptr {callable_}, ptr %{stem}.t, ptr null)",
+                  f"call void {api['decref']}(ptr %{stem}.t)", f"ret ptr %{stem}.r")
 
 
 # ---------------------------------------------------------------- this interpreter's layouts
@@ -333,27 +391,27 @@ def _how(cls, t, sizes):
     plain = [0] * len(sizes)
     if isinstance(t, (T.Array, T.Texture, T.Surface)):     # their class fixes type and device
         ok = getattr(cls, "_sig", None) == t and set(sizes) <= {8}
-        return (FLAT, 0, plain) if ok else None
+        return (FLAT, None, plain) if ok else None
     if isinstance(t, T.Vector):
         item = np.dtype(t.element.dtype).type
         ok = getattr(cls, "_simt_type", None) == t and not t.element.is_bfloat16 and \
             _scalar_layout(item) and set(sizes) == {t.element.dtype.itemsize}
-        return (ITEMS, id(item), plain) if ok else None
+        return (ITEMS, item, plain) if ok else None
     if isinstance(t, T.Record):
         sources = _record_sources(t.dtype, sizes) if cls is np.void and _void_layout() else None
-        return None if sources is None else (RECORD, id(t.dtype), sources)
+        return None if sources is None else (RECORD, t.dtype, sources)
     if not isinstance(t, T.Scalar) or t.is_bfloat16:
         return None
     if cls is int and t.dtype == np.int64:
-        return INT, 0, plain
+        return INT, None, plain
     if cls is float and t.dtype == np.float64:
-        return FLOAT, 0, plain
+        return FLOAT, None, plain
     if cls is bool and t.kind == "b":
-        return BOOL, 0, plain
+        return BOOL, None, plain
     if isinstance(cls, type) and issubclass(cls, np.generic) and t.kind in "biufc" \
             and np.dtype(cls) == t.dtype and sum(sizes) == t.dtype.itemsize \
             and _scalar_layout(cls):
-        return RAW, 0, [sum(sizes[:k]) for k in range(len(sizes))]
+        return RAW, None, [sum(sizes[:k]) for k in range(len(sizes))]
     return None
 
 
@@ -398,23 +456,33 @@ def plan(classes, types, param_kinds):
     return args, list(zip(offsets, sizes, sources))
 
 
-def descriptor(planned, function, entry, grid, block, shared, stream):
-    """The bytes a pack-and-launch builtin is bound to, for ``plan``'s result. It holds
-    addresses of the classes and dtypes it checks: the launch function holding the
-    builtin holds those (its classes; the kernel's types)."""
+def descriptor(planned, function, entry, grid, block, shared, stream, objects):
+    """The bytes a pack-and-launch builtin is bound to, for ``plan``'s result, and the
+    objects whose addresses they hold (the builtin must keep them: ``launch_function``).
+    ``objects``: local, device, refused, failed, error_owner, error_value (HEADER)."""
     args, flats = planned
+    held = dict(objects, none=None, true=True, **_NAMES)
+    keep = tuple(held.values()) + tuple(cls for cls, *_ in args) + tuple(
+        extra for *_, extra in args if extra is not None)
     header = dict(function=function, entry=entry, shared=shared, stream=stream or 0,
-                  nargs=len(args), nflat=len(flats), true=id(True),
+                  nargs=len(args), nflat=len(flats),
                   scalar_offset=SCALAR_OFFSET, void_data=VOID_DATA, void_dtype=VOID_DTYPE,
-                  **{name: id(value) for name, value in _NAMES.items()},
+                  **{name: 0 if value is None and name == "error_owner" else id(value)
+                     for name, value in held.items()},
                   **dict(zip(("gx", "gy", "gz"), grid)), **dict(zip(("bx", "by", "bz"), block)),
                   **dict(zip(HEADER[FIELD["save"]:FIELD["true"]], python_api(_API))))
     words = [header[name] for name in HEADER]
     for cls, op, first, count, extra in args:
-        words += [id(cls), op, first, count, extra]
+        words += [id(cls), op, first, count, 0 if extra is None else id(extra)]
     for row in flats:
         words += row
-    return struct.pack(f"<{len(words)}Q", *words)
+    return struct.pack(f"<{len(words)}Q", *words), keep
+
+
+def launch_function(code, planned, function, entry, grid, block, shared, stream, objects):
+    """The launch function itself: a builtin over the code at ``code`` (METH_FASTCALL)."""
+    data, keep = descriptor(planned, function, entry, grid, block, shared, stream, objects)
+    return builtin(code, data, METH_FASTCALL, keep)
 
 
 def _usable_ir():

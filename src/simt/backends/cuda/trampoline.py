@@ -121,17 +121,19 @@ _method_defs = {}       # code address -> its PyMethodDef, alive for the process
 
 
 _new_builtin = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
-                                 ctypes.c_void_p)(("PyCFunction_NewEx", ctypes.pythonapi))
+                                 ctypes.py_object)(("PyCFunction_NewEx", ctypes.pythonapi))
 
 
-def builtin(code, data, flags=METH_NOARGS):
+def builtin(code, data, flags=METH_NOARGS, keep=None):
     """A builtin function object (PyCFunction; METH_NOARGS unless ``flags`` says another
     calling convention) running the native code at ``code`` with ``data`` (a descriptor's
-    bytes) as its bound object."""
+    bytes) as its bound object. ``keep``: objects whose addresses the descriptor holds,
+    kept alive as long as the function (in its ``__module__`` slot, which CPython only
+    stores)."""
     method = _method_defs.get((code, flags))
     if method is None:
         method = _method_defs[code, flags] = _MethodDef(b"simt_launch", code, flags, None)
-    return _new_builtin(ctypes.addressof(method), data, None)
+    return _new_builtin(ctypes.addressof(method), data, keep)
 
 
 _cu = []
