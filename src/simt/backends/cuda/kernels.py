@@ -144,10 +144,11 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
                   classes=None):
     """This kernel's launch for runtime/binder.py. Module-level symbols were placed by
     the configuration's first launch (run_launch), and the binary's symbols are fixed
-    objects, so later launches have nothing to place. Arrays and plain scalars: one
-    native call that checks, packs and launches (packlaunch.py). Other arguments: pack
-    the plan's values into one of its own ``SLOTS`` parameter buffers (params.plan) and
-    make one native call (Launcher.native_call)."""
+    objects, so later launches have nothing to place. Arrays, textures, surfaces, vector
+    values, records and plain scalars: the launch function is one native call that
+    checks, packs and launches (packlaunch.py). Others, or while that code is being made:
+    pack the plan's values into one of its own ``SLOTS`` parameter buffers (params.plan)
+    and make one native call (Launcher.native_call)."""
     from ...runtime.backend import Native
     from . import params as P
     binary = loaded.binary

@@ -22,6 +22,7 @@ from .params import layout as _layout
 from .trampoline import (DATA_OFFSET as _DATA_OFFSET, builtin, cu_launch_address as
                          _cu_launch_address, python_api)
 
+
 class Launcher:
     """Launches one kernel with a fixed list of parameter kinds, as fast as Python can.
 
