@@ -34,7 +34,7 @@ def _fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
 
 @pytest.fixture(scope="module")
 def code():
-    if trampoline.DATA_OFFSET is None or packlaunch._type_offset() is None:
+    if trampoline.DATA_OFFSET is None or packlaunch.TYPE_OFFSET is None:
         pytest.skip("objects of unknown layout in this interpreter")
     address = trampoline.make(packlaunch.ir(trampoline.DATA_OFFSET), packlaunch.NAME)
     assert address is not None, "the pack-and-launch code must have no relocations"
@@ -59,11 +59,16 @@ def _failed(err, *args):
     return "failed"
 
 
+def _plan(classes, types, kinds):
+    _, offsets, size = P.layout(kinds)
+    return packlaunch.plan(classes, types, kinds, offsets, size)
+
+
 def _bind(code, args):
     classes = tuple(map(type, args))
     types = [T.typeof(a) for a in args]
     kinds = [k for t in types for k in P.kinds(t)]
-    planned = packlaunch.plan(classes, types, kinds)
+    planned = _plan(classes, types, kinds)
     assert planned is not None
     LOCAL.device = DEVICE
     go = packlaunch.launch_function(
@@ -151,7 +156,7 @@ def test_a_driver_error_goes_to_failed(code):
 def test_what_failed_raises_comes_out(code):
     """An exception raised by the hand-over (the driver layer's error) reaches the caller."""
     args = (np.int32(3),)
-    planned = packlaunch.plan((np.int32,), [T.typeof(args[0])], [ctypes.c_int32])
+    planned = _plan((np.int32,), [T.typeof(args[0])], [ctypes.c_int32])
 
     def failed(err, *a):
         raise RuntimeError(f"driver error {err}")
@@ -212,8 +217,8 @@ def test_what_has_no_native_route():
     signature), pack in Python."""
     record = np.zeros((), np.dtype([("a", ">i4"), ("b", np.float64)]))[()]
     types = [T.typeof(record)]
-    assert packlaunch.plan((type(record),), types, [k for t in types for k in P.kinds(t)]) is None
-    assert packlaunch.plan((int,), [T.Scalar(np.dtype(np.int32))], [ctypes.c_int32]) is None
+    assert _plan((type(record),), types, [k for t in types for k in P.kinds(t)]) is None
+    assert _plan((int,), [T.Scalar(np.dtype(np.int32))], [ctypes.c_int32]) is None
 
 
 def test_binder_hands_a_complete_launch_function_its_retry():
@@ -238,3 +243,45 @@ def test_binder_hands_a_complete_launch_function_its_retry():
     fast("ok", 1)
     fast("refuse", 2)
     assert retried == [(fast, ("refuse", 2))]
+
+
+def test_launcher_packed_route_end_to_end(code, monkeypatch):
+    """Launcher.packed_route as the GPU back end uses it, with the stand-in driver call: the
+    function it makes launches with the kernel's layout, records the error source, and
+    after a driver error makes the context current and tries once more (a second error
+    raises the driver layer's error)."""
+    from simt.backends.cuda import launch as L
+    entry = ctypes.cast(_fake_launch, ctypes.c_void_p).value
+    monkeypatch.setattr(L, "_cu_launch_address", lambda: entry)
+    monkeypatch.setattr(packlaunch.PACK_LAUNCH, "made", [code, None])
+    args = _arguments()
+    types = [T.typeof(a) for a in args]
+    kinds = [k for t in types for k in P.kinds(t)]
+    made_current = []
+
+    class Backend:
+        def make_current(self, force=False):
+            made_current.append(force)
+    launcher = L.Launcher.__new__(L.Launcher)           # no driver here: its layout only
+    _, launcher.offsets, size = P.layout(kinds)
+    launcher.kinds, launcher.storage = kinds, bytearray(size)
+    launcher._handle, launcher.backend, launcher.function = 0x1234, Backend(), None
+    owner = _Owner()
+    make = launcher.packed_route(tuple(map(type, args)), types, (2, 1, 1), (32, 1, 1), 0, None,
+                                 (owner, "source"))
+    assert make is not None
+    LOCAL.device = DEVICE
+    go = make(LOCAL, DEVICE, _refused)
+    SIZES[:] = [P.field(k)[1] for k in kinds]
+    SEEN.clear()
+    assert go(*args) is None and owner.error_source == "source"
+    assert SEEN[0][1] == _expected(types, kinds, args)
+    RESULT[0] = 1                                   # the driver fails both tries
+    checked = []
+    monkeypatch.setattr(L, "check", lambda err, where: checked.append((int(err), where)))
+    monkeypatch.setattr(L, "api", lambda: type("Api", (), {"CUresult": int}))
+    try:
+        go(*args)
+    finally:
+        RESULT[0] = 0
+    assert made_current == [True] and len(SEEN) == 3 and checked == [(1, "cuLaunchKernel of 'kernel'")]

@@ -154,8 +154,8 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
     binary = loaded.binary
     launcher = loaded.launcher
     source = (binary, kernel.__name__)
-    make = launcher.packed_route(classes, types, binary.param_kinds, grid, block, shared_bytes,
-                                 stream, (backend, source) if binary.can_fail else None) \
+    make = launcher.packed_route(classes, types, grid, block, shared_bytes, stream,
+                                 (backend, source) if binary.can_fail else None) \
         if classes is not None else None
     if make is not None:
         return Native(complete=make)

@@ -33,7 +33,9 @@ class Launcher:
     """
 
     def __init__(self, function, kinds, backend=None):
-        fmt, offsets, size = _layout(kinds)
+        fmt, self.offsets, size = _layout(kinds)
+        offsets = self.offsets
+        self.kinds = kinds
         self.function = function
         self.backend = backend
         self.pack = struct.Struct(fmt).pack_into
@@ -105,9 +107,8 @@ class Launcher:
         alive: ``ctypes.addressof(pointers)`` is what the driver is given)."""
         storage = (ctypes.c_char * len(self.storage))()
         base = ctypes.addressof(storage)
-        offsets = [p - ctypes.addressof(self.storage) for p in self.pointers] \
-            if self.params else []
-        pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        pointers = (ctypes.c_void_p * max(len(self.offsets), 1))(
+            *[base + o for o in self.offsets])
         return storage, pointers
 
     def native_call(self, grid, block, shared=0, stream=None, params=None):
@@ -140,8 +141,7 @@ class Launcher:
             return made[0]() if made else bindings()
         return later
 
-    def packed_route(self, classes, types, param_kinds, grid, block, shared=0, stream=None,
-                     error=None):
+    def packed_route(self, classes, types, grid, block, shared=0, stream=None, error=None):
         """For arguments of these classes and kernel types, ``make(local, device,
         refused)``: the launch function as one native call (packlaunch.py). It checks that
         ``local.device`` is ``device`` and each argument's class, packs the values, sets
@@ -154,7 +154,7 @@ class Launcher:
         from . import packlaunch
         if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
             return None
-        planned = packlaunch.plan(classes, types, param_kinds)
+        planned = packlaunch.plan(classes, types, self.kinds, self.offsets, len(self.storage))
         code = packlaunch.PACK_LAUNCH.address(wait=False) if planned is not None else None
         if code is None:
             return None
@@ -165,8 +165,9 @@ class Launcher:
 
             def failed(err, *args):
                 if getattr(retrying, "on", False) or self.backend is None:
-                    check(api().CUresult(int(err)),
+                    check(api().CUresult(int(err)),      # raises the driver layer's error
                           f"cuLaunchKernel of '{getattr(self.function, 'name', 'kernel')}'")
+                    return None
                 retrying.on = True
                 try:                 # this thread had no current context, or another one
                     self.backend.make_current(force=True)

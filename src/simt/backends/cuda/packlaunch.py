@@ -27,6 +27,7 @@ Compared with packing in Python (class checks, ``struct.pack_into`` of ``*a._fla
 this is what lets a launch with new argument objects cost what one with the same objects
 does (bench/gpu/launch_kinds.py)."""
 import ctypes
+import functools
 import struct
 import sys
 
@@ -351,38 +352,30 @@ def _type_offset():
     return 8 if found == id(object) else None
 
 
-_scalar_ok = {}          # NumPy scalar class -> its value is at SCALAR_OFFSET
-
-
+TYPE_OFFSET = _type_offset()
 SCALAR_OFFSET = 16       # NumPy's array scalars: PyObject_HEAD, then the value
-
-
-def _scalar_layout(cls):
-    """Whether instances of NumPy scalar class ``cls`` hold their value's bytes at
-    SCALAR_OFFSET (checked on an instance with distinct bytes)."""
-    known = _scalar_ok.get(cls)
-    if known is None:
-        dtype = np.dtype(cls)
-        value = np.frombuffer(bytes(range(1, dtype.itemsize + 1)), dtype)[0]
-        known = type(value) is cls and ctypes.string_at(
-            id(value) + SCALAR_OFFSET, dtype.itemsize) == value.tobytes()
-        _scalar_ok[cls] = known
-    return known
-
-
 VOID_DATA, VOID_DTYPE = 24, 32      # np.void: PyObject_VAR_HEAD, its data pointer, its dtype
 
 
+@functools.cache
+def _scalar_layout(cls):
+    """Whether instances of NumPy scalar class ``cls`` hold their value's bytes at
+    SCALAR_OFFSET (checked on an instance with distinct bytes)."""
+    dtype = np.dtype(cls)
+    value = np.frombuffer(bytes(range(1, dtype.itemsize + 1)), dtype)[0]
+    return type(value) is cls and ctypes.string_at(
+        id(value) + SCALAR_OFFSET, dtype.itemsize) == value.tobytes()
+
+
+@functools.cache
 def _void_layout():
     """Whether np.void scalars keep their data pointer and dtype at VOID_DATA, VOID_DTYPE."""
-    if "void" not in _scalar_ok:
-        dtype = np.dtype([("a", np.int32), ("b", np.float64)])
-        value = np.frombuffer(bytes(range(1, dtype.itemsize + 1)), dtype)[0]
-        data = ctypes.c_void_p.from_address(id(value) + VOID_DATA).value
-        _scalar_ok["void"] = type(value) is np.void and \
-            ctypes.c_void_p.from_address(id(value) + VOID_DTYPE).value == id(value.dtype) and \
-            data is not None and ctypes.string_at(data, dtype.itemsize) == value.tobytes()
-    return _scalar_ok["void"]
+    dtype = np.dtype([("a", np.int32), ("b", np.float64)])
+    value = np.frombuffer(bytes(range(1, dtype.itemsize + 1)), dtype)[0]
+    data = ctypes.c_void_p.from_address(id(value) + VOID_DATA).value
+    return type(value) is np.void and \
+        ctypes.c_void_p.from_address(id(value) + VOID_DTYPE).value == id(value.dtype) and \
+        data is not None and ctypes.string_at(data, dtype.itemsize) == value.tobytes()
 
 
 def _how(cls, t, sizes):
@@ -431,13 +424,13 @@ def _record_sources(dtype, sizes):
     return sources
 
 
-def plan(classes, types, param_kinds):
+def plan(classes, types, param_kinds, offsets, size):
     """Per argument (class, op, first flat parameter, count, extra) and per flat
     parameter (offset, size, source), or None where some argument has no native route or
-    the parameters do not fit the stack buffer."""
-    if _type_offset() is None or any(isinstance(k, int) for k in param_kinds):
+    the parameters do not fit the stack buffer. ``offsets``, ``size``: the parameter
+    buffer's layout (params.layout)."""
+    if TYPE_OFFSET is None or any(isinstance(k, int) for k in param_kinds):
         return None
-    _, offsets, size = P.layout(param_kinds)
     sizes = [P.field(k)[1] for k in param_kinds]
     if size > BUFFER or len(sizes) > MAX_FLAT or len(classes) != len(types):
         return None
@@ -488,10 +481,10 @@ def launch_function(code, planned, function, entry, grid, block, shared, stream,
 def _usable_ir():
     """The IR for this process (found on the background thread that loads the code,
     with what a descriptor needs: libcuda's entry, the C-API addresses)."""
-    if cu_launch_address() is None or DATA_OFFSET is None or _type_offset() is None:
+    if cu_launch_address() is None or DATA_OFFSET is None or TYPE_OFFSET is None:
         raise OSError("no cuLaunchKernel in libcuda.so.1, or objects of unknown layout")
     python_api(_API)
-    return ir(DATA_OFFSET, _type_offset())
+    return ir(DATA_OFFSET, TYPE_OFFSET)
 
 
 PACK_LAUNCH = NativeCode(NAME, _usable_ir)
