@@ -10,6 +10,10 @@ The book's sources are in bench/book/cbe/ (copied unedited from
 bench/book/include/, the hash table's two (its verify's hash of the value for the key, and
 its values array sized for 4-byte pointers) in the build's copy; the chapter 7 texture programs build with a shim that rebuilds texture
 references (removed in CUDA 12) on texture objects (bench/book/include/texref_shim.h).
+The hash table is built twice: as printed (its lock's atomics relaxed: they order nothing,
+so a critical section may read stale data) and with lock.h's lock ordered as simt's
+example orders it (-DSIMT_ORDERED_LOCK: acquiring CAS, releasing exchange); the runs whose
+own check of the table passed ("All N elements found") are counted on both sides.
 
 Animated programs (heat): 100 frames; "first" is the first frame's time, "steady" the mean of
 the others. simt's first timed frame follows one untimed frame that compiles its kernels
@@ -33,7 +37,7 @@ BOOK = os.path.join(HERE, "book")
 SRC = os.path.join(os.path.dirname(HERE), "src")
 FRAMES = 100
 
-# name -> (book source, simt program (Python), what its lines are, texture shim?)
+# name -> (book source, simt program (Python), what its lines are, texture shim?[, nvcc flags])
 HEAT = "from simt.examples import heat; heat.run({version!r}, frames={frames}, out_dir={out!r})"
 RUN = "import sys; from simt.cli import main; sys.exit(main(['run', {name!r}, '--out', {out!r}]))"
 PROGRAMS = {
@@ -48,6 +52,9 @@ PROGRAMS = {
                                    r"Time to generate", False),
     "hash table (GPU)": ("appA_hashtable_gpu.cu", RUN.replace("{name!r}", "'hashtable_gpu'"),
                          r"Time to hash", False),
+    "hash table (GPU), the book's lock ordered as simt's": (
+        "appA_hashtable_gpu.cu", RUN.replace("{name!r}", "'hashtable_gpu'"), r"Time to hash",
+        False, ["-DSIMT_ORDERED_LOCK"]),
     "dot (cudaMalloc / zero-copy)": ("ch11_zero_copy_dot.cu",
                                      RUN.replace("{name!r}", "'zero_copy_dot'"),
                                      r"Time using (cudaMalloc|cudaHostAlloc)", False),
@@ -69,6 +76,18 @@ PROGRAMS = {
                                      RUN.replace("{name!r}", "'ray_const'"),
                                      r"Time to generate", False),
 }
+
+
+# what a program prints when its result checks out: the runs that printed it are counted
+VERIFIED = {"appA_hashtable_gpu.cu": r"All \d+ elements found in hash table"}
+
+
+def verified(outputs, source):
+    """'k/n': how many of the n runs printed their check's success; None where the program
+    has no check or did not run."""
+    if source not in VERIFIED or isinstance(outputs, str):
+        return None
+    return f"{sum(bool(re.search(VERIFIED[source], o)) for o in outputs)}/{len(outputs)}"
 
 
 def times(text, what):
@@ -103,7 +122,7 @@ ERRATA = {"appA_hashtable_gpu.cu": [
          "__global__ void kernel( Sphere *s, unsigned char *ptr ) {")]}
 
 
-def build(name, source, shim, folder):
+def build(name, source, shim, folder, flags=()):
     exe = os.path.join(folder, re.sub(r"\W+", "_", name))
     path = os.path.join(BOOK, "cbe", source)
     if source in ERRATA:
@@ -117,7 +136,7 @@ def build(name, source, shim, folder):
             os.symlink(os.path.join(BOOK, "common"), os.path.join(folder, "common"))
         with open(path, "w") as f:
             f.write(text)
-    command = ["nvcc", "-O3", "-arch=sm_90", "-w", "-I", os.path.join(BOOK, "include"),
+    command = ["nvcc", "-O3", "-arch=sm_90", "-w", *flags, "-I", os.path.join(BOOK, "include"),
                "-o", exe, path]
     if shim:
         command[1:1] = ["-include", os.path.join(BOOK, "include", "texref_shim.h")]
@@ -185,10 +204,10 @@ def main():
     env = dict(os.environ, BOOK_FRAMES=str(FRAMES), SIMT_CACHE_DIR=os.path.join(folder, "cache"),
                PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p))
     rows = {}
-    for name, (source, program, what, shim) in PROGRAMS.items():
+    for name, (source, program, what, shim, *flags) in PROGRAMS.items():
         if args.only and not any(o in name for o in args.only):
             continue
-        exe = build(name, source, shim, folder)
+        exe = build(name, source, shim, folder, *flags)
         code = program.format(frames=FRAMES, out=folder, name="")
         book, mine = run_both([[exe] if os.path.exists(exe) else None,
                                [sys.executable, "-c", code]], env, args.runs)
@@ -196,7 +215,12 @@ def main():
             book = exe
         rows[name] = {"nvcc": summarize(book, what), "simt": summarize(mine, what),
                       "kind": "frames" if what == "frames" else "times"}
-        print(f"{name}: nvcc {rows[name]['nvcc']}  simt {rows[name]['simt']}", flush=True)
+        checks = {"nvcc": verified(book, source), "simt": verified(mine, source)}
+        if checks["nvcc"] is not None or checks["simt"] is not None:
+            rows[name]["verified"] = checks
+        print(f"{name}: nvcc {rows[name]['nvcc']}  simt {rows[name]['simt']}"
+              + (f"  (checks passed: nvcc {checks['nvcc']}, simt {checks['simt']})"
+                 if "verified" in rows[name] else ""), flush=True)
     print(f"\nCUDA by Example, simt against the book's CUDA C (nvcc -O3), ms, median of "
           f"{args.runs} runs taking turns ({time.strftime('%Y-%m-%d')})")
     print(f"{'program':52s} {'nvcc':>9s} {'simt':>9s} {'simt/nvcc':>9s}   first frame nvcc / simt")

@@ -258,3 +258,48 @@ def test_launch_function_code_comes_from_the_disk_cache(device, rng, tmp_path, m
     simt.synchronize()
     np.testing.assert_array_equal(y.copy_to_host(), 3.0 * x.copy_to_host())
     assert not [f for f in compiled if f.startswith("<simt launch")], compiled
+
+
+def test_a_launch_function_is_bound_again_when_faster_code_is_made(monkeypatch):
+    """A configuration bound while the back end's native launch code was still being made
+    (a process with an empty cache) gets the faster function once the code is there, in
+    ``kernel[...]`` and in the prepared table; a launch function bound meanwhile for other
+    classes is not replaced."""
+    from simt.runtime.backend import Native
+    device = simt.get_device()
+    backend = device.backend
+    real = type(backend).native_launch
+    hooks, fast_calls = [], []
+    ready = []
+
+    def native_launch(self, kernel, loaded, types, grid, block, shared, stream, classes=None):
+        if ready:
+            def complete(local, device, refused):
+                def launch(*args):
+                    fast_calls.append(args)
+                return launch
+            return Native(complete=complete)
+        made = real(self, kernel, loaded, types, grid, block, shared, stream, classes)
+        return Native(made.lines, made.scope, made.plan, made.slots, made.complete,
+                      later=hooks.append)
+    monkeypatch.setattr(type(backend), "native_launch", native_launch)
+
+    @simt.kernel
+    def fill(out, v):
+        i = simt.grid(1)
+        if i < out.shape[0]:
+            out[i] = v
+
+    out = simt.device_array(64, np.int32)
+    for v in (1, 2):
+        fill[2, 32](out, v)
+    python_route = fill[2, 32]
+    assert len(hooks) == 1 and python_route is not fill.launches[(2, 32)]
+    fill[2, 32](out, 3)
+    assert (out.copy_to_host() == 3).all() and fast_calls == []
+    ready.append(True)
+    hooks[0]()
+    assert fill[2, 32] is not python_route
+    fill[2, 32](out, 4)
+    assert fast_calls == [(out, 4)]
+    assert (out.copy_to_host() == 3).all()      # the stand-in launched nothing

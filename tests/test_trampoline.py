@@ -71,3 +71,28 @@ def test_many_calls_keep_their_descriptor_and_the_gil():
     assert [go() for _ in range(1000)] == [7] * 1000
     other.join()
     assert len(SEEN) == 1000 and ran and SEEN[-1][0] == 0x1234
+
+
+def test_when_made_tells_its_hooks_once_the_code_is_there(tmp_path, monkeypatch):
+    """A launch function bound while the native code was being made is bound again when it
+    is there: hooks wait until then, run once, and a hook given later runs at once; where
+    the code cannot be had, no hook runs."""
+    from simt.config import config
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))       # not in the cache: made
+    code = trampoline.NativeCode("simt_cuda_launch", launch._trampoline_ir)
+    told = []
+    code.when_made(lambda: told.append("first"))
+    assert told == [] and code.waiting
+    assert code.address() is not None
+    assert told == ["first"] and code.waiting == []
+    code.when_made(lambda: told.append("second"))
+    code.address()
+    assert told == ["first", "second"]
+
+    def unusable():
+        raise OSError("no native route here")
+    never = trampoline.NativeCode("simt_cuda_launch", unusable)
+    never.when_made(lambda: told.append("never"))
+    assert never.address() is None
+    never.when_made(lambda: told.append("never"))
+    assert told == ["first", "second"]

@@ -7,8 +7,8 @@ buckets, <<<60, 256>>>, median of 3 launches each, in one run:
   release exchange, or relaxed as the book's); the kernel's loop made with or without a
   jump table (``brx.idx``, which LLVM makes of the unrolled ``if tid % 32 == i``).
 - CUDA C: the book's kernel as printed (each Lock's mutex its own cudaMalloc), with the
-  mutexes packed into one array, and with simt's ordering (acquiring CAS, releasing
-  exchange, in inline PTX).
+  mutexes packed into one array, and with simt's orderings in inline PTX (acquiring CAS
+  and releasing exchange; or relaxed CAS spin, one acquiring load, releasing store).
 
     PYTHONPATH=src python3 bench/gpu/hashtable_probe.py [out.json]
 """
@@ -185,6 +185,11 @@ struct Lock { int *mutex;
       : "=r"(old) : "l"(mutex) : "memory"); } while (old != 0); }
   __device__ void unlock() { int old; asm volatile("atom.release.gpu.exch.b32 %0, [%1], 0;"
       : "=r"(old) : "l"(mutex) : "memory"); }
+#elif defined(SPLIT)
+  __device__ void lock() { while (atomicCAS(mutex, 0, 1) != 0); int v; asm volatile(
+      "ld.acquire.gpu.b32 %0, [%1];" : "=r"(v) : "l"(mutex) : "memory"); }
+  __device__ void unlock() { asm volatile("st.release.gpu.b32 [%0], 0;" : : "l"(mutex)
+      : "memory"); }
 #else
   __device__ void lock() { while (atomicCAS(mutex, 0, 1) != 0); }
   __device__ void unlock() { atomicExch(mutex, 0); }
@@ -272,12 +277,15 @@ def time_c(folder):
         f.write(C_SOURCE)
     subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-o", exe, src], check=True)
     subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-DORDERED", "-o", exe + "o", src], check=True)
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-DSPLIT", "-o", exe + "s", src], check=True)
     out = {}
     for label, argv in (("C, book's locks (own cudaMalloc each)", [exe]),
                         ("C, locks packed 4 bytes apart", [exe, "packed"]),
                         ("C, simt's shape: one int array of locks, CAS on mutex + hash",
                          [exe, "packed", "flat"]),
-                        ("C, book's locks, acquiring CAS and releasing exchange", [exe + "o"])):
+                        ("C, book's locks, acquiring CAS and releasing exchange", [exe + "o"]),
+                        ("C, book's locks, relaxed CAS spin, one acquiring load, releasing "
+                         "store", [exe + "s"])):
         lines = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
         gap = [lines[i + 1] for i, w in enumerate(lines) if w == "gap"]
         nums = [float(w) for w in lines if w.replace(".", "").isdigit() and "." in w]
@@ -293,7 +301,7 @@ def main():
     real = cuda_compile.no_jump_tables
     for tables in (False,):
         cuda_compile.no_jump_tables = (lambda module: None) if tables else real
-        for order in ("acqrel", "relaxed"):
+        for order in ("acqrel", "split", "relaxed"):
             kernel = make_kernel(order)
             for spacing in (1,):
                 label = (f"simt, locks {4 * spacing} B apart, {order}, "
@@ -301,7 +309,7 @@ def main():
                 rows[label] = time_simt(kernel, spacing, keys, values)
                 print(f"{label}: {rows[label]:.1f} ms", flush=True)
     cuda_compile.no_jump_tables = real
-    for name in ("rolled", "i32", "aos", "ttas"):
+    for name in os.environ.get("VARIANTS", "rolled i32 aos ttas").split():
         kernel = make_variant(name)
         label = f"simt, relaxed, variant {name}"
         rows[label] = time_aos(kernel, keys, values) if name == "aos" else \

@@ -10,7 +10,25 @@ struct Lock {
         HANDLE_ERROR(cudaMemset(mutex, 0, sizeof(int)));
     }
     ~Lock(void) { cudaFree(mutex); }
+#ifdef SIMT_ORDERED_LOCK
+    /* bench/run_book.py's second build: the lock ordered as simt's examples order it (an
+     * acquiring CAS, a releasing exchange), so that the critical section reads what the
+     * last holder wrote; the book's relaxed atomics order nothing */
+    __device__ void lock(void) {
+        int old;
+        do {
+            asm volatile("atom.acquire.gpu.cas.b32 %0, [%1], 0, 1;" : "=r"(old) : "l"(mutex)
+                         : "memory");
+        } while (old != 0);
+    }
+    __device__ void unlock(void) {
+        int old;
+        asm volatile("atom.release.gpu.exch.b32 %0, [%1], 0;" : "=r"(old) : "l"(mutex)
+                     : "memory");
+    }
+#else
     __device__ void lock(void) { while (atomicCAS(mutex, 0, 1) != 0); }
     __device__ void unlock(void) { atomicExch(mutex, 0); }
+#endif
 };
 #endif

@@ -101,14 +101,17 @@ class Native:
     ``{slot}`` in ``lines`` stands for the buffer's number. Or ``complete(local, device,
     refused)``: the launch function itself, made by the back end (one native call that
     checks ``local.device is device``, each argument's class, packs and launches), which
-    hands arguments it was not made for to ``refused(*args)``."""
+    hands arguments it was not made for to ``refused(*args)``. ``later``: None, or
+    ``later(hook)``, which calls ``hook()`` (on some thread) once the back end could make
+    a faster launch for these arguments (native code that was still being made)."""
 
-    def __init__(self, lines=(), scope=None, plan=None, slots=1, complete=None):
+    def __init__(self, lines=(), scope=None, plan=None, slots=1, complete=None, later=None):
         self.lines = lines
         self.scope = scope or {}
         self.plan = plan
         self.slots = slots
         self.complete = complete
+        self.later = later
 
 
 class Backend:

@@ -323,17 +323,32 @@ class Launch:
             _load_binder_soon()
         guards = launch_guards(types, args) if used else None
         if guards is not None:
-            classes = tuple(map(type, args))
-            native = backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
-                                           self.block, self.shared_bytes, stream, classes)
-            if native is not None:
-                fast = binder.bind(kernel.__name__, classes, device, self.dispatch, native,
-                                   lambda *args: self._launch(get_device(), args), guards,
-                                   self._retry)
-                if len(self.prepared) >= 16:
-                    self.prepared.clear()
-                self.prepared[classes] = (device, fast)
-                self.call = fast
+            self._bind(device, loaded, types, stream, tuple(map(type, args)), guards)
+
+    def _bind(self, device, loaded, types, stream, classes, guards, replacing=None):
+        """Bind the launch function for these classes (``replacing``: only if the one
+        bound for them is still that one)."""
+        kernel = self.kernel
+        native = device.backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
+                                              self.block, self.shared_bytes, stream, classes)
+        if native is None or replacing is not None and (
+                native.complete is None or self.prepared.get(classes, (0, 0))[1] is not replacing):
+            return
+        fast = binder.bind(kernel.__name__, classes, device, self.dispatch, native,
+                           lambda *args: self._launch(get_device(), args), guards, self._retry)
+        if len(self.prepared) >= 16:
+            self.prepared.clear()
+        self.prepared[classes] = (device, fast)
+        if replacing is None or self.call is replacing:
+            self.call = fast
+        if native.later is not None:     # its native code is still being made: bind it then
+
+            def again():
+                try:
+                    self._bind(device, loaded, types, stream, classes, guards, fast)
+                except Exception:        # noqa: BLE001 - the bound function keeps working
+                    pass
+            native.later(again)
 
 
 _binder_loading = []

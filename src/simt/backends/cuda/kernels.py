@@ -148,7 +148,8 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
     values, records and plain scalars: the launch function is one native call that
     checks, packs and launches (packlaunch.py). Others, or while that code is being made:
     pack the plan's values into one of its own ``SLOTS`` parameter buffers (params.plan)
-    and make one native call (Launcher.native_call)."""
+    and make one native call (Launcher.native_call); while the native code is being made,
+    ``later`` tells the runtime when to bind again."""
     from ...runtime.backend import Native
     from . import params as P
     binary = loaded.binary
@@ -169,4 +170,5 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
         scope[f"failed{k}"] = launcher.native_failed(grid, block, shared_bytes, stream, params)
         scope[f"call{k}"] = launcher.native_call(grid, block, shared_bytes, stream, params)
     lines += ["err = call{slot}()", "if err:", "    failed{slot}(err)"]
-    return Native(lines, scope, plan, SLOTS)
+    later = launcher.packed_later(classes, types) if classes is not None else None
+    return Native(lines, scope, plan, SLOTS, later=later)

@@ -150,11 +150,9 @@ class Launcher:
         current device, go to ``refused(*args)``; a driver error, after making the context
         current and one more try, raises. None where the arguments have no native route or
         the native code cannot be had (yet: it is made in the background, and a launch
-        function bound meanwhile packs in Python)."""
+        function bound meanwhile packs in Python: ``packed_later``)."""
         from . import packlaunch
-        if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
-            return None
-        planned = packlaunch.plan(classes, types, self.kinds, self.offsets, len(self.storage))
+        planned = self._packed_plan(classes, types)
         code = packlaunch.PACK_LAUNCH.address(wait=False) if planned is not None else None
         if code is None:
             return None
@@ -181,6 +179,21 @@ class Launcher:
                                                error_value=value)))
             return made[0]
         return make
+
+    def _packed_plan(self, classes, types):
+        from . import packlaunch
+        if VIA != "native" or _cu_launch_address() is None or _DATA_OFFSET is None:
+            return None
+        return packlaunch.plan(classes, types, self.kinds, self.offsets, len(self.storage))
+
+    def packed_later(self, classes, types):
+        """Where ``packed_route`` found its native code still being made for arguments it
+        has a route for: ``when(hook)``, which calls ``hook()`` once the code is there (so
+        that the runtime binds it then); else None."""
+        from . import packlaunch
+        if packlaunch.PACK_LAUNCH.made or self._packed_plan(classes, types) is None:
+            return None
+        return packlaunch.PACK_LAUNCH.when_made
 
     def native_failed(self, grid, block, shared=0, stream=None, params=None):
         """What the prepared path calls with a nonzero CUresult: one retry after making

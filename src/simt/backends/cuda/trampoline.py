@@ -157,7 +157,7 @@ class NativeCode:
     or, for an object with relocations, linked by LLVM's loader); None where it cannot be
     had. ``address(wait=False)`` never makes it on the caller's thread, nor waits for
     LLVM: it starts making it in the background (``soon``) and answers None meanwhile (a
-    launch function bound then keeps packing in Python)."""
+    launch function bound then packs in Python until ``when_made`` tells its owner)."""
 
     def __init__(self, name, ir):
         self.name = name
@@ -166,6 +166,24 @@ class NativeCode:
         self.loading = threading.Lock()     # held while reading the disk cache
         self.making = threading.Lock()      # held while LLVM makes it
         self.started = False
+        self.waiting = []               # hooks to call once it is made
+
+    def when_made(self, hook):
+        """Call ``hook()`` once the code's address is known (now if it is), on the thread
+        that made it; never where it cannot be had."""
+        with self.loading:
+            if not self.made:
+                self.waiting.append(hook)
+                return
+        if self.made[0] is not None:
+            hook()
+
+    def _tell(self):
+        with self.loading:
+            hooks, self.waiting = self.waiting, []
+        if self.made[0] is not None:
+            for hook in hooks:
+                hook()
 
     def soon(self):
         """Start making it on a thread (a kernel was loaded): LLVM takes tens of ms, which
@@ -184,6 +202,8 @@ class NativeCode:
                         found = None
                     if found is not None:
                         self.made.extend((found, None))
+            if self.made:
+                self._tell()
             if not self.made and not wait:
                 self.soon()
                 return None
@@ -192,6 +212,7 @@ class NativeCode:
                     made = self._make()
                     with self.loading:
                         self.made.extend(made)
+                    self._tell()
         return self.made[0]
 
     def _make(self):
