@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATE = os.environ.get("BENCH_DATE", "2026-11-21")
+DATE = os.environ.get("BENCH_DATE", time.strftime("%Y-%m-%d"))     # results files are named by it
 
 
 def median(values):

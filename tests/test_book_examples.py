@@ -152,6 +152,19 @@ def test_copy_timed(device, capsys):
     assert capsys.readouterr().out.count("MB/s during copy") == 4
 
 
+def test_malloc_array_is_host_memory_copies_fill_and_read(device, rng):
+    """copy_timed's stand-in for malloc: zeros until written, and both copies work on it."""
+    host = streams.malloc_array(1 << 16)
+    assert host.dtype == np.int32 and host.flags.writeable and not host.any()
+    values = rng.integers(-2**31, 2**31 - 1, host.size, dtype=np.int32)
+    dev = simt.to_device(values)
+    dev.copy_to_host(host)
+    np.testing.assert_array_equal(host, values)
+    other = simt.device_array(host.size, np.int32)
+    other.copy_from(host[::-1].copy())
+    np.testing.assert_array_equal(other.copy_to_host(), values[::-1])
+
+
 # -- chapter 11 ---------------------------------------------------------------------------
 
 
