@@ -9,6 +9,10 @@ likewise with the same parameter values and with 8 sets of values cycled (the dr
 longer for a launch whose values changed: compare like with like). Each round takes the
 kinds in another order, so that the machine's drift spreads over all of them.
 
+"driver alone": cuLaunchKernel through cuda.bindings on the very CUfunction simt launches for
+the kind, with a prebuilt parameter buffer (the driver's time for that function; it moves
+by about a microsecond between functions whose code is the same empty kernel).
+
 Kinds: a device array; an int32; a texture over linear memory; a texture over a CUDA array;
 a surface; a record (np.void of a structured dtype); a vector type (simt.float4); and a
 kernel that reads a module-level simt.Constant (its one argument an array).
@@ -99,6 +103,16 @@ def argument_pools():
     }
 
 
+def driver_time(kernel, argument, stream):
+    """cuLaunchKernel through cuda.bindings on the CUfunction simt launches for this
+    argument, its parameter buffer prebuilt: the driver's own time for that function."""
+    from simt.backends.cuda.driver import api
+    from simt.runtime.launch import arg_types
+    launcher = kernel.binary_for(arg_types(kernel, (argument,)), simt.get_device()).launcher
+    handle, params, go, s = launcher._handle, launcher.params, api().cuLaunchKernel, stream.handle
+    return timed(lambda: go(handle, 1, 1, 1, 1, 1, 1, 0, s, params, 0), stream.synchronize)
+
+
 def cuda_core_time(params, cycle=False):
     """cuda.core's launch of an empty kernel with these PTX parameters: zeros, or
     (``cycle``) one of 8 sets of values in turn."""
@@ -151,6 +165,7 @@ def main():
                 launch(pool[turn[0]])
             rows[kind].setdefault("simt, new objects", []).append(
                 timed(cycling, stream.synchronize))
+            rows[kind].setdefault("driver alone", []).append(driver_time(k, same, stream))
             rows[kind].setdefault("cuda.core", []).append(cuda_core_time(PARAMS[kind]))
             if hasattr(backend, "make_current"):
                 backend.make_current(force=True)
@@ -163,7 +178,8 @@ def main():
     name = device.properties.name
     print(f"\nLaunch host time by argument kind, µs per launch ({name}, "
           f"{datetime.date.today()}; median of {ROUNDS} rounds)")
-    cols = ["simt, same object", "simt, new objects", "cuda.core", "cuda.core, new values"]
+    cols = ["simt, same object", "simt, new objects", "cuda.core", "cuda.core, new values",
+            "driver alone"]
     print(f"{'argument':22s} " + " ".join(f"{c:>18s}" for c in cols) + "  same/same new/new")
     for kind in names:
         cells = table[kind]
