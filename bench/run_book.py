@@ -91,15 +91,6 @@ def verified(outputs, source):
     return f"{sum(bool(re.search(VERIFIED[source], o)) for o in outputs)}/{len(outputs)}"
 
 
-# BLAS: importing NumPy starts OpenBLAS's thread pool, a thread per core, and each thread
-# spins ~0.1 s before it sleeps (no BLAS call is needed). On the 16-core H200 machine a
-# process that did so ran heat's frames 1.2-1.4x slower in 5 of 6 runs (its host launches,
-# its pageable copy and the gaps between kernels alike; none of those threads ran during
-# the frames), against 1 of 6 with OPENBLAS_NUM_THREADS=1 (bench/NOTES.md, 2026-11-29).
-# The book's C starts no such threads, and none of these programs calls BLAS: simt's side
-# runs with one OpenBLAS thread unless --blas-threads says otherwise.
-
-
 def times(text, what):
     """The times (ms) a program printed: every 'Average Time per frame' for animations,
     else every line matching ``what``."""
@@ -224,9 +215,6 @@ def main():
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--out")
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--blas-threads", default="1",
-                        help="OPENBLAS_NUM_THREADS for simt's side (default 1; 'default' "
-                             "leaves NumPy's OpenBLAS its thread per core): see BLAS below")
     args = parser.parse_args()
     if args.check:
         check()
@@ -234,8 +222,6 @@ def main():
     folder = tempfile.mkdtemp(prefix="run-book-")
     env = dict(os.environ, BOOK_FRAMES=str(FRAMES), SIMT_CACHE_DIR=os.path.join(folder, "cache"),
                PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p))
-    if args.blas_threads != "default":
-        env["OPENBLAS_NUM_THREADS"] = args.blas_threads
     rows = {}
     for name, (source, program, what, shim, *flags) in PROGRAMS.items():
         if args.only and not any(o in name for o in args.only):
@@ -256,8 +242,7 @@ def main():
               + (f"  (checks passed: nvcc {checks['nvcc']}, simt {checks['simt']})"
                  if "verified" in rows[name] else ""), flush=True)
     print(f"\nCUDA by Example, simt against the book's CUDA C (nvcc -O3), ms, median of "
-          f"{args.runs} runs taking turns ({time.strftime('%Y-%m-%d')}; simt's side with "
-          f"OPENBLAS_NUM_THREADS={env.get('OPENBLAS_NUM_THREADS', 'unset')})")
+          f"{args.runs} runs taking turns ({time.strftime('%Y-%m-%d')})")
     print(f"{'program':52s} {'nvcc':>9s} {'simt':>9s} {'simt/nvcc':>9s}   first frame nvcc / simt")
     for name, row in rows.items():
         book, mine = row["nvcc"], row["simt"]
@@ -277,9 +262,7 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "runs": args.runs,
-                       "frames": FRAMES,
-                       "OPENBLAS_NUM_THREADS": env.get("OPENBLAS_NUM_THREADS", "unset"),
-                       "rows": rows}, f, indent=1)
+                       "frames": FRAMES, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
