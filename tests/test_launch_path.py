@@ -4,6 +4,7 @@ of argument as the full path does, and that a change of array layout, scalar typ
 device is noticed."""
 
 import numpy as np
+import pytest
 
 import simt
 from conftest import poison, random_array
@@ -303,3 +304,37 @@ def test_a_launch_function_is_bound_again_when_faster_code_is_made(monkeypatch):
     fill[2, 32](out, 4)
     assert fast_calls == [(out, 4)]
     assert (out.copy_to_host() == 3).all()      # the stand-in launched nothing
+
+
+@simt.kernel
+def scatter(out, values, at):
+    i = simt.grid(1)
+    if i < values.shape[0]:
+        out[at + i] = values[i]
+
+
+def test_cpu_bound_launches_run_every_block_and_report_faults(rng):
+    """On the CPU device a configuration's bound launch (the direct path: no stream, no
+    NumPy arguments) runs one block and many blocks alike, and a fault in a later launch
+    is reported naming the kernel, block and thread, as the full path reports it."""
+    with simt.use_device("cpu"):
+        n = 300
+        values = simt.to_device(random_array(rng, n, np.float32))
+        for blocks in (1, 10):
+            out = simt.to_device(poison(n + 64, np.float32))
+            count = blocks * 32 if blocks > 1 else 32
+            for at in (0, 64, 7):
+                scatter[blocks, 32](out, values, at)
+            expected = poison(n + 64, np.float32)
+            for at in (0, 64, 7):
+                expected[at:at + min(count, n)] = values.copy_to_host()[:min(count, n)]
+            np.testing.assert_array_equal(out.copy_to_host(), expected)
+            assert "go" in scatter[blocks, 32].__globals__      # the direct path was bound
+        with pytest.raises(simt.CudaError) as caught:
+            scatter[10, 32](out, values, 100)                    # 100 + 299 > n + 63
+            simt.synchronize()
+        message = str(caught.value)
+        assert "scatter" in message and "block" in message and "thread" in message
+        scatter[10, 32](out, values, 0)                          # the configuration still launches
+        simt.synchronize()
+        np.testing.assert_array_equal(out.copy_to_host()[:n], values.copy_to_host())
