@@ -91,6 +91,13 @@ def verified(outputs, source):
     return f"{sum(bool(re.search(VERIFIED[source], o)) for o in outputs)}/{len(outputs)}"
 
 
+# PINNING: on the 16-vCPU H200 machine a process free to run anywhere ran heat's host-bound
+# frames at ~1.2 or ~1.5 ms from one process to the next (every host-side part slower
+# together), while the same program pinned to two CPUs ran them at 1.11-1.28 ms in 8 of 8
+# processes, even on the CPUs where a Python loop ran slowest (that machine's vCPUs differed
+# by up to 2x; bench/NOTES.md, 2026-11-29). --cpus puts both sides on the same CPUs.
+
+
 def times(text, what):
     """The times (ms) a program printed: every 'Average Time per frame' for animations,
     else every line matching ``what``."""
@@ -215,6 +222,8 @@ def main():
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--out")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--cpus", help="run both sides on these CPUs only (taskset -c), e.g. "
+                        "12,13: see PINNING")
     args = parser.parse_args()
     if args.check:
         check()
@@ -222,14 +231,15 @@ def main():
     folder = tempfile.mkdtemp(prefix="run-book-")
     env = dict(os.environ, BOOK_FRAMES=str(FRAMES), SIMT_CACHE_DIR=os.path.join(folder, "cache"),
                PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p))
+    pin = ["taskset", "-c", args.cpus] if args.cpus else []
     rows = {}
     for name, (source, program, what, shim, *flags) in PROGRAMS.items():
         if args.only and not any(o in name for o in args.only):
             continue
         exe = build(name, source, shim, folder, *flags)
         code = program.format(frames=FRAMES, out=folder, name="")
-        book, mine = run_both([[exe] if os.path.exists(exe) else None,
-                               [sys.executable, "-c", code]], env, args.runs)
+        book, mine = run_both([pin + [exe] if os.path.exists(exe) else None,
+                               pin + [sys.executable, "-c", code]], env, args.runs)
         if not os.path.exists(exe):
             book = exe
         rows[name] = {"nvcc": summarize(book, what), "simt": summarize(mine, what),
@@ -242,7 +252,8 @@ def main():
               + (f"  (checks passed: nvcc {checks['nvcc']}, simt {checks['simt']})"
                  if "verified" in rows[name] else ""), flush=True)
     print(f"\nCUDA by Example, simt against the book's CUDA C (nvcc -O3), ms, median of "
-          f"{args.runs} runs taking turns ({time.strftime('%Y-%m-%d')})")
+          f"{args.runs} runs taking turns ({time.strftime('%Y-%m-%d')}"
+          f"{'; both on CPUs ' + args.cpus if args.cpus else ''})")
     print(f"{'program':52s} {'nvcc':>9s} {'simt':>9s} {'simt/nvcc':>9s}   first frame nvcc / simt")
     for name, row in rows.items():
         book, mine = row["nvcc"], row["simt"]
@@ -262,7 +273,7 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "runs": args.runs,
-                       "frames": FRAMES, "rows": rows}, f, indent=1)
+                       "frames": FRAMES, "cpus": args.cpus or "any", "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
