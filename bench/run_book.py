@@ -95,7 +95,9 @@ def verified(outputs, source):
 # frames at ~1.2 or ~1.5 ms from one process to the next (every host-side part slower
 # together), while the same program pinned to two CPUs ran them at 1.11-1.28 ms in 8 of 8
 # processes, even on the CPUs where a Python loop ran slowest (that machine's vCPUs differed
-# by up to 2x; bench/NOTES.md, 2026-11-29). --cpus puts both sides on the same CPUs.
+# by up to 2x); yet with both sides pinned, simt's later runs drifted slow again while C's
+# did not (bench/NOTES.md, 2026-11-29): pinning alone does not settle it. --cpus puts both
+# sides on the same CPUs; by default they run where the system puts them.
 
 
 def times(text, what):
