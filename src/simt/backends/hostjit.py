@@ -15,6 +15,11 @@ def _init():
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_triple(llvm.get_process_triple())
         features = llvm.get_host_cpu_features().flatten()
+        if "+avx512f" in features.split(","):
+            # AVX-512 scatters: LLVM's cost model takes them for a thread loop's strided
+            # stores (out[x, y] = ... over x), which ran 1.2-1.5x slower than scalar stores
+            # on the 2-core machine (bench/NOTES.md, 2026-11-29); gathers it may keep
+            features += ",+prefer-no-scatter"
         tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
                                           opt=3, reloc="pic", codemodel="jitdefault")
         _state["tm"] = tm

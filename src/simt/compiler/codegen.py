@@ -43,6 +43,7 @@ class FunctionEmitter:
         self.options = options
         self.boundscheck = options.boundscheck or options.checks     # checked mode: bounds too
         self.proven = frozenset()    # ids of accesses whose indices a target checked already
+        self.access_group = None     # the CPU's thread loop being emitted: its accesses' group
         self.builder = None
         self.entry_builder = None
         self.vars = {}
@@ -135,7 +136,7 @@ class FunctionEmitter:
         value = self.expr(s.value)
         if self.options.checks:        # after the value: it may read the same element
             self.target.check_access(self, array, indices, address, "write", s.label, s.loc)
-        self.store_element(address, value, array.type)
+        self.store_element(address, value, array.type, parallel=True)
 
     def stmt_If(self, s):
         cond = self.expr(s.cond)
@@ -405,7 +406,7 @@ class FunctionEmitter:
         array = self.expr(e.array)
         indices = [self.expr(i) for i in e.indices]
         address = self.element_address(array, indices, e.label, e.loc, access="read", site=e)
-        return self.load_element(address, array.type)
+        return self.load_element(address, array.type, parallel=True)
 
     def expr_View(self, e):
         return self.make_view(self.expr(e.array), e)
@@ -447,17 +448,27 @@ class FunctionEmitter:
                                dim=dim, index=index, extent=extent)
         self.builder.position_at_end(ok_bb)
 
-    def load_element(self, address, array_type):
+    def load_element(self, address, array_type, parallel=False):
+        """``parallel``: a plain element access of the kernel's code (a[i]), which the
+        target may tag as one of the threads' independent accesses (``access_group``)."""
         t = array_type.element
         if isinstance(t, T.Vector):         # one vector access (ld.global.v4.f32)
-            return self.builder.load(address, typ=scalar(t), align=recordgen.element_align(array_type))
-        value = self.builder.load(address, typ=memory(t), align=recordgen.element_align(array_type))
+            return self._tag(self.builder.load(address, typ=scalar(t),
+                                               align=recordgen.element_align(array_type)), parallel)
+        value = self._tag(self.builder.load(address, typ=memory(t),
+                                            align=recordgen.element_align(array_type)), parallel)
         return self.builder.trunc(value, I1) if t.dtype.kind == "b" else value
 
-    def store_element(self, address, value, array_type):
+    def store_element(self, address, value, array_type, parallel=False):
         if array_type.element.dtype.kind == "b":
             value = self.builder.zext(value, I8)
-        self.builder.store(value, address, align=recordgen.element_align(array_type))
+        self._tag(self.builder.store(value, address, align=recordgen.element_align(array_type)),
+                  parallel)
+
+    def _tag(self, access, parallel):
+        if parallel and self.access_group is not None:
+            access.set_metadata("llvm.access.group", self.access_group)
+        return access
 
     def make_view(self, array, e):
         b = self.builder

@@ -43,3 +43,26 @@ class LoopID(ll.values.MDValue):
     __eq__ = object.__eq__
     __ne__ = object.__ne__
     __hash__ = object.__hash__
+
+
+def parallel(module, back_edge, group):
+    """Mark the loop as one whose iterations' accesses tagged with ``group`` are
+    independent of each other's (``llvm.loop.parallel_accesses``): LLVM then vectorizes
+    it without run-time alias checks, if every access in it is so tagged."""
+    mark(module, back_edge, [module.add_metadata([
+        ll.MetaDataString(module, "llvm.loop.parallel_accesses"), group])])
+
+
+class AccessGroup(ll.values.MDValue):
+    """An access group, ``distinct !{}`` (LLVM takes only distinct empty nodes as groups)."""
+
+    def __init__(self, module):
+        super().__init__(module, [], name=str(len(module.metadata)))
+
+    def descr(self, buf):
+        buf.append("distinct ")
+        super().descr(buf)
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__

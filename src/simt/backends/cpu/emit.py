@@ -291,7 +291,16 @@ class CpuKernelEmitter(CpuEmitterBase):
         if self.plan is not None:
             self.shadows, self.written = {}, set()
         b.position_at_end(blocks["run"])
-        body_fn()
+        # the threads between two barriers touch no element another one writes (else the
+        # kernel has a data race, undefined in CUDA): their element accesses form one
+        # group, and the x loop is parallel for them; any other memory access in the loop
+        # (an atomic, a record field, a slot, the fault record) leaves it unmarked in effect
+        group = self.access_group = loopmeta.AccessGroup(self.module) \
+            if not self.checks else None
+        try:
+            body_fn()
+        finally:
+            self.access_group = None
         if not self.terminated():
             self.builder.branch(blocks["write_back"])
         self.recompute_builder.branch(blocks["run"])
@@ -305,7 +314,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.pending, self.shadows = {}, None
         b.position_at_end(blocks["x_next"])
         b.store(b.add(tx, i32(1), flags=nw), tx_p)
-        b.branch(blocks["x_head"])
+        back_edge = b.branch(blocks["x_head"])
+        if group is not None:
+            loopmeta.parallel(self.module, back_edge, group)
         b.position_at_end(blocks["y_next"])
         b.store(b.add(ty, i32(1), flags=nw), ty_p)
         b.branch(blocks["y_head"])
