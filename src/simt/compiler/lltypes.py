@@ -165,13 +165,20 @@ def const_global(module, decl, addrspace=0):
     """The baked values of a ``simt.const.array_like`` declaration."""
     import numpy as np
     raw = np.ascontiguousarray(decl.data).view(np.uint8).tobytes()
-    return byte_global(module, f"simt_const_array_{decl.name}_{id(decl):x}", raw, addrspace)
+    return byte_global(module, f"simt_const_array_{decl.name}_{_digest(raw)}", raw, addrspace)
 
 
 def cstring(module, text, addrspace=0):
     """A NUL-terminated string constant (printf formats)."""
-    return byte_global(module, f"simt_str_{abs(hash(text)):x}", text.encode("utf8") + b"\0",
-                       addrspace)
+    data = text.encode("utf8") + b"\0"
+    return byte_global(module, f"simt_str_{_digest(data)}", data, addrspace)
+
+
+def _digest(data):
+    """A global's name part from its contents: the same in every process (an address or
+    Python's salted str hash would make each compile's PTX differ)."""
+    import hashlib
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def result_of(builder, result_type, values):

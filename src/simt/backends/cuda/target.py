@@ -64,7 +64,12 @@ class CudaTarget(Target):
 
     # ---------------------------------------------------------------- memory
     def shared_data(self, em, decl):
-        name = f"simt_shared_{decl.name}_{id(decl):x}"
+        # named by order, not by the declaration's address: the same kernel gives the same
+        # PTX in every process (the driver's JIT cache is keyed by the PTX text)
+        name, n = f"simt_shared_{decl.name}", 1
+        while f"{name}_{n}" in em.module.globals:
+            n += 1
+        name = f"{name}_{n}"
         gv = _global(em.module, name, decl, self.addrspace("shared"))
         gv.linkage = "internal"
         gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
