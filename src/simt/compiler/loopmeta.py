@@ -27,22 +27,30 @@ def _flag(module, name):
     return module.add_metadata([ll.MetaDataString(module, name)])
 
 
-class LoopID(ll.values.MDValue):
-    """A loop's ``distinct !{!self, properties...}`` node: LLVM requires the first
-    operand to be the node itself, which ``Module.add_metadata`` cannot express."""
+class _Distinct(ll.values.MDValue):
+    """A ``distinct !{...}`` node, which ``Module.add_metadata`` cannot make."""
 
-    def __init__(self, module, props):
+    def __init__(self, module, operands=()):
         super().__init__(module, [], name=str(len(module.metadata)))
-        self.operands = (self, *props)
+        self.operands = tuple(operands)
 
     def descr(self, buf):
         buf.append("distinct ")
         super().descr(buf)
 
-    # identity, not structure: the default compares operands, which include the node
+    # identity, not structure: the default compares operands (a LoopID's include itself)
     __eq__ = object.__eq__
     __ne__ = object.__ne__
     __hash__ = object.__hash__
+
+
+class LoopID(_Distinct):
+    """A loop's ``distinct !{!self, properties...}`` node: LLVM requires the first
+    operand to be the node itself."""
+
+    def __init__(self, module, props):
+        super().__init__(module)
+        self.operands = (self, *props)
 
 
 def parallel(module, back_edge, group):
@@ -53,16 +61,5 @@ def parallel(module, back_edge, group):
         ll.MetaDataString(module, "llvm.loop.parallel_accesses"), group])])
 
 
-class AccessGroup(ll.values.MDValue):
+class AccessGroup(_Distinct):
     """An access group, ``distinct !{}`` (LLVM takes only distinct empty nodes as groups)."""
-
-    def __init__(self, module):
-        super().__init__(module, [], name=str(len(module.metadata)))
-
-    def descr(self, buf):
-        buf.append("distinct ")
-        super().descr(buf)
-
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
-    __hash__ = object.__hash__
