@@ -429,33 +429,17 @@ class CpuBackend(CpuMemory):
                            block=block, shared=shared_bytes, stream=stream))
 
     def _direct(self, kernel, loaded, grid, block, shared_bytes):
-        """``run_launch`` -> ``launch`` -> ``_execute`` for one configuration, as one
-        function: what they look up at every launch is looked up once (a one-block launch
-        is mostly Python calls: 6.2 -> 3.9 us on the 2-core machine)."""
+        """``run_launch`` for one configuration on the legacy default stream, with its plan
+        and names looked up once (a one-block launch is mostly Python calls)."""
         plan = frames.plan(loaded, grid, block, shared_bytes)
-        binary, symbols, fill = loaded.binary, loaded.binary.symbol_objects, loaded.packer.fill
-        entry, arena, name = loaded.entry, self.arena, kernel.__name__
-        nblocks, shared_size, slot_size = plan.nblocks, plan.shared_size, plan.slot_size
-        take, give, starting, ended = plan.take, plan.give, interrupt.starting, interrupt.ended
+        symbols, name, run = loaded.binary.symbol_objects, kernel.__name__, self._run_plan
 
         def go(args):
             if config.default_stream == "per-thread":
                 return self.run_launch(kernel, loaded, grid, block, shared_bytes, None, args)
             self.drain_blocking()
             self.raise_pending()
-            frame = take()
-            frame.keep = fill(frame.packed, args, symbols)
-            starting()
-            try:
-                if nblocks == 1 or config.cpu_threads == 1:
-                    entry(frame.args_ptr, frame.launch_ptr, 0, nblocks,
-                          arena.get("shared", shared_size), arena.get("slots", slot_size))
-                else:
-                    self._run_team(loaded, plan, frame.args_ptr, frame.launch_ptr)
-            finally:
-                ended()
-            error = self._outcome(frame.err, binary, name) if frame.err[0] else None
-            give(frame)     # not after an exception (Ctrl-C): the record may be dirty
+            error = run(loaded, plan, args, symbols, name)
             if error is not None:
                 self.record_error(error)
         return go
@@ -476,7 +460,12 @@ class CpuBackend(CpuMemory):
         if kernel.binary.launches_kernels:
             return self.prepare(kernel, grid, block, shared_bytes, args, symbols,
                                 kernel_name)()
-        plan = frames.plan(kernel, grid, block, shared_bytes)
+        return self._run_plan(kernel, frames.plan(kernel, grid, block, shared_bytes), args,
+                              symbols, kernel_name)
+
+    def _run_plan(self, kernel, plan, args, symbols, kernel_name):
+        """A launch of one of the kernel's configurations in one of its frames; its error
+        or None."""
         frame = plan.take()
         frame.fill(kernel, args, symbols)
         self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err, frame.arrays)
