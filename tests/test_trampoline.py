@@ -96,3 +96,25 @@ def test_when_made_tells_its_hooks_once_the_code_is_there(tmp_path, monkeypatch)
     assert never.address() is None
     never.when_made(lambda: told.append("never"))
     assert told == ["first", "second"]
+
+
+def test_a_native_call_made_before_the_trampoline_takes_it_once_made(tmp_path, monkeypatch):
+    """Launcher.native_call while the trampoline is being made: the launch goes through the
+    bindings; once the code is there, the same call goes through the trampoline."""
+    from simt.config import config
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    pending = trampoline.NativeCode("simt_cuda_launch", launch._trampoline_ir)
+    monkeypatch.setattr(launch, "TRAMPOLINE", pending)
+    monkeypatch.setattr(launch, "native_trampoline", lambda wait=True: None)
+    monkeypatch.setattr(launch, "_cu_launch_address",
+                        lambda: ctypes.cast(_fake_launch, ctypes.c_void_p).value)
+    bound = []
+    launcher = launch.Launcher.__new__(launch.Launcher)      # no driver here
+    launcher._handle, launcher.params = 0x1234, None
+    launcher._launch = lambda *args: (bound.append(args) or 0,)
+    go = launcher.native_call((2, 1, 1), (32, 1, 1), 0, None)
+    SEEN.clear()
+    assert go() == 0 and len(bound) == 1 and SEEN == []
+    assert pending.address() is not None                    # made: the hook binds the builtin
+    assert go() == 7 and len(bound) == 1
+    assert SEEN[0][:8] == (0x1234, 2, 1, 1, 32, 1, 1, 0)

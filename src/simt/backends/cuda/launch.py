@@ -133,11 +133,10 @@ class Launcher:
             # the call gives up the GIL (see native_trampoline): a stream host function may
             # be waiting for it while cuLaunchKernel waits for that host function
             return builtin(code, data)
-        made = []       # the trampoline is being made (build_trampoline_soon)
+        made = []       # the trampoline is being made (build_trampoline_soon): its builtin then
+        TRAMPOLINE.when_made(lambda: made.append(builtin(TRAMPOLINE.made[0], data)))
 
         def later():
-            if not made and TRAMPOLINE.made and TRAMPOLINE.made[0] is not None:
-                made.append(builtin(TRAMPOLINE.made[0], data))
             return made[0]() if made else bindings()
         return later
 
