@@ -16,7 +16,8 @@ example orders it (-DSIMT_ORDERED_LOCK: acquiring CAS, releasing exchange); the 
 own check of the table passed ("All N elements found") are counted on both sides.
 
 Animated programs (heat): 100 frames; "first" is the first frame's time, "steady" the mean of
-the others (both sides print their averages with four decimals here: DIGITS). simt's first timed frame follows one untimed frame that compiles its kernels
+the others (both sides print their averages with four decimals here, as the ray tracers
+their times: DIGITS). simt's first timed frame follows one untimed frame that compiles its kernels
 (the C program has no compile; its first frame pays the module's lazy load).
 
     python bench/run_book.py [--runs 3] [--only NAME ...] [--out results.json]
@@ -41,6 +42,7 @@ FRAMES = 100
 HEAT = ("from simt.examples import heat; "
         "heat.run({version!r}, frames={frames}, out_dir={out!r}, digits=4)")
 RUN = "import sys; from simt.cli import main; sys.exit(main(['run', {name!r}, '--out', {out!r}]))"
+RAY = "from simt.examples import ray; ray.timed({const}, out_dir={out!r}, digits=4)"
 PROGRAMS = {
     "heat (global memory)": ("ch07_heat.cu", HEAT.replace("{version!r}", "'global'"), "frames", False),
     "heat (1D textures)": ("ch07_heat_tex1d.cu", HEAT.replace("{version!r}", "'tex1d'"), "frames", True),
@@ -71,10 +73,10 @@ PROGRAMS = {
                                    RUN.replace("{name!r}", "'basic_double_stream_correct'"),
                                    r"Time taken", False),
     "ray tracing, global memory": ("ch06_ray_noconst_timed.cu",
-                                   RUN.replace("{name!r}", "'ray_noconst'"),
+                                   RAY.replace("{const}", "False"),
                                    r"Time to generate", False),
     "ray tracing, constant memory": ("ch06_ray_const_timed.cu",
-                                     RUN.replace("{name!r}", "'ray_const'"),
+                                     RAY.replace("{const}", "True"),
                                      r"Time to generate", False),
 }
 
@@ -134,10 +136,13 @@ ERRATA = {"appA_hashtable_gpu.cu": [
 
 # not errata: the heat programs print their running average frame time with one decimal
 # ("%3.1f"), which makes the steady frame time derived from it (~1.4 ms) move in steps of
-# 0.1 ms; the build's copy prints four, as simt's side does when run_book asks (digits=4)
+# 0.1 ms, and the ray tracers their ~3 ms; the build's copy prints four, as simt's side
+# does when run_book asks (digits=4)
 DIGITS = {source: [("Average Time per frame:  %3.1f ms", "Average Time per frame:  %.4f ms"),
                    ("Average Time per frame: %3.1f ms", "Average Time per frame: %.4f ms")]
           for source in ("ch07_heat.cu", "ch07_heat_tex1d.cu", "ch07_heat_tex2d.cu")}
+DIGITS.update({source: [('printf( "Time to generate:  %3.1f ms', 'printf( "Time to generate:  %.4f ms')]
+               for source in ("ch06_ray_noconst_timed.cu", "ch06_ray_const_timed.cu")})
 
 
 def build(name, source, shim, folder, flags=()):

@@ -1,5 +1,6 @@
 """Every CUDA by Example port gives the book's result, checked against NumPy, at sizes
 small enough for CI (the CLI runs the book's sizes)."""
+import re
 import subprocess
 import sys
 
@@ -97,6 +98,9 @@ def test_ray_timed_prints_the_book_line(device, tmp_path, capsys):
     ray.ray_noconst(out_dir=str(tmp_path), dim=64)
     out = capsys.readouterr().out
     assert out.count("Time to generate:  ") == 2 and (tmp_path / "ray_const.png").exists()
+    assert len(re.findall(r"Time to generate:  \d+\.\d ms", out)) == 2    # the book's one decimal
+    ray.timed(False, out_dir=str(tmp_path), dim=64, digits=4)       # what run_book asks for
+    assert re.search(r"Time to generate:  \d+\.\d{4} ms", capsys.readouterr().out)
 
 
 # -- chapter 8 ----------------------------------------------------------------------------

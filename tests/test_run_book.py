@@ -42,7 +42,7 @@ def test_each_run_and_the_programs_own_checks_are_kept(run_book):
 
 
 def test_the_build_changes_apply_to_the_books_sources(run_book):
-    """Each heat source prints its average in one of DIGITS' forms (a change that matched
+    """Each heat and ray source prints its time in one of DIGITS' forms (a change that matched
     nothing would leave one decimal unnoticed); the hash table's second build orders lock.h."""
     for source, changes in run_book.DIGITS.items():
         with open(os.path.join(run_book.BOOK, "cbe", source)) as f:

@@ -129,21 +129,24 @@ def reference(dim, seed=0):
     return image
 
 
-def _timed(use_const, out_dir, dim, name):
+def timed(use_const, out_dir=None, dim=DIM, name=None, digits=1):
+    """The book's timed main(): one render timed with events, its time printed with
+    ``digits`` decimals (the book's one, or more for a bench), the image written as PNG."""
+    name = name or ("ray_const.png" if use_const else "ray_noconst.png")
     render(use_const, dim=min(dim, 64))       # compile outside the timing, as nvcc does
     timer = EventTimer()
     bitmap = render(use_const, dim)
-    print(f"Time to generate:  {timer.elapsed_ms():3.1f} ms")
+    print(f"Time to generate:  {timer.elapsed_ms():3.{digits}f} ms")
     bitmap.display_and_exit(out_dir, name)
     return bitmap.image()
 
 
 def ray_noconst(device=None, out_dir=None, dim=DIM):
-    return _timed(False, out_dir, dim, "ray_noconst.png")
+    return timed(False, out_dir, dim)
 
 
 def ray_const(device=None, out_dir=None, dim=DIM):
-    return _timed(True, out_dir, dim, "ray_const.png")
+    return timed(True, out_dir, dim)
 
 
 EXAMPLES = [
