@@ -264,25 +264,24 @@ def test_launch_function_code_comes_from_the_disk_cache(device, rng, tmp_path, m
 def test_a_launch_function_is_bound_again_when_faster_code_is_made(monkeypatch):
     """A configuration bound while the back end's native launch code was still being made
     (a process with an empty cache) gets the faster function once the code is there, in
-    ``kernel[...]`` and in the prepared table; a launch function bound meanwhile for other
-    classes is not replaced."""
+    ``kernel[...]`` and in the prepared table, and the function handed out before hands
+    its calls to it (a caller may have kept it: ``f = kernel[grid, block]``)."""
     from simt.runtime.backend import Native
-    device = simt.get_device()
-    backend = device.backend
-    real = type(backend).native_launch
-    hooks, fast_calls = [], []
+    backend = simt.get_device().backend
+    hooks, python_calls, fast_calls = [], [], []
     ready = []
 
     def native_launch(self, kernel, loaded, types, grid, block, shared, stream, classes=None):
-        if ready:
+        if ready:           # the native code is there: the whole launch function, made
             def complete(local, device, refused):
                 def launch(*args):
                     fast_calls.append(args)
                 return launch
             return Native(complete=complete)
-        made = real(self, kernel, loaded, types, grid, block, shared, stream, classes)
-        return Native(made.lines, made.scope, made.plan, made.slots, made.complete,
-                      later=hooks.append)
+        # still being made: statements for binder.py's Python function (stand-ins that
+        # launch nothing), and when to bind again
+        return Native(["python_calls.append(({args}))"], {"python_calls": python_calls},
+                      None, 1, later=hooks.append)
     monkeypatch.setattr(type(backend), "native_launch", native_launch)
 
     @simt.kernel
@@ -293,17 +292,19 @@ def test_a_launch_function_is_bound_again_when_faster_code_is_made(monkeypatch):
 
     out = simt.device_array(64, np.int32)
     for v in (1, 2):
-        fill[2, 32](out, v)
+        fill[2, 32](out, v)             # the full path; the second binds
     python_route = fill[2, 32]
     assert len(hooks) == 1 and python_route is not fill.launches[(2, 32)]
     fill[2, 32](out, 3)
-    assert (out.copy_to_host() == 3).all() and fast_calls == []
+    assert python_calls == [(out, 3)] and fast_calls == []
     ready.append(True)
     hooks[0]()
     assert fill[2, 32] is not python_route
     fill[2, 32](out, 4)
     assert fast_calls == [(out, 4)]
-    assert (out.copy_to_host() == 3).all()      # the stand-in launched nothing
+    python_route(out, 5)                # a caller who kept the first function
+    assert fast_calls == [(out, 4), (out, 5)] and python_calls == [(out, 3)]
+    assert (out.copy_to_host() == 2).all()      # the stand-ins launched nothing
 
 
 @simt.kernel

@@ -31,7 +31,7 @@ from ..diskblob import read, write
 from .devices import _local
 
 
-def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
+def bind(name, classes, device, slow, native, full=None, guards=(), retry=None, forward=None):
     """The launch function of one signature (``classes``: the arguments' classes);
     ``full(*args)`` is the full path, for Python ints that do not fit int64; ``guards``
     (launch.launch_guards) per argument None or (kind, type) for the arguments whose class
@@ -40,7 +40,9 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
     ``retry(this function, *args)``, which finds the launch function bound for them (a
     caller may hold this one after another was bound for the same classes). A back end
     that makes the whole launch function (``native.complete``) gets ``retry`` bound to it
-    for the arguments it refuses."""
+    for the arguments it refuses. ``forward``: a list that, once it holds a function, the
+    one written here hands every call to (a faster function bound later for the same
+    classes: a caller may hold this one)."""
     if native.complete is not None:      # the back end's own: no Python code to write
         made = []
         made.append(native.complete(_local, device, lambda *args: retry(made[0], *args)))
@@ -100,11 +102,16 @@ def bind(name, classes, device, slow, native, full=None, guards=(), retry=None):
             lines += launch(k, inner)
     else:
         lines += launch(0, "    ")
+    if forward is not None:
+        lines.insert(2 if packs and names else 1, "    if forward:")
+        lines.insert(3 if packs and names else 2,
+                     f"        return forward[0](*[a for a in ({given}*more,) if a is not _])")
     if packs and names:      # what it remembers lives in closure cells: storing them leaves globals be
         lines = (["def make():", f"    {remembered} = {', '.join(['_NEVER'] * len(names) * len(slots))},",
                   "    turn = 0"]
                  + ["    " + line for line in lines] + ["    return fast", "fast = make()"])
     scope = dict(native.scope, rt=_local, device=device, slow=slow, full=full, retry=retry,
+                 forward=forward,
                  lock=threading.Lock(), backend=getattr(device, "backend", None),
                  classes=tuple(classes),
                  **{f"S{i}": g[1] for i, g in enumerate(guards or ()) if g is not None},

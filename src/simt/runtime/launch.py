@@ -327,28 +327,35 @@ class Launch:
 
     def _bind(self, device, loaded, types, stream, classes, guards, replacing=None):
         """Bind the launch function for these classes (``replacing``: only if the one
-        bound for them is still that one)."""
+        bound for them is still that one); returns it, or None where none was bound."""
         kernel = self.kernel
         native = device.backend.native_launch(kernel, loaded, kernel.served(types), self.grid,
                                               self.block, self.shared_bytes, stream, classes)
         if native is None or replacing is not None and (
                 native.complete is None or self.prepared.get(classes, (0, 0))[1] is not replacing):
-            return
+            return None
+        # bound while its native code is still being made: the faster function bound then
+        # takes its calls, also from a caller who kept this one (f = kernel[grid, block])
+        forward = [] if native.later is not None else None
         fast = binder.bind(kernel.__name__, classes, device, self.dispatch, native,
-                           lambda *args: self._launch(get_device(), args), guards, self._retry)
+                           lambda *args: self._launch(get_device(), args), guards, self._retry,
+                           forward)
         if len(self.prepared) >= 16:
             self.prepared.clear()
         self.prepared[classes] = (device, fast)
         if replacing is None or self.call is replacing:
             self.call = fast
-        if native.later is not None:     # its native code is still being made: bind it then
+        if forward is not None:
 
             def again():
                 try:
-                    self._bind(device, loaded, types, stream, classes, guards, fast)
+                    faster = self._bind(device, loaded, types, stream, classes, guards, fast)
                 except Exception:        # noqa: BLE001 - the bound function keeps working
-                    pass
+                    return
+                if faster is not None:
+                    forward.append(faster)
             native.later(again)
+        return fast
 
 
 _binder_loading = []
