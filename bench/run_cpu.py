@@ -1,6 +1,7 @@
 """The CPU half of the benchmark suite: simt's CPU device against the C+OpenMP twins
 (bench/openmp/workloads.c, gcc -O3 -fopenmp -march=native) with the same number of
-threads, with bounds checks off and on; compile and import times.
+threads, with bounds checks off and on, the three taking turns run by run; compile and
+import times.
 
 Usage: python bench/run_cpu.py [--threads N] [--only NAME ...] [--no-extras] [--out DIR]
 Writes bench/results/cpu-<date>.json and .png (or DIR/cpu-<date>.json) and prints the table."""
@@ -34,18 +35,42 @@ def build():
     return ctypes.CDLL(out)
 
 
-def timed(fn, budget_s=2.0, most=20, least=5):
-    """Median wall time (ms) of fn() after one warm-up, as many runs as fit the budget."""
-    t0 = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t0
-    reps = max(least, min(most, int(budget_s / max(first, 1e-6))))
-    times = []
-    for _ in range(reps):
+PAUSE_S = float(os.environ.get("BENCH_PAUSE_S", "0.1"))
+
+
+def timed_in_turns(ways, budget_s=6.0, most=20, least=5, pause_s=None):
+    """{label: median wall time (ms)} and the number of rounds, of ``ways`` (label, device
+    or None, fn) taking turns round by round, in another order each round, so that this
+    machine's drift (the same code's time moves by up to 1.5x between minutes on the 2-core
+    machine) falls on all of them alike. Each turn makes its device current and runs fn
+    once untimed first: the launch functions are bound per device (a switch rebinds at the
+    next launch), and the data is each way's own in cache, as in a run of that way alone.
+    Before that, ``pause_s`` (BENCH_PAUSE_S, default 0.1 s) lets the other ways' threads
+    go to sleep: libgomp's spin after a parallel region for longer than a 5 ms kernel, and
+    a simt matmul started right after the C one took 6.7-7.3 ms against 5.2-5.4 after a
+    pause, on the 2-core machine."""
+    import simt
+    pause_s = PAUSE_S if pause_s is None else pause_s
+    first = 0.0
+    for _, device, fn in ways:
+        if device is not None:
+            simt.set_device(device)
+        fn()
         t0 = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
-    return C.median(times) * 1e3, reps
+        first += time.perf_counter() - t0
+    rounds = max(least, min(most, int(budget_s / max(first, 1e-6))))
+    times = {label: [] for label, _, _ in ways}
+    for r in range(rounds):
+        for label, device, fn in ways[r % len(ways):] + ways[:r % len(ways)]:
+            if device is not None:
+                simt.set_device(device)
+            time.sleep(pause_s)
+            fn()
+            t0 = time.perf_counter()
+            fn()
+            times[label].append(time.perf_counter() - t0)
+    return {label: C.median(t) * 1e3 for label, t in times.items()}, rounds
 
 
 def fresh_outputs(case, h):
@@ -58,26 +83,30 @@ def run_case(case, lib, simt, rng):
     h = case.make(size, rng)
     expected = case.reference(h, size)
     row = {"size": {k: v for k, v in size.items() if k not in ("kind", "sms")}}
-    # C + OpenMP
-    fresh_outputs(case, h)
+    # C + OpenMP, on arrays of its own: its arguments are their addresses, so the arrays
+    # must live as long as the timing, whatever simt's set-up below replaces in ``h``
+    hc = dict(h)
+    fresh_outputs(case, hc)
     fn = getattr(lib, case.name)
-    args = C.c_args(case, h, size)
+    args = C.c_args(case, hc, size)
     fn(*args)
-    row["c_correct"] = case.ok({k: h[k] for k in case.outputs}, expected)
-    row["c_ms"], row["c_reps"] = timed(lambda: fn(*args))
-    # simt, checks off then on
+    row["c_correct"] = case.ok({k: hc[k] for k in case.outputs}, expected)
+    ways = [("c_ms", None, lambda hc=hc: fn(*args))]
+    # simt, checks off then on: each on its own device and arrays
     for label, check in (("simt_ms", False), ("simt_checked_ms", True)):
-        simt.set_device("cpu", boundscheck=check)
+        device = simt.set_device("cpu", boundscheck=check)
         fresh_outputs(case, h)
         d = {k: (simt.to_device(v) if isinstance(v, np.ndarray) else v) for k, v in h.items()}
 
-        def go():
+        def go(d=d):
             case.launch(d, size)
             simt.synchronize()
         go()
         ok = case.ok({k: d[k].copy_to_host() for k in case.outputs}, expected)
         row[label.replace("_ms", "_correct")] = ok
-        row[label], _ = timed(go)
+        ways.append((label, device, go))
+    times, row["rounds"] = timed_in_turns(ways)
+    row.update(times)
     row["ratio"] = row["simt_ms"] / row["c_ms"]
     row["ratio_checked"] = row["simt_checked_ms"] / row["c_ms"]
     nbytes, flops = case.work(size) if case.work else (0, 0)
