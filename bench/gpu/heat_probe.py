@@ -67,23 +67,29 @@ def simt_rows(version):
 
 
 def _steps(sim, stream=None):
-    """The frame's 90 steps as Simulation.frame queues them (on ``stream``)."""
+    """The frame's 90 steps as Simulation.frame queues them (on ``stream``): each
+    version's two launch configurations made once, then the launches and swaps."""
     blocks, threads = (sim.dim // 16, sim.dim // 16), (16, 16)
     cfg = (blocks, threads) if stream is None else (blocks, threads, 0, stream)
-    src, dst = sim.inp, sim.out
-    textures = (getattr(sim, "tex_in", None), getattr(sim, "tex_out", None))
+    src, dst, dim = sim.inp, sim.out, sim.dim
+    if sim.version == "global":
+        copy, blend = heat.copy_const_kernel[cfg], heat.blend_kernel[cfg]
+        for _ in range(heat.STEPS):
+            copy(src, sim.const)
+            blend(dst, src, dim)
+            src, dst = dst, src
+        return
+    tex_in, tex_out = sim.tex_in, sim.tex_out
+    tex1d = sim.version == "tex1d"
+    copy = (heat.copy_const_tex1d if tex1d else heat.copy_const_tex2d)[cfg]
+    blend = (heat.blend_tex1d if tex1d else heat.blend_tex2d)[cfg]
     for _ in range(heat.STEPS):
-        if sim.version == "global":
-            heat.copy_const_kernel[cfg](src, sim.const)
-            heat.blend_kernel[cfg](dst, src, sim.dim)
-        elif sim.version == "tex1d":
-            heat.copy_const_tex1d[cfg](src, sim.tex_const)
-            heat.blend_tex1d[cfg](dst, textures[0], sim.dim)
+        copy(src, sim.tex_const)
+        if tex1d:
+            blend(dst, tex_in, dim)
         else:
-            heat.copy_const_tex2d[cfg](src, sim.tex_const)
-            heat.blend_tex2d[cfg](dst, textures[0])
-        src, dst = dst, src
-        textures = textures[::-1]
+            blend(dst, tex_in)
+        src, dst, tex_in, tex_out = dst, src, tex_out, tex_in
 
 
 def simt_empty():

@@ -146,25 +146,35 @@ class Simulation:
         self.pixels = np.empty((dim, dim, 4), np.uint8)
 
     def frame(self, steps=STEPS):
-        """One animation frame: ``steps`` blend steps, then the colour bitmap."""
+        """One animation frame: ``steps`` blend steps, then the colour bitmap. Each step
+        launches two kernels, so the loop is written as a hot loop in Python is: the
+        launch configurations made once (``kernel[blocks, threads]`` before the loop) and
+        no work per step but the launches and the swap."""
         blocks, threads = (self.dim // 16, self.dim // 16), (16, 16)
-        src, dst = (self.inp, self.out)
-        textures = (self.tex_in, self.tex_out) if self.version != "global" else (None, None)
-        for _ in range(steps):
-            if self.version == "global":
-                copy_const_kernel[blocks, threads](src, self.const)
-                blend_kernel[blocks, threads](dst, src, self.dim)
-            elif self.version == "tex1d":
-                copy_const_tex1d[blocks, threads](src, self.tex_const)
-                blend_tex1d[blocks, threads](dst, textures[0], self.dim)
+        src, dst, dim = self.inp, self.out, self.dim
+        if self.version == "global":
+            copy, blend, const = (copy_const_kernel[blocks, threads],
+                                  blend_kernel[blocks, threads], self.const)
+            for _ in range(steps):
+                copy(src, const)
+                blend(dst, src, dim)
+                src, dst = dst, src
+        else:
+            tex_in, tex_out, const = self.tex_in, self.tex_out, self.tex_const
+            if self.version == "tex1d":
+                copy, blend = copy_const_tex1d[blocks, threads], blend_tex1d[blocks, threads]
+                for _ in range(steps):
+                    copy(src, const)
+                    blend(dst, tex_in, dim)
+                    src, dst, tex_in, tex_out = dst, src, tex_out, tex_in
             else:
-                copy_const_tex2d[blocks, threads](src, self.tex_const)
-                blend_tex2d[blocks, threads](dst, textures[0])
-            src, dst = dst, src
-            textures = textures[::-1]
+                copy, blend = copy_const_tex2d[blocks, threads], blend_tex2d[blocks, threads]
+                for _ in range(steps):
+                    copy(src, const)
+                    blend(dst, tex_in)
+                    src, dst, tex_in, tex_out = dst, src, tex_out, tex_in
+            self.tex_in, self.tex_out = tex_in, tex_out
         self.inp, self.out = src, dst
-        if self.version != "global":
-            self.tex_in, self.tex_out = textures
         float_to_color[blocks, threads](self.bitmap, self.inp)
         self.bitmap.copy_to_host(self.pixels.reshape(-1))
         return self.pixels
