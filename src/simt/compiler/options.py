@@ -23,7 +23,10 @@ class CompileOptions:
     ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
     docs/kernel-options.md says what each does on each device).
     ``seed``: the sim device's order of threads (0: thread order; SIMT_SIM_SEED); None on
-    the devices that have no such choice."""
+    the devices that have no such choice.
+    ``block``: not a user's option: the block shape (x, y, z) a CPU kernel with barriers is
+    made for, its thread loops' extents as constants (the CPU device asks for it per launch
+    configuration: Kernel.binary_for); None for code that reads the shape at launch."""
 
     boundscheck: bool = False
     checks: bool = False
@@ -32,12 +35,15 @@ class CompileOptions:
     maxnreg: Optional[int] = None
     lineinfo: bool = False
     seed: "int | None" = None
+    block: "tuple | None" = None
 
     def key(self):
-        """The options as a string for cache keys: every field, by name (made once)."""
+        """The options as a string for cache keys: every field, by name (made once; an
+        unset ``block`` is left out, so code for any shape keeps the keys it had)."""
         key = self.__dict__.get("_key")
         if key is None:
-            key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+            key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                           if f.name != "block" or self.block is not None)
             object.__setattr__(self, "_key", key)      # frozen: fields only; this is a memo
         return key
 
@@ -45,7 +51,7 @@ class CompileOptions:
         return dataclasses.replace(self, **changes)
 
 
-FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions))
+FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions) if f.name != "block")
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.

@@ -35,6 +35,11 @@ def inline_barrier_calls(kernel):
         uses_barrier=any(ir.contains_barrier(s) for s in body))
 
 
+def holds_barriers(kernel):
+    """Whether the kernel holds a barrier or collective, in its body or in its calls."""
+    return _Needs()(kernel)
+
+
 class _Needs:
     """Whether a device function holds a barrier or collective, itself or in its calls."""
 

@@ -124,6 +124,7 @@ class Backend:
     # Capabilities (what the runtime asks instead of a device's kind).
     host_accessible = False        # device memory is host memory: NumPy views, DLPack, wrapping
     cuda_pointers = False          # addresses are CUDA device pointers (__cuda_array_interface__)
+    block_shaped = False           # kernels with barriers are made per block shape (binary_for)
 
     def __init__(self, index=0):
         self.index = index

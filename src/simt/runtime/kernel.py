@@ -24,6 +24,7 @@ from .launch import Launch, access, arg_types, by_value, check_config, dim3_tupl
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
 family = lazy_module("simt.compiler.family")         # kernels launched from kernels
+inline = lazy_module("simt.ir.inline")               # which kernels hold barriers
 
 
 
@@ -166,7 +167,7 @@ class Kernel:
         shared_bytes = shared_size(shared_bytes)
         peer.check_args(args, device, self.__name__)
         types = arg_types(self, args)
-        loaded = self.binary_for(types, device)
+        loaded = self.binary_for(types, device, block)
         access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, shared_bytes,
                      loaded.binary.shared_static_bytes, self.launch_bounds(device))
@@ -233,10 +234,15 @@ class Kernel:
         """(max_threads, min_blocks) of this kernel on ``device``, or None."""
         return self.options_for(device.kind, device.options).launch_bounds
 
-    def binary_for(self, arg_types, device):
+    def binary_for(self, arg_types, device, block=None):
         """The loaded kernel for these argument types on this device (compiled once; a
-        launch an eager signature accepts runs that signature's compile)."""
+        launch an eager signature accepts runs that signature's compile). ``block``: the
+        launch's block shape, where the device makes kernels with barriers per shape
+        (``block_shaped``: the CPU's thread loops then have constant extents)."""
         options = self.options_for(device.kind, device.options)
+        if block is not None and device.backend.block_shaped and not options.checks and \
+                not self.eager:             # a declared signature is compiled once, ahead
+            return self._shaped(tuple(arg_types), device, options, tuple(block))
         key = (device.name, tuple(arg_types), options.key())
         loaded = self.compiled.get(key)
         if loaded is None:
@@ -245,6 +251,35 @@ class Kernel:
                 loaded = self.compiled[key] = self.binary_for(served, device)
             else:
                 loaded = self.compiled[key] = self._load(arg_types, device, options)
+        return loaded
+
+    def _shaped(self, arg_types, device, options, block):
+        """binary_for of a launch with this block shape (a kernel without declared
+        signatures): the kernel made for the shape if it has barriers, else the one for any
+        shape. Which one, without compiling twice or, in a process with a warm disk cache,
+        loading the compiler: the entry made for the shape; else the kernel for any shape
+        (loaded, or in the cache) if it has no barriers; else the typed IR says."""
+        shaped = options.replace(block=block)
+        key = (device.name, arg_types, shaped.key())
+        loaded = self.compiled.get(key)
+        if loaded is not None:
+            return loaded
+        generic_key = (device.name, arg_types, options.key())
+        generic = self.compiled.get(generic_key)
+        if generic is None:
+            generic, _ = self._cached(arg_types, device, shaped)
+            if generic is None:
+                generic, _ = self._cached(arg_types, device, options,
+                                          lambda binary: not getattr(binary, "barriers", False))
+                if generic is not None:
+                    self.compiled[generic_key] = generic
+        if generic is None and not inline.holds_barriers(self.typed_ir(arg_types)):
+            generic = self.binary_for(arg_types, device)
+        if generic is not None and generic.binary.block in (None, block) and \
+                (generic.binary.block == block or not getattr(generic.binary, "barriers", False)):
+            loaded = self.compiled[key] = generic
+        else:
+            loaded = self.compiled[key] = self._load(arg_types, device, shaped)
         return loaded
 
     def served(self, arg_types):
@@ -260,19 +295,27 @@ class Kernel:
         with deep_recursion():
             return self._load_deep(arg_types, device, options)
 
+    def _cached(self, arg_types, device, options, usable=None):
+        """(the loaded kernel from the disk cache or None, its cache key or None where
+        the disk cache is off). ``usable(binary)``: an entry it refuses is not loaded."""
+        if not (self.use_disk_cache and config.cache):
+            return None, None
+        started = time.perf_counter()
+        lookup = cache.lookup_key(self.pyfunc, arg_types, options, device.backend.target_id())
+        found = cache.load(self.__name__, self.pyfunc, lookup)
+        if found is None or usable is not None and not usable(found[0]):
+            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
+            return None, lookup
+        loaded = device.backend.load_binary(found[0])
+        log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
+                  (time.perf_counter() - started) * 1e3)
+        return loaded, lookup
+
     def _load_deep(self, arg_types, device, options):
         backend = device.backend
-        lookup = None
-        if self.use_disk_cache and config.cache:
-            started = time.perf_counter()
-            lookup = cache.lookup_key(self.pyfunc, arg_types, options, backend.target_id())
-            found = cache.load(self.__name__, self.pyfunc, lookup)
-            if found is not None:
-                loaded = backend.load_binary(found[0])
-                log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
-                          (time.perf_counter() - started) * 1e3)
-                return loaded
-            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
+        found, lookup = self._cached(arg_types, device, options)
+        if found is not None:
+            return found
         binary, deps = self._compile(arg_types, options, backend.compile)
         log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
                  device.name, binary.compile_seconds * 1e3)

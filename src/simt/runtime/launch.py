@@ -303,7 +303,7 @@ class Launch:
         kernel = self.kernel
         peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
-        loaded = kernel.binary_for(types, device)
+        loaded = kernel.binary_for(types, device, self.block)
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes, kernel.launch_bounds(device))

@@ -15,3 +15,5 @@ class CpuBinary(Binary):
     uses_heap: bool = False       # calls simt.malloc (checked mode checks the heap)
     launches_kernels: bool = False  # has launches inside (devlaunch.py)
     children: tuple = ()          # the CpuBinary of each other kernel they reach (family.py)
+    barriers: bool = False        # has __syncthreads (its threads run as loops between them)
+    block: "tuple | None" = None  # the block shape it was made for (CompileOptions.block)

@@ -57,4 +57,6 @@ def compile_kernel(fn, options):
         read_only=tuple(sorted(job.emitter.read_only)),
         uses_heap=getattr(target, "uses_heap", False),
         launches_kernels=getattr(target, "launches_kernels", False),
-        children=tuple(compile_kernel(child, options) for child in fn.launches))
+        barriers=job.emitter.plan is not None, block=options.block,
+        children=tuple(compile_kernel(child, options.replace(block=None))   # launched with
+                       for child in fn.launches))                          # shapes of their own

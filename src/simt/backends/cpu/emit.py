@@ -89,6 +89,10 @@ class CpuKernelEmitter(CpuEmitterBase):
         eb = self.entry_builder
         fields = [eb.load(eb.gep(launch, [i64(i)], source_etype=I64), typ=I64) for i in range(8)]
         gx, gy, gz, bx, by, bz, dyn, err = fields
+        if self.options.block is not None:
+            # made for one block shape (Kernel.binary_for): the thread loops' extents are
+            # constants, so LLVM vectorizes a row of threads without run-time trip checks
+            bx, by, bz = (i64(d) for d in self.options.block)
         self.err_ptr = eb.inttoptr(err, ptr())
         self.dyn_shared_bytes = dyn
         self.shared_base = shared
