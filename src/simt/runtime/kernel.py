@@ -264,22 +264,20 @@ class Kernel:
         loaded = self.compiled.get(key)
         if loaded is not None:
             return loaded
-        generic_key = (device.name, arg_types, options.key())
-        generic = self.compiled.get(generic_key)
-        if generic is None:
-            generic, _ = self._cached(arg_types, device, shaped)
-            if generic is None:
-                generic, _ = self._cached(arg_types, device, options,
-                                          lambda binary: not getattr(binary, "barriers", False))
-                if generic is not None:
-                    self.compiled[generic_key] = generic
-        if generic is None and not inline.holds_barriers(self.typed_ir(arg_types)):
-            generic = self.binary_for(arg_types, device)
-        if generic is not None and generic.binary.block in (None, block) and \
-                (generic.binary.block == block or not getattr(generic.binary, "barriers", False)):
-            loaded = self.compiled[key] = generic
-        else:
-            loaded = self.compiled[key] = self._load(arg_types, device, shaped)
+        any_key = (device.name, arg_types, options.key())
+        found = self.compiled.get(any_key)           # made for any shape, already loaded
+        if found is None:
+            found, _ = self._cached(arg_types, device, shaped)
+        if found is None:
+            found, _ = self._cached(arg_types, device, options,
+                                    lambda binary: not getattr(binary, "barriers", False))
+            if found is not None:
+                self.compiled[any_key] = found
+        if found is None and not inline.holds_barriers(self.typed_ir(arg_types)):
+            found = self.binary_for(arg_types, device)
+        if found is None or found.binary.block != block and found.binary.barriers:
+            found = self._load(arg_types, device, shaped)
+        loaded = self.compiled[key] = found
         return loaded
 
     def served(self, arg_types):
