@@ -78,6 +78,24 @@ def test_shapes_launched_in_turn_keep_their_own_code(cpu, rng):
                                           [:8 * block[0] * block[1]])
 
 
+def test_after_a_few_shapes_one_kernel_serves_the_others(cpu, rng):
+    """A kernel tried over many block sizes does not compile at each: after SHAPES shapes
+    the kernel for any shape serves the rest."""
+    from simt.runtime.kernel import SHAPES
+    k = simt.kernel(reverse_tiles.pyfunc)
+    a = rng.random(2048, dtype=np.float32)
+    made = []
+    for threads in [16 * (i + 1) for i in range(SHAPES + 2)]:
+        out = simt.to_device(np.full_like(a, np.nan))
+        k[4, threads](simt.to_device(a), out)
+        np.testing.assert_array_equal(out.copy_to_host()[:4 * threads],
+                                      _reversed_tiles(a, threads)[:4 * threads])
+        types = (T.typeof(out), T.typeof(out))
+        made.append(k.binary_for(types, cpu, (threads, 1, 1)).binary.block)
+    assert made[:SHAPES] == [(16 * (i + 1), 1, 1) for i in range(SHAPES)]
+    assert made[SHAPES:] == [None, None]
+
+
 def test_a_kernel_without_barriers_is_made_once_for_every_shape(cpu, rng):
     a = rng.random(1000, dtype=np.float32)
     for threads in (32, 100, 256):

@@ -25,6 +25,7 @@ pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compi
 cache = lazy_module("simt.runtime.cache")
 family = lazy_module("simt.compiler.family")         # kernels launched from kernels
 inline = lazy_module("simt.ir.inline")               # which kernels hold barriers
+SHAPES = 4      # block shapes a kernel with barriers is made for, per signature, on the CPU
 
 
 
@@ -96,6 +97,7 @@ class Kernel:
         self.ir_cache = {}
         self.chosen_options = {}  # (device kind, device settings) -> CompileOptions
         self.launches = {}        # launch configuration -> its Launch (fast paths live there)
+        self.shapes = {}          # (device, types, options) -> block shapes made for (_shaped)
         self.eager = []           # argument types of the signatures compiled at declaration
         for one in signatures(signature):
             types = _types(one)
@@ -256,14 +258,20 @@ class Kernel:
     def _shaped(self, arg_types, device, options, block):
         """binary_for of a launch with this block shape (a kernel without declared
         signatures): the kernel made for the shape if it has barriers, else the one for any
-        shape. Which one, without compiling twice or, in a process with a warm disk cache,
-        loading the compiler: the entry made for the shape; else the kernel for any shape
-        (loaded, or in the cache) if it has no barriers; else the typed IR says."""
+        shape (and for every shape after SHAPES of them, as a kernel tried over many block
+        sizes would compile at each). Which one, without compiling twice or, in a process
+        with a warm disk cache, loading the compiler: the entry made for the shape; else the
+        kernel for any shape (loaded, or in the cache) if it has no barriers; else the typed
+        IR says."""
         shaped = options.replace(block=block)
         key = (device.name, arg_types, shaped.key())
         loaded = self.compiled.get(key)
         if loaded is not None:
             return loaded
+        shapes = self.shapes.setdefault((device.name, arg_types, options.key()), set())
+        if len(shapes) >= SHAPES:       # a kernel tried over many shapes: one compile for more
+            return self.binary_for(arg_types, device)
+        shapes.add(block)
         any_key = (device.name, arg_types, options.key())
         found = self.compiled.get(any_key)           # made for any shape, already loaded
         if found is None:
