@@ -107,24 +107,23 @@ def test_a_kernel_without_barriers_is_made_once_for_every_shape(cpu, rng):
     assert len(made) == 1 and scale.binary_for(types, cpu, (32, 1, 1)).binary.block is None
 
 
+def _reversed_on(kernel, a, **device_options):
+    """``kernel`` run on a CPU device with these options (2 blocks of 128 threads, checked
+    against NumPy); the binary a launch of that shape takes there."""
+    with simt.use_device("cpu", **device_options) as device:
+        out = simt.to_device(np.zeros_like(a))
+        kernel[2, 128](simt.to_device(a), out)
+        np.testing.assert_array_equal(out.copy_to_host(), _reversed_tiles(a, 128))
+        return kernel.binary_for((T.typeof(out), T.typeof(out)), device, (128, 1, 1)).binary
+
+
 def test_checked_mode_and_declared_signatures_keep_one_kernel(rng):
     if simt.get_device().kind != "cpu":
         pytest.skip("block shapes are the CPU device's")
     a = rng.random(256, dtype=np.float32)
-    with simt.use_device("cpu", checks=True) as device:
-        out = simt.to_device(np.zeros_like(a))
-        reverse_tiles[2, 128](simt.to_device(a), out)
-        np.testing.assert_array_equal(out.copy_to_host(), _reversed_tiles(a, 128))
-        types = (T.typeof(out), T.typeof(out))
-        assert reverse_tiles.binary_for(types, device, (128, 1, 1)).binary.block is None
-
+    assert _reversed_on(reverse_tiles, a, checks=True).block is None
     declared = simt.kernel(reverse_tiles.pyfunc, signature="void(float32[:], float32[:])")
-    with simt.use_device("cpu", boundscheck=False) as device:
-        out = simt.to_device(np.zeros_like(a))
-        declared[2, 128](simt.to_device(a), out)
-        np.testing.assert_array_equal(out.copy_to_host(), _reversed_tiles(a, 128))
-        types = (T.typeof(out), T.typeof(out))
-        assert declared.binary_for(types, device, (128, 1, 1)).binary.block is None
+    assert _reversed_on(declared, a, boundscheck=False).block is None
 
 
 PROGRAM = """
@@ -140,7 +139,8 @@ assert (out.copy_to_host() == _reversed_tiles(a, 128)).all()
 scale[4, 128](simt.to_device(a), out)
 assert (out.copy_to_host() == 2 * a).all()
 blocks = sorted({f"{k.__name__}={v.binary.block}".replace(" ", "")
-                 for k in (reverse_tiles, scale) for v in k.compiled.values()})
+                 for k in (reverse_tiles, scale)
+                 for v in (*k.compiled.values(), *k.shaped.values())})
 front = any(m.startswith("simt.compiler.frontend") for m in sys.modules)
 print(" ".join(blocks), "front-end" if front else "no-front-end")
 """.replace("TESTS", repr(os.path.dirname(os.path.abspath(__file__))))

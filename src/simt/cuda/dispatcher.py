@@ -138,10 +138,9 @@ class Dispatcher(Kernel):
     def overloads(self):
         """{argument types: compiled kernel} on the current device (numba's overloads);
         launches an eager signature served are not listed apart."""
-        name = _devices.get_device().name
         return _Overloads({types: _Overload(self, types)
-                           for (dev, types, _) in self.compiled
-                           if dev == name and self.served(types) == types})
+                           for types in self._compiled_types(_devices.get_device())
+                           if self.served(types) == types})
 
     @property
     def signatures(self):

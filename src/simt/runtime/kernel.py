@@ -93,11 +93,11 @@ class Kernel:
         self.use_disk_cache = cache
         self.options = options
         self.compiled = {}        # (device name, argument types, options key) -> loaded kernel
+        self.shaped = {}          # the same and a block shape -> the kernel for it (_shaped)
         self.foreign = {}         # (argument types, arch, options key) -> CudaBinary (inspect_ptx)
         self.ir_cache = {}
         self.chosen_options = {}  # (device kind, device settings) -> CompileOptions
         self.launches = {}        # launch configuration -> its Launch (fast paths live there)
-        self.shapes = {}          # (device, types, options) -> block shapes made for (_shaped)
         self.eager = []           # argument types of the signatures compiled at declaration
         for one in signatures(signature):
             types = _types(one)
@@ -202,13 +202,23 @@ class Kernel:
         device = get_device()
         if signature is not None:
             return self.compile(signature, device), device
-        options = self.options_for(device.kind, device.options).key()
-        seen = [key for key in self.compiled if key[0] == device.name and key[2] == options]
+        seen = self._compiled_types(device)
         if len(seen) != 1:
             raise ValueError(f"{self.__name__}.{what}: the kernel has {len(seen)} compiles on "
                              f"{device.name}; pass signature=, e.g. "
                              "\"void(float32[:], int32)\"")
-        return self.compiled[seen[0]], device
+        key = (device.name, seen[0], self.options_for(device.kind, device.options).key())
+        loaded = self.compiled.get(key) or next(
+            made for k, made in self.shaped.items() if k[:3] == key)   # same resources
+        return loaded, device
+
+    def _compiled_types(self, device):
+        """The argument types this kernel was compiled for on ``device`` with its current
+        settings, in order (a signature made for block shapes counts once)."""
+        options = self.options_for(device.kind, device.options).key()
+        seen = {key[1]: None for key in (*self.compiled, *self.shaped)
+                if key[0] == device.name and key[2] == options}
+        return list(seen)
 
     # ------------------------------------------------------------ compiling
     def typed_ir(self, arg_types):
@@ -257,23 +267,28 @@ class Kernel:
 
     def _shaped(self, arg_types, device, options, block):
         """binary_for of a launch with this block shape (a kernel without declared
-        signatures): the kernel made for the shape if it has barriers, else the one for any
-        shape (and for every shape after SHAPES of them, as a kernel tried over many block
-        sizes would compile at each). Which one, without compiling twice or, in a process
-        with a warm disk cache, loading the compiler: the entry made for the shape; else the
-        kernel for any shape (loaded, or in the cache) if it has no barriers; else the typed
-        IR says."""
-        shaped = options.replace(block=block)
-        key = (device.name, arg_types, shaped.key())
-        loaded = self.compiled.get(key)
-        if loaded is not None:
-            return loaded
-        shapes = self.shapes.setdefault((device.name, arg_types, options.key()), set())
-        if len(shapes) >= SHAPES:       # a kernel tried over many shapes: one compile for more
-            return self.binary_for(arg_types, device)
-        shapes.add(block)
+        signatures), kept in ``shaped`` under (device, types, options, shape): a launch
+        that takes the full path finds it with one lookup."""
+        key = (device.name, arg_types, options.key(), block)
+        loaded = self.shaped.get(key)
+        if loaded is None:
+            loaded = self.shaped[key] = self._made_for(arg_types, device, options, block)
+        return loaded
+
+    def _made_for(self, arg_types, device, options, block):
+        """The kernel made for this shape if it has barriers, else the one for any shape
+        (and for every shape after SHAPES of them, as a kernel tried over many block sizes
+        would compile at each). Which one, without compiling twice or, in a process with a
+        warm disk cache, loading the compiler: the cache's entry made for the shape; else
+        the kernel for any shape (loaded, or in the cache) if it has no barriers; else the
+        typed IR says."""
         any_key = (device.name, arg_types, options.key())
-        found = self.compiled.get(any_key)           # made for any shape, already loaded
+        made = sum(1 for k, loaded in self.shaped.items()
+                   if k[:3] == any_key and loaded.binary.block is not None)
+        if made >= SHAPES:
+            return self.binary_for(arg_types, device)
+        shaped = options.replace(block=block)
+        found = self.compiled.get(any_key)
         if found is None:
             found, _ = self._cached(arg_types, device, shaped)
         if found is None:
@@ -285,8 +300,7 @@ class Kernel:
             found = self.binary_for(arg_types, device)
         if found is None or found.binary.block != block and found.binary.barriers:
             found = self._load(arg_types, device, shaped)
-        loaded = self.compiled[key] = found
-        return loaded
+        return found
 
     def served(self, arg_types):
         """The eager signature that serves a launch with these argument types: the same
@@ -410,9 +424,7 @@ class Kernel:
         if sig is not None:
             return text_of(_types(sig))
         device = get_device()
-        options = self.options_for(device.kind, device.options).key()
-        seen = [types for name, types, key in self.compiled
-                if name == device.name and key == options]
+        seen = self._compiled_types(device)
         if not seen:
             raise ValueError(f"kernel '{self.__name__}' has not been compiled on "
                              f"{device.name} yet: pass a signature, e.g. "
