@@ -66,6 +66,18 @@ def test_a_kernel_with_barriers_is_made_for_its_block_shape(cpu, rng, block):
     assert reverse_tiles.binary_for(types, cpu).binary.block is None   # for any shape
 
 
+def test_a_kernel_made_for_shapes_is_one_signature_to_inspect(cpu, rng):
+    """After launches in two shapes, inspecting and occupancy questions without a
+    signature find the one signature (not two compiles, not none)."""
+    k = simt.kernel(reverse_tiles.pyfunc)
+    a = simt.to_device(rng.random(1024, dtype=np.float32))
+    out = simt.device_array(1024, np.float32)
+    for block in ((32, 4), (64, 2)):
+        k[2, block](a, out)
+    assert "syncthreads" in k.inspect_types()
+    assert k.max_active_blocks_per_multiprocessor(128) >= 1
+
+
 def test_shapes_launched_in_turn_keep_their_own_code(cpu, rng):
     a = rng.random(4096, dtype=np.float32)
     da = simt.to_device(a)
