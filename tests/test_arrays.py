@@ -60,6 +60,31 @@ def test_views_match_numpy(device, rng, key):
     np.testing.assert_array_equal(view.copy_to_host(), host[key])
 
 
+def test_contiguity_flags_match_numpy(device):
+    """flags (which every copy asks) are worked out from shape and strides: they must say
+    what NumPy says of the same layout, views with steps, extents of 1 and empty ones too."""
+    keys = [(), (slice(None),), (slice(None, None, 2),), (slice(None), slice(1, 2)),
+            (slice(0, 1),), (slice(None), 0), (0,), (slice(None, None, -1),),
+            (slice(2, 2),), (Ellipsis, slice(None, None, 3))]
+    for shape in [(6,), (4, 6), (1, 6), (6, 1), (3, 1, 4), (0, 3), ()]:
+        for order in "CF":
+            host = np.empty(shape, np.float32, order=order)
+            dev = device_array(shape, np.float32, order=order)
+            for view in [lambda a: a, lambda a: a.T]:
+                for key in keys:
+                    try:
+                        expect = view(host)[key]
+                    except IndexError:
+                        continue
+                    got = view(dev)[key]
+                    if not isinstance(got, DeviceArray):      # an element: a scalar
+                        continue
+                    assert (got.shape, got.strides) == (expect.shape, expect.strides)
+                    assert got.flags == {"C_CONTIGUOUS": expect.flags.c_contiguous,
+                                         "F_CONTIGUOUS": expect.flags.f_contiguous}, \
+                        (shape, order, key, expect.strides)
+
+
 def test_integer_index_gives_scalar(device, rng):
     host = random_array(rng, (3, 4), np.int32)
     d = to_device(host)
