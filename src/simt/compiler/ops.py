@@ -136,12 +136,12 @@ def _doubled_plus(b, op, x, y, flags):
 
 
 def _doubled(b, v):
-    """t where ``v`` is fadd(t, t') with t and t' the same value (a product of the same two
-    values, either order, counts), else None."""
+    """t where ``v`` is fadd(t, t') with t and t' the same value (two loads of one local, or
+    products of the same two values in either order, count), else None."""
     if not (isinstance(v, ll.Instruction) and v.opname == "fadd" and "contract" in v.flags):
         return None
     t, u = v.operands
-    if t is u:
+    if _same(b, t, u):
         return t
     if not all(isinstance(p, ll.Instruction) and p.opname == "fmul" for p in (t, u)):
         return None
@@ -153,7 +153,7 @@ def _doubled(b, v):
 
 def _same(b, p, q):
     """p and q hold the same value: one value, or loads of one local variable (an alloca)
-    in the block being built with no store and no call between them."""
+    in the block being built with nothing between them that may write memory."""
     if p is q:
         return True
     if not (isinstance(p, ll.LoadInstr) and isinstance(q, ll.LoadInstr)):
@@ -166,7 +166,11 @@ def _same(b, p, q):
         i, j = sorted((body.index(p), body.index(q)))
     except ValueError:
         return False
-    return not any(isinstance(k, (ll.StoreInstr, ll.CallInstr)) for k in body[i + 1:j])
+    return not any(isinstance(k, _WRITES) for k in body[i + 1:j])
+
+
+# what may write memory between two loads (InvokeInstr is a CallInstr)
+_WRITES = (ll.StoreInstr, ll.StoreAtomicInstr, ll.CallInstr, ll.AtomicRMW, ll.CmpXchg)
 
 
 def _float_binop(b, op, x, y, t, math_call, flags):
