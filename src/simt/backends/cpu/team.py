@@ -2,8 +2,9 @@
 static schedule does, with one wake-up and one join per launch and no Python per block.
 
 The launching thread and the workers each own a contiguous range of the grid's blocks and
-take it in a few chunks, in order; one that is done takes chunks of the others' ranges
-still left (so blocks of uneven cost still even out). The workers are Python threads
+take it in order, in chunks that shrink as the range empties (guided: a CHUNKS-th of what is
+left, at least a SMALLEST-th of the range); one that is done takes chunks of the others'
+ranges still left (so blocks of uneven cost even out, down to a small chunk). The workers are Python threads
 (simt's stack size; gone in a forked child) that call ``simt_team_serve`` once and stay in
 it: after a launch they spin a little, then sleep on a futex until the next. The launcher
 spins, then sleeps, until the last of them is done. Ctrl-C: the kernels' loops read the
@@ -35,7 +36,8 @@ SPIN = 2000             # thousand cycles a waiting thread spins before it sleep
 #   a launch there, 12-18 us with 2000 (bench/cpu_team_probe.py, 2026-11-24))
 SPIN_CROWDED = 10       # ... with more members than cores (OpenMP throttles its spin too)
 YIELD_EVERY = 16        # spinning trips between sched_yield calls
-CHUNKS = 8              # chunks of each member's own range
+CHUNKS = 16             # a chunk: this fraction of what is left of a range (guided) ...
+SMALLEST = 64           # ... and at least this fraction of the whole range, and one block
 RANGE_WORDS = 8         # a member's range: next, end, chunk; one 64-byte line each
 
 
@@ -143,18 +145,22 @@ loop:
   %gone = icmp sge i64 %seen, %end
   br i1 %gone, label %out, label %claim
 claim:                  ; read first: members that find a range empty leave its line shared
-  %first = atomicrmw add ptr %nextp, i64 %chunk monotonic
-  %empty = icmp sge i64 %first, %end
-  br i1 %empty, label %out, label %check
+  %left = sub i64 %end, %seen
+  %share = udiv i64 %left, CHUNKS
+  %tiny = icmp slt i64 %share, %chunk
+  %size = select i1 %tiny, i64 %chunk, i64 %share
+  %want0 = add i64 %seen, %size
+  %over = icmp sgt i64 %want0, %end
+  %want = select i1 %over, i64 %end, i64 %want0
+  %pair = cmpxchg ptr %nextp, i64 %seen, i64 %want monotonic monotonic
+  %won = extractvalue { i64, i1 } %pair, 1
+  br i1 %won, label %check, label %loop
 check:
   %failed = load atomic i32, ptr %failedp monotonic, align 4
   %stop = icmp ne i32 %failed, 0
   br i1 %stop, label %fail, label %run
 run:
-  %last0 = add i64 %first, %chunk
-  %over = icmp sgt i64 %last0, %end
-  %last = select i1 %over, i64 %end, i64 %last0
-  %r = call i32 %fn(ptr %args, ptr %launch, i64 %first, i64 %last, ptr %shared, ptr %slots)
+  %r = call i32 %fn(ptr %args, ptr %launch, i64 %seen, i64 %want, ptr %shared, ptr %slots)
   %bad = icmp ne i32 %r, 0
   br i1 %bad, label %mark, label %loop
 mark:
@@ -277,7 +283,7 @@ split:
   %hi0 = mul i64 %i1, %n
   %hi = udiv i64 %hi0, %m
   %len = sub i64 %hi, %lo
-  %c0 = udiv i64 %len, CHUNKS
+  %c0 = udiv i64 %len, SMALLEST
   %small = icmp eq i64 %c0, 0
   %c = select i1 %small, i64 1, i64 %c0
   %range = getelementptr %Range, ptr %ranges, i64 %i
@@ -332,6 +338,7 @@ def _functions():
         declare, pause = _PAUSE[machine]
         text = (_IR.replace("PAUSE_DECL", declare).replace("PAUSE", pause)
                 .replace("FUTEX", str(_FUTEX[machine])).replace("CHUNKS", str(CHUNKS))
+                .replace("SMALLEST", str(SMALLEST))
                 .replace("YIELD_MASK", str(YIELD_EVERY - 1)))
         loaded = jit.LoadedObject(jit.cached_object("team", text))
         _code.append((loaded, SERVE(loaded.address("simt_team_serve")),
