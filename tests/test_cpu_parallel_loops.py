@@ -82,3 +82,44 @@ def test_shared_atomics_in_a_thread_loop_count_every_value(rng):
         bins = simt.to_device(np.zeros(8, np.int32))
         shared_histogram[(5000 + 255) // 256, 256](simt.to_device(values), bins)
         np.testing.assert_array_equal(bins.copy_to_host(), np.bincount(values % 8, minlength=8))
+
+
+@simt.kernel
+def row_sums(rowptr, vals, out):
+    row = simt.grid(1)
+    if row < out.shape[0]:
+        acc = np.float32(0)
+        for k in range(rowptr[row], rowptr[row + 1]):     # trips known at run time only
+            acc += vals[k]
+        for j in range(4):                               # a constant trip count
+            acc += np.float32(j)
+        out[row] = acc
+
+
+def test_loops_of_run_time_trips_are_not_unrolled_at_run_time(rng):
+    """As gcc -O3 leaves them: LLVM's runtime unrolling of spmv's short rows cost 1.5x."""
+    with simt.use_device("cpu"):
+        n = 300
+        lengths = rng.integers(0, 9, n)
+        rowptr = np.zeros(n + 1, np.int32)
+        np.cumsum(lengths, out=rowptr[1:])
+        vals = random_array(rng, int(rowptr[-1]), np.float32)
+        out = simt.to_device(poison(n, np.float32))
+        row_sums[(n + 63) // 64, 64](simt.to_device(rowptr), simt.to_device(vals), out)
+        want = np.array([vals[rowptr[r]:rowptr[r + 1]].sum(dtype=np.float32) + 6
+                         for r in range(n)], np.float32)
+        np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-5)
+        text = row_sums.inspect_llvm("(int32[::1], float32[::1], float32[::1])")
+    # in each version of the kernel the thread loop and the row loop are marked, the
+    # constant loop is not (LLVM may still unroll that one fully)
+    lines = text.splitlines()
+    rolled = [line.split(" = ")[0] for line in lines
+              if "llvm.loop.unroll.runtime.disable" in line]
+    assert len(rolled) == 1, rolled                              # one shared node
+    loop_ids = {line.split(" = ")[0]: line for line in lines if "distinct" in line}
+    marked = [line for line in lines if line.lstrip().startswith("br ") and "!llvm.loop" in line]
+    threads = [m for m in marked if '%"x_head' in m]
+    rows = [m for m in marked if '%"for' in m]
+    assert threads and len(rows) == len(threads) and len(marked) == 2 * len(threads), marked
+    for m in marked:
+        assert rolled[0] in loop_ids[m.split("!llvm.loop ")[1]].split("{")[1], m

@@ -23,6 +23,22 @@ def requested(module, back_edge, unroll):
     mark(module, back_edge, props)
 
 
+def constant_trips(start, stop, step, signed):
+    """The trip count of range(start, stop, step) when all three are constants, else None."""
+    if not all(isinstance(v, ll.Constant) and isinstance(v.constant, int)
+               for v in (start, stop, step)):
+        return None
+    bits = start.type.width
+
+    def value(c):
+        v = c.constant & ((1 << bits) - 1)     # constants are kept as bit patterns
+        return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+    lo, hi, st = value(start), value(stop), value(step)
+    if st == 0:
+        return None
+    return len(range(lo, hi, st))
+
+
 def _flag(module, name):
     return module.add_metadata([ll.MetaDataString(module, name)])
 
@@ -53,12 +69,19 @@ class LoopID(_Distinct):
         self.operands = (self, *props)
 
 
-def parallel(module, back_edge, group):
+def parallel(module, back_edge, group, props=()):
     """Mark the loop as one whose iterations' accesses tagged with ``group`` are
     independent of each other's (``llvm.loop.parallel_accesses``): LLVM then vectorizes
-    it without run-time alias checks, if every access in it is so tagged."""
+    it without run-time alias checks, if every access in it is so tagged. ``props``:
+    more properties of the loop."""
     mark(module, back_edge, [module.add_metadata([
-        ll.MetaDataString(module, "llvm.loop.parallel_accesses"), group])])
+        ll.MetaDataString(module, "llvm.loop.parallel_accesses"), group]), *props])
+
+
+def rolled_at_run_time(module):
+    """The property of a loop that LLVM must not unroll at run time (a loop whose trip
+    count it cannot know when compiling; it may still vectorize it)."""
+    return _flag(module, "llvm.loop.unroll.runtime.disable")
 
 
 class AccessGroup(_Distinct):

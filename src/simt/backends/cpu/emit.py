@@ -319,8 +319,13 @@ class CpuKernelEmitter(CpuEmitterBase):
         b.position_at_end(blocks["x_next"])
         b.store(b.add(tx, i32(1), flags=nw), tx_p)
         back_edge = b.branch(blocks["x_head"])
+        # the thread loop is not unrolled at run time either, as gcc's row loops are not
+        # (a vectorized one never is): see CpuTarget.loop_hint
+        rolled = [loopmeta.rolled_at_run_time(self.module)]
         if group is not None:
-            loopmeta.parallel(self.module, back_edge, group)
+            loopmeta.parallel(self.module, back_edge, group, rolled)
+        else:
+            loopmeta.mark(self.module, back_edge, rolled)
         b.position_at_end(blocks["y_next"])
         b.store(b.add(ty, i32(1), flags=nw), ty_p)
         b.branch(blocks["y_head"])

@@ -6,6 +6,7 @@ from llvmlite import ir as ll
 from .. import hostjit as jit
 from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory, ptr,
                                  value_type)
+from ...compiler import loopmeta
 from ...compiler.target import FAULT_IDS, Target
 from . import checked, devlaunch, heap, interrupt, rounding, softmath, textures
 from ...ir import nodes as ir
@@ -115,6 +116,14 @@ class CpuTarget(Target):
 
     def emit_return(self, em, value):
         em.thread_return(value)
+
+    def loop_hint(self, em, stmt, back_edge, start, stop, step):
+        """A range loop whose trip count is known only at run time is not unrolled at run
+        time (``llvm.loop.unroll.runtime.disable``), as gcc -O3 does not: LLVM unrolled
+        spmv's row loop (8 to 24 trips) 8 times behind a remainder loop, two mispredicted
+        exits a row, and it ran 1.5x slower than rolled (bench/NOTES.md, 2026-11-29)."""
+        if loopmeta.constant_trips(start, stop, step, em.locals[stmt.var].kind == "i") is None:
+            loopmeta.mark(em.module, back_edge, [loopmeta.rolled_at_run_time(em.module)])
 
     def loop_poll(self, em, stmt):
         """Ctrl-C (interrupt.py): every trip of a ``while`` loop, and of a range loop

@@ -33,7 +33,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from ...ir.walk import walk
 from ...compiler.lltypes import I32
-from ...compiler.loopmeta import mark
+from ...compiler.loopmeta import constant_trips, mark
 
 FULL_TRIPS = 32          # constant trip counts up to this are fully unrolled ...
 FULL_BUDGET = 2400       # ... while trips * body size (IR nodes) stays within this
@@ -65,22 +65,6 @@ def loop_hint(em, stmt, latch_branch, start, stop, step):
     else:
         return
     mark(module, latch_branch, props)
-
-
-def constant_trips(start, stop, step, signed):
-    """The trip count of range(start, stop, step) when all three are constants, else None."""
-    if not all(isinstance(v, ll.Constant) and isinstance(v.constant, int)
-               for v in (start, stop, step)):
-        return None
-    bits = start.type.width
-
-    def value(c):
-        v = c.constant & ((1 << bits) - 1)     # constants are kept as bit patterns
-        return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
-    lo, hi, st = value(start), value(stop), value(step)
-    if st == 0:
-        return None
-    return len(range(lo, hi, st))
 
 
 def strided(step):
