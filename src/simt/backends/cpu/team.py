@@ -4,9 +4,9 @@ static schedule does, with one wake-up and one join per launch and no Python per
 The launching thread and the workers each own a contiguous range of the grid's blocks and
 take it in order, in chunks that shrink as the range empties (guided: a CHUNKS-th of what is
 left, at least a SMALLEST-th of the range); one that is done takes chunks of the others'
-ranges still left (so blocks of uneven cost even out, down to a small chunk). The workers are Python threads
-(simt's stack size; gone in a forked child) that call ``simt_team_serve`` once and stay in
-it: after a launch they spin a little, then sleep on a futex until the next. The launcher
+ranges still left (so blocks of uneven cost even out, down to a small chunk). The workers
+are Python threads (simt's stack size; gone in a forked child) that call
+``simt_team_serve`` once and stay in it: after a launch they spin a little, then sleep on a futex until the next. The launcher
 spins, then sleeps, until the last of them is done. Ctrl-C: the kernels' loops read the
 flag (interrupt.py), so a launch ends and the join returns.
 
