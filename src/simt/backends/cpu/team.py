@@ -6,9 +6,10 @@ take it in order, in chunks that shrink as the range empties (guided: a CHUNKS-t
 left, at least a SMALLEST-th of the range); one that is done takes chunks of the others'
 ranges still left (so blocks of uneven cost even out, down to a small chunk). The workers
 are Python threads (simt's stack size; gone in a forked child) that call
-``simt_team_serve`` once and stay in it: after a launch they spin a little, then sleep on a futex until the next. The launcher
-spins, then sleeps, until the last of them is done. Ctrl-C: the kernels' loops read the
-flag (interrupt.py), so a launch ends and the join returns.
+``simt_team_serve`` once and stay in it: after a launch they spin a little, then sleep on
+a futex until the next. The launcher spins, then sleeps, until the last of them is done.
+Ctrl-C: the kernels' loops read the flag (interrupt.py), so a launch ends and the join
+returns.
 
 One launch at a time per team (``try_lock``): a launch that finds it busy runs another
 way (device.py). Linux on x86-64 and AArch64 (the futex system call's number);
