@@ -39,7 +39,7 @@ SPIN_CROWDED = 10       # ... with more members than cores (OpenMP throttles its
 YIELD_EVERY = 16        # spinning trips between sched_yield calls
 CHUNKS = 16             # a chunk: this fraction of what is left of a range (guided) ...
 SMALLEST = 64           # ... and at least this fraction of the whole range, and one block
-RANGE_WORDS = 8         # a member's range: next, end, chunk; one 64-byte line each
+RANGE_WORDS = 8         # a member's range: next, end, smallest chunk; one 64-byte line each
 
 
 class TeamState(ctypes.Structure):
