@@ -293,10 +293,10 @@ def test_record_errors():
 
 
 def test_misaligned_record_array_refused():
-    raw = np.zeros(ALIGNED.itemsize * 4 + 4, np.uint8)
-    shifted = raw[4:].view(ALIGNED)              # data 4 bytes past an 8-aligned address
-    if shifted.ctypes.data % 8 == 0:
-        pytest.skip("the buffer happened to be aligned")
+    raw = np.zeros(ALIGNED.itemsize * 4 + 8, np.uint8)
+    start = (4 - raw.ctypes.data) % 8             # data 4 bytes past an 8-aligned address,
+    shifted = raw[start:start + ALIGNED.itemsize * 4].view(ALIGNED)   # wherever raw lies
+    assert shifted.ctypes.data % 8 == 4
     with pytest.raises(TypeError, match="8-byte alignment"):
         write_field[1, 1](shifted)
 
