@@ -1,7 +1,7 @@
-"""The registry of kernel names (lang/registry.py): every public entry has docs, a typing
-rule, and for each device a lowering or a stated reason it has none; every entry with a
-CUDA lowering makes PTX (without a GPU) in one of the kernels below; docs/intrinsics.md
-is generated from it."""
+"""The registry of kernel names (lang/registry.py): its targets are the devices of the
+backends table; every public entry has docs, a typing rule, and for each device (cpu, cuda,
+sim) a lowering or a stated reason it has none; every entry with a CUDA lowering makes PTX
+(without a GPU) in one of the kernels below; docs/intrinsics.md is generated from it."""
 import builtins
 import importlib.util
 import math
@@ -16,15 +16,26 @@ from simt.backends.cpu.emit import CpuKernelEmitter
 from simt.backends.cuda.emit import CudaKernelEmitter
 from simt.backends.cpu.compile import compile_kernel as compile_cpu
 from simt.backends.cuda.compile import compile_kernel
+from simt.backends.sim.codegen import Generator
+from simt.backends.sim.compile import compile_kernel as compile_sim
 from simt.compiler.options import CompileOptions
 from simt.errors import NotSupportedError
 from simt.ir import nodes as ir
 from simt.ir import types as T
 from simt.lang import intrinsics_fp, mathlib
-from simt.lang.registry import CALLABLES, REGISTRY, Builder, Intrinsic, lowering
+from simt.lang.registry import (CALLABLES, REGISTRY, TARGETS, Builder, Intrinsic, lowering,
+                                 refuse)
+from simt.runtime.devices import BACKENDS, load_lowerings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-EMITTERS = {"cpu": CpuKernelEmitter, "cuda": CudaKernelEmitter}
+load_lowerings()
+# what lowers the IR node classes an entry's typing rule builds, by target
+EMITTERS = {"cpu": CpuKernelEmitter, "cuda": CudaKernelEmitter, "sim": Generator}
+
+
+def test_the_targets_are_the_devices_of_the_backends_table():
+    assert set(TARGETS) == set(BACKENDS) == set(EMITTERS)
+    assert [t for t in TARGETS.values() if not t.llvm] == [TARGETS["sim"]]
 
 
 def problems(entry):
@@ -64,20 +75,30 @@ def fake():
 def test_checker_reports_a_bare_entry(fake):
     assert problems(fake) == ["no documentation", "no typing rule",
                               "no cpu lowering and no unsupported reason",
-                              "no cuda lowering and no unsupported reason"]
+                              "no cuda lowering and no unsupported reason",
+                              "no sim lowering and no unsupported reason"]
 
 
 def test_checker_accepts_lowerings_reasons_and_lowerable_nodes(fake):
     fake.doc, fake.build = "test.fake(): nothing.", lambda fc, args, kwargs, loc: None
     lowering(fake, target="cpu")(lambda em, e: None)
-    assert problems(fake) == ["no cuda lowering and no unsupported reason"]
+    assert problems(fake) == ["no cuda lowering and no unsupported reason",
+                              "no sim lowering and no unsupported reason"]
     fake.unsupported["cuda"] = "not on GPUs"
+    refuse(fake, target="sim", why="not built there")
     assert problems(fake) == []
     fake.lowerings.clear()
     fake.unsupported.clear()
     fake.lowered_as = (ir.Barrier, ir.Function)        # a Function is no node an emitter lowers
     assert problems(fake) == ["the cpu emitter cannot lower ir.Function",
-                              "the cuda emitter cannot lower ir.Function"]
+                              "the cuda emitter cannot lower ir.Function",
+                              "the sim emitter cannot lower ir.Function"]
+
+
+def test_a_shared_lowering_serves_the_llvm_targets_only(fake):
+    fake.lowering()(lambda em, e: None)
+    assert fake.lowering_for("cpu") is fake.lowering_for("cuda") is not None
+    assert fake.lowering_for("sim") is None
 
 
 def test_a_lowering_registers_once_per_target(fake):
@@ -174,6 +195,23 @@ def memory_access(flags, f):
 
 
 @simt.kernel
+def memory_access_sim(flags, f):
+    """memory_access without the device heap, and breakpoint (for the sim device)."""
+    simt.atomic.store(flags, 0, simt.atomic.load(flags, 1, order="acquire"), order="release")
+    simt.volatile_store(f, 0, simt.volatile_load(f, 1))
+    f[2] = simt.ldg(f, 3) + simt.ldcg(f, 3) + simt.ldca(f, 3) + simt.ldcs(f, 3) + \
+        simt.ldlu(f, 3) + simt.ldcv(f, 3)
+    simt.stwb(flags, 2, 1)
+    simt.stcg(flags, 2, 1)
+    simt.stcs(flags, 2, 1)
+    simt.stwt(flags, 2, 1)
+    simt.printf("%d %f %s\n", flags[0], f[0], "text")
+    if flags[0] == 12345:
+        breakpoint()
+        simt.trap()
+
+
+@simt.kernel
 def complexes(z, out, n):
     out[0] = z[0].real + z[0].imag + abs(z[0]) + abs(n[0])
     z[1] = z[0].conjugate() + complex(1.0, 2.0)
@@ -202,18 +240,20 @@ def _texture(source, ndim, layered=False):
                      "element")
 
 
-def _math_kernel(tmp_path):
-    """A kernel calling every function of simt.math and the bit casts, written out so that
-    the front end can read its source."""
+def _math_kernel(tmp_path, target=None):
+    """A kernel calling every function of simt.math and the bit casts (those with a lowering
+    on ``target``, if given), written out so that the front end can read its source."""
     lines = [f"math.{name}(x[0])" for name in ("floor", "ceil", "trunc")]
     casts = [e for e in REGISTRY.values() if e.op.startswith("bitcast.")]
     for entry in simt.math.entries() + casts:
+        if target and entry.lowering_for(target) is None:
+            continue
         lines.append(f"{entry.python_name}({', '.join(_math_args(entry))}){_first(entry)}")
     body = "\n".join(f"    out[{k}] = {line}" for k, line in enumerate(lines))
-    path = tmp_path / "every_math.py"
+    path = tmp_path / f"every_math_{target}.py"
     path.write_text("import math\nimport numpy as np\nimport simt\n\n\n@simt.kernel\n"
                     f"def every_math(x, xf, i, out):\n{body}\n")
-    spec = importlib.util.spec_from_file_location("every_math", path)
+    spec = importlib.util.spec_from_file_location(f"every_math_{target}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.every_math
@@ -221,9 +261,6 @@ def _math_kernel(tmp_path):
 
 ARG = {"f": "x[0]", "F": "xf[0]", "D": "x[0]", "i": "i[0]", "u": "np.uint32(i[0])",
        "l": "np.int64(i[0])", "U": "np.uint64(i[0])"}
-INT_ARITY = {"mul24": 2, "umul24": 2, "mulhi": 2, "umulhi": 2, "mul64hi": 2, "umul64hi": 2,
-             "hadd": 2, "rhadd": 2, "uhadd": 2, "urhadd": 2, "byte_perm": 3, "sad": 3,
-             "usad": 3, "dp4a": 3, "dp2a_lo": 3, "dp2a_hi": 3}
 
 
 def _math_args(entry):
@@ -233,19 +270,16 @@ def _math_args(entry):
         signature = mathlib.FUNCTIONS.get(name, ("f>b",))[0]
         return [] if name in ("nan", "nanf") else [ARG[p] for p in signature.split(">")[0]]
     if family == "fast":
-        base = {"div": 2, "pow": 2}.get(name, 1)
-        return ["xf[0]"] * base
+        return ["xf[0]"] * entry.arity
     if family == "round":
-        op, _, letter = name.split(".")
-        return [ARG[letter]] * {"fma": 3, "rcp": 1, "sqrt": 1, "rsqrt": 1}.get(op, 2)
+        return [ARG[name.split(".")[-1]]] * entry.arity
     if family == "cvt":
         return [ARG[intrinsics_fp.CONVERSIONS[name.split(".")[0]][0]]]
     if family == "bitcast":
         letters = {"float_as_int": "F", "float_as_uint": "F", "double_as_longlong": "D",
                    "double2hiint": "D", "double2loint": "D", "hiloint2double": "ii"}
         return [ARG[p] for p in letters.get(name, "i")]
-    n = name.split(".")[0]
-    return ["i[0]"] * (3 if n.startswith("funnelshift") else INT_ARITY.get(n, 1))
+    return ["i[0]"] * entry.arity
 
 
 def _first(entry):
@@ -316,6 +350,8 @@ def _kernels(tmp_path):
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
+        (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
+        (memory_access_sim, [i32, f32]),
         (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
                                   T.Array(simt.half2.dtype, 1, "C"),
                                   T.Array(np.dtype(np.uint16), 1, "C"),
@@ -341,17 +377,26 @@ def _entries(fn):
 def test_every_lowering_compiles(tmp_path):
     """PTX (made here without a GPU) and CPU code for kernels that reach every entry
     with a lowering."""
-    reached = set()
+    reached = {"cpu": set(), "cuda": set(), "sim": set()}
     for kernel, types in _kernels(tmp_path):
         fn = kernel.typed_ir(types)
-        reached |= _entries(fn)
-        binary = compile_kernel(fn, CompileOptions(boundscheck=False), "sm_90")
-        assert ".entry simt_kernel_" in binary.ptx
-        compile_cpu(fn, CompileOptions(boundscheck=True))
-    assert None not in reached                     # every intrinsic node carries its entry
-    for target in ("cpu", "cuda"):
+        entries = _entries(fn)
+        assert None not in entries                 # every intrinsic node carries its entry
+        if kernel is not memory_access_sim:        # breakpoint: on the sim device only
+            binary = compile_kernel(fn, CompileOptions(boundscheck=False), "sm_90")
+            assert ".entry simt_kernel_" in binary.ptx
+            compile_cpu(fn, CompileOptions(boundscheck=True))
+            reached["cpu"] |= entries
+            reached["cuda"] |= entries
+        try:
+            compile_sim(fn, CompileOptions(boundscheck=True))
+            reached["sim"] |= entries
+        except NotSupportedError as exc:           # the sim device says which and why
+            refused = [e for e in entries if e.unsupported.get("sim")]
+            assert any(e.unsupported["sim"] in str(exc) for e in refused), str(exc)
+    for target in TARGETS:
         lowered = {e for e in REGISTRY.values() if e.lowering_for(target) is not None}
-        assert sorted(e.python_name for e in lowered - reached) == []
+        assert sorted(e.python_name for e in lowered - reached[target]) == [], target
 
 
 def test_a_device_without_a_lowering_says_why(fake):

@@ -8,10 +8,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import simt  # noqa: E402  (loads every lang module, so every entry is registered)
-import simt.compiler.intrinsics  # noqa: E402,F401  (registers the shared lowerings)
-from simt.lang.registry import REGISTRY, TARGETS  # noqa: E402
+from simt.lang.registry import REGISTRY  # noqa: E402
+from simt.runtime.devices import BACKENDS, load_lowerings  # noqa: E402
 
-TARGET_TITLES = {"cpu": "CPU", "cuda": "CUDA"}
+load_lowerings()                           # every device's lowerings, so every target's column
+TARGET_TITLES = {"cpu": "CPU", "cuda": "CUDA", "sim": "sim"}
+TARGETS = [t for t in TARGET_TITLES if t in BACKENDS] + \
+    [t for t in BACKENDS if t not in TARGET_TITLES]
 SECTIONS = [("", "Python builtins"), ("math", "Python's math module (and NumPy's ufuncs)"),
             ("simt", "simt"), ("simt.math", "simt.math"), ("simt.atomic", "simt.atomic"),
             ("cg", "Cooperative groups (from simt import cg)"),
@@ -58,7 +61,7 @@ def render():
         if not rows:
             continue
         out += [f"## {title}", "",
-                "| name | what it does | " + " | ".join(TARGET_TITLES[t] for t in TARGETS) + " |",
+                "| name | what it does | " + " | ".join(TARGET_TITLES.get(t, t) for t in TARGETS) + " |",
                 "| --- | --- | " + " | ".join("---" for _ in TARGETS) + " |"]
         for e in rows:
             also = _aliases(e)

@@ -1,16 +1,17 @@
 """Lowerings of the math library and the intrinsics (lang/mathlib.py, intrinsics_fp.py,
 intrinsics_int.py) to LLVM IR.
 
-What both devices share is here: LLVM intrinsics (sqrt, floor, fma, ctpop, fshl ...), the
-predicates, integer intrinsics written out in IR. What differs is asked of the target:
-library calls (``math_call``: libm and CPU code of its own, or libdevice), fast versions
-(``fast_math``), rounding-mode arithmetic and conversions (``rounded``, ``convert``) and
-the integer intrinsics a GPU has instructions for (``int_intrinsic``)."""
+What every LLVM target shares is here: LLVM intrinsics (sqrt, floor, fma, ctpop, fshl ...),
+the predicates, integer intrinsics written out in IR, one lowering per entry. The math
+library is target data (``math_call``: libm and CPU code of its own, or libdevice; fast
+versions: ``fast_math``). A device's own lowerings are registered from its folder:
+rounding-mode arithmetic and conversions (``register_rounding``) and the integer
+intrinsics a GPU has instructions for (backends/cuda/lower/math.py)."""
 from llvmlite import ir as ll
 
 from ..ir import types as T
-from ..lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
-from ..lang.intrinsics_int import ENTRIES as INT_ENTRIES, int_abs
+from ..lang.intrinsics_fp import BITCASTS, CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
+from ..lang.intrinsics_int import BY_NAME as INT, int_abs
 from ..lang.mathlib import MATH_FUNCS, PREDICATES
 from ..lang.registry import lowering
 from . import ops
@@ -119,16 +120,19 @@ def _saturate(em, e):
                     b.select(b.fcmp_ordered("<", x, one), x, one), zero)
 
 
-@lowering(*[e for e in FP_ENTRIES if e.op.startswith("round.")])
-def _rounded(em, e):
-    _, op, mode, _ = e.op.split(".")
-    return em.target.rounded(em, op, mode, e.type, [em.expr(a) for a in e.args])
-
-
-@lowering(*[e for e in FP_ENTRIES if e.op.startswith("cvt.")])
-def _convert(em, e):
-    _, name, mode = e.op.split(".")
-    return em.target.convert(em, name, mode, e.args[0].type, e.type, em.expr(e.args[0]))
+def register_rounding(rounded, convert, target):
+    """Register a device's rounded arithmetic, ``rounded(em, op, mode, t, args)`` (op: add sub
+    mul div fma rcp sqrt rsqrt of float32 or float64 ``t``, mode: rn rz ru rd, exactly), and
+    conversions, ``convert(em, name, mode, src, dst, value)`` (name as float2int; float to
+    int saturates, NaN gives 0), as the lowerings of __fadd_rz, __float2int_rn and friends."""
+    for entry, (op, mode) in ROUNDED_OPS.items():
+        lowering(entry, target=target)(
+            lambda em, e, op=op, mode=mode: rounded(em, op, mode, e.type,
+                                                    [em.expr(a) for a in e.args]))
+    for entry, (name, mode) in CONVERSION_OPS.items():
+        lowering(entry, target=target)(
+            lambda em, e, name=name, mode=mode: convert(em, name, mode, e.args[0].type, e.type,
+                                                        em.expr(e.args[0])))
 
 
 @lowering(*BITCASTS)
@@ -150,63 +154,121 @@ def _bitcast(em, e):
 
 
 # ---------------------------------------------------------------- integer intrinsics
-@lowering(*INT_ENTRIES, int_abs)
-def _int(em, e):
+# Each entry's lowering, written out in IR; a device with an instruction of its own
+# registers it from its folder (backends/cuda/lower/math.py: prmt, sad, hadd, dp4a ...).
+def _args(em, e):
+    return [em.expr(a) for a in e.args]
+
+
+@lowering(int_abs)
+def _abs(em, e):
     b = em.builder
-    name = e.op.split(".", 1)[1]
-    args = [em.expr(a) for a in e.args]
-    special = em.target.int_intrinsic(em, name, args, e.type)
-    if special is not None:
-        return special
-    x = args[0]
+    x = em.expr(e.args[0])
+    if e.args[0].type.kind == "u":
+        return x
+    zero = const(x.type, 0)
+    return b.select(b.icmp_signed("<", x, zero), b.sub(zero, x), x)
+
+
+@lowering(INT["popc"], INT["popcll"])
+def _popc(em, e):
+    b, x = em.builder, em.expr(e.args[0])
+    return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [x.type]), [x]))
+
+
+@lowering(INT["clz"], INT["clzll"])
+def _clz(em, e):
+    b, x = em.builder, em.expr(e.args[0])
+    fn = b.module.declare_intrinsic("llvm.ctlz", [x.type, I1])
+    return _to_i32(b, b.call(fn, [x, const(I1, 0)]))
+
+
+@lowering(INT["ffs"], INT["ffsll"])
+def _ffs(em, e):
+    b, x = em.builder, em.expr(e.args[0])
     ty = x.type
-    base = name[:-2] if name in ("popcll", "clzll", "ffsll", "brevll") else name
-    if base == "abs":
-        if e.args[0].type.kind == "u":
-            return x
-        return b.select(b.icmp_signed("<", x, const(ty, 0)), b.sub(const(ty, 0), x), x)
-    if base == "popc":
-        return _to_i32(b, b.call(b.module.declare_intrinsic("llvm.ctpop", [ty]), [x]))
-    if base == "clz":
-        fn = b.module.declare_intrinsic("llvm.ctlz", [ty, I1])
-        return _to_i32(b, b.call(fn, [x, const(I1, 0)]))
-    if base == "ffs":
-        fn = b.module.declare_intrinsic("llvm.cttz", [ty, I1])
-        tz = b.add(b.call(fn, [x, const(I1, 0)]), const(ty, 1))
-        return _to_i32(b, b.select(b.icmp_unsigned("==", x, const(ty, 0)), const(ty, 0), tz))
-    if base == "brev":
-        return b.call(b.module.declare_intrinsic("llvm.bitreverse", [ty]), [x])
-    if name in ("mul24", "umul24"):
-        y = args[1]
-        if name == "mul24":
+    fn = b.module.declare_intrinsic("llvm.cttz", [ty, I1])
+    tz = b.add(b.call(fn, [x, const(I1, 0)]), const(ty, 1))
+    return _to_i32(b, b.select(b.icmp_unsigned("==", x, const(ty, 0)), const(ty, 0), tz))
+
+
+@lowering(INT["brev"], INT["brevll"])
+def _brev(em, e):
+    b, x = em.builder, em.expr(e.args[0])
+    return b.call(b.module.declare_intrinsic("llvm.bitreverse", [x.type]), [x])
+
+
+def _mul24(signed):
+    def lower(em, e):
+        b = em.builder
+        x, y = _args(em, e)
+        ty = x.type
+        if signed:
             x = b.ashr(b.shl(x, const(ty, 8)), const(ty, 8))
             y = b.ashr(b.shl(y, const(ty, 8)), const(ty, 8))
         else:
             mask = const(ty, 0xFFFFFF)
             x, y = b.and_(x, mask), b.and_(y, mask)
         return b.mul(x, y)
-    if name in ("mulhi", "umulhi", "mul64hi", "umul64hi"):
-        wide = ll.IntType(ty.width * 2)
-        ext = b.sext if e.type.kind == "i" else b.zext
-        product = b.mul(ext(x, wide), ext(args[1], wide))
-        return b.trunc(b.lshr(product, const(wide, ty.width)), ty)
-    if name.startswith("funnelshift"):
-        return _funnelshift(b, name, *args)
-    if name in ("hadd", "rhadd", "uhadd", "urhadd"):
-        ext = b.zext if name.startswith("u") else b.sext
-        total = b.add(ext(x, I64), ext(args[1], I64))
-        if name.endswith("rhadd"):
+    return lower
+
+
+lowering(INT["mul24"])(_mul24(signed=True))
+lowering(INT["umul24"])(_mul24(signed=False))
+
+
+@lowering(INT["mulhi"], INT["umulhi"], INT["mul64hi"], INT["umul64hi"])
+def _mulhi(em, e):
+    b = em.builder
+    x, y = _args(em, e)
+    ty = x.type
+    wide = ll.IntType(ty.width * 2)
+    ext = b.sext if e.type.kind == "i" else b.zext
+    product = b.mul(ext(x, wide), ext(y, wide))
+    return b.trunc(b.lshr(product, const(wide, ty.width)), ty)
+
+
+def _halving_add(signed, rounded):
+    def lower(em, e):
+        b = em.builder
+        x, y = _args(em, e)
+        ext = b.sext if signed else b.zext
+        total = b.add(ext(x, I64), ext(y, I64))
+        if rounded:
             total = b.add(total, const(I64, 1))
         return b.trunc(b.ashr(total, const(I64, 1)), I32)
-    if name in ("sad", "usad"):
-        y, z = args[1], args[2]
-        less = b.icmp_signed("<", x, y) if name == "sad" else b.icmp_unsigned("<", x, y)
+    return lower
+
+
+lowering(INT["hadd"])(_halving_add(signed=True, rounded=False))
+lowering(INT["rhadd"])(_halving_add(signed=True, rounded=True))
+lowering(INT["uhadd"])(_halving_add(signed=False, rounded=False))
+lowering(INT["urhadd"])(_halving_add(signed=False, rounded=True))
+
+
+def _sad(signed):
+    def lower(em, e):
+        b = em.builder
+        x, y, z = _args(em, e)
+        less = b.icmp_signed("<", x, y) if signed else b.icmp_unsigned("<", x, y)
         return b.add(b.select(less, b.sub(y, x), b.sub(x, y)), z)
-    if name == "byte_perm":
-        return _byte_perm(b, *args)
-    if name.startswith("dp"):
-        return _dot(b, name, e.type.kind == "u", *args)
-    raise NotImplementedError(name)
+    return lower
+
+
+lowering(INT["sad"])(_sad(signed=True))
+lowering(INT["usad"])(_sad(signed=False))
+
+
+@lowering(INT["byte_perm"])
+def _byte_perm_entry(em, e):
+    return _byte_perm(em.builder, *_args(em, e))
+
+
+for _name in ("funnelshift_l", "funnelshift_lc", "funnelshift_r", "funnelshift_rc"):
+    lowering(INT[_name])(lambda em, e, name=_name: _funnelshift(em.builder, name, *_args(em, e)))
+for _name in ("dp4a", "dp2a_lo", "dp2a_hi"):
+    lowering(INT[_name])(
+        lambda em, e, name=_name: _dot(em.builder, name, e.type.kind == "u", *_args(em, e)))
 
 
 def _to_i32(b, v):

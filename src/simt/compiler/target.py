@@ -206,21 +206,6 @@ class Target:
                                                          [args[0].type] * 2)[1:])
         return _call(em, fname, args)
 
-    def rounded(self, em, op, mode, t, args):
-        """__fadd_rz and friends: ``op`` (add sub mul div fma rcp sqrt rsqrt) of float32 or
-        float64 ``t`` rounded by ``mode`` (rn rz ru rd), exactly."""
-        raise self._missing("rounded")
-
-    def convert(self, em, name, mode, src, dst, value):
-        """__float2int_rn and friends (``name`` as float2int): ``value`` of type ``src`` to
-        ``dst``, rounded by ``mode``; float to int saturates, NaN gives 0."""
-        raise self._missing("convert")
-
-    def int_intrinsic(self, em, name, args, t):
-        """An integer intrinsic the device has an instruction for, or None (mathlower.py
-        writes it out in IR)."""
-        return None
-
     def texture_op(self, em, e):
         raise self._missing("texture_op")
 

@@ -2,15 +2,13 @@
 data cache) and ``ldcg/ldca/ldcs/ldlu/ldcv``, ``stwb/stcg/stcs/stwt``.
 
 On the GPU each is one PTX instruction with its cache operator
-(``ld.global.nc``, ``ld.global.cg`` ..., ``st.global.wb`` ...), written as
-inline PTX since LLVM has no way to ask for them; on the CPU they are plain,
-bounds-checked loads and stores. They read and write global memory only.
+(``ld.global.nc``, ``ld.global.cg`` ..., ``st.global.wb`` ...); on the CPU they are
+plain, bounds-checked loads and stores (backends/*/lower/cachehints.py). They read
+and write global memory only.
 """
 from ..ir import types as T
 from .atomics import index_list
-from .registry import Intrinsic, lazy_module
-
-ll = lazy_module("llvmlite.ir")
+from .registry import Intrinsic
 
 LOADS = {
     "ldg": ("nc", "__ldg: through the read-only data cache (the data must not change during "
@@ -27,7 +25,6 @@ STORES = {
     "stcs": ("cs", "__stcs: cache streaming, likely written once (evict first)"),
     "stwt": ("wt", "__stwt: write through to system memory"),
 }
-REGISTERS = {8: ("u8", "r", 32), 16: ("b16", "h", 16), 32: ("b32", "r", 32), 64: ("b64", "l", 64)}
 
 
 def _build(name, count):
@@ -76,85 +73,8 @@ ldg, ldcg, ldca, ldcs, ldlu, ldcv = (ENTRIES[n] for n in LOADS)
 stwb, stcg, stcs, stwt = (ENTRIES[n] for n in STORES)
 
 
-def _address(em, e, first_index, access):
+def element_address(em, e, first_index, access):
     """The element's address; ``access`` is what checked mode checks it as."""
     array = em.expr(e.args[0])
     indices = [em.expr(i) for i in e.args[first_index:]]
     return em.element_address(array, indices, e.attrs["label"], e.loc, access), e.args[0].type
-
-
-@ldg.lowering("cpu")
-@ldcg.lowering("cpu")
-@ldca.lowering("cpu")
-@ldcs.lowering("cpu")
-@ldlu.lowering("cpu")
-@ldcv.lowering("cpu")
-def _load_cpu(em, e):
-    address, array_type = _address(em, e, 1, "read")
-    return em.load_element(address, array_type)
-
-
-@stwb.lowering("cpu")
-@stcg.lowering("cpu")
-@stcs.lowering("cpu")
-@stwt.lowering("cpu")
-def _store_cpu(em, e):
-    address, array_type = _address(em, e, 2, "write")
-    em.store_element(address, em.expr(e.args[1]), array_type)
-
-
-def _register(t):
-    """(PTX type, constraint, register width) for an element of type t."""
-    return REGISTERS[t.dtype.itemsize * 8]
-
-
-def _from_bits(b, bits, t):
-    """A loaded register as a value of type t."""
-    width = t.dtype.itemsize * 8
-    if width < bits.type.width:
-        bits = b.trunc(bits, ll.IntType(width))
-    if t.kind == "b":
-        return b.trunc(bits, ll.IntType(1))
-    if t.kind == "f":
-        return b.bitcast(bits, {16: ll.HalfType(), 32: ll.FloatType(), 64: ll.DoubleType()}[width])
-    return bits
-
-
-def _to_bits(b, value, t, reg_width):
-    width = t.dtype.itemsize * 8
-    if t.kind == "f":
-        value = b.bitcast(value, ll.IntType(width))
-    elif t.kind == "b":
-        value = b.zext(value, ll.IntType(width))
-    return b.zext(value, ll.IntType(reg_width)) if reg_width > width else value
-
-
-@ldg.lowering("cuda")
-@ldcg.lowering("cuda")
-@ldca.lowering("cuda")
-@ldcs.lowering("cuda")
-@ldlu.lowering("cuda")
-@ldcv.lowering("cuda")
-def _load_cuda(em, e):
-    address, array_type = _address(em, e, 1, "read")
-    t = array_type.element
-    ptx_type, reg, width = _register(t)
-    fnty = ll.FunctionType(ll.IntType(width), [address.type])
-    asm = ll.InlineAsm(fnty, f"ld.global.{LOADS[e.op][0]}.{ptx_type} $0, [$1];", f"={reg},l",
-                       side_effect=True)
-    return _from_bits(em.builder, em.builder.call(asm, [address]), t)
-
-
-@stwb.lowering("cuda")
-@stcg.lowering("cuda")
-@stcs.lowering("cuda")
-@stwt.lowering("cuda")
-def _store_cuda(em, e):
-    address, array_type = _address(em, e, 2, "write")
-    t = array_type.element
-    ptx_type, reg, width = _register(t)
-    value = _to_bits(em.builder, em.expr(e.args[1]), t, width)
-    fnty = ll.FunctionType(ll.VoidType(), [address.type, value.type])
-    asm = ll.InlineAsm(fnty, f"st.global.{STORES[e.op][0]}.{ptx_type} [$0], $1;",
-                       f"l,{reg},~{{memory}}", side_effect=True)
-    em.builder.call(asm, [address, value])

@@ -276,15 +276,24 @@ def _is_half(t):
     return (t.element if isinstance(t, T.Vector) else t).dtype == np.float16
 
 
-@ENTRIES["hfma"].lowering()
-@ENTRIES["hfma2"].lowering()
-def _fma(em, e):
+def is_float16(t):
+    """float16 or half2 (not bfloat16)."""
+    return _is_half(t)
+
+
+def fma(em, e, native=False):
+    """hfma/hfma2: LLVM's fma on the values (``native``: a device with a half fma instruction
+    registers that) or computed in float32 and rounded once more."""
     b = em.builder
     args = [em.expr(a) for a in e.args]
-    if _is_half(e.type) and em.target.name == "cuda":
+    if native:
         return _call(b, "llvm.fma", args)             # fma.rn.f16 / fma.rn.f16x2
     wide = [to_float(b, a, e.type) for a in args]
     return from_float(b, _call(b, "llvm.fma", wide), e.type)
+
+
+ENTRIES["hfma"].lowering()(fma)
+ENTRIES["hfma2"].lowering()(fma)
 
 
 def _sign_bits(em, e, op, mask):

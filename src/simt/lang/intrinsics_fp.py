@@ -2,7 +2,8 @@
 (``__expf`` ...), arithmetic in a chosen rounding mode (``__fadd_rz`` ...), conversions
 with a rounding mode (``__float2int_rn`` ...) and bit reinterpretations. Python names drop
 the leading underscores; fast ones are ``fast_<name>`` (simt.math.fast_exp is __expf).
-Lowerings: compiler/mathlower.py."""
+Lowerings: compiler/mathlower.py, and the devices' own for the rounding modes
+(backends/*/lower/math.py)."""
 import numpy as np
 
 from ..ir import types as T
@@ -41,6 +42,8 @@ TYPE_NAMES = {"F": "float32", "D": "float64", "i": "int32", "u": "uint32", "l": 
 
 
 def _fast(entry, nargs):
+    entry.arity = nargs
+
     def build(fc, args, kwargs, loc):
         if len(args) != nargs:
             fc.fail(loc, f"{entry.python_name} takes {nargs} argument"
@@ -71,6 +74,10 @@ def _fast_entries():
     return out
 
 
+ROUNDED_OPS = {}          # rounded-arithmetic entry -> (operation, mode): add, rz ...
+CONVERSION_OPS = {}       # conversion entry -> (conversion, mode): float2int, rn ...
+
+
 def _rounded_entries():
     out = []
     for prefix, (op, nargs, letter, modes) in ROUNDED.items():
@@ -80,6 +87,7 @@ def _rounded_entries():
                             f"{TYPE_NAMES[letter]} values rounded {MODES[mode]} (IEEE-754 "
                             "exact; never contracted into an fma).", signature_rule, name,
                             letter * nargs + ">" + letter, python_name="simt.math." + name))
+            ROUNDED_OPS[out[-1]] = (op, mode)
     return out
 
 
@@ -94,6 +102,7 @@ def _conversion_entries():
                 doc += "; out of range saturates, NaN gives 0"
             out.append(make(f"cvt.{prefix}.{mode}", doc + ".", signature_rule, name,
                             f"{src}>{dst}", python_name="simt.math." + name))
+            CONVERSION_OPS[out[-1]] = (prefix, mode)
     return out
 
 

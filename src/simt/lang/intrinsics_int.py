@@ -1,6 +1,7 @@
 """CUDA's integer intrinsics (guide B.15 and the CUDA Math API's integer intrinsics):
 bit counts, byte permutes, funnel shifts, high halves of products, averages, sums of
-absolute differences and dot products of packed bytes. Lowerings: compiler/mathlower.py."""
+absolute differences and dot products of packed bytes. Lowerings: compiler/mathlower.py
+(and backends/cuda/lower/math.py for those the GPU has an instruction for)."""
 import numpy as np
 
 from ..ir import types as T
@@ -9,6 +10,8 @@ from .mathbase import make, signature_rule
 
 def _int_unary(entry, name, result=None, bits=None):
     """A 32- or 64-bit integer by its argument's type (``bits`` forces the width)."""
+    entry.arity = 1
+
     def build(fc, args, kwargs, loc):
         x = fc.expr(fc.one_arg(args, name, loc), loc)
         if not isinstance(x.type, T.Scalar) or x.type.kind not in "iub":
@@ -23,6 +26,8 @@ def _int_unary(entry, name, result=None, bits=None):
 
 
 def _int_binary(entry, name, kind=None):
+    entry.arity = 2
+
     def build(fc, args, kwargs, loc):
         if len(args) != 2:
             fc.fail(loc, f"{entry.python_name} takes 2 arguments, got {len(args)}")
@@ -40,6 +45,8 @@ def _int_binary(entry, name, kind=None):
 
 def _packed(entry, name):
     """__dp4a/__dp2a: the unsigned version when every argument is unsigned, else signed."""
+    entry.arity = 3
+
     def build(fc, args, kwargs, loc):
         if len(args) != 3:
             fc.fail(loc, f"{entry.python_name} takes 3 arguments, got {len(args)}")
@@ -113,5 +120,6 @@ ENTRIES = [
     _entry("dp2a_hi", "dp2a_hi(a, b, c): __dp2a_hi, the two 16-bit halves of a times the high "
            "two bytes of b, plus c.", _packed, "dp2a_hi"),
 ]
+BY_NAME = {e.python_name.rsplit(".", 1)[1]: e for e in ENTRIES}     # popc -> its entry
 int_abs = make("int.abs", "abs(x) of an integer (built by abs()).", lambda entry: None,
                public=False)

@@ -29,6 +29,7 @@ def signature_rule(entry, name, signature, half=True):
     float arguments promote together (ints compute in float64), the others are cast;
     two or more results make a tuple. ``half=False``: float16 computes in float32."""
     params, results = signature.split(">")
+    entry.arity = len(params)
 
     def build(fc, args, kwargs, loc):
         if kwargs:

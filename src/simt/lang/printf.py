@@ -6,7 +6,7 @@ call: float32 and float16 promoted to double, small ints to int). On the GPU
 the values go, laid out as a struct with C's alignment, to the CUDA runtime's
 ``vprintf(fmt, args)``; on the CPU the C library's ``snprintf`` formats the
 line and one write hands it to Python's ``sys.stdout`` (backends/hostjit.py),
-so each call's output stays whole.
+so each call's output stays whole. Lowerings: backends/*/lower/printf.py.
 """
 import re
 
@@ -20,7 +20,6 @@ SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<precision>\*|
 INTEGER, FLOATING = "diouxXc", "fFeEgGaA"
 LONG = {"l", "ll", "j", "z", "t"}          # 64-bit on LP64 hosts and on the GPU
 MAX_VALUES = 32                            # the guide's limit (B.29.2)
-CPU_LINE = 512                             # snprintf's first try on the CPU; longer lines malloc
 
 
 def _conversions(fc, fmt, loc):
@@ -126,66 +125,19 @@ printf = Intrinsic("printf", "simt.printf(fmt, *values): C's printf from each th
                    "synchronization; the CPU writes each call's line at once.", _build)
 
 
-def _arguments(em, e):
+# ------------------------------------------------------------ shared by the targets' lowerings
+def arguments(em, e):
     """The varargs: the values in order, string literals as pointers to constants."""
     values = iter(em.expr(a) for a in e.args)
     return [next(values) if kind == "value" else em.target.string_constant(em, text)
             for kind, text in e.attrs["slots"]]
 
 
-def _function(module, name, fnty):
+def function(module, name, fnty):
+    """The module's function ``name``, declared on first use."""
     return module.globals.get(name) or ll.Function(module, fnty, name)
 
 
-def _count(e):
+def count_of(e):
+    """printf's result: the number of values, as CUDA's."""
     return ll.Constant(ll.IntType(32), len(e.attrs["slots"]))
-
-
-@printf.lowering("cuda")
-def _printf_cuda(em, e):
-    """vprintf(fmt, args): the arguments in a struct laid out as C's varargs buffer."""
-    b = em.builder
-    args = _arguments(em, e)
-    generic = ll.PointerType()
-    if args:
-        struct = ll.LiteralStructType([a.type for a in args])
-        buf = em.alloca(struct, name="printf_args")
-        zero = ll.Constant(ll.IntType(32), 0)
-        for i, a in enumerate(args):
-            b.store(a, b.gep(buf, [zero, ll.Constant(ll.IntType(32), i)], source_etype=struct))
-    else:
-        buf = ll.Constant(generic, None)
-    vprintf = _function(em.module, "vprintf", ll.FunctionType(ll.IntType(32), [generic] * 2))
-    b.call(vprintf, [em.target.string_constant(em, e.attrs["format"]), buf])
-    return _count(e)
-
-
-@printf.lowering("cpu")
-def _printf_cpu(em, e):
-    """snprintf into a stack buffer (a malloc'd one for a longer line), then one write."""
-    b = em.builder
-    i64, generic = ll.IntType(64), ll.PointerType()
-    args = _arguments(em, e)
-    fmt = em.target.string_constant(em, e.attrs["format"])
-    snprintf = _function(em.module, "snprintf", ll.FunctionType(
-        ll.IntType(32), [generic, i64, generic], var_arg=True))
-    write = _function(em.module, "simt_cpu_write", ll.FunctionType(ll.VoidType(),
-                                                                   [generic, i64]))
-    line = em.alloca(ll.ArrayType(ll.IntType(8), CPU_LINE), name="printf_line")
-    n = b.sext(b.call(snprintf, [line, ll.Constant(i64, CPU_LINE), fmt] + args), i64)
-    short, long_, done = (em.new_block(n) for n in ("printf_short", "printf_long",
-                                                     "printf_done"))
-    b.cbranch(b.icmp_signed("<", n, ll.Constant(i64, CPU_LINE)), short, long_)
-    b.position_at_end(short)
-    b.call(write, [line, b.select(b.icmp_signed("<", n, ll.Constant(i64, 0)),
-                                  ll.Constant(i64, 0), n)])
-    b.branch(done)
-    b.position_at_end(long_)
-    size = b.add(n, ll.Constant(i64, 1))
-    big = b.call(_function(em.module, "malloc", ll.FunctionType(generic, [i64])), [size])
-    b.call(snprintf, [big, size, fmt] + args)
-    b.call(write, [big, n])
-    b.call(_function(em.module, "free", ll.FunctionType(ll.VoidType(), [generic])), [big])
-    b.branch(done)
-    b.position_at_end(done)
-    return _count(e)

@@ -165,10 +165,7 @@ round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python.
 pow_ = _builtin(builtins.pow, "pow(x, y): x ** y.", _pow, (ir.BinOp,))
 range_ = _builtin(builtins.range, "range(stop) / range(start, stop, step): only as the "
                   "iterable of a for loop.", _range, (ir.ForRange,))
-_ONLY_SIM = ("breakpoint() stops in pdb only on the sim device: run the kernel under "
-             "simt.use_device('sim')")
 breakpoint_ = Intrinsic("builtin.breakpoint", "breakpoint(): on the sim device, stop this thread "
                         "in pdb at this line, with its variables, threadIdx and blockIdx.",
                         _breakpoint, python_name="breakpoint",
-                        python_objects=(builtins.breakpoint,),
-                        unsupported={"cpu": _ONLY_SIM, "cuda": _ONLY_SIM})
+                        python_objects=(builtins.breakpoint,))

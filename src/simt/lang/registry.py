@@ -1,11 +1,15 @@
 """The one registry of names kernels may call.
 
 Each entry (an ``Intrinsic``) holds in one place its documentation, its typing
-rule (``build``) and its lowerings, registered against the entry object for
-all targets or for one (``@entry.lowering()``, ``@lowering(entry, target="cpu")``).
-IR nodes it builds carry the entry (``entry.node(...)``), so the code
-generator finds the lowering without parsing op names. A target without a
-lowering gets a NotSupportedError carrying ``unsupported[target]``.
+rule (``build``) and its lowerings. A lowering every LLVM target shares is
+registered here or in compiler/ (``@entry.lowering()``); a device's own
+lowering is registered from that device's folder (backends/<device>/lower/:
+``@lowering(entry, target=TARGET)``), which first declares its target
+(``declare_target``). So the registry learns its targets from the backends, and
+no layer above them names a device. IR nodes an entry builds carry the entry
+(``entry.node(...)``), so the code generator finds the lowering without parsing
+op names. A target without a lowering gets a NotSupportedError carrying
+``unsupported[target]`` (set by ``refuse``, from the device's folder too).
 
 Typing rules see the front end only through the ``Builder`` interface below.
 """
@@ -16,7 +20,29 @@ from ..lazy import lazy_module      # noqa: F401  (for lowerings: see lazy.py)
 
 REGISTRY = {}            # op -> entry
 CALLABLES = {}           # a Python object kernels may call (print, math.sin, np.sin) -> entry
-TARGETS = ("cpu", "cuda")
+TARGETS = {}             # target name -> Target declared by its device folder (declare_target)
+
+
+class Target:
+    """A device's entry in the registry: its name, and whether it shares the lowerings
+    registered for every LLVM target (``llvm``; the sim device makes Python instead)."""
+
+    def __init__(self, name, llvm):
+        self.name = name
+        self.llvm = llvm
+
+    def __repr__(self):
+        return f"<simt target {self.name}>"
+
+
+def declare_target(name, *, llvm=True):
+    """Declare a target (once per device folder, before it registers lowerings)."""
+    target = TARGETS.get(name)
+    if target is None:
+        target = TARGETS[name] = Target(name, llvm)
+    elif target.llvm != llvm:
+        raise ValueError(f"target {name!r} is declared twice, differently")
+    return name
 
 
 class Static:
@@ -83,6 +109,7 @@ class Intrinsic:
         self.lowerings = {}                       # target (None: every target) -> fn(em, node)
         self.python_objects = tuple(python_objects)
         self.writes = writes
+        self.arity = None                         # positional arguments, where the rule fixes them
         if op in REGISTRY:
             raise ValueError(f"intrinsic {op} is registered twice")
         REGISTRY[op] = self
@@ -98,7 +125,12 @@ class Intrinsic:
         return lowering(self, target=target)
 
     def lowering_for(self, target):
-        return self.lowerings.get(target) or self.lowerings.get(None)
+        """The lowering for ``target``: its own, else (LLVM targets) the shared one."""
+        own = self.lowerings.get(target)
+        if own is not None:
+            return own
+        declared = TARGETS.get(target)
+        return self.lowerings.get(None) if declared is None or declared.llvm else None
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.python_name}() can only be called inside a @simt.kernel "
@@ -108,10 +140,18 @@ class Intrinsic:
         return f"<simt intrinsic {self.python_name}>"
 
 
+def _known(target):
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; declared targets are "
+                         f"{', '.join(TARGETS) or 'none'} (declare_target, in the device's "
+                         f"folder)")
+
+
 def lowering(*entries, target=None):
-    """Decorator registering ``fn(em, node)`` as the lowering of entries on target."""
-    if target is not None and target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; targets are {TARGETS}")
+    """Decorator registering ``fn(em, node)`` as the lowering of entries on target (None:
+    on every LLVM target)."""
+    if target is not None:
+        _known(target)
 
     def register(fn):
         for entry in entries:
@@ -120,6 +160,16 @@ def lowering(*entries, target=None):
             entry.lowerings[target] = fn
         return fn
     return register
+
+
+def refuse(*entries, target, why):
+    """Record why ``target`` has no lowering of entries (the NotSupportedError's reason)."""
+    _known(target)
+    for entry in entries:
+        if target in entry.lowerings:
+            raise ValueError(f"{entry.python_name} has a {target} lowering and a reason "
+                             f"for lacking one")
+        entry.unsupported[target] = why
 
 
 def callable_entry(obj):

@@ -21,7 +21,8 @@ from simt.logs import log
 
 # The device kinds, and the backend class each is made from ("module:Class"), imported
 # on first use. The order is the order of simt.devices(). A new device is a folder under
-# simt/backends with its Backend subclass, plus one line here.
+# simt/backends with its Backend subclass and its lowerings (a ``lower`` package that
+# declares the target to lang/registry.py), plus one line here.
 BACKENDS = {
     "cuda": "simt.backends.cuda.device:CudaBackend",
     "cpu": "simt.backends.cpu.device:CpuBackend",
@@ -29,6 +30,19 @@ BACKENDS = {
 }
 
 _classes = {}
+
+
+def lowering_module(kind):
+    """The package that registers device kind's lowerings with the registry (lang/registry.py):
+    ``lower`` in the folder of its Backend class."""
+    return BACKENDS[kind].partition(":")[0].rsplit(".", 1)[0] + ".lower"
+
+
+def load_lowerings():
+    """Register every device's lowerings (a compile loads only its own device's); the
+    registry's targets are then the kinds of BACKENDS."""
+    for kind in BACKENDS:
+        importlib.import_module(lowering_module(kind))
 
 
 def backend_class(kind):

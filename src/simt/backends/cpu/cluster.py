@@ -15,7 +15,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from ...compiler.hostsymbols import RANK, SHARED, SIZE
+from .hostsymbols import RANK, SHARED, SIZE
 from ...compiler.lltypes import I32, ptr
 from .cooperative import GridBarrier
 

@@ -15,6 +15,7 @@ from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
 from . import checked, cluster, cooperative, guards, hoist, warp
+from . import lower  # noqa: F401  (registers this target's lowerings)
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS

@@ -8,7 +8,7 @@ from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory
                                  value_type)
 from ...compiler import loopmeta
 from ...compiler.target import FAULT_IDS, Target
-from . import checked, devlaunch, heap, interrupt, rounding, softmath, textures
+from . import checked, devlaunch, heap, interrupt, softmath, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -36,8 +36,6 @@ class CpuTarget(Target):
     texture_lltype = textures.TEX_STRUCT     # a texture/surface argument: its descriptor
     texture_op = staticmethod(textures.texture_op)
     device_launch = staticmethod(devlaunch.emit)
-    rounded = staticmethod(rounding.rounded)
-    convert = staticmethod(rounding.convert)
 
     def __init__(self, kernel, options):
         super().__init__(kernel, options)

@@ -11,6 +11,7 @@ from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.lltypes import ArrayValue, value_type
 from . import params as P
+from . import lower  # noqa: F401  (registers this target's lowerings)
 
 
 class CudaEmitterBase(FunctionEmitter):

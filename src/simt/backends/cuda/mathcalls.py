@@ -1,9 +1,8 @@
-"""The math library and intrinsics on NVIDIA GPUs: libdevice (``__nv_*``) names for the
-library, the fast intrinsics, rounding-mode arithmetic and conversions, and NVVM
-intrinsics for the integer instructions LLVM would not pick by itself (dp4a, dp2a)."""
+"""The math library on NVIDIA GPUs: libdevice (``__nv_*``) names for the library, the fast
+intrinsics, rounding-mode arithmetic and conversions (lower/math.py registers these)."""
 from llvmlite import ir as ll
 
-from ...compiler.lltypes import I1, I32, const, function, scalar
+from ...compiler.lltypes import I32, function, scalar
 
 LIBDEVICE = {"exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
@@ -25,37 +24,18 @@ ROUNDED = {("add", True): "fadd", ("sub", True): "fsub", ("mul", True): "fmul",
            ("sqrt", True): "fsqrt", ("rsqrt", True): "frsqrt", ("add", False): "dadd",
            ("sub", False): "dsub", ("mul", False): "dmul", ("div", False): "ddiv",
            ("fma", False): "fma", ("rcp", False): "drcp", ("sqrt", False): "dsqrt"}
-# integer intrinsics with a libdevice function (one PTX instruction each: prmt, sad, hadd)
-INTEGER = {"byte_perm": "__nv_byte_perm", "sad": "__nv_sad", "usad": "__nv_usad",
-           "hadd": "__nv_hadd", "rhadd": "__nv_rhadd", "uhadd": "__nv_uhadd",
-           "urhadd": "__nv_urhadd"}
-
-
-def _call(em, name, args, ret):
+def call(em, name, args, ret):
     fnty = ll.FunctionType(ret, [a.type for a in args])
     return em.builder.call(function(em.module, name, fnty), args)
 
 
 def rounded(em, op, mode, t, args):
     name = f"__nv_{ROUNDED[op, t.bits == 32]}_{mode}"
-    return _call(em, name, args, scalar(t))
+    return call(em, name, args, scalar(t))
 
 
 def convert(em, name, mode, src, dst, value):
-    return _call(em, f"__nv_{name}_{mode}", [value], scalar(dst))
-
-
-def int_intrinsic(em, name, args, t):
-    if name in INTEGER:
-        return _call(em, INTEGER[name], args, I32)
-    if name.startswith("dp"):
-        sign = "u" if t.kind == "u" else "s"
-        if name == "dp4a":
-            return _call(em, f"llvm.nvvm.idp4a.{sign}.{sign}", args, I32)
-        a, b, c = args
-        hi = const(I1, name == "dp2a_hi")
-        return _call(em, f"llvm.nvvm.idp2a.{sign}.{sign}", [a, b, hi, c], I32)
-    return None
+    return call(em, f"__nv_{name}_{mode}", [value], scalar(dst))
 
 
 def flush_denormals(module):

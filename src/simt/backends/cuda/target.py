@@ -39,9 +39,6 @@ class CudaTarget(Target):
     emit_warp = staticmethod(warp.emit_warp)
     emit_grid_sync = staticmethod(warp.emit_grid_sync)
     laneid = staticmethod(warp.laneid)
-    rounded = staticmethod(mathcalls.rounded)
-    convert = staticmethod(mathcalls.convert)
-    int_intrinsic = staticmethod(mathcalls.int_intrinsic)
     device_launch = staticmethod(devlaunch.emit)
     kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
 

@@ -18,7 +18,7 @@ import re
 from ...errors import NotSupportedError
 from ...ir import nodes as ir
 from ...ir import types as T
-from .intrinsics import lower
+from .lower import lower_intrinsic
 from .scalars import binop, cast, literal, wrap
 
 SYNC_NODES = (ir.Barrier, ir.Collective, ir.WarpOp, ir.GridSync)
@@ -355,7 +355,7 @@ class Generator:
         return f"{self.functions[id(e.function)]}(_k_t{args})"
 
     def expr_Intrinsic(self, e):
-        return lower(self, e)
+        return lower_intrinsic(self, e)
 
 
 def _block_uniform(e):

@@ -1,0 +1,165 @@
+"""The sim device's lowerings of registry entries (lang/): each turns an ``ir.Intrinsic`` into
+a Python expression (the LLVM targets' lowerings make LLVM IR instead, so none of theirs is
+shared here). An entry the sim device does not run has a stated reason (``refuse``), which
+its NotSupportedError carries. Imported by codegen.py."""
+from ....errors import NotSupportedError
+from ....ir import types as T
+from ....lang import atomics_ordered, cachehints, groups, heap, python as pylang
+from ....lang.atomics import RMW_ENTRIES
+from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
+from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
+from ....lang.intrinsics_int import BY_NAME as INT, int_abs
+from ....lang.mathlib import MATH_FUNCS
+from ....lang.printf import printf
+from ....lang.registry import declare_target, lowering
+from ....lang.sync import threadfence, threadfence_block, threadfence_system
+from ....lang.timers import clock, clock64, globaltimer, nanosleep
+from ....lang.warp import laneid
+from ..scalars import cast, rounded, wrap, wrap_fn
+from ..values import MATH
+
+TARGET = declare_target("sim", llvm=False)
+
+
+def lower_intrinsic(g, e):
+    """The Python text of intrinsic node e, by its entry's sim lowering."""
+    entry = e.entry
+    lower = entry.lowering_for(TARGET)
+    if lower is None:
+        where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
+        why = entry.unsupported.get(TARGET, "it has no lowering for this device")
+        raise NotSupportedError(f"{entry.python_name} is not supported on the sim device: "
+                                f"{why}{where}")
+    return lower(g, e)
+
+
+def rule(*entries):
+    """Register ``fn(g, e, args)`` (args: the arguments' Python texts) for entries."""
+    def register(fn):
+        lowering(*entries, target=TARGET)(lambda g, e: fn(g, e, [g.expr(a) for a in e.args]))
+        return fn
+    return register
+
+
+def _name(entry):
+    """The function an entry of a math family names (math.sin -> sin)."""
+    return entry.op.partition(".")[2]
+
+
+# ---------------------------------------------------------------- indices and the warp
+for _var, _text in ((threadIdx, "_k_t.tid"), (blockIdx, "_k_bid"), (blockDim, "_k_bdim"),
+                    (gridDim, "_k_gdim")):
+    for _k, _axis in enumerate("xyz"):
+        rule(getattr(_var, _axis))(lambda g, e, a, text=f"{_text}[{_k}]": text)
+rule(warpSize)(lambda g, e, a: "32")
+rule(laneid)(lambda g, e, a: "_k_t.lane")
+rule(groups.fns)(lambda g, e, a: f"_k_v.fns({a[0]}, {a[1]})")
+
+
+@rule(threadfence, threadfence_block, threadfence_system, nanosleep)
+def _nothing(g, e, args):
+    """Threads interleave at statements and memory is one Python heap: nothing to do."""
+    return "None"
+
+
+@rule(clock, clock64, globaltimer)
+def _clock(g, e, args):
+    t = e.type
+    return wrap("_k_ns()", t) if isinstance(t, T.Scalar) and t.kind in "iu" else "None"
+
+
+# ---------------------------------------------------------------- math
+def _math(entry):
+    name = _name(entry)
+
+    def lower(g, e, args):
+        if name in ("isnan", "isinf", "isfinite", "signbit"):
+            return f"_k_math[{name!r}]({args[0]})"
+        return rounded(f"_k_math[{name!r}]({', '.join(args)})", e.type)
+    return lower
+
+
+for _entry in MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]:
+    if _name(_entry) not in MATH:                # refusals.py says why
+        continue
+    if _entry.op.startswith("pymath."):          # Python's int-valued rounding
+        rule(_entry)(lambda g, e, a, name=_name(_entry):
+                     cast(f"_k_math[{name!r}]({a[0]})", T.FLOAT64, e.type))
+    else:
+        rule(_entry)(_math(_entry))
+
+
+@rule(*BITCASTS)
+def _bitcast(g, e, args):
+    return f"_k_v.bitcast({args[0]}, {e.args[0].type.dtype.str!r}, {e.type.dtype.str!r})"
+
+
+@rule(int_abs)
+def _abs(g, e, args):
+    t = e.args[0].type
+    return args[0] if t.kind in "ub" else wrap(f"abs({args[0]})", t)
+
+
+def _bits(helper):
+    return lambda g, e, a: f"_k_v.{helper}({a[0]}, {e.args[0].type.bits})"
+
+
+rule(INT["popc"])(_bits("popc"))
+rule(INT["clz"])(_bits("clz"))
+rule(INT["ffs"])(_bits("ffs"))
+rule(INT["brev"])(lambda g, e, a: f"_k_v.brev({a[0]}, {e.args[0].type.bits}, "
+                                  f"{wrap_fn(e.args[0].type)})")
+rule(INT["mulhi"], INT["umulhi"])(
+    lambda g, e, a: f"_k_v.mulhi({a[0]}, {a[1]}, {e.args[0].type.bits}, "
+                    f"{wrap_fn(e.args[0].type)})")
+rule(INT["mul24"])(lambda g, e, a: f"_k_v.mul24({a[0]}, {a[1]}, True, "
+                                   f"{wrap_fn(e.args[0].type)})")
+rule(INT["umul24"])(lambda g, e, a: f"_k_v.mul24({a[0]}, {a[1]}, False, "
+                                    f"{wrap_fn(e.args[0].type)})")
+
+
+# ---------------------------------------------------------------- complex values
+rule(pylang.complex_real)(lambda g, e, a: f"({a[0]}).real")
+rule(pylang.complex_imag)(lambda g, e, a: f"({a[0]}).imag")
+rule(pylang.complex_conj)(lambda g, e, a: f"({a[0]}).conjugate()")
+rule(pylang.complex_make)(
+    lambda g, e, a: rounded(f"complex({a[0]}, {a[1]})", T.Scalar(
+        "complex64") if e.type.dtype.itemsize == 8 else T.Scalar("complex128")))
+rule(pylang.complex_abs)(
+    lambda g, e, a: rounded(f"_k_math['hypot'](({a[0]}).real, ({a[0]}).imag)", e.type))
+
+
+# ---------------------------------------------------------------- memory
+@rule(*RMW_ENTRIES, atomics_ordered.load, atomics_ordered.store)
+def _atomic(g, e, args):
+    kind = e.attrs.get("op", _name(e.entry))    # atomic.load and atomic.store: by name
+    nvalues = {"cas": 2, "load": 0}.get(kind, 1)
+    site = g.site(e.loc, e.attrs.get("label", ""))
+    values = "".join(a + ", " for a in args[1:1 + nvalues])
+    idx = ", ".join(args[1 + nvalues:])
+    return f"{args[0]}.atomic({site}, {kind!r}, ({values}), {idx})"
+
+
+@rule(atomics_ordered.volatile_load, *(cachehints.ENTRIES[n] for n in cachehints.LOADS))
+def _load(g, e, args):
+    """volatile_load, __ldg and the other cache hints: a plain load here."""
+    return f"{args[0]}.ld({g.site(e.loc, e.attrs.get('label', ''))}, {', '.join(args[1:])})"
+
+
+@rule(atomics_ordered.volatile_store, *(cachehints.ENTRIES[n] for n in cachehints.STORES))
+def _store(g, e, args):
+    site = g.site(e.loc, e.attrs.get("label", ""))
+    return f"{args[0]}.st({site}, {args[1]}, {', '.join(args[2:])})"
+
+
+# ---------------------------------------------------------------- the rest
+@rule(printf)
+def _printf(g, e, args):
+    values = "".join(a + ", " for a in args)
+    return f"_k_v.cprintf({e.attrs['format']!r}, {e.attrs['slots']!r}, ({values}))"
+
+
+rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
+rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
+
+from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)

@@ -1,0 +1,50 @@
+"""What the sim device does not run yet, family by family, with the reason its
+NotSupportedError gives (every other device of the host has each of these: the 'cpu'
+device runs them with the same results)."""
+from ....lang import barrier, cluster, half, heap, vectors, wmma
+from ....lang.pipeline import commit, memcpy_async, wait
+from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
+from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
+from ....lang.mathlib import MATH_FUNCS
+from ....lang.launches import device_launch
+from ....lang.registry import REGISTRY, declare_target, refuse
+
+TARGET = declare_target("sim", llvm=False)
+
+
+def _not_yet(what):
+    return (f"{what} {'are' if what.endswith('s') else 'is'} not built on the sim device yet: "
+            "run the kernel on the 'cpu' device, which has the same semantics")
+
+
+def _without_lowering(entries):
+    return [e for e in entries if e.lowering_for(TARGET) is None]
+
+
+refuse(*_without_lowering(MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]),
+       target=TARGET, why=_not_yet("this math function (the sim device has Python's math "
+                                   "module's functions and a few of CUDA's)"))
+refuse(*_without_lowering(INT_ENTRIES), target=TARGET,
+       why=_not_yet("this integer intrinsic (64-bit forms, funnel shifts, byte permutes, sums "
+                    "of differences, averages, dot products of packed bytes)"))
+refuse(*ROUNDED_OPS, *CONVERSION_OPS, target=TARGET,
+       why=_not_yet("arithmetic and conversions in a chosen rounding mode"))
+refuse(*half.ENTRIES.values(), target=TARGET,
+       why=_not_yet("float16 and bfloat16 intrinsics"))
+refuse(vectors.make_entry, vectors.component, vectors.with_component, vectors.arith,
+       vectors.negate, vectors.dot, vectors.length, vectors.normalize, vectors.cross,
+       target=TARGET, why=_not_yet("vector types (float3, int4 ...) and their functions"))
+refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
+refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
+       wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
+refuse(memcpy_async, commit, wait, target=TARGET,
+       why=_not_yet("asynchronous copies (memcpy_async, pipelines)"))
+refuse(barrier.init, barrier.arrive, barrier.arrive_drop, barrier.wait, barrier.phase,
+       barrier.count, barrier.complete, target=TARGET,
+       why=_not_yet("arrive/wait barriers (simt.shared.barrier)"))
+refuse(cluster.block_rank, cluster.num_blocks, cluster.map_shared_rank, target=TARGET,
+       why=_not_yet("thread block clusters"))
+refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
+       why=_not_yet("textures and surfaces"))
+refuse(device_launch, target=TARGET,
+       why=_not_yet("launches from kernels (dynamic parallelism)"))
