@@ -6,8 +6,9 @@ import pytest
 import simt
 
 from conftest import poison, random_array
-from simt.runtime import arrays
-from simt.runtime.arrays import DeviceArray, asarray, device_array, device_array_like, to_device, zeros
+from simt.runtime import arrays, hostarrays
+from simt.runtime.arrays import DeviceArray, device_array, device_array_like, to_device, zeros
+from simt.runtime.interop import asarray
 from simt.errors import NotSupportedError, OutOfMemoryError
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
@@ -275,22 +276,22 @@ def test_cpu_host_view_and_dlpack(device):
 
 
 def test_pinned_mapped_managed(device):
-    p = arrays.pinned_array((3, 4), np.float32)
+    p = hostarrays.pinned_array((3, 4), np.float32)
     assert isinstance(p, np.ndarray) and p.shape == (3, 4) and p.dtype == np.float32
     p[:] = 1.5
     d = to_device(p)
     np.testing.assert_array_equal(d.copy_to_host(), p)
-    m = arrays.mapped_array(5, np.int64)
+    m = hostarrays.mapped_array(5, np.int64)
     m[:] = np.arange(5)
     assert m.device_ptr != 0 and m.sum() == 10
-    u = arrays.managed_array((2, 2), np.int32)
+    u = hostarrays.managed_array((2, 2), np.int32)
     host = np.asarray(u)
     host[:] = 4
     np.testing.assert_array_equal(u.copy_to_host(), np.full((2, 2), 4))
     assert m[2:].device_ptr == m.device_ptr + 16
     if device.kind == "cpu":
         assert p.ctypes.data % 4096 == 0 and m.device_ptr == m.ctypes.data
-    f = arrays.pinned_array((2, 3), np.int8, order="F")
+    f = hostarrays.pinned_array((2, 3), np.int8, order="F")
     assert f.flags.f_contiguous and f.shape == (2, 3)
 
 

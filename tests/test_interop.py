@@ -164,8 +164,8 @@ def test_a_foreign_array_passed_again_is_wrapped_once(monkeypatch, rng):
     """The same tensor at every launch is one DeviceArray (the launch function finds its
     packed values unchanged); a tensor whose memory moved is wrapped again; a dead tensor's
     entry goes."""
-    from simt.runtime import arrays, launch
-    monkeypatch.setattr(arrays, "_cuda_pointers", lambda device: True)
+    from simt.runtime import interop, launch
+    monkeypatch.setattr(interop, "_cuda_pointers", lambda device: True)
     with simt.use_device("cpu"):
         a = random_array(rng, 64, np.float32)
         x, out = InterfaceExporter(a), InterfaceExporter(poison(64, np.float32))
@@ -190,8 +190,8 @@ def test_a_torch_tensor_passed_again_is_not_described_again(monkeypatch, rng):
     again, unchanged, is recognised by its pointer, shape, strides and dtype instead; a
     tensor whose memory moved is described again. A stand-in of torch.Tensor over host
     memory (the CPU device's addresses are host addresses) counts the descriptions."""
-    from simt.runtime import arrays, launch
-    monkeypatch.setattr(arrays, "_cuda_pointers", lambda device: True)
+    from simt.runtime import interop, launch
+    monkeypatch.setattr(interop, "_cuda_pointers", lambda device: True)
 
     class Tensor:
         is_cuda, requires_grad, is_sparse = True, False, False

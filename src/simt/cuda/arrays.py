@@ -5,8 +5,13 @@ import contextlib
 import numpy as np
 
 from ..lang.registry import Namespace
+from ..lazy import lazy_module
 from ..runtime import arrays as _arrays
 from .host import numba_stream
+
+_hostarrays = lazy_module("simt.runtime.hostarrays")   # loaded at a first host array
+_interop = lazy_module("simt.runtime.interop")         # loaded at a first foreign array
+
 
 class DeviceNDArray:
     """numba's DeviceNDArray methods, on simt's DeviceArray. UNLIKE simt's DeviceArray,
@@ -109,17 +114,17 @@ def _like_strides(shape, strides, itemsize):
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
-    return _arrays.pinned_array(shape, dtype, order)
+    return _hostarrays.pinned_array(shape, dtype, order)
 
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False,
                  wc=False):
-    return _arrays.mapped_array(shape, dtype, order)
+    return _hostarrays.mapped_array(shape, dtype, order)
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
                   attach_global=True):
-    return _arrays.managed_array(shape, dtype, order)
+    return _hostarrays.managed_array(shape, dtype, order)
 
 
 def _order(ary):
@@ -151,13 +156,13 @@ def pinned(*arrays):
 def mapped(*arrays, stream=0, portable=False, wc=False):
     """Device views of host arrays for the block: simt.asarray maps them (CPU device) or
     they must be mapped_array memory (GPU)."""
-    views = [numba_array(_arrays.asarray(a)) for a in arrays]
+    views = [numba_array(_interop.asarray(a)) for a in arrays]
     yield views[0] if len(views) == 1 else views
 
 
 def as_cuda_array(obj, sync=True):
     """A device array over an object's ``__cuda_array_interface__`` (or DLPack), no copy."""
-    return numba_array(_arrays.asarray(obj))
+    return numba_array(_interop.asarray(obj))
 
 
 def from_cuda_array_interface(desc, owner=None, sync=True):

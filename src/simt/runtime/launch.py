@@ -12,9 +12,10 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from .streams import Stream, stream_handle
 from ..lazy import lazy_module
-from simt.runtime import arrays, peer
+from simt.runtime import peer
 
 binder = lazy_module("simt.runtime.binder")         # loaded after a first launch
+interop = lazy_module("simt.runtime.interop")       # loaded at a first foreign array
 access = lazy_module("simt.runtime.access")         # loaded at a first launch
 
 
@@ -395,7 +396,7 @@ def _adopt(value, device):
     if face is not None:
         return _adopt_interface(value, face, device, key)
     if hasattr(value, "__dlpack__"):
-        return arrays.asarray(value, device)
+        return interop.asarray(value, device)
     return value
 
 
@@ -417,13 +418,13 @@ def _adopt_interface(value, face, device, key=None):
     if entry is not None and entry[0] == key and entry[2]() is value:
         producer = face.get("stream")
         if producer not in (None, 0, 1):
-            arrays._make_default_stream_wait(entry[1].device, producer)
+            interop._make_default_stream_wait(entry[1].device, producer)
         return entry[1]
     try:
         ref = weakref.ref(value, lambda _, k=id(value): _adopted.pop(k, None))
     except TypeError:                          # no weak references: wrap at every launch
-        return arrays._wrap_cuda_interface(value, device, face)
-    array = arrays._wrap_cuda_interface(value, device, face, owner=ref)
+        return interop._wrap_cuda_interface(value, device, face)
+    array = interop._wrap_cuda_interface(value, device, face, owner=ref)
     if len(_adopted) >= 256:
         _adopted.clear()
     _adopted[id(value)] = (key, array, ref)
