@@ -243,3 +243,25 @@ def test_disk_cache_key_covers_what_compiles():
     missing = sorted(m for m in reached
                      if str(paths[m].resolve().relative_to(SRC / "simt")) not in hashed)
     assert not missing, f"modules compiling reaches that the cache key does not hash: {missing}"
+
+
+def _code_strings(path):
+    """The string constants of a module's code (docstrings left out)."""
+    tree = ast.parse(path.read_text())
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in docs]
+
+
+@pytest.mark.parametrize("layer", ["ir", "lang", "compiler"])
+def test_no_layer_above_the_backends_names_a_device(layer):
+    """A device's lowerings, reasons and facts live in its folder (backends/<device>/):
+    the layers above never name one as a value (lowering("cuda"), target.name == "cpu",
+    unsupported={"sim": ...})."""
+    from simt.runtime.devices import BACKENDS
+    for path in sorted((SRC / "simt" / layer).rglob("*.py")):
+        named = [s for s in _code_strings(path) if s in BACKENDS]
+        assert not named, f"{path.relative_to(SRC)} names {named}"
