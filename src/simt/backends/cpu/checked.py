@@ -231,84 +231,108 @@ def _fast_path(em, address, access, shared, loc):
     the last write and both reads are so; it becomes the last write. Global memory finds
     the shadow through the table entry this site hit last. Returns i1: done (false:
     call the checker)."""
-    b = em.builder
-    st = state(em)
-    addr = b.ptrtoint(address, I64)
-    slow = []                   # the blocks that leave for the checker
-    if shared:
+    fast = _FastAccess(em, address, shared, loc)
+    return fast.record(access, fast.condition(access))
+
+
+class _FastAccess:
+    """One inline fast path: the element's shadow record, and who and when this is."""
+
+    def __init__(self, em, address, shared, loc):
+        self.em, self.b, self.st, self.shared, self.loc = em, em.builder, state(em), shared, loc
+        self.slow = []              # the blocks that leave for the checker
+        addr = self.b.ptrtoint(address, I64)
+        self.after = None
+        self.rec = self._shared_record(addr) if shared else self._global_record(addr)
+        self.me, self.last = self.now(ME), self.now(BLOCK_LAST)
+        self.start = None if shared else self.b.trunc(_launch_word(em, BASE), I32)
+
+    def _shared_record(self, addr):
+        b, em = self.b, self.em
         offset = b.sub(addr, _launch_word(em, SHARED_BASE))
-        rec = b.gep(b.inttoptr(_launch_word(em, SHARED_SHADOW), ptr()),
-                    [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
-    else:
-        cache = word(b, st, SITE_CACHE + (site(em, loc) & (SITE_SLOTS - 1)))
+        return b.gep(b.inttoptr(_launch_word(em, SHARED_SHADOW), ptr()),
+                     [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
+
+    def _global_record(self, addr):
+        """Through the table entry this site hit last; a miss leaves for the checker."""
+        b, em = self.b, self.em
+        cache = word(b, self.st, SITE_CACHE + (site(em, self.loc) & (SITE_SLOTS - 1)))
         entry = b.gep(b.inttoptr(_launch_word(em, TABLE), ptr()),
                       [b.mul(b.load(cache, typ=I64), i64(4))], source_etype=I64)
         base, end, records, shift = (b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64)
                                      for k in range(4))
         inside = b.and_(b.icmp_unsigned(">=", addr, base), b.icmp_unsigned("<", addr, end))
         found = em.new_block("shadow_found")
-        slow.append(b.block)
-        after = em.new_block("access_checked")
-        b.cbranch(inside, found, after)
+        self.slow.append(b.block)
+        self.after = em.new_block("access_checked")
+        b.cbranch(inside, found, self.after)
         b.position_at_end(found)
         index = b.lshr(b.sub(addr, base), shift)
-        rec = b.gep(b.inttoptr(records, ptr()), [b.mul(index, i64(RECORD_WORDS))],
-                    source_etype=I32)
+        return b.gep(b.inttoptr(records, ptr()), [b.mul(index, i64(RECORD_WORDS))],
+                     source_etype=I32)
 
-    def field_ptr(k):
-        return b.gep(rec, [i64(k)], source_etype=I32)
+    def field_ptr(self, k):
+        return self.b.gep(self.rec, [i64(k)], source_etype=I32)
 
-    def get(k):
-        return b.load(field_ptr(k), typ=I32)
+    def get(self, k):
+        return self.b.load(self.field_ptr(k), typ=I32)
 
-    def now(index):
-        return b.trunc(b.load(word(b, st, index), typ=I64), I32)
-    me, last = now(ME), now(BLOCK_LAST)
-    start = None if shared else b.trunc(_launch_word(em, BASE), I32)
+    def now(self, index):
+        return self.b.trunc(self.b.load(word(self.b, self.st, index), typ=I64), I32)
 
-    def alone(who, when):
+    def alone(self, who, when):
+        b, me = self.b, self.me
         mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
-        barrier = b.icmp_signed("<", when, last)
-        if start is not None:   # shared records stamped since the block began are its own
+        barrier = b.icmp_signed("<", when, self.last)
+        if self.start is not None:   # shared records stamped since the block began are its own
             same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)),
                                          b.lshr(b.sub(me, i32(1)), i32(10)))
-            barrier = b.or_(b.and_(same_block, barrier), b.icmp_signed("<", when, start))
+            barrier = b.or_(b.and_(same_block, barrier), b.icmp_signed("<", when, self.start))
         return b.or_(mine, barrier)
-    w_gen = get(W_GEN)
-    w_alone = alone(get(W_WHO), w_gen)
-    if access == "read":
-        written = b.icmp_unsigned("!=", b.and_(get(FLAGS), i32(INIT_FLAG)), i32(0))
-        if shared:
-            written = b.and_(written, b.icmp_signed(">=", w_gen, now(BLOCK_START)))
-        fast = b.and_(w_alone, written)
-    else:
-        fast = b.and_(w_alone, b.and_(alone(get(R1_WHO), get(R1_GEN)),
-                                      alone(get(R2_WHO), get(R2_GEN))))
-        if not shared:          # a write to freed heap memory: the checker reports it
+
+    def condition(self, access):
+        """i1: this access may take the fast path."""
+        b, get = self.b, self.get
+        w_gen = get(W_GEN)
+        w_alone = self.alone(get(W_WHO), w_gen)
+        if access == "read":
+            written = b.icmp_unsigned("!=", b.and_(get(FLAGS), i32(INIT_FLAG)), i32(0))
+            if self.shared:
+                written = b.and_(written, b.icmp_signed(">=", w_gen, self.now(BLOCK_START)))
+            return b.and_(w_alone, written)
+        fast = b.and_(w_alone, b.and_(self.alone(get(R1_WHO), get(R1_GEN)),
+                                      self.alone(get(R2_WHO), get(R2_GEN))))
+        if not self.shared:     # a write to freed heap memory: the checker reports it
             live = b.icmp_unsigned("==", b.and_(get(FLAGS), i32(FREED_FLAG)), i32(0))
             fast = b.and_(fast, live)
-    record = em.new_block("fast_access")
-    if shared:
-        after = em.new_block("access_checked")
-    slow.append(b.block)
-    b.cbranch(fast, record, after)
-    b.position_at_end(record)
-    gen, at = now(GEN), i32(site(em, loc))
-    if access == "read":
-        r1_alone = alone(get(R1_WHO), get(R1_GEN))
-        for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, at)):
-            b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
-    else:
-        for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, at), (FLAGS, i32(INIT_FLAG)),
-                         (R1_WHO, i32(0)), (R2_WHO, i32(0))):
-            b.store(value, field_ptr(k))
-    b.branch(after)
-    b.position_at_end(after)
-    done = b.phi(I1)
-    for block in slow:
-        done.add_incoming(ll.Constant(I1, 0), block)
-    done.add_incoming(ll.Constant(I1, 1), record)
-    return done
+        return fast
+
+    def record(self, access, fast):
+        """Record the access when ``fast``; returns i1: it was."""
+        b, em, field_ptr = self.b, self.em, self.field_ptr
+        record = em.new_block("fast_access")
+        if self.shared:
+            self.after = em.new_block("access_checked")
+        self.slow.append(b.block)
+        b.cbranch(fast, record, self.after)
+        b.position_at_end(record)
+        gen, at = self.now(GEN), i32(site(em, self.loc))
+        if access == "read":
+            r1_alone = self.alone(self.get(R1_WHO), self.get(R1_GEN))
+            for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, gen),
+                                  (R1_SITE, R2_SITE, at)):
+                b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
+        else:
+            for k, value in ((W_WHO, self.me), (W_GEN, gen), (W_SITE, at),
+                             (FLAGS, i32(INIT_FLAG)), (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+                b.store(value, field_ptr(k))
+        b.branch(self.after)
+        b.position_at_end(self.after)
+        done = b.phi(I1)
+        for block in self.slow:
+            done.add_incoming(ll.Constant(I1, 0), block)
+        done.add_incoming(ll.Constant(I1, 1), record)
+        return done
 
 
 def _call_checker(em, indices, address, access, label, loc):
@@ -335,211 +359,285 @@ def _checker(module):
     fn = ll.Function(module, ll.FunctionType(I32, [ptr(), I64, I32, I32]), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
-    st, addr, kind, here = fn.args
-    blocks = {n: fn.append_basic_block(n) for n in (
-        "entry", "global", "scan", "probe", "next", "none", "found", "record", "fast_read",
-        "not_fast_read", "fast_write", "slow", "uninit",
-        "note", "inited", "wrace", "wok", "read", "write", "r1race", "r1ok", "r2race",
-        "store")}
-    b = ll.IRBuilder(blocks["entry"])
+    chk = _Checker(module, fn)
+    chk.find_record()
+    chk.refuse_freed()
+    chk.fast_paths()
+    chk.uninitialized_read()
+    chk.write_race()
+    chk.read()
+    chk.write()
+    return fn
 
-    def load(index):
-        return b.load(word(b, st, index), typ=I64)
 
-    me = b.trunc(load(ME), I32)
-    gen = b.trunc(load(GEN), I32)
-    # shared memory: one record per byte of the block's shared memory
-    offset = b.sub(addr, load(SHARED_BASE))
-    shared = b.icmp_unsigned("<", offset, load(SHARED_SIZE))
-    shared_rec = b.gep(b.inttoptr(load(SHARED_SHADOW), ptr()),
-                       [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
-    b.cbranch(shared, blocks["record"], blocks["global"])
-    # global memory: the launch's table of (base, end, shadow, shift), one per allocation;
-    # first the entry this access site hit last time
-    b.position_at_end(blocks["global"])
-    table = b.inttoptr(load(TABLE), ptr())
-    count = load(TABLE_SIZE)
-    cache = b.gep(st, [b.add(i64(SITE_CACHE), b.zext(b.and_(here, i32(SITE_SLOTS - 1)), I64))],
-                  source_etype=I64)
-    first = b.load(cache, typ=I64)
-    b.branch(blocks["probe"])
-    b.position_at_end(blocks["scan"])
-    i = b.phi(I64)
-    b.cbranch(b.icmp_unsigned("<", i, count), blocks["probe"], blocks["none"])
-    b.position_at_end(blocks["probe"])
-    at = b.phi(I64)
-    at.add_incoming(first, blocks["global"])
-    at.add_incoming(i, blocks["scan"])
-    scanning = b.phi(I1)
-    scanning.add_incoming(ll.Constant(I1, 0), blocks["global"])
-    scanning.add_incoming(ll.Constant(I1, 1), blocks["scan"])
-    entry = b.gep(table, [b.mul(at, i64(4))], source_etype=I64)
-    field = [b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64) for k in range(4)]
-    inside = b.and_(b.icmp_unsigned(">=", addr, field[0]), b.icmp_unsigned("<", addr, field[1]))
-    b.cbranch(inside, blocks["found"], blocks["next"])
-    b.position_at_end(blocks["next"])
-    following = b.select(scanning, b.add(at, i64(1)), i64(0))
-    i.add_incoming(following, blocks["next"])
-    b.branch(blocks["scan"])
-    b.position_at_end(blocks["none"])
-    b.ret(i32(0))                   # memory simt did not hand out: nothing to check
-    b.position_at_end(blocks["found"])
-    b.store(at, cache)
-    index = b.lshr(b.sub(addr, field[0]), field[3])
-    global_rec = b.gep(b.inttoptr(field[2], ptr()), [b.mul(index, i64(RECORD_WORDS))],
-                       source_etype=I32)
-    b.branch(blocks["record"])
-    b.position_at_end(blocks["record"])
-    rec = b.phi(ptr())
-    rec.add_incoming(shared_rec, blocks["entry"])
-    rec.add_incoming(global_rec, blocks["found"])
-    is_shared = b.phi(I1)
-    is_shared.add_incoming(ll.Constant(I1, 1), blocks["entry"])
-    is_shared.add_incoming(ll.Constant(I1, 0), blocks["found"])
+class _Checker:
+    """The body of simt.chk, written one rule at a time; each method starts at its
+    blocks and ends each path with a return or a branch to the next rule's."""
 
-    def field_ptr(k):
-        return b.gep(rec, [i64(k)], source_etype=I32)
+    BLOCKS = ("entry", "global", "scan", "probe", "next", "none", "found", "record",
+              "fast_read", "not_fast_read", "fast_write", "slow", "uninit", "note", "inited",
+              "wrace", "wok", "read", "write", "r1race", "r1ok", "r2race", "store")
 
-    def get(k):
-        return b.load(field_ptr(k), typ=I32)
+    def __init__(self, module, fn):
+        self.module, self.fn = module, fn
+        self.st, self.addr, self.kind, self.here = fn.args
+        self.blocks = {n: fn.append_basic_block(n) for n in self.BLOCKS}
+        self.b = ll.IRBuilder(self.blocks["entry"])
+        self.me = self.b.trunc(self.load(ME), I32)
+        self.gen = self.b.trunc(self.load(GEN), I32)
 
-    def concurrent(who, when):
+    def load(self, index):
+        return self.b.load(word(self.b, self.st, index), typ=I64)
+
+    def at(self, name):
+        self.b.position_at_end(self.blocks[name])
+
+    def field_ptr(self, k):
+        return self.b.gep(self.rec, [i64(k)], source_etype=I32)
+
+    def get(self, k):
+        return self.b.load(self.field_ptr(k), typ=I32)
+
+    # ------------------------------------------------------------ the element's record
+    def find_record(self):
+        """``rec``, the element's shadow record, and ``is_shared``: shared memory has one
+        record per byte of the block's shared memory; global memory is looked up in the
+        launch's table of (base, end, shadow, shift), one per allocation."""
+        b, blocks = self.b, self.blocks
+        offset = b.sub(self.addr, self.load(SHARED_BASE))
+        shared = b.icmp_unsigned("<", offset, self.load(SHARED_SIZE))
+        shared_rec = b.gep(b.inttoptr(self.load(SHARED_SHADOW), ptr()),
+                           [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
+        b.cbranch(shared, blocks["record"], blocks["global"])
+        global_rec = self._probe()
+        self.at("record")
+        self.rec = b.phi(ptr())
+        self.rec.add_incoming(shared_rec, blocks["entry"])
+        self.rec.add_incoming(global_rec, blocks["found"])
+        self.is_shared = b.phi(I1)
+        self.is_shared.add_incoming(ll.Constant(I1, 1), blocks["entry"])
+        self.is_shared.add_incoming(ll.Constant(I1, 0), blocks["found"])
+
+    def _probe(self):
+        """The table entry this access site hit last, then every entry in order; memory
+        simt did not hand out returns 0 (nothing to check). Returns the record."""
+        b, blocks, addr = self.b, self.blocks, self.addr
+        self.at("global")
+        table = b.inttoptr(self.load(TABLE), ptr())
+        count = self.load(TABLE_SIZE)
+        cache = b.gep(self.st, [b.add(i64(SITE_CACHE),
+                                      b.zext(b.and_(self.here, i32(SITE_SLOTS - 1)), I64))],
+                      source_etype=I64)
+        first = b.load(cache, typ=I64)
+        b.branch(blocks["probe"])
+        self.at("scan")
+        i = b.phi(I64)
+        b.cbranch(b.icmp_unsigned("<", i, count), blocks["probe"], blocks["none"])
+        self.at("probe")
+        at = b.phi(I64)
+        at.add_incoming(first, blocks["global"])
+        at.add_incoming(i, blocks["scan"])
+        scanning = b.phi(I1)
+        scanning.add_incoming(ll.Constant(I1, 0), blocks["global"])
+        scanning.add_incoming(ll.Constant(I1, 1), blocks["scan"])
+        entry = b.gep(table, [b.mul(at, i64(4))], source_etype=I64)
+        field = [b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64) for k in range(4)]
+        inside = b.and_(b.icmp_unsigned(">=", addr, field[0]),
+                        b.icmp_unsigned("<", addr, field[1]))
+        b.cbranch(inside, blocks["found"], blocks["next"])
+        self.at("next")
+        i.add_incoming(b.select(scanning, b.add(at, i64(1)), i64(0)), blocks["next"])
+        b.branch(blocks["scan"])
+        self.at("none")
+        b.ret(i32(0))
+        self.at("found")
+        b.store(at, cache)
+        index = b.lshr(b.sub(addr, field[0]), field[3])
+        global_rec = b.gep(b.inttoptr(field[2], ptr()), [b.mul(index, i64(RECORD_WORDS))],
+                           source_etype=I32)
+        b.branch(blocks["record"])
+        return global_rec
+
+    # ------------------------------------------------------------ ordering and reports
+    def concurrent(self, who, when):
         """i1: an access by ``who`` at ``when`` is not ordered before this one."""
+        b, me = self.b, self.me
         other, mine = b.sub(who, i32(1)), b.sub(me, i32(1))
-        this_launch = b.icmp_signed(">=", when, b.trunc(load(BASE), I32))
+        this_launch = b.icmp_signed(">=", when, b.trunc(self.load(BASE), I32))
         same_block = b.icmp_unsigned("==", b.lshr(other, i32(10)), b.lshr(mine, i32(10)))
         warp = b.lshr(b.and_(other, i32(1023)), i32(5))
         same_warp = b.icmp_unsigned("==", warp, b.lshr(b.and_(mine, i32(1023)), i32(5)))
-        since_barrier = b.icmp_signed(">=", when, b.trunc(load(BLOCK_LAST), I32))
-        warp_last = b.load(b.gep(st, [b.add(i64(WARP_LAST), b.zext(warp, I64))],
+        since_barrier = b.icmp_signed(">=", when, b.trunc(self.load(BLOCK_LAST), I32))
+        warp_last = b.load(b.gep(self.st, [b.add(i64(WARP_LAST), b.zext(warp, I64))],
                                  source_etype=I64), typ=I64)
         since_syncwarp = b.icmp_signed(">=", when, b.trunc(warp_last, I32))
         within = b.and_(since_barrier, b.or_(b.not_(same_warp), since_syncwarp))
-        across = b.not_(is_shared)      # shared memory of another block is another memory
+        across = b.not_(self.is_shared)     # shared memory of another block is another memory
         unordered = b.select(same_block, within, across)
-        since_acquired = b.icmp_signed(">=", when, b.trunc(load(ACQUIRED), I32))
+        since_acquired = b.icmp_signed(">=", when, b.trunc(self.load(ACQUIRED), I32))
         unordered = b.and_(unordered, since_acquired)
         other_thread = b.and_(b.icmp_unsigned("!=", who, i32(0)), b.icmp_unsigned("!=", who, me))
         return b.and_(b.and_(other_thread, this_launch), unordered)
 
-    def report(code, who, where, theirs):
-        accesses = b.or_(kind, b.shl(theirs, i32(4)))
-        b.call(_reporter(module), [st, i32(code), me, here, who, where, accesses])
+    def alone(self, who, when):
+        """i1: an access by ``who`` at ``when`` is this thread's, older than this launch
+        (shared memory: than this block), or of this block before its last barrier."""
+        b = self.b
+        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, self.me))
+        same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)), self.my_block)
+        barrier = b.and_(same_block, b.icmp_signed("<", when, self.block_last))
+        return b.or_(b.or_(mine, b.icmp_signed("<", when, self.start)), barrier)
+
+    def report(self, code, who, where, theirs):
+        """Fill the fault record and return REPORT."""
+        b = self.b
+        accesses = b.or_(self.kind, b.shl(theirs, i32(4)))
+        b.call(_reporter(self.module), [self.st, i32(code), self.me, self.here, who, where,
+                                        accesses])
         b.ret(i32(REPORT))
 
-    w_who, w_gen, flags = get(W_WHO), get(W_GEN), get(FLAGS)
-    freed, live = fn.append_basic_block("freed"), fn.append_basic_block("live")
-    b.cbranch(b.icmp_unsigned("!=", b.and_(flags, i32(FREED_FLAG)), i32(0)), freed, live)
-    b.position_at_end(freed)
-    report(fault.USE_AFTER_FREE, i32(0), i32(0), i32(0))
-    b.position_at_end(live)
-    w_atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
-    # a read (an atomic reads too) of an element nothing wrote: in shared memory, nothing
-    # wrote it in this block
-    written = b.icmp_unsigned("!=", b.and_(flags, i32(INIT_FLAG)), i32(0))
-    fresh = b.icmp_signed(">=", w_gen, b.trunc(load(BLOCK_START), I32))
-    written = b.and_(written, b.or_(b.not_(is_shared), fresh))
-    # the fast path: the element's last write and reads are this thread's, older than
-    # this launch (shared memory: than this block), or of this block before its last
-    # barrier, so no other thread's access can race with this one
-    start = b.trunc(b.select(is_shared, load(BLOCK_START), load(BASE)), I32)
-    block_last = b.trunc(load(BLOCK_LAST), I32)
-    my_block = b.lshr(b.sub(me, i32(1)), i32(10))
+    def record_read(self, gen):
+        """Keep this read: in the first reader's slot when that one is empty, this
+        thread's, or ordered before this read; else in the second slot (the latest other
+        reader)."""
+        b, field_ptr = self.b, self.field_ptr
+        r1 = self.get(R1_WHO)
+        keep_first = b.or_(b.icmp_unsigned("==", r1, self.me),
+                           b.not_(self.concurrent(r1, self.get(R1_GEN))))
+        for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, gen),
+                              (R1_SITE, R2_SITE, self.here)):
+            b.store(value, b.select(keep_first, field_ptr(k1), field_ptr(k2)))
 
-    def alone(who, when):
-        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
-        same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)), my_block)
-        barrier = b.and_(same_block, b.icmp_signed("<", when, block_last))
-        return b.or_(b.or_(mine, b.icmp_signed("<", when, start)), barrier)
-    w_alone, r1_alone = alone(w_who, w_gen), alone(get(R1_WHO), get(R1_GEN))
-    quiet = b.and_(w_alone, r1_alone)
-    # a read after no other thread's write: kept in the first reader's slot when that
-    # one is alone too, else in the second
-    fast_read = b.and_(b.and_(w_alone, written), b.icmp_unsigned("==", kind, i32(fault.READ)))
-    b.cbranch(fast_read, blocks["fast_read"], blocks["not_fast_read"])
-    b.position_at_end(blocks["fast_read"])
-    for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, here)):
-        b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
-    b.ret(i32(0))
-    b.position_at_end(blocks["not_fast_read"])
-    fast_write = b.and_(b.and_(quiet, alone(get(R2_WHO), get(R2_GEN))),
-                        b.icmp_unsigned("==", kind, i32(fault.WRITE)))
-    b.cbranch(fast_write, blocks["fast_write"], blocks["slow"])
-    b.position_at_end(blocks["fast_write"])
-    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here), (FLAGS, i32(INIT_FLAG)),
-                     (R1_WHO, i32(0)), (R2_WHO, i32(0))):
-        b.store(value, field_ptr(k))
-    b.ret(i32(0))
-    b.position_at_end(blocks["slow"])
-    reads = b.icmp_unsigned("<", kind, i32(fault.ATOMIC_STORE))
-    reads = b.and_(reads, b.icmp_unsigned("!=", kind, i32(fault.WRITE)))
-    b.cbranch(b.and_(reads, b.not_(written)), blocks["uninit"], blocks["inited"])
-    b.position_at_end(blocks["uninit"])
-    pending = word(b, st, PENDING)
-    first = b.icmp_unsigned("==", b.load(pending, typ=I64), i64(0))
-    b.cbranch(first, blocks["note"], blocks["read"])
-    b.position_at_end(blocks["note"])
-    b.store(i64(fault.UNINITIALIZED), pending)
-    b.call(_reporter(module), [st, i32(0), me, here, i32(0), i32(0), kind])
-    _record_read(b, field_ptr, get, concurrent, me, gen, here)
-    b.ret(i32(NOTED))
-    # the last write, by another thread, not ordered before this access: a race when one
-    # of the two is a plain write
-    b.position_at_end(blocks["inited"])
-    plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", kind, i32(fault.WRITE)))
-    race = b.and_(concurrent(w_who, w_gen), plain)
-    b.cbranch(race, blocks["wrace"], blocks["wok"])
-    b.position_at_end(blocks["wrace"])
-    report(fault.RACE, w_who, get(W_SITE),
-           b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
-    b.position_at_end(blocks["wok"])
-    b.cbranch(b.icmp_unsigned("==", kind, i32(fault.READ)), blocks["read"], blocks["write"])
-    b.position_at_end(blocks["read"])
-    _record_read(b, field_ptr, get, concurrent, me, gen, here)
-    b.ret(i32(0))
-    # a plain write: against the reads since the last write; an atomic: acquires what the
-    # last atomic on the element released, and is a new point in the order
-    b.position_at_end(blocks["write"])
-    is_atomic = b.icmp_unsigned(">=", kind, i32(fault.ATOMIC))
-    other = b.and_(is_atomic, b.and_(b.icmp_unsigned("!=", w_who, i32(0)),
-                                     b.icmp_unsigned("!=", w_who, me)))
-    acquired_ptr = word(b, st, ACQUIRED)
-    acquired = b.load(acquired_ptr, typ=I64)
-    later = b.icmp_signed(">", b.sext(w_gen, I64), acquired)
-    b.store(b.select(b.and_(other, later), b.sext(w_gen, I64), acquired), acquired_ptr)
-    new_gen = b.add(load(GEN), b.zext(is_atomic, I64))
-    b.store(new_gen, word(b, st, GEN))
-    gen = b.trunc(new_gen, I32)
-    reader_race = b.and_(b.not_(is_atomic), concurrent(get(R1_WHO), get(R1_GEN)))
-    b.cbranch(reader_race, blocks["r1race"], blocks["r1ok"])
-    b.position_at_end(blocks["r1race"])
-    report(fault.RACE, get(R1_WHO), get(R1_SITE), i32(fault.READ))
-    b.position_at_end(blocks["r1ok"])
-    reader_race = b.and_(b.not_(is_atomic), concurrent(get(R2_WHO), get(R2_GEN)))
-    b.cbranch(reader_race, blocks["r2race"], blocks["store"])
-    b.position_at_end(blocks["r2race"])
-    report(fault.RACE, get(R2_WHO), get(R2_SITE), i32(fault.READ))
-    b.position_at_end(blocks["store"])
-    # an atomic after this thread's own plain write keeps that write on record: the
-    # other threads' atomics race with it
-    keep = b.and_(is_atomic, b.and_(b.not_(w_atomic), b.icmp_unsigned("==", w_who, me)))
-    for k, value in ((W_WHO, me), (W_GEN, gen), (W_SITE, here)):
-        b.store(b.select(keep, get(k), value), field_ptr(k))
-    for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
-        b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
-    atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
-    b.store(b.or_(i32(INIT_FLAG), atomic_flag), field_ptr(FLAGS))
-    b.ret(i32(0))
-    return fn
+    # ------------------------------------------------------------ the rules
+    def refuse_freed(self):
+        """An access of device heap memory that simt.free released."""
+        b, get = self.b, self.get
+        self.w_who, self.w_gen, self.flags = get(W_WHO), get(W_GEN), get(FLAGS)
+        freed, live = self.fn.append_basic_block("freed"), self.fn.append_basic_block("live")
+        b.cbranch(b.icmp_unsigned("!=", b.and_(self.flags, i32(FREED_FLAG)), i32(0)),
+                  freed, live)
+        b.position_at_end(freed)
+        self.report(fault.USE_AFTER_FREE, i32(0), i32(0), i32(0))
+        b.position_at_end(live)
 
+    def fast_paths(self):
+        """The element's last write and reads are alone (no other thread's access can
+        race with this one): a read after no other thread's write is kept in the first
+        reader's slot when that one is alone too, else in the second; a plain write
+        becomes the last write."""
+        b, get, blocks, flags = self.b, self.get, self.blocks, self.flags
+        self.w_atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
+        # a read (an atomic reads too) of an element nothing wrote: in shared memory,
+        # nothing wrote it in this block
+        written = b.icmp_unsigned("!=", b.and_(flags, i32(INIT_FLAG)), i32(0))
+        fresh = b.icmp_signed(">=", self.w_gen, b.trunc(self.load(BLOCK_START), I32))
+        self.written = b.and_(written, b.or_(b.not_(self.is_shared), fresh))
+        self.start = b.trunc(b.select(self.is_shared, self.load(BLOCK_START),
+                                      self.load(BASE)), I32)
+        self.block_last = b.trunc(self.load(BLOCK_LAST), I32)
+        self.my_block = b.lshr(b.sub(self.me, i32(1)), i32(10))
+        w_alone, r1_alone = self.alone(self.w_who, self.w_gen), self.alone(get(R1_WHO),
+                                                                           get(R1_GEN))
+        quiet = b.and_(w_alone, r1_alone)
+        fast_read = b.and_(b.and_(w_alone, self.written),
+                           b.icmp_unsigned("==", self.kind, i32(fault.READ)))
+        b.cbranch(fast_read, blocks["fast_read"], blocks["not_fast_read"])
+        self.at("fast_read")
+        for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, self.gen),
+                              (R1_SITE, R2_SITE, self.here)):
+            b.store(value, b.select(r1_alone, self.field_ptr(k1), self.field_ptr(k2)))
+        b.ret(i32(0))
+        self.at("not_fast_read")
+        fast_write = b.and_(b.and_(quiet, self.alone(get(R2_WHO), get(R2_GEN))),
+                            b.icmp_unsigned("==", self.kind, i32(fault.WRITE)))
+        b.cbranch(fast_write, blocks["fast_write"], blocks["slow"])
+        self.at("fast_write")
+        for k, value in ((W_WHO, self.me), (W_GEN, self.gen), (W_SITE, self.here),
+                         (FLAGS, i32(INIT_FLAG)), (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+            b.store(value, self.field_ptr(k))
+        b.ret(i32(0))
 
-def _record_read(b, field_ptr, get, concurrent, me, gen, here):
-    """Keep this read: in the first reader's slot when that one is empty, this thread's,
-    or ordered before this read; else in the second slot (the latest other reader)."""
-    r1 = get(R1_WHO)
-    keep_first = b.or_(b.icmp_unsigned("==", r1, me), b.not_(concurrent(r1, get(R1_GEN))))
-    for k1, k2, value in ((R1_WHO, R2_WHO, me), (R1_GEN, R2_GEN, gen), (R1_SITE, R2_SITE, here)):
-        b.store(value, b.select(keep_first, field_ptr(k1), field_ptr(k2)))
+    def uninitialized_read(self):
+        """A read of an element nothing wrote: the first is held back (PENDING, NOTED:
+        a later write by another thread before the next barrier makes it a race)."""
+        b, kind = self.b, self.kind
+        self.at("slow")
+        reads = b.icmp_unsigned("<", kind, i32(fault.ATOMIC_STORE))
+        reads = b.and_(reads, b.icmp_unsigned("!=", kind, i32(fault.WRITE)))
+        b.cbranch(b.and_(reads, b.not_(self.written)), self.blocks["uninit"],
+                  self.blocks["inited"])
+        self.at("uninit")
+        pending = word(b, self.st, PENDING)
+        first = b.icmp_unsigned("==", b.load(pending, typ=I64), i64(0))
+        b.cbranch(first, self.blocks["note"], self.blocks["read"])
+        self.at("note")
+        b.store(i64(fault.UNINITIALIZED), pending)
+        b.call(_reporter(self.module), [self.st, i32(0), self.me, self.here, i32(0), i32(0),
+                                        kind])
+        self.record_read(self.gen)
+        b.ret(i32(NOTED))
+
+    def write_race(self):
+        """The last write, by another thread, not ordered before this access: a race
+        when one of the two is a plain write."""
+        b, w_atomic = self.b, self.w_atomic
+        self.at("inited")
+        plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", self.kind, i32(fault.WRITE)))
+        race = b.and_(self.concurrent(self.w_who, self.w_gen), plain)
+        b.cbranch(race, self.blocks["wrace"], self.blocks["wok"])
+        self.at("wrace")
+        self.report(fault.RACE, self.w_who, self.get(W_SITE),
+                    b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
+        self.at("wok")
+        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.READ)), self.blocks["read"],
+                  self.blocks["write"])
+
+    def read(self):
+        self.at("read")
+        self.record_read(self.gen)
+        self.b.ret(i32(0))
+
+    def write(self):
+        """A plain write: against the reads since the last write; an atomic: acquires
+        what the last atomic on the element released, and is a new point in the order."""
+        b, st, w_who, w_gen = self.b, self.st, self.w_who, self.w_gen
+        self.at("write")
+        is_atomic = b.icmp_unsigned(">=", self.kind, i32(fault.ATOMIC))
+        other = b.and_(is_atomic, b.and_(b.icmp_unsigned("!=", w_who, i32(0)),
+                                         b.icmp_unsigned("!=", w_who, self.me)))
+        acquired_ptr = word(b, st, ACQUIRED)
+        acquired = b.load(acquired_ptr, typ=I64)
+        later = b.icmp_signed(">", b.sext(w_gen, I64), acquired)
+        b.store(b.select(b.and_(other, later), b.sext(w_gen, I64), acquired), acquired_ptr)
+        new_gen = b.add(self.load(GEN), b.zext(is_atomic, I64))
+        b.store(new_gen, word(b, st, GEN))
+        gen = b.trunc(new_gen, I32)
+        self.reader_race(is_atomic, R1_WHO, R1_GEN, R1_SITE, "r1race", "r1ok")
+        self.reader_race(is_atomic, R2_WHO, R2_GEN, R2_SITE, "r2race", "store")
+        self.store_write(is_atomic, gen)
+
+    def reader_race(self, is_atomic, who, gen, at, race, ok):
+        """A plain write after a read of another thread not ordered before it."""
+        b = self.b
+        reader_race = b.and_(b.not_(is_atomic), self.concurrent(self.get(who), self.get(gen)))
+        b.cbranch(reader_race, self.blocks[race], self.blocks[ok])
+        self.at(race)
+        self.report(fault.RACE, self.get(who), self.get(at), i32(fault.READ))
+        self.at(ok)
+
+    def store_write(self, is_atomic, gen):
+        """The write on record. An atomic after this thread's own plain write keeps that
+        write: the other threads' atomics race with it."""
+        b, field_ptr, get = self.b, self.field_ptr, self.get
+        keep = b.and_(is_atomic, b.and_(b.not_(self.w_atomic),
+                                        b.icmp_unsigned("==", self.w_who, self.me)))
+        for k, value in ((W_WHO, self.me), (W_GEN, gen), (W_SITE, self.here)):
+            b.store(b.select(keep, get(k), value), field_ptr(k))
+        for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
+            b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
+        atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
+        b.store(b.or_(i32(INIT_FLAG), atomic_flag), field_ptr(FLAGS))
+        b.ret(i32(0))
 
 
 def _reporter(module):

@@ -1,6 +1,6 @@
 """Thread block clusters on the CPU device: the blocks of a cluster run at once.
 
-``run_clustered`` runs the grid one cluster after another, each cluster's blocks on OS
+``run_blocks`` runs the grid one cluster after another, each cluster's blocks on OS
 threads of their own, every block's shared memory allocated before any starts so that
 ``cluster.map_shared_rank`` can reach it. Kernel code asks the table here (by the address of
 its launch record) for its rank, the cluster's size and another block's shared memory, and
@@ -14,7 +14,6 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir as ll
 
-import simt.fault as fault
 from .hostsymbols import RANK, SHARED, SIZE
 from ...compiler.lltypes import I32, ptr
 from .cooperative import GridBarrier
@@ -88,17 +87,12 @@ def emit_cluster_sync(em, s):
     em.builder.call(fn, [em.llfunc.args[1]])
 
 
-def run_clustered(backend, kernel, loaded, grid, block, shared_bytes, args, cluster):
-    backend.raise_pending()
-    binary = loaded.binary
-    nthreads = block[0] * block[1] * block[2]
-    packed, keep = loaded.packer.pack(args, binary.symbol_objects)
-    err = np.zeros(16, np.int64)
-    record = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
-    key = ctypes.addressof(record)
-    state = _launches[key] = ClusterLaunch(tuple(grid), tuple(cluster))
-    shared_size = max(64, binary.shared_static_bytes + shared_bytes)
-    slot_size = max(64, binary.slot_bytes * nthreads)
+def run_blocks(loaded, plan, args_ptr, launch_ptr, cluster):
+    """A cluster launch's blocks (CpuBackend._execute): one cluster after another."""
+    grid = plan.grid
+    code = ctypes.c_int64.from_address((ctypes.c_int64 * 8).from_address(launch_ptr)[7])
+    state = _launches[launch_ptr] = ClusterLaunch(tuple(grid), cluster)
+    shared_size, slot_size = max(64, plan.shared_size), max(64, plan.slot_size)
     cx, cy, cz = cluster
     try:
         for z0 in range(0, grid[2], cz):
@@ -107,17 +101,15 @@ def run_clustered(backend, kernel, loaded, grid, block, shared_bytes, args, clus
                     blocks = [x + y * grid[0] + z * grid[0] * grid[1]
                               for z in range(z0, z0 + cz) for y in range(y0, y0 + cy)
                               for x in range(x0, x0 + cx)]
-                    _run_cluster(loaded, packed, key, state, blocks, shared_size, slot_size)
-                    if err[0]:
-                        break
+                    _run_cluster(loaded, args_ptr, launch_ptr, state, blocks, shared_size,
+                                 slot_size)
+                    if code.value:      # a block failed: the launch ends
+                        return
     finally:
-        del _launches[key]
-    if err[0]:
-        backend.record_error(fault.decode(err, binary, kernel.__name__))
-    del keep
+        del _launches[launch_ptr]
 
 
-def _run_cluster(loaded, packed, key, state, blocks, shared_size, slot_size):
+def _run_cluster(loaded, args_ptr, key, state, blocks, shared_size, slot_size):
     memory = {b: np.empty(shared_size, np.uint8) for b in blocks}
     state.shared = {b: m.ctypes.data for b, m in memory.items()}
     state.barrier = barrier = GridBarrier(len(blocks))
@@ -125,7 +117,7 @@ def _run_cluster(loaded, packed, key, state, blocks, shared_size, slot_size):
     def run_block(index):
         try:
             slots = np.empty(slot_size, np.uint8)
-            loaded.entry(ctypes.addressof(packed), key, index, index + 1,
+            loaded.entry(args_ptr, key, index, index + 1,
                          state.shared[index], slots.ctypes.data)
         finally:
             barrier.leave()

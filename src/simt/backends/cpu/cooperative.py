@@ -122,36 +122,29 @@ def potential_block_size(props, per_core, max_threads=0):
     return per_core(best) * props.multiprocessor_count, best
 
 
-def launch_cooperative(backend, kernel, loaded, grid, block, shared_bytes, args, props):
-    backend.raise_pending()
-    binary = loaded.binary
-    nblocks = grid[0] * grid[1] * grid[2]
-    nthreads = block[0] * block[1] * block[2]
+def run_blocks(loaded, plan, args_ptr, launch_ptr, props):
+    """A cooperative launch's blocks (CpuBackend._execute): one OS thread each, all at
+    once, meeting at ``grid.sync()``."""
+    nblocks, nthreads = plan.nblocks, plan.block[0] * plan.block[1] * plan.block[2]
     limit = co_resident_blocks(props, nthreads)
     if nblocks > limit:
         raise InvalidConfiguration(
-            f"cooperative launch of '{kernel.__name__}': {nblocks} blocks of {nthreads} threads "
-            f"cannot all be resident at once on this device (at most {limit}); CUDA fails this "
-            "launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks and loop over "
-            "the data (a grid-stride loop)")
-    packed, keep = loaded.packer.pack(args, binary.symbol_objects)
-    err = np.zeros(16, np.int64)
-    record = (ctypes.c_int64 * 8)(*grid, *block, shared_bytes, err.ctypes.data)
-    key = ctypes.addressof(record)
+            f"cooperative launch of '{loaded.binary.name}': {nblocks} blocks of {nthreads} "
+            f"threads cannot all be resident at once on this device (at most {limit}); CUDA "
+            "fails this launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks "
+            "and loop over the data (a grid-stride loop)")
     barrier = GridBarrier(nblocks)
-    shared_size = max(64, binary.shared_static_bytes + shared_bytes)
-    slot_size = max(64, binary.slot_bytes * nthreads)
+    shared_size, slot_size = max(64, plan.shared_size), max(64, plan.slot_size)
 
     def run_block(index):
         try:
             shared = np.empty(shared_size, np.uint8)
             slots = np.empty(slot_size, np.uint8)
-            loaded.entry(ctypes.addressof(packed), key, index, index + 1, shared.ctypes.data,
+            loaded.entry(args_ptr, launch_ptr, index, index + 1, shared.ctypes.data,
                          slots.ctypes.data)
         finally:
             barrier.leave()
-
-    _barriers[key] = barrier
+    _barriers[launch_ptr] = barrier
     threading.stack_size(16 * 1024 * 1024)
     try:
         threads = [threading.Thread(target=run_block, args=(i,), name=f"simt-coop-{i}")
@@ -164,7 +157,4 @@ def launch_cooperative(backend, kernel, loaded, grid, block, shared_bytes, args,
         for t in threads:
             t.join()
     finally:
-        del _barriers[key]
-    if err[0]:
-        backend.record_error(fault.decode(err, binary, kernel.__name__))
-    del keep
+        del _barriers[launch_ptr]

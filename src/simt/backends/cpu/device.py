@@ -5,6 +5,7 @@ Launch errors are kept and raised at the next synchronizing call of the thread t
 launched the work (or of its stream: streams.Faults), as CUDA reports them; unlike a
 GPU, the device stays usable afterwards."""
 import ctypes
+import functools
 import itertools
 import os
 import threading
@@ -42,6 +43,7 @@ class CpuKernel:
         self.address = self.loaded.address(binary.symbol)
         self.entry = KERNEL_FN(self.address)
         self.packer = ArgPacker(binary.params, len(binary.symbols))
+        self.launches = binary.launches_kernels     # read at every launch
         self.plans = {}                # (grid, block, shared bytes) -> frames.Plan
         interrupt.install()            # its loops poll the flag that Ctrl-C sets
         # the kernels it may launch, by family index (0: itself; compiler/family.py)
@@ -369,7 +371,8 @@ class CpuBackend(CpuMemory):
                                     f"'{kernel.__name__}'): launch it without checks=True")
         if stream is not None:
             stream.synchronize()
-        cluster_mod.run_clustered(self, kernel, loaded, grid, block, shared_bytes, args, cluster)
+        blocks = functools.partial(cluster_mod.run_blocks, cluster=tuple(cluster))
+        self._run(loaded, frames.plan(loaded, grid, block, shared_bytes), args, blocks=blocks)
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
 
@@ -383,8 +386,8 @@ class CpuBackend(CpuMemory):
                 f"check the parts of it that need no grid.sync() with a normal launch")
         if stream is not None:
             stream.synchronize()
-        cooperative.launch_cooperative(self, kernel, loaded, grid, block, shared_bytes, args,
-                                       self.properties())
+        blocks = functools.partial(cooperative.run_blocks, props=self.properties())
+        self._run(loaded, frames.plan(loaded, grid, block, shared_bytes), args, blocks=blocks)
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
 
@@ -392,22 +395,17 @@ class CpuBackend(CpuMemory):
         if loaded.binary.checked:
             refuse_freed(kernel, args)
             refuse_misaligned(kernel, loaded.binary.params, args)
-        symbols = loaded.binary.symbol_objects
-        name = kernel.__name__
         stream = self.per_thread(stream)
-        if stream is None:
-            self.drain_blocking()
-            self.raise_pending()
-            error = self.launch(loaded, grid, block, shared_bytes, args, symbols, name)
-            if error is not None:
-                self.record_error(error)
-        elif stream.capture is not None:
+        if stream is not None and stream.capture is not None:
             _refuse_numpy(kernel, args)
-            stream.enqueue(self.bind(kernel, loaded, grid, block, shared_bytes, args),
+            stream.enqueue(self.graph_node(loaded, grid, block, shared_bytes, args),
                            "kernel", (grid, block, shared_bytes), kernel)
         else:
-            stream.enqueue(lambda: _raise(self.launch(loaded, grid, block, shared_bytes, args,
-                                                      symbols, name)))
+            plan = frames.plan(loaded, grid, block, shared_bytes)
+            if stream is None:
+                self._run(loaded, plan, args)
+            else:
+                stream.enqueue(lambda: self._run(loaded, plan, args, queued=True))
         for a in args:       # a loop, not any(generator): this runs at every launch
             if isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None:
                 (stream or self).synchronize()   # NumPy arguments: the launch is synchronous
@@ -431,18 +429,13 @@ class CpuBackend(CpuMemory):
 
     def _direct(self, kernel, loaded, grid, block, shared_bytes):
         """``run_launch`` for one configuration on the legacy default stream, with its plan
-        and names looked up once (a one-block launch is mostly Python calls)."""
-        plan = frames.plan(loaded, grid, block, shared_bytes)
-        symbols, name, run = loaded.binary.symbol_objects, kernel.__name__, self._run_plan
+        looked up once (a one-block launch is mostly Python calls)."""
+        plan, run = frames.plan(loaded, grid, block, shared_bytes), self._run
 
         def go(args):
             if config.default_stream == "per-thread":
                 return self.run_launch(kernel, loaded, grid, block, shared_bytes, None, args)
-            self.drain_blocking()
-            self.raise_pending()
-            error = run(loaded, plan, args, symbols, name)
-            if error is not None:
-                self.record_error(error)
+            run(loaded, plan, args)
         return go
 
     # ------------------------------------------------------------ textures (see texmem.py)
@@ -456,41 +449,43 @@ class CpuBackend(CpuMemory):
         return texmem.HostTexture(surface.source, "array")
 
     # ------------------------------------------------------------ launch
-    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        """Run a kernel now, on the calling thread and the team; returns its error or None."""
-        if kernel.binary.launches_kernels:
-            return self.prepare(kernel, grid, block, shared_bytes, args, symbols,
-                                kernel_name)()
-        return self._run_plan(kernel, frames.plan(kernel, grid, block, shared_bytes), args,
-                              symbols, kernel_name)
+    def _run(self, loaded, plan, args, queued=False, blocks=None):
+        """A launch of ``loaded`` in the configuration ``plan``, now, on the calling thread
+        and the team. On the legacy default stream (not ``queued``): after the blocking
+        streams' work, an error kept from earlier work raised first, its own error kept.
+        Queued on a stream: its error raised, for the stream to keep. ``blocks``: how a
+        cooperative or cluster launch runs its blocks."""
+        if not queued:
+            self.drain_blocking()
+            self.raise_pending()
+        if loaded.launches:
+            error = self.prepare(loaded, plan, args)()
+        else:
+            frame = plan.take()
+            frame.fill(loaded, args)
+            self._execute(loaded, plan, frame.args_ptr, frame.launch_ptr, frame.err,
+                          frame.arrays, blocks=blocks)
+            error = self._outcome(frame.err, loaded.binary)
+            plan.give(frame)    # not after an exception (Ctrl-C): the record may be dirty
+        if error is not None:
+            if queued:
+                raise error
+            self.record_error(error)
 
-    def _run_plan(self, kernel, plan, args, symbols, kernel_name):
-        """A launch of one of the kernel's configurations in one of its frames; its error
-        or None."""
-        frame = plan.take()
-        frame.fill(kernel, args, symbols)
-        self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err, frame.arrays)
-        error = self._outcome(frame.err, kernel.binary, kernel_name)
-        plan.give(frame)        # not after an exception (Ctrl-C): the record may be dirty
-        return error
-
-    def bind(self, kernel, loaded, grid, block, shared_bytes, args):
+    def graph_node(self, loaded, grid, block, shared_bytes, args):
         """A kernel launch with its arguments packed once, replayed by calling it (graph
         nodes); raises the kernel's error."""
-        run = self.prepare(loaded, grid, block, shared_bytes, args,
-                           loaded.binary.symbol_objects, kernel.__name__)
+        run = self.prepare(loaded, frames.plan(loaded, grid, block, shared_bytes), args)
         return lambda: _raise(run())
 
-    def prepare(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
-                child_of=None):
+    def prepare(self, loaded, plan, args, child_of=None):
         """A launch ready to run: calling it runs the kernel on the calling thread and the
         team, and returns its error or None. ``child_of``: a launch from a kernel
         (devlaunch.py): (its packed argument bytes, the parent's ``Family``)."""
-        binary = kernel.binary
-        plan = frames.plan(kernel, grid, block, shared_bytes)
-        frame = frames.Frame(kernel, plan)
+        binary, symbols = loaded.binary, loaded.binary.symbol_objects
+        frame = frames.Frame(loaded, plan)
         if child_of is None:
-            frame.fill(kernel, args, symbols)
+            frame.fill(loaded, args)
             arrays = frames.arrays_of(args, symbols)
         else:
             argbytes, family = child_of
@@ -500,13 +495,13 @@ class CpuBackend(CpuMemory):
 
         def go():
             if child_of is None:      # a host launch (a graph replays it): a new count
-                fam = devlaunch.Family(kernel.family, arrays, self.pending_launch_limit,
+                fam = devlaunch.Family(loaded.family, arrays, self.pending_launch_limit,
                                        self.properties()) if binary.launches_kernels else None
             else:
                 fam = family
             queue = fam is not None and devlaunch.open_queue(record, fam)
             try:
-                self._execute(kernel, plan, frame.args_ptr, frame.launch_ptr, frame.err,
+                self._execute(loaded, plan, frame.args_ptr, frame.launch_ptr, frame.err,
                               arrays, read_only=child_of is None)
             finally:
                 if queue:
@@ -514,28 +509,31 @@ class CpuBackend(CpuMemory):
             if not frame.err[0] and queue:
                 go.queue = queue          # children's launches: their parent's loop runs them
                 return None if child_of else devlaunch.run_children(self, queue)
-            return self._outcome(frame.err, binary, kernel_name)
+            return self._outcome(frame.err, binary)
         go.keep = frame                     # what the addresses above point into
         return go
 
-    def _execute(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only=True):
+    def _execute(self, loaded, plan, args_ptr, launch_ptr, err, arrays, read_only=True,
+                 blocks=None):
         """Run a launch's blocks: checked mode in order on this thread, one block on this
-        thread, more on this thread and the team."""
+        thread, more on this thread and the team (``blocks``: as that says)."""
         interrupt.starting()
         try:
-            if kernel.binary.checked:
-                self._run_checked(kernel, plan, args_ptr, launch_ptr, err, arrays, read_only)
+            if blocks is not None:
+                blocks(loaded, plan, args_ptr, launch_ptr)
+            elif loaded.binary.checked:
+                self._run_checked(loaded, plan, args_ptr, launch_ptr, err, arrays, read_only)
             elif plan.nblocks == 1 or config.cpu_threads == 1:
-                kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks,
+                loaded.entry(args_ptr, launch_ptr, 0, plan.nblocks,
                              self.arena.get("shared", plan.shared_size),
                              self.arena.get("slots", plan.slot_size))
             else:
-                self._run_team(kernel, plan, args_ptr, launch_ptr)
+                self._run_team(loaded, plan, args_ptr, launch_ptr)
         finally:
             interrupt.ended()
 
     @staticmethod
-    def _outcome(err, binary, kernel_name):
+    def _outcome(err, binary):
         """The launch's error from its fault record, or None; the record is left clean (a
         frame or a bound launch runs again)."""
         if not err[0]:
@@ -544,13 +542,13 @@ class CpuBackend(CpuMemory):
         err[:] = 0
         if record[0] == fault.INTERRUPTED and interrupt.python_raises():
             return None           # Python raises KeyboardInterrupt for this Ctrl-C
-        return fault.decode(record, binary, kernel_name)
+        return fault.decode(record, binary, binary.name)
 
-    def _run_checked(self, kernel, plan, args_ptr, launch_ptr, err, arrays, read_only):
+    def _run_checked(self, loaded, plan, args_ptr, launch_ptr, err, arrays, read_only):
         """Checked mode: one checked launch at a time, on one OS thread, the blocks in
         order (shadow memory takes no locks). A kernel that calls simt.malloc has the
         device heap checked too, its blocks followed from malloc to free."""
-        binary = kernel.binary
+        binary = loaded.binary
         with self.shadow.lock:
             if binary.uses_heap:
                 arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
@@ -561,28 +559,28 @@ class CpuBackend(CpuMemory):
                 arrays, binary.read_only if read_only else ())
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
-                kernel.entry(args_ptr, launch_ptr, 0, plan.nblocks, shared,
+                loaded.entry(args_ptr, launch_ptr, 0, plan.nblocks, shared,
                              self.arena.get("slots", plan.slot_size))
             finally:
                 heap.watch(None)
             self.shadow.launch_done(state)
             del keep
 
-    def _run_team(self, kernel, plan, args_ptr, launch_ptr):
+    def _run_team(self, loaded, plan, args_ptr, launch_ptr):
         """The blocks on the native team (team.py); on the Python pool where there is no
         team or another launch has it (launches of other streams run at once, as on a
         GPU)."""
         crew = self._team()
         if crew is None or not crew.lock.acquire(False):
-            self._run_parallel(kernel, plan, args_ptr, launch_ptr)
+            self._run_parallel(loaded, plan, args_ptr, launch_ptr)
             return
         try:
             crew.ensure(plan.shared_size, plan.slot_size)
-            crew.launch(kernel.address, args_ptr, launch_ptr, plan.nblocks)
+            crew.launch(loaded.address, args_ptr, launch_ptr, plan.nblocks)
         finally:
             crew.lock.release()
 
-    def _run_parallel(self, kernel, plan, args_ptr, launch_ptr):
+    def _run_parallel(self, loaded, plan, args_ptr, launch_ptr):
         # Each chunk costs a few microseconds of Python under the GIL (next chunk, the native
         # call's entry and exit): 4 chunks per worker even out blocks of uneven cost.
         nblocks = plan.nblocks
@@ -591,7 +589,7 @@ class CpuBackend(CpuMemory):
         def run(first, last):
             shared = self.arena.get("shared", plan.shared_size)
             slots = self.arena.get("slots", plan.slot_size)
-            return kernel.entry(args_ptr, launch_ptr, first, last, shared, slots)
+            return loaded.entry(args_ptr, launch_ptr, first, last, shared, slots)
         chunk = max(1, nblocks // (workers * 4))
         starts = itertools.count(0, chunk)
         failed = threading.Event()

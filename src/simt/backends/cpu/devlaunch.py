@@ -21,6 +21,7 @@ from llvmlite import ir as ll
 from ...compiler.lltypes import I32, I64, function, i32, i64, ptr, value_type
 from ...ir import types as T
 import simt.fault as fault
+from . import frames
 
 LAUNCH = "simt_cpu_device_launch"
 INVALID_CONFIGURATION = 9         # cudaErrorInvalidConfiguration
@@ -125,8 +126,8 @@ def run_children(backend, queue):
             continue
         index, grid, block, shared, argbytes = launch
         child = family.kernels[index]
-        run = backend.prepare(child, grid, block, shared, None, child.binary.symbol_objects,
-                              child.binary.name, child_of=(argbytes, family))
+        run = backend.prepare(child, frames.plan(child, grid, block, shared), None,
+                              child_of=(argbytes, family))
         error = run()
         if error is not None:
             return error

@@ -14,20 +14,22 @@ class Frame:
 
     __slots__ = ("packed", "args_ptr", "err", "launch", "launch_ptr", "keep", "arrays")
 
-    def __init__(self, kernel, plan):
-        self.packed = kernel.packer.struct()
+    def __init__(self, loaded, plan):
+        self.packed = loaded.packer.struct()
         self.args_ptr = ctypes.addressof(self.packed)
-        words = WORDS + (checked.STATE_WORDS if kernel.binary.checked else 0)
+        words = WORDS + (checked.STATE_WORDS if loaded.binary.checked else 0)
         self.err = np.zeros(words, np.int64)        # the fault record, then the checker's
         self.launch = (ctypes.c_int64 * 8)(*plan.grid, *plan.block, plan.shared_bytes,
                                            self.err.ctypes.data)
         self.launch_ptr = ctypes.addressof(self.launch)
         self.keep = self.arrays = ()
 
-    def fill(self, kernel, args, symbols):
+    def fill(self, loaded, args):
         """This launch's arguments in the struct (checked mode: and the arrays it checks)."""
-        self.keep = kernel.packer.fill(self.packed, args, symbols)
-        if kernel.binary.checked:
+        binary = loaded.binary
+        symbols = binary.symbol_objects
+        self.keep = loaded.packer.fill(self.packed, args, symbols)
+        if binary.checked:
             self.arrays = arrays_of(args, symbols)
 
 
@@ -39,12 +41,12 @@ def arrays_of(args, symbols):
 class Plan:
     """One configuration (grid, block, dynamic shared bytes) of one loaded kernel."""
 
-    __slots__ = ("kernel", "grid", "block", "shared_bytes", "nblocks", "shared_size",
+    __slots__ = ("loaded", "grid", "block", "shared_bytes", "nblocks", "shared_size",
                  "slot_size", "free")
 
-    def __init__(self, kernel, grid, block, shared_bytes):
-        binary = kernel.binary
-        self.kernel, self.grid, self.block, self.shared_bytes = kernel, grid, block, shared_bytes
+    def __init__(self, loaded, grid, block, shared_bytes):
+        binary = loaded.binary
+        self.loaded, self.grid, self.block, self.shared_bytes = loaded, grid, block, shared_bytes
         self.nblocks = grid[0] * grid[1] * grid[2]
         self.shared_size = binary.shared_static_bytes + shared_bytes
         self.slot_size = binary.slot_bytes * block[0] * block[1] * block[2]
@@ -54,7 +56,7 @@ class Plan:
         try:
             return self.free.pop()
         except IndexError:
-            return Frame(self.kernel, self)
+            return Frame(self.loaded, self)
 
     def give(self, frame):
         frame.keep = frame.arrays = ()
@@ -65,12 +67,12 @@ KEPT = 64        # configurations a kernel keeps: a program that varies its grid
                  # launch would otherwise grow one Plan per shape it ever used
 
 
-def plan(kernel, grid, block, shared_bytes):
-    """The kernel's Plan for this configuration (made at its first launch)."""
+def plan(loaded, grid, block, shared_bytes):
+    """The loaded kernel's Plan for this configuration (made at its first launch)."""
     key = (grid, block, shared_bytes)
-    found = kernel.plans.get(key)
+    found = loaded.plans.get(key)
     if found is None:
-        if len(kernel.plans) >= KEPT:
-            kernel.plans.clear()       # launches holding a frame keep it: they own it now
-        found = kernel.plans[key] = Plan(kernel, grid, block, shared_bytes)
+        if len(loaded.plans) >= KEPT:
+            loaded.plans.clear()       # launches holding a frame keep it: they own it now
+        found = loaded.plans[key] = Plan(loaded, grid, block, shared_bytes)
     return found

@@ -3,8 +3,8 @@
 Nodes are made in an order where every dependency comes first (``add_*`` takes nodes
 that exist, and capture records in issue order), so that order is the replay order:
 an instantiated graph is a flat list of callables, child graphs spliced in, run one
-after the other as one piece of stream work. Kernel nodes are bound at
-instantiation (arguments packed once: CpuBackend.bind), which is what makes a
+after the other as one piece of stream work. Kernel nodes are made at
+instantiation (arguments packed once: CpuBackend.graph_node), which is what makes a
 replay cheaper than launching the kernels one by one.
 
 Stream capture (``CpuCapture``) turns the work a capturing stream would queue into
@@ -86,7 +86,7 @@ class CpuGraph:
         return node
 
     def add_kernel(self, kernel, loaded, grid, block, shared_bytes, args, deps):
-        work = self.backend.bind(kernel, loaded, grid, block, shared_bytes, args)
+        work = self.backend.graph_node(loaded, grid, block, shared_bytes, args)
         return self.node("kernel", deps, work, (grid, block, shared_bytes), kernel)
 
     def add_memcpy(self, dst, dst_host, src, src_host, nbytes, deps):
@@ -172,8 +172,8 @@ class CpuGraphExec:
     def set_kernel_args(self, index, kernel, loaded, args):
         grid, block, shared_bytes = self.nodes[index].config
         runs = list(self.runs)
-        runs[self.position[id(self.nodes[index])]] = self.backend.bind(
-            kernel, loaded, grid, block, shared_bytes, args)
+        runs[self.position[id(self.nodes[index])]] = self.backend.graph_node(
+            loaded, grid, block, shared_bytes, args)
         self.runs = runs
 
 
