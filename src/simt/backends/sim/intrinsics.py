@@ -111,7 +111,7 @@ def _breakpoint(g, e, name, args):
 _FAMILIES = {"math": _math, "fast": _math, "int": _int, "pymath": _pymath,
              "bitcast": _bitcast, "complex": _complex, "atomic": _atomic}
 _RULES = {
-    "warpSize": lambda g, e, n, a: "32",
+    "warpSize": lambda g, e, n, a: str(g.warp.size),
     "laneid": lambda g, e, n, a: "_k_t.lane",
     "fns": lambda g, e, n, a: f"_k_v.fns({a[0]}, {a[1]})",
     "threadfence": _none, "threadfence_block": _none, "threadfence_system": _none,
