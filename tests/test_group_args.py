@@ -93,7 +93,7 @@ def test_one_device_function_typed_per_group_kind():
     ptx = groups_in_functions.inspect_ptx("void(int32[:], int64[:, :])")
     assert "redux.sync.add" in ptx and "bar.sync" in ptx and "activemask" in ptx
     keys = list(rank_of.ir_cache)
-    kinds = {k[1][0][1][0] for k in keys if isinstance(k[1], tuple) and k[1]}
+    kinds = {k[1][0][1][0] for k, _warp in keys if isinstance(k[1], tuple) and k[1]}
     assert {"Tile", "ThreadBlock", "Grid", "Coalesced"} <= kinds
 
 

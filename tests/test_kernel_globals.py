@@ -64,7 +64,8 @@ def test_attributes_of_modules_classes_and_objects_are_keyed_by_value(device, mo
     b = np.zeros(4, np.float64)
     namespaced[1, 32](b)
     assert (b == 16).all()
-    typed = namespaced.typed_ir(next(iter(namespaced.ir_cache)))
+    arg_types, _warp = next(iter(namespaced.ir_cache))        # (argument types, warp facts)
+    typed = namespaced.typed_ir(arg_types)
     deps = {name: value for _, name, value in cache.dependencies(typed)}
     assert deps["Cfg.N"] == 3 and deps["Cfg.OFFSETS"] == (1, 10) and deps["math.pi"] == math.pi
     assert deps["PARAMS.scale"] == 3 and "PARAMS.noise" not in deps

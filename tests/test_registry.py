@@ -389,7 +389,7 @@ def test_every_lowering_compiles(tmp_path):
             reached["cpu"] |= entries
             reached["cuda"] |= entries
         try:
-            compile_sim(fn, CompileOptions(boundscheck=True))
+            compile_sim(fn, CompileOptions(boundscheck=True), T.WARP32)
             reached["sim"] |= entries
         except NotSupportedError as exc:           # the sim device says which and why
             refused = [e for e in entries if e.unsupported.get("sim")]

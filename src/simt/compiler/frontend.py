@@ -28,8 +28,9 @@ class FrontEnd:
 
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
-    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None):
+    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32):
         self.source = Source(pyfunc)
+        self.warp_facts = warp          # the target's (ir/types.Warp): typing rules ask warp()
         self.is_kernel = is_kernel
         self.stack = tuple(stack) + (pyfunc,)
         fndef = self.source.fndef
@@ -524,17 +525,20 @@ class FrontEnd:
                       "rewrite the recursion as a loop with a simt.local.array stack")
         args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
-        key = (arg_types, group_args.key(groups)) if groups else arg_types
+        key = ((arg_types, group_args.key(groups)) if groups else arg_types, self.warp_facts)
         function = target.ir_cache.get(key)
         if function is None:
             function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
-                                groups=groups).build()
+                                groups=groups, warp=self.warp_facts).build()
             target.ir_cache[key] = function
         self.callees[(pyfunc, key)] = function
         return ir.CallDevice(function.return_type, self.loc(loc), function, args)
 
     def hoist(self, *stmts):
         self.prelude.extend(stmts)
+
+    def warp(self):
+        return self.warp_facts
 
     def expr_UnaryOp(self, node):
         value = self.any(node.operand)

@@ -45,7 +45,7 @@ def _special(em, e):
 
 @lowering(warpSize)
 def _warp_size(em, e):
-    return const(I32, 32)
+    return const(I32, em.target.warp.size)
 
 
 @lowering(threadfence_block, threadfence, threadfence_system)

@@ -16,15 +16,16 @@ from ..errors import CompileError
 FRONT_STAGES = ("typed_ir",)
 
 
-def typed_ir(pyfunc, arg_types):
-    """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included)."""
+def typed_ir(pyfunc, arg_types, warp=None):
+    """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included),
+    typed for the target's warp facts ``warp`` (an ir.types.Warp; None: the 32-wide one)."""
     try:
         from . import family
         from .frontend import FrontEnd          # imported at first compile
-        from ..ir import verify
+        from ..ir import types as T, verify
 
         def build(kernel_pyfunc, types):
-            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True).build()
+            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True, warp=warp or T.WARP32).build()
             return verify.after("the front end", fn)
         fn = build(pyfunc, arg_types)
         if any(family.launch_nodes(fn)):

@@ -36,6 +36,7 @@ class Target:
     fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
     texture_lltype = I64                    # a texture/surface value (a GPU handle)
     math_aliases = {}                       # math.* name -> the library's name for it
+    warp = T.WARP32                         # warp size and lane-mask type (ir/types.Warp)
 
     def __init__(self, kernel, options):
         self.kernel = kernel

@@ -5,6 +5,8 @@ Promotion follows NumPy 2 (NEP 50): a *weak* scalar is a Python literal (or a
 variable that only ever held literals) and takes the type of the typed value
 it meets.
 """
+import dataclasses
+
 import numpy as np
 
 from .records import check as check_record, fields as record_fields, natural_alignment
@@ -290,6 +292,30 @@ WEAK_INT = Scalar(np.int64, weak=True)
 WEAK_FLOAT = Scalar(np.float64, weak=True)
 WEAK_COMPLEX = Scalar(np.complex128, weak=True)
 WEAK_BOOL = Scalar(np.bool_, weak=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Warp:
+    """A device's warp facts: ``size`` lanes, lane masks of type ``mask`` (an unsigned
+    scalar with a bit per lane). They are target data (compiler/target.py ``Target.warp``,
+    runtime/backend.py ``Backend.warp``): the front end types a kernel for them, so a
+    64-wide device is a new ``Warp(64, UINT64)``, not a change of the language."""
+
+    size: int
+    mask: Scalar
+
+    def __post_init__(self):
+        if self.size & (self.size - 1) or not 0 < self.size <= self.mask.bits:
+            raise ValueError(f"a warp of {self.size} lanes needs a power of 2 that fits "
+                             f"its {self.mask} lane mask")
+
+    @property
+    def full_mask(self):
+        """Every lane: the mask's value with a bit set for each of the ``size`` lanes."""
+        return (1 << self.size) - 1
+
+
+WARP32 = Warp(32, UINT32)        # NVIDIA GPUs, and the CPU and sim devices, which mirror them
 
 SCALAR_DTYPES = [np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,

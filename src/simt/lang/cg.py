@@ -26,7 +26,7 @@ def _this_grid(fc, args, kwargs, loc):
 
 
 def _coalesced_threads(fc, args, kwargs, loc):
-    mask = warp_op(fc, "activemask", [], T.UINT32, loc)
+    mask = warp_op(fc, "activemask", [], fc.warp().mask, loc)
     return _static(Coalesced(mask.name))
 
 
@@ -36,11 +36,12 @@ def _tiled_partition(fc, args, kwargs, loc):
     parent = _group_arg(fc, args[0], "cg.tiled_partition", loc, (ThreadBlock, Tile, BlockTile))
     n = fc.constant_int(args[1], "the tile size", loc)
     limit = parent.n if isinstance(parent, (Tile, BlockTile)) else 1024
+    size = fc.warp().size
     if n < 1 or n > limit or n & (n - 1):
         fc.fail(loc, f"tile size {n}: tiles have a power-of-2 size from 1 to {limit}",
-                "use 1, 2, 4, ..., 32 (one warp or less) or 64 ... 1024 (whole warps), no "
-                "larger than the parent tile")
-    return _static(Tile(parent, n) if n <= 32 else BlockTile(parent, n))
+                f"use 1, 2, 4, ..., {size} (one warp or less) or {2 * size} ... 1024 (whole "
+                "warps), no larger than the parent tile")
+    return _static(Tile(parent, n) if n <= size else BlockTile(parent, n))
 
 
 def _sync(fc, args, kwargs, loc):
@@ -84,7 +85,7 @@ def _reduce(fc, args, kwargs, loc):
                 "cg.bit_and, cg.bit_or, cg.bit_xor or a @simt.device function of two values",
                 "pass it without calling it: cg.reduce(tile, v, cg.plus)")
     if isinstance(group, BlockTile):          # each warp's total, then across the warps
-        warp = _reduce_group(fc, Tile(group, 32), args[1], op, loc)
+        warp = _reduce_group(fc, Tile(group, fc.warp().size), args[1], op, loc)
         return group.across_warps(fc, warp, lambda a, b: _combine(fc, op, a, b, loc), loc)
     return _reduce_group(fc, group, args[1], op, loc)
 
@@ -117,13 +118,15 @@ def _reduce_coalesced(fc, group, v, op, loc):
     name = fc.temp("reduce")
     fc.hoist(*fc.bind_name(name, v, loc))
     size = group._size(fc, [], loc)
-    for offset in (1, 2, 4, 8, 16):
+    offset = 1
+    while offset < fc.warp().size:          # 1, 2, 4, 8, 16 on a warp of 32
         current = ir.Var(v.type, loc, name)
         other = group._shuffle("shfl_down", fc, [current, _static(offset)], loc)
         rank = group._thread_rank(fc, [], loc)
         inside = ir.Compare(T.BOOL, loc, "lt", _bin("add", rank, _const(offset), loc), size)
         combined = ir.IfExp(v.type, loc, inside, _combine(fc, op, current, other, loc), current)
         fc.hoist(*fc.bind_name(name, combined, loc))
+        offset *= 2
     return group._shuffle("shfl", fc, [ir.Var(v.type, loc, name), _static(0)], loc)
 
 

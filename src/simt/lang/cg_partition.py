@@ -27,7 +27,7 @@ def _parent(fc, args, kwargs, what, loc):
 
 
 def _split(fc, parent, label, loc):
-    mask = warp_op(fc, "match.any", [parent.mask(fc, loc), label], T.UINT32, loc)
+    mask = warp_op(fc, "match.any", [parent.mask(fc, loc), label], fc.warp().mask, loc)
     return _static(Coalesced(mask.name))
 
 

@@ -19,9 +19,8 @@ is reused.
 from ..ir import nodes as ir
 from ..ir import types as T
 from .groups import Group, ThreadBlock, _bin, _const, block_size, flat_rank
-from .warp import FULL_MASK, laneid, shuffle_value, warp_op
+from .warp import laneid, shuffle_value, warp_op
 
-WARP = 32
 NAMED_BARRIERS = 15       # barrier ids 1 to 15 on the GPU (0 is syncthreads')
 WARP_ONLY = ("shfl_up", "shfl_down", "shfl_xor", "ballot", "match_any", "match_all")
 
@@ -81,24 +80,26 @@ class BlockTile(Group):
         return ir.Barrier(loc, tile=self.n)
 
     def _warp_only(self, kind, fc, args, loc):
-        fc.fail(loc, f"tile.{kind}() is only available on tiles of at most 32 threads (as in "
-                f"CUDA's thread_block_tile); this tile has {self.n}",
-                "partition it into warps first: warp = cg.tiled_partition(tile, 32)")
+        size = fc.warp().size
+        fc.fail(loc, f"tile.{kind}() is only available on tiles of at most {size} threads (as "
+                f"in CUDA's thread_block_tile); this tile has {self.n}",
+                f"partition it into warps first: warp = cg.tiled_partition(tile, {size})")
 
     def across_warps(self, fc, warp_value, combine, loc):
         """Each warp's ``warp_value`` (the same in all its lanes) combined over the warps
         of this tile, in warp order, returned to every member."""
         t = warp_value.type
-        scratch = fc.shared_scratch(t.dtype, 1024 // WARP, loc)
-        warp = _bin("floordiv", flat_rank(fc, loc), _const(WARP), loc)
+        size = fc.warp().size
+        scratch = fc.shared_scratch(t.dtype, 1024 // size, loc)
+        warp = _bin("floordiv", flat_rank(fc, loc), _const(size), loc)
         lane0 = ir.Compare(T.BOOL, loc, "eq", laneid.node(T.INT32, loc, []), _const(0))
         fc.hoist(ir.If(loc, lane0, [ir.Store(loc, scratch, [fc.index(warp, loc)], warp_value)],
                        []))
         fc.hoist(self._sync(fc, [], loc))
-        first = _bin("mul", self.index_in_block(fc, loc), _const(self.n // WARP), loc)
+        first = _bin("mul", self.index_in_block(fc, loc), _const(self.n // size), loc)
         name = fc.temp("tile")
         fc.hoist(*fc.bind_name(name, self._slot(fc, scratch, first, 0, loc), loc))
-        for k in range(1, self.n // WARP):
+        for k in range(1, self.n // size):
             total = combine(ir.Var(t, loc, name), self._slot(fc, scratch, first, k, loc))
             fc.hoist(*fc.bind_name(name, total, loc))
         fc.hoist(self._sync(fc, [], loc))
@@ -110,7 +111,8 @@ class BlockTile(Group):
 
     def _vote(self, kind, fc, args, loc):
         p = fc.truth(fc.expr(fc.one_arg(args, f"tile.{kind}", loc), loc), loc)
-        mask = _const(FULL_MASK, T.UINT32, loc)
+        facts = fc.warp()
+        mask = _const(facts.full_mask, facts.mask, loc)
         warp = warp_op(fc, "vote." + kind, [mask, p], T.INT32, loc)
         op = "and" if kind == "all" else "or"
         return self.across_warps(fc, warp, lambda a, b: _bin(op, a, b, loc), loc)

@@ -8,7 +8,7 @@ from .indices import blockDim, blockIdx, gridDim, threadIdx
 from .vectors import DIM3, make_entry
 from .mathlib import math_ns
 from .registry import Intrinsic, Static
-from .warp import FULL_MASK, laneid, shuffle_value, warp_op
+from .warp import laneid, shuffle_value, warp_op
 
 fns = Intrinsic("fns", "fns(mask, n): the position of the n-th set bit of mask, or -1 (PTX fns); "
                 "built by coalesced groups.", public=False)
@@ -116,7 +116,8 @@ class ThreadBlock(Group):
 
 
 class Tile(Group):
-    """cg.tiled_partition(parent, n): n consecutive lanes of a warp (n a power of 2, <= 32)."""
+    """cg.tiled_partition(parent, n): n consecutive lanes of a warp (n a power of 2, at most
+    the warp size: 32 on NVIDIA GPUs)."""
 
     methods = ("sync", "thread_rank", "size", "num_threads", "meta_group_rank",
                "meta_group_size", "shfl", "shfl_up", "shfl_down", "shfl_xor", "any", "all",
@@ -131,12 +132,14 @@ class Tile(Group):
         return ("Tile", self.n, self.parent.signature())
 
     def mask(self, fc, loc):
-        """uint32 lane mask of this thread's tile."""
-        if self.n == 32:
-            return _const(FULL_MASK, T.UINT32, loc)
-        lane = ir.Cast(T.UINT32, loc, laneid.node(T.INT32, loc, []))
-        first = _bin("and", lane, _const(~(self.n - 1) & 0xFFFFFFFF, T.UINT32), loc, T.UINT32)
-        return _bin("lshift", _const((1 << self.n) - 1, T.UINT32), first, loc, T.UINT32)
+        """The lane mask (the warp's mask type) of this thread's tile."""
+        warp = fc.warp()
+        if self.n == warp.size:
+            return _const(warp.full_mask, warp.mask, loc)
+        lane = ir.Cast(warp.mask, loc, laneid.node(T.INT32, loc, []))
+        first = _bin("and", lane, _const(~(self.n - 1) & warp.full_mask, warp.mask), loc,
+                     warp.mask)
+        return _bin("lshift", _const((1 << self.n) - 1, warp.mask), first, loc, warp.mask)
 
     def first_lane(self, fc, loc):
         lane = laneid.node(T.INT32, loc, [])
@@ -184,27 +187,29 @@ class Tile(Group):
         if len(args) != 1:
             fc.fail(loc, f"tile.{kind}(predicate) takes one argument")
         p = fc.truth(fc.expr(args[0], loc), loc)
-        result = T.UINT32 if kind == "ballot" else T.INT32
+        result = fc.warp().mask if kind == "ballot" else T.INT32
         value = warp_op(fc, "vote." + kind, [self.mask(fc, loc), p], result, loc)
-        return self.relative(value, loc) if kind == "ballot" else value
+        return self.relative(fc, value, loc) if kind == "ballot" else value
 
-    def relative(self, lanes_mask, loc):
+    def relative(self, fc, lanes_mask, loc):
         """A warp lane mask as tile ranks: bit r for the tile's rank r (as CUDA's tiles give)."""
-        if self.n == 32:
+        warp = fc.warp()
+        if self.n == warp.size:
             return lanes_mask
-        first = ir.Cast(T.UINT32, loc, self.first_lane(None, loc))
-        return _bin("rshift", lanes_mask, first, loc, T.UINT32)
+        first = ir.Cast(warp.mask, loc, self.first_lane(fc, loc))
+        return _bin("rshift", lanes_mask, first, loc, warp.mask)
 
     def _match_any(self, fc, args, loc):
         v = shuffle_value(fc, fc.one_arg(args, "tile.match_any", loc), "tile.match_any", loc)
-        value = warp_op(fc, "match.any", [self.mask(fc, loc), v], T.UINT32, loc)
-        return self.relative(value, loc)
+        value = warp_op(fc, "match.any", [self.mask(fc, loc), v], fc.warp().mask, loc)
+        return self.relative(fc, value, loc)
 
     def _match_all(self, fc, args, loc):
         v = shuffle_value(fc, fc.one_arg(args, "tile.match_all", loc), "tile.match_all", loc)
+        mask_type = fc.warp().mask
         pair = warp_op(fc, "match.all", [self.mask(fc, loc), v],
-                       T.Tuple([T.UINT32, T.INT32]), loc)
-        mask = self.relative(ir.TupleGet(T.UINT32, loc, pair, 0), loc)
+                       T.Tuple([mask_type, T.INT32]), loc)
+        mask = self.relative(fc, ir.TupleGet(mask_type, loc, pair, 0), loc)
         return ir.TupleExpr(pair.type, loc, [mask, ir.TupleGet(T.INT32, loc, pair, 1)])
 
     def lanes(self):
@@ -223,7 +228,7 @@ class Coalesced(Group):
         self.mask_var = mask_var
 
     def mask(self, fc, loc):
-        return ir.Var(T.UINT32, loc, self.mask_var)
+        return ir.Var(fc.warp().mask, loc, self.mask_var)
 
     def _sync(self, fc, args, loc):
         return ir.WarpOp(loc, None, "syncwarp", [self.mask(fc, loc)], T.VOID)
@@ -232,10 +237,11 @@ class Coalesced(Group):
         return math_ns.popc.node(T.INT32, loc, [value])
 
     def _thread_rank(self, fc, args, loc):
-        lane = ir.Cast(T.UINT32, loc, laneid.node(T.INT32, loc, []))
-        below = _bin("sub", _bin("lshift", _const(1, T.UINT32), lane, loc, T.UINT32),
-                     _const(1, T.UINT32), loc, T.UINT32)
-        return self._popc(_bin("and", self.mask(fc, loc), below, loc, T.UINT32), loc)
+        mask_type = fc.warp().mask
+        lane = ir.Cast(mask_type, loc, laneid.node(T.INT32, loc, []))
+        below = _bin("sub", _bin("lshift", _const(1, mask_type), lane, loc, mask_type),
+                     _const(1, mask_type), loc, mask_type)
+        return self._popc(_bin("and", self.mask(fc, loc), below, loc, mask_type), loc)
 
     def _size(self, fc, args, loc):
         return self._popc(self.mask(fc, loc), loc)
@@ -248,10 +254,9 @@ class Coalesced(Group):
     def _meta_group_size(self, fc, args, loc):
         return _const(1, T.INT32, loc)
 
-    def _lane_of(self, rank, loc):
+    def _lane_of(self, fc, rank, loc):
         """The lane of a rank, or -1 (out of range)."""
-        return fns.node(T.INT32, loc, [self.mask(None, loc),
-                                                   ir.Cast(T.UINT32, loc, rank)])
+        return fns.node(T.INT32, loc, [self.mask(fc, loc), ir.Cast(T.UINT32, loc, rank)])
 
     def _shuffle(self, kind, fc, args, loc):
         from .warp import int32_arg
@@ -262,12 +267,13 @@ class Coalesced(Group):
         rank = self._thread_rank(fc, [], loc)
         source = {"shfl": lambda: n, "shfl_up": lambda: _bin("sub", rank, n, loc),
                   "shfl_down": lambda: _bin("add", rank, n, loc)}[kind]()
-        lane = self._lane_of(source, loc)
+        lane = self._lane_of(fc, source, loc)
         own = laneid.node(T.INT32, loc, [])
         valid = ir.Logical(T.BOOL, loc, "and", ir.Compare(T.BOOL, loc, "ge", source, _const(0)),
                            ir.Compare(T.BOOL, loc, "ge", lane, _const(0)))
         lane = ir.IfExp(T.INT32, loc, valid, lane, own)
-        return warp_op(fc, "shfl.idx", [self.mask(fc, loc), v, lane, _const(32)], v.type, loc)
+        return warp_op(fc, "shfl.idx", [self.mask(fc, loc), v, lane, _const(fc.warp().size)],
+                       v.type, loc)
 
     def _any(self, fc, args, loc):
         p = fc.truth(fc.expr(fc.one_arg(args, "group.any", loc), loc), loc)
@@ -278,37 +284,42 @@ class Coalesced(Group):
         return warp_op(fc, "vote.all", [self.mask(fc, loc), p], T.INT32, loc)
 
     def rank_bit(self, fc, loc):
-        """uint32 with bit ``thread_rank()`` set."""
-        rank = ir.Cast(T.UINT32, loc, self._thread_rank(fc, [], loc))
-        return _bin("lshift", _const(1, T.UINT32), rank, loc, T.UINT32)
+        """A lane mask (the warp's mask type) with bit ``thread_rank()`` set."""
+        mask_type = fc.warp().mask
+        rank = ir.Cast(mask_type, loc, self._thread_rank(fc, [], loc))
+        return _bin("lshift", _const(1, mask_type), rank, loc, mask_type)
 
     def packed(self, fc, mask, loc):
         """The members named in the warp lane mask ``mask`` (a subset of the group that
         every lane of ``mask`` holds) as group ranks: bit r for rank r, as CUDA's
         coalesced_group packs its ballots. An or-reduction of each lane's rank bit over
         ``mask`` does it in one warp operation."""
-        return warp_op(fc, "reduce.or", [mask, self.rank_bit(fc, loc)], T.UINT32, loc)
+        mask_type = fc.warp().mask
+        return warp_op(fc, "reduce.or", [mask, self.rank_bit(fc, loc)], mask_type, loc)
 
     def _ballot(self, fc, args, loc):
         p = fc.truth(fc.expr(fc.one_arg(args, "group.ballot", loc), loc), loc)
-        bit = ir.IfExp(T.UINT32, loc, p, self.rank_bit(fc, loc), _const(0, T.UINT32, loc))
-        return warp_op(fc, "reduce.or", [self.mask(fc, loc), bit], T.UINT32, loc)
+        mask_type = fc.warp().mask
+        bit = ir.IfExp(mask_type, loc, p, self.rank_bit(fc, loc), _const(0, mask_type, loc))
+        return warp_op(fc, "reduce.or", [self.mask(fc, loc), bit], mask_type, loc)
 
     def _match_any(self, fc, args, loc):
         v = shuffle_value(fc, fc.one_arg(args, "group.match_any", loc), "group.match_any", loc)
-        lanes = warp_op(fc, "match.any", [self.mask(fc, loc), v], T.UINT32, loc)
+        lanes = warp_op(fc, "match.any", [self.mask(fc, loc), v], fc.warp().mask, loc)
         return self.packed(fc, lanes, loc)
 
     def _match_all(self, fc, args, loc):
         v = shuffle_value(fc, fc.one_arg(args, "group.match_all", loc), "group.match_all", loc)
+        warp = fc.warp()
         pair = warp_op(fc, "match.all", [self.mask(fc, loc), v],
-                       T.Tuple([T.UINT32, T.INT32]), loc)
+                       T.Tuple([warp.mask, T.INT32]), loc)
         pred = ir.TupleGet(T.INT32, loc, pair, 1)
         # every member matched: the packed mask is ranks 0 .. size - 1
-        unused = ir.Cast(T.UINT32, loc, _bin("sub", _const(32), self._size(fc, [], loc), loc))
-        everyone = _bin("rshift", _const(FULL_MASK, T.UINT32), unused, loc, T.UINT32)
+        unused = ir.Cast(warp.mask, loc, _bin("sub", _const(warp.size), self._size(fc, [], loc),
+                                              loc))
+        everyone = _bin("rshift", _const(warp.full_mask, warp.mask), unused, loc, warp.mask)
         matched = ir.Compare(T.BOOL, loc, "ne", pred, _const(0))
-        mask = ir.IfExp(T.UINT32, loc, matched, everyone, _const(0, T.UINT32, loc))
+        mask = ir.IfExp(warp.mask, loc, matched, everyone, _const(0, warp.mask, loc))
         return ir.TupleExpr(pair.type, loc, [mask, pred])
 
     def lanes(self):

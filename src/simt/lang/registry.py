@@ -76,6 +76,7 @@ class Builder(Protocol):
     def constant_int(self, value, what, loc): """A compile-time integer argument."""
     def one_arg(self, args, name, loc): """The only argument of a one-argument call."""
     def label_of(self, value): """How an array argument is named in messages."""
+    def warp(self): """The target's warp facts (ir.types.Warp: size, mask type, full_mask)."""
 
 
 class Intrinsic:

@@ -14,7 +14,6 @@ from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic, Static
 
-FULL_MASK = 0xFFFFFFFF
 SHFL_KINDS = {"shfl_sync": "idx", "shfl_up_sync": "up", "shfl_down_sync": "down",
               "shfl_xor_sync": "bfly"}
 
@@ -28,7 +27,7 @@ def warp_op(fc, op, args, result, loc):
 
 
 def mask_arg(fc, value, loc):
-    return fc.cast(fc.expr(value, loc), T.UINT32, loc)
+    return fc.cast(fc.expr(value, loc), fc.warp().mask, loc)
 
 
 def int32_arg(fc, value, loc):
@@ -63,10 +62,11 @@ def _args(fc, args, kwargs, names, loc, name):
 
 
 def _static_width(fc, width, loc):
+    size = fc.warp().size
     if isinstance(width, Static):
         w = width.value
-        if not isinstance(w, (int, np.integer)) or w < 1 or w > 32 or w & (w - 1):
-            fc.fail(loc, f"width must be a power of 2 from 1 to 32, got {w!r}")
+        if not isinstance(w, (int, np.integer)) or w < 1 or w > size or w & (w - 1):
+            fc.fail(loc, f"width must be a power of 2 from 1 to {size}, got {w!r}")
     return width
 
 
@@ -76,7 +76,8 @@ def _shfl_builder(name):
 
     def build(fc, args, kwargs, loc):
         mask, value, lane, width = _args(fc, args, dict(kwargs), [
-            ("mask", None), ("value", None), (third, None), ("width", Static(32))], loc, name)
+            ("mask", None), ("value", None), (third, None), ("width", Static(fc.warp().size))],
+            loc, name)
         _static_width(fc, width, loc)
         v = shuffle_value(fc, value, f"simt.{name}", loc)
         operands = [mask_arg(fc, mask, loc), v, int32_arg(fc, lane, loc),
@@ -90,7 +91,7 @@ def _vote_builder(kind):
         mask, pred = _args(fc, args, dict(kwargs), [("mask", None), ("predicate", None)], loc,
                            kind + "_sync")
         p = fc.truth(fc.expr(pred, loc), loc)
-        result = T.UINT32 if kind == "ballot" else T.INT32
+        result = fc.warp().mask if kind == "ballot" else T.INT32
         return warp_op(fc, "vote." + kind, [mask_arg(fc, mask, loc), p], result, loc)
     return build
 
@@ -98,7 +99,7 @@ def _vote_builder(kind):
 def _activemask(fc, args, kwargs, loc):
     if args or kwargs:
         fc.fail(loc, "simt.activemask() takes no arguments")
-    return warp_op(fc, "activemask", [], T.UINT32, loc)
+    return warp_op(fc, "activemask", [], fc.warp().mask, loc)
 
 
 def _match_builder(kind):
@@ -106,7 +107,8 @@ def _match_builder(kind):
         mask, value = _args(fc, args, dict(kwargs), [("mask", None), ("value", None)], loc,
                             f"match_{kind}_sync")
         v = shuffle_value(fc, value, f"simt.match_{kind}_sync", loc)
-        result = T.UINT32 if kind == "any" else T.Tuple([T.UINT32, T.INT32])
+        mask_type = fc.warp().mask
+        result = mask_type if kind == "any" else T.Tuple([mask_type, T.INT32])
         return warp_op(fc, "match." + kind, [mask_arg(fc, mask, loc), v], result, loc)
     return build
 
@@ -133,7 +135,8 @@ def _reduce_builder(kind):
 
 
 def _syncwarp(fc, args, kwargs, loc):
-    (mask,) = _args(fc, args, dict(kwargs), [("mask", Static(FULL_MASK))], loc, "syncwarp")
+    every_lane = Static(fc.warp().full_mask)
+    (mask,) = _args(fc, args, dict(kwargs), [("mask", every_lane)], loc, "syncwarp")
     return ir.WarpOp(loc, None, "syncwarp", [mask_arg(fc, mask, loc)], T.VOID)
 
 

@@ -197,7 +197,8 @@ def _store_build(fc, args, kwargs, loc):
     layout = _layout(fc, layout, loc, "the layout")
     mem = _memory_arg(fc, array, f.type, loc, "store_matrix_sync")
     # every lane has done its earlier loads before any lane stores (the CPU runs lanes in turn)
-    fc.hoist(ir.WarpOp(loc, None, "syncwarp", [ir.Const(T.UINT32, loc, 0xFFFFFFFF)], T.VOID))
+    warp = fc.warp()
+    fc.hoist(ir.WarpOp(loc, None, "syncwarp", [ir.Const(warp.mask, loc, warp.full_mask)], T.VOID))
     operands = [mem, fc.index(fc.expr(offset, loc), loc), f,
                 fc.cast(fc.expr(ldm, loc), T.INT32, loc)]
     return store_matrix_sync.node(T.VOID, loc, operands,

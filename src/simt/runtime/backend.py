@@ -120,6 +120,7 @@ class Backend:
 
     kind = "abstract"              # the device kind: the key of runtime.devices.BACKENDS
     compile_options = CompileOptions()   # this kind's compile defaults (compiler/options.py)
+    warp = T.WARP32                # the warp facts its kernels are typed for: its Target's
 
     # Capabilities (what the runtime asks instead of a device's kind).
     host_accessible = False        # device memory is host memory: NumPy views, DLPack, wrapping

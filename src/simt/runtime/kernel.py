@@ -221,12 +221,15 @@ class Kernel:
         return list(seen)
 
     # ------------------------------------------------------------ compiling
-    def typed_ir(self, arg_types):
-        key = tuple(arg_types)
+    def typed_ir(self, arg_types, warp=T.WARP32):
+        """The typed IR for these argument types and a device's warp facts (the
+        32-wide ones where no device is at hand: inspecting, access checks)."""
+        types = tuple(arg_types)
+        key = (types, warp)
         fn = self.ir_cache.get(key)
         if fn is None:
             with deep_recursion():
-                fn = pipeline.typed_ir(self.pyfunc, key)
+                fn = pipeline.typed_ir(self.pyfunc, types, warp)
             if fn.launches or any(family.launch_nodes(fn)):
                 family.check_options(fn, self.options, self.__name__)
             self.ir_cache[key] = fn
@@ -296,7 +299,8 @@ class Kernel:
                                     lambda binary: not getattr(binary, "barriers", False))
             if found is not None:
                 self.compiled[any_key] = found
-        if found is None and not inline.holds_barriers(self.typed_ir(arg_types)):
+        if found is None and not inline.holds_barriers(
+                self.typed_ir(arg_types, device.backend.warp)):
             found = self.binary_for(arg_types, device)
         if found is None or found.binary.block != block and found.binary.barriers:
             found = self._load(arg_types, device, shaped)
@@ -336,18 +340,19 @@ class Kernel:
         found, lookup = self._cached(arg_types, device, options)
         if found is not None:
             return found
-        binary, deps = self._compile(arg_types, options, backend.compile)
+        binary, deps = self._compile(arg_types, options, backend.compile, backend.warp)
         log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
                  device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
             cache.store(self.__name__, lookup, deps, binary)
         return backend.load_binary(binary)
 
-    def _compile(self, arg_types, options, compile_fn):
-        """(binary, dependencies): the typed IR stage, then the back end's stages
-        (``compile_fn(typed_ir, options)``); the binary keeps every stage."""
+    def _compile(self, arg_types, options, compile_fn, warp):
+        """(binary, dependencies): the typed IR stage for the device's warp facts, then
+        the back end's stages (``compile_fn(typed_ir, options)``); the binary keeps every
+        stage."""
         with deep_recursion():
-            fn = self.typed_ir(arg_types)
+            fn = self.typed_ir(arg_types, warp)
             if config.dump:
                 pipeline.dump(self.__name__, "typed_ir", fn)
             binary = compile_fn(fn, options)
@@ -413,7 +418,7 @@ class Kernel:
         if binary is None:
             cuda = backend_class("cuda")         # no GPU needed: see its compile_for
             binary = self.foreign[key] = self._compile(
-                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch))[0]
+                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch), cuda.warp)[0]
         return binary
 
     def _each(self, sig, text_of):

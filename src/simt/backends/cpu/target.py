@@ -53,11 +53,11 @@ class CpuTarget(Target):
         return em.specials[op]
 
     def laneid(self, em):
-        """The linear thread index in the block, modulo 32."""
+        """The linear thread index in the block, modulo the warp size."""
         b, sp = em.builder, em.specials
         flat = b.add(b.mul(b.add(b.mul(sp["threadIdx.z"], sp["blockDim.y"]), sp["threadIdx.y"]),
                            sp["blockDim.x"]), sp["threadIdx.x"])
-        return b.and_(flat, i32(31))
+        return b.and_(flat, i32(self.warp.size - 1))
 
     def math_call(self, em, name, t, args, ret=None, outs=()):
         """libm, and softmath.py for what libm lacks (sinpi, erfinv, norm3d ...)."""

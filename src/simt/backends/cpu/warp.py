@@ -4,17 +4,18 @@ A block runs its threads as loops (emit.py). At a warp operation the current run
 a *gather*: every thread that reaches it stores its operands and a ticket (the number of
 this dynamic execution of the operation, counted per kernel call) into per-thread slots.
 The next run starts with the *result*: each thread reads the slots of its warp's lanes
-(linear thread index // 32) and computes what the GPU instruction gives. A lane takes part
+(linear thread index // warp size) and computes what the GPU instruction gives. A lane takes part
 when it exists (partial warps), holds the current ticket (it reached this same operation:
 lanes that exited, or are on another path, do not) and is named in the caller's mask.
 A shuffle whose source lane does not take part returns the caller's own value, as a
 shuffle whose source is outside its segment does; nothing ever waits, so misuse cannot
-hang. docs/warp.md has the whole contract.
+hang. docs/warp.md has the whole contract. The warp's size and lane-mask type are the
+target's (``em.target.warp``: 32 lanes, uint32 masks).
 """
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, value_type
+from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, scalar, value_type
 from . import checked
 
 TICKET = "$warp.ticket"
@@ -79,11 +80,14 @@ class Lanes:
     def __init__(self, em, s):
         b = em.builder
         self.em, self.s = em, s
+        size = em.target.warp.size
+        self.mask_type = scalar(em.target.warp.mask)
         flat = em.flat_tid
-        self.lane = b.trunc(b.and_(flat, i64(31)), I32)
+        self.lane = b.trunc(b.and_(flat, i64(size - 1)), I32)
         self.base = b.sub(flat, b.zext(self.lane, I64))
         left = b.sub(em.nthreads, self.base)
-        self.count = b.trunc(b.select(b.icmp_unsigned("<", left, i64(32)), left, i64(32)), I32)
+        self.count = b.trunc(b.select(b.icmp_unsigned("<", left, i64(size)), left, i64(size)),
+                             I32)
         self.ticket = b.sub(b.load(em.warp_counter, typ=I64), i64(1))
         self.parity = _parity(b, self.ticket)
 
@@ -107,9 +111,21 @@ class Lanes:
         ticket = b.load(_slot_ptr(self.em, TICKET, I64, index, self.parity), typ=I64)
         ok = b.and_(exists, b.icmp_unsigned("==", ticket, self.ticket))
         if mask is not None:
-            bit = b.and_(b.lshr(mask, safe), i32(1))
-            ok = b.and_(ok, b.icmp_unsigned("!=", bit, i32(0)))
+            bit = b.and_(b.lshr(mask, self.in_mask(safe)), self.mask_const(1))
+            ok = b.and_(ok, b.icmp_unsigned("!=", bit, self.mask_const(0)))
         return ok
+
+    def mask_const(self, value):
+        return ll.Constant(self.mask_type, value)
+
+    def in_mask(self, lane):
+        """An i32 lane number as a shift count of the mask's type."""
+        b = self.em.builder
+        return lane if self.mask_type == I32 else b.zext(lane, self.mask_type)
+
+    def bit(self, b, lane):
+        """The mask with only ``lane``'s bit set."""
+        return b.shl(self.mask_const(1), self.in_mask(lane))
 
     def each_present(self, mask, body):
         """Run ``body(lane)`` for each lane 0..count-1 that is present (an LLVM loop)."""
@@ -151,15 +167,16 @@ def result(em, s):
 def _shfl(em, lanes, mode):
     b = em.builder
     mask, width = lanes.arg(0), lanes.arg(3)
-    bval = b.and_(lanes.arg(2), i32(31))
+    last = i32(em.target.warp.size - 1)
+    bval = b.and_(lanes.arg(2), last)
     lane = lanes.lane
-    seg = b.and_(b.sub(i32(32), width), i32(31))                 # PTX's c[12:8]
+    seg = b.and_(b.sub(i32(em.target.warp.size), width), last)     # PTX's c[12:8]
     min_lane = b.and_(lane, seg)
     if mode == "up":
         source = b.sub(lane, bval)
         ok = b.icmp_signed(">=", source, min_lane)
     else:
-        max_lane = b.or_(min_lane, b.and_(i32(31), b.not_(seg)))
+        max_lane = b.or_(min_lane, b.and_(last, b.not_(seg)))
         source = {"down": lambda: b.add(lane, bval), "bfly": lambda: b.xor(lane, bval),
                   "idx": lambda: b.or_(min_lane, b.and_(bval, b.not_(seg)))}[mode]()
         ok = b.icmp_signed("<=", source, max_lane)
@@ -179,15 +196,13 @@ def _accumulate(em, lanes, init, lltype, step, mask):
     return em.builder.load(acc, typ=lltype)
 
 
-def _bit(b, lane):
-    return b.shl(i32(1), lane)
-
-
 def _vote(em, lanes, kind):
     mask = lanes.arg(0)
     if kind == "ballot":
-        return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.select(
-            lanes.arg(1, lane), b.or_(acc, _bit(b, lane)), acc), mask)
+        return _accumulate(em, lanes, lanes.mask_const(0), lanes.mask_type,
+                           lambda b, acc, lane: b.select(lanes.arg(1, lane),
+                                                         b.or_(acc, lanes.bit(b, lane)), acc),
+                           mask)
     if kind == "uni":           # the same predicate everywhere: all true, or none
         every, some = _vote_flag(em, lanes, "all", mask), _vote_flag(em, lanes, "any", mask)
         b = em.builder
@@ -204,9 +219,9 @@ def _vote_flag(em, lanes, kind, mask):
 
 
 def _taking_part(em, lanes, mask):
-    """uint32 of the lanes that take part (of those in ``mask``, when given)."""
-    return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.or_(acc, _bit(b, lane)),
-                       mask)
+    """The mask of the lanes that take part (of those in ``mask``, when given)."""
+    return _accumulate(em, lanes, lanes.mask_const(0), lanes.mask_type,
+                       lambda b, acc, lane: b.or_(acc, lanes.bit(b, lane)), mask)
 
 
 def _activemask(em, lanes, sub):
@@ -229,16 +244,18 @@ def _match(em, lanes, kind):
     def same(b, lane):
         return b.icmp_unsigned("==", _bits(b, lanes.arg(1, lane), t), own)
     if kind == "any":
-        return _accumulate(em, lanes, i32(0), I32, lambda b, acc, lane: b.select(
-            same(b, lane), b.or_(acc, _bit(b, lane)), acc), mask)
+        return _accumulate(em, lanes, lanes.mask_const(0), lanes.mask_type,
+                           lambda b, acc, lane: b.select(same(b, lane),
+                                                         b.or_(acc, lanes.bit(b, lane)), acc),
+                           mask)
     all_same = _accumulate(em, lanes, const(I1, 1), I1,
                            lambda b, acc, lane: b.and_(acc, same(b, lane)), mask)
     # the mask that matched names only the lanes taking part: as on the GPU, lanes of a
     # partial warp that do not exist (and lanes that exited) are 0 bits
     matched = _taking_part(em, lanes, mask)
     b = em.builder
-    pair = ll.Constant(ll.LiteralStructType([I32, I32]), ll.Undefined)
-    pair = b.insert_value(pair, b.select(all_same, matched, i32(0)), 0)
+    pair = ll.Constant(ll.LiteralStructType([lanes.mask_type, I32]), ll.Undefined)
+    pair = b.insert_value(pair, b.select(all_same, matched, lanes.mask_const(0)), 0)
     return b.insert_value(pair, b.zext(all_same, I32), 1)
 
 

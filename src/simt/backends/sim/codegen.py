@@ -71,8 +71,9 @@ class Generator:
     """The Python source of one kernel (after ir/inline.py inlined the device functions
     with barriers): ``generate()`` returns (Source, sites, [(name, MemoryDecl)])."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, warp):
         self.kernel = kernel
+        self.warp = warp         # the device's warp facts (ir/types.Warp)
         self.src = Source()
         self.sites = []          # Site per site number
         self.decls = {}          # id(MemoryDecl) -> (name, decl)

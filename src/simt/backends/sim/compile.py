@@ -31,12 +31,12 @@ class SimBinary(Binary):
     written: list                 # the indices of the array parameters it writes
 
 
-def compile_kernel(fn, options):
+def compile_kernel(fn, options, warp):
     started = time.perf_counter()
     out = {}
 
     def generate(inlined):
-        generator = Generator(inlined)
+        generator = Generator(inlined, warp)
         src, sites, decls = generator.generate()
         out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files)
         return src.text()

@@ -20,6 +20,7 @@ from ..hostmem import HostMemory
 from . import values
 from .compile import compile_kernel, load
 from .launch import Launch
+from .schedule import WARP
 from .streams import Pending, SimEvent, SimStream
 
 
@@ -61,6 +62,7 @@ class SimBackend(HostMemory):
 
     kind = "sim"
     compile_options = CompileOptions(boundscheck=True, seed=0)
+    warp = WARP
 
     def __init__(self, index=0):
         super().__init__(index)
@@ -197,7 +199,7 @@ class SimBackend(HostMemory):
             raise NotSupportedError("the sim device always checks every index: "
                                     "boundscheck=False is for the 'cpu' device")
         check_local_memory(fn)             # the same limit as on the other devices
-        return compile_kernel(fn, options)
+        return compile_kernel(fn, options, self.warp)
 
     def load_binary(self, binary):
         return SimKernel(binary)

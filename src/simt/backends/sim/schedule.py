@@ -16,8 +16,10 @@ from collections import namedtuple
 import simt.fault as fault
 from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
                        UninitializedReadError)
+from ...ir import types as T
 
 dim3 = namedtuple("dim3", "x y z")
+WARP = T.WARP32           # the sim device's warp facts (SimBackend.warp): NVIDIA's 32 lanes
 
 
 class Fault(Exception):
@@ -92,7 +94,7 @@ def thread_order(threads, seed, bid):
     if not seed:
         return list(threads)
     rng = random.Random(hash((seed,) + bid))
-    warps = [threads[i:i + 32] for i in range(0, len(threads), 32)]
+    warps = [threads[i:i + WARP.size] for i in range(0, len(threads), WARP.size)]
     rng.shuffle(warps)
     order = []
     for warp in warps:
@@ -105,14 +107,14 @@ def thread_order(threads, seed, bid):
 def thread_indices(block):
     """(threadIdx, lane, warp number) of each thread of a block of shape ``block``."""
     bx, by, bz = block
-    return [((x, y, z), n % 32, n // 32) for n, (z, y, x) in
+    return [((x, y, z), n % WARP.size, n // WARP.size) for n, (z, y, x) in
             enumerate(itertools.product(range(bz), range(by), range(bx)))]
 
 
 def make_threads(launch):
     """The Thread objects of a launch, one per thread of a block: each block reuses them
     (a record of an access names the block as well as the thread)."""
-    warps = [Warp() for _ in range((len(launch.tids) + 31) // 32)]
+    warps = [Warp() for _ in range((len(launch.tids) + WARP.size - 1) // WARP.size)]
     return [Thread(tid, None, warps[w], lane) for tid, lane, w in launch.tids]
 
 
@@ -121,7 +123,7 @@ def run_block(launch, block, body, threads, sync):
     for th in threads:
         th.block = block
         th.locals = th.result = None
-    for warp in {id(th.warp): th.warp for th in threads[::32]}.values():
+    for warp in {id(th.warp): th.warp for th in threads[::WARP.size]}.values():
         warp.log = []
     order = thread_order(threads, launch.seed, block.index)
     if not sync:
@@ -235,15 +237,16 @@ def _warp_result(th, present, arrived, waits, types):
     mask = values[0] & arrived
     lanes = [present[lane] for lane in sorted(present) if mask >> lane & 1]
     if kind == "shfl":
-        value, b, width = values[1], values[2] & 31, values[3]
-        seg = (32 - width) & 31
+        last = WARP.size - 1
+        value, b, width = values[1], values[2] & last, values[3]
+        seg = (WARP.size - width) & last
         lane = th.lane
         lo = lane & seg
         if sub == "up":
             src = lane - b
             ok = src >= lo
         else:
-            hi = lo | (31 & ~seg)
+            hi = lo | (last & ~seg)
             src = {"down": lane + b, "bfly": lane ^ b, "idx": lo | (b & ~seg)}[sub]
             ok = src <= hi
         if ok and mask >> src & 1 and src in present:

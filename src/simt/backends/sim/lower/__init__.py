@@ -51,7 +51,7 @@ for _var, _text in ((threadIdx, "_k_t.tid"), (blockIdx, "_k_bid"), (blockDim, "_
                     (gridDim, "_k_gdim")):
     for _k, _axis in enumerate("xyz"):
         rule(getattr(_var, _axis))(lambda g, e, a, text=f"{_text}[{_k}]": text)
-rule(warpSize)(lambda g, e, a: "32")
+rule(warpSize)(lambda g, e, a: str(g.warp.size))
 rule(laneid)(lambda g, e, a: "_k_t.lane")
 rule(groups.fns)(lambda g, e, a: f"_k_v.fns({a[0]}, {a[1]})")
 
