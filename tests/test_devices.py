@@ -11,9 +11,11 @@ import pytest
 import simt
 from simt import config as config_module
 from simt.errors import NotSupportedError
+from simt.lang import registry
 from simt.runtime import devices
 from simt.runtime.backend import Backend, DeviceProperties
 from simt.runtime.devices import Device, get_device, set_device, use_device
+from nulldevice.device import NullBackend
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -155,30 +157,28 @@ def test_sim_takes_a_seed_and_always_checks():
         Device("sim", checks=True)
 
 
-class NullBackend(Backend):
-    """A device with nothing but properties: every other hook comes from the contract."""
-
-    kind = "null"
-
-    def properties(self):
-        return DeviceProperties(name="null", kind="null")
-
-
 @pytest.fixture
 def null_device(monkeypatch):
-    """A 'null' device registered by one line in the table, as a new backend would be."""
-    monkeypatch.setitem(devices.BACKENDS, "null", f"{__name__}:NullBackend")
+    """The 'null' device (tests/nulldevice/: one folder) registered by one line in the
+    table, as a new backend would be."""
+    monkeypatch.setitem(devices.BACKENDS, "null", "nulldevice.device:NullBackend")
     monkeypatch.setattr(devices, "_classes", {})
     monkeypatch.setattr(devices, "_found", {})
     monkeypatch.setattr(devices, "_backends", {})
     with use_device("null") as device:
         yield device
+    registry.TARGETS.pop("null", None)            # what its lowerings declared
+    for entry in registry.REGISTRY.values():
+        entry.unsupported.pop("null", None)
 
 
-def test_a_new_device_is_one_table_line(null_device):
+def test_a_new_device_is_one_folder_and_one_table_line(null_device):
     assert [d.name for d in devices.devices()][-1] == "null"
     assert isinstance(null_device.backend, NullBackend) and null_device.properties.name == "null"
     assert null_device.options == {}
+    devices.load_lowerings()                      # the registry learns its targets from the table
+    assert set(registry.TARGETS) == set(devices.BACKENDS)
+    assert simt.math.sin.unsupported["null"] == "the null device runs no kernels"
 
 
 def test_missing_hooks_raise_not_supported(null_device):

@@ -373,3 +373,40 @@ def test_rounding_ptx_instructions():
                         "cvt.rni.s32.f32", "popc.b32", "brev.b32", "prmt.b32", "shf.l.wrap.b32",
                         "dp4a.u32.u32"):
         assert instruction in ptx, instruction
+
+
+@simt.kernel
+def fns_kernel(mask, base, offset, out):
+    i = simt.grid(1)
+    if i < mask.shape[0]:
+        out[i] = simt.math.fns(mask[i], base[i], offset[i])
+
+
+def _fns_reference(mask, base, offset):
+    """PTX's fns.b32 as the PTX ISA's pseudocode writes it."""
+    if offset == 0:
+        return base if mask >> base & 1 else 0xFFFFFFFF
+    pos, count, step = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += step
+    return 0xFFFFFFFF
+
+
+def test_fns_finds_the_nth_set_bit_from_base(device, rng):
+    n = 256
+    mask = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    mask[:8] = [0xAAAAAAAA] * 4 + [0, 0xFFFFFFFF, 1, 0x80000000]
+    base = rng.integers(0, 32, n).astype(np.uint32)
+    base[:8] = [3, 3, 2, 2, 5, 31, 0, 31]
+    offset = rng.integers(-34, 35, n).astype(np.int32)
+    offset[:8] = [1, -1, 1, -1, 1, -32, 0, 0]
+    out = poison(n, np.uint32)
+    fns_kernel[2, 128](mask, base, offset, out)
+    want = [_fns_reference(int(m), int(b), int(o)) for m, b, o in zip(mask, base, offset)]
+    np.testing.assert_array_equal(out, np.array(want, np.uint32))
+    assert list(out[:4]) == [3, 3, 3, 1]            # the PTX ISA's own examples
+    assert list(out[4:8]) == [0xFFFFFFFF, 0, 0, 31]

@@ -122,20 +122,9 @@ def _laneid(em, e):
 
 @lowering(fns)
 def _fns(em, e):
-    """Position of the n-th (from 0) set bit of a uint32 mask, or -1 (PTX fns): a
-    five-step binary search on population counts, the same code on every target."""
-    b = em.builder
-    mask, n = (em.expr(a) for a in e.args)
-    popc = b.module.declare_intrinsic("llvm.ctpop", [I32])
-    total, wanted = b.call(popc, [mask]), n
-    pos = const(I32, 0)
-    for width in (16, 8, 4, 2, 1):
-        low = b.and_(b.lshr(mask, pos), const(I32, (1 << width) - 1))
-        count = b.call(popc, [low])
-        up = b.icmp_unsigned(">=", n, count)
-        n = b.select(up, b.sub(n, count), n)
-        pos = b.select(up, b.add(pos, const(I32, width)), pos)
-    return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
+    """Position of the n-th (from 0) set bit of a uint32 mask, or -1: the same code on every
+    target (coalesced groups' ranks)."""
+    return mathlower.nth_set_bit(em.builder, *(em.expr(a) for a in e.args))
 
 
 @lowering(heap.malloc)

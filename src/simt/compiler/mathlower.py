@@ -271,6 +271,42 @@ for _name in ("dp4a", "dp2a_lo", "dp2a_hi"):
         lambda em, e, name=_name: _dot(em.builder, name, e.type.kind == "u", *_args(em, e)))
 
 
+@lowering(INT["fns"])
+def _fns(em, e):
+    """__fns as PTX's fns.b32 defines it: from bit ``base`` up (offset > 0) or down
+    (offset < 0), the |offset|-th set bit; offset 0: base itself if set. Upwards that is the
+    (offset - 1)-th set bit of the bits at or above base; downwards the (count - |offset|)-th
+    of the bits at or below it. ``base`` is taken modulo 32 (PTX leaves larger ones
+    undefined)."""
+    b = em.builder
+    mask, base, offset = _args(em, e)
+    zero, ones = const(I32, 0), const(I32, -1)
+    base = b.and_(base, const(I32, 31))
+    above = b.and_(mask, b.shl(ones, base))
+    below = b.and_(mask, b.lshr(ones, b.sub(const(I32, 31), base)))
+    popc = b.module.declare_intrinsic("llvm.ctpop", [I32])
+    up = b.icmp_signed(">", offset, zero)
+    rank = b.select(up, b.sub(offset, const(I32, 1)), b.add(b.call(popc, [below]), offset))
+    found = nth_set_bit(b, b.select(up, above, below), rank)
+    own = b.select(b.trunc(b.lshr(mask, base), I1), base, ones)
+    return b.select(b.icmp_signed("==", offset, zero), own, found)
+
+
+def nth_set_bit(b, mask, n):
+    """Position of the n-th (from 0) set bit of a uint32 mask, or -1: a five-step binary
+    search on population counts (n as unsigned: a negative n finds none)."""
+    popc = b.module.declare_intrinsic("llvm.ctpop", [I32])
+    total, wanted = b.call(popc, [mask]), n
+    pos = const(I32, 0)
+    for width in (16, 8, 4, 2, 1):
+        low = b.and_(b.lshr(mask, pos), const(I32, (1 << width) - 1))
+        count = b.call(popc, [low])
+        up = b.icmp_unsigned(">=", n, count)
+        n = b.select(up, b.sub(n, count), n)
+        pos = b.select(up, b.add(pos, const(I32, width)), pos)
+    return b.select(b.icmp_unsigned("<", wanted, total), pos, const(I32, -1))
+
+
 def _to_i32(b, v):
     return b.trunc(v, I32) if v.type.width > 32 else v
 

@@ -101,6 +101,10 @@ ENTRIES = [
            "of hi:lo >> (shift & 31).", signature_rule, "funnelshift_r", "uuu>u"),
     _entry("funnelshift_rc", "funnelshift_rc(lo, hi, shift): __funnelshift_rc, the low 32 "
            "bits of hi:lo >> min(shift, 32).", signature_rule, "funnelshift_rc", "uuu>u"),
+    _entry("fns", "fns(mask, base, offset): __fns, the position of the offset-th set bit of "
+           "mask counted from bit base (base taken modulo 32) upwards for offset > 0, downwards "
+           "for offset < 0; offset 0 gives base if that bit is set. 0xFFFFFFFF when there is "
+           "none.", signature_rule, "fns", "uui>u"),
     _entry("sad", "sad(x, y, z): __sad, |x - y| + z for int32 x, y and uint32 z.",
            signature_rule, "sad", "iiu>u"),
     _entry("usad", "usad(x, y, z): __usad, |x - y| + z on uint32.", signature_rule, "usad",

@@ -244,6 +244,21 @@ def fns(mask, n):
     return -1
 
 
+def fns_from(mask, base, offset):
+    """__fns (PTX fns.b32): the |offset|-th set bit of a uint32 mask from bit base up
+    (offset > 0) or down (offset < 0); offset 0: base if set; else 0xFFFFFFFF."""
+    base &= 31
+    if offset == 0:
+        return base if mask >> base & 1 else 0xFFFFFFFF
+    step, count = (1 if offset > 0 else -1), abs(offset)
+    for pos in range(base, 32 if step > 0 else -1, step):
+        if mask >> pos & 1:
+            count -= 1
+            if count == 0:
+                return pos
+    return 0xFFFFFFFF
+
+
 def bitcast(value, src, dst):
     return np.array(value, src).view(dst).item()
 

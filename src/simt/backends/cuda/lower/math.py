@@ -1,7 +1,9 @@
 """The math intrinsics the GPU has instructions of its own for: rounding-mode arithmetic and
 conversions (libdevice's ``__nv_fadd_rz`` ...), the integer intrinsics with a libdevice
 function (one PTX instruction each: prmt, sad, hadd) or an NVVM intrinsic LLVM would not
-pick by itself (dp4a, dp2a), and the half fma (fma.rn.f16, fma.rn.f16x2)."""
+pick by itself (dp4a, dp2a), fns.b32, and the half fma (fma.rn.f16, fma.rn.f16x2)."""
+from llvmlite import ir as ll
+
 from ....compiler.lltypes import I1, I32, const
 from ....compiler.mathlower import register_rounding
 from ....lang import half
@@ -31,6 +33,13 @@ def _dot(em, e):
     a, b, c = args
     hi = const(I1, e.entry is INT["dp2a_hi"])
     return call(em, f"llvm.nvvm.idp2a.{sign}.{sign}", [a, b, hi, c], I32)
+
+
+@lowering(INT["fns"], target=TARGET)
+def _fns(em, e):
+    """One instruction (libdevice has no __nv_fns)."""
+    asm = ll.InlineAsm(ll.FunctionType(I32, [I32] * 3), "fns.b32 $0, $1, $2, $3;", "=r,r,r,r")
+    return em.builder.call(asm, [em.expr(a) for a in e.args])
 
 
 @lowering(half.ENTRIES["hfma"], half.ENTRIES["hfma2"], target=TARGET)

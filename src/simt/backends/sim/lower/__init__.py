@@ -114,6 +114,7 @@ rule(INT["mulhi"], INT["umulhi"])(
                     f"{wrap_fn(e.args[0].type)})")
 rule(INT["mul24"])(lambda g, e, a: f"_k_v.mul24({a[0]}, {a[1]}, True, "
                                    f"{wrap_fn(e.args[0].type)})")
+rule(INT["fns"])(lambda g, e, a: f"_k_v.fns_from({a[0]}, {a[1]}, {a[2]})")
 rule(INT["umul24"])(lambda g, e, a: f"_k_v.mul24({a[0]}, {a[1]}, False, "
                                     f"{wrap_fn(e.args[0].type)})")
 
