@@ -17,13 +17,12 @@ from .flat import counted_loop, flat_address
 def _element_loop(em, e, dst, di, src, si, count):
     elem = memory(e.args[0].type.element)
 
-    def body(k):
+    with counted_loop(em, count) as k:
         b = em.builder
         value = b.load(flat_address(em, src, b.add(si, k), e.attrs["src"], e.loc), typ=elem)
         b = em.builder
         address = flat_address(em, dst, b.add(di, k), e.attrs["dst"], e.loc)
         em.builder.store(value, address)
-    counted_loop(em, count, body)
 
 
 def _operands(em, e):
@@ -96,12 +95,11 @@ def _copy_gpu(em, e):
     frm_g = b.addrspacecast(frm, ptr(glob)) if frm.type.addrspace != glob else frm
     chunks = b.udiv(b.mul(count, i64(itemsize)), i64(size))
 
-    def body(j):
+    with counted_loop(em, chunks) as j:
         bb = em.builder
         offset = bb.mul(j, i64(size))
         bb.call(fn, [bb.gep(to_s, [offset], source_etype=ll.IntType(8)),
                      bb.gep(frm_g, [offset], source_etype=ll.IntType(8))])
-    counted_loop(em, chunks, body)
     em.builder.branch(done_bb)
     em.builder.position_at_end(slow_bb)
     _element_loop(em, e, dst, di, src, si, count)
