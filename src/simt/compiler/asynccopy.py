@@ -9,13 +9,12 @@ from .lltypes import memory
 def element_loop(em, e, dst, di, src, si, count):
     elem = memory(e.args[0].type.element)
 
-    def body(k):
+    with counted_loop(em, count) as k:
         b = em.builder
         value = b.load(flat_address(em, src, b.add(si, k), e.attrs["src"], e.loc), typ=elem)
         b = em.builder
         address = flat_address(em, dst, b.add(di, k), e.attrs["dst"], e.loc)
         em.builder.store(value, address)
-    counted_loop(em, count, body)
 
 
 def operands(em, e):

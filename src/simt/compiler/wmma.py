@@ -15,4 +15,5 @@ def fill(em, e, count):
         v = bfloat16.narrow(em.builder, v)
     data = em.expr(frag).data
     elem = memory(f.element)
-    counted_loop(em, i64(count), lambda i: em.builder.store(v, em.builder.gep(data, [i], source_etype=elem)))
+    with counted_loop(em, i64(count)) as i:
+        em.builder.store(v, em.builder.gep(data, [i], source_etype=elem))

@@ -12,6 +12,7 @@ from ...ir import nodes as ir
 from ...ir import types as T
 from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
+from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, value_type)
 from . import checked, cluster, cooperative, guards, hoist, warp
@@ -20,6 +21,10 @@ from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
 from ...ir.uniform import Uniformity
+
+# a block has at most 1024 threads: the thread loops' indices and the flat thread index never
+# wrap, and saying so lets LLVM see the x loop's accesses as consecutive (and vectorize it)
+_NO_WRAP = ["nuw", "nsw"]
 
 
 class MaskedLoop:
@@ -204,15 +209,14 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     # ------------------------------------------------------------ loops over blocks and threads
     def block_loop(self, first, last, gx, gy):
+        blocks = ("blocks", "block_body", None, "blocks_done")
+        with counted_loop(self, last, "block", blocks, start=first) as c:
+            self.grid_block(c, gx, gy)
+        self.builder.ret(i32(0))
+
+    def grid_block(self, c, gx, gy):
+        """One block of the grid, ``c`` its linear index."""
         b = self.builder
-        counter = self.alloca(I64, name="block")
-        b.store(first, counter)
-        head, body, done = self.new_block("blocks"), self.new_block("block_body"), self.new_block("blocks_done")
-        b.branch(head)
-        b.position_at_end(head)
-        c = b.load(counter, typ=I64)
-        b.cbranch(b.icmp_signed("<", c, last), body, done)
-        b.position_at_end(body)
         self.specials["blockIdx.x"] = b.trunc(b.urem(c, gx), I32)
         rest = b.udiv(c, gx)
         self.specials["blockIdx.y"] = b.trunc(b.urem(rest, gy), I32)
@@ -235,11 +239,6 @@ class CpuKernelEmitter(CpuEmitterBase):
             self.emit_pieces(self.pieces, [])
         if self.checks:
             checked.settle(self)
-        b = self.builder
-        b.store(b.add(c, i64(1)), counter)
-        b.branch(head)
-        b.position_at_end(done)
-        b.ret(i32(0))
 
     def threads(self, stmts, guards, state=None):
         """The thread loop running ``stmts``; with bounds checks (not checked mode), those
@@ -254,34 +253,35 @@ class CpuKernelEmitter(CpuEmitterBase):
         ``state``: the recomputed values (uniform.py) as they stand at this point."""
         b = self.builder
         bx, by, bz = (b.trunc(d, I32) for d in self.block_dims)
-        tz_p, ty_p, tx_p = (self.alloca(I32, name=n) for n in ("tz", "ty", "tx"))
         blocks = {n: self.new_block(n) for n in
                   ("z_head", "y_init", "y_head", "x_init", "x_head", "thread", "recompute", "run",
                    "write_back", "x_next", "y_next", "z_next", "threads_done")}
-        b.store(i32(0), tz_p)
-        b.branch(blocks["z_head"])
-        b.position_at_end(blocks["z_head"])
-        tz = b.load(tz_p, typ=I32)
-        b.cbranch(b.icmp_unsigned("<", tz, bz), blocks["y_init"], blocks["threads_done"])
-        b.position_at_end(blocks["y_init"])
-        b.store(i32(0), ty_p)
-        b.branch(blocks["y_head"])
-        b.position_at_end(blocks["y_head"])
-        ty = b.load(ty_p, typ=I32)
-        b.cbranch(b.icmp_unsigned("<", ty, by), blocks["x_init"], blocks["z_next"])
-        b.position_at_end(blocks["x_init"])
-        b.store(i32(0), tx_p)
-        b.branch(blocks["x_head"])
-        b.position_at_end(blocks["x_head"])
-        tx = b.load(tx_p, typ=I32)
-        b.cbranch(b.icmp_unsigned("<", tx, bx), blocks["thread"], blocks["y_next"])
-        b.position_at_end(blocks["thread"])
+
+        def loop(extent, counter, names):
+            return counted_loop(self, extent, counter, [blocks[n] for n in names.split()],
+                                signed=False, flags=_NO_WRAP)
+        z = loop(bz, "tz", "z_head y_init z_next threads_done")
+        y = loop(by, "ty", "y_head x_init y_next z_next")
+        x = loop(bx, "tx", "x_head thread x_next y_next")
+        with z as tz, y as ty, x as tx:
+            group = self.thread_body(body_fn, guards, check_exit, state, blocks,
+                                     (tz, ty, tx), (by, bx))
+        # the thread loop is not unrolled at run time either, as gcc's row loops are not
+        # (a vectorized one never is): see CpuTarget.loop_hint
+        rolled = [loopmeta.rolled_at_run_time(self.module)]
+        if group is not None:
+            loopmeta.parallel(self.module, x.back_edge, group, rolled)
+        else:
+            loopmeta.mark(self.module, x.back_edge, rolled)
+
+    def thread_body(self, body_fn, guards, check_exit, state, blocks, tids, dims):
+        """One thread's pass through the thread loop: its index, guards and recomputed values,
+        body_fn's code, the write-back of its slots. Returns the x loop's access group."""
+        b = self.builder
+        (tz, ty, tx), (by, bx) = tids, dims
         self.specials.update({"threadIdx.x": tx, "threadIdx.y": ty, "threadIdx.z": tz})
-        # a block has at most 1024 threads: nothing wraps, and saying so lets LLVM see the
-        # x loop's accesses as consecutive (and vectorize it)
-        nw = ["nuw", "nsw"]
-        flat = b.add(b.mul(b.add(b.mul(tz, by, flags=nw), ty, flags=nw), bx, flags=nw), tx,
-                     flags=nw)
+        flat = b.add(b.mul(b.add(b.mul(tz, by, flags=_NO_WRAP), ty, flags=_NO_WRAP), bx,
+                           flags=_NO_WRAP), tx, flags=_NO_WRAP)
         self.flat_tid = b.zext(flat, I64)
         if self.checks:
             checked.thread_start(self, self.block_lin)
@@ -315,25 +315,8 @@ class CpuKernelEmitter(CpuEmitterBase):
             base, lltype = self.slot_layout[name]
             b.store(b.load(self.shadows[name], typ=lltype),
                     b.gep(base, [self.flat_tid], source_etype=lltype))
-        b.branch(blocks["x_next"])
         self.pending, self.shadows = {}, None
-        b.position_at_end(blocks["x_next"])
-        b.store(b.add(tx, i32(1), flags=nw), tx_p)
-        back_edge = b.branch(blocks["x_head"])
-        # the thread loop is not unrolled at run time either, as gcc's row loops are not
-        # (a vectorized one never is): see CpuTarget.loop_hint
-        rolled = [loopmeta.rolled_at_run_time(self.module)]
-        if group is not None:
-            loopmeta.parallel(self.module, back_edge, group, rolled)
-        else:
-            loopmeta.mark(self.module, back_edge, rolled)
-        b.position_at_end(blocks["y_next"])
-        b.store(b.add(ty, i32(1), flags=nw), ty_p)
-        b.branch(blocks["y_head"])
-        b.position_at_end(blocks["z_next"])
-        b.store(b.add(tz, i32(1), flags=nw), tz_p)
-        b.branch(blocks["z_head"])
-        b.position_at_end(blocks["threads_done"])
+        return group
 
     # ------------------------------------------------------------ recomputed values
     def expr_Var(self, e):

@@ -15,6 +15,7 @@ target's (``em.target.warp``: 32 lanes, uint32 masks).
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
+from ...compiler.flat import counted_loop
 from ...compiler.lltypes import I1, I8, I32, I64, const, i32, i64, scalar, value_type
 from . import checked
 
@@ -130,25 +131,12 @@ class Lanes:
     def each_present(self, mask, body):
         """Run ``body(lane)`` for each lane 0..count-1 that is present (an LLVM loop)."""
         em = self.em
-        b = em.builder
-        counter = em.alloca(I32, name="lane")
-        b.store(i32(0), counter)
         head, check, run, step, done = (em.new_block(n) for n in
                                         ("lanes", "lane_check", "lane_run", "lane_next", "lanes_done"))
-        b.branch(head)
-        b.position_at_end(head)
-        lane = b.load(counter, typ=I32)
-        b.cbranch(b.icmp_unsigned("<", lane, self.count), check, done)
-        b.position_at_end(check)
-        b.cbranch(self.present(lane, mask), run, step)
-        b.position_at_end(run)
-        body(lane)
-        em.builder.branch(step)
-        b = em.builder
-        b.position_at_end(step)
-        b.store(b.add(lane, i32(1)), counter)
-        b.branch(head)
-        b.position_at_end(done)
+        with counted_loop(em, self.count, "lane", (head, check, step, done), signed=False) as lane:
+            em.builder.cbranch(self.present(lane, mask), run, step)
+            em.builder.position_at_end(run)
+            body(lane)
 
 
 def result(em, s):

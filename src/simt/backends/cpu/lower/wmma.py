@@ -1,5 +1,7 @@
 """The warp matrix functions (lang/wmma.py) on the CPU device: every lane holds the whole
 tile, row-major, and computes loads and products itself; lane 0 stores (LLVM loops)."""
+from contextlib import contextmanager
+
 from ....compiler.flat import counted_loop, flat_address
 from ....compiler.lltypes import F16, F32, F64, I32, I64, i32, i64, memory
 from ....compiler.wmma import fill
@@ -21,14 +23,17 @@ def _num_cpu(em, e):
     return i32(e.attrs["fragment"].tile)
 
 
-def _for(em, count, body):
-    """``for i in range(count): body(i)`` as an LLVM loop (i an i64)."""
-    counted_loop(em, i64(count), body)
+def _for(em, count):
+    """``for i in range(count)`` as an LLVM loop (i an i64): ``with _for(em, count) as i:``."""
+    return counted_loop(em, i64(count))
 
 
-def _tile_loop(em, rows, cols, body):
-    """body(r, c) for every element of a rows x cols tile (r, c i64)."""
-    _for(em, rows, lambda r: _for(em, cols, lambda c: body(r, c)))
+@contextmanager
+def _tile_loop(em, rows, cols):
+    """Every element of a rows x cols tile: ``with _tile_loop(em, rows, cols) as (r, c):``
+    (r, c i64)."""
+    with _for(em, rows) as r, _for(em, cols) as c:
+        yield r, c
 
 
 def _memory_index(b, r, c, ldm, layout):
@@ -45,14 +50,13 @@ def _load_cpu(em, e):
     data = em.expr(frag).data
     elem = memory(f.element)
 
-    def body(r, c):
+    with _tile_loop(em, rows, cols) as (r, c):
         b = em.builder
         index = b.add(offset, _memory_index(b, r, c, ldm, e.attrs["layout"]))
         value = b.load(flat_address(em, array, index, e.attrs["label"], e.loc), typ=elem)
         b = em.builder
         slot = b.add(b.mul(r, i64(cols)), c)
         b.store(value, b.gep(data, [slot], source_etype=elem))
-    _tile_loop(em, rows, cols, body)
 
 
 @lowering(store_matrix_sync, target=TARGET)
@@ -64,12 +68,6 @@ def _store_cpu(em, e):
     data = em.expr(frag).data
     elem = memory(f.element)
 
-    def body(r, c):
-        b = em.builder
-        value = b.load(b.gep(data, [b.add(b.mul(r, i64(cols)), c)], source_etype=elem), typ=elem)
-        index = b.add(offset, _memory_index(b, r, c, ldm, e.attrs["layout"]))
-        address = flat_address(em, array, index, e.attrs["label"], e.loc)
-        em.builder.store(value, address)
     # lane 0 stores for the warp (all lanes hold the tile): a lane's writes after the call
     # are never overwritten by a later lane's copy of the store, as on the GPU
     b = em.builder
@@ -77,7 +75,12 @@ def _store_cpu(em, e):
     store, done = em.new_block("wmma_store"), em.new_block("wmma_stored")
     b.cbranch(first, store, done)
     b.position_at_end(store)
-    _tile_loop(em, rows, cols, body)
+    with _tile_loop(em, rows, cols) as (r, c):
+        b = em.builder
+        value = b.load(b.gep(data, [b.add(b.mul(r, i64(cols)), c)], source_etype=elem), typ=elem)
+        index = b.add(offset, _memory_index(b, r, c, ldm, e.attrs["layout"]))
+        address = flat_address(em, array, index, e.attrs["label"], e.loc)
+        em.builder.store(value, address)
     em.builder.branch(done)
     em.builder.position_at_end(done)
 
@@ -116,12 +119,11 @@ def _mma_cpu(em, e):
     acc_type = I32 if integer else (F64 if fa.kind == "f64" else F32)
     acc = em.alloca(acc_type, name="wmma_acc")
 
-    def element(r, col):
+    with _tile_loop(em, m, n) as (r, col):
         b = em.builder
         b.store(_acc_in(b, b.load(b.gep(c, [b.add(b.mul(r, i64(n)), col)], source_etype=tc),
                                   typ=tc), fc.kind), acc)
-
-        def step(kk):
+        with _for(em, k) as kk:
             b = em.builder
             x = _widen(b, b.load(b.gep(a, [b.add(b.mul(r, i64(k)), kk)], source_etype=ta),
                                  typ=ta), fa.kind)
@@ -129,8 +131,6 @@ def _mma_cpu(em, e):
                                  typ=ta), fb.kind)
             total = b.load(acc, typ=acc_type)
             b.store(b.add(total, b.mul(x, y)) if integer else b.fadd(total, b.fmul(x, y)), acc)
-        _for(em, k, step)
         b = em.builder
         out = _acc_out(b, b.load(acc, typ=acc_type), fd.kind)
         b.store(out, b.gep(d, [b.add(b.mul(r, i64(n)), col)], source_etype=td))
-    _tile_loop(em, m, n, element)

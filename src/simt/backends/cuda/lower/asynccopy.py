@@ -77,12 +77,11 @@ def _copy_gpu(em, e):
     frm_g = b.addrspacecast(frm, ptr(glob)) if frm.type.addrspace != glob else frm
     chunks = b.udiv(b.mul(count, i64(itemsize)), i64(size))
 
-    def body(j):
+    with counted_loop(em, chunks) as j:
         bb = em.builder
         offset = bb.mul(j, i64(size))
         bb.call(fn, [bb.gep(to_s, [offset], source_etype=ll.IntType(8)),
                      bb.gep(frm_g, [offset], source_etype=ll.IntType(8))])
-    counted_loop(em, chunks, body)
     em.builder.branch(done_bb)
     em.builder.position_at_end(slow_bb)
     element_loop(em, e, dst, di, src, si, count)
