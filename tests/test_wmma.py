@@ -1,4 +1,4 @@
-"""Warp matrix functions (lang/wmma.py, compiler/wmma.py): tiled GEMMs through shared memory
+"""Warp matrix functions (lang/wmma.py, backends/*/lower/wmma.py): tiled GEMMs through shared memory
 for every supported precision against NumPy, the PTX the GPU gets, and the errors."""
 import shutil
 import subprocess

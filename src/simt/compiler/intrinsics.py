@@ -1,8 +1,10 @@
 """Lowerings of registry entries (lang/) to LLVM IR, registered against the entries.
 
-What every target shares is here; what differs is asked of the target
-(special registers, libm versus libdevice names, fences). Entries may also
-carry their own lowerings in their lang/ module (lang/timers.py does)."""
+What every LLVM target shares is here (and in mathlower.py, and in the lang/ module of
+an entry whose lowering is target-neutral, as lang/vectors.py); what a device does its
+own way is registered from its folder (backends/<device>/lower/), or asked of the
+target when many lowerings share it (special registers, memory, fences, the math
+library: the Target interface)."""
 from llvmlite import ir as ll
 
 from . import mathlower, ops  # noqa: F401  (mathlower registers the math lowerings)
