@@ -88,24 +88,27 @@ def _atomic(em, e):
     return em.target.atomic_rmw(em, name, address, values[0], t, scope, order)
 
 
-@lowering(pylang.complex_real, pylang.complex_imag, pylang.complex_conj, pylang.complex_make,
-          pylang.complex_abs)
-def _complex(em, e):
-    b = em.builder
-    name = e.op.split(".", 1)[1]
-    args = [em.expr(a) for a in e.args]
-    if name == "real":
-        return b.extract_value(args[0], 0)
-    if name == "imag":
-        return b.extract_value(args[0], 1)
-    if name == "conj":
-        return b.insert_value(args[0], b.fneg(b.extract_value(args[0], 1)), 1)
-    if name == "make":
-        return ops.make_complex(b, scalar(e.type), args[0], args[1])
-    if name == "abs":
-        re, im = b.extract_value(args[0], 0), b.extract_value(args[0], 1)
-        return em.target.math_call(em, "hypot", e.type, [re, im])
-    raise NotImplementedError(name)
+lowering(pylang.complex_real)(lambda em, e: em.builder.extract_value(em.expr(e.args[0]), 0))
+lowering(pylang.complex_imag)(lambda em, e: em.builder.extract_value(em.expr(e.args[0]), 1))
+
+
+@lowering(pylang.complex_conj)
+def _conj(em, e):
+    b, z = em.builder, em.expr(e.args[0])
+    return b.insert_value(z, b.fneg(b.extract_value(z, 1)), 1)
+
+
+@lowering(pylang.complex_make)
+def _make_complex(em, e):
+    re, im = (em.expr(a) for a in e.args)
+    return ops.make_complex(em.builder, scalar(e.type), re, im)
+
+
+@lowering(pylang.complex_abs)
+def _complex_abs(em, e):
+    b, z = em.builder, em.expr(e.args[0])
+    re, im = b.extract_value(z, 0), b.extract_value(z, 1)
+    return em.target.math_call(em, "hypot", e.type, [re, im])
 
 
 @lowering(tex.fetch, tex.tex1D, tex.tex2D, tex.tex3D, tex.tex1DLayered, tex.tex2DLayered,

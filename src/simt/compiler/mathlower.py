@@ -43,17 +43,26 @@ def float_flags(em):
     return ops.FAST_FLAGS if em.options.fastmath else ()
 
 
-@lowering(*MATH_FUNCS)
-def _math(em, e):
-    name = e.op.split(".", 1)[1]
-    args = [em.expr(a) for a in e.args]
-    if name in PREDICATES:
-        return _predicate(em, name, args[0], e.args[0].type)
-    ft = next(a.type for a in e.args if a.type.kind == "f")
-    if ft.dtype.itemsize == 2:                      # half: compute in float32, as CUDA does
-        wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
-        return em.builder.fptrunc(math_value(em, name, T.FLOAT32, wide), scalar(ft))
-    return math_value(em, name, ft, args)
+def function_name(entry):
+    """The library function a math entry computes (math.sin, fast.sin: sin)."""
+    return entry.op.partition(".")[2]
+
+
+def _math(name):
+    def lower(em, e):
+        args = [em.expr(a) for a in e.args]
+        if name in PREDICATES:
+            return _predicate(em, name, args[0], e.args[0].type)
+        ft = next(a.type for a in e.args if a.type.kind == "f")
+        if ft.dtype.itemsize == 2:                  # half: compute in float32, as CUDA does
+            wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
+            return em.builder.fptrunc(math_value(em, name, T.FLOAT32, wide), scalar(ft))
+        return math_value(em, name, ft, args)
+    return lower
+
+
+for _entry in MATH_FUNCS:
+    lowering(_entry)(_math(function_name(_entry)))
 
 
 def math_value(em, name, t, args):
@@ -99,16 +108,20 @@ def _predicate(em, name, x, t):
 FAST_ENTRIES = [e for e in FP_ENTRIES if e.op.startswith("fast.") and e.op != "fast.saturate"]
 
 
-@lowering(*FAST_ENTRIES)
-def _fast(em, e):
-    name = e.op.split(".", 1)[1]
-    args = [em.expr(a) for a in e.args]
-    fast = em.target.fast_math(em, name, args)
-    if fast is not None:
-        return fast
-    if name == "div":
-        return em.builder.fdiv(args[0], args[1], flags=float_flags(em))
-    return math_value(em, name, T.FLOAT32, args)
+def _fast(name):
+    def lower(em, e):
+        args = [em.expr(a) for a in e.args]
+        fast = em.target.fast_math(em, name, args)
+        if fast is not None:
+            return fast
+        if name == "div":
+            return em.builder.fdiv(args[0], args[1], flags=float_flags(em))
+        return math_value(em, name, T.FLOAT32, args)
+    return lower
+
+
+for _entry in FAST_ENTRIES:
+    lowering(_entry)(_fast(function_name(_entry)))
 
 
 @lowering(next(e for e in FP_ENTRIES if e.op == "fast.saturate"))
@@ -135,22 +148,34 @@ def register_rounding(rounded, convert, target):
                                                         em.expr(e.args[0])))
 
 
-@lowering(*BITCASTS)
+CASTS = {function_name(e): e for e in BITCASTS}
+
+
+@lowering(*(e for name, e in CASTS.items()
+            if name not in ("hiloint2double", "double2hiint", "double2loint")))
 def _bitcast(em, e):
+    return em.builder.bitcast(em.expr(e.args[0]), scalar(e.type))
+
+
+@lowering(CASTS["hiloint2double"])
+def _hiloint2double(em, e):
     b = em.builder
     args = [em.expr(a) for a in e.args]
-    name = e.entry.op.split(".", 1)[1]
-    if name == "hiloint2double":
-        hi, lo = (b.zext(a, I64) for a in args)
-        word = b.or_(b.shl(hi, const(I64, 32)), lo)
-        return b.bitcast(word, scalar(e.type))
-    bits = b.bitcast(args[0], scalar(e.type)) if name not in ("double2hiint", "double2loint") \
-        else b.bitcast(args[0], I64)
-    if name == "double2hiint":
-        return b.trunc(b.lshr(bits, const(I64, 32)), I32)
-    if name == "double2loint":
-        return b.trunc(bits, I32)
-    return bits
+    hi, lo = (b.zext(a, I64) for a in args)
+    word = b.or_(b.shl(hi, const(I64, 32)), lo)
+    return b.bitcast(word, scalar(e.type))
+
+
+@lowering(CASTS["double2hiint"])
+def _double2hiint(em, e):
+    b = em.builder
+    bits = b.bitcast(em.expr(e.args[0]), I64)
+    return b.trunc(b.lshr(bits, const(I64, 32)), I32)
+
+
+@lowering(CASTS["double2loint"])
+def _double2loint(em, e):
+    return em.builder.trunc(em.builder.bitcast(em.expr(e.args[0]), I64), I32)
 
 
 # ---------------------------------------------------------------- integer intrinsics

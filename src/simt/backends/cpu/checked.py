@@ -24,6 +24,7 @@ of the block that has not returned arrived; warp functions check their mask.
 from llvmlite import ir as ll
 
 import simt.fault as fault
+from ...compiler.flat import counted_loop
 from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
 from ...ir import nodes as ir
 from ...ir import types as T
@@ -838,33 +839,25 @@ def check_mask(em, lanes, mask, loc, syncwarp=False):
     (it is elsewhere): lanes that returned, and lanes past the end of a partial warp,
     are excused (the guide: "all non-exited threads named in mask"); for syncwarp, lanes
     at a syncwarp in the other arm of an ``if`` too."""
-    b = em.builder
-    counter = em.alloca(I32, name="mask_lane")
-    b.store(i32(0), counter)
     head, test, bad, step, done = (em.new_block(n) for n in
                                    ("mask", "mask_test", "mask_bad", "mask_next", "mask_done"))
-    b.branch(head)
-    b.position_at_end(head)
-    lane = b.load(counter, typ=I32)
-    b.cbranch(b.icmp_unsigned("<", lane, lanes.count), test, done)
-    b.position_at_end(test)
-    named = b.icmp_unsigned("!=", b.and_(b.lshr(mask, lane), i32(1)), i32(0))
-    absent = b.and_(named, b.not_(lanes.present(lane)))
-    if em.exited:
-        base, lltype = em.slot_layout[em.exited]
-        flag = b.load(b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype),
-                      typ=lltype)
-        absent = b.and_(absent, b.icmp_unsigned("==", flag, ll.Constant(lltype, 0)))
-    if syncwarp:
-        absent = b.and_(absent, b.not_(_in_other_arm(em, lanes, lane)))
-    b.cbranch(absent, bad, step)
-    b.position_at_end(bad)
-    me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
-    other = b.add(b.sub(me, lanes.lane), lane)
-    b.call(_reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
-                                  other, i32(0), i32(0)])
-    em.abort()
-    b.position_at_end(step)
-    b.store(b.add(lane, i32(1)), counter)
-    b.branch(head)
-    b.position_at_end(done)
+    with counted_loop(em, lanes.count, "mask_lane", (head, test, step, done),
+                      signed=False) as lane:
+        b = em.builder
+        named = b.icmp_unsigned("!=", b.and_(b.lshr(mask, lane), i32(1)), i32(0))
+        absent = b.and_(named, b.not_(lanes.present(lane)))
+        if em.exited:
+            base, lltype = em.slot_layout[em.exited]
+            slot = b.gep(base, [b.add(lanes.base, b.zext(lane, I64))], source_etype=lltype)
+            flag = b.load(slot, typ=lltype)
+            absent = b.and_(absent, b.icmp_unsigned("==", flag, ll.Constant(lltype, 0)))
+        if syncwarp:
+            absent = b.and_(absent, b.not_(_in_other_arm(em, lanes, lane)))
+        b.cbranch(absent, bad, step)
+        b.position_at_end(bad)
+        me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        other = b.add(b.sub(me, lanes.lane), lane)
+        b.call(_reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
+                                      other, i32(0), i32(0)])
+        em.abort()
+        b.position_at_end(step)
