@@ -439,10 +439,11 @@ class CudaBackend(Backend):
                 f"(kernel '{fn.name}'): run it with simt.use_device('cpu', checks=True), or "
                 f"under compute-sanitizer on the GPU (docs/finding-bugs.md)")
         _refuse_packed_records(fn)
+        from .archspecific import target_for
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory
         check_local_memory(fn)
-        return compile_kernel(fn, options, arch)
+        return compile_kernel(fn, options, target_for(fn, arch))
 
     def sass(self, binary):
         from .compile import sass
