@@ -51,7 +51,7 @@ _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared
               "threadfence threadfence_block threadfence_system atomic math float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
-              "hiloint2double cg wmma")
+              "hiloint2double cg wmma mma")
 _home("runtime.textures", "CudaArray Texture Surface")
 _home("runtime.modules", "Module SourceModule RawKernel")
 _home("runtime.peer", "can_access_peer enable_peer_access")
@@ -64,6 +64,7 @@ _home("lang.warp", "all_sync any_sync ballot_sync activemask match_any_sync matc
                    "reduce_or_sync reduce_xor_sync shfl_sync shfl_up_sync shfl_down_sync "
                    "shfl_xor_sync syncwarp laneid uni_sync")
 _home("lang.pipeline", "pipeline memcpy_async")
+_home("lang.mma", "ldmatrix stmatrix")
 _home("lang.atomics_ordered", "volatile_load volatile_store")
 _home("lang.cachehints", "ldcg ldca ldcs ldlu ldcv stwb stcg stcs stwt")
 _home("lang.printf", "printf")
@@ -110,7 +111,7 @@ def _public():
     names = {n for n in globals() if not n.startswith("_")}
     names |= set(_HOMES) | set(_tables())
     names -= {"math", "errors", "version", "logs", "config", "lazy"}
-    return sorted(n for n in names if n in ("cg", "wmma") or
+    return sorted(n for n in names if n in ("cg", "wmma", "mma") or
                   type(__getattr__(n) if n not in globals() else globals()[n]).__name__ != "module")
 
 

@@ -285,8 +285,9 @@ class Collective(Stmt):
 @dataclass(eq=False)
 class WarpOp(Stmt):
     """``name = op(args)`` over the lanes of this thread's warp (lang/warp.py lists the
-    ops: shfl.*, vote.*, match.*, reduce.*, activemask, syncwarp); a warp-scope barrier.
-    ``name`` is None for syncwarp."""
+    ops: shfl.*, vote.*, match.*, reduce.*, activemask, syncwarp; exchange: the operands
+    the next call of lang/mma.py reads from the other lanes, nothing on a GPU); a warp-scope
+    barrier. ``name`` is None for syncwarp and exchange."""
     name: Optional[str]
     op: str
     args: list[Expr]
