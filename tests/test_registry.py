@@ -164,6 +164,21 @@ def warp_matrix(a, c):
     simt.wmma.load_matrix_sync(bf, a, 0, 16)
     simt.wmma.mma_sync(cf, af, bf, cf)
     simt.wmma.store_matrix_sync(c, 0, cf, 16, "row")
+
+
+@simt.kernel
+def mma_instructions(a, c):
+    s = simt.shared.array((16, 16), np.float16)
+    s[simt.threadIdx.x % 16, simt.threadIdx.x // 16] = a[simt.threadIdx.x]
+    simt.syncthreads()
+    af = simt.ldmatrix(s, 0, n=4)
+    bf = simt.ldmatrix(s, 0, n=2, trans=True)
+    cf = simt.local.array(4, np.float32)
+    for i in range(4):
+        cf[i] = c[i]
+    simt.mma.sync(cf, af, bf, cf, shape=(16, 8, 16))
+    simt.stmatrix(s, 0, af, n=4)
+    c[simt.threadIdx.x] = cf[0]
     buf = simt.shared.array(64, np.float32)
     pipe = simt.pipeline()
     simt.memcpy_async(buf, 0, c, 0, 4, pipe)
@@ -350,6 +365,7 @@ def _kernels(tmp_path):
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
+        (mma_instructions, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
         (memory_access_sim, [i32, f32]),
         (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
