@@ -347,3 +347,17 @@ def test_errors_name_the_mistake(kernel, message, line):
     with pytest.raises(simt.CompileError, match=message) as info:
         kernel.typed_ir([T.Array(np.dtype(np.float16), 2, "C")])
     assert line in str(info.value)
+
+
+# ------------------------------------------------------------------ checked mode (cpu)
+def test_checked_mode_runs_a_tile_and_reports_a_row_past_the_end(rng):
+    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 8), np.float16)
+    c, d = _ints(rng, (16, 8), np.float32), poison((16, 8), np.float32)
+    with simt.use_device("cpu", checks=True):
+        make_tile(16, np.float16, np.float32)[1, 32](a, b, c, d, np.int64(8), np.int64(24))
+        assert np.array_equal(d, a.astype(np.float32) @ b.astype(np.float32) + c)
+        layout = make_layout(4, False)
+        src = np.ones((40, WIDTH), np.uint16)
+        offsets = np.full(32, 30 * WIDTH, np.int64)          # rows 30..45 of 40
+        with pytest.raises(simt.errors.IllegalAddressError, match="simt.ldmatrix"):
+            layout[1, 32](src, poison((32, 8), np.uint16), offsets)

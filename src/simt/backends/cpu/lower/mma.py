@@ -61,10 +61,10 @@ def _places(em, lanes, array, e):
     return places
 
 
-def _element(em, frag, index):
-    data = em.expr(frag).data
-    elem = memory(frag.type.element)
-    return em.builder.gep(data, [i64(index)], source_etype=elem), elem
+def _element(em, frag, index, access):
+    """The address of a fragment's element (checked mode: this lane reads or writes it)."""
+    address = em.element_address(em.expr(frag), [i64(index)], frag.decl.name, frag.loc, access)
+    return address, memory(frag.type.element)
 
 
 @lowering(ldmatrix, target=TARGET)
@@ -73,8 +73,8 @@ def _ldmatrix(em, e):
     lanes = _lanes(em, e)
     array = em.expr(array_node)
     for index, place in enumerate(_places(em, lanes, array, e)):
-        address = flat_address(em, array, place, e.attrs["label"], e.loc)
-        pointer, elem = _element(em, frag, index)
+        address = flat_address(em, array, place, e.attrs["label"], e.loc, "read")
+        pointer, elem = _element(em, frag, index, "write")
         em.builder.store(em.builder.load(address, typ=elem), pointer)
 
 
@@ -84,9 +84,10 @@ def _stmatrix(em, e):
     lanes = _lanes(em, e)
     array = em.expr(array_node)
     for index, place in enumerate(_places(em, lanes, array, e)):
-        pointer, elem = _element(em, frag, index)
+        pointer, elem = _element(em, frag, index, "read")
         value = em.builder.load(pointer, typ=elem)
-        em.builder.store(value, flat_address(em, array, place, e.attrs["label"], e.loc))
+        address = flat_address(em, array, place, e.attrs["label"], e.loc, "write")
+        em.builder.store(value, address)
 
 
 def _widen(b, value, kind):
@@ -104,7 +105,7 @@ def _mma(em, e):
     g, t = b.lshr(lanes.lane, i32(2)), b.and_(lanes.lane, i32(3))
     for out in range(4):                        # row g + 8*(out//2), column 2t + out%2
         b = em.builder
-        pointer, celem = _element(em, c, out)
+        pointer, celem = _element(em, c, out, "read")
         acc = b.load(pointer, typ=celem)
         if celem == F16:
             acc = b.fpext(acc, F32)
@@ -123,5 +124,5 @@ def _mma(em, e):
             y = _widen(b, lanes.arg(1 + b_index, b_lane), kind)
             acc = b.fadd(acc, b.fmul(x, y))
         b = em.builder
-        pointer, delem = _element(em, d, out)
+        pointer, delem = _element(em, d, out, "write")
         em.builder.store(b.fptrunc(acc, F16) if delem == F16 else acc, pointer)

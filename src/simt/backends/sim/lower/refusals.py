@@ -38,7 +38,8 @@ refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (sim
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
 refuse(mma.sync, mma.ldmatrix, mma.stmatrix, target=TARGET,
-       why=_not_yet("warp-level matrix instructions (simt.mma.sync, ldmatrix, stmatrix)"))
+       why=_not_yet("simt.mma.sync, simt.ldmatrix and simt.stmatrix, the warp-level "
+                    "matrix instructions"))
 refuse(memcpy_async, commit, wait, target=TARGET,
        why=_not_yet("asynchronous copies (memcpy_async, pipelines)"))
 refuse(barrier.init, barrier.arrive, barrier.arrive_drop, barrier.wait, barrier.phase,
