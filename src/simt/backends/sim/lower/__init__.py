@@ -163,4 +163,5 @@ def _printf(g, e, args):
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
 
+from . import float8  # noqa: E402,F401
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)
