@@ -8,7 +8,7 @@ finite value, as CUDA's constructors do (__NV_SATFINITE). ``simt.float8_e4m3(x,
 saturate=False)`` converts without saturating: e4m3, which has no infinities, then gives NaN
 for a value past 464, and e5m2 gives infinity from 61440 up. NaN stays NaN (0x7f).
 
-The conversions are entries, one lowering per device: the GPU's cvt instructions on sm_89
+The conversions are entries, one lowering per device: the GPU's cvt instructions on sm_90
 and up (backends/cuda/lower/float8.py), the exact software conversion here in LLVM IR for
 the CPU (and older GPUs), and in Python for the sim device and the host, bit for bit the
 same. float64 values are rounded to float32 to odd first, so that they are rounded once.
@@ -177,7 +177,7 @@ WIDEN = {f.name: Intrinsic(f"{f.name}.to_float32", f"an {f.name} value as float3
 ENTRIES = [*NARROW.values(), *WIDEN.values()]
 
 
-# ------------------------------------------------------------------ LLVM IR (cpu; GPUs before sm_89)
+# ------------------------------------------------------------------ LLVM IR (cpu; GPUs before sm_90)
 def _i32(value):
     return ll.Constant(ll.IntType(32), value)
 

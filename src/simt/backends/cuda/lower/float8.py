@@ -1,7 +1,7 @@
-"""FP8 conversions (lang/float8.py) with the instructions of sm_89 and up:
+"""FP8 conversions (lang/float8.py) with the GPU's instructions (sm_90 and up here):
 ``cvt.rn.satfinite.e4m3x2.f32`` / ``e5m2x2`` to FP8 and ``cvt.rn.f16x2.e4m3x2`` / ``e5m2x2``
-back (then float16 to float32, exact). Older GPUs get the shared software conversion, bit
-for bit the same. The PTX conversion to FP8 always saturates; saturate=False puts back
+back (then float16 to float32, exact). Older GPUs (sm_89 included: its PTX needs ISA 8.1)
+get the shared software conversion, bit for bit the same. The PTX conversion to FP8 always saturates; saturate=False puts back
 what an overflow gives without it (NaN for e4m3, infinity for e5m2), as CUDA's
 __nv_cvt_float_to_fp8 does in software."""
 from llvmlite import ir as ll
@@ -15,8 +15,10 @@ I8, I16 = ll.IntType(8), ll.IntType(16)
 
 
 def _has_fp8(em):
+    """sm_89 has the instructions from PTX ISA 8.1, above the 8.0 simt writes (binary.py);
+    sm_90's are in PTX 7.8."""
     digits = em.target.arch.removeprefix("sm_").rstrip("af")
-    return int(digits) >= 89
+    return int(digits) >= 90
 
 
 def _narrow(fmt):
