@@ -349,6 +349,16 @@ def completion_barrier(flags):
         bar.arrive_and_drop()
 
 
+@simt.kernel
+def float8s(x, d, a, b, out):
+    """Every FP8 conversion: to each format (float32 and float64, saturating or not), back."""
+    a[0] = x[0]
+    a[1] = simt.float8_e4m3(d[0], saturate=False)
+    b[0] = d[0]
+    b[1] = simt.float8_e5m2(x[0], saturate=False)
+    out[0] = a[0] + b[0]
+
+
 def _kernels(tmp_path):
     f64, f32, i32 = (T.Array(np.dtype(d), 1, "C") for d in ("float64", "float32", "int32"))
     c128 = T.Array(np.dtype(np.complex128), 1, "C")
@@ -372,6 +382,8 @@ def _kernels(tmp_path):
                                   T.Array(simt.half2.dtype, 1, "C"),
                                   T.Array(np.dtype(np.uint16), 1, "C"),
                                   T.Array(np.dtype(np.float32), 1, "C")]),
+        (float8s, [f32, f64, T.Array(T.F8E4M3_STORAGE, 1, "C"),
+                   T.Array(T.F8E5M2_STORAGE, 1, "C"), f32]),
     ]
 
 

@@ -73,6 +73,7 @@ _home("runtime.limits", "set_limit get_limit")
 _home("lang.loops", "unroll")
 _home("lang.vectors", "dot length normalize cross")
 _home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
+_home("lang.float8", "float8_e4m3 float8_e5m2")      # ml_dtypes', imported at first use
 
 
 def _tables():
@@ -111,8 +112,15 @@ def _public():
     names = {n for n in globals() if not n.startswith("_")}
     names |= set(_HOMES) | set(_tables())
     names -= {"math", "errors", "version", "logs", "config", "lazy"}
-    return sorted(n for n in names if n in ("cg", "wmma", "mma") or
-                  type(__getattr__(n) if n not in globals() else globals()[n]).__name__ != "module")
+    return sorted(n for n in names if n in ("cg", "wmma", "mma") or _not_module(n))
+
+
+def _not_module(name):
+    try:
+        value = __getattr__(name) if name not in globals() else globals()[name]
+    except ImportError:                  # an optional dependency's name (simt.float8_e4m3)
+        return False
+    return type(value).__name__ != "module"
 
 
 def __dir__():

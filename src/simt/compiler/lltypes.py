@@ -41,6 +41,8 @@ def scalar(t):
         return ll.VectorType(scalar(t.element), t.n)
     if t.is_bfloat16:
         return ll.IntType(16)           # its bits (lang/bfloat16.py)
+    if t.float8:
+        return ll.IntType(8)            # its bits (lang/float8.py)
     kind, bits = t.dtype.kind, t.dtype.itemsize * 8
     if kind == "b":
         return I1

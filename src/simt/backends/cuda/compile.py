@@ -98,6 +98,7 @@ class _Compile:
         module.triple = TRIPLE
         module.data_layout = str(self.tm.target_data)
         target = self.target = CudaTarget(fn, self.options)
+        target.arch = self.arch                   # lowerings with an instruction of newer GPUs
         if self.options.lineinfo:
             target.lines = LineTables(module, fn.loc.filename)
         family = [fn] + list(fn.launches)       # kernels launched from kernels: family.py
