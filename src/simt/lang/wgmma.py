@@ -265,8 +265,10 @@ mma_async = Intrinsic(
     "wgmma.fence(), then wgmma.commit_group() and wgmma.wait_group(n) before reading acc. "
     "Every thread of the warpgroup makes the same call. sm_90a.", _mma_build, writes=True)
 fence = Intrinsic(
-    "wgmma.fence", "wgmma.fence(): orders the warpgroup's earlier register and shared-memory "
-    "accesses before the wgmma.mma_async calls that follow (wgmma.fence.sync.aligned).",
+    "wgmma.fence", "wgmma.fence(): orders the thread's earlier accumulator and shared-memory "
+    "writes before the wgmma.mma_async calls that follow (fence.proxy.async.shared::cta, "
+    "wgmma.fence.sync.aligned): write the tiles, wgmma.fence(), simt.syncthreads(), then "
+    "mma_async. Every thread of the warpgroup makes the call.",
     _no_args_build(lambda: fence, "fence"))
 commit_group = Intrinsic(
     "wgmma.commit_group", "wgmma.commit_group(): groups the wgmma.mma_async calls issued "

@@ -88,7 +88,9 @@ def _pin_accumulators(em):
 @lowering(fence, target=TARGET)
 def _fence(em, e):
     _pin_accumulators(em)
-    _asm(em, "wgmma.fence.sync.aligned;", "~{memory}", [])
+    # the thread's shared-memory stores (the generic proxy) before wgmma's reads (the async
+    # proxy): a tile written by threads, then fenced, then a barrier, as CUTLASS orders it
+    _asm(em, "fence.proxy.async.shared::cta;\nwgmma.fence.sync.aligned;", "~{memory}", [])
 
 
 @lowering(commit_group, target=TARGET)
