@@ -39,7 +39,8 @@ class Descriptor(T.Scalar):
         self.precision, self.swizzle, self.lbo, self.sbo = kind, swizzle, lbo, sbo
 
     def key(self):
-        return super().key() + ("wgmma.descriptor", self.precision, self.swizzle, self.lbo, self.sbo)
+        return super().key() + ("wgmma.descriptor", self.precision, self.swizzle, self.lbo,
+                                self.sbo)
 
     @property
     def row_bytes(self):
