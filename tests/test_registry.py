@@ -15,6 +15,7 @@ import simt
 from simt.backends.cpu.emit import CpuKernelEmitter
 from simt.backends.cuda.emit import CudaKernelEmitter
 from simt.backends.cpu.compile import compile_kernel as compile_cpu
+from simt.backends.cuda.archspecific import target_for
 from simt.backends.cuda.compile import compile_kernel
 from simt.backends.sim.codegen import Generator
 from simt.backends.sim.compile import compile_kernel as compile_sim
@@ -152,6 +153,18 @@ def specials(out, flags, f):
     simt.atomic.cas(flags, 1, 0, 1)
     g = simt.cg.coalesced_threads()
     f[0] = g.shfl(f[1], 0)
+
+
+@simt.kernel
+def warpgroup_matrix(c):
+    sa = simt.shared.array((64, 64), np.float16)
+    acc = simt.wgmma.accumulator(64, 64)
+    simt.wgmma.fence()
+    simt.wgmma.mma_async(acc, simt.wgmma.descriptor(sa, swizzle="128B"),
+                         simt.wgmma.descriptor(sa, swizzle="128B", k=16), 0)
+    simt.wgmma.commit_group()
+    simt.wgmma.wait_group(0)
+    acc.store(c, 0, 64)
 
 
 @simt.kernel
@@ -376,6 +389,7 @@ def _kernels(tmp_path):
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (mma_instructions, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
+        (warpgroup_matrix, [f32]),
         (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
         (memory_access_sim, [i32, f32]),
         (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
@@ -411,7 +425,8 @@ def test_every_lowering_compiles(tmp_path):
         entries = _entries(fn)
         assert None not in entries                 # every intrinsic node carries its entry
         if kernel is not memory_access_sim:        # breakpoint: on the sim device only
-            binary = compile_kernel(fn, CompileOptions(boundscheck=False), "sm_90")
+            binary = compile_kernel(fn, CompileOptions(boundscheck=False),
+                                    target_for(fn, "sm_90"))    # sm_90a for wgmma
             assert ".entry simt_kernel_" in binary.ptx
             compile_cpu(fn, CompileOptions(boundscheck=True))
             reached["cpu"] |= entries

@@ -8,7 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, float8, launches, vectors, wmma
+from ..lang import bfloat16, float8, launches, vectors, wgmma, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -296,6 +296,8 @@ def attribute(fc, value, attr, node):
         return vectors.attribute(fc, value, attr, loc)
     if isinstance(t, wmma.Fragment) and attr == "num_elements":
         return wmma.num_elements_of(value, loc)
+    if isinstance(t, wgmma.Accumulator) and attr == "store":
+        return Static(wgmma.StoreMethod(value))
     if records.has_fields(t):
         return records.field(fc, value, attr, node)
     if isinstance(t, T.Array):

@@ -60,13 +60,13 @@ class Target:
         return self.addrspaces[space]
 
     def layout_memory(self, functions):
-        """Place the static shared arrays of ``functions`` (16-byte aligned) and collect
-        the module-level symbols they use, each once."""
+        """Place the static shared arrays of ``functions`` (16-byte aligned, or their
+        ``align``) and collect the module-level symbols they use, each once."""
         offset = 0
         for fn in functions:
             for decl in fn.decls:
                 if decl.space == "shared":
-                    offset = (offset + 15) // 16 * 16
+                    offset = (offset + decl.align - 1) // decl.align * decl.align
                     self.shared_offsets[id(decl)] = offset
                     offset += int(np.prod(decl.shape)) * decl.dtype.itemsize
                 elif decl.space == "dynamic_shared":

@@ -340,6 +340,7 @@ class MemoryDecl:
     dtype: Any
     data: Any = None         # const: the NumPy values baked in; symbol: the simt.Constant/Global
     symbol: str = ""         # symbol: the global name it is reached by
+    align: int = 16          # shared: the byte alignment of its start (wgmma's swizzled tiles)
 
     @property
     def type(self):

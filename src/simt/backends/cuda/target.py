@@ -185,5 +185,5 @@ def _global(module, name, decl, addrspace):
     elem = memory(T.element_type(decl.dtype))
     gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
                            addrspace=addrspace)
-    gv.align = 16
+    gv.align = decl.align
     return gv

@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import barrier, cluster, half, heap, mma, vectors, wmma
+from ....lang import barrier, cluster, half, heap, mma, vectors, wgmma, wmma
 from ....lang.pipeline import commit, memcpy_async, wait
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
@@ -40,6 +40,9 @@ refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.m
 refuse(mma.sync, mma.ldmatrix, mma.stmatrix, target=TARGET,
        why=_not_yet("simt.mma.sync, simt.ldmatrix and simt.stmatrix, the warp-level "
                     "matrix instructions"))
+refuse(wgmma.descriptor, wgmma.accumulator, wgmma.mma_async, wgmma.fence, wgmma.commit_group,
+       wgmma.wait_group, wgmma.store, wgmma.zero, target=TARGET,
+       why=_not_yet("warpgroup matrix functions (simt.wgmma)"))
 refuse(memcpy_async, commit, wait, target=TARGET,
        why=_not_yet("asynchronous copies (memcpy_async, pipelines)"))
 refuse(barrier.init, barrier.arrive, barrier.arrive_drop, barrier.wait, barrier.phase,
