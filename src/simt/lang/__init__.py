@@ -23,6 +23,7 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
                    shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg
 from . import wmma
+from . import tma
 from .pipeline import pipeline, memcpy_async
 from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors
