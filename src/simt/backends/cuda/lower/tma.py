@@ -22,13 +22,35 @@ def _asm(em, text, constraints, args):
     em.builder.call(ll.InlineAsm(fnty, text, clobbers, side_effect=True), args)
 
 
-def _shared_address(em, value):
-    """The 32-bit shared-memory address of an array value's data (or a barrier's words)."""
+# the alignment a TMA box in shared memory needs: 128 bytes, and the swizzle pattern's repeat
+# (the GPU swizzles by address bits 4..9: 8 rows of the span)
+ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
+
+
+def _shared_address(em, value, swizzle=None):
+    """The 32-bit shared-memory address of an array value's data (or a barrier's words). A
+    static shared array gets the alignment of a box of that swizzle (dynamic shared memory
+    and views are the program's to align)."""
     data = em.expr(value).data
+    variable = _variable(em, data) if swizzle is not None else None
+    if variable is not None:
+        variable.align = max(variable.align or 16, ALIGN[swizzle])
     shared = em.target.addrspace("shared")
     if data.type.addrspace != shared:
         data = em.builder.addrspacecast(data, ptr(shared))
     return em.builder.ptrtoint(data, I32)
+
+
+def _variable(em, data):
+    """The shared global variable a static array's data pointer names (lltypes.static_array
+    wraps it in a constant), or None."""
+    if isinstance(data, ll.GlobalVariable):
+        return data
+    text = getattr(data, "constant", None)
+    for variable in em.module.global_values:
+        if isinstance(variable, ll.GlobalVariable) and variable.get_reference() == text:
+            return variable
+    return None
 
 
 def _coords(n, first):
@@ -39,7 +61,8 @@ def _coords(n, first):
 @lowering(load, target=TARGET)
 def _load_gpu(em, e):
     rank, multicast = e.attrs["rank"], e.attrs["multicast"]
-    dst, tmap, bar = _shared_address(em, e.args[0]), em.expr(e.args[1]), \
+    swizzle = e.args[1].type.swizzle
+    dst, tmap, bar = _shared_address(em, e.args[0], swizzle), em.expr(e.args[1]), \
         _shared_address(em, e.args[2])
     args = [dst, tmap, bar]
     constraints = "r,l,r"
@@ -59,7 +82,7 @@ def _load_gpu(em, e):
 @lowering(store, target=TARGET)
 def _store_gpu(em, e):
     rank = e.attrs["rank"]
-    src, tmap = _shared_address(em, e.args[0]), em.expr(e.args[1])
+    src, tmap = _shared_address(em, e.args[0], e.args[1].type.swizzle), em.expr(e.args[1])
     coords = [em.expr(c) for c in e.args[2:]]
     text = (f"{FENCE}\n\tcp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "
             f"[$1, {_coords(rank, 2)}], [$0];")
@@ -79,7 +102,7 @@ def _wait_gpu(em, e):
 
 @lowering(copy, target=TARGET)
 def _copy_gpu(em, e):
-    dst, bar = _shared_address(em, e.args[0]), _shared_address(em, e.args[3])
+    dst, bar = _shared_address(em, e.args[0], "none"), _shared_address(em, e.args[3])
     src = em.builder.ptrtoint(em.expr(e.args[1]).data, I64)
     nbytes = em.expr(e.args[2])
     _asm(em, f"{FENCE}\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
