@@ -295,7 +295,8 @@ class TensorMap(Type):
 
     def __repr__(self):
         box = "x".join(map(str, self.box))
-        return f"tensor_map<{self.dtype.name}, {self.ndim}d, box {box}, swizzle {self.swizzle}>"
+        return (f"tensor_map<{self.dtype.name}, {self.ndim}d, box {box}, swizzle {self.swizzle}, "
+                f"fill {self.oob_fill}>")
 
 
 class Void(Type):
