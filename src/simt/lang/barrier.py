@@ -18,6 +18,12 @@ runs the completion, then closes the phase: on the GPU by arriving on an mbarrie
 that expects one arrival a phase, whose parity the waiters test; on the CPU device by
 numbering the next phase. So the completion runs once a phase, after every arrival and
 before any waiting thread goes on, as in CUDA.
+
+Transaction counts (for simt.tma's copies, barriers without a completion function):
+``expect_tx(nbytes)`` and ``arrive_expect_tx(nbytes)`` add bytes the current phase waits for
+(mbarrier.expect_tx, mbarrier.arrive.expect_tx), the copies count them off as they land;
+``try_wait(token)`` and ``wait_parity(phase)`` wait (mbarrier.try_wait, .parity). On the CPU
+device these waits are where the block's thread loops meet, as ``wait``.
 """
 import numpy as np
 
