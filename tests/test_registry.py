@@ -372,6 +372,27 @@ def float8s(x, d, a, b, out):
     out[0] = a[0] + b[0]
 
 
+@simt.kernel
+def tma_copies(tmap, src, out):
+    buf = simt.shared.array(128, np.float32)
+    bar = simt.shared.barrier(simt.blockDim.x)
+    if simt.threadIdx.x == 0:
+        bar.expect_tx(512)
+        token = bar.arrive_expect_tx(512)
+        simt.tma.load(buf, tmap, (0, 16), bar)
+        simt.tma.copy(buf, src, 512, bar)
+    else:
+        token = bar.arrive()
+    while not bar.try_wait(token):
+        pass
+    bar.wait_parity(0)
+    out[simt.threadIdx.x] = buf[simt.threadIdx.x]
+    if simt.threadIdx.x == 0:
+        simt.tma.store(tmap, (8, 0), buf)
+        simt.tma.commit_group()
+        simt.tma.wait_group(0)
+
+
 def _kernels(tmp_path):
     f64, f32, i32 = (T.Array(np.dtype(d), 1, "C") for d in ("float64", "float32", "int32"))
     c128 = T.Array(np.dtype(np.complex128), 1, "C")
@@ -381,6 +402,7 @@ def _kernels(tmp_path):
         (memory_access, [i32, f32]),
         (launches_a_kernel, [i32, f32, T.INT64]),
         (completion_barrier, [i32]),
+        (tma_copies, [T.TensorMap(np.float32, 2, (8, 16), "none", "zero"), f32, f32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),
                     _texture("array", 3), _texture("array", 1, True),
                     _texture("array", 2, True)]

@@ -51,8 +51,9 @@ _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared
               "threadfence threadfence_block threadfence_system atomic math float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
-              "hiloint2double cg wmma mma wgmma")
+              "hiloint2double cg wmma mma wgmma tma")
 _home("runtime.textures", "CudaArray Texture Surface")
+_home("runtime.tensormaps", "tensor_map TensorMap")
 _home("runtime.modules", "Module SourceModule RawKernel")
 _home("runtime.peer", "can_access_peer enable_peer_access")
 _home("runtime.ipc", "open_ipc_handle")
@@ -112,7 +113,7 @@ def _public():
     names = {n for n in globals() if not n.startswith("_")}
     names |= set(_HOMES) | set(_tables())
     names -= {"math", "errors", "version", "logs", "config", "lazy"}
-    return sorted(n for n in names if n in ("cg", "wmma", "mma", "wgmma") or _not_module(n))
+    return sorted(n for n in names if n in ("cg", "wmma", "mma", "wgmma", "tma") or _not_module(n))
 
 
 def _not_module(name):

@@ -106,6 +106,8 @@ def value_type(t, target):
         return ll.LiteralStructType([value_type(i, target) for i in t.items])
     if isinstance(t, T.Void):
         return VOID
+    if isinstance(t, T.TensorMap):
+        return target.tensor_map_lltype
     if isinstance(t, (T.Texture, T.Surface)):
         # the GPU passes the 64-bit texture/surface object; the CPU a descriptor struct
         return target.texture_lltype

@@ -35,6 +35,7 @@ class Target:
     fast_math_functions = {}                # fast.* name -> function (else: the math.* one)
     fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
     texture_lltype = I64                    # a texture/surface value (a GPU handle)
+    tensor_map_lltype = I64                 # a tensor map value (the GPU: its param address)
     math_aliases = {}                       # math.* name -> the library's name for it
     warp = T.WARP32                         # warp size and lane-mask type (ir/types.Warp)
 

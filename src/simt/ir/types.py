@@ -301,6 +301,34 @@ class Surface(Type):
         return f"surface<{self.dtype.name}x{self.channels}, {self.ndim}d>"
 
 
+class TensorMap(Type):
+    """A TMA tensor map argument (simt.tensor_map; runtime/tensormaps.py): what changes the
+    generated code is the element dtype, the rank, the box (NumPy axis order), the swizzle
+    ('none', '32B', '64B', '128B') and the out-of-bounds fill. The tensor's base, extents
+    and strides are values of the launch."""
+
+    def __init__(self, dtype, ndim, box, swizzle, oob_fill):
+        self.dtype = np.dtype(dtype)
+        self.ndim, self.box = ndim, tuple(int(b) for b in box)
+        self.swizzle, self.oob_fill = swizzle, oob_fill
+
+    @property
+    def box_bytes(self):
+        """Bytes one load or store of the box moves (out-of-bounds elements included)."""
+        n = self.dtype.itemsize
+        for b in self.box:
+            n *= b
+        return n
+
+    def key(self):
+        return (self.dtype.str, self.ndim, self.box, self.swizzle, self.oob_fill)
+
+    def __repr__(self):
+        box = "x".join(map(str, self.box))
+        return (f"tensor_map<{self.dtype.name}, {self.ndim}d, box {box}, swizzle {self.swizzle}, "
+                f"fill {self.oob_fill}>")
+
+
 class Void(Type):
     def key(self):
         return ()

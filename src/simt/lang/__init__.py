@@ -26,6 +26,7 @@ from . import wmma
 from . import mma
 from .mma import ldmatrix, stmatrix
 from . import wgmma
+from . import tma
 from .pipeline import pipeline, memcpy_async
 from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors

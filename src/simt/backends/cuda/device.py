@@ -482,6 +482,11 @@ class CudaBackend(Backend):
         from .textures import SurfaceObject
         return SurfaceObject(self, surface)
 
+    def tensor_map(self, tmap):
+        from .tensormaps import encode
+        self.make_current()
+        return encode(tmap)
+
     # ------------------------------------------------------------ modules made elsewhere
     def load_module(self, image):
         from .module import Module

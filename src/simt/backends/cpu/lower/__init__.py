@@ -8,7 +8,7 @@ TARGET = declare_target("cpu")
 
 from ....compiler import intrinsics  # noqa: E402,F401  (the shared lowerings)
 from . import (asynccopy, cachehints, cluster, math, mbarrier, mma, printf,  # noqa: E402,F401
-               timers, wgmma, wmma)
+               timers, tma, wgmma, wmma)
 
 refuse(python.breakpoint_, target=TARGET,
        why="breakpoint() stops in pdb only on the sim device: run the kernel under "
