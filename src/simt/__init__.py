@@ -51,7 +51,7 @@ _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared
               "threadfence threadfence_block threadfence_system atomic math float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
-              "hiloint2double cg wmma")
+              "hiloint2double cg wmma declare_device")
 _home("runtime.textures", "CudaArray Texture Surface")
 _home("runtime.modules", "Module SourceModule RawKernel")
 _home("runtime.peer", "can_access_peer enable_peer_access")

@@ -4,7 +4,7 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, groups, heap, python as pylang
+from ....lang import atomics_ordered, cachehints, groups, heap, linking, python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
@@ -162,5 +162,11 @@ def _printf(g, e, args):
 
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
+
+
+@lowering(linking.EXTERN, target=TARGET)
+def _extern(g, e):
+    """External device code without a fallback (one with runs its fallback: a device call)."""
+    linking.missing_fallback(e, "sim")
 
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)
