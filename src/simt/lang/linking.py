@@ -28,7 +28,7 @@ SUFFIXES = {".cu": "cuda", ".ptx": "ptx", ".ltoir": "ltoir", ".cubin": "cubin",
             ".o": "object", ".fatbin": "fatbin", ".a": "library"}
 SCALARS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64")
-_SIGNATURE = re.compile(r"^\s*(?P<result>\w+)\s*\((?P<args>.*)\)\s*$")
+_SIGNATURE = re.compile(r"^\s*(?P<result>\w+\s*\**)\s*\((?P<args>.*)\)\s*$")
 
 
 class LinkFile:
@@ -109,7 +109,8 @@ def parse_signature(signature, name):
         raise ValueError(f"simt.declare_device({name!r}): cannot read the signature "
                          f"{signature!r}; write it as 'result(arg, arg, ...)', e.g. "
                          "'float32(float32, int32*)'")
-    result = None if match["result"] == "void" else _param(match["result"], name, signature)
+    result = None if match["result"].strip() == "void" else \
+        _param(match["result"], name, signature)
     if result is not None and result.pointer:
         raise ValueError(f"simt.declare_device({name!r}): a declared function cannot return "
                          "a pointer")
