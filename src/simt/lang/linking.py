@@ -4,9 +4,9 @@
 fallback=None)`` names an external device function (CUDA C++ ``extern "C" __device__``, a
 ``.func`` of hand-written PTX, LTO-IR) that kernels and device functions call like a
 ``@simt.device`` function. The GPU calls the external symbol and its kernel is linked with
-the ``link`` files (backends/cuda/linker.py); the cpu and sim devices run ``fallback``, a
+the ``link`` files (the GPU back end's linker.py); the cpu and sim devices run ``fallback``, a
 ``@simt.device`` function with the same signature, and without one a call is a
-NotSupportedError naming the function. ``@simt.kernel(link=[...])`` links whole files into
+NotSupportedError naming the function (the devices ``refuse`` EXTERN with NO_FALLBACK). ``@simt.kernel(link=[...])`` links whole files into
 a kernel, so functions declared without ``link=`` find their definitions there.
 
 The files are read when they are named (declare_device, @simt.kernel): their contents are
@@ -19,12 +19,10 @@ import re
 
 import numpy as np
 
-from ..errors import NotSupportedError
-from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic
 
-SUFFIXES = {".cu": "cuda", ".ptx": "ptx", ".ltoir": "ltoir", ".cubin": "cubin",
+SUFFIXES = {".cu": "cxx", ".ptx": "ptx", ".ltoir": "ltoir", ".cubin": "cubin",
             ".o": "object", ".fatbin": "fatbin", ".a": "library"}
 SCALARS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64")
@@ -172,7 +170,8 @@ class ExternFunction:
         values = [self._argument(fc, fc.expr(a, loc), p, i, loc)
                   for i, (a, p) in enumerate(zip(args, self.params))]
         if self.fallback is None:
-            return EXTERN.node(self.result_type, loc, values, {"extern": self})
+            return EXTERN.node(self.result_type, loc, values,
+                               {"extern": self, "called": f"{self.name} (simt.declare_device)"})
         call = fc.call_device(self.fallback, values, loc)
         if call.type != self.result_type:
             fc.fail(loc, f"the fallback '{self.fallback.__name__}' of {self.name} returns "
@@ -211,21 +210,9 @@ def declare_device(name, signature, link=None, fallback=None):
                           source_folder(caller.f_code.co_filename if caller else None))
 
 
-def missing_fallback(node, device):
-    """The NotSupportedError of a call, without a fallback, on a device that links no
-    device code."""
-    extern = node.attrs["extern"]
-    where = f" ({node.loc.filename}:{node.loc.line})" if node.loc else ""
-    raise NotSupportedError(
-        f"{extern.name} is external device code (simt.declare_device) and the {device} "
-        f"device does not link device code: give simt.declare_device({extern.name!r}, ..., "
-        f"fallback=...) a @simt.device function with the signature {extern.signature!r} to "
-        f"run here{where}")
-
-
-def extern_of(node):
-    """The ExternFunction an IR call names (an EXTERN intrinsic or a fallback call)."""
-    return node.attrs["extern"] if isinstance(node, ir.Intrinsic) else node.extern
+NO_FALLBACK = ("it is external device code, which only GPUs link: give "
+               "simt.declare_device(name, signature, link=..., fallback=f) a @simt.device "
+               "function f with the same signature to run it on this device")
 
 
 EXTERN = Intrinsic(

@@ -36,7 +36,7 @@ def inputs(files, arch, lto, kernel_name):
     out = []
     for f in files:
         name = os.path.basename(f.path)
-        if f.kind == "cuda":
+        if f.kind == "cxx":
             output = "ltoir" if lto else "ptx"
             flags = ["-rdc=true", f"-I{os.path.dirname(f.path)}"] + (["-dlto"] if lto else [])
             image, _, _ = nvrtc_compile.compile_source(f.data, f.path, flags, [], arch,

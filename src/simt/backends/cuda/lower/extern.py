@@ -1,9 +1,9 @@
 """The GPU's lowering of calls of external device code without a fallback
 (simt.declare_device): a call of the symbol (externcall.py), resolved by the link."""
 from ....lang.linking import EXTERN
-from ....lang.registry import lowering
+from ....lang.registry import declare_target, lowering
 from ..externcall import call_extern
-from . import TARGET
+TARGET = declare_target("cuda")
 
 
 @lowering(EXTERN, target=TARGET)

@@ -4,7 +4,7 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, groups, heap, linking, python as pylang
+from ....lang import atomics_ordered, cachehints, groups, heap, python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
@@ -28,7 +28,8 @@ def lower_intrinsic(g, e):
     if lower is None:
         where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
         why = entry.unsupported.get(TARGET, "it has no lowering for this device")
-        raise NotSupportedError(f"{entry.python_name} is not supported on the sim device: "
+        name = e.attrs.get("called", entry.python_name)     # declare_device: the function
+        raise NotSupportedError(f"{name} is not supported on the sim device: "
                                 f"{why}{where}")
     return lower(g, e)
 
@@ -162,11 +163,4 @@ def _printf(g, e, args):
 
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
-
-
-@lowering(linking.EXTERN, target=TARGET)
-def _extern(g, e):
-    """External device code without a fallback (one with runs its fallback: a device call)."""
-    linking.missing_fallback(e, "sim")
-
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)

@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import barrier, cluster, half, heap, vectors, wmma
+from ....lang import barrier, cluster, half, heap, linking, vectors, wmma
 from ....lang.pipeline import commit, memcpy_async, wait
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
@@ -48,3 +48,4 @@ refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], ta
        why=_not_yet("textures and surfaces"))
 refuse(device_launch, target=TARGET,
        why=_not_yet("launches from kernels (dynamic parallelism)"))
+refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
