@@ -74,10 +74,9 @@ def compile_source(source, name, options, name_expressions, arch, nvrtc=None,
             raise CompileError(f"NVRTC could not compile {where}: {what}\nNVRTC's log "
                                f"(options {' '.join(flags)}):\n{log}", filename=name,
                                line=line, construct="CUDA C++", why=log)
-        size_fn, get_fn = {"cubin": (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN),
-                           "ptx": (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX),
-                           "ltoir": (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR)}[output]
-        image = _text(nvrtc, prog, size_fn, get_fn, f"nvrtcGet{output.upper()}")
+        getter = "nvrtcGet" + {"cubin": "CUBIN", "ptx": "PTX", "ltoir": "LTOIR"}[output]
+        image = _text(nvrtc, prog, getattr(nvrtc, getter + "Size"), getattr(nvrtc, getter),
+                      getter)
         lowered = []
         for expression in name_expressions:
             mangled = _check(nvrtc, nvrtc.nvrtcGetLoweredName(prog, expression.encode()),
