@@ -222,6 +222,15 @@ def memory_access(flags, f):
     simt.free(p)
 
 
+linked_only = simt.declare_device("linked_only", "float32(float32, float32*)")
+
+
+@simt.kernel
+def external_code(f):
+    """A call of external device code without a fallback: GPUs only (test_linking.py)."""
+    f[0] = linked_only(f[1], f)
+
+
 @simt.kernel
 def memory_access_sim(flags, f):
     """memory_access without the device heap, and breakpoint (for the sim device)."""
@@ -414,6 +423,7 @@ def _kernels(tmp_path):
         (warpgroup_matrix, [f32]),
         (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
         (memory_access_sim, [i32, f32]),
+        (external_code, [f32]),
         (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
                                   T.Array(simt.half2.dtype, 1, "C"),
                                   T.Array(np.dtype(np.uint16), 1, "C"),
@@ -448,11 +458,15 @@ def test_every_lowering_compiles(tmp_path):
         assert None not in entries                 # every intrinsic node carries its entry
         if kernel is not memory_access_sim:        # breakpoint: on the sim device only
             binary = compile_kernel(fn, CompileOptions(boundscheck=False),
-                                    target_for(fn, "sm_90"))    # sm_90a for wgmma
+                                    target_for(fn, "sm_90"), link=False)    # sm_90a: wgmma
             assert ".entry simt_kernel_" in binary.ptx
+            reached["cuda"] |= entries
+        if kernel is external_code:                # linked device code: on GPUs only
+            with pytest.raises(NotSupportedError, match="linked_only"):
+                compile_cpu(fn, CompileOptions(boundscheck=True))
+        elif kernel is not memory_access_sim:
             compile_cpu(fn, CompileOptions(boundscheck=True))
             reached["cpu"] |= entries
-            reached["cuda"] |= entries
         try:
             compile_sim(fn, CompileOptions(boundscheck=True), T.WARP32)
             reached["sim"] |= entries

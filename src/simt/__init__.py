@@ -51,7 +51,7 @@ _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared
               "threadfence threadfence_block threadfence_system atomic math float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
-              "hiloint2double cg wmma mma wgmma tma")
+              "hiloint2double cg wmma mma wgmma tma declare_device")
 _home("runtime.textures", "CudaArray Texture Surface")
 _home("runtime.tensormaps", "tensor_map TensorMap")
 _home("runtime.modules", "Module SourceModule RawKernel")

@@ -242,6 +242,14 @@ class Target:
             return ArrayValue.unpack(b, function.return_type, result)
         return result if not isinstance(function.return_type, T.Void) else None
 
+    # whether calls of external device code (simt.declare_device) go to the external
+    # symbol, linked in (call_extern); a target that links none runs their fallbacks
+    links_device_code = False
+
+    def call_extern(self, em, extern, args):
+        """A call of the external device function ``extern`` (lang/linking.py)."""
+        raise self._missing("call_extern")
+
     def device_call(self, em, fn, args):
         return em.builder.call(fn, args)
 

@@ -176,9 +176,11 @@ class Intrinsic(Expr):
 
 @dataclass(eq=False)
 class CallDevice(Expr):
-    """A call of a device function."""
+    """A call of a device function; with ``extern`` (lang/linking.py) set, a call of that
+    external device code on a target that links it, ``function`` its fallback elsewhere."""
     function: Any            # Function
     args: list[Expr]
+    extern: Any = None
 
 
 # ----------------------------------------------------------------- statements

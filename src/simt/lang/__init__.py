@@ -15,6 +15,7 @@ from .intrinsics_fp import BITCASTS as _BITCASTS
 from .cachehints import ldg, ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .printf import printf
 from .heap import malloc, free, trap
+from .linking import declare_device
 from .loops import unroll
 from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,

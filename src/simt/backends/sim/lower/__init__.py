@@ -28,7 +28,8 @@ def lower_intrinsic(g, e):
     if lower is None:
         where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
         why = entry.unsupported.get(TARGET, "it has no lowering for this device")
-        raise NotSupportedError(f"{entry.python_name} is not supported on the sim device: "
+        name = e.attrs.get("called", entry.python_name)     # declare_device: the function
+        raise NotSupportedError(f"{name} is not supported on the sim device: "
                                 f"{why}{where}")
     return lower(g, e)
 

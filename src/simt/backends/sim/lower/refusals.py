@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import barrier, cluster, half, heap, mma, tma, vectors, wgmma, wmma
+from ....lang import barrier, cluster, half, heap, linking, mma, tma, vectors, wgmma, wmma
 from ....lang.pipeline import commit, memcpy_async, wait
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
@@ -57,3 +57,4 @@ refuse(device_launch, target=TARGET,
 refuse(tma.load, tma.store, tma.commit_group, tma.wait_group, tma.copy, barrier.expect_tx,
        barrier.arrive_expect_tx, barrier.try_wait, barrier.wait_parity, target=TARGET,
        why=_not_yet("TMA copies and barrier transaction counts"))
+refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
