@@ -66,9 +66,9 @@ def make_gemm(n, swizzle, kind):
 
 
 def _skip_unless_hopper(device):
-    if device.name.startswith("cuda") and device.properties().compute_capability != (9, 0):
+    if device.name.startswith("cuda") and device.properties.compute_capability != (9, 0):
         pytest.skip("wgmma runs on compute capability 9.0 only (sm_90a); this GPU is "
-                    f"{device.properties().compute_capability}")
+                    f"{device.properties.compute_capability}")
 
 
 def _inputs(rng, kind, n, k, integers):
