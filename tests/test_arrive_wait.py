@@ -211,3 +211,31 @@ def test_ptxas_accepts_the_barriers(barrier_ptx, tmp_path):
         done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "k.o")],
                               capture_output=True, text=True)
         assert done.returncode == 0, (name, done.stderr)
+
+
+@simt.device
+def _arrive_and_count(bar, counts):
+    bar.wait(bar.arrive())
+    simt.atomic.add(counts, 0, 1)
+
+
+@simt.kernel
+def barriers_through_device_functions(counts, out):
+    first = simt.shared.barrier(simt.blockDim.x)
+    second = simt.shared.barrier(simt.blockDim.x)
+    _arrive_and_count(first, counts)
+    _arrive_and_count(second, counts)
+    _arrive_and_count(first, counts)             # the first barrier's second phase
+    simt.syncthreads()
+    out[simt.threadIdx.x] = counts[0]
+
+
+def test_a_barrier_passed_to_a_device_function_is_the_kernels(device):
+    """The device function arrives on the kernel's barrier itself (on a GPU a copy of the
+    storage would be another, uninitialized mbarrier), in every launch of two kernels."""
+    for threads in (64, 96):
+        counts = simt.to_device(np.zeros(1, np.int32))
+        out = simt.to_device(np.full(threads, -1, np.int32))
+        barriers_through_device_functions[1, threads](counts, out)
+        assert counts.copy_to_host()[0] == 3 * threads
+        assert (out.copy_to_host() == 3 * threads).all()

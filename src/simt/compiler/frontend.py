@@ -82,7 +82,10 @@ class FrontEnd:
         self.changed = False
         self.unknown_reads = {}
         self.static_bindings = dict(self.group_bindings)
-        self.decls = []
+        # shared storage a group passed in names (a barrier's): the caller's declaration,
+        # listed here too, as the function reads it (back ends place each once)
+        self.decls = [group.value.storage.decl for group in self.group_bindings.values()
+                      if hasattr(group.value, "storage")]
         self.symbol_decls = {}
         self.callees = {}
         self.prelude = []

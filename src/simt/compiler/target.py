@@ -66,6 +66,8 @@ class Target:
         offset = 0
         for fn in functions:
             for decl in fn.decls:
+                if decl.space == "shared" and id(decl) in self.shared_offsets:
+                    continue                   # a caller's, named here too (a barrier's)
                 if decl.space == "shared":
                     offset = (offset + decl.align - 1) // decl.align * decl.align
                     self.shared_offsets[id(decl)] = offset

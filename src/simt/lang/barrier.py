@@ -47,7 +47,10 @@ class ArriveWaitBarrier(Group):
         self.bound = tuple(bound)
 
     def signature(self):
-        return ("ArriveWaitBarrier", self.storage.decl.name)
+        # the storage's declaration itself, not its name: a device function typed for one
+        # kernel's barrier (or an earlier pass of the same kernel's front end) names that
+        # declaration, and on a GPU each declaration is its own shared variable
+        return ("ArriveWaitBarrier", self.storage.decl.name, id(self.storage.decl))
 
     def _arrive(self, fc, args, loc):
         _no_args(fc, args, "arrive", loc)

@@ -71,8 +71,14 @@ class CudaTarget(Target):
 
     # ---------------------------------------------------------------- memory
     def shared_data(self, em, decl):
-        # named by order, not by the declaration's address: the same kernel gives the same
-        # PTX in every process (the driver's JIT cache is keyed by the PTX text)
+        # one global per declaration, whichever function names it (a barrier passed to a
+        # device function names its kernel's storage there: a second global would be
+        # another, uninitialized barrier); named by order, not by the declaration's
+        # address: the same kernel gives the same PTX in every process (the driver's JIT
+        # cache is keyed by the PTX text)
+        shared = self.__dict__.setdefault("shared_globals", {})
+        if id(decl) in shared:
+            return shared[id(decl)]
         name, n = f"simt_shared_{decl.name}", 1
         while f"{name}_{n}" in em.module.globals:
             n += 1
@@ -80,6 +86,7 @@ class CudaTarget(Target):
         gv = _global(em.module, name, decl, self.addrspace("shared"))
         gv.linkage = "internal"
         gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
+        shared[id(decl)] = gv
         return gv
 
     def dynamic_shared_data(self, em):
