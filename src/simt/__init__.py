@@ -72,6 +72,8 @@ _home("runtime.limits", "set_limit get_limit")
 _home("lang.loops", "unroll")
 _home("lang.vectors", "dot length normalize cross")
 _home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
+_home("lang.inline_asm", "asm")
+_home("lang.warpspec", "setmaxnreg elect_one barrier_sync barrier_arrive griddepcontrol")
 
 
 def _tables():

@@ -26,4 +26,7 @@ from . import wmma
 from .pipeline import pipeline, memcpy_async
 from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors
+from .inline_asm import asm
+from .warpspec import (setmaxnreg, elect_one, barrier_sync, barrier_arrive,
+                       griddepcontrol)
 from . import half

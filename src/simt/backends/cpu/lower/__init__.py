@@ -7,7 +7,8 @@ from ....lang.registry import declare_target, refuse
 TARGET = declare_target("cpu")
 
 from ....compiler import intrinsics  # noqa: E402,F401  (the shared lowerings)
-from . import asynccopy, cachehints, cluster, math, mbarrier, printf, timers, wmma  # noqa: E402,F401
+from . import (asm, asynccopy, cachehints, cluster, math, mbarrier, printf, timers,  # noqa: E402,F401
+               warpspec, wmma)
 
 refuse(python.breakpoint_, target=TARGET,
        why="breakpoint() stops in pdb only on the sim device: run the kernel under "

@@ -7,6 +7,8 @@ from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDE
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.launches import device_launch
+from ....lang.warpspec import barrier_arrive
+from ..values import warps_reason
 from ....lang.registry import REGISTRY, declare_target, refuse
 
 TARGET = declare_target("sim", llvm=False)
@@ -48,3 +50,6 @@ refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], ta
        why=_not_yet("textures and surfaces"))
 refuse(device_launch, target=TARGET,
        why=_not_yet("launches from kernels (dynamic parallelism)"))
+refuse(barrier_arrive, target=TARGET,
+       why=warps_reason() + "; a named barrier runs there only as "
+       "barrier_sync(id) or barrier_sync(id, count) with count the block's threads")
