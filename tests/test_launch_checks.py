@@ -323,7 +323,8 @@ def test_long_expression_compiles(device):
 
 
 @pytest.mark.parametrize("value", ["abc", np.array([object(), 1], dtype=object),
-                                   np.zeros(3, "datetime64[D]"), [b"x"]], ids=repr)
+                                   np.zeros(3, "datetime64[D]"), [b"x"]],
+                         ids=["str", "objects", "datetime64", "bytes-list"])
 def test_asarray_of_non_numbers_is_refused(device, value):
     with pytest.raises(TypeError, match="device arrays hold"):
         simt.asarray(value)

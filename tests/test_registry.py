@@ -15,6 +15,7 @@ import simt
 from simt.backends.cpu.emit import CpuKernelEmitter
 from simt.backends.cuda.emit import CudaKernelEmitter
 from simt.backends.cpu.compile import compile_kernel as compile_cpu
+from simt.backends.cuda.archspecific import target_for
 from simt.backends.cuda.compile import compile_kernel
 from simt.backends.sim.codegen import Generator
 from simt.backends.sim.compile import compile_kernel as compile_sim
@@ -155,6 +156,18 @@ def specials(out, flags, f):
 
 
 @simt.kernel
+def warpgroup_matrix(c):
+    sa = simt.shared.array((64, 64), np.float16)
+    acc = simt.wgmma.accumulator(64, 64)
+    simt.wgmma.fence()
+    simt.wgmma.mma_async(acc, simt.wgmma.descriptor(sa, swizzle="128B"),
+                         simt.wgmma.descriptor(sa, swizzle="128B", k=16), 0)
+    simt.wgmma.commit_group()
+    simt.wgmma.wait_group(0)
+    acc.store(c, 0, 64)
+
+
+@simt.kernel
 def warp_matrix(a, c):
     af = simt.wmma.fragment("matrix_a", 16, 16, 16, np.float16, "row")
     bf = simt.wmma.fragment("matrix_b", 16, 16, 16, np.float16, "col")
@@ -164,6 +177,21 @@ def warp_matrix(a, c):
     simt.wmma.load_matrix_sync(bf, a, 0, 16)
     simt.wmma.mma_sync(cf, af, bf, cf)
     simt.wmma.store_matrix_sync(c, 0, cf, 16, "row")
+
+
+@simt.kernel
+def mma_instructions(a, c):
+    s = simt.shared.array((16, 16), np.float16)
+    s[simt.threadIdx.x % 16, simt.threadIdx.x // 16] = a[simt.threadIdx.x]
+    simt.syncthreads()
+    af = simt.ldmatrix(s, 0, n=4)
+    bf = simt.ldmatrix(s, 0, n=2, trans=True)
+    cf = simt.local.array(4, np.float32)
+    for i in range(4):
+        cf[i] = c[i]
+    simt.mma.sync(cf, af, bf, cf, shape=(16, 8, 16))
+    simt.stmatrix(s, 0, af, n=4)
+    c[simt.threadIdx.x] = cf[0]
     buf = simt.shared.array(64, np.float32)
     pipe = simt.pipeline()
     simt.memcpy_async(buf, 0, c, 0, 4, pipe)
@@ -192,6 +220,15 @@ def memory_access(flags, f):
     if p.size == 0:
         simt.trap()
     simt.free(p)
+
+
+linked_only = simt.declare_device("linked_only", "float32(float32, float32*)")
+
+
+@simt.kernel
+def external_code(f):
+    """A call of external device code without a fallback: GPUs only (test_linking.py)."""
+    f[0] = linked_only(f[1], f)
 
 
 @simt.kernel
@@ -334,6 +371,37 @@ def completion_barrier(flags):
         bar.arrive_and_drop()
 
 
+@simt.kernel
+def float8s(x, d, a, b, out):
+    """Every FP8 conversion: to each format (float32 and float64, saturating or not), back."""
+    a[0] = x[0]
+    a[1] = simt.float8_e4m3(d[0], saturate=False)
+    b[0] = d[0]
+    b[1] = simt.float8_e5m2(x[0], saturate=False)
+    out[0] = a[0] + b[0]
+
+
+@simt.kernel
+def tma_copies(tmap, src, out):
+    buf = simt.shared.array(128, np.float32)
+    bar = simt.shared.barrier(simt.blockDim.x)
+    if simt.threadIdx.x == 0:
+        bar.expect_tx(512)
+        token = bar.arrive_expect_tx(512)
+        simt.tma.load(buf, tmap, (0, 16), bar)
+        simt.tma.copy(buf, src, 512, bar)
+    else:
+        token = bar.arrive()
+    while not bar.try_wait(token):
+        pass
+    bar.wait_parity(0)
+    out[simt.threadIdx.x] = buf[simt.threadIdx.x]
+    if simt.threadIdx.x == 0:
+        simt.tma.store(tmap, (8, 0), buf)
+        simt.tma.commit_group()
+        simt.tma.wait_group(0)
+
+
 @simt.device
 def _add_ref(a, b):
     return a + b
@@ -389,6 +457,7 @@ def _kernels(tmp_path):
         (named_barriers, [i32]),
         (launches_a_kernel, [i32, f32, T.INT64]),
         (completion_barrier, [i32]),
+        (tma_copies, [T.TensorMap(np.float32, 2, (8, 16), "none", "zero"), f32, f32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),
                     _texture("array", 3), _texture("array", 1, True),
                     _texture("array", 2, True)]
@@ -396,12 +465,17 @@ def _kernels(tmp_path):
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
+        (mma_instructions, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
+        (warpgroup_matrix, [f32]),
         (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
         (memory_access_sim, [i32, f32]),
+        (external_code, [f32]),
         (_half_kernel(tmp_path), [T.Array(np.dtype(np.float16), 1, "C"),
                                   T.Array(simt.half2.dtype, 1, "C"),
                                   T.Array(np.dtype(np.uint16), 1, "C"),
                                   T.Array(np.dtype(np.float32), 1, "C")]),
+        (float8s, [f32, f64, T.Array(T.F8E4M3_STORAGE, 1, "C"),
+                   T.Array(T.F8E5M2_STORAGE, 1, "C"), f32]),
     ]
 
 
@@ -430,15 +504,20 @@ def test_every_lowering_compiles(tmp_path):
         assert None not in entries                 # every intrinsic node carries its entry
         options = CompileOptions(**kernel.options)
         if kernel in GPU_ONLY:
-            binary = compile_kernel(fn, options, "sm_90")
+            compile_kernel(fn, options, target_for(fn, "sm_90"), link=False)
             reached["cuda"] |= entries
             continue
         if kernel is not memory_access_sim:        # breakpoint: on the sim device only
-            binary = compile_kernel(fn, options.replace(boundscheck=False), "sm_90")
+            binary = compile_kernel(fn, options.replace(boundscheck=False),
+                                    target_for(fn, "sm_90"), link=False)    # sm_90a: wgmma
             assert ".entry simt_kernel_" in binary.ptx
+            reached["cuda"] |= entries
+        if kernel is external_code:                # linked device code: on GPUs only
+            with pytest.raises(NotSupportedError, match="linked_only"):
+                compile_cpu(fn, options.replace(boundscheck=True))
+        elif kernel is not memory_access_sim:
             compile_cpu(fn, options.replace(boundscheck=True))
             reached["cpu"] |= entries
-            reached["cuda"] |= entries
         try:
             compile_sim(fn, options.replace(boundscheck=True), T.WARP32)
             reached["sim"] |= entries

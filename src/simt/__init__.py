@@ -51,8 +51,9 @@ _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared
               "threadfence threadfence_block threadfence_system atomic math float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
-              "hiloint2double cg wmma")
+              "hiloint2double cg wmma mma wgmma tma declare_device")
 _home("runtime.textures", "CudaArray Texture Surface")
+_home("runtime.tensormaps", "tensor_map TensorMap")
 _home("runtime.modules", "Module SourceModule RawKernel")
 _home("runtime.peer", "can_access_peer enable_peer_access")
 _home("runtime.ipc", "open_ipc_handle")
@@ -64,6 +65,7 @@ _home("lang.warp", "all_sync any_sync ballot_sync activemask match_any_sync matc
                    "reduce_or_sync reduce_xor_sync shfl_sync shfl_up_sync shfl_down_sync "
                    "shfl_xor_sync syncwarp laneid uni_sync")
 _home("lang.pipeline", "pipeline memcpy_async")
+_home("lang.mma", "ldmatrix stmatrix")
 _home("lang.atomics_ordered", "volatile_load volatile_store")
 _home("lang.cachehints", "ldcg ldca ldcs ldlu ldcv stwb stcg stcs stwt")
 _home("lang.printf", "printf")
@@ -72,6 +74,7 @@ _home("runtime.limits", "set_limit get_limit")
 _home("lang.loops", "unroll")
 _home("lang.vectors", "dot length normalize cross")
 _home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
+_home("lang.float8", "float8_e4m3 float8_e5m2")      # ml_dtypes', imported at first use
 _home("lang.inline_asm", "asm")
 _home("lang.warpspec", "setmaxnreg elect_one barrier_sync barrier_arrive griddepcontrol")
 
@@ -112,8 +115,15 @@ def _public():
     names = {n for n in globals() if not n.startswith("_")}
     names |= set(_HOMES) | set(_tables())
     names -= {"math", "errors", "version", "logs", "config", "lazy"}
-    return sorted(n for n in names if n in ("cg", "wmma") or
-                  type(__getattr__(n) if n not in globals() else globals()[n]).__name__ != "module")
+    return sorted(n for n in names if n in ("cg", "wmma", "mma", "wgmma", "tma") or _not_module(n))
+
+
+def _not_module(name):
+    try:
+        value = __getattr__(name) if name not in globals() else globals()[name]
+    except ImportError:                  # an optional dependency's name (simt.float8_e4m3)
+        return False
+    return type(value).__name__ != "module"
 
 
 def __dir__():

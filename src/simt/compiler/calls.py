@@ -8,7 +8,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, launches, vectors, wmma
+from ..lang import bfloat16, float8, launches, vectors, wgmma, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from ..lang.textures import attribute as texture_attribute
@@ -108,6 +108,8 @@ def cast(fc, value, t, loc):
         fc.fail(loc, f"cannot convert {value.type} to {t}")
     if not isinstance(value.type, T.Scalar) or not isinstance(t, T.Scalar):
         fc.fail(loc, f"cannot convert {value.type} to {t}")
+    if value.type.float8 or t.float8:
+        return float8.convert(fc, value, t, loc)
     if isinstance(value, ir.Const):
         return ir.Const(t, loc, _convert_const(value.value, t))
     if value.type.kind == "c" and t.kind != "c":
@@ -138,7 +140,7 @@ def truth(fc, value, node):
     if isinstance(value.type, T.Scalar):
         if value.type.kind == "b":
             return value if not value.type.weak else cast(fc, value, T.BOOL, fc.loc(node))
-        if value.type.is_bfloat16:
+        if value.type.is_bfloat16 or value.type.float8:
             value = cast(fc, value, T.FLOAT32, value.loc)
         zero = ir.Const(value.type, value.loc, 0)
         return ir.Compare(T.BOOL, value.loc, "ne", value, zero)
@@ -186,6 +188,8 @@ def unary(fc, opname, value, loc):
         fc.fail(loc, f"unary operator not defined for {value.type}")
     if opname == "UAdd":
         return value
+    if value.type.float8:                       # as CUDA's: the float it converts to
+        value = cast(fc, value, T.FLOAT32, loc)
     if opname == "USub" and value.type.is_bfloat16:
         return cast(fc, ir.UnaryOp(T.FLOAT32, loc, "neg", cast(fc, value, T.FLOAT32, loc)), T.BFLOAT16,
                     loc)
@@ -292,6 +296,8 @@ def attribute(fc, value, attr, node):
         return vectors.attribute(fc, value, attr, loc)
     if isinstance(t, wmma.Fragment) and attr == "num_elements":
         return wmma.num_elements_of(value, loc)
+    if isinstance(t, wgmma.Accumulator) and attr == "store":
+        return Static(wgmma.StoreMethod(value))
     if records.has_fields(t):
         return records.field(fc, value, attr, node)
     if isinstance(t, T.Array):
@@ -353,6 +359,8 @@ def call(fc, node, statement):
         return fc.call_device(callee, [a if is_group(a) else fc.expr(a, node) for a in args],
                               loc)
     dtype = as_dtype(callee)
+    if dtype is not None and T.float8_storage(dtype) is not None:      # saturate=
+        return float8.NARROW[T.Scalar(dtype).float8].build(fc, args, kwargs, loc)
     if dtype is not None:
         if len(args) != 1:
             fc.fail(node, f"{ast.unparse(node.func)}() takes one value")

@@ -416,6 +416,8 @@ class FunctionEmitter:
 
     def expr_CallDevice(self, e):
         args = [self.expr(a) for a in e.args]
+        if e.extern is not None and self.target.links_device_code:
+            return self.target.call_extern(self, e.extern, args)
         return self.target.call_device(self, e.function, args)
 
     # ------------------------------------------------------------ memory

@@ -8,14 +8,15 @@ from .lltypes import ArrayValue, i64
 _FLAT_BLOCKS = ("flat_loop", "flat_body", None, "flat_done")
 
 
-def flat_address(em, array, offset, label, loc):
-    """Address of flat element ``offset`` of a C-contiguous array, bounds-checked."""
+def flat_address(em, array, offset, label, loc, access=None):
+    """Address of flat element ``offset`` of a C-contiguous array, bounds-checked (and in
+    checked mode, an ``access``: "read" or "write", checked)."""
     b = em.builder
     size = array.shape[0]
     for extent in array.shape[1:]:
         size = b.mul(size, extent)
     flat = ArrayValue(array.type.with_(ndim=1), array.data, [size], [i64(1)])
-    return em.element_address(flat, [offset], label, loc)
+    return em.element_address(flat, [offset], label, loc, access)
 
 
 class counted_loop:

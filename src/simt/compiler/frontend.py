@@ -641,7 +641,8 @@ class FrontEnd:
                 T.Record(dtype)
             except TypeError as exc:
                 self.fail(loc, str(exc))
-        elif dtype.kind not in "biufc" and not T.is_bfloat16_dtype(dtype):   # ml_dtypes'
+        elif dtype.kind not in "biufc" and not T.is_bfloat16_dtype(dtype) and \
+                T.float8_storage(dtype) is None:                             # ml_dtypes'
             self.fail(loc, f"kernels cannot hold {dtype} values",
                       "use a bool, integer, floating, complex or record (structured) dtype")
         return dtype

@@ -35,7 +35,8 @@ def lower_intrinsic(em, e):
     if lower is None:
         why = entry.unsupported.get(target, "it has no lowering for this device")
         where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
-        raise NotSupportedError(f"{entry.python_name} is not supported on {target} devices: "
+        name = e.attrs.get("called", entry.python_name)     # declare_device: the function
+        raise NotSupportedError(f"{name} is not supported on {target} devices: "
                                 f"{why}{where}")
     return lower(em, e)
 

@@ -41,6 +41,8 @@ def scalar(t):
         return ll.VectorType(scalar(t.element), t.n)
     if t.is_bfloat16:
         return ll.IntType(16)           # its bits (lang/bfloat16.py)
+    if t.float8:
+        return ll.IntType(8)            # its bits (lang/float8.py)
     kind, bits = t.dtype.kind, t.dtype.itemsize * 8
     if kind == "b":
         return I1
@@ -104,6 +106,8 @@ def value_type(t, target):
         return ll.LiteralStructType([value_type(i, target) for i in t.items])
     if isinstance(t, T.Void):
         return VOID
+    if isinstance(t, T.TensorMap):
+        return target.tensor_map_lltype
     if isinstance(t, (T.Texture, T.Surface)):
         # the GPU passes the 64-bit texture/surface object; the CPU a descriptor struct
         return target.texture_lltype

@@ -6,6 +6,7 @@ from llvmlite import ir as ll
 
 from ..ir import types as T
 from ..lang import bfloat16
+from ..lang.bfloat16 import round_to_odd_f32
 from .lltypes import I1, I64, scalar, const
 
 FP_FLAGS = ("contract",)      # a*b+c may become one fma, as nvcc's default -fmad=true
@@ -61,7 +62,7 @@ def cast(b, value, src, dst):
         return b.call(fn, [value])
     if sk == "f" and dk == "f":
         if src.bits == 64 and dst.dtype == np.float16:
-            return b.fptrunc(_round_to_odd_f32(b, value), dt)
+            return b.fptrunc(round_to_odd_f32(b, value), dt)
         return b.fpext(value, dt) if src.bits < dst.bits else b.fptrunc(value, dt)
     raise TypeError(f"cannot convert {src} to {dst}")
 
@@ -74,23 +75,8 @@ def _cast_bfloat16(b, value, src, dst):
     if src.kind == "c" or (src.kind in "iu" and src.bits > 16):
         value, src = cast(b, value, src, T.FLOAT64), T.FLOAT64
     if src.bits == 64:
-        return bfloat16.narrow(b, _round_to_odd_f32(b, value))
+        return bfloat16.narrow(b, round_to_odd_f32(b, value))
     return bfloat16.narrow(b, cast(b, value, src, T.FLOAT32))
-
-
-def _round_to_odd_f32(b, value):
-    """float64 -> float32 rounded to odd, so that rounding that to float16 rounds the double
-    once (24 bits >= 2 * 11 + 2). A direct fptrunc to half is a __truncdfhf2 call, which the
-    CPU JIT cannot resolve (it crashed the process)."""
-    f32 = ll.FloatType()
-    r = b.fptrunc(value, f32)
-    back = b.fpext(r, value.type)
-    fabs = b.module.declare_intrinsic("llvm.fabs", [value.type])
-    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [value]))
-    bits = b.bitcast(r, ll.IntType(32))
-    bits = b.select(away, b.sub(bits, ll.Constant(bits.type, 1)), bits)   # toward zero
-    inexact = b.fcmp_unordered("!=", back, value)
-    return b.bitcast(b.select(inexact, b.or_(bits, ll.Constant(bits.type, 1)), bits), f32)
 
 
 def _part(t):

@@ -24,6 +24,8 @@ class CompileOptions:
     docs/kernel-options.md says what each does on each device).
     ``seed``: the sim device's order of threads (0: thread order; SIMT_SIM_SEED); None on
     the devices that have no such choice.
+    ``link``: files of device code the kernel is linked with on GPUs (lang/linking.py;
+    read when the kernel is declared, so the key holds their contents).
     ``block``: not a user's option: the block shape (x, y, z) a CPU kernel with barriers is
     made for, its thread loops' extents as constants (the CPU device asks for it per launch
     configuration: Kernel.binary_for); None for code that reads the shape at launch."""
@@ -35,6 +37,7 @@ class CompileOptions:
     maxnreg: Optional[int] = None
     lineinfo: bool = False
     seed: "int | None" = None
+    link: tuple = ()                          # lang/linking.LinkFile: device code to link
     block: "tuple | None" = None
 
     def key(self):
@@ -43,7 +46,8 @@ class CompileOptions:
         key = self.__dict__.get("_key")
         if key is None:
             key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                           if f.name != "block" or self.block is not None)
+                           if (f.name != "block" or self.block is not None) and
+                           (f.name != "link" or self.link))
             object.__setattr__(self, "_key", key)      # frozen: fields only; this is a memo
         return key
 

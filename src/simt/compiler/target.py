@@ -35,6 +35,7 @@ class Target:
     fast_math_functions = {}                # fast.* name -> function (else: the math.* one)
     fence_scopes = {}                       # fence scope -> LLVM sync scope (absent: system)
     texture_lltype = I64                    # a texture/surface value (a GPU handle)
+    tensor_map_lltype = I64                 # a tensor map value (the GPU: its param address)
     math_aliases = {}                       # math.* name -> the library's name for it
     warp = T.WARP32                         # warp size and lane-mask type (ir/types.Warp)
 
@@ -60,13 +61,13 @@ class Target:
         return self.addrspaces[space]
 
     def layout_memory(self, functions):
-        """Place the static shared arrays of ``functions`` (16-byte aligned) and collect
-        the module-level symbols they use, each once."""
+        """Place the static shared arrays of ``functions`` (16-byte aligned, or their
+        ``align``) and collect the module-level symbols they use, each once."""
         offset = 0
         for fn in functions:
             for decl in fn.decls:
                 if decl.space == "shared":
-                    offset = (offset + 15) // 16 * 16
+                    offset = (offset + decl.align - 1) // decl.align * decl.align
                     self.shared_offsets[id(decl)] = offset
                     offset += int(np.prod(decl.shape)) * decl.dtype.itemsize
                 elif decl.space == "dynamic_shared":
@@ -240,6 +241,14 @@ class Target:
         if isinstance(function.return_type, T.Array):
             return ArrayValue.unpack(b, function.return_type, result)
         return result if not isinstance(function.return_type, T.Void) else None
+
+    # whether calls of external device code (simt.declare_device) go to the external
+    # symbol, linked in (call_extern); a target that links none runs their fallbacks
+    links_device_code = False
+
+    def call_extern(self, em, extern, args):
+        """A call of the external device function ``extern`` (lang/linking.py)."""
+        raise self._missing("call_extern")
 
     def device_call(self, em, fn, args):
         return em.builder.call(fn, args)

@@ -176,9 +176,11 @@ class Intrinsic(Expr):
 
 @dataclass(eq=False)
 class CallDevice(Expr):
-    """A call of a device function."""
+    """A call of a device function; with ``extern`` (lang/linking.py) set, a call of that
+    external device code on a target that links it, ``function`` its fallback elsewhere."""
     function: Any            # Function
     args: list[Expr]
+    extern: Any = None
 
 
 # ----------------------------------------------------------------- statements
@@ -288,8 +290,9 @@ class Collective(Stmt):
 @dataclass(eq=False)
 class WarpOp(Stmt):
     """``name = op(args)`` over the lanes of this thread's warp (lang/warp.py lists the
-    ops: shfl.*, vote.*, match.*, reduce.*, activemask, syncwarp); a warp-scope barrier.
-    ``name`` is None for syncwarp."""
+    ops: shfl.*, vote.*, match.*, reduce.*, activemask, syncwarp; exchange: the operands
+    the next call of lang/mma.py reads from the other lanes, nothing on a GPU); a warp-scope
+    barrier. ``name`` is None for syncwarp and exchange."""
     name: Optional[str]
     op: str
     args: list[Expr]
@@ -342,6 +345,7 @@ class MemoryDecl:
     dtype: Any
     data: Any = None         # const: the NumPy values baked in; symbol: the simt.Constant/Global
     symbol: str = ""         # symbol: the global name it is reached by
+    align: int = 16          # shared: the byte alignment of its start (wgmma's swizzled tiles)
 
     @property
     def type(self):

@@ -38,6 +38,24 @@ def is_bfloat16_dtype(dtype):
                                     (dtype.names is None and dtype.name == "bfloat16"))
 
 
+# FP8 (lang/float8.py) likewise: a one-byte storage struct per format, whether a program's
+# arrays use it or ml_dtypes' float8_e4m3fn / float8_e5m2; code holds it as its 8 bits
+F8E4M3_STORAGE = np.dtype([("float8_e4m3", "u1")])
+F8E5M2_STORAGE = np.dtype([("float8_e5m2", "u1")])
+_FLOAT8_STRUCTS = {"float8_e4m3": F8E4M3_STORAGE, "float8_e5m2": F8E5M2_STORAGE}
+_FLOAT8_ML_DTYPES = {"float8_e4m3fn": F8E4M3_STORAGE, "float8_e5m2": F8E5M2_STORAGE}
+
+
+def float8_storage(dtype):
+    """The storage struct of an FP8 dtype (ml_dtypes' or simt's), or None for another.
+    ml_dtypes' float8_e4m3 (with infinities) is not CUDA's e4m3: float8_e4m3fn is."""
+    if dtype.itemsize != 1:
+        return None
+    if dtype.names is None:
+        return _FLOAT8_ML_DTYPES.get(dtype.name)
+    return _FLOAT8_STRUCTS.get(dtype.names[0]) if len(dtype.names) == 1 else None
+
+
 class Scalar(Type):
     """A number of one NumPy dtype; ``weak`` marks an untyped Python literal. bfloat16's
     dtype is ``BF16_STORAGE``; its kind is 'f' and code holds it as its 16 bits."""
@@ -46,6 +64,7 @@ class Scalar(Type):
         self.dtype = np.dtype(dtype)
         if is_bfloat16_dtype(self.dtype):
             self.dtype = BF16_STORAGE
+        self.dtype = float8_storage(self.dtype) or self.dtype
         self.weak = weak
 
     def key(self):
@@ -53,11 +72,19 @@ class Scalar(Type):
 
     @property
     def kind(self):
-        return "f" if self.dtype is BF16_STORAGE else self.dtype.kind   # 'b' 'i' 'u' 'f' 'c'
+        if self.dtype is BF16_STORAGE or self.float8:
+            return "f"
+        return self.dtype.kind                                          # 'b' 'i' 'u' 'f' 'c'
 
     @property
     def is_bfloat16(self):
         return self.dtype is BF16_STORAGE
+
+    @property
+    def float8(self):
+        """The FP8 format's name ('float8_e4m3', 'float8_e5m2'), or None."""
+        return self.dtype.names[0] if self.dtype.names is not None and \
+            self.dtype.itemsize == 1 else None
 
     @property
     def bits(self):
@@ -67,7 +94,8 @@ class Scalar(Type):
         return Scalar(self.dtype) if self.weak else self
 
     def __repr__(self):
-        return ("weak " if self.weak else "") + ("bfloat16" if self.is_bfloat16 else self.dtype.name)
+        name = "bfloat16" if self.is_bfloat16 else self.float8 or self.dtype.name
+        return ("weak " if self.weak else "") + name
 
 
 class Vector(Type):
@@ -127,6 +155,8 @@ def _dtype_key(dtype):
     the str '|V16')."""
     if is_bfloat16_dtype(dtype):
         return "bfloat16"
+    if float8_storage(dtype) is not None:
+        return float8_storage(dtype).names[0]
     return dtype.str if dtype.names is None else str(dtype)
 
 
@@ -134,7 +164,7 @@ def element_type(dtype):
     """The type of one element of an array of ``dtype``: a Scalar, a Vector for the
     struct of a vector type, else a Record for a structured dtype."""
     dtype = np.dtype(dtype)
-    if dtype.names is None or is_bfloat16_dtype(dtype):
+    if dtype.names is None or is_bfloat16_dtype(dtype) or float8_storage(dtype) is not None:
         return Scalar(dtype)
     n = len(dtype.names)
     component = dtype.fields[dtype.names[0]][0]
@@ -271,6 +301,34 @@ class Surface(Type):
         return f"surface<{self.dtype.name}x{self.channels}, {self.ndim}d>"
 
 
+class TensorMap(Type):
+    """A TMA tensor map argument (simt.tensor_map; runtime/tensormaps.py): what changes the
+    generated code is the element dtype, the rank, the box (NumPy axis order), the swizzle
+    ('none', '32B', '64B', '128B') and the out-of-bounds fill. The tensor's base, extents
+    and strides are values of the launch."""
+
+    def __init__(self, dtype, ndim, box, swizzle, oob_fill):
+        self.dtype = np.dtype(dtype)
+        self.ndim, self.box = ndim, tuple(int(b) for b in box)
+        self.swizzle, self.oob_fill = swizzle, oob_fill
+
+    @property
+    def box_bytes(self):
+        """Bytes one load or store of the box moves (out-of-bounds elements included)."""
+        n = self.dtype.itemsize
+        for b in self.box:
+            n *= b
+        return n
+
+    def key(self):
+        return (self.dtype.str, self.ndim, self.box, self.swizzle, self.oob_fill)
+
+    def __repr__(self):
+        box = "x".join(map(str, self.box))
+        return (f"tensor_map<{self.dtype.name}, {self.ndim}d, box {box}, swizzle {self.swizzle}, "
+                f"fill {self.oob_fill}>")
+
+
 class Void(Type):
     def key(self):
         return ()
@@ -288,6 +346,8 @@ UINT64 = Scalar(np.uint64)
 FLOAT32 = Scalar(np.float32)
 FLOAT64 = Scalar(np.float64)
 BFLOAT16 = Scalar(BF16_STORAGE)
+FLOAT8_E4M3 = Scalar(F8E4M3_STORAGE)
+FLOAT8_E5M2 = Scalar(F8E5M2_STORAGE)
 WEAK_INT = Scalar(np.int64, weak=True)
 WEAK_FLOAT = Scalar(np.float64, weak=True)
 WEAK_COMPLEX = Scalar(np.complex128, weak=True)
@@ -329,7 +389,10 @@ def _operand(t):
 def promote(*types):
     """The result type of arithmetic between scalars, as NumPy 2 computes it. bfloat16
     promotes as float16 does, except that it stays bfloat16 where float16 would, and
-    meets float16 in float32 (as ml_dtypes' promotion does where it defines one)."""
+    meets float16 in float32 (as ml_dtypes' promotion does where it defines one). FP8
+    values take part as float32, as CUDA's __nv_fp8 types convert to float."""
+    if any(t.float8 for t in types):
+        return promote(*[FLOAT32 if t.float8 else t for t in types])
     if any(t.is_bfloat16 for t in types):
         return _promote_bfloat16(types)
     if all(t.weak for t in types):

@@ -15,6 +15,7 @@ from .intrinsics_fp import BITCASTS as _BITCASTS
 from .cachehints import ldg, ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .printf import printf
 from .heap import malloc, free, trap
+from .linking import declare_device
 from .loops import unroll
 from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
@@ -23,6 +24,10 @@ from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, 
                    shfl_xor_sync, syncwarp, laneid, uni_sync)
 from . import cg
 from . import wmma
+from . import mma
+from .mma import ldmatrix, stmatrix
+from . import wgmma
+from . import tma
 from .pipeline import pipeline, memcpy_async
 from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors
@@ -30,3 +35,4 @@ from .inline_asm import asm
 from .warpspec import (setmaxnreg, elect_one, barrier_sync, barrier_arrive,
                        griddepcontrol)
 from . import half
+from . import float8  # noqa: F401  (simt.float8_e4m3, simt.float8_e5m2: simt/__init__.py)

@@ -18,6 +18,12 @@ runs the completion, then closes the phase: on the GPU by arriving on an mbarrie
 that expects one arrival a phase, whose parity the waiters test; on the CPU device by
 numbering the next phase. So the completion runs once a phase, after every arrival and
 before any waiting thread goes on, as in CUDA.
+
+Transaction counts (for simt.tma's copies, barriers without a completion function):
+``expect_tx(nbytes)`` and ``arrive_expect_tx(nbytes)`` add bytes the current phase waits for
+(mbarrier.expect_tx, mbarrier.arrive.expect_tx), the copies count them off as they land;
+``try_wait(token)`` and ``wait_parity(phase)`` wait (mbarrier.try_wait, .parity). On the CPU
+device these waits are where the block's thread loops meet, as ``wait``.
 """
 import numpy as np
 
@@ -32,7 +38,8 @@ class ArriveWaitBarrier(Group):
     """A barrier object bound at compile time: its shared storage, and its completion
     function with its arguments: the hidden variables holding them, or shared arrays."""
 
-    methods = ("arrive", "wait", "arrive_and_wait", "arrive_and_drop")
+    methods = ("arrive", "wait", "arrive_and_wait", "arrive_and_drop", "expect_tx",
+               "arrive_expect_tx", "try_wait", "wait_parity")
 
     def __init__(self, storage, completion=None, bound=()):
         self.storage = storage
@@ -91,6 +98,52 @@ class ArriveWaitBarrier(Group):
         return ir.Const(T.INT32, loc, 0)
 
 
+    # ---------------------------------------------------- transaction counts (TMA, bulk copies)
+    def _plain(self, fc, name, loc):
+        if self.completion is not None:
+            fc.fail(loc, f"barrier.{name} is offered on barriers without a completion "
+                    "function", "declare the barrier as simt.shared.barrier(count)")
+
+    def _bytes(self, fc, args, name, loc):
+        self._plain(fc, name, loc)
+        if len(args) != 1:
+            fc.fail(loc, f"barrier.{name}(nbytes) takes the number of bytes the phase awaits")
+        nbytes = fc.expr(args[0], loc)
+        if not isinstance(nbytes.type, T.Scalar) or nbytes.type.kind not in "iu":
+            fc.fail(loc, f"barrier.{name}(nbytes) needs an integer, got {nbytes.type}")
+        return fc.cast(nbytes, T.INT32, loc)
+
+    def _expect_tx(self, fc, args, loc):
+        return expect_tx.node(T.VOID, loc, [self.storage, self._bytes(fc, args, "expect_tx",
+                                                                      loc)])
+
+    def _arrive_expect_tx(self, fc, args, loc):
+        nbytes = self._bytes(fc, args, "arrive_expect_tx", loc)
+        return arrive_expect_tx.node(T.UINT64, loc, [self.storage, nbytes])
+
+    def _try_wait(self, fc, args, loc):
+        self._plain(fc, "try_wait", loc)
+        if len(args) != 1:
+            fc.fail(loc, "barrier.try_wait(token) takes the token arrive() returned")
+        token = fc.expr(args[0], loc)
+        if token.type != T.UINT64:
+            fc.fail(loc, f"barrier.try_wait(token) takes the uint64 token of arrive(), got "
+                    f"{token.type}")
+        fc.hoist(ir.Barrier(loc, cpu_only=True))
+        return try_wait.node(T.BOOL, loc, [self.storage, token])
+
+    def _wait_parity(self, fc, args, loc):
+        self._plain(fc, "wait_parity", loc)
+        if len(args) != 1:
+            fc.fail(loc, "barrier.wait_parity(phase) takes the parity (0 or 1) of the phase "
+                    "to wait for")
+        parity = fc.expr(args[0], loc)
+        if not isinstance(parity.type, T.Scalar) or parity.type.kind not in "iub":
+            fc.fail(loc, f"barrier.wait_parity(phase) needs an integer, got {parity.type}")
+        fc.hoist(ir.Barrier(loc, cpu_only=True))
+        return wait_parity.node(T.VOID, loc, [self.storage, fc.cast(parity, T.UINT32, loc)])
+
+
 def _again(value, loc):
     """A new node reading a completion argument (each call site gets its own)."""
     if isinstance(value, ir.ArrayRef):
@@ -135,7 +188,9 @@ def _barrier_build(fc, args, kwargs, loc):
 barrier = Intrinsic(
     "shared.barrier", "simt.shared.barrier(count) or simt.shared.barrier(count, completion, "
     "*args): a cuda::barrier in shared memory expecting count arrivals a phase, with arrive() "
-    "-> token, wait(token), arrive_and_wait() and arrive_and_drop(). Declaring it is "
+    "-> token, wait(token), arrive_and_wait() and arrive_and_drop(), and transaction counts for "
+    "TMA and bulk copies: expect_tx(nbytes), arrive_expect_tx(nbytes) -> token, "
+    "try_wait(token) -> bool and wait_parity(phase). Declaring it is "
     "block-wide (thread 0 initializes it, then the block syncs). completion, a @simt.device "
     "function, is called as completion(*args) once a phase by the last thread to arrive, "
     "before any waiting thread goes on (args are evaluated where the barrier is declared; "
@@ -155,4 +210,20 @@ count = Intrinsic("barrier.count", "Count an arrival (attrs drop: one fewer expe
                   "phase.", public=False)
 complete = Intrinsic("barrier.complete", "Close a completion barrier's phase (after its "
                      "completion function ran).", public=False)
+expect_tx = Intrinsic(
+    "barrier.expect_tx", "bar.expect_tx(nbytes): the barrier's current phase also waits for "
+    "nbytes more bytes of asynchronous copies (simt.tma.load, simt.tma.copy) to land "
+    "(mbarrier.expect_tx).", public=False)
+arrive_expect_tx = Intrinsic(
+    "barrier.arrive_expect_tx", "bar.arrive_expect_tx(nbytes) -> token: expect_tx(nbytes), then "
+    "arrive (mbarrier.arrive.expect_tx).", public=False)
+try_wait = Intrinsic(
+    "barrier.try_wait", "bar.try_wait(token) -> bool: whether the token's phase has completed "
+    "(mbarrier.try_wait: the thread may wait a while first); call it in a loop. On the CPU "
+    "device the block's threads meet here and the phase has completed (else an error).",
+    public=False)
+wait_parity = Intrinsic(
+    "barrier.wait_parity", "bar.wait_parity(phase): until the phase of that parity (0 or 1) "
+    "completes (mbarrier.try_wait.parity in a loop); count phases to keep the parity.",
+    public=False)
 shared.barrier = barrier

@@ -40,6 +40,21 @@ def narrow(b, x):
     return b.trunc(value, _like(x.type, ll.IntType(16)))
 
 
+def round_to_odd_f32(b, value):
+    """float64 -> float32 rounded to odd, so that rounding that to float16 rounds the double
+    once (24 bits >= 2 * 11 + 2). A direct fptrunc to half is a __truncdfhf2 call, which the
+    CPU JIT cannot resolve (it crashed the process)."""
+    f32 = ll.FloatType()
+    r = b.fptrunc(value, f32)
+    back = b.fpext(r, value.type)
+    fabs = b.module.declare_intrinsic("llvm.fabs", [value.type])
+    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [value]))
+    bits = b.bitcast(r, ll.IntType(32))
+    bits = b.select(away, b.sub(bits, ll.Constant(bits.type, 1)), bits)   # toward zero
+    inexact = b.fcmp_unordered("!=", back, value)
+    return b.bitcast(b.select(inexact, b.or_(bits, ll.Constant(bits.type, 1)), bits), f32)
+
+
 # ------------------------------------------------------------------ host
 def bits(value):
     """The bfloat16 bits (uint16 array or int) of a number or array: float32 values rounded

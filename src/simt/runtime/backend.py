@@ -365,6 +365,11 @@ class Backend:
         """The device object of a runtime Surface (what kernels get)."""
         raise self.unsupported("surfaces")
 
+    def tensor_map(self, tmap):
+        """The device form of a runtime TensorMap (runtime/tensormaps.py): on the GPU the
+        driver's 128-byte CUtensorMap; None where kernels read its description itself."""
+        raise self.unsupported("TMA tensor maps")
+
     # ------------------------------------------------------------ modules made elsewhere
     _GPU_ONLY = (", which only NVIDIA GPUs have: select one with simt.set_device('cuda:0') "
                  "(simt.devices() lists them)")

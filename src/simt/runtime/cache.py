@@ -45,8 +45,9 @@ def dependencies(fn):
     def visit(function, path):
         for name, value in sorted(function.reads.items()):
             out.append((path, name, value))
-            cached = getattr(value, "ir_cache", None)
-            if cached is not None and hasattr(value, "_simt_device"):
+            device = _fallback(value)
+            cached = getattr(device, "ir_cache", None)
+            if cached is not None and hasattr(device, "_simt_device"):
                 for callee in function.callees:
                     if any(callee is f for f in cached.values()):
                         visit(callee, path + (name,))
@@ -64,16 +65,29 @@ def resolve(pyfunc, path, name):
     ``path`` from ``pyfunc`` sees it: the value this process froze at its first read."""
     for step in path:
         found, value = source.read(pyfunc, step)
+        value = _fallback(value)
         if not found or not (hasattr(value, "_simt_device") or hasattr(value, "_simt_kernel")):
             return False, None
         pyfunc = value.pyfunc
     return source.read(pyfunc, name)
 
 
+def _fallback(value):
+    """The fallback device function of external device code (simt.declare_device), whose
+    reads are the caller's dependencies too; any other value itself."""
+    if not isinstance(value, pytypes.ModuleType) and getattr(value, "_simt_extern", False) \
+            and value.fallback is not None:
+        return value.fallback
+    return value
+
+
 def value_key(value):
     """What of a value the compiled code depends on, as a string."""
     if isinstance(value, pytypes.ModuleType):     # first: simt's own answers any name
         return "module:" + value.__name__
+    if getattr(value, "_simt_extern", False):    # declare_device: its files' contents
+        fallback = value.fallback
+        return value.key() + (f"|fallback:{_source_hash(fallback.pyfunc)}" if fallback else "")
     if hasattr(value, "pyfunc"):                 # device functions, kernels (child launches)
         return f"function:{_source_hash(value.pyfunc)}"
     if isinstance(value, (bool, int, float, complex, str, np.generic)):

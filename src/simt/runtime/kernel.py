@@ -86,6 +86,11 @@ class Kernel:
 
     def __init__(self, pyfunc, signature=None, cache=True, **options):
         check_function(pyfunc, "@simt.kernel")
+        if "link" in options:          # device code to link: read now, keyed by contents
+            from ..lang import linking
+            options["link"] = linking.read_link_files(
+                options["link"], f"@simt.kernel '{pyfunc.__name__}'",
+                linking.source_folder(pyfunc.__code__.co_filename))
         options = compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
@@ -418,7 +423,7 @@ class Kernel:
         if binary is None:
             cuda = backend_class("cuda")         # no GPU needed: see its compile_for
             binary = self.foreign[key] = self._compile(
-                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch), cuda.warp)[0]
+                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch, link=False), cuda.warp)[0]
         return binary
 
     def _each(self, sig, text_of):

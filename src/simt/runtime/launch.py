@@ -184,7 +184,7 @@ def _check_aligned(array):
 
 
 def _check_dtype(dtype, what):
-    if T.is_bfloat16_dtype(dtype):
+    if T.is_bfloat16_dtype(dtype) or T.float8_storage(dtype) is not None:
         return
     if dtype.names is not None:
         T.element_type(dtype)                # a vector type's struct, else TypeError

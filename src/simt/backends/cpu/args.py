@@ -28,6 +28,8 @@ def ctype_of(t):
         return ctype_of(t.element) * t.n
     if isinstance(t, (T.Texture, T.Surface)):
         return TextureDescriptor
+    if isinstance(t, T.TensorMap):
+        return TensorMapDescriptor
     if isinstance(t, T.Record):             # its bytes, as the kernel's packed struct has them
         return ctypes.c_uint8 * t.dtype.itemsize
     if isinstance(t, T.Tuple):
@@ -110,7 +112,27 @@ class TextureDescriptor(ctypes.Structure):
                 ("strides", ctypes.c_int64 * 4)]
 
 
+class TensorMapDescriptor(ctypes.Structure):
+    """A tensor map on the CPU device (cpu/target.py TENSOR_MAP_STRUCT; cpu/lower/tma.py)."""
+    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * 5),
+                ("strides", ctypes.c_int64 * 5)]
+
+
+def _tensor_map(value, keep):
+    if getattr(value, "_descriptor", 0) is not None:
+        raise ValueError(f"{value!r} was made on {value.device.name}; make the tensor map "
+                         "on the device that runs the kernel")
+    c = TensorMapDescriptor()
+    c.data = value.ptr
+    c.shape[:len(value.shape)] = value.shape
+    c.strides[:len(value.strides)] = value.strides
+    keep.append(value)
+    return c
+
+
 def to_c(t, value, keep):
+    if isinstance(t, T.TensorMap):
+        return _tensor_map(value, keep)
     if isinstance(t, (T.Texture, T.Surface)):
         data, extent, strides = value._handle.descriptor()
         c = TextureDescriptor()

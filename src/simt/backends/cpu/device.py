@@ -448,6 +448,9 @@ class CpuBackend(CpuMemory):
     def surface_object(self, surface):
         return texmem.HostTexture(surface.source, "array")
 
+    def tensor_map(self, tmap):
+        return None           # the kernel reads the description (cpu/lower/tma.py)
+
     # ------------------------------------------------------------ launch
     def _run(self, loaded, plan, args, queued=False, blocks=None):
         """A launch of ``loaded`` in the configuration ``plan``, now, on the calling thread

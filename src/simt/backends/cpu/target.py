@@ -13,6 +13,10 @@ from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
 
+# a tensor map on the CPU device (args.TensorMapDescriptor): base address, then extents and
+# byte strides in NumPy axis order (runtime/tensormaps.py), up to 5 dimensions
+TENSOR_MAP_STRUCT = ll.LiteralStructType([ptr(), ll.ArrayType(I64, 5), ll.ArrayType(I64, 5)])
+
 # per-thread context handed to device functions
 CTX = ll.LiteralStructType([ll.ArrayType(I32, 12), ptr(), ptr(), I64, ptr()])
 SPECIALS = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z",
@@ -34,6 +38,7 @@ class CpuTarget(Target):
     name = "cpu"
     math_functions = LIBM
     texture_lltype = textures.TEX_STRUCT     # a texture/surface argument: its descriptor
+    tensor_map_lltype = TENSOR_MAP_STRUCT    # a tensor map argument: its description
     texture_op = staticmethod(textures.texture_op)
     device_launch = staticmethod(devlaunch.emit)
 

@@ -151,6 +151,8 @@ def result(em, s):
         if em.checks:
             checked.syncwarp_done(em, lanes)
         return
+    if kind == "exchange":      # its operands stay in the slots: the next call reads them
+        return
     value = _RESULTS[kind](em, lanes, sub)
     em.store_var(s.name, value)
 

@@ -26,6 +26,8 @@ class CudaBinary(Binary):
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
     lineinfo: bool = False        # has line tables: the driver's JIT keeps them (module.py)
     device_launches: bool = False  # launches kernels: linked with libcudadevrt (link.py)
+    linked: bytes = None          # the cubin of the PTX linked with device code (linker.py)
+    link_files: tuple = ()        # the names of the files linked in
 
     @property
     def param_kinds(self):

@@ -98,6 +98,7 @@ class _Compile:
         module.triple = TRIPLE
         module.data_layout = str(self.tm.target_data)
         target = self.target = CudaTarget(fn, self.options)
+        target.arch = self.arch                   # lowerings with an instruction of newer GPUs
         if self.options.lineinfo:
             target.lines = LineTables(module, fn.loc.filename)
         family = [fn] + list(fn.launches)       # kernels launched from kernels: family.py
@@ -144,13 +145,19 @@ def no_jump_tables(module):
             set.add(fn.attributes, '"no-jump-tables"="true"')  # a key="value" attribute, printed
 
 
-def compile_kernel(fn, options, arch="sm_90"):
+def compile_kernel(fn, options, arch="sm_90", link=True):
     """The CudaBinary of the typed IR ``fn`` for ``arch``, with ``options`` (CompileOptions).
-    Needs no GPU: LLVM's NVPTX back end makes the PTX anywhere."""
+    Needs no GPU: LLVM's NVPTX back end makes the PTX anywhere, and nvJitLink links it with
+    the device code it calls (unless ``link`` is False: PTX to read, not to load)."""
     started = time.perf_counter()
     job = _Compile(options, arch)
     stages = pipeline.run(job.stages(), fn, fn.name)
     target = job.target
+    files = link_files(options, target) if link else []
+    if files:
+        stages.update(pipeline.run([("linked", lambda ptx: link_device_code(
+            ptx, files, arch, fn.name, job.device_launches, options.lineinfo))],
+            stages["ptx"], fn.name))
     return CudaBinary(
         name=fn.name, symbol=job.symbol, ptx=stages["ptx"], arch=arch,
         params=[t for _, t in fn.params], symbols=target.symbol_table(),
@@ -158,9 +165,30 @@ def compile_kernel(fn, options, arch="sm_90"):
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
         grid_sync=job.grid_sync, lineinfo=options.lineinfo, stages=stages,
-        device_launches=job.device_launches,
+        device_launches=job.device_launches, linked=stages.get("linked"),
+        link_files=tuple(os.path.basename(f.path) for f in files),
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started)
+
+
+def link_files(options, target):
+    """The files a kernel links: the kernel's own (``link=``), then those of the external
+    functions it calls (simt.declare_device), each once."""
+    files = list(options.link)
+    for extern in target.externs.values():
+        files += [f for f in extern.files if f not in files]
+    return files
+
+
+def link_device_code(ptx, files, arch, name, device_launches, line_info):
+    """The cubin of the kernel's PTX linked with ``files`` (linker.py); with the device
+    runtime too when the kernel launches kernels."""
+    from . import linker
+    devrt = None
+    if device_launches:
+        from .link import require_devrt
+        devrt = require_devrt(name)
+    return linker.link(ptx, files, arch, name, devrt=devrt, line_info=line_info)
 
 
 def optimize(text, tm, keep):
@@ -203,9 +231,13 @@ def sass(binary):
         ptx, cubin = os.path.join(folder, "k.ptx"), os.path.join(folder, "k.cubin")
         with open(ptx, "w") as f:
             f.write(binary.ptx)
-        relocatable = ["-c"] if binary.device_launches else []   # calls the device runtime
-        subprocess.run([ptxas, f"-arch={binary.arch}", *relocatable, ptx, "-o", cubin],
-                       check=True, capture_output=True)
+        if getattr(binary, "linked", None) is not None:     # the linked cubin, as loaded
+            with open(cubin, "wb") as f:
+                f.write(binary.linked)
+        else:
+            relocatable = ["-c"] if binary.device_launches else []   # calls the runtime
+            subprocess.run([ptxas, f"-arch={binary.arch}", *relocatable, ptx, "-o", cubin],
+                           check=True, capture_output=True)
         command = [disassembler, cubin] if disassembler.endswith("nvdisasm") else \
             [disassembler, "-sass", cubin]
         return subprocess.run(command, check=True, capture_output=True, text=True).stdout

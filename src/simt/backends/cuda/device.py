@@ -431,8 +431,9 @@ class CudaBackend(Backend):
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args)
 
     @classmethod
-    def compile_for(cls, fn, options, arch):
-        """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere."""
+    def compile_for(cls, fn, options, arch, link=True):
+        """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere (and
+        nvJitLink links device code, unless ``link`` is False: PTX to read only)."""
         if options.checks:
             raise NotSupportedError(
                 f"checked mode (checks=True) runs on the 'cpu' device only, not on GPUs "
@@ -443,7 +444,7 @@ class CudaBackend(Backend):
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory
         check_local_memory(fn)
-        return compile_kernel(fn, options, target_for(fn, arch))
+        return compile_kernel(fn, options, target_for(fn, arch), link=link)
 
     def sass(self, binary):
         from .compile import sass
@@ -481,6 +482,11 @@ class CudaBackend(Backend):
     def surface_object(self, surface):
         from .textures import SurfaceObject
         return SurfaceObject(self, surface)
+
+    def tensor_map(self, tmap):
+        from .tensormaps import encode
+        self.make_current()
+        return encode(tmap)
 
     # ------------------------------------------------------------ modules made elsewhere
     def load_module(self, image):

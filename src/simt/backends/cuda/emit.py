@@ -25,6 +25,7 @@ class CudaKernelEmitter(CudaEmitterBase):
         types = [lt for _, t in function.params for lt in P.llvm_types(t)]
         llfunc = ll.Function(module, ll.FunctionType(ll.VoidType(), types), symbol)
         llfunc.calling_convention = "ptx_kernel"
+        _grid_constants(module, llfunc, function)
         super().__init__(target, module, function, llfunc, options)
 
     def build(self):
@@ -37,6 +38,22 @@ class CudaKernelEmitter(CudaEmitterBase):
             self.builder.ret_void()
         self.finish_entry(body)
         return self.llfunc
+
+
+def _grid_constants(module, llfunc, function):
+    """Tensor maps travel by value (``.param .align 64 .b8 [128]``) as grid constants:
+    their address is a param-space address (cvta.param) that cp.async.bulk.tensor reads,
+    as CUDA C's ``const __grid_constant__ CUtensorMap``, not a local copy."""
+    position = 0
+    for _, t in function.params:
+        count = len(P.llvm_types(t))
+        if isinstance(t, T.TensorMap):
+            arg = llfunc.args[position]
+            arg.attributes.add("byval")
+            arg.attributes.align = P.TENSOR_MAP.align
+            index = module.add_metadata([ll.Constant(ll.IntType(32), position + 1)])
+            module.add_named_metadata("nvvm.annotations", [llfunc, "grid_constant", index])
+        position += count
 
 
 class CudaDeviceEmitter(CudaEmitterBase):

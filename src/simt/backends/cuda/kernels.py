@@ -24,7 +24,9 @@ class CudaKernel:
     def __init__(self, backend, binary):
         self.binary = binary
         image = binary.ptx
-        if binary.device_launches:           # dynamic parallelism: the device runtime
+        if binary.linked is not None:        # linked with device code (and the runtime)
+            image = binary.linked
+        elif binary.device_launches:         # dynamic parallelism: the device runtime
             backend.make_current()
             image = link_devrt(binary.ptx, binary.name, binary.lineinfo)
         try:

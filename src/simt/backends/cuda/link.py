@@ -29,9 +29,9 @@ def find_devrt():
     return None
 
 
-def link_devrt(ptx, kernel_name, line_info=False):
-    """The cubin of ``ptx`` linked with the device runtime; NotSupportedError naming what
-    is missing when the CUDA toolkit's libcudadevrt.a cannot be found."""
+def require_devrt(kernel_name):
+    """The path of libcudadevrt.a; NotSupportedError naming what is missing when the CUDA
+    toolkit's library cannot be found."""
     library = find_devrt()
     if library is None:
         raise NotSupportedError(
@@ -39,6 +39,12 @@ def link_devrt(ptx, kernel_name, line_info=False):
             f"the CUDA toolkit's {LIBRARY} to link with, and none was found (looked in "
             "$CUDA_HOME/lib64, next to nvcc, /usr/local/cuda/lib64 and NVIDIA's pip "
             "wheels): install the CUDA toolkit or set CUDA_HOME")
+    return library
+
+
+def link_devrt(ptx, kernel_name, line_info=False):
+    """The cubin of ``ptx`` linked with the device runtime (require_devrt)."""
+    library = require_devrt(kernel_name)
     driver = api()
     info, error = bytearray(LOG_BYTES), bytearray(LOG_BYTES)
     opt = driver.CUjit_option

@@ -51,8 +51,10 @@ def first_error(log):
     return None, lines[0].strip() if lines else "NVRTC gave no log"
 
 
-def compile_source(source, name, options, name_expressions, arch, nvrtc=None):
-    """(cubin bytes, [(expression, lowered name)], log) for CUDA C++ ``source``."""
+def compile_source(source, name, options, name_expressions, arch, nvrtc=None,
+                   output="cubin"):
+    """(image bytes, [(expression, lowered name)], log) for CUDA C++ ``source``; the image
+    is a cubin, or with ``output`` "ptx" or "ltoir" (with -dlto) that (linker.py)."""
     nvrtc = nvrtc or _nvrtc()
     if isinstance(source, str):
         source = source.encode()
@@ -72,8 +74,9 @@ def compile_source(source, name, options, name_expressions, arch, nvrtc=None):
             raise CompileError(f"NVRTC could not compile {where}: {what}\nNVRTC's log "
                                f"(options {' '.join(flags)}):\n{log}", filename=name,
                                line=line, construct="CUDA C++", why=log)
-        image = _text(nvrtc, prog, nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN,
-                      "nvrtcGetCUBIN")
+        getter = "nvrtcGet" + {"cubin": "CUBIN", "ptx": "PTX", "ltoir": "LTOIR"}[output]
+        image = _text(nvrtc, prog, getattr(nvrtc, getter + "Size"), getattr(nvrtc, getter),
+                      getter)
         lowered = []
         for expression in name_expressions:
             mangled = _check(nvrtc, nvrtc.nvrtcGetLoweredName(prog, expression.encode()),

@@ -36,7 +36,23 @@ def _is_handle(t):
     return isinstance(t, (T.Texture, T.Surface))
 
 
+class RawBytes(int):
+    """The kind of a parameter passed as raw bytes with an alignment (a tensor map: 128
+    bytes aligned to 64, as CUDA's ``CUtensorMap``)."""
+
+    def __new__(cls, size, align):
+        obj = super().__new__(cls, size)
+        obj.align = align
+        return obj
+
+
+TENSOR_MAP = RawBytes(128, 64)
+
+
 def llvm_types(t):
+    if isinstance(t, T.TensorMap):
+        # by value, as a grid constant (emit.py marks it): the kernel uses its address
+        return [ll.PointerType(ll.ArrayType(lt.I8, TENSOR_MAP))]
     if _is_handle(t):
         return [ll.IntType(64)]
     if isinstance(t, T.Array):
@@ -58,6 +74,8 @@ def llvm_types(t):
 
 
 def kinds(t):
+    if isinstance(t, T.TensorMap):
+        return [TENSOR_MAP]
     if _is_handle(t):
         return [ctypes.c_uint64]
     if isinstance(t, T.Array):
@@ -78,6 +96,8 @@ def kinds(t):
 
 def values(t, value, pointer_of):
     """The flat parameter values of one argument; ``pointer_of(array)`` gives a device address."""
+    if isinstance(t, T.TensorMap):
+        return [_descriptor(value)]
     if _is_handle(t):
         handle = getattr(value._handle, "value", None)       # a CUtexObject or CUsurfObject
         if handle is None:
@@ -113,10 +133,12 @@ def plan(types):
     """(plan, helpers) for runtime/binder.py: per parameter (arrays and scalars), None
     for an array (its DeviceArray ``_flat`` tuple holds its values) or the expressions
     of its flat values as ``values`` computes them, ``{a}`` standing for the argument."""
-    out, helpers = [], {"_half": _half, "_bf16": _bf16}
+    out, helpers = [], {"_half": _half, "_bf16": _bf16, "_tensor_map": _descriptor}
     for t in types:
         if isinstance(t, T.Array):
             out.append(None)
+        elif isinstance(t, T.TensorMap):
+            out.append(["_tensor_map({a})"])
         elif _is_handle(t):                       # its device: launch_guards checked it
             out.append(["{a}._handle.value"])
         elif isinstance(t, T.Record):
@@ -193,6 +215,15 @@ def _bf16(value):
     return bfloat16.bits(value)
 
 
+def _descriptor(value):
+    """A tensor map's CUtensorMap bytes (runtime/tensormaps.py)."""
+    data = getattr(value, "_descriptor", None)
+    if data is None:
+        raise ValueError(f"{value!r} was made on {value.device.name}; make the tensor map "
+                         "on the GPU that runs the kernel")
+    return data
+
+
 def _half(value):
     return int(np.float16(value).view(np.uint16))
 
@@ -200,6 +231,8 @@ def _half(value):
 def unflatten(b, t, args, target):
     """Rebuild the value of one parameter of type t from the iterator of LLVM args
     (``target``: the CudaTarget, whose address spaces a tuple's arrays are in)."""
+    if isinstance(t, T.TensorMap):                # its generic address (cvta.param)
+        return b.ptrtoint(next(args), lt.I64)
     if _is_handle(t):
         return next(args)
     if isinstance(t, T.Array):
@@ -293,7 +326,7 @@ _RAW_ALIGN = 16   # raw byte blobs (structs passed by value) get the largest ali
 def field(kind):
     """(struct code, size, alignment) of one parameter kind."""
     if isinstance(kind, int):
-        return f"{kind}s", kind, _RAW_ALIGN
+        return f"{kind}s", kind, getattr(kind, "align", _RAW_ALIGN)
     size = ctypes.sizeof(kind)
     code = kind._type_
     if code in "lL":

@@ -13,7 +13,7 @@ import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
 from ...compiler.target import FAULT_IDS, Target
-from . import atomics, devlaunch, loops, mathcalls, texlower, warp
+from . import atomics, devlaunch, externcall, loops, mathcalls, texlower, warp
 
 COLLECTIVE = {"count": "llvm.nvvm.barrier0.popc", "and": "llvm.nvvm.barrier0.and",
               "or": "llvm.nvvm.barrier0.or"}
@@ -23,6 +23,7 @@ class CudaTarget(Target):
     """Per-target facts and lowerings for NVIDIA GPUs (NVPTX)."""
 
     name = "cuda"
+    arch = "sm_90"                  # the compile's target, set by compile.py
     addrspaces = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0,
                   "copy": 0}
     special_registers = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid",
@@ -41,6 +42,15 @@ class CudaTarget(Target):
     laneid = staticmethod(warp.laneid)
     device_launch = staticmethod(devlaunch.emit)
     kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
+    links_device_code = True       # external device code is called and linked (linker.py)
+
+    def call_extern(self, em, extern, args):
+        return externcall.call_extern(em, extern, args)
+
+    @property
+    def externs(self):
+        """name -> ExternFunction called by the kernel (the compile links their files)."""
+        return self.__dict__.setdefault("_externs", {})
 
     def symbol_global(self, decl):
         """Module global of a Constant (its contents) or a Global (a pointer to its memory);
@@ -194,5 +204,5 @@ def _global(module, name, decl, addrspace):
     elem = memory(T.element_type(decl.dtype))
     gv = ll.GlobalVariable(module, ll.ArrayType(elem, int(np.prod(decl.shape))), name,
                            addrspace=addrspace)
-    gv.align = 16
+    gv.align = decl.align
     return gv

@@ -48,6 +48,8 @@ def emit_warp(em, s):
     if kind == "syncwarp":
         b.call(_fn(em, "llvm.nvvm.bar.warp.sync", ll.VoidType(), [I32]), args)
         return None
+    if kind == "exchange":      # the CPU device's lanes meet here; the GPU's instruction
+        return None             # (mma.sync, ldmatrix ...) crosses lanes itself
     if kind == "activemask":
         # convergent: LLVM must not hoist identical calls out of both sides of a branch
         asm = ll.InlineAsm(ll.FunctionType(I32, []), "activemask.b32 $0;", "=r", side_effect=True)

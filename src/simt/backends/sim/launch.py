@@ -72,6 +72,9 @@ class Launch:
         if isinstance(t, (T.Texture, T.Surface)):
             raise Fault(NotSupportedError("textures and surfaces are not supported on the sim "
                                           "device: use the 'cpu' device"))
+        if isinstance(t, T.TensorMap):
+            raise Fault(NotSupportedError("TMA tensor maps are not supported on the sim "
+                                          "device: use the 'cpu' device"))
         if isinstance(t, T.Array):
             raise Fault(NotSupportedError("arrays inside tuples are not supported on the sim "
                                           "device: pass them as arguments of their own"))

@@ -14,6 +14,8 @@ import ctypes
 
 import numpy as np
 
+from ...ir.types import float8_storage
+
 INIT = ()              # an element written before this launch (or by an atomic)
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
             "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
@@ -22,6 +24,8 @@ _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4
 def _format(dtype):
     if dtype.kind == "b":
         return "?"
+    if float8_storage(dtype) is not None:
+        return "B"                          # FP8: its code, as the sim holds the values
     return _FORMATS.get(f"{dtype.kind}{dtype.itemsize}")
 
 

@@ -12,6 +12,8 @@ import struct
 
 import numpy as np
 
+from ...lang.float8 import decode_value as fp8_decode, encode_value as fp8_encode  # noqa: F401
+
 _F32 = memoryview(bytearray(4)).cast("f")
 _F16 = struct.Struct("e")
 NAN = math.nan

@@ -1,10 +1,17 @@
 """The arrive/wait barrier (lang/barrier.py) on the CPU device: a phase counter in the
 barrier's shared words (a barrier with a completion function counts as on every device:
-compiler/mbarrier.py)."""
+compiler/mbarrier.py). Word 0 holds the arrivals a phase expects (low 32 bits) and the
+transaction bytes it still awaits (high 32 bits, signed: a copy may land before its
+expect_tx); word 1 the phase (high) and the arrivals so far (low). A phase completes when
+its arrivals reach the count and no bytes are pending; the emulated copies
+(cpu/lower/tma.py) land at once and count theirs off with ``complete_tx``."""
+from llvmlite import ir as ll
+
 from ....compiler.lltypes import I64, i64
 from ....compiler.mbarrier import LOW, complete_phase, init_counts, state, word
 from ....fault import ASSERT
-from ....lang.barrier import arrive, arrive_drop, complete, init, wait
+from ....lang.barrier import (arrive, arrive_drop, arrive_expect_tx, complete, expect_tx, init,
+                              try_wait, wait, wait_parity)
 from ....lang.registry import declare_target, lowering
 
 TARGET = declare_target("cpu")
@@ -29,21 +36,41 @@ def _init_cpu(em, e):
     em.builder.store(i64(0), progress)
 
 
-def _arrive(em, e, drop):
-    """Count an arrival (or, for a drop, one fewer expected); returns the phase token."""
+def _arrive(em, e, drop, arrivals=1):
+    """Count an arrival (or, for a drop, one fewer expected); returns the phase token.
+    ``arrivals=0``: count nothing, only close a phase that is due (``complete_tx``)."""
     b = em.builder
-    expected_ptr, progress_ptr = _words(em, e)
-    expected, progress = b.load(expected_ptr, typ=I64), b.load(progress_ptr, typ=I64)
+    counts_ptr, progress_ptr = _words(em, e)
+    counts, progress = b.load(counts_ptr, typ=I64), b.load(progress_ptr, typ=I64)
     phase, arrived = b.lshr(progress, i64(32)), b.and_(progress, i64(LOW))
     if drop:
-        expected = b.sub(expected, i64(1))
-        b.store(expected, expected_ptr)
+        counts = b.sub(counts, i64(1))
+        b.store(counts, counts_ptr)
     else:
-        arrived = b.add(arrived, i64(1))
-    closes = b.icmp_unsigned(">=", arrived, expected)
+        arrived = b.add(arrived, i64(arrivals))
+    expected, pending = b.and_(counts, i64(LOW)), b.ashr(counts, i64(32))
+    closes = b.and_(b.icmp_unsigned(">=", arrived, expected),
+                    b.icmp_signed("==", pending, i64(0)))
+    if not arrivals:              # bytes landing close a phase only once someone arrived
+        closes = b.and_(closes, b.icmp_unsigned(">", arrived, i64(0)))
     next_phase = b.shl(b.add(phase, i64(1)), i64(32))
     b.store(b.select(closes, next_phase, b.or_(b.shl(phase, i64(32)), arrived)), progress_ptr)
     return phase
+
+
+def _add_tx(em, e, nbytes):
+    """Add nbytes (an i32, negative for bytes landed) to the phase's pending bytes."""
+    b = em.builder
+    counts_ptr, _ = _words(em, e)
+    delta = b.shl(b.sext(nbytes, I64), i64(32))
+    b.store(b.add(b.load(counts_ptr, typ=I64), delta), counts_ptr)
+
+
+def complete_tx(em, e, nbytes):
+    """An emulated copy of nbytes (an i32) landed: count them off, closing a phase that
+    waited only for them (e.args[0] is the barrier's storage)."""
+    _add_tx(em, e, em.builder.neg(nbytes))
+    _arrive(em, e, drop=False, arrivals=0)
 
 
 @lowering(arrive, target=TARGET)
@@ -70,6 +97,47 @@ def _wait_cpu(em, e):
     b.position_at_end(never)
     em.target.emit_error(em, ASSERT, e.loc, message=NEVER)
     em.builder.position_at_end(ok)
+
+
+@lowering(expect_tx, target=TARGET)
+def _expect_tx_cpu(em, e):
+    _add_tx(em, e, em.expr(e.args[1]))
+
+
+@lowering(arrive_expect_tx, target=TARGET)
+def _arrive_expect_tx_cpu(em, e):
+    _add_tx(em, e, em.expr(e.args[1]))
+    return _arrive(em, e, drop=False)
+
+
+def _check_phase(em, e, done):
+    b = em.builder
+    ok, never = em.new_block("barrier_phase_done"), em.new_block("barrier_never")
+    b.cbranch(done, ok, never)
+    b.position_at_end(never)
+    em.target.emit_error(em, ASSERT, e.loc, message=NEVER)
+    em.builder.position_at_end(ok)
+
+
+def _phase(em, e):
+    _, progress_ptr = _words(em, e)
+    return em.builder.lshr(em.builder.load(progress_ptr, typ=I64), i64(32))
+
+
+@lowering(try_wait, target=TARGET)
+def _try_wait_cpu(em, e):
+    """The thread loops met before this: the phase is over (true), or never (an error, not
+    false: a loop around try_wait would spin for ever)."""
+    _check_phase(em, e, em.builder.icmp_unsigned("!=", _phase(em, e), em.expr(e.args[1])))
+    return ll.Constant(ll.IntType(1), 1)
+
+
+@lowering(wait_parity, target=TARGET)
+def _wait_parity_cpu(em, e):
+    b = em.builder
+    parity = b.and_(_phase(em, e), i64(1))
+    wanted = b.and_(b.zext(em.expr(e.args[1]), I64), i64(1))
+    _check_phase(em, e, b.icmp_unsigned("!=", parity, wanted))
 
 
 @lowering(complete, target=TARGET)

@@ -4,7 +4,7 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, groups, heap, python as pylang
+from ....lang import atomics_ordered, cachehints, float8, groups, heap, python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
@@ -29,7 +29,8 @@ def lower_intrinsic(g, e):
     if lower is None:
         where = f" ({e.loc.filename}:{e.loc.line})" if e.loc else ""
         why = entry.unsupported.get(TARGET, "it has no lowering for this device")
-        raise NotSupportedError(f"{entry.python_name} is not supported on the sim device: "
+        name = e.attrs.get("called", entry.python_name)     # declare_device: the function
+        raise NotSupportedError(f"{name} is not supported on the sim device: "
                                 f"{why}{where}")
     return lower(g, e)
 
@@ -184,5 +185,11 @@ def _printf(g, e, args):
 
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
+
+# FP8 values are their codes (Python ints), converted exactly as the host does (lang/float8.py)
+for _fp8 in float8.FORMATS:
+    rule(float8.NARROW[_fp8])(
+        lambda g, e, a, name=_fp8: f"_k_v.fp8_encode({a[0]}, {name!r}, {e.attrs['saturate']})")
+    rule(float8.WIDEN[_fp8])(lambda g, e, a, name=_fp8: f"_k_v.fp8_decode({a[0]}, {name!r})")
 
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)

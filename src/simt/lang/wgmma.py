@@ -1,0 +1,288 @@
+"""Warpgroup matrix multiply-accumulate (PTX ``wgmma``, sm_90a): the 128 threads of a
+warpgroup (4 consecutive warps, the first a multiple of 4) multiply a 64 x K tile of A by a
+K x N tile of B, both read from shared memory through 64-bit matrix descriptors, into an
+accumulator held in registers (N/2 float32 per thread).
+
+``wgmma.descriptor(shared_array, swizzle)`` describes a K-major tile: the array is 2-D,
+(rows, K) with K contiguous (A: rows are M; B is held transposed, rows are N), stored in the
+layout of the swizzle mode (docs/hopper.md). Its value is the descriptor's 64 bits on the
+GPU; its simt type also carries the element type and the layout, so ``mma_async`` knows the
+instruction and the CPU device knows where each element lies. ``wgmma.accumulator(64, n)``
+is a zeroed local array of the thread's registers in the PTX ISA's order: register i of
+thread t holds row ``16*(t%128//32) + (t%32)//4 + 8*(i%4//2)``, column
+``8*(i//4) + 2*(t%4) + i%2``. On the CPU device each thread computes its own registers from
+the shared tiles when it reaches ``mma_async``; fence, commit and wait are no-ops there.
+"""
+import numpy as np
+
+from ..ir import nodes as ir
+from ..ir import types as T
+from .groups import flat_rank
+from .registry import Intrinsic, Static
+
+M = 64
+# operand precision -> (K of one instruction, element bytes)
+KINDS = {"f16": (16, 2), "bf16": (16, 2), "tf32": (8, 4)}
+STORAGE = {"f16": np.dtype(np.float16), "bf16": T.BF16_STORAGE, "tf32": np.dtype(np.float32)}
+SWIZZLES = {None: 0, "128B": 128, "64B": 64, "32B": 32}
+MODE_BITS = {None: 0, "128B": 1, "64B": 2, "32B": 3}     # the descriptor's bits 62-63
+CORE_BYTES = 16          # a core matrix is 8 rows of 16 bytes
+
+
+class Descriptor(T.Scalar):
+    """A shared-memory matrix descriptor: a uint64 whose type records the tile's element
+    type (``precision``), swizzle mode and its byte offsets (``lbo`` along K, ``sbo`` from one
+    8-row group to the next)."""
+
+    def __init__(self, kind, swizzle, lbo, sbo):
+        super().__init__(np.uint64)
+        self.precision, self.swizzle, self.lbo, self.sbo = kind, swizzle, lbo, sbo
+
+    def key(self):
+        return super().key() + ("wgmma.descriptor", self.precision, self.swizzle, self.lbo,
+                                self.sbo)
+
+    @property
+    def row_bytes(self):
+        """Bytes from one row of an 8-row group to the next."""
+        return SWIZZLES[self.swizzle] or CORE_BYTES
+
+    @property
+    def element_bytes(self):
+        return KINDS[self.precision][1]
+
+    def __repr__(self):
+        return f"wgmma.descriptor({self.precision}, swizzle={self.swizzle})"
+
+
+class Accumulator(T.Array):
+    """A wgmma accumulator: a 1-D local float32 array of the thread's n/2 registers."""
+
+    def __init__(self, m, n):
+        self.m, self.n = m, n
+        super().__init__(np.float32, 1, "C", "local")
+
+    def key(self):
+        return super().key() + ("wgmma", self.m, self.n)
+
+    @property
+    def registers(self):
+        return self.m * self.n // 128
+
+    def __repr__(self):
+        return f"wgmma.accumulator(m={self.m}, n={self.n}, float32)"
+
+
+def _args(fc, args, kwargs, names, loc, name):
+    out, kwargs = list(args), dict(kwargs)
+    for key, default in names[len(args):]:
+        if key in kwargs:
+            out.append(kwargs.pop(key))
+        elif default is not None:
+            out.append(default)
+        else:
+            fc.fail(loc, f"wgmma.{name}() needs the argument '{key}'")
+    if kwargs or len(out) > len(names):
+        fc.fail(loc, f"wgmma.{name}() takes ({', '.join(k for k, _ in names)})")
+    return out
+
+
+def operand_kind(fc, dtype, loc):
+    """The wgmma precision of a shared tile's elements."""
+    if T.is_bfloat16_dtype(dtype):
+        return "bf16"
+    kind = {"float16": "f16", "float32": "tf32"}.get(dtype.name)
+    if kind is None:
+        fc.fail(loc, f"wgmma reads float16, bfloat16 or float32 (as tf32) tiles, got {dtype}")
+    return kind
+
+
+def _tile(fc, value, loc):
+    """The declared 2-D shared array a descriptor describes."""
+    array = fc.expr(value, loc)
+    t = array.type
+    if not isinstance(t, T.Array) or t.space != "shared" or not isinstance(array, ir.ArrayRef):
+        fc.fail(loc, f"wgmma.descriptor needs a shared array (simt.shared.array) holding the "
+                f"tile, got {fc.label_of(value)}: {t}")
+    if t.ndim != 2 or array.decl.space != "shared":
+        fc.fail(loc, f"wgmma.descriptor needs a 2-d simt.shared.array((rows, k), dtype) (the "
+                f"tile, K contiguous), got {fc.label_of(value)}: {t}")
+    return array
+
+
+def _layout(fc, array, kind, swizzle, loc):
+    """(lbo, sbo) of the documented layout of this tile, after checking its shape."""
+    rows, cols = array.decl.shape
+    size = KINDS[kind][1]
+    width = SWIZZLES[swizzle]
+    if rows % 8:
+        fc.fail(loc, f"a wgmma tile has a multiple of 8 rows, got {rows}")
+    if width:
+        if cols * size != width:
+            fc.fail(loc, f"a tile with swizzle='{swizzle}' has rows of {width} bytes: shape "
+                    f"(rows, {width // size}) for {array.type.dtype}, got {array.decl.shape}")
+        # the swizzle is a function of the address: the tile starts on its pattern's period
+        array.decl.align = max(array.decl.align, 8 * width)
+        return CORE_BYTES, 8 * width
+    step = KINDS[kind][0] * size
+    if cols * size % step:
+        fc.fail(loc, f"an unswizzled wgmma tile's rows hold whole K steps of {step} bytes "
+                f"({KINDS[kind][0]} elements), got {cols} elements")
+    return 8 * CORE_BYTES, 8 * cols * size
+
+
+def _descriptor_build(fc, args, kwargs, loc):
+    value, swizzle, row, k = _args(fc, args, kwargs, [
+        ("array", None), ("swizzle", Static(None)), ("row", Static(0)), ("k", Static(0))],
+        loc, "descriptor")
+    array = _tile(fc, value, loc)
+    kind = operand_kind(fc, array.type.dtype, loc)
+    swizzle = fc.static(swizzle, "the swizzle mode", loc)
+    if swizzle not in SWIZZLES:
+        fc.fail(loc, f"swizzle is None, '32B', '64B' or '128B', got {swizzle!r}")
+    lbo, sbo = _layout(fc, array, kind, swizzle, loc)
+    row, k = (fc.cast(fc.expr(v, loc), T.INT64, loc) for v in (row, k))
+    step = KINDS[kind][0]
+    for v, unit, what in ((row, 8, "row"), (k, step, "k")):
+        if isinstance(v, ir.Const) and v.value % unit:
+            fc.fail(loc, f"wgmma.descriptor's {what} is a multiple of {unit}, got {v.value}")
+    return descriptor.node(Descriptor(kind, swizzle, lbo, sbo), loc, [array, row, k])
+
+
+def _accumulator_build(fc, args, kwargs, loc):
+    m, n, dtype = _args(fc, args, kwargs, [("m", None), ("n", None),
+                                           ("dtype", Static(np.float32))], loc, "accumulator")
+    m = fc.constant_int(m, "the accumulator's m", loc)
+    n = fc.constant_int(n, "the accumulator's n", loc)
+    if m != M:
+        fc.fail(loc, f"wgmma tiles have m=64, got m={m}")
+    if n % 8 or not 8 <= n <= 256:
+        fc.fail(loc, f"wgmma's n is a multiple of 8 from 8 to 256, got n={n}")
+    if fc.static_dtype(dtype, loc) != np.float32:
+        fc.fail(loc, f"simt's wgmma accumulators are float32, got {fc.static(dtype, '', loc)}")
+    acc = Accumulator(m, n)
+    decl = ir.MemoryDecl(fc.pending_name(), "local", (acc.registers,), acc.dtype)
+    decl.wgmma = acc
+    ref = ir.ArrayRef(acc, loc, decl)
+    fc.hoist(ir.ExprStmt(loc, zero.node(T.VOID, loc, [ref])))
+    return ir.ArrayRef(acc, loc, decl)
+
+
+def _accumulator_arg(fc, value, loc, name):
+    acc = fc.expr(value, loc)
+    if not isinstance(acc.type, Accumulator):
+        fc.fail(loc, f"wgmma.{name} needs a wgmma.accumulator, got {acc.type}")
+    return acc
+
+
+def _descriptor_arg(fc, value, loc, what):
+    v = fc.expr(value, loc)
+    if not isinstance(v.type, Descriptor):
+        fc.fail(loc, f"wgmma.mma_async's {what} is a wgmma.descriptor, got {v.type}")
+    return v
+
+
+def _mma_build(fc, args, kwargs, loc):
+    acc, a, b, scale_d = _args(fc, args, kwargs, [
+        ("acc", None), ("a", None), ("b", None), ("scale_d", Static(1))], loc, "mma_async")
+    acc = _accumulator_arg(fc, acc, loc, "mma_async")
+    a, b = (_descriptor_arg(fc, v, loc, w) for v, w in ((a, "a"), (b, "b")))
+    if a.type.precision != b.type.precision:
+        fc.fail(loc, f"wgmma.mma_async multiplies tiles of one precision, got a: "
+                f"{a.type.precision}, b: {b.type.precision}")
+    scale = fc.expr(scale_d, loc)
+    if not isinstance(scale.type, T.Scalar) or scale.type.kind not in "biu":
+        fc.fail(loc, f"scale_d is 1 (acc += a @ b) or 0 (acc = a @ b), got {scale.type}")
+    return mma_async.node(T.VOID, loc, [acc, a, b, fc.cast(scale, T.INT32, loc),
+                                        flat_rank(fc, loc)])
+
+
+def _no_args_build(entry, name):
+    def build(fc, args, kwargs, loc):
+        if args or kwargs:
+            fc.fail(loc, f"wgmma.{name}() takes no arguments")
+        return entry().node(T.VOID, loc, [])
+    return build
+
+
+def _wait_build(fc, args, kwargs, loc):
+    (n,) = _args(fc, args, kwargs, [("n", None)], loc, "wait_group")
+    n = fc.constant_int(n, "wgmma.wait_group's n", loc)
+    if not 0 <= n <= 7:
+        fc.fail(loc, f"wgmma.wait_group(n) takes n from 0 to 7, got {n}")
+    return wait_group.node(T.VOID, loc, [], {"n": n})
+
+
+class StoreMethod:
+    """``acc.store(array, offset, ldm)``, bound to its accumulator."""
+
+    kernel_callable = True
+    python_name = "acc.store"
+
+    def __init__(self, acc):
+        self.acc = acc
+
+    def build(self, fc, args, kwargs, loc):
+        array, offset, ldm = _args(fc, args, kwargs, [
+            ("array", None), ("offset", None), ("ldm", None)], loc, "accumulator.store")
+        out = fc.expr(array, loc)
+        t = out.type
+        if not isinstance(t, T.Array) or t.space not in ("global", "shared") or (
+                t.layout != "C" and t.ndim != 1):
+            fc.fail(loc, f"acc.store writes a C-contiguous global or shared array, got {t}")
+        if not (t.dtype in (np.float32, np.float16) or T.is_bfloat16_dtype(t.dtype)):
+            fc.fail(loc, f"acc.store writes float32, float16 or bfloat16, got {t.dtype}")
+        operands = [out, fc.index(fc.expr(offset, loc), loc),
+                    fc.cast(fc.expr(ldm, loc), T.INT64, loc), self.acc, flat_rank(fc, loc)]
+        return store.node(T.VOID, loc, operands, {"label": fc.label_of(array)})
+
+    def __call__(self, *args):
+        raise RuntimeError("acc.store() can only be called inside a kernel")
+
+
+def register_of(i, lane, warp):
+    """(row, column) of accumulator register i of a thread (its lane, and its warp in the
+    warpgroup): the PTX ISA's D fragment of wgmma .m64nNk*, f32."""
+    return 16 * warp + lane // 4 + 8 * (i % 4 // 2), 8 * (i // 4) + 2 * (lane % 4) + i % 2
+
+
+descriptor = Intrinsic(
+    "wgmma.descriptor", "wgmma.descriptor(array, swizzle=None, row=0, k=0): the 64-bit "
+    "shared-memory matrix descriptor of the K-major tile in array, a 2-d simt.shared.array "
+    "(rows, k) of float16, bfloat16 or float32 (read as tf32), stored in the layout of the "
+    "swizzle mode (None, '32B', '64B', '128B'; docs/hopper.md); row (a multiple of 8) and k "
+    "(a multiple of one instruction's K: 16, or 8 for tf32) pick where the operand starts. "
+    "For A the rows are M; B is held transposed (rows are N).", _descriptor_build)
+accumulator = Intrinsic(
+    "wgmma.accumulator", "wgmma.accumulator(m=64, n, dtype=np.float32): a zeroed accumulator "
+    "of a 64 x n tile (n a multiple of 8 up to 256), n/2 float32 registers per thread of the "
+    "warpgroup; acc[i] is the register i of the PTX ISA's layout (docs/hopper.md), "
+    "acc.store(array, offset, ldm) writes the tile.", _accumulator_build,
+    lowered_as=(ir.ArrayRef,))
+mma_async = Intrinsic(
+    "wgmma.mma_async", "wgmma.mma_async(acc, a, b, scale_d=1): acc += a @ b (acc = a @ b "
+    "when scale_d is 0) on the warpgroup's 64 x n tile, a and b descriptors of one precision "
+    "(float16 or bfloat16 with K=16, tf32 with K=8); asynchronous: issue after "
+    "wgmma.fence(), then wgmma.commit_group() and wgmma.wait_group(n) before reading acc. "
+    "Every thread of the warpgroup makes the same call. sm_90a.", _mma_build, writes=True)
+fence = Intrinsic(
+    "wgmma.fence", "wgmma.fence(): orders the thread's earlier accumulator and shared-memory "
+    "writes before the wgmma.mma_async calls that follow (fence.proxy.async.shared::cta, "
+    "wgmma.fence.sync.aligned): write the tiles, wgmma.fence(), simt.syncthreads(), then "
+    "mma_async. Every thread of the warpgroup makes the call.",
+    _no_args_build(lambda: fence, "fence"))
+commit_group = Intrinsic(
+    "wgmma.commit_group", "wgmma.commit_group(): groups the wgmma.mma_async calls issued "
+    "since the last commit (wgmma.commit_group.sync.aligned).",
+    _no_args_build(lambda: commit_group, "commit_group"))
+wait_group = Intrinsic(
+    "wgmma.wait_group", "wgmma.wait_group(n): waits until at most n committed groups are "
+    "pending (n a constant, 0 to 7); then acc may be read (wgmma.wait_group.sync.aligned).",
+    _wait_build)
+store = Intrinsic(
+    "wgmma.store", "acc.store(array, offset, ldm): writes the accumulator's 64 x n tile to "
+    "array (global or shared, float32, or converted to float16 or bfloat16), row-major from "
+    "element offset, rows ldm elements apart; each thread writes its own registers.",
+    public=False, writes=True)
+zero = Intrinsic("wgmma.zero", "Zeroes an accumulator (built by wgmma.accumulator).",
+                 public=False)
