@@ -6,9 +6,9 @@ The typing rule checks the call against its constraints here, once for every dev
 (``=r``, ``=&l``...) has a dtype of ``result`` and each input (``r``, ``l``, ``f``, ``d``,
 ``h``, ``n``, or a digit tying it to that output) an argument of its type (an array for
 ``l`` passes the generic address of its first element, as a pointer in CUDA C); ``$N``
-in the template names an operand that exists. The node it builds holds the inputs and, with a
-``fallback`` (a ``@simt.device`` function taking the same arguments and returning the
-same result), a call of the fallback as its last argument; the inputs are then bound to
+in the template names an operand that exists. The node it builds holds the inputs and,
+with a ``fallback`` (a ``@simt.device`` function taking the same arguments and returning
+the same result), a call of the fallback as its last argument; the inputs are then bound to
 temporaries first, so each is evaluated once whichever one a device runs. The GPU's
 lowering (backends/cuda/lower/asm.py) makes an LLVM ``InlineAsm`` call of the inputs; the
 CPU and sim devices' lowerings evaluate the fallback call, and without one are a
@@ -237,7 +237,8 @@ def _asm_build(fc, args, kwargs, loc):
                 for i, (v, code) in enumerate(zip(values, inputs))]
     _check_operands(fc, template, len(outputs) + len(inputs), loc)
     has_fallback = not (isinstance(fallback, Static) and fallback.value is None)
-    attrs = {"template": template, "constraints": constraints, "volatile": bool(volatile),
+    attrs = {"template": template, "constraints": ",".join(outputs + inputs + clobbers),
+             "volatile": bool(volatile),
              "fallback": has_fallback, "outputs": len(outputs)}
     if has_fallback:
         operands, call = _fallback_call(fc, fallback, operands, result_type, loc)

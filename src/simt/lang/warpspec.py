@@ -7,10 +7,11 @@ On the GPU each is its PTX instruction (backends/cuda/lower/warpspec.py; ``elect
 a warp operation, backends/*/warp.py). The CPU and sim devices run a block's warps in
 lock step, so ``setmaxnreg`` and ``griddepcontrol`` do nothing there (launches are ordered
 already), ``elect_one`` is true in the lowest lane of the warp that calls it, and a named
-barrier can only be one the whole block meets: ``barrier_sync(id)`` and
-``barrier_sync(id, count)`` with ``count`` the block's threads are ``syncthreads`` there,
-and any other count, or ``barrier_arrive``, is a NotSupportedError (one warp of a block
-cannot wait for another there yet). docs/inline-ptx.md has the semantics.
+barrier can only be one the whole block meets at one line: ``barrier_sync(id)`` and
+``barrier_sync(id, count)`` with ``count`` the block's threads are ``syncthreads`` there;
+any other count, a ``barrier_sync`` only part of the block reaches, and ``barrier_arrive``
+are a NotSupportedError (one warp of a block cannot wait for another there yet).
+docs/inline-ptx.md has the semantics.
 """
 import numpy as np
 
@@ -103,7 +104,7 @@ def _barrier_sync_build(fc, args, kwargs, loc):
     if not values:
         fc.fail(loc, "simt.barrier_sync(id, count) needs the barrier id")
     named = [_barrier_id(fc, values[0], loc, "barrier_sync")]
-    if len(values) == 2:
+    if len(values) == 2 and not (isinstance(values[1], Static) and values[1].value is None):
         count, again = _once(fc, _thread_count(fc, values[1], loc, "barrier_sync"), loc)
         # what the CPU and sim devices check: the count is the whole block (they have no
         # barrier of part of a block); nothing on a GPU
@@ -126,7 +127,7 @@ def _no_args(entry_name):
     def build(fc, args, kwargs, loc):
         if args or kwargs:
             fc.fail(loc, f"simt.{entry_name}() takes no arguments")
-        return REGISTRY_OF[entry_name].node(T.VOID, loc, [])
+        return _GRIDDEP[entry_name].node(T.VOID, loc, [])
     return build
 
 
@@ -146,7 +147,8 @@ barrier_sync = Intrinsic(
     "barrier_sync", "simt.barrier_sync(id, count=None): bar.sync: wait at named barrier id "
     "(0 to 15; 0 is syncthreads') until count threads (a multiple of 32; all the block's "
     "when left out) have arrived or synced there. Whole warps call it. On the CPU and sim "
-    "devices count must be the block's thread count (it is syncthreads there).",
+    "devices it is syncthreads: the whole block must reach it at one line, count its "
+    "thread count.",
     _barrier_sync_build, statement=True, lowered_as=(ir.Barrier,))
 barrier_arrive = Intrinsic(
     "barrier_arrive", "simt.barrier_arrive(id, count): bar.arrive: count this warp's "
@@ -169,7 +171,7 @@ griddepcontrol_launch_dependents = Intrinsic(
     "programmatic=True start once every block of this grid has called it or exited. The "
     "CPU and sim devices do nothing.", _no_args("griddepcontrol.launch_dependents"),
     python_name="simt.griddepcontrol.launch_dependents")
-REGISTRY_OF = {"griddepcontrol.wait": griddepcontrol_wait,
+_GRIDDEP = {"griddepcontrol.wait": griddepcontrol_wait,
                "griddepcontrol.launch_dependents": griddepcontrol_launch_dependents}
 griddepcontrol = Namespace(
     "simt.griddepcontrol", "Programmatic dependent launch inside kernels (sm_90).",
