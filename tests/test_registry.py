@@ -402,6 +402,50 @@ def tma_copies(tmap, src, out):
         simt.tma.wait_group(0)
 
 
+@simt.device
+def _add_ref(a, b):
+    return a + b
+
+
+@simt.device
+def _pair_ref(a, b):
+    return a, b
+
+
+@simt.kernel(launch_bounds=(256, 1))
+def warp_specialised(a, out):
+    """Inline PTX (with fallbacks), setmaxnreg, elect_one, a named barrier of the whole
+    block, griddepcontrol."""
+    simt.griddepcontrol.wait()
+    i = simt.threadIdx.x
+    out[i] = simt.asm("add.s32 $0, $1, $2;", "=r,r,r", a[i], 1, result=np.int32,
+                      fallback=_add_ref)
+    x, y = simt.asm("mov.b32 $0, $2; mov.b32 $1, $3;", "=r,=r,r,r", a[i], i,
+                    result=(np.int32, np.int32), fallback=_pair_ref)
+    if i // 128 == 0:
+        simt.setmaxnreg(40, "dec")
+    else:
+        simt.setmaxnreg(232, "inc")
+    simt.barrier_sync(1, 256)
+    if simt.elect_one():
+        out[i] += x + y
+    simt.griddepcontrol.launch_dependents()
+
+
+@simt.kernel
+def named_barriers(out):
+    """barrier_arrive and barrier_sync in different warps: GPUs only."""
+    if simt.threadIdx.x < 32:
+        out[0] = 1
+        simt.barrier_arrive(1, 64)
+    else:
+        simt.barrier_sync(1, 64)
+        out[1] = out[0]
+
+
+GPU_ONLY = (named_barriers,)
+
+
 def _kernels(tmp_path):
     f64, f32, i32 = (T.Array(np.dtype(d), 1, "C") for d in ("float64", "float32", "int32"))
     c128 = T.Array(np.dtype(np.complex128), 1, "C")
@@ -409,6 +453,8 @@ def _kernels(tmp_path):
         (specials, [T.Array(np.dtype(np.int64), 1, "C"), i32, f32]),
         (complexes, [c128, f64, i32]),
         (memory_access, [i32, f32]),
+        (warp_specialised, [i32, i32]),
+        (named_barriers, [i32]),
         (launches_a_kernel, [i32, f32, T.INT64]),
         (completion_barrier, [i32]),
         (tma_copies, [T.TensorMap(np.float32, 2, (8, 16), "none", "zero"), f32, f32]),
@@ -456,19 +502,24 @@ def test_every_lowering_compiles(tmp_path):
         fn = kernel.typed_ir(types)
         entries = _entries(fn)
         assert None not in entries                 # every intrinsic node carries its entry
+        options = CompileOptions(**kernel.options)
+        if kernel in GPU_ONLY:
+            compile_kernel(fn, options, target_for(fn, "sm_90"), link=False)
+            reached["cuda"] |= entries
+            continue
         if kernel is not memory_access_sim:        # breakpoint: on the sim device only
-            binary = compile_kernel(fn, CompileOptions(boundscheck=False),
+            binary = compile_kernel(fn, options.replace(boundscheck=False),
                                     target_for(fn, "sm_90"), link=False)    # sm_90a: wgmma
             assert ".entry simt_kernel_" in binary.ptx
             reached["cuda"] |= entries
         if kernel is external_code:                # linked device code: on GPUs only
             with pytest.raises(NotSupportedError, match="linked_only"):
-                compile_cpu(fn, CompileOptions(boundscheck=True))
+                compile_cpu(fn, options.replace(boundscheck=True))
         elif kernel is not memory_access_sim:
-            compile_cpu(fn, CompileOptions(boundscheck=True))
+            compile_cpu(fn, options.replace(boundscheck=True))
             reached["cpu"] |= entries
         try:
-            compile_sim(fn, CompileOptions(boundscheck=True), T.WARP32)
+            compile_sim(fn, options.replace(boundscheck=True), T.WARP32)
             reached["sim"] |= entries
         except NotSupportedError as exc:           # the sim device says which and why
             refused = [e for e in entries if e.unsupported.get("sim")]

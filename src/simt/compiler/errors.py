@@ -16,3 +16,19 @@ def fail(source, loc, message, hint=None, kernel=None):
         lines.append("  " + hint)
     raise CompileError("\n".join(lines), filename=loc.filename, line=loc.line, col=loc.col,
                        construct=text.strip(), why=message)
+
+
+class _LineCache:
+    """The source lines of a file, for problems found after the front end (in a lowering)."""
+
+    def __init__(self, filename):
+        self.filename = filename
+
+    def line_text(self, line):
+        import linecache
+        return linecache.getline(self.filename, line).rstrip("\n")
+
+
+def fail_at(loc, message, hint=None):
+    """``fail`` from a lowering, which has the location but not the front end's source."""
+    fail(_LineCache(loc.filename), loc, message, hint)

@@ -69,3 +69,17 @@ def checked(options, what):
     """``options`` with every value CHECKS knows checked and normalized."""
     return {name: CHECKS[name](value, what) if name in CHECKS else value
             for name, value in options.items()}
+
+
+def require_entry_registers(options, loc, what):
+    """A CompileError at ``loc`` unless the options fix the kernel's registers per thread at
+    entry, which ``setmaxnreg`` needs: ptxas ignores it otherwise (its C7508 message).
+    ``maxnreg``, or ``launch_bounds`` with a block count, fix them."""
+    bounds = options.launch_bounds or (0, 0)
+    if options.maxnreg or bounds[1]:
+        return
+    from .errors import fail_at
+    fail_at(loc, f"{what} needs the kernel's register count at entry fixed, and the kernel "
+            "has neither launch_bounds=(threads, blocks) nor maxnreg=",
+            "give @simt.kernel(launch_bounds=(384, 1)) (its threads per block, 1 block per "
+            "multiprocessor) or maxnreg=168; without, ptxas ignores setmaxnreg")

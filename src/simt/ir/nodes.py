@@ -269,9 +269,12 @@ class Return(Stmt):
 class Barrier(Stmt):
     """A block-wide barrier (syncthreads); ``tile`` n > 0: a barrier of the n threads of
     this thread's tile of n (cg.tiled_partition, n >= 64) only. ``cpu_only``: a point where
-    the CPU device's thread loops must meet (an arrive/wait barrier's wait), nothing on a GPU."""
+    the CPU device's thread loops must meet (an arrive/wait barrier's wait), nothing on a GPU.
+    ``named``: ``[id]`` or ``[id, count]`` (int32) of a named barrier (simt.barrier_sync):
+    on a GPU ``bar.sync id{, count}``; elsewhere a block barrier, the count checked before."""
     tile: int = 0
     cpu_only: bool = False
+    named: list = field(default_factory=list)
 
 
 @dataclass(eq=False)

@@ -126,6 +126,8 @@ class _Printer:
         return "return" if s.value is None else f"return {self.expr(s.value)}"
 
     def stmt_Barrier(self, s):
+        if s.named:
+            return f"barrier_sync({', '.join(self.expr(e) for e in s.named)})"
         return f"tile_sync({s.tile})" if s.tile else "syncthreads()"
 
     def stmt_GridSync(self, s):

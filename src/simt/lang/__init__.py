@@ -31,5 +31,8 @@ from . import tma
 from .pipeline import pipeline, memcpy_async
 from . import barrier as _barrier  # noqa: F401  (simt.shared.barrier)
 from . import vectors
+from .inline_asm import asm
+from .warpspec import (setmaxnreg, elect_one, barrier_sync, barrier_arrive,
+                       griddepcontrol)
 from . import half
 from . import float8  # noqa: F401  (simt.float8_e4m3, simt.float8_e5m2: simt/__init__.py)

@@ -17,6 +17,7 @@ from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, 
                                  static_array, value_type)
 from . import checked, cluster, cooperative, guards, hoist, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
+from .lower.warpspec import named_barrier_refused
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -375,6 +376,8 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.emit_run(piece, guards)
                 continue
             s, uniform, parts = piece.stmt, piece.uniform, piece.parts
+            if isinstance(s, ir.Barrier) and s.named and guards:
+                named_barrier_refused(s)
             if self.checks and isinstance(s, (ir.Barrier, ir.Collective)):
                 checked.barrier(self, s, guards, self.flag_sites)
             if isinstance(s, ir.Collective):

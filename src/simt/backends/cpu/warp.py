@@ -139,10 +139,13 @@ class Lanes:
             body(lane)
 
 
+NO_MASK = ("activemask", "elect")       # the operations without a mask argument
+
+
 def result(em, s):
     lanes = Lanes(em, s)
     kind, _, sub = s.op.partition(".")
-    if em.checks and kind != "activemask":
+    if em.checks and kind not in NO_MASK:
         checked.check_mask(em, lanes, lanes.arg(0), s.loc, kind == "syncwarp")
     if kind == "syncwarp":
         if em.checks:
@@ -218,6 +221,14 @@ def _activemask(em, lanes, sub):
     return _taking_part(em, lanes, None)
 
 
+def _elect(em, lanes, sub):
+    """elect.sync: true in the lowest lane taking part (the GPU elects one of them)."""
+    here = _taking_part(em, lanes, None)
+    b = em.builder
+    lowest = b.and_(here, b.neg(here))
+    return b.icmp_unsigned("==", lowest, lanes.bit(b, lanes.lane))
+
+
 def _bits(b, value, t):
     """Equality as the GPU's match does it: on the bits."""
     if t.kind == "f":
@@ -266,4 +277,4 @@ def _reduce(em, lanes, kind):
 
 
 _RESULTS = {"shfl": _shfl, "vote": _vote, "activemask": _activemask, "match": _match,
-            "reduce": _reduce}
+            "reduce": _reduce, "elect": _elect}

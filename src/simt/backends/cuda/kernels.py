@@ -7,6 +7,7 @@ arrays are __constant__ globals of each module that uses them; ``copy_from`` wri
 every copy.
 """
 import ctypes
+import re
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from . import hostcopies
 from .launch import Launcher, build_trampoline_soon
 from .link import link_devrt
 from .module import Module
+from ...errors import CudaError
 
 
 class CudaKernel:
@@ -27,7 +29,10 @@ class CudaKernel:
         elif binary.device_launches:         # dynamic parallelism: the device runtime
             backend.make_current()
             image = link_devrt(binary.ptx, binary.name, binary.lineinfo)
-        self.module = Module(image, backend=backend, line_info=binary.lineinfo)
+        try:
+            self.module = Module(image, backend=backend, line_info=binary.lineinfo)
+        except CudaError as exc:
+            raise type(exc)(rejected(binary, str(exc))) from None
         self.function = self.module.get_function(binary.symbol)
         self.launcher = Launcher(self.function, binary.param_kinds, backend)
         build_trampoline_soon()        # ready by the second launch, off the launch path
@@ -35,6 +40,21 @@ class CudaKernel:
         if binary.can_fail:
             address, _ = self.module.get_global("simt_error_record")
             backend.copy_htod(address, np.array([backend.error_record()[1]], np.uint64))
+
+
+def rejected(binary, error):
+    """The driver's PTX JIT refused a kernel's PTX: the error naming the kernel and, where
+    the line it names is in an inline asm block (simt.asm: LLVM marks them), that PTX."""
+    lines = binary.ptx.splitlines()
+    notes = []
+    for number in sorted({int(n) for n in re.findall(r"ptx input, line (\d+)", error)}):
+        opened = [i for i, text in enumerate(lines[:number]) if "// begin inline asm" in text]
+        closed = [i for i, text in enumerate(lines[:number]) if "// end inline asm" in text]
+        if opened and (not closed or closed[-1] < opened[-1]) and number <= len(lines):
+            notes.append(f"  PTX line {number} is simt.asm's: {lines[number - 1].strip()}")
+    hint = "\n".join(notes) or "  its simt.asm templates, if it has any, are the likely cause"
+    return (f"kernel '{binary.name}': the driver could not compile its PTX\n{hint}\n{error}\n"
+            f"  kernel.inspect_ptx() shows the PTX")
 
 
 class SymbolPlacement:

@@ -174,8 +174,18 @@ class CudaTarget(Target):
             return None
         if stmt.tile:
             return self.tile_barrier(em, stmt.tile)
+        if stmt.named:
+            return self.named_barrier(em, stmt.named)
         fn = function(em.module, "llvm.nvvm.barrier0", ll.FunctionType(ll.VoidType(), []))
         em.builder.call(fn, [])
+
+    def named_barrier(self, em, named):
+        """simt.barrier_sync(id) or (id, count): PTX ``bar.sync id`` / ``bar.sync id, count``
+        (barrier.sync.aligned: whole warps take part, as CUTLASS's named barriers)."""
+        args = [em.expr(e) for e in named]
+        name = "llvm.nvvm.barrier.cta.sync.aligned." + ("count" if len(args) == 2 else "all")
+        fn = function(em.module, name, ll.FunctionType(ll.VoidType(), [I32] * len(args)))
+        em.builder.call(fn, args)
 
     def tile_barrier(self, em, n):
         """The barrier of this thread's tile of n threads (lang/cg_tiles.py): named barrier

@@ -54,6 +54,8 @@ def emit_warp(em, s):
         # convergent: LLVM must not hoist identical calls out of both sides of a branch
         asm = ll.InlineAsm(ll.FunctionType(I32, []), "activemask.b32 $0;", "=r", side_effect=True)
         return b.call(asm, [], attrs=("convergent",))
+    if kind == "elect":
+        return _elect(em)
     if kind == "shfl":
         return _shfl(em, sub, args, s.args[1].type)
     if kind == "vote":
@@ -70,6 +72,19 @@ def emit_warp(em, s):
         name = signed if s.type.kind == "i" else unsigned
         return b.call(_fn(em, f"llvm.nvvm.redux.sync.{name}", I32, [I32, I32]), [value, mask])
     raise NotImplementedError(s.op)
+
+
+# elect.sync among the lanes executing together (activemask): the full mask would be
+# undefined behaviour where some lanes of the warp have exited or branched away
+ELECT = ("{\n.reg .pred %simt_elected;\n.reg .b32 %simt_lanes;\n"
+         "activemask.b32 %simt_lanes;\nelect.sync _|%simt_elected, %simt_lanes;\n"
+         "selp.u32 $0, 1, 0, %simt_elected;\n}")
+
+
+def _elect(em):
+    asm = ll.InlineAsm(ll.FunctionType(I32, []), ELECT, "=r", side_effect=True)
+    chosen = em.builder.call(asm, [], attrs=("convergent",))
+    return em.builder.icmp_unsigned("!=", chosen, i32(0))
 
 
 def _shfl(em, mode, args, t):

@@ -229,7 +229,8 @@ class Generator:
             self.emit(i, f"return {self.convert(s.value, self.fn.return_type)}", s.loc)
 
     def stmt_Barrier(self, s, i):
-        self.emit(i, f"yield ('bar', {self.site(s.loc)}, None)", s.loc)
+        kind = "nbar" if s.named else "bar"     # named: schedule.py refuses other lines
+        self.emit(i, f"yield ({kind!r}, {self.site(s.loc)}, None)", s.loc)
 
     def stmt_Collective(self, s, i):
         self.emit(i, f"{py_name(s.name)} = yield ('bar', {self.site(s.loc)}, "

@@ -14,12 +14,13 @@ import random
 from collections import namedtuple
 
 import simt.fault as fault
-from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
-                       UninitializedReadError)
+from ...errors import (BarrierDivergenceError, LaunchError, NotSupportedError,
+                       RaceConditionError, UninitializedReadError)
 from ...ir import types as T
 
 dim3 = namedtuple("dim3", "x y z")
 WARP = T.WARP32           # the sim device's warp facts (SimBackend.warp): NVIDIA's 32 lanes
+BARRIERS = ("bar", "nbar")  # block barriers: syncthreads' and named ones (barrier_sync)
 
 
 class Fault(Exception):
@@ -155,7 +156,7 @@ def _run_sync(launch, block, body, threads, order):
             ys = [y for y in ys if y is not None]
         else:
             alive, keep = ths, gens
-        if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] == "bar" or
+        if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] in BARRIERS or
                                 _one_barrier(ys)):
             _barrier(launch, block, alive, ys)     # the usual case: one barrier, all there
             ths, gens = alive, keep
@@ -210,7 +211,7 @@ def _release_warps(launch, threads, waits, results, done):
         warp_threads = [th for th in threads if th.warp is warp]
         for th in lanes:
             op, values, types = waits[th][2]
-            if op != "activemask":
+            if op not in ("activemask", "elect"):         # no mask argument
                 mask = values[0]
                 missing = mask & ~arrived & ((1 << len(warp_threads)) - 1)
                 if missing:
@@ -234,6 +235,8 @@ def _warp_result(th, present, arrived, waits, types):
         return None
     if kind == "activemask":
         return arrived
+    if kind == "elect":                 # elect.sync: the lowest lane here
+        return th.lane == min(present)
     mask = values[0] & arrived
     lanes = [present[lane] for lane in sorted(present) if mask >> lane & 1]
     if kind == "shfl":
@@ -292,6 +295,8 @@ def _release_barrier(launch, block, threads, waits, results, done):
     for th, (kind, site, payload) in waits.items():
         sites.setdefault(site, []).append(th)
     launch.flush()
+    if len(sites) > 1 and any(kind == "nbar" for kind, _, _ in waits.values()):
+        raise Fault(named_barrier_refused(launch, sorted(sites)))
     if len(sites) > 1:
         (s1, t1), (s2, t2) = sorted(sites.items(), key=lambda kv: kv[0])[:2]
         launch.divergence(t1[0], s1, t2[0], s2)
@@ -310,6 +315,18 @@ def _release_barrier(launch, block, threads, waits, results, done):
     for th in waiting:
         del waits[th]
     return set(waiting)
+
+
+def named_barrier_refused(launch, sites):
+    """Threads at a named barrier on different lines: what the GPU allows and the sim
+    device does not run yet (lang/warpspec.py)."""
+    from .values import warps_reason
+    lines = " and ".join(str(launch.sites[s]) for s in sites[:2])
+    return NotSupportedError(
+        f"simt.barrier_sync reached by the threads of a block on different lines ({lines}) "
+        f"is not supported on the sim device: {warps_reason()}; a named "
+        f"barrier runs there only where the whole block reaches the same line, as "
+        f"syncthreads")
 
 
 def _element(label, idx):

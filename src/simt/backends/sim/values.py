@@ -293,3 +293,22 @@ def cprintf(fmt, slots, values):
         items = [float(v).hex() if isinstance(v, float) else v for v in items]
     print(text % tuple(items), end="", flush=True)
     return len(slots)
+
+
+def warps_reason():
+    """Why the sim device runs no named barrier that only part of a block meets."""
+    from ...lang.warpspec import warps_reason as reason
+    return reason("sim", "its barriers are met by the whole block at once")
+
+
+def named_barrier(count, block, where):
+    """simt.barrier_sync(id, count): a barrier of the whole block here, so count must be
+    the block's threads (lang/warpspec.py)."""
+    threads = block[0] * block[1] * block[2]
+    if count != threads:
+        from ...errors import NotSupportedError
+        raise NotSupportedError(
+            f"simt.barrier_sync(id, {count}) in a block of {threads} threads is not supported "
+            f"on the sim device: {warps_reason()}; it runs a named barrier "
+            f"only over the whole block: barrier_sync(id) or barrier_sync(id, {threads}) "
+            f"({where})")

@@ -15,6 +15,7 @@ from ....lang.registry import declare_target, lowering
 from ....lang.sync import threadfence, threadfence_block, threadfence_system
 from ....lang.timers import clock, clock64, globaltimer, nanosleep
 from ....lang.warp import laneid
+from ....lang import inline_asm, warpspec
 from ..scalars import cast, rounded, wrap, wrap_fn
 from ..values import MATH
 
@@ -152,6 +153,27 @@ def _load(g, e, args):
 def _store(g, e, args):
     site = g.site(e.loc, e.attrs.get("label", ""))
     return f"{args[0]}.st({site}, {args[1]}, {', '.join(args[2:])})"
+
+
+# ---------------------------------------------------------------- inline PTX, warp specialisation
+@rule(inline_asm.asm)
+def _asm(g, e, args):
+    """The fallback call (the asm's last argument): PTX runs on GPUs only."""
+    if not e.attrs["fallback"]:
+        from ....compiler.errors import fail_at
+        fail_at(e.loc, *inline_asm.no_fallback("sim"))
+    return args[-1]
+
+
+@rule(warpspec.setmaxnreg, warpspec.griddepcontrol_wait,
+      warpspec.griddepcontrol_launch_dependents)
+def _no_op(g, e, args):
+    """The sim device runs a block's warps one statement at a time and launches in order."""
+    return "None"
+
+
+rule(warpspec.barrier_count)(
+    lambda g, e, a: f"_k_v.named_barrier({a[0]}, _k_bdim, {f'{e.loc.filename}:{e.loc.line}'!r})")
 
 
 # ---------------------------------------------------------------- the rest

@@ -7,6 +7,8 @@ from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDE
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.launches import device_launch
+from ....lang.warpspec import barrier_arrive
+from ..values import warps_reason
 from ....lang.registry import REGISTRY, declare_target, refuse
 
 TARGET = declare_target("sim", llvm=False)
@@ -58,3 +60,6 @@ refuse(tma.load, tma.store, tma.commit_group, tma.wait_group, tma.copy, barrier.
        barrier.arrive_expect_tx, barrier.try_wait, barrier.wait_parity, target=TARGET,
        why=_not_yet("TMA copies and barrier transaction counts"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
+refuse(barrier_arrive, target=TARGET,
+       why=warps_reason() + "; a named barrier runs there only as "
+       "barrier_sync(id) or barrier_sync(id, count) with count the block's threads")
