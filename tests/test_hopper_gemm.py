@@ -1,0 +1,42 @@
+"""The Hopper GEMM written in simt (bench/hopper_gemm.py: TMA with 128-byte swizzle, wgmma
+m64n256k16, a 4-stage mbarrier ring) gives NumPy's product, bit for bit on small integers,
+on the cpu device (CI) and on a compute capability 9.0 GPU."""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import simt
+from conftest import poison
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "bench"))
+import hopper_gemm  # noqa: E402
+
+
+def _skip_unless_runs(device):
+    if device.kind == "sim":
+        pytest.skip("the sim device does not run TMA or wgmma yet")
+    if device.kind == "cuda" and device.properties.compute_capability != (9, 0):
+        pytest.skip("wgmma needs a compute capability 9.0 GPU")
+
+
+@pytest.mark.parametrize("shape", [(128, 256, 256), (256, 512, 512)])
+def test_hopper_gemm_is_exact(device, rng, shape):
+    _skip_unless_runs(device)
+    m, n, k = shape
+    a = rng.integers(-4, 5, (m, k)).astype(np.float16)
+    bt = rng.integers(-4, 5, (n, k)).astype(np.float16)
+    a[0, 0] = bt[0, 0] = 3                       # never all zero
+    c = simt.to_device(poison((m, n), np.float16))
+    hopper_gemm.gemm(simt.to_device(a), simt.to_device(bt), c)
+    want = (a.astype(np.float32) @ bt.T.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(c.copy_to_host(), want)
+
+
+def test_shapes_the_kernel_does_not_tile_are_refused(device):
+    _skip_unless_runs(device)
+    a = simt.to_device(np.ones((100, 256), np.float16))
+    bt = simt.to_device(np.ones((256, 256), np.float16))
+    with pytest.raises(ValueError, match="M % 128"):
+        hopper_gemm.gemm(a, bt, simt.to_device(np.zeros((100, 256), np.float16)))
