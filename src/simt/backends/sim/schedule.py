@@ -4,9 +4,10 @@ Each thread of a kernel with barriers or warp functions is a generator that yiel
 each of them; the others are plain calls. A block runs its runnable threads one by one
 until each waits or returns, in an order the seed chooses (seed 0: thread order; any
 other: a shuffle of the warps and of the lanes in each warp, and of the blocks), then
-releases the warp operations whose lanes have all arrived, or, when only barriers are
-left, the barrier, after checking that every thread still running waits at the same
-one. The first error (out of bounds, race, divergence, uninitialized read, assert)
+releases the threads whose arrive/wait barrier phase has completed (mbarrier.py), else
+the warp operations whose lanes have all arrived, or, when only barriers are left, the
+barrier, after checking that every thread still running waits at the same one (threads
+waiting on phases that nothing can complete: a LaunchError). The first error (out of bounds, race, divergence, uninitialized read, assert)
 stops the launch as a ``Fault`` carrying its LaunchError.
 """
 import itertools
@@ -360,7 +361,7 @@ def _stuck(launch, block, waits, results):
         return set(tries)
     launch.flush()
     th, (_, site, _) = next((th, w) for th, w in waits.items() if w[0] == "mbar")
-    raise Fault(launch.report.never_completes(launch.sites[site], th, len(waits)))
+    raise Fault(launch.report.never_completes(launch.sites[site], th))
 
 
 def named_barrier_refused(launch, sites):
@@ -452,10 +453,10 @@ class Report:
         return BarrierDivergenceError(text, kernel=self.name, block=th1.bid, thread=th1.tid,
                                       filename=site1.file, line=site1.line)
 
-    def never_completes(self, site, th, waiting):
+    def never_completes(self, site, th):
         text = (f"Deadlock in kernel '{self.name}': this phase of the simt.shared.barrier never "
-                f"completes: every thread still running ({waiting}) waits, and none can "
-                f"arrive\n  {self.where(th, site)}\n  check the count, that every thread "
+                f"completes: every thread still running waits, and none can arrive\n  "
+                f"{self.where(th, site)}\n  check the count, that every thread "
                 f"arrives (or arrive_and_drop()s) once a phase, and the bytes expected "
                 f"(expect_tx) against the copies; on a GPU the wait would hang")
         return LaunchError(text, kernel=self.name, block=th.bid, thread=th.tid,
