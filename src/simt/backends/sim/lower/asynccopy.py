@@ -17,6 +17,8 @@ def _label(g, node):
         return g.fn.params[node.index][0]
     if isinstance(node, ir.ArrayRef):
         return node.decl.name.split("_", 3)[-1]
+    if isinstance(node, ir.View):
+        return _label(g, node.array)
     return getattr(node, "name", "")
 
 
