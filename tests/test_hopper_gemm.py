@@ -16,7 +16,7 @@ import hopper_gemm  # noqa: E402
 
 def _skip_unless_runs(device):
     if device.kind == "sim":
-        pytest.skip("the sim device does not run TMA or wgmma yet")
+        pytest.skip("the sim device does not run wgmma yet")
     if device.kind == "cuda" and device.properties.compute_capability != (9, 0):
         pytest.skip("wgmma needs a compute capability 9.0 GPU")
 

@@ -205,6 +205,21 @@ def mma_instructions(a, c):
 
 
 @simt.kernel
+def async_copies(c):
+    """mma_instructions' copies and barrier without its matrix instructions (for the sim
+    device, which has no simt.mma yet)."""
+    buf = simt.shared.array(64, np.float32)
+    pipe = simt.pipeline()
+    simt.memcpy_async(buf, 0, c, 0, 4, pipe)
+    pipe.producer_commit()
+    pipe.consumer_wait()
+    bar = simt.shared.barrier(32)
+    bar.wait(bar.arrive())
+    bar.arrive_and_drop()
+    c[simt.threadIdx.x] = buf[0]
+
+
+@simt.kernel
 def memory_access(flags, f):
     """Ordered, volatile and cache-hinted accesses, printf, the device heap."""
     simt.atomic.store(flags, 0, simt.atomic.load(flags, 1, order="acquire"), order="release")
@@ -467,6 +482,7 @@ def _kernels(tmp_path):
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (mma_instructions, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (warpgroup_matrix, [f32]),
+        (async_copies, [f32]),
         (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
         (memory_access_sim, [i32, f32]),
         (external_code, [f32]),

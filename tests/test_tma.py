@@ -31,8 +31,6 @@ def swizzle_model(data, mode):
 
 
 def _need_tma(device):
-    if device.kind == "sim":
-        pytest.skip("sim: TMA copies are not built on the sim device yet")
     if device.kind == "cuda" and device.properties.compute_capability < (9, 0):
         pytest.skip("TMA needs compute capability 9.0 (Hopper) or newer")
 

@@ -229,6 +229,8 @@ class Generator:
             self.emit(i, f"return {self.convert(s.value, self.fn.return_type)}", s.loc)
 
     def stmt_Barrier(self, s, i):
+        if s.cpu_only:        # an arrive/wait barrier's wait: the wait itself yields
+            return
         kind = "nbar" if s.named else "bar"     # named: schedule.py refuses other lines
         self.emit(i, f"yield ({kind!r}, {self.site(s.loc)}, None)", s.loc)
 

@@ -5,6 +5,7 @@ import numpy as np
 from ...errors import NotSupportedError
 from ...ir import types as T
 from . import values
+from .copies import SimTensorMap
 from .memory import INIT, Shadow, SimArray, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
                        thread_indices)
@@ -61,19 +62,29 @@ class Launch:
         for i, (t, value) in enumerate(zip(binary.params, args)):
             if isinstance(t, T.Array):
                 spans[i] = self.span(t, value, binary.param_names[i])
+            elif isinstance(t, T.TensorMap):     # simt.tma.store may write through it
+                spans[i] = self.span(t, self.map_array(value), binary.param_names[i])
         written = {spans[i][0] for i in binary.written if i in spans}
-        return [self.global_array(t, spans[i], spans[i][0] in written, binary.param_names[i])
-                if i in spans else self.argument(t, value)
-                for i, (t, value) in enumerate(zip(binary.params, args))]
+        written |= {spans[i][0] for i, t in enumerate(binary.params)
+                    if isinstance(t, T.TensorMap)}
+        out = [self.global_array(t, spans[i], spans[i][0] in written, binary.param_names[i])
+               if i in spans else self.argument(t, value)
+               for i, (t, value) in enumerate(zip(binary.params, args))]
+        return [SimTensorMap(a, t) if isinstance(t, T.TensorMap) else a
+                for a, t in zip(out, binary.params)]
+
+    def map_array(self, tmap):
+        """The array of a tensor map (runtime/tensormaps.py) made on this device."""
+        if tmap.device.backend is not self.memory:
+            raise ValueError(f"{tmap!r} was made on {tmap.device.name}; make the tensor map "
+                             "on the device that runs the kernel")
+        return tmap.array
 
     def argument(self, t, value):
         if isinstance(t, T.Tuple):
             return tuple(self.argument(it, v) for it, v in zip(t.items, value))
         if isinstance(t, (T.Texture, T.Surface)):
             raise Fault(NotSupportedError("textures and surfaces are not supported on the sim "
-                                          "device: use the 'cpu' device"))
-        if isinstance(t, T.TensorMap):
-            raise Fault(NotSupportedError("TMA tensor maps are not supported on the sim "
                                           "device: use the 'cpu' device"))
         if isinstance(t, T.Array):
             raise Fault(NotSupportedError("arrays inside tuples are not supported on the sim "

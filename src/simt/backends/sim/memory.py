@@ -5,10 +5,11 @@ memoryview of the device memory (host memory, as on the CPU device), or a NumPy 
 for the dtypes memoryviews lack (float16, complex). Every access checks each index
 against its own dimension; accesses to global, shared and local memory also go through
 the ``Shadow`` of their buffer, which keeps, per element, the last write (thread, its
-block's barrier count, its warp's sync log position, site) and the reads since it, so
-that an access that conflicts with another thread's, with no barrier (or, within a
-warp, no warp sync naming both) between them, is a race; and an element nothing wrote
-(None) is an uninitialized read.
+block's barrier count, its warp's sync log position, site, its arrive/wait barrier
+releases) and the reads since it, so that an access that conflicts with another
+thread's, with no barrier (or, within a warp, no warp sync naming both; or no
+arrive/wait barrier phase the other thread arrived on and this one waited for) between
+them, is a race; and an element nothing wrote (None) is an uninitialized read.
 """
 import ctypes
 
@@ -78,7 +79,7 @@ class Shadow:
         elif w is not INIT and not ordered(w, th):
             L.race(w, "write", site, "read", idx, th)
         if self.reads:
-            rec = (th, th.block, th.block.ep, len(th.warp.log), site)
+            rec = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel)
             r = self.r[k]
             if r is None:
                 self.r[k] = rec
@@ -100,7 +101,7 @@ class Shadow:
                     if not ordered(rec, th):
                         L.race(rec, "read", site, "write", idx, th)
                 self.r[k] = None
-        self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site)
+        self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel)
 
     def atomic(self, k, site, idx):
         """Atomics order each other: only a plain write of another thread races."""
@@ -115,14 +116,18 @@ class Shadow:
 
 
 def ordered(rec, th):
-    """Whether the access ``rec`` (thread, block, barrier count, warp log position, site)
-    happens before thread ``th``'s next one: it is th's own, or a barrier of their block
-    came since, or a warp sync naming both lanes."""
+    """Whether the access ``rec`` (thread, block, barrier count, warp log position, site,
+    the thread's releases then) happens before thread ``th``'s next one: it is th's own, or
+    a barrier of their block came since, or th acquired a later release of that thread (an
+    arrive/wait barrier's phase: mbarrier.py), or a warp sync naming both lanes."""
     block = th.block
     if rec[1] is not block:
         return False
     other = rec[0]
     if other is th or rec[2] != block.ep:
+        return True
+    vc = th.vc
+    if vc is not None and vc.get(other, 0) > rec[5]:
         return True
     if other.warp is not th.warp:
         return False
@@ -227,7 +232,7 @@ class Array1(SimArray):
             if (w is INIT or w is None) and (not shadow.reads or shadow.r[k] is None):
                 th = self.launch.cur
                 block = th.block
-                shadow.w[k] = (th, block, block.ep, len(th.warp.log), site)
+                shadow.w[k] = (th, block, block.ep, len(th.warp.log), site, th.rel)
             else:
                 shadow.write(k, site, i)
         self.data[k] = value

@@ -4,9 +4,10 @@ Each thread of a kernel with barriers or warp functions is a generator that yiel
 each of them; the others are plain calls. A block runs its runnable threads one by one
 until each waits or returns, in an order the seed chooses (seed 0: thread order; any
 other: a shuffle of the warps and of the lanes in each warp, and of the blocks), then
-releases the warp operations whose lanes have all arrived, or, when only barriers are
-left, the barrier, after checking that every thread still running waits at the same
-one. The first error (out of bounds, race, divergence, uninitialized read, assert)
+releases the threads whose arrive/wait barrier phase has completed (mbarrier.py), else
+the warp operations whose lanes have all arrived, or, when only barriers are left, the
+barrier, after checking that every thread still running waits at the same one (threads
+waiting on phases that nothing can complete: a LaunchError). The first error (out of bounds, race, divergence, uninitialized read, assert)
 stops the launch as a ``Fault`` carrying its LaunchError.
 """
 import itertools
@@ -17,6 +18,7 @@ import simt.fault as fault
 from ...errors import (BarrierDivergenceError, LaunchError, NotSupportedError,
                        RaceConditionError, UninitializedReadError)
 from ...ir import types as T
+from .mbarrier import acquire
 
 dim3 = namedtuple("dim3", "x y z")
 WARP = T.WARP32           # the sim device's warp facts (SimBackend.warp): NVIDIA's 32 lanes
@@ -41,26 +43,31 @@ class Warp:
 
 
 class Block:
-    """One block's state: its barrier count and shared memory."""
+    """One block's state: its barrier count and shared memory; its arrive/wait barriers
+    (mbarrier.py), ``tick`` counting their changes, ``tried`` the tick at which try_waits
+    last gave up."""
 
-    __slots__ = ("ep", "shared_arrays", "launch", "index")
+    __slots__ = ("ep", "shared_arrays", "launch", "index", "mbars", "tick", "tried")
 
     def __init__(self, launch, index):
         self.launch, self.index, self.ep = launch, index, 0
-        self.shared_arrays = {}
+        self.shared_arrays, self.mbars = {}, {}
+        self.tick, self.tried = 0, -1
 
     def shared(self, decl):
         return self.launch.make_shared(decl, self)
 
 
 class Thread:
-    """One thread: its index (a tuple, for speed; ``threadIdx`` etc. for pdb)."""
+    """One thread: its index (a tuple, for speed; ``threadIdx`` etc. for pdb); ``rel`` and
+    ``vc``: its arrive/wait barrier releases and what it acquired (mbarrier.py)."""
 
-    __slots__ = ("tid", "lane", "warp", "block", "locals", "result")
+    __slots__ = ("tid", "lane", "warp", "block", "locals", "result", "rel", "vc")
 
     def __init__(self, tid, block, warp, lane):
         self.tid, self.block, self.warp, self.lane = tid, block, warp, lane
-        self.locals = self.result = None
+        self.locals = self.result = self.vc = None
+        self.rel = 0
 
     @property
     def bid(self):
@@ -123,7 +130,8 @@ def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
     for th in threads:
         th.block = block
-        th.locals = th.result = None
+        th.locals = th.result = th.vc = None
+        th.rel = 0
     for warp in {id(th.warp): th.warp for th in threads[::WARP.size]}.values():
         warp.log = []
     order = thread_order(threads, launch.seed, block.index)
@@ -167,7 +175,8 @@ def _run_sync(launch, block, body, threads, order):
         waiting.sort(key=lambda w: rank[w[0]])
         waits = {th: y for th, _, y in waiting}
         results = {}
-        released = _release_warps(launch, threads, waits, results, done) or \
+        released = _release_mbarriers(waits, results) or \
+            _release_warps(launch, threads, waits, results, done) or \
             _release_barrier(launch, block, threads, waits, results, done)
         ths = [th for th, _, _ in waiting if th in released]
         gens = [gen for th, gen, _ in waiting if th in released]
@@ -195,8 +204,25 @@ def _barrier(launch, block, threads, ys):
     block.ep += 1
 
 
+def _release_mbarriers(waits, results):
+    """Threads waiting on an arrive/wait barrier's phase that has completed since."""
+    released = set()
+    for th, (kind, site, payload) in waits.items():
+        if kind == "mbar":
+            bar, test, value, _ = payload
+            seen = bar.passed(test, value)
+            if seen is not None:
+                acquire(th, seen)
+                results[th] = True
+                released.add(th)
+    for th in released:
+        del waits[th]
+    return released
+
+
 def _release_warps(launch, threads, waits, results, done):
-    """Warp operations whose lanes have all arrived (or do not take part): their results."""
+    """Warp operations whose lanes have all arrived (or do not take part): their results.
+    A lane waiting on an arrive/wait barrier may still come: its warp's operation waits."""
     released = set()
     groups = {}
     for th, (kind, site, payload) in waits.items():
@@ -209,6 +235,9 @@ def _release_warps(launch, threads, waits, results, done):
         for lane in present:
             arrived |= 1 << lane
         warp_threads = [th for th in threads if th.warp is warp]
+        if any(waits.get(th, ("",))[0] == "mbar" and not arrived >> th.lane & 1
+               for th in warp_threads):
+            continue
         for th in lanes:
             op, values, types = waits[th][2]
             if op not in ("activemask", "elect"):         # no mask argument
@@ -291,6 +320,8 @@ def _bits(value, dtype):
 
 def _release_barrier(launch, block, threads, waits, results, done):
     """Every running thread waits at a barrier: the same one, or the block diverged."""
+    if any(kind == "mbar" for kind, _, _ in waits.values()):
+        return _stuck(launch, block, waits, results)
     sites = {}
     for th, (kind, site, payload) in waits.items():
         sites.setdefault(site, []).append(th)
@@ -315,6 +346,22 @@ def _release_barrier(launch, block, threads, waits, results, done):
     for th in waiting:
         del waits[th]
     return set(waiting)
+
+
+def _stuck(launch, block, waits, results):
+    """No thread can run and some wait on arrive/wait barrier phases: their try_waits give
+    up (return False) once, as a GPU's would after a while; if nothing changed a barrier
+    since they last did, no phase can ever complete."""
+    tries = [th for th, (kind, _, payload) in waits.items() if kind == "mbar" and payload[3]]
+    if tries and block.tried != block.tick:
+        block.tried = block.tick
+        for th in tries:
+            results[th] = False
+            del waits[th]
+        return set(tries)
+    launch.flush()
+    th, (_, site, _) = next((th, w) for th, w in waits.items() if w[0] == "mbar")
+    raise Fault(launch.report.never_completes(launch.sites[site], th))
 
 
 def named_barrier_refused(launch, sites):
@@ -405,6 +452,15 @@ class Report:
                 f"branch or loop that only some threads take")
         return BarrierDivergenceError(text, kernel=self.name, block=th1.bid, thread=th1.tid,
                                       filename=site1.file, line=site1.line)
+
+    def never_completes(self, site, th):
+        text = (f"Deadlock in kernel '{self.name}': this phase of the simt.shared.barrier never "
+                f"completes: every thread still running waits, and none can arrive\n  "
+                f"{self.where(th, site)}\n  check the count, that every thread "
+                f"arrives (or arrive_and_drop()s) once a phase, and the bytes expected "
+                f"(expect_tx) against the copies; on a GPU the wait would hang")
+        return LaunchError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                           filename=site.file, line=site.line)
 
     def warp_divergence(self, th, site, other, other_site, other_done):
         state = "has exited" if other_done else (

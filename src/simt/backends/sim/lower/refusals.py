@@ -1,8 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import barrier, cluster, half, heap, linking, mma, tma, vectors, wgmma, wmma
-from ....lang.pipeline import commit, memcpy_async, wait
+from ....lang import cluster, half, heap, linking, mma, vectors, wgmma, wmma
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
@@ -45,20 +44,12 @@ refuse(mma.sync, mma.ldmatrix, mma.stmatrix, target=TARGET,
 refuse(wgmma.descriptor, wgmma.accumulator, wgmma.mma_async, wgmma.fence, wgmma.commit_group,
        wgmma.wait_group, wgmma.store, wgmma.zero, target=TARGET,
        why=_not_yet("warpgroup matrix functions (simt.wgmma)"))
-refuse(memcpy_async, commit, wait, target=TARGET,
-       why=_not_yet("asynchronous copies (memcpy_async, pipelines)"))
-refuse(barrier.init, barrier.arrive, barrier.arrive_drop, barrier.wait, barrier.phase,
-       barrier.count, barrier.complete, target=TARGET,
-       why=_not_yet("arrive/wait barriers (simt.shared.barrier)"))
 refuse(cluster.block_rank, cluster.num_blocks, cluster.map_shared_rank, target=TARGET,
        why=_not_yet("thread block clusters"))
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
        why=_not_yet("textures and surfaces"))
 refuse(device_launch, target=TARGET,
        why=_not_yet("launches from kernels (dynamic parallelism)"))
-refuse(tma.load, tma.store, tma.commit_group, tma.wait_group, tma.copy, barrier.expect_tx,
-       barrier.arrive_expect_tx, barrier.try_wait, barrier.wait_parity, target=TARGET,
-       why=_not_yet("TMA copies and barrier transaction counts"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
 refuse(barrier_arrive, target=TARGET,
        why=warps_reason() + "; a named barrier runs there only as "
