@@ -128,6 +128,19 @@ def test_k_loop_of_random_floats(device, rng, scale_first):
     assert np.abs(got - expected).max() <= 1e-5 * scale
 
 
+@pytest.mark.parametrize("swizzle, kind", [("128B", "f16"), (None, "tf32"), ("64B", "bf16")])
+def test_the_sim_device_gives_the_cpu_devices_bits(rng, swizzle, kind):
+    """Random floats: the sums round, in the same order on both devices."""
+    a, bt, _, _ = _inputs(rng, kind, 64, 128, integers=False)
+    results = []
+    for name in ("cpu", "sim"):
+        c = poison((64, 64), np.float32)
+        with simt.use_device(name):
+            make_gemm(64, swizzle, kind)[1, 128](a, bt, c, 1)
+        results.append(c)
+    assert results[0].tobytes() == results[1].tobytes()
+
+
 @pytest.mark.parametrize("out", [np.float16, simt.bfloat16])
 def test_store_converts(device, rng, out):
     got, expected = _run(device, rng, 64, "128B", "f16", out=out)

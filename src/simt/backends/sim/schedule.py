@@ -45,13 +45,12 @@ class Warp:
 
 class Named:
     """One named barrier of a block: the threads counted since it last completed (``count``
-    of them complete it; None: all the block's live threads), those of them waiting, and
-    where the first of them is."""
+    of them complete it; None: all the block's live threads) and those of them waiting."""
 
-    __slots__ = ("count", "arrived", "waiting", "where")
+    __slots__ = ("count", "arrived", "waiting")
 
     def __init__(self):
-        self.count, self.arrived, self.waiting, self.where = None, 0, [], None
+        self.count, self.arrived, self.waiting = None, 0, []
 
 
 class Block:
@@ -78,7 +77,7 @@ class Block:
         if bar is None:
             bar = self.named[ident] = Named()
         if bar.arrived == 0:
-            bar.count, bar.where = count, (th, site)
+            bar.count = count
         bar.arrived += 1
         if wait:
             bar.waiting.append(th)

@@ -11,7 +11,6 @@ from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
 from ....lang.intrinsics_int import BY_NAME as INT, int_abs
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.printf import printf
-from ....lang.registry import declare_target, lowering
 from ....lang.sync import threadfence, threadfence_block, threadfence_system
 from ....lang.timers import clock, clock64, globaltimer, nanosleep
 from ....lang.warp import laneid
@@ -19,7 +18,7 @@ from ....lang import inline_asm, warpspec
 from ..scalars import cast, rounded, wrap, wrap_fn
 from ..values import MATH
 
-TARGET = declare_target("sim", llvm=False)
+from .rules import TARGET, rule  # noqa: F401  (rule: for the modules of this package too)
 
 
 def lower_intrinsic(g, e):
@@ -33,14 +32,6 @@ def lower_intrinsic(g, e):
         raise NotSupportedError(f"{name} is not supported on the sim device: "
                                 f"{why}{where}")
     return lower(g, e)
-
-
-def rule(*entries):
-    """Register ``fn(g, e, args)`` (args: the arguments' Python texts) for entries."""
-    def register(fn):
-        lowering(*entries, target=TARGET)(lambda g, e: fn(g, e, [g.expr(a) for a in e.args]))
-        return fn
-    return register
 
 
 def _name(entry):

@@ -4,7 +4,7 @@ call of backends/sim/matrix.py (``_k_mx``); the warp-level ones read ``_k_x``, e
 operands, which the ``exchange`` warp operation hoisted before the call gave this lane
 (codegen.py binds it)."""
 from ....lang import mma, wgmma
-from . import rule
+from .rules import rule
 
 
 def _site(g, e, label=None):
