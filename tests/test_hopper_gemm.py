@@ -1,6 +1,6 @@
 """The Hopper GEMM written in simt (bench/hopper_gemm.py: TMA with 128-byte swizzle, wgmma
 m64n256k16, a 4-stage mbarrier ring) gives NumPy's product, bit for bit on small integers,
-on the cpu device (CI) and on a compute capability 9.0 GPU."""
+on the cpu and sim devices (CI) and on a compute capability 9.0 GPU."""
 import pathlib
 import sys
 
@@ -15,8 +15,6 @@ import hopper_gemm  # noqa: E402
 
 
 def _skip_unless_runs(device):
-    if device.kind == "sim":
-        pytest.skip("the sim device does not run wgmma yet")
     if device.kind == "cuda" and device.properties.compute_capability != (9, 0):
         pytest.skip("wgmma needs a compute capability 9.0 GPU")
 
@@ -24,6 +22,8 @@ def _skip_unless_runs(device):
 @pytest.mark.parametrize("shape", [(128, 256, 256), (256, 512, 512)])
 def test_hopper_gemm_is_exact(device, rng, shape):
     _skip_unless_runs(device)
+    if device.kind == "sim" and shape != (128, 256, 256):
+        pytest.skip("one tile is enough on the sim device (its wgmma is Python: 13 s a tile)")
     m, n, k = shape
     a = rng.integers(-4, 5, (m, k)).astype(np.float16)
     bt = rng.integers(-4, 5, (n, k)).astype(np.float16)

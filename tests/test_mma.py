@@ -11,7 +11,6 @@ import pytest
 
 import simt
 from simt.compiler.options import CompileOptions
-from simt.errors import NotSupportedError
 from simt.ir import types as T
 from conftest import poison
 
@@ -212,11 +211,39 @@ def test_stmatrix_is_the_inverse_of_ldmatrix(device, rng, n, trans):
     assert np.array_equal(out, want)
 
 
-def test_the_sim_device_says_why_it_has_none(rng):
-    a, b, c = (np.ones(s, np.float16) for s in ((16, 16), (16, 8), (16, 8)))
-    with simt.use_device("sim"), pytest.raises(NotSupportedError, match="simt.mma.sync"):
-        make_tile(16, np.float16, np.float16)[1, 32](a, b, c, poison((16, 8), np.float16),
-                                                     np.int64(0), np.int64(0))
+@pytest.mark.parametrize("case", ["f16_f32_k16", "f16_f16_k16", "bf16_f32_k8"])
+def test_the_sim_device_gives_the_cpu_devices_bits(rng, case):
+    """Random (not integer) elements: the sums round, in the same order on both devices."""
+    k, dtype, acc = CASES[case]
+    normal = (lambda shape: simt.to_bfloat16(rng.standard_normal(shape))) \
+        if dtype is simt.bfloat16 else (lambda shape: rng.standard_normal(shape).astype(dtype))
+    a, b, c = normal((16, k)), normal((k, 8)), rng.standard_normal((16, 8)).astype(acc)
+    results = []
+    for name in ("cpu", "sim"):
+        d = poison((16, 8), acc)
+        with simt.use_device(name):
+            make_tile(k, dtype, acc)[1, 32](a, b, c, d, np.int64(3), np.int64(8))
+        results.append(d)
+    assert results[0].tobytes() == results[1].tobytes()
+
+
+@simt.kernel
+def a_lane_missing(a, out):
+    s = simt.shared.array((16, 16), np.float16)
+    lane = simt.threadIdx.x
+    for i in range(lane, 256, 32):
+        s[i // 16, i % 16] = a[i // 16, i % 16]
+    simt.syncthreads()
+    if lane == 5:
+        return
+    f = simt.ldmatrix(s, 0, n=4)
+    out[lane] = f[0]
+
+
+def test_the_sim_device_reports_a_lane_that_does_not_take_part():
+    with simt.use_device("sim"), pytest.raises(simt.BarrierDivergenceError,
+                                               match=r"thread \(5, 0, 0\), which has exited"):
+        a_lane_missing[1, 32](np.ones((16, 16), np.float16), np.zeros(32, np.float16))
 
 
 # ------------------------------------------------------------------ PTX

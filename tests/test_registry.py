@@ -448,8 +448,25 @@ def warp_specialised(a, out):
 
 
 @simt.kernel
+def matrix_registers(a, c):
+    """ldmatrix, mma.sync and stmatrix alone (mma_instructions also reaches what the sim
+    device may refuse)."""
+    s = simt.shared.array((16, 16), np.float16)
+    s[simt.threadIdx.x % 16, simt.threadIdx.x // 16] = a[simt.threadIdx.x]
+    simt.syncthreads()
+    af = simt.ldmatrix(s, 0, n=4)
+    bf = simt.ldmatrix(s, 0, n=2, trans=True)
+    cf = simt.local.array(4, np.float32)
+    for i in range(4):
+        cf[i] = c[i]
+    simt.mma.sync(cf, af, bf, cf, shape=(16, 8, 16))
+    simt.stmatrix(s, 0, af, n=4)
+    c[simt.threadIdx.x] = cf[0]
+
+
+@simt.kernel
 def named_barriers(out):
-    """barrier_arrive and barrier_sync in different warps: GPUs only."""
+    """barrier_arrive and barrier_sync in different warps: GPUs and the sim device."""
     if simt.threadIdx.x < 32:
         out[0] = 1
         simt.barrier_arrive(1, 64)
@@ -458,7 +475,7 @@ def named_barriers(out):
         out[1] = out[0]
 
 
-GPU_ONLY = (named_barriers,)
+NOT_ON_CPU = (named_barriers,)
 
 
 def _kernels(tmp_path):
@@ -481,6 +498,7 @@ def _kernels(tmp_path):
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (mma_instructions, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
+        (matrix_registers, [T.Array(np.dtype(np.float16), 1, "C"), f32]),
         (warpgroup_matrix, [f32]),
         (async_copies, [f32]),
         (_math_kernel(tmp_path, "sim"), [f64, f32, i32, f64]),
@@ -519,9 +537,11 @@ def test_every_lowering_compiles(tmp_path):
         entries = _entries(fn)
         assert None not in entries                 # every intrinsic node carries its entry
         options = CompileOptions(**kernel.options)
-        if kernel in GPU_ONLY:
+        if kernel in NOT_ON_CPU:
             compile_kernel(fn, options, target_for(fn, "sm_90"), link=False)
             reached["cuda"] |= entries
+            compile_sim(fn, options.replace(boundscheck=True), T.WARP32)
+            reached["sim"] |= entries
             continue
         if kernel is not memory_access_sim:        # breakpoint: on the sim device only
             binary = compile_kernel(fn, options.replace(boundscheck=False),

@@ -1,7 +1,7 @@
 """Warp specialisation (lang/warpspec.py): elect_one, named barriers, setmaxnreg and
 griddepcontrol on every device; a producer warpgroup feeding consumer warpgroups through
-shared memory with bar.arrive/bar.sync (and setmaxnreg) on GPUs, and the CPU and sim
-devices' NotSupportedError for it; the CompileErrors; the PTX that ptxas assembles."""
+shared memory with bar.arrive/bar.sync (and setmaxnreg) on GPUs and the sim device, and
+the CPU device's NotSupportedError for it; the CompileErrors; the PTX that ptxas assembles."""
 import re
 import shutil
 import subprocess
@@ -18,8 +18,8 @@ from conftest import poison, random_array
 
 I32 = T.Array(np.dtype(np.int32), 1, "C")
 F32 = T.Array(np.dtype(np.float32), 1, "C")
-# what the CPU and sim devices say of barrier_arrive, and of barrier_sync where only part of
-# the block reaches it (the CPU device meets the second first)
+# what the CPU device says of barrier_arrive, and of barrier_sync where only part of the
+# block reaches it (it meets the second first)
 REFUSED = (r"simt.barrier_(arrive|sync).* is not supported on (the )?{0} devices?: the warps of "
            r"a block do not progress independently on the {0} device yet")
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
@@ -76,13 +76,49 @@ def test_a_named_barrier_of_the_whole_block_is_syncthreads(device, rng):
     np.testing.assert_array_equal(out, a[::-1][(np.arange(128) + 1) % 128] * 2)
 
 
-def test_a_count_other_than_the_block_is_refused_off_the_gpu():
-    for name in ("cpu", "sim"):
-        with simt.use_device(name), pytest.raises(
-                simt.NotSupportedError, match=rf"simt.barrier_sync\(id, 128\) in a block of "
-                rf"256 threads is not supported on the {name} device: the warps of a block do "
-                r"not progress independently"):
-            whole_block[1, 256](np.zeros(256, np.float32), np.zeros(256, np.float32))
+def test_a_count_other_than_the_block_is_refused_on_the_cpu():
+    with simt.use_device("cpu"), pytest.raises(
+            simt.NotSupportedError, match=r"simt.barrier_sync\(id, 128\) in a block of "
+            r"256 threads is not supported on the cpu device: the warps of a block do "
+            r"not progress independently"):
+        whole_block[1, 256](np.zeros(256, np.float32), np.zeros(256, np.float32))
+
+
+@simt.kernel
+def halves(a, out):
+    """Each half of the block has its own barrier (ids 1 and 2, 64 threads each)."""
+    s = simt.shared.array(128, np.float32)
+    t = simt.threadIdx.x
+    s[t] = a[t]
+    if t < 64:
+        simt.barrier_sync(1, 64)
+        out[t] = s[63 - t]
+    else:
+        simt.barrier_sync(2, 64)
+        out[t] = s[191 - t]
+
+
+def test_the_sim_device_counts_a_named_barrier_as_the_gpu_does(rng):
+    a = random_array(rng, 128, np.float32)
+    out = poison(128, np.float32)
+    with simt.use_device("sim"):
+        halves[1, 128](a, out)
+    np.testing.assert_array_equal(out, np.concatenate([a[:64][::-1], a[64:][::-1]]))
+
+
+@simt.kernel
+def too_few(out):
+    t = simt.threadIdx.x
+    if t < 32:
+        simt.barrier_sync(1, 64)
+    out[t] = t
+
+
+def test_the_sim_device_reports_a_named_barrier_that_never_completes():
+    with simt.use_device("sim"), pytest.raises(
+            simt.BarrierDivergenceError, match=r"named barrier 1 waits for 64 threads and only "
+            r"32 arrived"):
+        too_few[1, 64](np.zeros(64, np.int32))
 
 
 def test_checked_mode_checks_the_count_when_the_block_gets_there():
@@ -157,7 +193,7 @@ def test_a_producer_warpgroup_feeds_a_consumer_warpgroup(device, rng):
     blocks, tiles = 6, 7
     a = random_array(rng, blocks * tiles * 128, np.float32)
     out = poison(a.size, np.float32)
-    if device.kind != "cuda":
+    if device.kind == "cpu":
         with pytest.raises(simt.NotSupportedError, match=REFUSED.format(device.kind)):
             two_warpgroups[blocks, 256](a, out, tiles)
         return
@@ -171,7 +207,7 @@ def test_setmaxnreg_in_a_warp_specialised_kernel(device, rng):
     a = random_array(rng, blocks * tiles * 256, np.float32)
     out = poison(a.size, np.float32)
     producers = np.zeros(blocks, np.int32)
-    if device.kind != "cuda":
+    if device.kind == "cpu":
         with pytest.raises(simt.NotSupportedError, match=REFUSED.format(device.kind)):
             specialised[blocks, 384](a, out, tiles, producers)
         return
@@ -193,10 +229,10 @@ def named_in_a_branch(a, out):
 
 
 def test_warps_meeting_at_a_named_barrier_from_two_lines(device, rng):
-    """Legal on a GPU; the CPU and sim devices cannot run it (NotSupportedError)."""
+    """Legal on a GPU and the sim device; the CPU device cannot run it (NotSupportedError)."""
     a = random_array(rng, 32, np.float32)
     out = poison(32, np.float32)
-    if device.kind != "cuda":
+    if device.kind == "cpu":
         with pytest.raises(simt.NotSupportedError, match=rf"simt.barrier_sync .*is not "
                            rf"supported on the {device.kind} device"):
             named_in_a_branch[1, 64](a, out)

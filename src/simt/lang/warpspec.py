@@ -4,14 +4,15 @@ between warpgroups (``setmaxnreg``), electing one lane (``elect_one``), named ba
 (``griddepcontrol.wait``, ``griddepcontrol.launch_dependents``).
 
 On the GPU each is its PTX instruction (backends/cuda/lower/warpspec.py; ``elect_one`` is
-a warp operation, backends/*/warp.py). The CPU and sim devices run a block's warps in
-lock step, so ``setmaxnreg`` and ``griddepcontrol`` do nothing there (launches are ordered
-already), ``elect_one`` is true in the lowest lane of the warp that calls it, and a named
-barrier can only be one the whole block meets at one line: ``barrier_sync(id)`` and
-``barrier_sync(id, count)`` with ``count`` the block's threads are ``syncthreads`` there;
-any other count, a ``barrier_sync`` only part of the block reaches, and ``barrier_arrive``
-are a NotSupportedError (one warp of a block cannot wait for another there yet).
-docs/inline-ptx.md has the semantics.
+a warp operation, backends/*/warp.py). On the CPU and sim devices ``setmaxnreg`` and
+``griddepcontrol`` do nothing (launches are ordered already) and ``elect_one`` is true in
+the lowest lane of the warp that calls it. The sim device interleaves a block's threads and
+counts named barriers' arrivals as a GPU does; the CPU device runs a block's warps in lock
+step, so there a named barrier can only be one the whole block meets at one line:
+``barrier_sync(id)`` and ``barrier_sync(id, count)`` with ``count`` the block's threads are
+``syncthreads`` there; any other count, a ``barrier_sync`` only part of the block reaches,
+and ``barrier_arrive`` are a NotSupportedError (one warp of a block cannot wait for another
+there yet). docs/inline-ptx.md has the semantics.
 """
 import numpy as np
 
@@ -106,8 +107,8 @@ def _barrier_sync_build(fc, args, kwargs, loc):
     named = [_barrier_id(fc, values[0], loc, "barrier_sync")]
     if len(values) == 2 and not (isinstance(values[1], Static) and values[1].value is None):
         count, again = _once(fc, _thread_count(fc, values[1], loc, "barrier_sync"), loc)
-        # what the CPU and sim devices check: the count is the whole block (they have no
-        # barrier of part of a block); nothing on a GPU
+        # what the CPU device checks: the count is the whole block (it has no barrier of
+        # part of a block); nothing on a GPU or the sim device
         fc.hoist(ir.ExprStmt(loc, barrier_count.node(T.VOID, loc, [count])))
         named.append(again)
     return ir.Barrier(loc, named=named)
@@ -146,19 +147,20 @@ elect_one = Intrinsic(
 barrier_sync = Intrinsic(
     "barrier_sync", "simt.barrier_sync(id, count=None): bar.sync: wait at named barrier id "
     "(0 to 15; 0 is syncthreads') until count threads (a multiple of 32; all the block's "
-    "when left out) have arrived or synced there. Whole warps call it. On the CPU and sim "
-    "devices it is syncthreads: the whole block must reach it at one line, count its "
-    "thread count.",
+    "when left out) have arrived or synced there. Whole warps call it. The sim device "
+    "counts as a GPU does; on the CPU device it is syncthreads: the whole block must reach "
+    "it at one line, count its thread count.",
     _barrier_sync_build, statement=True, lowered_as=(ir.Barrier,))
 barrier_arrive = Intrinsic(
     "barrier_arrive", "simt.barrier_arrive(id, count): bar.arrive: count this warp's "
     "threads as arrived at named barrier id (0 to 15) without waiting; the threads that "
     "sync there go on when count threads (a multiple of 32) have arrived or synced. Memory "
-    "written before it is visible to them after their barrier_sync. GPUs only.",
+    "written before it is visible to them after their barrier_sync. GPUs and the sim "
+    "device.",
     _barrier_arrive_build)
 barrier_count = Intrinsic(
-    "barrier_count", "The check, before a named barrier, that the CPU and sim devices can "
-    "run it: its thread count is the block's.", None, public=False)
+    "barrier_count", "The check, before a named barrier, that the CPU device can run it: "
+    "its thread count is the block's.", None, public=False)
 griddepcontrol_wait = Intrinsic(
     "griddepcontrol.wait", "simt.griddepcontrol.wait(): griddepcontrol.wait (sm_90): wait "
     "until the grids this one depends on (a launch with programmatic=True) have completed "

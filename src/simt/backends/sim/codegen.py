@@ -231,8 +231,12 @@ class Generator:
     def stmt_Barrier(self, s, i):
         if s.cpu_only:        # an arrive/wait barrier's wait: the wait itself yields
             return
-        kind = "nbar" if s.named else "bar"     # named: schedule.py refuses other lines
-        self.emit(i, f"yield ({kind!r}, {self.site(s.loc)}, None)", s.loc)
+        if not s.named:
+            self.emit(i, f"yield ('bar', {self.site(s.loc)}, None)", s.loc)
+            return
+        ident = self.expr(s.named[0])           # bar.sync id, count (None: the whole block)
+        count = self.expr(s.named[1]) if len(s.named) > 1 else "None"
+        self.emit(i, f"yield ('nbar', {self.site(s.loc)}, ({ident}, {count}))", s.loc)
 
     def stmt_Collective(self, s, i):
         self.emit(i, f"{py_name(s.name)} = yield ('bar', {self.site(s.loc)}, "
@@ -245,6 +249,9 @@ class Generator:
         args = "".join(f"{self.expr(a)}, " for a in s.args)
         types = tuple(a.type.dtype.str if isinstance(a.type, T.Scalar) else "" for a in s.args)
         call = f"yield ('warp', {self.site(s.loc)}, ({s.op!r}, ({args}), {types!r}))"
+        if s.op == "exchange":        # every lane's operands, for the call after it (_k_x)
+            self.emit(i, f"_k_x = {call}", s.loc)
+            return
         self.emit(i, call if s.name is None else f"{py_name(s.name)} = {call}", s.loc)
 
     def stmt_Print(self, s, i):

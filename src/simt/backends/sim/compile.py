@@ -22,7 +22,7 @@ class SimBinary(Binary):
     source: str                   # the generated Python
     places: list                  # (file, line) of the user's code, per generated line
     sites: list                   # codegen.Site per site number
-    statics: list                 # (python name, MemoryDecl space, shape, dtype str, data)
+    statics: list                 # (python name, MemoryDecl space, shape, dtype, data)
     sync: bool                    # the kernel yields at barriers or warp functions
     debug: bool                   # it calls breakpoint(): bind threadIdx etc. for pdb
     seed: int
@@ -49,7 +49,7 @@ def compile_kernel(fn, options, warp):
     for name, decl in out["decls"]:
         data = np.asarray(decl.data) if decl.space == "const" else None
         index = symbols.index(decl) if decl.space == "symbol" else None
-        statics.append((name, decl.space, tuple(decl.shape), np.dtype(decl.dtype).str, data,
+        statics.append((name, decl.space, tuple(decl.shape), np.dtype(decl.dtype), data,
                         index))
     debug = any(getattr(n, "op", "") == "builtin.breakpoint" for n in _nodes(inlined))
     return SimBinary(

@@ -4,6 +4,7 @@ import numpy as np
 
 from ...errors import NotSupportedError
 from ...ir import types as T
+from ...lang import bfloat16
 from . import values
 from .copies import SimTensorMap
 from .memory import INIT, Shadow, SimArray, elements, flat_buffer
@@ -186,6 +187,16 @@ class Launch:
         other_site = self.sites[wait[1]] if wait is not None else None
         raise Fault(self.report.warp_divergence(th, self.sites[site], other, other_site, done))
 
+    def named_deadlock(self, th, waits, done):
+        """Every thread left waits and a named barrier th waits at cannot complete."""
+        _, site, (ident, _) = waits[th]
+        bar = th.block.named[ident]
+        others = [(o, w) for o, w in waits.items() if w[:2] != ("nbar", site)]
+        other, other_site = (others[0][0], self.sites[others[0][1][1]]) if others else \
+            (None, None)
+        return self.report.named_deadlock(th, self.sites[site], ident, bar, other, other_site,
+                                          th.block.live)
+
     def grid_sync(self, th, site):
         raise Fault(self.report.not_cooperative(self.sites[site], th))
 
@@ -212,5 +223,7 @@ def scalar(t, value):
     if kind == "c":
         z = complex(value)
         return values.c64(z) if t.dtype.itemsize == 8 else z
+    if t.is_bfloat16:
+        return int(bfloat16.bits(value))          # held as its 16 bits
     x = float(value)
     return values.ROUND.get(t.dtype.name, lambda v: v)(x)

@@ -15,7 +15,7 @@ import ctypes
 
 import numpy as np
 
-from ...ir.types import float8_storage
+from ...ir.types import float8_storage, is_bfloat16_dtype
 
 INIT = ()              # an element written before this launch (or by an atomic)
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
@@ -27,6 +27,8 @@ def _format(dtype):
         return "?"
     if float8_storage(dtype) is not None:
         return "B"                          # FP8: its code, as the sim holds the values
+    if is_bfloat16_dtype(dtype):
+        return "H"                          # bfloat16: its 16 bits, likewise
     return _FORMATS.get(f"{dtype.kind}{dtype.itemsize}")
 
 

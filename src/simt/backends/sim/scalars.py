@@ -19,6 +19,9 @@ def literal(value, t):
         z = complex(value)
         return f"complex({literal(z.real, T.FLOAT64)}, {literal(z.imag, T.FLOAT64)})"
     v = float(value)
+    if t.is_bfloat16:                       # held as its 16 bits
+        from ...lang.bfloat16 import bits
+        return repr(int(bits(v)))
     if v != v:
         return "_k_nan"
     if v in (float("inf"), float("-inf")):
@@ -64,6 +67,12 @@ def cast(x, src, dst):
     """Source converting x from scalar type src to dst (compiler/ops.py's cast)."""
     if src.dtype == dst.dtype:
         return x
+    if src.is_bfloat16:                     # its 16 bits: exact in float32
+        return cast(f"_k_v.bf16_decode({x})", T.FLOAT32, dst)
+    if dst.is_bfloat16:                     # rounded once, as compiler/ops.py does
+        if src.kind == "c":
+            x = f"({x}).real"
+        return f"_k_v.bf16_encode({x})"
     sk, dk = src.kind, dst.kind
     if dk == "b":
         return f"({x} != 0)"

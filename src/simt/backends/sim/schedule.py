@@ -5,24 +5,27 @@ each of them; the others are plain calls. A block runs its runnable threads one 
 until each waits or returns, in an order the seed chooses (seed 0: thread order; any
 other: a shuffle of the warps and of the lanes in each warp, and of the blocks), then
 releases the threads whose arrive/wait barrier phase has completed (mbarrier.py), else
-the warp operations whose lanes have all arrived, or, when only barriers are left, the
-barrier, after checking that every thread still running waits at the same one (threads
-waiting on phases that nothing can complete: a LaunchError). The first error (out of bounds, race, divergence, uninitialized read, assert)
-stops the launch as a ``Fault`` carrying its LaunchError.
+the named barriers' threads, else the warp operations whose lanes have all arrived, or,
+when only barriers are left, the barrier, after checking that every thread still running
+waits at the same one (threads waiting on phases that nothing can complete: a LaunchError).
+Named barriers (``barrier_sync(id, count)``, ``barrier_arrive``) count arrivals as the GPU
+does: ``Block.named`` holds each id's, a ``barrier_sync`` waits until ``count`` threads have
+arrived there (all the block's live threads when it names none), a ``barrier_arrive``
+counts without waiting. The first error (out of bounds, race, divergence, deadlock,
+uninitialized read, assert) stops the launch as a ``Fault`` carrying its LaunchError.
 """
 import itertools
 import random
 from collections import namedtuple
 
 import simt.fault as fault
-from ...errors import (BarrierDivergenceError, LaunchError, NotSupportedError,
-                       RaceConditionError, UninitializedReadError)
+from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
+                       UninitializedReadError)
 from ...ir import types as T
 from .mbarrier import acquire
 
 dim3 = namedtuple("dim3", "x y z")
 WARP = T.WARP32           # the sim device's warp facts (SimBackend.warp): NVIDIA's 32 lanes
-BARRIERS = ("bar", "nbar")  # block barriers: syncthreads' and named ones (barrier_sync)
 
 
 class Fault(Exception):
@@ -42,20 +45,63 @@ class Warp:
         self.log = []
 
 
+class Named:
+    """One named barrier of a block: the threads counted since it last completed (``count``
+    of them complete it; None: all the block's live threads) and those of them waiting."""
+
+    __slots__ = ("count", "arrived", "waiting")
+
+    def __init__(self):
+        self.count, self.arrived, self.waiting = None, 0, []
+
+
 class Block:
     """One block's state: its barrier count and shared memory; its arrive/wait barriers
     (mbarrier.py), ``tick`` counting their changes, ``tried`` the tick at which try_waits
-    last gave up."""
+    last gave up; its named barriers and the threads those released (the scheduler resumes
+    them)."""
 
-    __slots__ = ("ep", "shared_arrays", "launch", "index", "mbars", "tick", "tried")
+    __slots__ = ("ep", "shared_arrays", "launch", "index", "mbars", "tick", "tried", "named",
+                 "freed", "live")
 
     def __init__(self, launch, index):
         self.launch, self.index, self.ep = launch, index, 0
         self.shared_arrays, self.mbars = {}, {}
         self.tick, self.tried = 0, -1
+        self.named, self.freed, self.live = {}, [], len(launch.tids)
 
     def shared(self, decl):
         return self.launch.make_shared(decl, self)
+
+    def arrive(self, ident, count, th, site, wait=False):
+        """Thread th counts at named barrier ``ident`` (bar.arrive; bar.sync when it
+        ``wait``s): the count-th arrival completes it, releasing the waiting threads and,
+        for the race check, ordering every access before it with every access after (one
+        barrier count for the whole block: a named barrier of part of the block orders
+        more than on the GPU, never less)."""
+        bar = self.named.get(ident)
+        if bar is None:
+            bar = self.named[ident] = Named()
+        if bar.arrived == 0:
+            bar.count = count
+        bar.arrived += 1
+        if wait:
+            bar.waiting.append(th)
+        if bar.arrived >= (self.live if bar.count is None else bar.count):
+            self.complete(bar)
+
+    def complete(self, bar):
+        self.launch.flush()
+        self.freed += bar.waiting
+        bar.arrived, bar.waiting = 0, []
+        self.ep += 1
+
+    def exited(self):
+        """A thread returned: a barrier_sync(id) waits for one thread less."""
+        self.live -= 1
+        for bar in self.named.values():
+            if bar.count is None and bar.arrived and bar.arrived >= self.live:
+                self.complete(bar)
 
 
 class Thread:
@@ -158,24 +204,28 @@ def _run_sync(launch, block, body, threads, order):
             except StopIteration:
                 ys.append(None)
                 done.add(th)
+                block.exited()
         if None in ys:
             alive = [th for th, y in zip(ths, ys) if y is not None]
             keep = [gen for gen, y in zip(gens, ys) if y is not None]
             ys = [y for y in ys if y is not None]
         else:
             alive, keep = ths, gens
-        if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] in BARRIERS or
+        if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] == "bar" or
                                 _one_barrier(ys)):
             _barrier(launch, block, alive, ys)     # the usual case: one barrier, all there
             ths, gens = alive, keep
             continue
+        for th, (kind, site, payload) in zip(alive, ys):
+            if kind == "nbar":                     # bar.sync: counted as it gets there
+                block.arrive(payload[0], payload[1], th, site, wait=True)
         waiting = held + list(zip(alive, keep, ys))
         if not waiting:
             return
         waiting.sort(key=lambda w: rank[w[0]])
         waits = {th: y for th, _, y in waiting}
         results = {}
-        released = _release_mbarriers(waits, results) or \
+        released = _release_mbarriers(waits, results) or _release_named(block, waits) or \
             _release_warps(launch, threads, waits, results, done) or \
             _release_barrier(launch, block, threads, waits, results, done)
         ths = [th for th, _, _ in waiting if th in released]
@@ -215,6 +265,15 @@ def _release_mbarriers(waits, results):
                 acquire(th, seen)
                 results[th] = True
                 released.add(th)
+    for th in released:
+        del waits[th]
+    return released
+
+
+def _release_named(block, waits):
+    """The threads named barriers released (their count of arrivals reached)."""
+    released = set(block.freed)
+    block.freed = []
     for th in released:
         del waits[th]
     return released
@@ -266,6 +325,9 @@ def _warp_result(th, present, arrived, waits, types):
         return arrived
     if kind == "elect":                 # elect.sync: the lowest lane here
         return th.lane == min(present)
+    if kind == "exchange":              # every lane's operands (lang/mma.py), None if absent
+        return [waits[present[lane]][2][1][1:] if lane in present else None
+                for lane in range(WARP.size)]
     mask = values[0] & arrived
     lanes = [present[lane] for lane in sorted(present) if mask >> lane & 1]
     if kind == "shfl":
@@ -326,8 +388,9 @@ def _release_barrier(launch, block, threads, waits, results, done):
     for th, (kind, site, payload) in waits.items():
         sites.setdefault(site, []).append(th)
     launch.flush()
-    if len(sites) > 1 and any(kind == "nbar" for kind, _, _ in waits.values()):
-        raise Fault(named_barrier_refused(launch, sorted(sites)))
+    stuck = [th for th, (kind, _, _) in waits.items() if kind == "nbar"]
+    if stuck:
+        raise Fault(launch.named_deadlock(stuck[0], waits, done))
     if len(sites) > 1:
         (s1, t1), (s2, t2) = sorted(sites.items(), key=lambda kv: kv[0])[:2]
         launch.divergence(t1[0], s1, t2[0], s2)
@@ -362,18 +425,6 @@ def _stuck(launch, block, waits, results):
     launch.flush()
     th, (_, site, _) = next((th, w) for th, w in waits.items() if w[0] == "mbar")
     raise Fault(launch.report.never_completes(launch.sites[site], th))
-
-
-def named_barrier_refused(launch, sites):
-    """Threads at a named barrier on different lines: what the GPU allows and the sim
-    device does not run yet (lang/warpspec.py)."""
-    from .values import warps_reason
-    lines = " and ".join(str(launch.sites[s]) for s in sites[:2])
-    return NotSupportedError(
-        f"simt.barrier_sync reached by the threads of a block on different lines ({lines}) "
-        f"is not supported on the sim device: {warps_reason()}; a named "
-        f"barrier runs there only where the whole block reaches the same line, as "
-        f"syncthreads")
 
 
 def _element(label, idx):
@@ -461,6 +512,22 @@ class Report:
                 f"(expect_tx) against the copies; on a GPU the wait would hang")
         return LaunchError(text, kernel=self.name, block=th.bid, thread=th.tid,
                            filename=site.file, line=site.line)
+
+    def named_deadlock(self, th, site, ident, bar, other, other_site, live):
+        count = f"{bar.count} threads" if bar.count is not None else \
+            f"the block's {live} live threads"
+        if other is None:
+            state = "every other thread waits at a named barrier too, or has exited"
+        else:
+            state = (f"another thread waits at "
+                     f"{self.where(other, other_site) if other_site else 'none'}")
+        text = (f"Barrier deadlock in kernel '{self.name}': named barrier {ident} waits for "
+                f"{count} and only {bar.arrived} arrived; nothing else can run\n  "
+                f"{self.where(th, site)}\n  {state}\n  a named barrier completes when its "
+                f"count of threads have called simt.barrier_sync or simt.barrier_arrive with "
+                f"its id: check the count, and that every thread meant to reach it does")
+        return BarrierDivergenceError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                                      filename=site.file, line=site.line)
 
     def warp_divergence(self, th, site, other, other_site, other_done):
         state = "has exited" if other_done else (

@@ -39,6 +39,29 @@ def c64(z):
     return complex(f32(z.real), f32(z.imag))
 
 
+_U32, _F32BITS = struct.Struct("<I"), struct.Struct("<f")
+
+
+def bf16_decode(code):
+    """A bfloat16 (its 16 bits, as the sim holds it) as a Python float, exactly."""
+    return _F32BITS.unpack(_U32.pack((code & 0xFFFF) << 16))[0]
+
+
+def bf16_encode(x):
+    """A number rounded to bfloat16 (its bits) as compiler/ops.py does: to float32 rounded
+    to odd (exact for a float32), then to nearest even; NaN stays a quiet NaN."""
+    x = float(x)
+    r = f32(x)
+    bits = _U32.unpack(_F32BITS.pack(r))[0]
+    if r != x and x == x:                      # inexact: toward zero, then odd
+        if abs(r) > abs(x):
+            bits -= 1
+        bits |= 1
+    if x != x:
+        return (bits >> 16) | 0x40
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
 ROUND = {"float32": f32, "float16": f16, "complex64": c64}
 
 
@@ -293,22 +316,3 @@ def cprintf(fmt, slots, values):
         items = [float(v).hex() if isinstance(v, float) else v for v in items]
     print(text % tuple(items), end="", flush=True)
     return len(slots)
-
-
-def warps_reason():
-    """Why the sim device runs no named barrier that only part of a block meets."""
-    from ...lang.warpspec import warps_reason as reason
-    return reason("sim", "its barriers are met by the whole block at once")
-
-
-def named_barrier(count, block, where):
-    """simt.barrier_sync(id, count): a barrier of the whole block here, so count must be
-    the block's threads (lang/warpspec.py)."""
-    threads = block[0] * block[1] * block[2]
-    if count != threads:
-        from ...errors import NotSupportedError
-        raise NotSupportedError(
-            f"simt.barrier_sync(id, {count}) in a block of {threads} threads is not supported "
-            f"on the sim device: {warps_reason()}; it runs a named barrier "
-            f"only over the whole block: barrier_sync(id) or barrier_sync(id, {threads}) "
-            f"({where})")

@@ -20,7 +20,6 @@ from ..values import MATH
 from .rules import TARGET, rule
 
 
-
 def lower_intrinsic(g, e):
     """The Python text of intrinsic node e, by its entry's sim lowering."""
     entry = e.entry
@@ -163,8 +162,16 @@ def _no_op(g, e, args):
     return "None"
 
 
-rule(warpspec.barrier_count)(
-    lambda g, e, a: f"_k_v.named_barrier({a[0]}, _k_bdim, {f'{e.loc.filename}:{e.loc.line}'!r})")
+@rule(warpspec.barrier_count)
+def _barrier_count(g, e, args):
+    """Any count runs here (a count no thread set reaches is reported as a deadlock)."""
+    return "None"
+
+
+@rule(warpspec.barrier_arrive)
+def _barrier_arrive(g, e, args):
+    """bar.arrive: counted at once, no wait (schedule.Block.arrive)."""
+    return f"_k_t.block.arrive({args[0]}, {args[1]}, _k_t, {g.site(e.loc)})"
 
 
 # ---------------------------------------------------------------- the rest
@@ -184,4 +191,5 @@ for _fp8 in float8.FORMATS:
     rule(float8.WIDEN[_fp8])(lambda g, e, a, name=_fp8: f"_k_v.fp8_decode({a[0]}, {name!r})")
 
 from . import asynccopy  # noqa: E402,F401  (arrive/wait barriers, memcpy_async, TMA)
+from . import matrix    # noqa: E402,F401  (mma.sync, ldmatrix, stmatrix, wgmma)
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)

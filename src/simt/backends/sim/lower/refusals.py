@@ -1,13 +1,11 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import cluster, half, heap, linking, mma, vectors, wgmma, wmma
+from ....lang import cluster, half, heap, linking, vectors, wmma
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.launches import device_launch
-from ....lang.warpspec import barrier_arrive
-from ..values import warps_reason
 from ....lang.registry import REGISTRY, declare_target, refuse
 
 TARGET = declare_target("sim", llvm=False)
@@ -38,12 +36,6 @@ refuse(vectors.make_entry, vectors.component, vectors.with_component, vectors.ar
 refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
-refuse(mma.sync, mma.ldmatrix, mma.stmatrix, target=TARGET,
-       why=_not_yet("simt.mma.sync, simt.ldmatrix and simt.stmatrix, the warp-level "
-                    "matrix instructions"))
-refuse(wgmma.descriptor, wgmma.accumulator, wgmma.mma_async, wgmma.fence, wgmma.commit_group,
-       wgmma.wait_group, wgmma.store, wgmma.zero, target=TARGET,
-       why=_not_yet("warpgroup matrix functions (simt.wgmma)"))
 refuse(cluster.block_rank, cluster.num_blocks, cluster.map_shared_rank, target=TARGET,
        why=_not_yet("thread block clusters"))
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
@@ -51,6 +43,3 @@ refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], ta
 refuse(device_launch, target=TARGET,
        why=_not_yet("launches from kernels (dynamic parallelism)"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
-refuse(barrier_arrive, target=TARGET,
-       why=warps_reason() + "; a named barrier runs there only as "
-       "barrier_sync(id) or barrier_sync(id, count) with count the block's threads")
