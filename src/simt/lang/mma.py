@@ -23,6 +23,7 @@ docs/tensor-cores.md has the contract.
 """
 import numpy as np
 
+from .arguments import bind
 from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic, Static
@@ -40,17 +41,7 @@ def kind_of(dtype):
 
 
 def _args(fc, args, kwargs, names, loc, name):
-    out, kwargs = list(args), dict(kwargs)
-    for key, default in names[len(args):]:
-        if key in kwargs:
-            out.append(kwargs.pop(key))
-        elif default is not None:
-            out.append(default)
-        else:
-            fc.fail(loc, f"{name}() needs the argument '{key}'")
-    if kwargs or len(out) > len(names):
-        fc.fail(loc, f"{name}() takes ({', '.join(k for k, _ in names)})")
-    return out
+    return bind(fc, args, kwargs, names, loc, name)
 
 
 def exchange(fc, values, loc):

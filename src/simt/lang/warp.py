@@ -10,6 +10,7 @@ docs/warp.md has the semantics.
 """
 import numpy as np
 
+from .arguments import bind
 from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic, Static
@@ -47,18 +48,7 @@ def shuffle_value(fc, value, what, loc):
 
 
 def _args(fc, args, kwargs, names, loc, name):
-    """Positional and keyword arguments in order; missing ones from ``names`` defaults."""
-    out = list(args)
-    for key, default in names[len(args):]:
-        if key in kwargs:
-            out.append(kwargs.pop(key))
-        elif default is not None:
-            out.append(default)
-        else:
-            fc.fail(loc, f"simt.{name}() needs the argument '{key}'")
-    if kwargs or len(out) > len(names):
-        fc.fail(loc, f"simt.{name}() takes ({', '.join(k for k, _ in names)})")
-    return out
+    return bind(fc, args, kwargs, names, loc, f"simt.{name}")
 
 
 def _static_width(fc, width, loc):

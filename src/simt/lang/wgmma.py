@@ -15,6 +15,7 @@ the shared tiles when it reaches ``mma_async``; fence, commit and wait are no-op
 """
 import numpy as np
 
+from .arguments import bind
 from ..ir import nodes as ir
 from ..ir import types as T
 from .groups import flat_rank
@@ -74,17 +75,7 @@ class Accumulator(T.Array):
 
 
 def _args(fc, args, kwargs, names, loc, name):
-    out, kwargs = list(args), dict(kwargs)
-    for key, default in names[len(args):]:
-        if key in kwargs:
-            out.append(kwargs.pop(key))
-        elif default is not None:
-            out.append(default)
-        else:
-            fc.fail(loc, f"wgmma.{name}() needs the argument '{key}'")
-    if kwargs or len(out) > len(names):
-        fc.fail(loc, f"wgmma.{name}() takes ({', '.join(k for k, _ in names)})")
-    return out
+    return bind(fc, args, kwargs, names, loc, f"wgmma.{name}")
 
 
 def operand_kind(fc, dtype, loc):

@@ -13,6 +13,7 @@ overwrites a tile another lane has yet to load, and lane 0 writes the warp's til
 """
 import numpy as np
 
+from .arguments import bind
 from ..ir import nodes as ir
 from ..ir import types as T
 from .registry import Intrinsic, Static
@@ -90,17 +91,7 @@ def precision(fc, value, loc):
 
 
 def _args(fc, args, kwargs, names, loc, name):
-    out, kwargs = list(args), dict(kwargs)
-    for key, default in names[len(args):]:
-        if key in kwargs:
-            out.append(kwargs.pop(key))
-        elif default is not None:
-            out.append(default)
-        else:
-            fc.fail(loc, f"wmma.{name}() needs the argument '{key}'")
-    if kwargs or len(out) > len(names):
-        fc.fail(loc, f"wmma.{name}() takes ({', '.join(k for k, _ in names)})")
-    return out
+    return bind(fc, args, kwargs, names, loc, f"wmma.{name}")
 
 
 def _layout(fc, value, loc, what):
