@@ -145,3 +145,42 @@ def test_constants_and_array_like_still_read(device):
     a = np.zeros(1)
     reads_memory[1, 1](a)
     assert a[0] == 12.0
+
+
+ETA = np.float64(0.3)          # a NumPy scalar keeps its dtype (API.md section 2)
+LITERAL_ETA = 0.3              # a Python float stays weak
+
+
+def _momentum():
+    decay = np.complex128(0.5)                  # a closure NumPy scalar: strong too
+    return lambda: decay
+
+
+DECAY = _momentum()()
+
+
+@simt.kernel
+def backprop_update(w, grad, w_weak, w_decay):
+    i = simt.grid(1)
+    if i < w.shape[0]:
+        w[i] = w[i] - ETA * grad[i]
+        w_weak[i] = w_weak[i] - LITERAL_ETA * grad[i]
+        w_decay[i] = (DECAY * grad[i]).real
+
+
+def test_a_numpy_scalar_global_keeps_its_dtype(device):
+    """Issue 33: ``ETA = np.float64(0.3)`` was a weak literal (np.float64 subclasses float),
+    so ``ETA * grad_f32`` computed in float32 where NumPy 2 computes in float64."""
+    grad = np.linspace(-1, 1, 64).astype(np.float32)
+    w = np.ones(64, np.float64)
+    w_weak = np.ones(64, np.float64)
+    w_decay = np.zeros(64, np.float64)
+    backprop_update[2, 32](w, grad, w_weak, w_decay)
+    assert (ETA * grad).dtype == np.float64
+    np.testing.assert_array_equal(w, np.ones(64) - ETA * grad)
+    assert (LITERAL_ETA * grad).dtype == np.float32
+    np.testing.assert_array_equal(w_weak, np.ones(64) - LITERAL_ETA * grad)
+    np.testing.assert_array_equal(w_decay, (DECAY * grad).real)
+    typed = backprop_update.inspect_types()
+    assert "float64(0.3) * float64(" in typed
+    assert "float32(0.30000001192092896) * " in typed

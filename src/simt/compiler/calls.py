@@ -38,6 +38,10 @@ def as_dtype(value):
 def static_to_expr(fc, static, node):
     value = static.value
     loc = fc.loc(node) if not isinstance(node, ir.Loc) else node
+    if isinstance(value, np.generic) and value.dtype in T.SCALAR_DTYPES:
+        # before the Python types: np.float64 and np.complex128 subclass float and complex,
+        # and a NumPy scalar keeps its dtype (API.md section 2); only Python literals are weak
+        return ir.Const(T.Scalar(value.dtype), loc, value.item())
     if isinstance(value, bool):
         return ir.Const(T.WEAK_BOOL, loc, value)
     if isinstance(value, int):
@@ -46,8 +50,6 @@ def static_to_expr(fc, static, node):
         return ir.Const(T.WEAK_FLOAT, loc, value)
     if isinstance(value, complex):
         return ir.Const(T.WEAK_COMPLEX, loc, value)
-    if isinstance(value, np.generic) and value.dtype in T.SCALAR_DTYPES:
-        return ir.Const(T.Scalar(value.dtype), loc, value.item())
     if isinstance(value, tuple):
         items = [static_to_expr(fc, Static(v), node) for v in value]
         if records.is_namedtuple_class(type(value)):
