@@ -91,3 +91,30 @@ def test_a_kernel_without_source_says_where_to_define_it():
                          timeout=120, env=dict(os.environ, SIMT_DEVICE="cpu"))
     assert out.returncode == 0, out.stderr
     assert "CompileError:" in out.stdout and "define" in out.stdout
+
+
+def test_run_a_known_example_whose_module_cannot_import_names_the_cause():
+    """Issue 33: with the example module's import failing (Pillow or NumPy missing), `run
+    julia` said "no example 'julia'"; it names the import error, and a misspelt name of such
+    an example is still suggested."""
+    code = textwrap.dedent("""
+        import importlib.abc, sys
+        class Missing(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "simt.examples.julia":
+                    raise ModuleNotFoundError("No module named 'PIL'", name="PIL")
+        sys.meta_path.insert(0, Missing())
+        from simt.cli import main
+        print("status", main(["run", "julia"]), main(["run", "julia_cpu"]),
+              main(["run", "julai_cpu"]), flush=True)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "status 1 1 2" in out.stdout, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 3 and "Traceback" not in out.stderr
+    for name, line in zip(("julia", "julia_cpu"), lines):
+        assert line.startswith(f"simt: example '{name}' cannot run: its module "
+                               "simt.examples.julia failed to import: ModuleNotFoundError: "
+                               "No module named 'PIL' (the module 'PIL' is not installed)"), line
+    assert "no example 'julai_cpu'; did you mean julia_cpu?" in lines[2]

@@ -1,6 +1,7 @@
 """The command line: python -m simt info | examples | run NAME | cache info|clear."""
 
 import argparse
+import ast
 import difflib
 import glob
 import importlib
@@ -50,25 +51,56 @@ def info(out=sys.stdout):
         print(f"  {env} = {value!r}: {doc}", file=out)
 
 
-def find_examples():
+def find_examples(failed=None):
     """{NAME: example} for every module of simt.examples with NAME, DESCRIPTION and main(),
-    and every entry of a module's EXAMPLES list (objects with the same three attributes)."""
+    and every entry of a module's EXAMPLES list (objects with the same three attributes).
+    A module that fails to import is reported on stderr and, when ``failed`` is a dict,
+    each name its source declares is entered there with the module and the exception."""
     import simt.examples as package
     found = {}
     for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if module_info.name.startswith("_"):
             continue
+        qualified = f"simt.examples.{module_info.name}"
         try:
-            module = importlib.import_module(f"simt.examples.{module_info.name}")
+            module = importlib.import_module(qualified)
         except Exception as exc:   # a broken example must not hide the others
-            print(f"simt: example module {module_info.name!r} failed to import: {exc}",
-                  file=sys.stderr)
+            if failed is None:
+                print(f"simt: example module {module_info.name!r} failed to import: {exc}",
+                      file=sys.stderr)
+            else:
+                for name in _declared_names(module_info, qualified):
+                    failed[name] = (qualified, exc)
             continue
         if all(hasattr(module, attr) for attr in ("NAME", "DESCRIPTION", "main")):
             found[module.NAME] = module
         for example in getattr(module, "EXAMPLES", ()):   # modules holding several programs
             found[example.NAME] = example
     return found
+
+
+def _declared_names(module_info, qualified):
+    """The example names a module's source declares (``NAME = "..."`` at module level and
+    ``Example("...", ...)``), read without importing it; the module's own name too."""
+    names = [module_info.name]
+    try:
+        spec = module_info.module_finder.find_spec(qualified)   # the file, not the import
+        with open(spec.origin, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (AttributeError, ImportError, OSError, SyntaxError, ValueError, TypeError):
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and node in tree.body and \
+                any(isinstance(t, ast.Name) and t.id == "NAME" for t in node.targets):
+            value = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "Example" and node.args:
+            value = node.args[0]
+        else:
+            continue
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            names.append(value.value)
+    return names
 
 
 def list_examples(out=sys.stdout):
@@ -83,8 +115,17 @@ def list_examples(out=sys.stdout):
         print(f"{name:<{width}}  {module.DESCRIPTION}", file=out)
 
 
-def _unknown_example(name, examples):
-    close = difflib.get_close_matches(name, examples, n=3)
+def _unknown_example(name, examples, failed):
+    """Exit status 1 naming the import error when ``name`` belongs to an example module
+    that failed to import (the cause, not "no example"); else 2 with the closest names."""
+    if name in failed:
+        module, exc = failed[name]
+        missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+        hint = f" (the module {missing!r} is not installed)" if missing else ""
+        print(f"simt: example {name!r} cannot run: its module {module} failed to import: "
+              f"{type(exc).__name__}: {exc}{hint}", file=sys.stderr)
+        return 1
+    close = difflib.get_close_matches(name, [*examples, *failed], n=3)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     print(f"simt: no example {name!r}; {hint}`python -m simt examples` lists them all",
           file=sys.stderr)
@@ -93,9 +134,10 @@ def _unknown_example(name, examples):
 
 def example_help(name, out=sys.stdout):
     """Print what example ``name`` does and how to run it."""
-    examples = find_examples()
+    failed = {}
+    examples = find_examples(failed)
     if name not in examples:
-        return _unknown_example(name, examples)
+        return _unknown_example(name, examples, failed)
     example = examples[name]
     print(f"python -m simt run {name} [--device cpu|cuda:N] [--out DIR]\n", file=out)
     print(example.DESCRIPTION, file=out)
@@ -106,9 +148,10 @@ def example_help(name, out=sys.stdout):
 
 def run_example(name, device=None, out_dir=None):
     """Run example ``name`` on ``device``; return the exit status."""
-    examples = find_examples()
+    failed = {}
+    examples = find_examples(failed)
     if name not in examples:
-        return _unknown_example(name, examples)
+        return _unknown_example(name, examples, failed)
     if device is not None:
         devices.set_device(device)
     print(f"running {name} on {devices.get_device().name}", file=sys.stderr)
