@@ -29,10 +29,11 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run_script(tmp_path, text, kernel, *args):
+def run_script(tmp_path, text, kernel, *args, script=None):
     """(stdout, "compiled" or "loaded", stderr) of ``text`` run in a new process on the
-    CPU device, with the disk cache in tmp_path/cache (shared by the runs of a test)."""
-    script = tmp_path / f"{kernel}_script.py"
+    CPU device, with the disk cache in tmp_path/cache (shared by the runs of a test);
+    the script is tmp_path/``script``, by default KERNEL_script.py."""
+    script = tmp_path / (script or f"{kernel}_script.py")
     script.write_text(text)
     src = os.path.join(os.path.dirname(__file__), os.pardir, "src")
     env = dict(os.environ, SIMT_CACHE_DIR=str(tmp_path / "cache"), SIMT_CACHE="1",
@@ -261,3 +262,38 @@ def test_a_child_kernels_globals_are_in_its_parents_key(tmp_path):
     assert run_parent(3, 0.5) == "loaded"
     assert run_parent(4, 0.5) == "compiled"
     assert run_parent(4, 1.5) == "loaded"        # a Constant's values are placed at launch
+
+
+CHECKED = """
+import logging
+import numpy as np
+import simt
+logging.basicConfig(level=logging.DEBUG, format="%(name)s %(message)s")
+{padding}
+@simt.kernel
+def checked(a):
+    i = simt.grid(1)
+    if i < a.shape[0]:
+        assert a[i] >= 0, "negative input"
+
+
+try:
+    checked[1, 32](np.array([1.0, -1.0]))
+    simt.synchronize()
+except simt.DeviceAssertError as exc:
+    print(exc)
+"""
+
+
+def test_scripts_sharing_a_kernel_text_name_their_own_file_and_line(tmp_path):
+    """Issue 33: two scripts with one kernel text shared one entry, so the second script's
+    assert failure named the first script's file and line."""
+    first, how, _ = run_script(tmp_path, CHECKED.format(padding=""), "checked",
+                               script="first.py")
+    assert how == "compiled" and "first.py:11" in first, first
+    second, how, _ = run_script(tmp_path, CHECKED.format(padding="\n\n\n"), "checked",
+                                script="second.py")
+    assert how == "compiled" and "second.py:14" in second and "first.py" not in second, second
+    again, how, _ = run_script(tmp_path, CHECKED.format(padding="\n\n\n"), "checked",
+                               script="second.py")
+    assert how == "loaded" and again == second

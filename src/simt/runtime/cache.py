@@ -1,7 +1,7 @@
 """The disk cache: compiled kernels kept across processes.
 
 What a compile depended on is known only once the front end has run: the kernel's
-source, the argument types, the options and the toolchain give the *lookup* key;
+source (with its file and first line, which the binary's messages name), the argument types, the options and the toolchain give the *lookup* key;
 the front end then reports every global and closure name each function read, and each
 attribute chain rooted at one (``cfg.N``, ``cfg.sq``), and the values of those (device
 functions by their source, constants by value, intrinsics and classes by name) complete
@@ -112,13 +112,19 @@ def value_key(value):
 
 
 def _source_hash(pyfunc):
-    """The hash of a function's source, found once per code object: what a process
-    compiles from a code object cannot change while the process runs."""
+    """The hash of a function's source, its file and its first line, found once per code
+    object: what a process compiles from a code object cannot change while the process
+    runs. The file and line are in it because the binary keeps them for its messages (a
+    failed assert, a fault, checked mode): two scripts holding one kernel text must not
+    share an entry, or the second's errors would name the first's file and lines."""
     code = getattr(pyfunc, "__code__", None)
     digest = _source_hashes.get(code)
     if digest is None:
         try:
-            text = "".join(source.source_lines(pyfunc)[0]).encode()
+            lines, first, filename = source.source_lines(pyfunc)
+            if not filename.startswith("<"):
+                filename = os.path.abspath(filename)
+            text = f"{filename}:{first}\n{''.join(lines)}".encode()
         except CompileError:
             text = code.co_code if code is not None else repr(pyfunc).encode()
         digest = hashlib.sha256(text).hexdigest()
