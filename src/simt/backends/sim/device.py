@@ -167,6 +167,11 @@ class SimBackend(HostMemory):
         self._mark(ptr, nbytes)
         super().memset(ptr, byte, nbytes, stream)
 
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        refuse_in_host_function("a memset")
+        self._mark(ptr, element_size * count)
+        super().memset_elements(ptr, bits, element_size, count, stream)
+
     def region(self, lo, hi):
         """(first address, bytes, written) of the memory an array argument lies in:
         its allocation, with the bytes written so far, or the array alone (True)."""
