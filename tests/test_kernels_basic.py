@@ -304,6 +304,48 @@ def test_device_functions_call_device_functions(device, rng):
     np.testing.assert_allclose(out, np.where(a < 0, -a ** 3, a ** 3 + a ** 2 + 1), rtol=1e-14)
 
 
+@simt.kernel
+def read_bools(out, a, copy):
+    i = simt.grid(1)
+    if i < a.shape[0]:
+        out[i, 0] = 1 if a[i] else 0
+        out[i, 1] = 1 if simt.ldg(a, i) else 0
+        copy[i] = a[i]             # stored as 0 or 1
+
+
+@simt.kernel
+def read_bool_fields(out, recs):
+    i = simt.grid(1)
+    if i < recs.shape[0]:
+        out[i] = 1 if recs[i].flag else 0
+        recs[i].copy = recs[i].flag
+
+
+def test_a_bool_byte_other_than_1_reads_as_true(device):
+    # NumPy reads any nonzero byte as True; a trunc to i1 read 2 as False (issue 33)
+    raw = np.array([0, 1, 2, 255, 128, 3], np.uint8)
+    want = (raw != 0).astype(np.int32)
+    out, copy = poison((6, 2), np.int32), np.zeros(6, np.bool_)
+    read_bools[1, 8](out, raw.view(np.bool_), copy)
+    np.testing.assert_array_equal(out, np.stack([want] * 2, axis=1))
+    np.testing.assert_array_equal(copy.view(np.uint8), want)
+    recs = np.zeros(6, [("x", "<i4"), ("flag", "?"), ("copy", "?")])
+    recs.view(np.uint8).reshape(6, -1)[:, 4] = raw
+    out = poison(6, np.int32)
+    if device.kind == "sim":
+        with pytest.raises(simt.NotSupportedError, match="cannot run Field"):
+            read_bool_fields[1, 8](out, recs)
+        return
+    read_bool_fields[1, 8](out, recs)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(recs["copy"].view(np.uint8), want)
+
+
+def test_bool_loads_compare_the_byte_with_zero_in_ptx():
+    ptx = copy1.ptx("(bool[::1], int32[::1])")
+    assert "setp.ne.b16" in ptx
+
+
 @simt.device
 def fact(n):
     if n <= 1:

@@ -12,6 +12,12 @@ F16, F32, F64 = ll.HalfType(), ll.FloatType(), ll.DoubleType()
 VOID = ll.VoidType()
 
 
+def bool_of_byte(builder, byte):
+    """A bool read from memory (its byte) as i1: any nonzero byte is True, as NumPy reads
+    it (a trunc would read 2 as False); stores write 0 or 1."""
+    return builder.icmp_unsigned("!=", byte, ll.Constant(byte.type, 0))
+
+
 def ptr(addrspace=0):
     return ll.PointerType(addrspace=addrspace)
 
