@@ -347,6 +347,35 @@ def test_bool_loads_compare_the_byte_with_zero_in_ptx():
 
 
 @simt.device
+def δ(x):
+    return x + 1.0
+
+
+@simt.kernel
+def κ(a):
+    ψ = simt.shared.array(8, np.float32)
+    i = simt.grid(1)
+    ψ[simt.threadIdx.x] = 2.0
+    simt.syncthreads()
+    if i < a.shape[0]:
+        a[i] = δ(a[i]) + ψ[simt.threadIdx.x]
+
+
+def test_non_ascii_kernel_names(device):
+    # the symbol of a kernel named κ was a raw UnicodeEncodeError from llvmlite's JIT (issue 33)
+    a = np.arange(8, dtype=np.float32)
+    κ[1, 8](a)
+    np.testing.assert_array_equal(a, np.arange(8) + 3.0)
+
+
+def test_non_ascii_names_get_ascii_ptx_symbols():
+    # LLVM's NVPTX back end stopped the process ("Symbol name with unsupported characters")
+    ptx = κ.ptx("(float32[::1],)")
+    assert ptx.isascii()
+    assert ".entry simt_kernel_u03ba_" in ptx and ptx == κ.ptx("(float32[::1],)")
+
+
+@simt.device
 def fact(n):
     if n <= 1:
         return 1
