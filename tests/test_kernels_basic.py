@@ -392,6 +392,30 @@ def test_recursion_is_refused(device):
         recursive[1, 1](poison(1, np.int64))
 
 
+def _chain_module(tmp_path, n):
+    """A module of device functions f0 -> f1 -> ... -> f{n} and a kernel k calling f0."""
+    import importlib.util
+    src = ["import simt\n"] + [f"@simt.device\ndef f{i}(x):\n    return f{i + 1}(x) + 1\n"
+                               for i in range(n)]
+    src.append(f"@simt.device\ndef f{n}(x):\n    return x\n\n"
+               "@simt.kernel\ndef k(a):\n    a[0] = f0(a[0])\n")
+    path = tmp_path / f"chain{n}.py"
+    path.write_text("\n".join(src))
+    spec = importlib.util.spec_from_file_location(f"chain{n}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_deep_chain_of_device_functions(device, tmp_path):
+    # 1000 deep was a raw RecursionError (issue 33); deeper is a CompileError that says so
+    a = np.zeros(1, np.int64)
+    _chain_module(tmp_path, 1000).k[1, 1](a)
+    assert a[0] == 1000
+    with pytest.raises(simt.CompileError, match=r"nest 1200 deep here, from 'k' \(k -> f0"):
+        _chain_module(tmp_path, 1300).k[1, 1](a)
+
+
 @simt.kernel
 def printer(a):
     i = simt.grid(1)

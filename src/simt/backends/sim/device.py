@@ -16,6 +16,7 @@ from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import NotSupportedError
 from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
+from ...runtime.kernel import deep_recursion
 from ..hostmem import HostMemory
 from . import copies, matrix, mbarrier, values
 from .compile import compile_kernel, load
@@ -219,5 +220,6 @@ class SimBackend(HostMemory):
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now on the calling thread; returns its error or None."""
-        with self.lock:
+        # a chain of device functions runs as nested generators, one frame per call
+        with self.lock, deep_recursion():
             return Launch(kernel, grid, block, shared_bytes, symbols, self).run(args)
