@@ -304,6 +304,77 @@ def test_device_functions_call_device_functions(device, rng):
     np.testing.assert_allclose(out, np.where(a < 0, -a ** 3, a ** 3 + a ** 2 + 1), rtol=1e-14)
 
 
+@simt.kernel
+def read_bools(out, a, copy):
+    i = simt.grid(1)
+    if i < a.shape[0]:
+        out[i, 0] = 1 if a[i] else 0
+        out[i, 1] = 1 if simt.ldg(a, i) else 0
+        copy[i] = a[i]             # stored as 0 or 1
+
+
+@simt.kernel
+def read_bool_fields(out, recs):
+    i = simt.grid(1)
+    if i < recs.shape[0]:
+        out[i] = 1 if recs[i].flag else 0
+        recs[i].copy = recs[i].flag
+
+
+def test_a_bool_byte_other_than_1_reads_as_true(device):
+    # NumPy reads any nonzero byte as True; a trunc to i1 read 2 as False (issue 33)
+    raw = np.array([0, 1, 2, 255, 128, 3], np.uint8)
+    want = (raw != 0).astype(np.int32)
+    out, copy = poison((6, 2), np.int32), np.zeros(6, np.bool_)
+    read_bools[1, 8](out, raw.view(np.bool_), copy)
+    np.testing.assert_array_equal(out, np.stack([want] * 2, axis=1))
+    np.testing.assert_array_equal(copy.view(np.uint8), want)
+    recs = np.zeros(6, [("x", "<i4"), ("flag", "?"), ("copy", "?")])
+    recs.view(np.uint8).reshape(6, -1)[:, 4] = raw
+    out = poison(6, np.int32)
+    if device.kind == "sim":
+        with pytest.raises(simt.NotSupportedError, match="cannot run Field"):
+            read_bool_fields[1, 8](out, recs)
+        return
+    read_bool_fields[1, 8](out, recs)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(recs["copy"].view(np.uint8), want)
+
+
+def test_bool_loads_compare_the_byte_with_zero_in_ptx():
+    ptx = copy1.ptx("(bool[::1], int32[::1])")
+    assert "setp.ne.b16" in ptx
+
+
+@simt.device
+def δ(x):
+    return x + 1.0
+
+
+@simt.kernel
+def κ(a):
+    ψ = simt.shared.array(8, np.float32)
+    i = simt.grid(1)
+    ψ[simt.threadIdx.x] = 2.0
+    simt.syncthreads()
+    if i < a.shape[0]:
+        a[i] = δ(a[i]) + ψ[simt.threadIdx.x]
+
+
+def test_non_ascii_kernel_names(device):
+    # the symbol of a kernel named κ was a raw UnicodeEncodeError from llvmlite's JIT (issue 33)
+    a = np.arange(8, dtype=np.float32)
+    κ[1, 8](a)
+    np.testing.assert_array_equal(a, np.arange(8) + 3.0)
+
+
+def test_non_ascii_names_get_ascii_ptx_symbols():
+    # LLVM's NVPTX back end stopped the process ("Symbol name with unsupported characters")
+    ptx = κ.ptx("(float32[::1],)")
+    assert ptx.isascii()
+    assert ".entry simt_kernel_u03ba_" in ptx and ptx == κ.ptx("(float32[::1],)")
+
+
 @simt.device
 def fact(n):
     if n <= 1:
@@ -319,6 +390,30 @@ def recursive(out):
 def test_recursion_is_refused(device):
     with pytest.raises(simt.CompileError, match="(?i)recurs"):
         recursive[1, 1](poison(1, np.int64))
+
+
+def _chain_module(tmp_path, n):
+    """A module of device functions f0 -> f1 -> ... -> f{n} and a kernel k calling f0."""
+    import importlib.util
+    src = ["import simt\n"] + [f"@simt.device\ndef f{i}(x):\n    return f{i + 1}(x) + 1\n"
+                               for i in range(n)]
+    src.append(f"@simt.device\ndef f{n}(x):\n    return x\n\n"
+               "@simt.kernel\ndef k(a):\n    a[0] = f0(a[0])\n")
+    path = tmp_path / f"chain{n}.py"
+    path.write_text("\n".join(src))
+    spec = importlib.util.spec_from_file_location(f"chain{n}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_deep_chain_of_device_functions(device, tmp_path):
+    # 1000 deep was a raw RecursionError (issue 33); deeper is a CompileError that says so
+    a = np.zeros(1, np.int64)
+    _chain_module(tmp_path, 1000).k[1, 1](a)
+    assert a[0] == 1000
+    with pytest.raises(simt.CompileError, match=r"nest 1200 deep here, from 'k' \(k -> f0"):
+        _chain_module(tmp_path, 1300).k[1, 1](a)
 
 
 @simt.kernel

@@ -117,6 +117,19 @@ def test_memset_of_8_16_32_bit_values(device, dtype, value):
     np.testing.assert_array_equal(d.copy_to_host(), np.full(n, value, dtype))
 
 
+def test_memset_of_8_bit_values_on_the_sim_device():
+    # The sim device refused every memset_elements, with a message naming only 16- and 32-bit values.
+    with simt.use_device("sim"):
+        d = simt.to_device(poison(64, np.uint8))
+        simt.memset(d[3:], 0xA5)
+        expect = poison(64, np.uint8)
+        expect[3:] = 0xA5
+        np.testing.assert_array_equal(d.copy_to_host(), expect)
+        h = simt.to_device(poison(8, np.uint16))
+        simt.memset(h, 0xBEEF)
+        np.testing.assert_array_equal(h.copy_to_host(), np.full(8, 0xBEEF, np.uint16))
+
+
 def test_memset_errors_and_mem_get_info(device):
     with pytest.raises(ValueError, match="8-, 16- or 32-bit"):
         simt.memset(simt.device_array(4, np.float64), 1.0)

@@ -292,6 +292,27 @@ def test_record_errors():
         frozen[1, 1](np.zeros(1), Pair(1, 2))
 
 
+EMPTY = np.dtype([])
+
+
+def test_empty_record_dtype_refused_by_name():
+    # np.dtype([]) raised a raw IndexError from the type of an array's element
+    with pytest.raises(TypeError, match=r"argument 'a': the record dtype \[\] has no fields"):
+        write_field[1, 1](np.zeros(2, np.dtype([])))
+    nested = np.dtype([("x", "<f4"), ("e", np.dtype([]))])
+    with pytest.raises(TypeError, match=r"\(field 'e'\) has no fields"):
+        write_field[1, 1](np.zeros(2, nested))
+
+    @simt.kernel
+    def empty_shared(out):
+        s = simt.shared.array(4, EMPTY)
+        out[0] = 1.0
+
+    with pytest.raises(simt.CompileError, match="has no fields") as caught:
+        empty_shared[1, 1](np.zeros(1))
+    assert "simt.shared.array" in str(caught.value)
+
+
 def test_misaligned_record_array_refused():
     raw = np.zeros(ALIGNED.itemsize * 4 + 8, np.uint8)
     start = (4 - raw.ctypes.data) % 8             # data 4 bytes past an 8-aligned address,

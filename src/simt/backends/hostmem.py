@@ -29,6 +29,13 @@ def aligned_buffer(nbytes, alignment=ALIGNMENT):
     return raw[start:start + nbytes]
 
 
+def fill(ptr, bits, element_size, count):
+    """cuMemsetD8/D16/D32 on host memory."""
+    if count:
+        kind = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32}[element_size]
+        np.ctypeslib.as_array((kind * count).from_address(ptr))[:] = bits
+
+
 def _meminfo():
     """{'MemTotal': bytes, 'MemAvailable': bytes, ...} from /proc/meminfo, or {}."""
     try:
@@ -144,6 +151,9 @@ class HostMemory(Backend):
 
     def memset(self, ptr, byte, nbytes, stream=None):
         ctypes.memset(ptr, byte, nbytes)
+
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        fill(ptr, bits, element_size, count)
 
     def synchronize(self):
         """Wait for outstanding work (none in the memory half; CpuBackend extends this)."""

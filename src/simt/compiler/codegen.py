@@ -11,8 +11,8 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from . import loopmeta, mathlower, ops, recordgen
 from ..ir import types as T
-from .lltypes import (I1, I8, I64, ArrayValue, const, i64, memory, ptr, scalar, static_array,
-                      value_type)
+from .lltypes import (I1, I8, I64, ArrayValue, bool_of_byte, const, i64, memory, ptr, scalar,
+                      static_array, value_type)
 from .intrinsics import lower_intrinsic
 from ..lang import bfloat16
 
@@ -459,7 +459,7 @@ class FunctionEmitter:
                                                align=recordgen.element_align(array_type)), parallel)
         value = self._tag(self.builder.load(address, typ=memory(t),
                                             align=recordgen.element_align(array_type)), parallel)
-        return self.builder.trunc(value, I1) if t.dtype.kind == "b" else value
+        return bool_of_byte(self.builder, value) if t.dtype.kind == "b" else value
 
     def store_element(self, address, value, array_type, parallel=False):
         if array_type.element.dtype.kind == "b":

@@ -23,6 +23,21 @@ from . import calls, conditional, definite, group_args, records
 MAX_PASSES = 12
 
 
+# device functions calling device functions: a chain this deep still compiles within the
+# recursion limit runtime/kernel.deep_recursion sets (1000 did on every device, 2026-12)
+MAX_CALL_DEPTH = 1200
+
+
+def _too_deep(stack, exc=None):
+    """(message, hint) of a chain of device function calls too deep to compile."""
+    chain = " -> ".join(f.__name__ for f in stack[:3])
+    what = f"Python's recursion limit ({exc})" if exc is not None else \
+        f"simt compiles chains of at most {MAX_CALL_DEPTH} calls"
+    return (f"device function calls nest {len(stack)} deep here, from '{stack[0].__name__}' "
+            f"({chain} -> ...): too deep to compile: {what}",
+            "call the deepest functions from a loop instead, or merge functions of the chain")
+
+
 class FrontEnd:
     """Builds the typed IR of one kernel or device function for given argument types.
 
@@ -162,6 +177,8 @@ class FrontEnd:
             from ..config import config
             if config.debug:
                 raise
+            if isinstance(exc, RecursionError):
+                self.fail(node, *_too_deep(self.stack, exc))
             self.fail(node, f"internal error while compiling this statement: {exc!r}",
                       "please report this; set SIMT_DEBUG=1 for the full traceback")
 
@@ -526,6 +543,8 @@ class FrontEnd:
         if pyfunc in self.stack:
             self.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
                       "rewrite the recursion as a loop with a simt.local.array stack")
+        if len(self.stack) >= MAX_CALL_DEPTH:
+            self.fail(loc, *_too_deep(self.stack))
         args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
         key = ((arg_types, group_args.key(groups)) if groups else arg_types, self.warp_facts)

@@ -12,6 +12,12 @@ F16, F32, F64 = ll.HalfType(), ll.FloatType(), ll.DoubleType()
 VOID = ll.VoidType()
 
 
+def bool_of_byte(builder, byte):
+    """A bool read from memory (its byte) as i1: any nonzero byte is True, as NumPy reads
+    it (a trunc would read 2 as False); stores write 0 or 1."""
+    return builder.icmp_unsigned("!=", byte, ll.Constant(byte.type, 0))
+
+
 def ptr(addrspace=0):
     return ll.PointerType(addrspace=addrspace)
 
@@ -169,7 +175,7 @@ def const_global(module, decl, addrspace=0):
     """The baked values of a ``simt.const.array_like`` declaration."""
     import numpy as np
     raw = np.ascontiguousarray(decl.data).view(np.uint8).tobytes()
-    return byte_global(module, f"simt_const_array_{decl.name}_{_digest(raw)}", raw, addrspace)
+    return byte_global(module, f"simt_const_array_{symbol_part(decl.name)}_{_digest(raw)}", raw, addrspace)
 
 
 def cstring(module, text, addrspace=0):
@@ -183,6 +189,16 @@ def _digest(data):
     Python's salted str hash would make each compile's PTX differ)."""
     import hashlib
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def symbol_part(name):
+    """A Python name as part of a symbol: itself if ASCII, else each non-ASCII letter as
+    ``u`` and its code point, and a digest of the name (so κ and u03ba differ). llvmlite's
+    JIT and the NVPTX back end take ASCII symbols only (LLVM stops the process on others)."""
+    if name.isascii():
+        return name
+    spelled = "".join(c if c.isascii() else f"u{ord(c):04x}" for c in name)
+    return f"{spelled}_{_digest(name.encode('utf8'))[:8]}"
 
 
 def result_of(builder, result_type, values):

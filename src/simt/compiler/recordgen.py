@@ -9,7 +9,8 @@ from llvmlite import ir as ll
 from ..ir import nodes as ir
 from ..ir import records
 from ..ir import types as T
-from .lltypes import I1, I8, ArrayValue, i32, i64, memory, record_layout, scalar, vector_align
+from .lltypes import (I8, ArrayValue, bool_of_byte, i32, i64, memory, record_layout, scalar,
+                      vector_align)
 from .records import in_memory, place_align
 
 
@@ -123,7 +124,7 @@ def _to_register(em, value, t):
         for k in range(t.n):
             vector = b.insert_element(vector, b.extract_value(value, k), i32(k))
         return vector
-    return b.trunc(value, I1) if isinstance(t, T.Scalar) and t.kind == "b" else value
+    return bool_of_byte(b, value) if isinstance(t, T.Scalar) and t.kind == "b" else value
 
 
 def _to_memory(em, value, t):

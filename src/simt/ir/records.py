@@ -30,7 +30,9 @@ def _check(dtype, where):
                             "fixed-size arrays of them")
         return
     if not dtype.names:
-        raise TypeError("a record dtype with no fields cannot be passed to a kernel")
+        field = f" (field {where})" if where else ""
+        raise TypeError(f"the record dtype {dtype}{field} has no fields: kernels take records "
+                        "of at least one field; give the dtype a field")
     spans = []
     for name in dtype.names:
         fdt, offset = dtype.fields[name][:2]

@@ -167,6 +167,8 @@ def element_type(dtype):
     if dtype.names is None or is_bfloat16_dtype(dtype) or float8_storage(dtype) is not None:
         return Scalar(dtype)
     n = len(dtype.names)
+    if n == 0:
+        return Record(dtype)                    # refused there, by name
     component = dtype.fields[dtype.names[0]][0]
     if dtype.names == tuple("xyzw"[:n]) and dtype == vector_dtype(component, n) and \
             (is_bfloat16_dtype(component) or component.str[1:] in VECTOR_NAMES):

@@ -244,7 +244,7 @@ class Backend:
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
         """Set ``count`` elements of ``element_size`` bytes (1, 2 or 4) to the unsigned
         value ``bits`` (cuMemsetD8/D16/D32)."""
-        raise self.unsupported("memset of 16- and 32-bit values")
+        raise self.unsupported("memset of 8-, 16- and 32-bit values")
 
     def create_pool(self):
         """A new memory pool object (runtime/pools.py wraps it): alloc(nbytes, stream) ->

@@ -304,9 +304,11 @@ class Kernel:
                                     lambda binary: not getattr(binary, "barriers", False))
             if found is not None:
                 self.compiled[any_key] = found
-        if found is None and not inline.holds_barriers(
-                self.typed_ir(arg_types, device.backend.warp)):
-            found = self.binary_for(arg_types, device)
+        if found is None:
+            with deep_recursion():          # it walks the chain of device functions
+                barriers = inline.holds_barriers(self.typed_ir(arg_types, device.backend.warp))
+            if not barriers:
+                found = self.binary_for(arg_types, device)
         if found is None or found.binary.block != block and found.binary.barriers:
             found = self._load(arg_types, device, shaped)
         return found

@@ -5,6 +5,7 @@ import time
 from llvmlite import ir as ll
 
 from ...compiler import pipeline
+from ...compiler.lltypes import symbol_part
 from .binary import CpuBinary
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
@@ -34,7 +35,7 @@ class _Compile:
         module.data_layout = str(jit.target_machine().target_data)
         target = self.target = CpuTarget(fn, self.options)
         target.layout_memory(all_functions(fn))
-        self.symbol = f"simt_kernel_{fn.name}"
+        self.symbol = f"simt_kernel_{symbol_part(fn.name)}"
         self.emitter = CpuKernelEmitter(target, module, fn, self.options, self.symbol)
         self.emitter.build()
         return str(module)

@@ -14,7 +14,7 @@ from ...compiler import loopmeta
 from ...compiler.codegen import FunctionEmitter
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
-                                 static_array, value_type)
+                                 static_array, symbol_part, value_type)
 from . import checked, cluster, cooperative, guards, hoist, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
@@ -608,7 +608,7 @@ class CpuDeviceEmitter(CpuEmitterBase):
     def __init__(self, target, module, function, options):
         params = [value_type(t, target) for _, t in function.params]
         ret = value_type(function.return_type, target)
-        name = f"simt.device.{function.name}.{len(target.functions)}"
+        name = f"simt.device.{symbol_part(function.name)}.{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(ret, [ptr()] + params), name)
         llfunc.linkage = "internal"
         llfunc.attributes.add("alwaysinline")

@@ -16,10 +16,9 @@ import collections
 import ctypes
 import threading
 
-import numpy as np
-
 from ...errors import CudaError
 from ...runtime.backend import running_host_function
+from ..hostmem import fill   # noqa: F401  (device.py calls graphs.fill)
 
 
 class Node:
@@ -49,13 +48,6 @@ class EventRecord:
 
     def __call__(self):
         self.marks.popleft().complete()
-
-
-def fill(ptr, bits, element_size, count):
-    """cuMemsetD8/D16/D32 on host memory."""
-    if count:
-        kind = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32}[element_size]
-        np.ctypeslib.as_array((kind * count).from_address(ptr))[:] = bits
 
 
 def _host_call(fn, args):

@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 
 from ...compiler import pipeline
 from ...compiler.lineinfo import LineTables
-from ...compiler.lltypes import i32
+from ...compiler.lltypes import i32, symbol_part
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
 from . import devlaunch, mathcalls
@@ -103,8 +103,8 @@ class _Compile:
             target.lines = LineTables(module, fn.loc.filename)
         family = [fn] + list(fn.launches)       # kernels launched from kernels: family.py
         target.layout_memory([f for member in family for f in all_functions(member)])
-        self.symbol = f"simt_kernel_{fn.name}"
-        self.entries = [self.symbol] + [f"simt_kernel_{child.name}_{i}"
+        self.symbol = f"simt_kernel_{symbol_part(fn.name)}"
+        self.entries = [self.symbol] + [f"simt_kernel_{symbol_part(child.name)}_{i}"
                                         for i, child in enumerate(fn.launches, 1)]
         emitters = [CudaKernelEmitter(target, module, member, self.options, symbol)
                     for member, symbol in zip(family, self.entries)]

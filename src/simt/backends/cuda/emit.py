@@ -9,7 +9,7 @@ from llvmlite import ir as ll
 
 from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter
-from ...compiler.lltypes import ArrayValue, value_type
+from ...compiler.lltypes import ArrayValue, symbol_part, value_type
 from . import params as P
 from . import lower  # noqa: F401  (registers this target's lowerings)
 
@@ -62,7 +62,7 @@ class CudaDeviceEmitter(CudaEmitterBase):
     def __init__(self, target, module, function, options):
         params = [value_type(t, target) for _, t in function.params]
         self.ret_type = value_type(function.return_type, target)
-        name = f"simt_device_{function.name}_{len(target.functions)}"
+        name = f"simt_device_{symbol_part(function.name)}_{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(self.ret_type, params), name)
         llfunc.linkage = "internal"
         llfunc.attributes.add("alwaysinline")

@@ -269,7 +269,7 @@ def unflatten(b, t, args, target):
         return lt.vector_of(b, lt.scalar(t),
                             [unflatten(b, t.element, args, target) for _ in range(t.n)])
     if t.kind == "b":
-        return b.trunc(next(args), lt.I1)
+        return lt.bool_of_byte(b, next(args))   # a record's bool field passes its raw byte
     if t.kind == "c":
         re, im = next(args), next(args)
         value = ll.Constant(lt.scalar(t), ll.Undefined)

@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 
 import simt.fault as fault
 from ...ir import types as T
-from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr
+from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr, symbol_part
 from ...compiler.target import FAULT_IDS, Target
 from . import atomics, devlaunch, externcall, loops, mathcalls, texlower, warp
 
@@ -79,7 +79,7 @@ class CudaTarget(Target):
         shared = self.__dict__.setdefault("shared_globals", {})
         if id(decl) in shared:
             return shared[id(decl)]
-        name, n = f"simt_shared_{decl.name}", 1
+        name, n = f"simt_shared_{symbol_part(decl.name)}", 1
         while f"{name}_{n}" in em.module.globals:
             n += 1
         name = f"{name}_{n}"

@@ -16,6 +16,7 @@ from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import NotSupportedError
 from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
+from ...runtime.kernel import deep_recursion
 from ..hostmem import HostMemory
 from . import copies, matrix, mbarrier, values
 from .compile import compile_kernel, load
@@ -167,6 +168,11 @@ class SimBackend(HostMemory):
         self._mark(ptr, nbytes)
         super().memset(ptr, byte, nbytes, stream)
 
+    def memset_elements(self, ptr, bits, element_size, count, stream=None):
+        refuse_in_host_function("a memset")
+        self._mark(ptr, element_size * count)
+        super().memset_elements(ptr, bits, element_size, count, stream)
+
     def region(self, lo, hi):
         """(first address, bytes, written) of the memory an array argument lies in:
         its allocation, with the bytes written so far, or the array alone (True)."""
@@ -214,5 +220,6 @@ class SimBackend(HostMemory):
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now on the calling thread; returns its error or None."""
-        with self.lock:
+        # a chain of device functions runs as nested generators, one frame per call
+        with self.lock, deep_recursion():
             return Launch(kernel, grid, block, shared_bytes, symbols, self).run(args)

@@ -5,6 +5,7 @@ from llvmlite import ir as ll
 
 from ....lang.cachehints import ENTRIES, LOADS as LOAD_NAMES, STORES as STORE_NAMES, \
     element_address
+from ....compiler.lltypes import bool_of_byte
 from ....lang.registry import declare_target, lowering
 
 TARGET = declare_target("cuda")
@@ -26,7 +27,7 @@ def _from_bits(b, bits, t):
     if width < bits.type.width:
         bits = b.trunc(bits, ll.IntType(width))
     if t.kind == "b":
-        return b.trunc(bits, ll.IntType(1))
+        return bool_of_byte(b, bits)
     if t.kind == "f":
         return b.bitcast(bits, {16: ll.HalfType(), 32: ll.FloatType(), 64: ll.DoubleType()}[width])
     return bits
