@@ -66,6 +66,15 @@ def test_free_is_ordered_after_the_work_before_it(device, rng):
     assert simt.MemoryPool.default().used_bytes >= b.nbytes
 
 
+def test_free_of_a_view_is_refused_and_keeps_the_parent(device):
+    parent = simt.to_device(np.arange(16, dtype=np.float32))
+    for view in (parent[2:10], parent[:], parent.reshape(4, 4), parent.view(np.int32)):
+        with pytest.raises(ValueError, match="only the array returned by the allocation"):
+            view.free()
+    np.testing.assert_array_equal(parent[2:10].copy_to_host(), np.arange(2, 10))
+    parent.free()                                  # still allocated: the first free works
+
+
 def test_free_errors(device):
     plain = simt.device_array(16, np.float32)
     with pytest.raises(ValueError, match="does not come from a memory pool"):

@@ -200,13 +200,18 @@ class DeviceArray:
                            offset=self.offset + delta, device=self.device)
         if self.readonly:
             view.readonly = True
+        return self._viewing(view)
+
+    def _viewing(self, view):
+        """``view``, marked as a view of this array's memory (so free() refuses it)."""
+        view.base = self if self.base is None else self.base
         return view
 
     def retyped(self, shape, dtype, strides):
         """A view of this array's memory as another dtype, shape and strides (bytes), from
         element 0 on (``simt.float4.view``)."""
-        return DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
-                           offset=self.offset, device=self.device)
+        return self._viewing(DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
+                                         offset=self.offset, device=self.device))
 
     def _dummy(self):
         """A NumPy array with this layout over a 1-element buffer: for layout arithmetic only.
@@ -218,6 +223,7 @@ class DeviceArray:
 
     _sig = None        # the kernel-argument type: set by each signature's subclass
     readonly = False   # memory another library exported read-only: kernels must not write it
+    base = None        # a view's: the array whose memory it views (as ndarray.base)
 
     def simt_type(self):
         """This array's kernel-argument type (one shared object per dtype, ndim and layout)."""
@@ -396,7 +402,13 @@ class DeviceArray:
         of ``stream`` (cudaFreeAsync; None: the legacy default stream), to be reused by a
         later allocation; other memory is freed as cudaFree frees it (after the work that
         may use it), except on the CPU device, where it goes when the last view of it
-        goes. Using the array or its views afterwards is an error CUDA does not catch."""
+        goes. Using the array or its views afterwards is an error CUDA does not catch.
+        Only the array an allocation returned is freed, never a view of it (cudaFree
+        refuses a pointer that is not an allocation's start)."""
+        if self.base is not None:
+            raise ValueError(f"{self!r} is a view of another array's memory, and only the "
+                             "array returned by the allocation can be freed; call free() "
+                             "on that array (this view's .base)")
         pools.free(self, stream)
 
     def copy(self):
@@ -473,8 +485,8 @@ class DeviceArray:
         be contiguous) is rescaled by the ratio of the item sizes."""
         dtype = np.dtype(dtype)
         host_layout = self._dummy().view(dtype)        # NumPy checks the layout and sizes
-        return DeviceArray(host_layout.shape, dtype, host_layout.strides, alloc=self.alloc,
-                           offset=self.offset, device=self.device)
+        return self._viewing(DeviceArray(host_layout.shape, dtype, host_layout.strides,
+                                         alloc=self.alloc, offset=self.offset, device=self.device))
 
     def fill(self, value):
         """Set every element to ``value`` (converted to the dtype as NumPy converts it)."""
