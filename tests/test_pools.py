@@ -75,6 +75,17 @@ def test_free_of_a_view_is_refused_and_keeps_the_parent(device):
     parent.free()                                  # still allocated: the first free works
 
 
+def test_pool_argument_errors(device):
+    with pytest.raises(TypeError, match=r"pool must be a simt.MemoryPool .*42 \(int\)"):
+        simt.device_array(4, np.float32, pool=42)
+    pool = simt.MemoryPool()
+    for keep in (-5, 1.5, "8"):
+        with pytest.raises(ValueError, match="trim\\(\\) keeps a number of bytes >= 0"):
+            pool.trim(keep)
+    pool.trim(0)
+    pool.trim(np.int64(16))
+
+
 def test_free_errors(device):
     plain = simt.device_array(16, np.float32)
     with pytest.raises(ValueError, match="does not come from a memory pool"):

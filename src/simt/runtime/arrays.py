@@ -622,8 +622,11 @@ def device_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C", 
         raise ValueError(f"order must be 'C' or 'F', not {order!r}")
     if stream is None and pool is None:
         return DeviceArray(shape, dtype, order=order, device=device)
+    if pool is not None and not isinstance(pool, pools.MemoryPool):
+        raise TypeError(f"pool must be a simt.MemoryPool (simt.MemoryPool() or "
+                        f"simt.MemoryPool.default()), not {pool!r} ({type(pool).__name__})")
     device = devices.lookup(device) if pool is None or device is not None else pool.device
-    pool = pool or pools.MemoryPool.default(device)
+    pool = pools.MemoryPool.default(device) if pool is None else pool
     if pool.device != device:
         raise ValueError(f"the pool belongs to {pool.device.name}, the array to {device.name}")
     shape, dtype = _normalize_shape(shape), np.dtype(dtype)

@@ -12,6 +12,8 @@ The backend supplies the pool (``create_pool``, ``default_pool``): a CUDA memory
 a GPU (backends/cuda/pools.py), a host pool with the same behaviour on the CPU
 (backends/cpu/pools.py).
 """
+from numbers import Integral
+
 from . import devices
 
 class MemoryPool:
@@ -62,6 +64,8 @@ class MemoryPool:
     def trim(self, keep_bytes=0):
         """Hand freed memory back to the system until the pool holds at most
         ``keep_bytes`` (cudaMemPoolTrimTo); memory in use stays."""
+        if isinstance(keep_bytes, bool) or not isinstance(keep_bytes, Integral) or keep_bytes < 0:
+            raise ValueError(f"trim() keeps a number of bytes >= 0, got {keep_bytes!r}")
         self.impl.trim(int(keep_bytes))
 
     def allocation(self, nbytes, stream=None):
