@@ -234,3 +234,31 @@ def test_a_torch_tensor_passed_again_is_not_described_again(monkeypatch, rng):
         np.testing.assert_array_equal(out.array, x.array * np.float32(2))
         assert Tensor.described == 3
     assert launch._KEYS[Tensor] is launch._torch_key
+
+
+class _BadDlpackDevice:
+    """A DLPack exporter whose __dlpack_device__ answers ``answer``."""
+
+    def __init__(self, answer):
+        self.host, self.answer = np.arange(4.0), answer
+
+    def __dlpack__(self, stream=None):
+        return self.host.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.answer
+
+
+@simt.kernel
+def _write_first(x):
+    x[0] = 1.0
+
+
+@pytest.mark.parametrize("answer", [None, 1, (1,), ("cpu", 0), (1.0, 0)], ids=repr)
+def test_a_bad_dlpack_device_answer_is_named(device, answer):
+    bad = _BadDlpackDevice(answer)
+    rule = r"_BadDlpackDevice.__dlpack_device__\(\) returned .*; the DLPack protocol asks " \
+           r"for a tuple of two ints"
+    for use in (simt.asarray, simt.from_dlpack, lambda x: _write_first[1, 1](x)):
+        with pytest.raises(TypeError, match=rule):
+            use(bad)

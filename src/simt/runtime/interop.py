@@ -7,6 +7,8 @@ through the same functions (runtime/launch.py). Exporting simt's own arrays is
 DeviceArray's part (runtime/arrays.py).
 """
 
+import operator
+
 import numpy as np
 
 from simt.runtime import devices, dlpack
@@ -54,11 +56,26 @@ def _short(obj):
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _dlpack_device(obj):
+    """(device type, device id) that ``obj.__dlpack_device__()`` returns, checked to be
+    two ints as the DLPack protocol says; (1, 0), host memory, where there is no such method."""
+    if not hasattr(obj, "__dlpack_device__"):
+        return dlpack.KDL_CPU, 0
+    answer = obj.__dlpack_device__()
+    try:
+        kind, index = answer
+        return operator.index(kind), operator.index(index)
+    except (TypeError, ValueError):
+        raise TypeError(f"{type(obj).__name__}.__dlpack_device__() returned {_short(answer)}; "
+                        "the DLPack protocol asks for a tuple of two ints, (device type, "
+                        "device id): (1, 0) for host memory, (2, n) for CUDA GPU n") from None
+
+
 def _from_dlpack(obj):
     """A NumPy array sharing a CPU DLPack exporter's memory, or None."""
     if not hasattr(obj, "__dlpack__"):
         return None
-    if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] not in (1, 3):
+    if _dlpack_device(obj)[0] not in (dlpack.KDL_CPU, dlpack.KDL_CUDA_HOST):
         raise NotSupportedError(f"{type(obj).__name__} lives on a GPU; wrap it on a cuda device")
     return _host_from_dlpack(obj)
 
@@ -78,7 +95,7 @@ def from_dlpack(obj, device: DeviceSpec = None) -> "DeviceArray":
     is not given), host memory on the CPU device. The exporter keeps the memory alive."""
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"{type(obj).__name__} does not export DLPack (no __dlpack__)")
-    kind, index = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    kind, index = _dlpack_device(obj)
     if kind in (dlpack.KDL_CPU, dlpack.KDL_CUDA_HOST):
         target = devices.lookup(device)
         if not target.backend.host_accessible:
@@ -110,8 +127,8 @@ def _gpu_dlpack(obj):
     """Whether obj exports GPU memory through DLPack only (JAX, PyTorch CUDA tensors...)."""
     if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
         return False
-    try:
-        return obj.__dlpack_device__()[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
+    try:        # an unusable answer is reported by _from_dlpack, which asarray calls next
+        return _dlpack_device(obj)[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
     except Exception:
         return False
 
