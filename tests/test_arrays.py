@@ -224,6 +224,19 @@ def test_zero_d_and_empty_arrays(device):
     e.copy_from(np.zeros((0, 3)))
 
 
+@simt.kernel
+def _bump_zero_d(a, b):
+    a[()] += 1
+    b[()] *= 3
+
+
+def test_zero_d_array_element_read_modify_write_in_a_kernel(device):
+    """a[()] += 1 on a 0-d array (the CPU device's hoisted bounds check had no index to check)."""
+    a, b = to_device(np.float64(2.5)), to_device(np.int32(7))
+    _bump_zero_d[1, 1](a, b)
+    assert a.copy_to_host()[()] == 3.5 and b.copy_to_host()[()] == 21
+
+
 def test_views_keep_memory_alive(device):
     view = to_device(np.arange(10.0))[2:5]
     import gc

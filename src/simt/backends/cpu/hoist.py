@@ -274,12 +274,12 @@ class _Ranges:
         for cond, value in site.path:
             tr = self.narrow(cond, value, tr, need)
         array = self.em.expr(site.array)
-        fine = None
+        fine = ll.Constant(ll.IntType(1), 1)     # a 0-d array's a[()] is always in bounds
         for d, index in enumerate(site.indices):
             lo, hi = self.range(index, tr, need)
             extent = b.sext(array.shape[d], I128)
             this = b.and_(b.icmp_signed(">=", lo, self.const(0)), b.icmp_signed("<", hi, extent))
-            fine = this if fine is None else b.and_(fine, this)
+            fine = b.and_(fine, this)
         for c in need:
             fine = b.and_(fine, c)
         empty = None         # no thread gets here: nothing to check
