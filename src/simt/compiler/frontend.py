@@ -24,7 +24,7 @@ MAX_PASSES = 12
 
 
 # device functions calling device functions: a chain this deep still compiles within the
-# recursion limit runtime/kernel.deep_recursion sets (1000 did on every device, 2026-12)
+# recursion limit runtime/backend.deep_recursion sets (1000 did on every device, 2026-12)
 MAX_CALL_DEPTH = 1200
 
 

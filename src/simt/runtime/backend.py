@@ -13,6 +13,7 @@ Pointers are plain ints (device addresses; host addresses on the CPU device).
 
 import contextlib
 import dataclasses
+import sys
 import threading
 
 from simt.compiler.options import CompileOptions
@@ -516,3 +517,28 @@ def refuse_freed(kernel, args):
                 f"kernel '{kernel.__name__}', argument '{name}': its device array was freed "
                 f"(DeviceArray.free) before this launch: a use after free. Launch it with an "
                 f"array that is still allocated, or free it after the kernels that use it")
+
+
+# ------------------------------------------------------------ the compile recursion limit (runtime/kernel.py and the sim device launch under it)
+_deep = {"depth": 0, "saved": None}
+_deep_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def deep_recursion(limit=20000):
+    """A recursion limit for compiling: the front end, the IR passes and the code
+    generators recurse over expressions, and a long one (a sum of 2000 terms) nests
+    deeper than Python's default of 1000 frames allows. Process-wide, as Python's limit
+    is, and restored when the last compile in any thread ends."""
+    with _deep_lock:
+        if _deep["depth"] == 0:
+            _deep["saved"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, _deep["saved"]))
+        _deep["depth"] += 1
+    try:
+        yield
+    finally:
+        with _deep_lock:
+            _deep["depth"] -= 1
+            if _deep["depth"] == 0:
+                sys.setrecursionlimit(_deep["saved"])

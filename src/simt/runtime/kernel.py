@@ -1,12 +1,9 @@
 """Kernels and device functions as users declare them, and how a kernel gets compiled:
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
-import contextlib
 from typing import Callable
 import inspect
 import math
-import sys
-import threading
 import time
 
 import numpy as np
@@ -17,6 +14,7 @@ from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
 from ..logs import log
+from .backend import deep_recursion
 from .devices import backend_class, get_device
 from . import nvtx, peer
 from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
@@ -446,32 +444,8 @@ class Kernel:
         return {types: text_of(types) for types in seen}
 
 
-_deep = {"depth": 0, "saved": None}
-_deep_lock = threading.Lock()
-
-
 def _describe(arg_types):
     return "(" + ", ".join(str(t) for t in arg_types) + ")"
-
-
-@contextlib.contextmanager
-def deep_recursion(limit=20000):
-    """A recursion limit for compiling: the front end, the IR passes and the code
-    generators recurse over expressions, and a long one (a sum of 2000 terms) nests
-    deeper than Python's default of 1000 frames allows. Process-wide, as Python's limit
-    is, and restored when the last compile in any thread ends."""
-    with _deep_lock:
-        if _deep["depth"] == 0:
-            _deep["saved"] = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(limit, _deep["saved"]))
-        _deep["depth"] += 1
-    try:
-        yield
-    finally:
-        with _deep_lock:
-            _deep["depth"] -= 1
-            if _deep["depth"] == 0:
-                sys.setrecursionlimit(_deep["saved"])
 
 
 def _types(signature):

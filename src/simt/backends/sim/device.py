@@ -16,7 +16,7 @@ from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import NotSupportedError
 from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
-from ...runtime.kernel import deep_recursion
+from ...runtime.backend import deep_recursion
 from ..hostmem import HostMemory
 from . import copies, matrix, mbarrier, values
 from .compile import compile_kernel, load
