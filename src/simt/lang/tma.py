@@ -17,6 +17,7 @@ The GPU lowering is inline PTX (backends/cuda/lower/tma.py); the CPU device copi
 """
 import numpy as np
 
+from .arguments import OPTIONAL, bind
 from ..ir import nodes as ir
 from ..ir import types as T
 from .barrier import ArriveWaitBarrier
@@ -79,18 +80,8 @@ def _barrier(fc, value, name, loc):
 
 def _names(fc, args, kwargs, names, optional, name, loc):
     """The arguments by name (positional or keyword); optional ones default to None."""
-    if len(args) > len(names) + len(optional) or set(kwargs) - set(names) - set(optional):
-        fc.fail(loc, f"simt.tma.{name}({', '.join(names + optional)}) takes "
-                f"{len(names)} arguments" + (f", then {', '.join(optional)}" if optional else ""))
-    got = dict(zip(names + optional, args))
-    for key, value in kwargs.items():
-        if key in got:
-            fc.fail(loc, f"simt.tma.{name}: {key} given twice")
-        got[key] = value
-    missing = [n for n in names if n not in got]
-    if missing:
-        fc.fail(loc, f"simt.tma.{name}: missing {', '.join(missing)}")
-    return [got.get(n) for n in names + optional]
+    return bind(fc, args, kwargs, [(n, None) for n in names] + [(n, OPTIONAL) for n in optional],
+                loc, f"simt.tma.{name}")
 
 
 def _load_build(fc, args, kwargs, loc):

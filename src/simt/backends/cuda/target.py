@@ -44,6 +44,10 @@ class CudaTarget(Target):
     kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
     links_device_code = True       # external device code is called and linked (linker.py)
 
+    def __init__(self, kernel, options):
+        super().__init__(kernel, options)
+        self.shared_globals = {}       # id(MemoryDecl) -> its shared global (shared_data)
+
     def call_extern(self, em, extern, args):
         return externcall.call_extern(em, extern, args)
 
@@ -76,9 +80,8 @@ class CudaTarget(Target):
         # another, uninitialized barrier); named by order, not by the declaration's
         # address: the same kernel gives the same PTX in every process (the driver's JIT
         # cache is keyed by the PTX text)
-        shared = self.__dict__.setdefault("shared_globals", {})
-        if id(decl) in shared:
-            return shared[id(decl)]
+        if id(decl) in self.shared_globals:
+            return self.shared_globals[id(decl)]
         name, n = f"simt_shared_{symbol_part(decl.name)}", 1
         while f"{name}_{n}" in em.module.globals:
             n += 1
@@ -86,7 +89,7 @@ class CudaTarget(Target):
         gv = _global(em.module, name, decl, self.addrspace("shared"))
         gv.linkage = "internal"
         gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
-        shared[id(decl)] = gv
+        self.shared_globals[id(decl)] = gv
         return gv
 
     def dynamic_shared_data(self, em):
