@@ -42,3 +42,25 @@ def test_cli_runs_an_example(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "correct" in out.stdout
+
+
+def _example_names():
+    from simt.cli import find_examples
+    return sorted(find_examples())
+
+
+@pytest.mark.parametrize("name", _example_names())
+def test_every_example_runs_at_its_default_size_on_the_gpu(device, name, tmp_path):
+    """`simt run NAME` as a user types it, at the example's default size, on every GPU under
+    test (on the CPU device the default sizes take minutes: their results are tested above and
+    in test_book_examples.py at small sizes)."""
+    if device.kind != "cuda":
+        pytest.skip("the default sizes are for GPUs; other devices run the examples smaller")
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-m", "simt", "run", name, "--device", device.name,
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                         env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]

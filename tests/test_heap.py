@@ -156,9 +156,22 @@ def trapping(a):
     a[simt.grid(1)] = 1.0
 
 out = simt.to_device(np.zeros(64))
-try:
+stream = simt.Stream()
+
+def launch_again():
     trapping[2, 32](out)
     simt.synchronize()
+
+def event():
+    done = simt.Event()
+    done.record(stream)
+    done.synchronize()
+
+wait = {"synchronize": simt.synchronize, "copy": out.copy_to_host, "stream": stream.synchronize,
+        "launch": launch_again, "event": event}[sys.argv[2]]
+try:
+    trapping[2, 32, 0, stream](out)
+    wait()
 except simt.LaunchError as exc:
     print(type(exc).__name__, exc.line, exc.block, exc.thread)
 try:
@@ -170,10 +183,12 @@ except simt.CudaError as exc:
 """
 
 
-def test_trap_in_a_fresh_process(device, tmp_path):
+@pytest.mark.parametrize("wait", ["synchronize", "copy", "stream", "event", "launch"])
+def test_trap_in_a_fresh_process(device, tmp_path, wait):
     """On the CPU device a trap is a LaunchError and the device stays usable; on a GPU the
-    same LaunchError, and the context is lost, as in CUDA."""
-    lines = _run_script(tmp_path, TRAP_SCRIPT, device.name)
+    same LaunchError, whichever call meets the trap first (issue 33 item 10: a stream's
+    synchronize met it as ContextUnusableError), and the context is lost, as in CUDA."""
+    lines = _run_script(tmp_path, TRAP_SCRIPT, device.name, wait)
     assert lines[0] == "LaunchError 10 (1, 0, 0) (8, 0, 0)"
     assert lines[1] == ("usable" if device.kind == "cpu" else "ContextUnusableError")
 

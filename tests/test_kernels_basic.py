@@ -329,7 +329,7 @@ def test_a_bool_byte_other_than_1_reads_as_true(device):
     read_bools[1, 8](out, raw.view(np.bool_), copy)
     np.testing.assert_array_equal(out, np.stack([want] * 2, axis=1))
     np.testing.assert_array_equal(copy.view(np.uint8), want)
-    recs = np.zeros(6, [("x", "<i4"), ("flag", "?"), ("copy", "?")])
+    recs = np.zeros(6, np.dtype([("x", "<i4"), ("flag", "?"), ("copy", "?")], align=True))
     recs.view(np.uint8).reshape(6, -1)[:, 4] = raw
     out = poison(6, np.int32)
     if device.kind == "sim":

@@ -174,10 +174,25 @@ def square(dwells, x0, y0, d, depth):
             per_pixel[cells, BLOCK](dwells, x0, y0, d)
 
 
+def pending_launches(side):
+    """The most child grids the subdivision can have queued at once: every square block
+    launches at most one, and a whole level can be waiting (2048, the default limit, is
+    too few at 1024x1024: 16 + 256 + 4096 squares)."""
+    blocks, depth, total = INIT_SUBDIV * INIT_SUBDIV, 1, 0
+    while True:
+        total += blocks
+        if not (depth + 1 < MS_DEPTH and side // SUBDIV >= MIN_SIZE):
+            return total
+        blocks, side, depth = blocks * SUBDIV * SUBDIV, side // SUBDIV, depth + 1
+
+
 def mandelbrot(size):
     """The (size, size) int32 dwells, by Mariani-Silver subdivision from the device."""
     dwells = simt.device_array((size, size), np.int32)
     side = -(-size // INIT_SUBDIV)
+    needed = pending_launches(side)
+    if simt.get_limit("dev_runtime_pending_launch_count") < needed:
+        simt.set_limit("dev_runtime_pending_launch_count", needed)
     square[(INIT_SUBDIV, INIT_SUBDIV), BLOCK](dwells, 0, 0, side, 1)
     return dwells.copy_to_host()
 

@@ -127,10 +127,7 @@ def _gpu_dlpack(obj):
     """Whether obj exports GPU memory through DLPack only (JAX, PyTorch CUDA tensors...)."""
     if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
         return False
-    try:        # an unusable answer is reported by _from_dlpack, which asarray calls next
-        return _dlpack_device(obj)[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
-    except Exception:
-        return False
+    return _dlpack_device(obj)[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
 
 
 def _gpu(index):

@@ -10,7 +10,7 @@ from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import in_host_function, refuse_in_host_function
 from . import driver
-from simt.errors import LaunchError, NotSupportedError, OutOfMemoryError
+from simt.errors import NotSupportedError, OutOfMemoryError
 import simt.fault as fault
 
 driver.in_host_function = in_host_function      # driver.destroy defers on those threads
@@ -267,30 +267,33 @@ class CudaBackend(Backend):
             words = host.view("int64")
             words[:] = 0
             self._error_record = (words, int(address), host)
+            driver.recorded_errors[self.index] = self.take_recorded
         return self._error_record[:2]
 
     def _waiting_call(self, fn, *args):
-        """A driver call that waits for the device's work, then the error a kernel recorded;
-        a launch that trapped (simt.trap records where first) raises that record's error,
-        caused by the driver's."""
-        try:
-            call(fn, *args)
-        except LaunchError as lost:
-            self.raise_recorded(cause=lost)
-            raise
+        """A driver call that waits for the device's work, then the error a kernel recorded.
+        (A launch that trapped fails the call itself: driver.check raises the record's
+        error then, through ``recorded_errors``, whichever call meets it first.)"""
+        call(fn, *args)
         self.raise_recorded()
 
-    def raise_recorded(self, cause=None):
-        """Raise the error a bounds check, assert or trap recorded, once, and clear the
-        record; ``cause``: the driver's error for a launch that trapped."""
+    def take_recorded(self):
+        """The error a bounds check, assert or trap recorded, or None; the record is cleared,
+        so each is raised once."""
         if self._error_record is None or not self._error_record[0][0]:
-            return
+            return None
         from .kernels import launch_error
         words = self._error_record[0]
         record = words.copy()
         words[:] = 0
         binary, name = self.error_source
-        raise launch_error(binary, record, name) from cause
+        return launch_error(binary, record, name)
+
+    def raise_recorded(self):
+        """Raise the error a kernel recorded, if any (after a call that waited for it)."""
+        error = self.take_recorded()
+        if error is not None:
+            raise error
 
     LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
               "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE",

@@ -22,6 +22,10 @@ _lock = threading.Lock()
 _api = None             # the cuda.bindings.driver module once cuInit succeeded
 _init_error = None      # why the driver could not be loaded, when it could not
 _dead = {}              # device ordinal -> message of the sticky error that killed it
+# device ordinal -> a function returning the error a kernel recorded before it trapped (or
+# None): whichever driver call first meets a trap's sticky error raises the recorded error
+# (the kernel, line, block and thread) instead of the driver's bare one
+recorded_errors = {}
 _local = threading.local()   # .device: the ordinal whose context this thread made current
 
 _RESTART = "the CUDA context is unusable (as in CUDA); restart the process to use the GPU again"
@@ -212,10 +216,15 @@ def check(err, name, request=None):
         message += _oom_detail(request)
     if advice:
         message += f": {advice}"
-    if sticky:
-        _dead[ordinal] = cuda_name
-        message += f". {_RESTART}"
-    raise cls(message)
+    if not sticky:
+        raise cls(message)
+    _dead[ordinal] = cuda_name
+    error = cls(f"{message}. {_RESTART}")
+    recorded = recorded_errors.get(ordinal, lambda: None)()
+    if recorded is None:
+        raise error
+    _dead[ordinal] = str(recorded).splitlines()[0]
+    raise recorded from error
 
 
 def _oom_detail(request):
