@@ -32,7 +32,7 @@ KSTEP = 16                      # K of one wgmma.m64n256k16
 WARPS = 8                       # two consumer warpgroups
 STAGE_BYTES = (BM + BN) * BK * 2
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 16384, 4096)]
-CHECK_SHAPES = [(256, 512, 256), (384, 768, 1024), (1024, 2048, 512)]
+CHECK_SHAPES = [(256, 512, 256), (384, 768, 1024), (1024, 2048, 512), (2048, 4096, 768)]
 
 
 @simt.device
@@ -171,19 +171,24 @@ def main():
     ap.add_argument("--no-triton", action="store_true")
     args = ap.parse_args()
     simt.set_device("cuda:0")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import hopper_gemm_ws as ws
     torch.manual_seed(0)
     checks = []
     for m, n, k in CHECK_SHAPES:
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
         c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-        gemm(a, bt, c)
-        torch.cuda.synchronize()
         ref = a.float() @ bt.float().t()
-        err = float(((c.float() - ref).norm() / ref.norm()).item())
-        ok = bool(torch.isfinite(c).all().item()) and err < 2e-3
-        checks.append({"shape": [m, n, k], "rel_err": err, "ok": ok})
-        print(f"check {m}x{n}x{k}: rel err {err:.2e} {'ok' if ok else 'WRONG'}", flush=True)
+        for name, run in (("hgemm", gemm), ("hgemm_ws", ws.gemm)):
+            c.fill_(float("nan"))
+            run(a, bt, c)
+            torch.cuda.synchronize()
+            err = float(((c.float() - ref).norm() / ref.norm()).item())
+            ok = bool(torch.isfinite(c).all().item()) and err < 2e-3
+            checks.append({"kernel": name, "shape": [m, n, k], "rel_err": err, "ok": ok})
+            print(f"check {name} {m}x{n}x{k}: rel err {err:.2e} {'ok' if ok else 'WRONG'}",
+                  flush=True)
     twin = None
     if not args.no_twin:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -200,11 +205,13 @@ def main():
         bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
         flop = 2.0 * m * n * k
-        t_simt = _time(prepare(a, bt, c))
+        t_simple = _time(prepare(a, bt, c))
+        t_simt = _time(ws.prepare(a, bt, c))
         t_cublas = _time(lambda: torch.matmul(a, bt.t()))
         row = {"shape": [m, n, k], "simt_ms": t_simt, "cublas_ms": t_cublas,
                "simt_tflops": flop / t_simt / 1e9, "cublas_tflops": flop / t_cublas / 1e9,
-               "simt_over_cublas": t_cublas / t_simt}
+               "simt_over_cublas": t_cublas / t_simt,
+               "simple_ms": t_simple, "simple_tflops": flop / t_simple / 1e9}
         if twin is not None:
             t_twin = _time(lambda: twin.hg_gemm(0, a.data_ptr(), bt.data_ptr(), c.data_ptr(),
                                                 m, n, k, None))
@@ -217,7 +224,8 @@ def main():
         rows.append(row)
         print(json.dumps(row), flush=True)
     result = {"device": torch.cuda.get_device_name(), "date": str(datetime.date.today()),
-              "kernel": f"simt hgemm {BM}x{BN}x{BK}, {STAGES} stages, TMA + wgmma",
+              "kernel": f"simt hgemm_ws (persistent, warp-specialised; simt_*) and hgemm (simple_*): "
+                        f"{BM}x{BN}x{BK} tiles, {STAGES} stages, TMA + wgmma",
               "checks": checks, "rows": rows}
     with open(os.path.join(args.out, "hopper-gemm-simt.json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -1,19 +1,25 @@
-"""The warp-specialised variant of bench/hopper_gemm.py's kernel (a producer warpgroup whose
-thread 0 issues the TMA loads, two consumer warpgroups), as the CUDA C twin is built.
+"""The warp-specialised, persistent Hopper GEMM: bench/hopper_gemm.py's problem (float16
+A[M, K] . Bt[N, K]^T, float32 accumulation, float16 C) with the CUDA C twin's structure
+(bench/cuda/hopper_gemm.cu, docs/hopper-gemm-notes.md):
 
-Status (2026-12-02): on the sim device it is exact and finishes (python
-bench/hopper_gemm_ws.py sim 512: a 128 x 256 x 512 product), so its barrier protocol has no
-deadlock; on the H200 its first launch did not finish within the run's limit, and the
-session had no device time left to find out why. Not used by the benchmark until that is
-understood. Every consumer thread arrives on the empty barriers here (count 256): with one
-arrival per warp, as the CUDA C twin does, the sim device reports the other lanes' wgmma
-reads as racing with the producer's next load into the stage.
+- 384 threads: warpgroup 0 is the producer (setmaxnreg.dec 40; its thread 0 issues every
+  TMA load), warpgroups 1 and 2 the consumers (setmaxnreg.inc 232; each owns 64 rows of the
+  128 x 256 block tile and a 64 x 256 wgmma accumulator);
+- a persistent grid (one block per SM) walking the tiles in grouped order (GROUP_M tile rows
+  at a time, as Triton does), so the producer loads the next tile's first stages while the
+  consumers store the current tile;
+- a STAGES-deep ring of 128-byte-swizzled stages, each with a "full" barrier (the producer's
+  arrive_expect_tx, completed by the TMA's bytes) and an "empty" barrier (every consumer
+  thread arrives once the wgmmas reading the stage have retired).
 
-    PYTHONPATH=src python bench/hopper_gemm_ws.py [device] [K]
+The barriers are compile-time objects, so the K loop is written out STAGES times; K is a
+multiple of STAGES k-blocks, so every tile starts at stage 0 and a stage's use count runs on
+across tiles (its parity is the number of k-blocks this block has done before, over STAGES).
+
+    PYTHONPATH=src python bench/hopper_gemm_ws.py [device] [M N K]   # check one product
 """
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -21,11 +27,34 @@ import simt
 from simt import wgmma
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper_gemm import (BK, BM, BN, KSTEP, STAGES, _refill_stage, _release,  # noqa: E402
+from hopper_gemm import (BK, BM, BN, KSTEP, STAGE_BYTES, STAGES, _release,  # noqa: E402
                          _wait_full)
 
-THREADS = 384
+THREADS = 384               # one producer warpgroup, two consumer warpgroups
 CONSUMERS = 256
+GROUP_M = 16                # tile rows walked together (L2 reuse of B)
+PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232     # 128 * 40 + 256 * 232 <= 65536
+
+
+@simt.device
+def tile_of(t, tiles_m, tiles_n):
+    """(tile row, tile column) of the t-th tile in grouped order."""
+    per_group = GROUP_M * tiles_n
+    first = (t // per_group) * GROUP_M
+    rows = min(tiles_m - first, GROUP_M)
+    return first + (t % per_group) % rows, (t % per_group) // rows
+
+
+@simt.device
+def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
+    """Producer: once the stage's previous use has retired, load k-block kb of tile (tm, tn)
+    into it; ``done`` k-blocks came before it in this block."""
+    uses = done // STAGES
+    if uses > 0:
+        empty.wait_parity((uses - 1) & 1)
+    full.arrive_expect_tx(STAGE_BYTES)
+    simt.tma.load(sa[stage * BM:(stage + 1) * BM], tma_a, (tm * BM, kb * BK), full)
+    simt.tma.load(sb[stage * BN:(stage + 1) * BN], tma_b, (tn * BN, kb * BK), full)
 
 
 @simt.kernel(launch_bounds=(THREADS, 1))
@@ -40,48 +69,79 @@ def hgemm_ws(tma_a, tma_b, c, nk):
     e1 = simt.shared.barrier(CONSUMERS)
     e2 = simt.shared.barrier(CONSUMERS)
     e3 = simt.shared.barrier(CONSUMERS)
-    tn, tm = simt.blockIdx.x, simt.blockIdx.y
+    tiles_m, tiles_n = c.shape[0] // BM, c.shape[1] // BN
+    tiles = tiles_m * tiles_n
     wg = simt.threadIdx.x // 128
-    acc = wgmma.accumulator(64, BN)
+    done = 0                                  # k-blocks this block did before this tile
     if wg == 0:
+        simt.setmaxnreg(PRODUCER_REGISTERS, "dec")
         if simt.threadIdx.x == 0:
-            for kb in range(nk):
-                _refill_stage(sa, sb, tma_a, tma_b, kb, kb % STAGES, tm, tn,
-                              f0, f1, f2, f3, e0, e1, e2, e3)
+            for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
+                tm, tn = tile_of(t, tiles_m, tiles_n)
+                for k0 in range(0, nk, STAGES):
+                    load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
+                    load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
+                    load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
+                    load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
+                done += nk
     else:
+        simt.setmaxnreg(CONSUMER_REGISTERS, "inc")
         rows = wg - 1
-        for k0 in range(0, nk, STAGES):
-            for s in simt.unroll(range(STAGES)):
-                kb = k0 + s
-                _wait_full(s, (kb // STAGES) & 1, f0, f1, f2, f3)
-                wgmma.fence()
-                for kk in simt.unroll(range(BK // KSTEP)):
-                    wgmma.mma_async(acc, wgmma.descriptor(sa, swizzle="128B",
-                                                          row=s * BM + rows * 64, k=kk * KSTEP),
-                                    wgmma.descriptor(sb, swizzle="128B", row=s * BN,
-                                                     k=kk * KSTEP))
-                wgmma.commit_group()
-                wgmma.wait_group(1)
-                if kb > 0:
-                    _release((s + STAGES - 1) % STAGES, e0, e1, e2, e3)
-        wgmma.wait_group(0)
+        acc = wgmma.accumulator(64, BN)
         n = c.shape[1]
-        acc.store(c, (tm * BM + rows * 64) * n + tn * BN, n)
+        for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
+            tm, tn = tile_of(t, tiles_m, tiles_n)
+            for k0 in range(0, nk, STAGES):
+                for s in simt.unroll(range(STAGES)):
+                    _wait_full(s, ((done + k0 + s) // STAGES) & 1, f0, f1, f2, f3)
+                    wgmma.fence()
+                    for kk in simt.unroll(range(BK // KSTEP)):
+                        # the tile's first k-block overwrites the accumulator
+                        wgmma.mma_async(
+                            acc, wgmma.descriptor(sa, swizzle="128B", row=s * BM + rows * 64,
+                                                  k=kk * KSTEP),
+                            wgmma.descriptor(sb, swizzle="128B", row=s * BN, k=kk * KSTEP),
+                            scale_d=0 if k0 + s + kk == 0 else 1)
+                    wgmma.commit_group()
+                    wgmma.wait_group(1)        # the previous k-block's wgmmas have retired:
+                    if k0 + s > 0:             # release its stage
+                        _release((s + STAGES - 1) % STAGES, e0, e1, e2, e3)
+            wgmma.wait_group(0)
+            e3.arrive()
+            acc.store(c, (tm * BM + rows * 64) * n + tn * BN, n)
+            done += nk
+
+
+def prepare(a, bt, c, blocks=None):
+    """The launch of c = a @ bt.T (simt arrays or CUDA arrays of float16) with its tensor
+    maps made once; ``blocks``: the persistent grid (default: one block per multiprocessor)."""
+    a, bt, c = (simt.asarray(x) for x in (a, bt, c))
+    m, k = a.shape
+    n = bt.shape[0]
+    if m % BM or n % BN or k % (BK * STAGES):
+        raise ValueError(f"hgemm_ws needs M % {BM} == 0, N % {BN} == 0 and K % "
+                         f"{BK * STAGES} == 0, got {m} x {n} x {k}")
+    tma_a = simt.tensor_map(a, (BM, BK), swizzle="128B")
+    tma_b = simt.tensor_map(bt, (BN, BK), swizzle="128B")
+    if blocks is None:
+        blocks = simt.get_device().properties.multiprocessor_count
+    launch = hgemm_ws[min(blocks, (m // BM) * (n // BN)), THREADS]
+    nk = np.int32(k // BK)
+    return lambda: launch(tma_a, tma_b, c, nk)
+
+
+def gemm(a, bt, c, blocks=None):
+    """c = a @ bt.T on the current device."""
+    prepare(a, bt, c, blocks)()
 
 
 if __name__ == "__main__":
     simt.set_device(sys.argv[1] if len(sys.argv) > 1 else "sim")
+    m, n, k = (int(v) for v in sys.argv[2:5]) if len(sys.argv) > 4 else (256, 512, 512)
     rng = np.random.default_rng(0)
-    m, n, k = 128, 256, int(sys.argv[2]) if len(sys.argv) > 2 else 256
-    a = rng.integers(-3, 4, (m, k)).astype(np.float16); bt = rng.integers(-3, 4, (n, k)).astype(np.float16)
-    A, B = simt.to_device(a), simt.to_device(bt)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    bt = rng.integers(-3, 4, (n, k)).astype(np.float16)
     c = simt.to_device(np.full((m, n), np.nan, np.float16))
-    t = time.time()
-    tma_a = simt.tensor_map(A, (BM, BK), swizzle="128B")
-    tma_b = simt.tensor_map(B, (BN, BK), swizzle="128B")
-    try:
-        hgemm_ws[(n // BN, m // BM), THREADS](tma_a, tma_b, c, np.int32(k // BK))
-        out = c.copy_to_host()
-        print("exact:", np.array_equal(out, (a.astype(np.float32) @ bt.T.astype(np.float32)).astype(np.float16)), time.time() - t)
-    except Exception as e:
-        print(type(e).__name__, str(e)[:1500])
+    gemm(simt.to_device(a), simt.to_device(bt), c, blocks=3)
+    want = (a.astype(np.float32) @ bt.T.astype(np.float32)).astype(np.float16)
+    print("exact:", np.array_equal(c.copy_to_host(), want))
