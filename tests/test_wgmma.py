@@ -171,6 +171,34 @@ def test_accumulator_layout(device):
     np.testing.assert_array_equal(out, expected)
 
 
+@simt.kernel
+def accumulator_layout_at(out, offset, ldm):
+    acc = wgmma.accumulator(64, 16)
+    t = simt.threadIdx.x
+    for i in range(8):
+        acc[i] = t * 8 + i
+    acc.store(out, offset, ldm)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("offset, ldm", [(0, 16), (1, 17), (3, 20), (2, 18)])
+def test_store_at_any_offset_and_row_length(device, dtype, offset, ldm):
+    """Pairs of registers are stored together where both the start and the row length keep
+    them aligned, one at a time otherwise: the same elements either way."""
+    _skip_unless_hopper(device)
+    out = poison(64 * ldm + offset + 8, dtype)
+    before = out.copy()
+    accumulator_layout_at[1, 128](out, offset, ldm)
+    expected = before.copy()
+    for t in range(128):
+        w, lane = t // 32, t % 32
+        for i in range(8):
+            row = 16 * w + lane // 4 + 8 * (i % 4 // 2)
+            col = 8 * (i // 4) + 2 * (lane % 4) + i % 2
+            expected[offset + row * ldm + col] = t * 8 + i
+    np.testing.assert_array_equal(out.view(np.uint8), expected.view(np.uint8))
+
+
 # ------------------------------------------------------------------ the GPU's PTX, made here
 def _ptx(kernel, types):
     from simt.backends.cuda.device import CudaBackend

@@ -55,19 +55,46 @@ def _narrow(b, value, dtype):
 
 @lowering(store)
 def _store(em, e):
+    """Each thread's registers 2i and 2i+1 are neighbours in a row: where the array's
+    first element of the thread and its row length keep every pair aligned (the usual case),
+    each pair is one store of two elements (the CUDA C twin's half2 stores); otherwise one
+    store an element."""
     out_node, offset_node, ldm_node, acc_node, rank_node = e.args
     out, offset, ldm = em.expr(out_node), em.expr(offset_node), em.expr(ldm_node)
     data = em.expr(acc_node).data
     b = em.builder
     row0, col0 = thread_place(b, em.expr(rank_node))
     start = b.add(offset, b.add(b.mul(row0, ldm), col0))
-    below = b.mul(ldm, i64(8))
     elem = memory(T.element_type(out_node.type.dtype))
-    for i in range(acc_node.type.registers):
+    size = out_node.type.dtype.itemsize
+    first = b.add(b.ptrtoint(out.data, I64), b.mul(start, i64(size)))
+    spread = b.or_(first, b.mul(ldm, i64(size)))
+    aligned = b.icmp_unsigned("==", b.and_(spread, i64(2 * size - 1)), i64(0))
+    with b.if_else(aligned) as (paired, single):
+        with paired:
+            _store_registers(em, e, out, data, start, ldm, elem, size, 2)
+        with single:
+            _store_registers(em, e, out, data, start, ldm, elem, size, 1)
+
+
+def _store_registers(em, e, out, data, start, ldm, elem, size, width):
+    """Store the accumulator ``width`` registers (1, or 2: an aligned pair) at a time."""
+    below = em.builder.mul(ldm, i64(8))
+    label, registers = e.attrs["label"], e.args[3].type.registers
+    for i in range(0, registers, width):
         b = em.builder
-        value = b.load(register_address(em, data, i), typ=F32)
         index = b.add(start, i64(8 * (i // 4) + i % 2))
         if i % 4 >= 2:
             index = b.add(index, below)
-        address = flat_address(em, out, index, e.attrs["label"], e.loc)
-        em.builder.store(_narrow(em.builder, value, elem), address)
+        values = [_narrow(em.builder, em.builder.load(register_address(em, data, i + j),
+                                                      typ=F32), elem) for j in range(width)]
+        if width == 1:
+            address = flat_address(em, out, index, label, e.loc)
+            em.builder.store(values[0], address)
+            continue
+        flat_address(em, out, em.builder.add(index, i64(1)), label, e.loc)   # bounds
+        address = flat_address(em, out, index, label, e.loc)
+        pair = ll.Constant(ll.VectorType(elem, 2), None)
+        for j, value in enumerate(values):
+            pair = em.builder.insert_element(pair, value, i64(j))
+        em.builder.store(pair, address, align=width * size)
