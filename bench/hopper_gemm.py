@@ -32,6 +32,7 @@ KSTEP = 16                      # K of one wgmma.m64n256k16
 WARPS = 8                       # two consumer warpgroups
 STAGE_BYTES = (BM + BN) * BK * 2
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 16384, 4096)]
+BF16_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 CHECK_SHAPES = [(256, 512, 256), (384, 768, 1024), (1024, 2048, 512), (2048, 4096, 768)]
 
 
@@ -221,6 +222,22 @@ def main():
             t_triton = _time(lambda: tri.matmul(a, bt, c))
             row.update(triton_ms=t_triton, triton_tflops=flop / t_triton / 1e9,
                        simt_over_triton=t_triton / t_simt)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for m, n, k in BF16_SHAPES:                 # the same kernel on bfloat16 inputs
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        bt = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        ws.gemm(a, bt, c)
+        ref = a.float() @ bt.float().t()
+        err = float(((c.float() - ref).norm() / ref.norm()).item())
+        flop = 2.0 * m * n * k
+        t_simt = _time(ws.prepare(a, bt, c))
+        t_cublas = _time(lambda: torch.matmul(a, bt.t()))
+        row = {"dtype": "bfloat16", "shape": [m, n, k], "rel_err": err,
+               "ok": bool(torch.isfinite(c).all().item()) and err < 1e-2,
+               "simt_ms": t_simt, "cublas_ms": t_cublas, "simt_tflops": flop / t_simt / 1e9,
+               "cublas_tflops": flop / t_cublas / 1e9, "simt_over_cublas": t_cublas / t_simt}
         rows.append(row)
         print(json.dumps(row), flush=True)
     result = {"device": torch.cuda.get_device_name(), "date": str(datetime.date.today()),

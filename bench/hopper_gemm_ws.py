@@ -57,59 +57,67 @@ def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
     simt.tma.load(sb[stage * BN:(stage + 1) * BN], tma_b, (tn * BN, kb * BK), full)
 
 
-@simt.kernel(launch_bounds=(THREADS, 1))
-def hgemm_ws(tma_a, tma_b, c, nk):
-    sa = simt.shared.array((STAGES * BM, BK), np.float16)
-    sb = simt.shared.array((STAGES * BN, BK), np.float16)
-    f0 = simt.shared.barrier(1)
-    f1 = simt.shared.barrier(1)
-    f2 = simt.shared.barrier(1)
-    f3 = simt.shared.barrier(1)
-    e0 = simt.shared.barrier(CONSUMERS)
-    e1 = simt.shared.barrier(CONSUMERS)
-    e2 = simt.shared.barrier(CONSUMERS)
-    e3 = simt.shared.barrier(CONSUMERS)
-    tiles_m, tiles_n = c.shape[0] // BM, c.shape[1] // BN
-    tiles = tiles_m * tiles_n
-    wg = simt.threadIdx.x // 128
-    done = 0                                  # k-blocks this block did before this tile
-    if wg == 0:
-        simt.setmaxnreg(PRODUCER_REGISTERS, "dec")
-        if simt.threadIdx.x == 0:
+def make_kernel(dtype):
+    """The kernel for A and Bt of ``dtype`` (float16 or bfloat16; C the same)."""
+
+    @simt.kernel(launch_bounds=(THREADS, 1))
+    def hgemm_ws(tma_a, tma_b, c, nk):
+        sa = simt.shared.array((STAGES * BM, BK), dtype)
+        sb = simt.shared.array((STAGES * BN, BK), dtype)
+        f0 = simt.shared.barrier(1)
+        f1 = simt.shared.barrier(1)
+        f2 = simt.shared.barrier(1)
+        f3 = simt.shared.barrier(1)
+        e0 = simt.shared.barrier(CONSUMERS)
+        e1 = simt.shared.barrier(CONSUMERS)
+        e2 = simt.shared.barrier(CONSUMERS)
+        e3 = simt.shared.barrier(CONSUMERS)
+        tiles_m, tiles_n = c.shape[0] // BM, c.shape[1] // BN
+        tiles = tiles_m * tiles_n
+        wg = simt.threadIdx.x // 128
+        done = 0                                  # k-blocks this block did before this tile
+        if wg == 0:
+            simt.setmaxnreg(PRODUCER_REGISTERS, "dec")
+            if simt.threadIdx.x == 0:
+                for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
+                    tm, tn = tile_of(t, tiles_m, tiles_n)
+                    for k0 in range(0, nk, STAGES):
+                        load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
+                        load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
+                        load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
+                        load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
+                    done += nk
+        else:
+            simt.setmaxnreg(CONSUMER_REGISTERS, "inc")
+            rows = wg - 1
+            acc = wgmma.accumulator(64, BN)
+            n = c.shape[1]
             for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
                 tm, tn = tile_of(t, tiles_m, tiles_n)
                 for k0 in range(0, nk, STAGES):
-                    load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
-                    load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
-                    load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
-                    load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
+                    for s in simt.unroll(range(STAGES)):
+                        _wait_full(s, ((done + k0 + s) // STAGES) & 1, f0, f1, f2, f3)
+                        wgmma.fence()
+                        for kk in simt.unroll(range(BK // KSTEP)):
+                            # the tile's first k-block overwrites the accumulator
+                            wgmma.mma_async(
+                                acc, wgmma.descriptor(sa, swizzle="128B", row=s * BM + rows * 64,
+                                                      k=kk * KSTEP),
+                                wgmma.descriptor(sb, swizzle="128B", row=s * BN, k=kk * KSTEP),
+                                scale_d=0 if k0 + s + kk == 0 else 1)
+                        wgmma.commit_group()
+                        wgmma.wait_group(1)        # the previous k-block's wgmmas have retired:
+                        if k0 + s > 0:             # release its stage
+                            _release((s + STAGES - 1) % STAGES, e0, e1, e2, e3)
+                wgmma.wait_group(0)
+                e3.arrive()
+                acc.store(c, (tm * BM + rows * 64) * n + tn * BN, n)
                 done += nk
-    else:
-        simt.setmaxnreg(CONSUMER_REGISTERS, "inc")
-        rows = wg - 1
-        acc = wgmma.accumulator(64, BN)
-        n = c.shape[1]
-        for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
-            tm, tn = tile_of(t, tiles_m, tiles_n)
-            for k0 in range(0, nk, STAGES):
-                for s in simt.unroll(range(STAGES)):
-                    _wait_full(s, ((done + k0 + s) // STAGES) & 1, f0, f1, f2, f3)
-                    wgmma.fence()
-                    for kk in simt.unroll(range(BK // KSTEP)):
-                        # the tile's first k-block overwrites the accumulator
-                        wgmma.mma_async(
-                            acc, wgmma.descriptor(sa, swizzle="128B", row=s * BM + rows * 64,
-                                                  k=kk * KSTEP),
-                            wgmma.descriptor(sb, swizzle="128B", row=s * BN, k=kk * KSTEP),
-                            scale_d=0 if k0 + s + kk == 0 else 1)
-                    wgmma.commit_group()
-                    wgmma.wait_group(1)        # the previous k-block's wgmmas have retired:
-                    if k0 + s > 0:             # release its stage
-                        _release((s + STAGES - 1) % STAGES, e0, e1, e2, e3)
-            wgmma.wait_group(0)
-            e3.arrive()
-            acc.store(c, (tm * BM + rows * 64) * n + tn * BN, n)
-            done += nk
+    return hgemm_ws
+
+
+KERNELS = {np.dtype(np.float16): make_kernel(np.float16),
+           np.dtype(simt.bfloat16): make_kernel(simt.bfloat16)}
 
 
 def prepare(a, bt, c, blocks=None):
@@ -125,7 +133,10 @@ def prepare(a, bt, c, blocks=None):
     tma_b = simt.tensor_map(bt, (BN, BK), swizzle="128B")
     if blocks is None:
         blocks = simt.get_device().properties.multiprocessor_count
-    launch = hgemm_ws[min(blocks, (m // BM) * (n // BN)), THREADS]
+    if a.dtype not in KERNELS or bt.dtype != a.dtype:
+        raise ValueError(f"hgemm_ws multiplies float16 or bfloat16 arrays, got {a.dtype} and "
+                         f"{bt.dtype}")
+    launch = KERNELS[a.dtype][min(blocks, (m // BM) * (n // BN)), THREADS]
     nk = np.int32(k // BK)
     return lambda: launch(tma_a, tma_b, c, nk)
 

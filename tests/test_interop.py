@@ -262,3 +262,39 @@ def test_a_bad_dlpack_device_answer_is_named(device, answer):
     for use in (simt.asarray, simt.from_dlpack, lambda x: _write_first[1, 1](x)):
         with pytest.raises(TypeError, match=rule):
             use(bad)
+
+
+def test_bfloat16_travels_through_dlpack(device, rng):
+    """DLPack's bfloat16 (type code 4, 16 bits) both ways: a PyTorch bfloat16 tensor wraps as
+    a simt.bfloat16 array (it was a TypeError), and simt's bfloat16 arrays export as it."""
+    values = simt.to_bfloat16(rng.standard_normal(64).astype(np.float32))
+    a = simt.to_device(np.asarray(values))
+    assert a.dtype.itemsize == 2
+    back = simt.from_dlpack(a, device=device)
+    assert back.ptr == a.ptr and back.shape == a.shape
+    np.testing.assert_array_equal(back.copy_to_host().view(np.uint16),
+                                  np.asarray(values).view(np.uint16))
+
+
+class _UntypedCudaInterface:
+    """An exporter of both protocols whose __cuda_array_interface__ says only "<V2" (as
+    PyTorch's bfloat16 tensors do): DLPack, which names bfloat16, must be the one used."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__cuda_array_interface__ = dict(array.__cuda_array_interface__, typestr="<V2")
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_an_untyped_cuda_interface_goes_by_dlpack(device, rng):
+    if not device.backend.cuda_pointers:
+        pytest.skip("__cuda_array_interface__ describes GPU memory")
+    values = np.asarray(simt.to_bfloat16(rng.standard_normal(32).astype(np.float32)))
+    a = simt.to_device(values)
+    wrapped = simt.asarray(_UntypedCudaInterface(a))
+    assert wrapped.dtype == a.dtype and wrapped.ptr == a.ptr

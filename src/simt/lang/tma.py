@@ -58,9 +58,9 @@ def _shared_array(fc, value, tmap, what, name, loc):
     t = array.type
     if not isinstance(t, T.Array) or t.space != "shared":
         fc.fail(loc, f"simt.tma.{name}: the {what} must be a shared array, got {t}")
-    if tmap is not None and np.dtype(t.dtype) != tmap.type.dtype:
-        fc.fail(loc, f"simt.tma.{name}: the shared array holds {np.dtype(t.dtype).name}, the "
-                f"tensor map {tmap.type.dtype.name}")
+    if tmap is not None and T.element_type(t.dtype) != T.element_type(tmap.type.dtype):
+        fc.fail(loc, f"simt.tma.{name}: the shared array holds {T.element_type(t.dtype)}, "
+                f"the tensor map {T.element_type(tmap.type.dtype)}")
     decl = getattr(array, "decl", None)
     shape = getattr(decl, "shape", None)
     if tmap is not None and shape is not None and int(np.prod(shape)) * t.dtype.itemsize < \

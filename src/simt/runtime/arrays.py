@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from simt.runtime import devices, dlpack, nvtx, pools
 from simt.errors import NotSupportedError, OutOfMemoryError
+from simt.ir.types import is_bfloat16_dtype
 
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
 
@@ -522,11 +523,11 @@ class DeviceArray:
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError(f"this array lives on {self.device.name}, not DLPack device "
                               f"{tuple(dl_device)}")
-        if self.device.backend.host_accessible:
+        if self.device.backend.host_accessible and not is_bfloat16_dtype(self.dtype):
             given = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
             return self._host_view().__dlpack__(**{k: v for k, v in given.items()
                                                    if v is not None})
-        if stream not in (None, -1, 1):
+        if stream not in (None, -1, 1) and self.device.backend.cuda_pointers:
             _wait_for_default_stream(self.device, stream)
         return dlpack.export(self, *self.__dlpack_device__())
 

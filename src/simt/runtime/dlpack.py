@@ -12,6 +12,8 @@ import threading
 
 import numpy as np
 
+from ..ir.types import is_bfloat16_dtype
+
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
 _CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 _KINDS = {code: kind for kind, code in _CODES.items()}
@@ -85,6 +87,8 @@ _capsule_destructor = _CAPSULE_DESTRUCTOR(_destroy_unused)
 def dtype_code(dtype):
     """The DLDataType of a NumPy dtype (TypeError for those DLPack cannot say)."""
     dtype = np.dtype(dtype)
+    if is_bfloat16_dtype(dtype):
+        return DLDataType(_BFLOAT, 16, 1)
     if dtype.kind not in _CODES or dtype.byteorder == ">":
         raise TypeError(f"DLPack cannot describe dtype {dtype}")
     return DLDataType(_CODES[dtype.kind], dtype.itemsize * 8, 1)
@@ -136,8 +140,9 @@ class Imported:
 def _numpy_dtype(dl):
     if dl.lanes != 1:
         raise TypeError(f"DLPack vector types (lanes={dl.lanes}) cannot be simt array elements")
-    if dl.code == _BFLOAT:
-        raise TypeError("bfloat16 DLPack tensors cannot be wrapped yet: view them as int16")
+    if dl.code == _BFLOAT and dl.bits == 16:
+        from ..lang.half import HOST_BF16     # ml_dtypes' bfloat16, or simt's storage struct
+        return HOST_BF16
     kind = _KINDS.get(dl.code)
     if kind is None:
         raise TypeError(f"DLPack type code {dl.code} has no NumPy dtype")

@@ -16,6 +16,7 @@ from simt.runtime.arrays import (DeviceArray, DeviceSpec, _c_strides, _cuda_poin
                                  _host_array, _order, _span, to_device)
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError
+from simt.ir.types import float8_storage, is_bfloat16_dtype
 
 
 def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
@@ -29,7 +30,7 @@ def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
     if isinstance(obj, DeviceArray):
         return obj
     target = devices.lookup(device)
-    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
+    if _has_cuda_interface(obj):
         return _wrap_cuda_interface(obj, target)
     if _gpu_dlpack(obj):
         return from_dlpack(obj, target)
@@ -43,12 +44,30 @@ def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
     return to_device(host, device=target)
 
 
+def _has_cuda_interface(obj):
+    """Whether obj is best described by its __cuda_array_interface__. The interface has no
+    bfloat16: PyTorch's bfloat16 tensors say "<V2" there (or raise TypeError), and DLPack
+    says what they hold, so an exporter of both goes by DLPack for such dtypes."""
+    if isinstance(obj, np.ndarray):
+        return False
+    try:
+        face = getattr(obj, "__cuda_array_interface__", None)
+    except TypeError:
+        return not hasattr(obj, "__dlpack__")
+    if face is None:
+        return False
+    untyped = face.get("typestr", "")[1:2] == "V" and not any(
+        name for name, *_ in face.get("descr") or ())
+    return not (untyped and hasattr(obj, "__dlpack__"))
+
+
 def _check_values(host, obj):
     """Device arrays hold numbers: not strings, objects or dates (which NumPy accepts)."""
-    if host.dtype.kind not in "biufc":
+    if host.dtype.kind not in "biufc" and not is_bfloat16_dtype(host.dtype) and \
+            float8_storage(host.dtype) is None:
         raise TypeError(f"simt.asarray({_short(obj)}): NumPy makes it an array of dtype "
                         f"{host.dtype}, which kernels cannot use; device arrays hold bool, "
-                        "integer, floating or complex values")
+                        "integer, floating (bfloat16 and FP8 too) or complex values")
 
 
 def _short(obj):
