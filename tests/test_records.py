@@ -3,9 +3,14 @@
 Every kernel result is compared with NumPy on random inputs, outputs poisoned field by
 field; the aligned and the packed layout of one struct run the same kernels."""
 import collections
+import os
+import shutil
+import subprocess
+import tempfile
 import typing
 
 import numpy as np
+import numpy.lib.recfunctions  # noqa: F401  (np.lib.recfunctions)
 import pytest
 
 import simt
@@ -389,6 +394,138 @@ def test_vector_type_fields(device, rng):
     ref["pos"]["z"] = ref["m"]
     ref["q"] = [(1, 2, 3, i) for i in range(40)]
     same(a, ref)
+
+
+# q's fields are x, y of one type: q is CUDA's float2 (a vector type); r is a record
+NESTED = np.dtype([("a", "<i4"), ("q", [("x", "<f4"), ("y", "<f4")]),
+                   ("r", [("x", "<f8"), ("n", "<i4")])], align=True)
+
+
+@simt.kernel
+def nested_by_name(b, out, copies):
+    i = simt.grid(1)
+    if i < b.shape[0]:
+        out[i] = b[i]["q"]["x"] * b[i]["r"]["x"] + b[i].q.y
+        c = b[i]                                 # a value: its fields are rebuilt
+        c["q"]["y"] -= 1.0
+        c.q.x = 2.0
+        c["r"]["n"] = 7
+        copies[i] = c
+        b[i]["q"]["x"] += 1.0                    # in place: only the field's bytes
+        b[i]["q"]["y"] = b[i]["a"] * 2
+        b[i].r.x *= 0.5
+        b[i]["r"]["n"] -= 3
+
+
+def test_nested_fields_by_name(device, rng):
+    """b[i]['q']['x'] reads and writes a field of a nested record, vector-typed or not,
+    as b[i].q.x does (issue 33 item 9: a CompileError, "'str' cannot be used as a value",
+    when q was a vector type)."""
+    n = 70
+    b = random_records(rng, n, NESTED)
+    ref = b.copy()
+    out, copies = poison(n, np.float64), poison_records(n, NESTED)
+    nested_by_name[3, 32](b, out, copies)
+    np.testing.assert_allclose(out, ref["q"]["x"] * ref["r"]["x"] + ref["q"]["y"], rtol=1e-6)
+    want = ref.copy()
+    want["q"]["y"] -= np.float32(1)
+    want["q"]["x"] = 2
+    want["r"]["n"] = 7
+    same(copies, want)
+    ref["q"]["x"] += np.float32(1)
+    ref["q"]["y"] = ref["a"] * 2
+    ref["r"]["x"] *= 0.5
+    ref["r"]["n"] -= 3
+    same(b, ref)
+
+
+def test_nested_vector_component_store_is_one_store():
+    """b[i]['q']['y'] = v writes the 4 bytes of y alone (at record offset 8), not the
+    whole float2, so another thread's write of q.x is not lost; ptxas takes the PTX."""
+    from simt.backends.cuda.compile import compile_kernel
+    from simt.compiler.options import CompileOptions
+
+    @simt.kernel
+    def set_y(b, v):
+        i = simt.grid(1)
+        b[i]["q"]["y"] = v[i]
+
+    types = [T.Array(NESTED, 1, "C"), T.Array(np.float32, 1, "C")]
+    ptx = compile_kernel(set_y.typed_ir(types), CompileOptions(), "sm_90").ptx
+    stores = [line.split()[0] for line in ptx.splitlines() if "st.global" in line]
+    assert stores in (["st.global.f32"], ["st.global.b32"]), stores
+    assert "+8]" in ptx
+    assert_ptxas_accepts(ptx)
+
+
+def assert_ptxas_accepts(ptx):
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.ptx")
+        with open(path, "w") as f:
+            f.write(ptx)
+        done = subprocess.run([ptxas, "-arch=sm_90", path, "-o", os.path.join(tmp, "k.o")],
+                              capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_name_errors():
+    @simt.kernel
+    def not_a_record(a):
+        a[0] = a["x"]
+
+    with pytest.raises(simt.CompileError, match=r"float32\[:\].* has no fields to index by "
+                       r"name \('x'\)") as info:
+        not_a_record.inspect_types("void(float32[:])")
+    assert "in 'not_a_record'" in str(info.value) and 'a["x"]' in str(info.value)
+
+    @simt.kernel
+    def no_component(b):
+        b[0]["q"]["z"] = 1.0
+
+    with pytest.raises(simt.CompileError, match="float2 has no attribute 'z'"):
+        no_component[1, 1](np.zeros(1, NESTED))
+
+    @simt.kernel
+    def through_a_view_of_a_copy(a):
+        r = a[0]
+        w = r.vs
+        w[1].x = 1.0
+
+    with pytest.raises(simt.CompileError, match="(?s)field of a copy of a record.*r.v\\[k\\].x"):
+        through_a_view_of_a_copy[1, 1](np.zeros(1, OF_ARRAYS))
+
+
+
+OF_ARRAYS = np.dtype([("vs", simt.float2.dtype, (3,)), ("recs", VEC, (2,))], align=True)
+
+
+@simt.kernel
+def parts_of_array_field_elements(a, k):
+    i = simt.grid(1)
+    if i < a.shape[0]:
+        r = a[i]
+        r.vs[k].x = 1.5                  # r's copy of the element, then r: as C does
+        r["recs"][1]["id"] += 2
+        a[i] = r
+        a[i].vs[2]["y"] = -1.0           # in place
+        a[i]["recs"][0].z = 0.25
+
+
+def test_parts_of_array_field_elements(device, rng):
+    """r.vs[k].x = v on a record variable r assigns r (the write was lost in a stack copy);
+    in memory only the part is written."""
+    a = random_records(rng, 40, OF_ARRAYS)
+    want = a.copy()
+    parts_of_array_field_elements[2, 32](a, 1)
+    want["vs"]["x"][:, 1] = 1.5
+    want["recs"]["id"][:, 1] += 2
+    want["vs"]["y"][:, 2] = -1
+    want["recs"]["z"][:, 0] = 0.25
+    flat = np.lib.recfunctions.structured_to_unstructured
+    np.testing.assert_array_equal(flat(a, np.float64), flat(want, np.float64))
 
 
 @simt.kernel

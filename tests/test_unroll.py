@@ -3,6 +3,8 @@ devices; a constant-trip loop's PTX has no backward branch, a factor unrolls tha
 times, and every form computes what the rolled loop computes."""
 import linecache
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -52,6 +54,43 @@ def never(x, w, out, n):
         for k in simt.unroll(range(n - 1, -1, -1), 1):
             acc = acc * np.float32(0.5) + x[i] * w[k]
         out[i] = acc
+
+
+@simt.kernel
+def pragma_at_run_time(x, w, out, n):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        acc = np.float32(0)
+        for k in simt.unroll(range(n)):              # #pragma unroll, n not a constant
+            acc = acc * np.float32(0.5) + x[i] * w[k]
+        for k in simt.unroll(range(n - 1, -1, -2), 4):
+            acc = acc * np.float32(0.5) + x[i] * w[k]
+        out[i] = acc
+
+
+@simt.kernel
+def plain_at_run_time(x, w, out, n):
+    i = simt.grid(1)
+    if i < out.shape[0]:
+        acc = np.float32(0)
+        for k in range(n):
+            acc = acc * np.float32(0.5) + x[i] * w[k]
+        for k in simt.unroll(range(n - 1, -1, -2), 4):
+            acc = acc * np.float32(0.5) + x[i] * w[k]
+        out[i] = acc
+
+
+@simt.device
+def weighted(w, n):
+    acc = np.float32(0)
+    for k in simt.unroll(range(n)):
+        acc = acc * np.float32(0.5) + w[k]
+    return acc
+
+
+@simt.kernel
+def inlined_constant(w, out):
+    out[simt.grid(1)] = weighted(w, 6)
 
 
 @simt.kernel
@@ -123,6 +162,48 @@ def test_unrolled_loops_compute_the_same(device, rng):
                                                   scramble=False), rtol=2e-5, atol=1e-5)
 
 
+def test_run_time_trip_count_without_a_factor(device, rng):
+    """simt.unroll(range(n)) with n a kernel argument compiles to the plain loop, as
+    nvcc's #pragma unroll does on such a loop (issue 33 item 8: it was a CompileError)."""
+    n = 300
+    x, w = random_array(rng, n, np.float32), random_array(rng, TRIPS, np.float32)
+    for trips in (0, 1, 7, 13, TRIPS):
+        out = poison(n, np.float32)
+        pragma_at_run_time[(n + 127) // 128, 128](x, w, out, trips)
+        order = list(range(trips)) + list(range(trips - 1, -1, -2))
+        np.testing.assert_allclose(out, reference(x, w, order=order, scramble=False),
+                                   rtol=2e-5, atol=1e-5)
+    out = poison(32, np.float32)
+    inlined_constant[1, 32](w, out)
+    np.testing.assert_allclose(out, reference(np.ones(32, np.float32), w, 6, scramble=False),
+                               rtol=2e-5)
+
+
+def test_run_time_trip_count_without_a_factor_is_the_plain_loop(tmp_path):
+    """Its LLVM IR and PTX are the plain loop's (no llvm.loop request, so LLVM has none to
+    fail and warn about on stderr); ptxas takes the PTX; a device function's loop over a
+    constant argument is unrolled fully once inlined."""
+    sig = "void(float32[:], float32[:], float32[:], int64)"
+
+    def loop_requests(kernel):
+        return re.findall(r'!"llvm\.loop\.unroll[\w.]*"', kernel.inspect_llvm(sig))
+
+    def instructions(kernel):
+        ptx = kernel.inspect_ptx(sig).replace(kernel.__name__, "K")
+        return [line for line in ptx.splitlines() if not line.strip().startswith(".loc")]
+
+    assert loop_requests(pragma_at_run_time) == loop_requests(plain_at_run_time)
+    assert instructions(pragma_at_run_time) == instructions(plain_at_run_time)
+    assert backward_branches(inlined_constant.inspect_ptx("void(float32[:], float32[:])")) == []
+    ptxas = shutil.which("ptxas")
+    if ptxas is not None:
+        path = tmp_path / "k.ptx"
+        path.write_text(pragma_at_run_time.inspect_ptx(sig))
+        done = subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "k.o")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
 def test_unrolled_loop_with_a_barrier(device, rng):
     x = random_array(rng, 32, np.float32)
     out = poison(32, np.float32)
@@ -141,8 +222,6 @@ def kernel_with(line):
 
 
 @pytest.mark.parametrize("loop, text", [
-    ("simt.unroll(range(n))", "without a factor unrolls the loop fully and needs a trip "
-                              "count known at compile time"),
     ("simt.unroll(range(10000))", "would unroll 10000 trips fully; at most 4096"),
     ("simt.unroll(range(n), factor=FACTOR)", "must be None or an int known at compile time"),
     ("simt.unroll(range(n), factor=0)", "unroll factor 0: it must be 1 to 1024"),

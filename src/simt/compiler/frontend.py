@@ -223,7 +223,7 @@ class FrontEnd:
         field = self.field_target(target)
         if field is not None:
             place, name = field
-            current = records.field(self, place, name, target)
+            current = records.by_name(self, place, name, target)
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return [records.assign_field(self, place, name, value, node)]
         if isinstance(target, ast.Subscript):
@@ -239,9 +239,7 @@ class FrontEnd:
             value = self.binop(op, current, self.expr(self.any(node.value), node), node)
             return out + [self.store(array, index, value, node, label)]
         if isinstance(target, ast.Attribute):
-            current = self.expr(self.any(target), target)
-            value = self.binop(op, current, self.expr(self.any(node.value), node), node)
-            return self.assign_component(target, value, node)
+            self.refuse_attribute_target(target, node)
         self.fail(node, "this augmented assignment target is not supported",
                   "assign to a variable or an array element")
 
@@ -269,21 +267,15 @@ class FrontEnd:
         if isinstance(target, (ast.Tuple, ast.List)):
             return self.unpack(target, value_node, node)
         if isinstance(target, ast.Attribute):
-            return self.assign_component(target, self.expr(self.any(value_node), value_node), node)
+            self.refuse_attribute_target(target, node)
         self.fail(target, f"cannot assign to {type(target).__name__}",
                   "assign to a variable, an array element or a tuple of variables")
 
-    def assign_component(self, target, value, node):
-        """``v.x = value`` for a vector variable v."""
-        base = self.any(target.value)
-        if not (isinstance(target.value, ast.Name) and isinstance(base, (ir.Var, ir.Param))
-                and isinstance(base.type, T.Vector)):
-            self.fail(node, f"cannot assign to {ast.unparse(target)}",
-                      "components of vector variables can be assigned (v.x = 1); for an array "
-                      "element write v = a[i]; v.x = ...; a[i] = v")
-        loc = self.loc(node)
-        return self.bind_name(target.value.id, vectors.replace(self, base, target.attr, value, loc),
-                              node)
+    def refuse_attribute_target(self, target, node):
+        """``x.attr = ...`` where x is neither a record nor a vector (field_target)."""
+        self.fail(node, f"cannot assign to {ast.unparse(target)}",
+                  "fields of records and components of vector types can be assigned "
+                  "(r.x = 1, a[i].x = 1); nothing else has assignable attributes")
 
     def unpack(self, target, value_node, node):
         value = self.expr(self.any(value_node), value_node)
@@ -335,11 +327,13 @@ class FrontEnd:
 
     def field_target(self, target):
         """(record or named tuple, field name) of an ``r.x`` or ``r['x']`` target, else
-        None (``v.x`` of a vector type: assign_component)."""
+        None; a vector's component (``v.x``, ``a[i]['x']``) is a field here too."""
         if not records.field_target(target):
             return None
         place = self.expr(self.any(target.value), target)
-        if not records.has_fields(place.type):
+        if not records.has_parts(place.type):
+            if isinstance(target, ast.Subscript):          # a['x'] of an array: refused
+                records.by_name(self, place, target.slice.value, target)
             return None
         return place, target.attr if isinstance(target, ast.Attribute) else target.slice.value
 
@@ -623,9 +617,8 @@ class FrontEnd:
             except Exception:
                 pass
         base = self.expr(base, node)
-        if isinstance(index, Static) and isinstance(index.value, str) and \
-                records.has_fields(base.type):
-            return records.field(self, base, index.value, node)
+        if isinstance(index, Static) and isinstance(index.value, str):
+            return records.by_name(self, base, index.value, node)
         index = self.expr(index, node)
         return self.subscript(base, index, self.loc(node), ast.unparse(node.value))
 

@@ -30,10 +30,12 @@ def element_align(array_type):
 
 
 def address(em, e):
-    """(pointer, alignment) of a record in memory: a Load, or a Field of one."""
+    """(pointer, alignment) of a record (or vector) in memory: a Load, or a Field of one."""
     if not isinstance(e, ir.Field):
         array = em.expr(e.array)
         ptr = em.element_address(array, [em.expr(i) for i in e.indices], e.label, e.loc)
+        if isinstance(e.type, T.Vector):       # CUDA's alignment, less in local memory
+            return ptr, element_align(e.array.type)
         return ptr, place_align(e)
     ptr, _ = address(em, e.record)
     return _offset(em, ptr, e.record.type, e.name), place_align(e)
@@ -57,11 +59,15 @@ def load_field(em, e):
 
 
 def store_field(em, s):
+    """``place.name = value`` in memory: a record's field, or a vector's component (its
+    struct's field: only those bytes are written)."""
     rec = s.place.type
+    dtype = rec.struct if isinstance(rec, T.Vector) else rec.dtype
+    offset = dtype.fields[s.name][1]
     ptr, align = address(em, s.place)
-    align = records.access_align(align, rec.dtype.fields[s.name][1])
+    align = records.access_align(align, offset)
     value = _to_memory(em, em.expr(s.value), s.value.type)
-    em.builder.store(value, _offset(em, ptr, rec, s.name), align=align)
+    em.builder.store(value, _at(em, ptr, offset), align=align)
 
 
 def replace(em, e):
@@ -107,7 +113,10 @@ def _view(t, data, fdt):
 
 
 def _offset(em, ptr, rec, name):
-    offset = rec.dtype.fields[name][1]
+    return _at(em, ptr, rec.dtype.fields[name][1])
+
+
+def _at(em, ptr, offset):
     return ptr if offset == 0 else em.builder.gep(ptr, [i64(offset)], source_etype=I8)
 
 

@@ -6,7 +6,9 @@ A field of a record in memory (an array element, or a field of one) is read and 
 in place: only its bytes move. A record held in a variable is a value: ``r.x = v``
 assigns ``r`` a copy with the field replaced (``ir.Replace``), as C does for a local
 struct. An array field of a record value is a view of a stack copy, in memory space
-"copy": it can be read, and written only as ``r.v[k] = x`` (which assigns ``r``).
+"copy": it can be read, and written only as ``r.v[k] = x`` or ``r.v[k].y = x`` (which
+assign ``r``). A vector type's components are its fields here (``a[i].x = v`` writes x
+alone; ``a[i]['x']`` reads it).
 """
 import ast
 
@@ -15,6 +17,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import records
 from ..ir import types as T
+from ..lang import vectors
 from ..lang.registry import Static
 
 
@@ -52,11 +55,31 @@ def field(fc, value, name, node):
     return ir.Field(view, loc, value, name)
 
 
+def by_name(fc, value, name, node):
+    """``value['name']``: a field of a record or named tuple, or a component of a vector
+    type (a record field of NumPy struct ``[('x', f4), ('y', f4)]`` is a float2, and NumPy
+    names its components as fields)."""
+    if isinstance(value.type, T.Vector):
+        return vectors.attribute(fc, value, name, fc.loc(node))
+    if not has_fields(value.type):
+        fc.fail(node, f"a {value.type} has no fields to index by name ('{name}')",
+                "index records (structured dtypes) and vector types by field name")
+    return field(fc, value, name, node)
+
+
+def has_parts(t):
+    """Whether ``x.name`` may be assigned on a value of type t: a record's field, a
+    vector's component (named tuples are refused by assign_field)."""
+    return has_fields(t) or isinstance(t, T.Vector)
+
+
 def assign_field(fc, place, name, value, node, index=None):
     """The statement of ``place.name = value`` (``index``: of ``place.name[index] =
     value``, an element of an array field of a record held in a variable)."""
     t = place.type
     loc = fc.loc(node)
+    if isinstance(t, T.Vector):
+        return _assign_component(fc, place, name, value, node)
     if isinstance(t, T.NamedTuple):
         fc.fail(node, f"cannot assign field '{name}' of a {t.cls.__name__}: named tuples "
                 "are immutable, as in Python", "build a new one, or use a record dtype")
@@ -68,20 +91,56 @@ def assign_field(fc, place, name, value, node, index=None):
                 "assign its elements", f"write .{name}[k] = value")
     target = T.element_type(fdt.subdtype[0] if index is not None else fdt)
     value = fc.cast(value, target, node)
-    if in_memory(place):
-        if _space(place) == "const":
-            fc.fail(node, "constant memory is read-only in kernels",
-                    "write it from the host with .copy_from(host_array)")
+    if in_place(place):
+        _check_writable(fc, place, node)
         return ir.StoreField(loc, place, name, value)
     return _rebuild(fc, place, name, value, index or [], node)
 
 
+def _assign_component(fc, place, name, value, node):
+    """``place.x = value`` for a vector: in memory (an array element, a record's field)
+    only the component's bytes are written, as CUDA's ``a[i].x = v`` writes them, so
+    other threads' writes to the other components stay; a value is rebuilt."""
+    loc = fc.loc(node)
+    if in_place(place):
+        vectors.index_of(fc, place.type, name, loc)
+        _check_writable(fc, place, node)
+        return ir.StoreField(loc, place, name, fc.cast(value, place.type.element, node))
+    new = vectors.replace(fc, place, name, value, loc)
+    return _rebuild_with(fc, place, new, node)
+
+
+def in_place(place):
+    """Whether a field of ``place`` is written in memory: an array element or a field of
+    one, but not an element of an array field of a record value (a stack copy's, space
+    "copy": ``r.v[k].x = 1`` assigns ``r``)."""
+    return in_memory(place) and _space(place) != "copy"
+
+
+def _check_writable(fc, place, node):
+    if _space(place) == "const":
+        fc.fail(node, "constant memory is read-only in kernels",
+                "write it from the host with .copy_from(host_array)")
+
+
 def _rebuild(fc, place, name, value, index, node):
     new = ir.Replace(place.type, fc.loc(node), place, name, value, index)
+    return _rebuild_with(fc, place, new, node)
+
+
+def _rebuild_with(fc, place, new, node):
+    """The statement that gives ``place`` (a variable, a field of one, or an element of
+    an array field of one) the value ``new``."""
     if isinstance(place, ir.Var):
         return fc.bind_name(place.name, new, node)[0]
     if isinstance(place, ir.Field):
         return _rebuild(fc, place.record, place.name, new, [], node)
+    if isinstance(place, ir.Load) and isinstance(place.array, ir.Field):
+        # r.v[k]: an element of an array field of a record value
+        return _rebuild(fc, place.array.record, place.array.name, new, place.indices, node)
+    if isinstance(place, ir.Load):          # w = r.v; w[k].x = 1
+        fc.fail(node, "this array is a field of a copy of a record; writing it would change "
+                "nothing", "write the field through the record: r.v[k].x = value")
     fc.fail(node, "cannot assign a field of this value: it is neither a variable nor "
             "an array element", "bind it to a variable first (r = f(...); r.x = v)")
 

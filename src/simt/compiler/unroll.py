@@ -40,15 +40,18 @@ def _is_range(fc, call):
 
 
 def check(fc, loop, node):
-    """A full unroll needs constant bounds and a trip count of at most MAX_FULL_TRIPS."""
+    """A full unroll needs a trip count of at most MAX_FULL_TRIPS. Without constant bounds
+    it is no request at all, as nvcc's ``#pragma unroll`` on a loop whose trip count is
+    not a constant ("not unrolled at all", guide B.33): the target's own unrolling applies
+    (which still unrolls the loop fully when inlining makes its trip count a constant).
+    Any llvm.loop request LLVM cannot meet prints a "loop not unrolled" warning on
+    stderr, and a run-time trip count with an early exit (a bounds check) is one."""
     if loop.unroll != FULL:
         return
     bounds = (loop.start, loop.stop, loop.step)
     if not all(isinstance(b, ir.Const) for b in bounds):
-        fc.fail(node, "simt.unroll(range(...)) without a factor unrolls the loop fully and "
-                "needs a trip count known at compile time; these bounds are computed at "
-                "run time", "pass factor=4 (or another count) for a partial unroll, or make "
-                "the bounds literals or module-level constants")
+        loop.unroll = None
+        return
     trips = len(range(*(int(b.value) for b in bounds)))
     if trips > MAX_FULL_TRIPS:
         fc.fail(node, f"simt.unroll would unroll {trips} trips fully; at most "

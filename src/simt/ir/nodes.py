@@ -209,7 +209,8 @@ class Store(Stmt):
 @dataclass(eq=False)
 class StoreField(Stmt):
     """``place.name = value`` for a record in memory: ``place`` is a Load of a record, or
-    a Field of one; only the field's bytes are written."""
+    a Field of one; only the field's bytes are written. A vector in memory (``place`` of
+    a vector type) has its component ``name`` written alone."""
     place: Expr
     name: str
     value: Expr

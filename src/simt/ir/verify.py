@@ -258,7 +258,12 @@ def _store_field(v, s, in_loop):
         place = place.record
     if not isinstance(place, ir.Load):
         v.fail(s, "stores a field of a record that is not in memory")
-    _field_value(v, s, s.place.type, s.name, s.value.type, element=False)
+    t = s.place.type
+    if isinstance(t, T.Vector):              # one component of a vector in memory
+        if s.name not in t.struct.names or s.value.type != t.element:
+            v.fail(s, f"stores a {s.value.type!r} as component '{s.name}' of a {t!r}")
+        return
+    _field_value(v, s, t, s.name, s.value.type, element=False)
 
 
 def _field_value(v, node, record, name, t, element):

@@ -170,14 +170,18 @@ def get(fc, value, i, loc):
     return component.node(value.type.element, loc, [value], {"index": i})
 
 
-def attribute(fc, value, attr, loc):
-    """``v.x`` ... ``v.w``."""
-    t = value.type
-    i = COMPONENTS.find(attr) if len(attr) == 1 else -1
+def index_of(fc, t, name, loc):
+    """The position of component ``name`` (x, y, z or w) of vector type t."""
+    i = COMPONENTS.find(name) if len(name) == 1 else -1
     if not 0 <= i < t.n:
-        fc.fail(loc, f"{t.name} has no attribute '{attr}'",
+        fc.fail(loc, f"{t.name} has no attribute '{name}'",
                 f"its components are .{', .'.join(COMPONENTS[:t.n])}")
-    return get(fc, value, i, loc)
+    return i
+
+
+def attribute(fc, value, attr, loc):
+    """``v.x`` ... ``v.w`` (and ``v['x']``: NumPy names them as its struct's fields)."""
+    return get(fc, value, index_of(fc, value.type, attr, loc), loc)
 
 
 def subscript(fc, value, index, loc):
@@ -210,9 +214,7 @@ def as_tuple(fc, value, loc):
 def replace(fc, value, attr, new, loc):
     """``v.x = new``: v with component x replaced."""
     t = value.type
-    i = COMPONENTS.find(attr) if len(attr) == 1 else -1
-    if not 0 <= i < t.n:
-        fc.fail(loc, f"a {t.name} has no component '{attr}'")
+    i = index_of(fc, t, attr, loc)
     return with_component.node(t, loc, [value, fc.cast(new, t.element, loc)], {"index": i})
 
 

@@ -22,6 +22,18 @@ from .lower import lower_intrinsic
 from .scalars import binop, cast, literal, wrap
 
 SYNC_NODES = (ir.Barrier, ir.Collective, ir.WarpOp, ir.GridSync)
+_RECORD_NODES = (ir.Field, ir.StoreField, ir.Replace, ir.MakeRecord)
+
+
+def _cannot_run(node):
+    """The NotSupportedError for an IR node the sim device has no code for."""
+    if isinstance(node, _RECORD_NODES):
+        place = getattr(node, "place", None)         # a StoreField's: a vector's component
+        vector = place is not None and isinstance(place.type, T.Vector)
+        what = "vector types (float3, int4 ...)" if vector else "records (NumPy structured dtypes)"
+        return NotSupportedError(f"{what} are not built on the sim device yet: run the kernel "
+                                 f"on the 'cpu' device, which has the same semantics ({node.loc})")
+    return NotSupportedError(f"the sim device cannot run {type(node).__name__} ({node.loc})")
 
 
 class Site:
@@ -174,8 +186,7 @@ class Generator:
     def stmt(self, s, i):
         method = getattr(self, "stmt_" + type(s).__name__, None)
         if method is None:
-            raise NotSupportedError(f"the sim device cannot run {type(s).__name__} "
-                                    f"({s.loc})")
+            raise _cannot_run(s)
         method(s, i)
 
     def emit(self, i, text, loc):
@@ -266,7 +277,7 @@ class Generator:
     def expr(self, e):
         method = getattr(self, "expr_" + type(e).__name__, None)
         if method is None:
-            raise NotSupportedError(f"the sim device cannot run {type(e).__name__} ({e.loc})")
+            raise _cannot_run(e)
         if self.hoisting or self.fn is not self.kernel or not _block_uniform(e) or \
                 isinstance(e, (ir.Const, ir.Intrinsic)):
             return method(e)
