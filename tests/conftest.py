@@ -6,15 +6,18 @@ and the device is part of the test id (``test_x[cpu]``, ``test_x[cuda_0]``).
 Helpers (``poison``, ``random_array``) are imported from here: ``from conftest import poison``.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 import zlib
 
-# Compiled kernels go to a throwaway cache, never the user's, and the IR verifier runs after
-# every IR pass: in the environment, which subprocesses inherit, and in simt's settings,
-# which were read already when simt's pytest plugin (simt.testing, installed as a pytest11
-# entry point) imported simt before this file ran.
+# Compiled kernels go to a throwaway cache, never the user's, removed when the run ends, and
+# the IR verifier runs after every IR pass: in the environment, which subprocesses inherit,
+# and in simt's settings, which were read already when simt's pytest plugin (simt.testing,
+# installed as a pytest11 entry point) imported simt before this file ran.
 os.environ["SIMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="simt-test-cache-")
+atexit.register(shutil.rmtree, os.environ["SIMT_CACHE_DIR"], ignore_errors=True)
 os.environ["SIMT_VERIFY_IR"] = "1"
 
 import numpy as np   # noqa: E402
