@@ -244,3 +244,16 @@ def test_unchecked_code_carries_no_flags():
         assert "$assigned." not in three_of_four.ptx(sig, arch="sm_90")
     with simt.use_device("cpu", checks=True):
         assert "$assigned.v" in three_of_four.llvm_ir(sig)
+
+
+def test_warning_as_error_refuses_the_kernel():
+    @simt.kernel
+    def strict(a, n):
+        for k in range(n):
+            s = a[k]
+        a[0] = s
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        for _ in range(2):                          # each compile, not only the first
+            with pytest.raises(CompileWarning, match="'s' may be read"):
+                strict[1, 1](np.ones(2), 1)

@@ -21,10 +21,10 @@ def warn(source, loc, message, hint=None, kernel=None):
     key = (loc.filename, loc.line, loc.col, message)
     if key in _warned:
         return
-    _warned.add(key)
     text = source.line_text(loc.line) if source is not None else ""
     warnings.warn_explicit(_report(text, loc, message, hint, kernel), CompileWarning,
                            loc.filename, loc.line)
+    _warned.add(key)        # after: a filter that makes it an error raises at each compile
 
 
 def _report(text, loc, message, hint, kernel):
