@@ -61,6 +61,7 @@ def doubling_scan(x, y):
     y[tid] = s[tid] * 100 + steps * 10 + before // (tid + 1) + w * 1000
 
 
+@pytest.mark.filterwarnings("ignore::simt.CompileWarning")   # 'before': assigned in the loop
 def test_uniform_while(device, rng):
     x = rng.integers(-50, 50, N).astype(np.int32)
     y = poison(N, np.int32)

@@ -16,6 +16,7 @@ from simt.compiler.frontend import FrontEnd
 from simt.config import config
 from simt.ir import nodes as ir
 from simt.ir import printer, types as T, verify
+from simt.ir.assigned import check_reads
 from simt.ir.fission import Run, fission
 from simt.ir.inline import inline_barrier_calls
 from simt.ir.regions import Plan
@@ -165,7 +166,9 @@ def test_walk_visits_every_node():
 
 
 def test_the_test_kernels_hold_every_node_class():
-    seen = {type(n) for f in all_functions(everything_ir()) for n in walk(*f.body)}
+    checked = check_reads(inline_barrier_calls(build(reduce, F32, F32)))    # checked mode's
+    seen = {type(n) for fn in (everything_ir(), checked)
+            for f in all_functions(fn) for n in walk(*f.body)}
     assert node_classes() - seen == {ir.WarpGather, ir.WarpResult}   # made by the CPU emitter
 
 
@@ -493,6 +496,32 @@ def test_fission_of_uniform_and_masked_control_flow():
     plan = Plan(fission(fn.body, uniform), uniform.recomputed | uniform.block_vars)
     assert plan.slot_vars == {"$block_sum.1.ret.2", "$spill.3", "$first_positive.4.j",
                               "$first_positive.4.ret.5", "$first_positive.4.done.6"}
+
+
+def test_checked_reads_flag_what_may_be_unassigned():
+    """Checked mode (ir/assigned.py): a variable some read may find unassigned gets a
+    flag, false at the start and set after each assignment, and its reads test it; the
+    flags of variables that live across barriers get slots as the variables do."""
+    saxpy_ir = build(saxpy, T.FLOAT32, F32, F32)
+    assert check_reads(saxpy_ir) is saxpy_ir            # nothing to check: no change
+    fn = inline_barrier_calls(build(reduce, F32, F32))
+    checked = verify.after("checked reads", check_reads(fn))
+    assert not any(isinstance(n, ir.CheckedVar) for n in walk(*fn.body))   # left as it was
+    ret = "$first_positive.4.ret.5"                     # assigned in a one-trip while True
+    flag = "$assigned." + ret
+    assert checked.locals[flag] == T.BOOL and flag not in fn.locals
+    assert isinstance(checked.body[0], ir.Assign) and checked.body[0].value.value is False
+    reads = [n for n in walk(*checked.body) if isinstance(n, ir.CheckedVar)]
+    assert {n.var.name for n in reads} >= {ret} and all(n.assigned.name == "$assigned." +
+                                                       n.var.name for n in reads)
+    sets = [s for s in ir.walk_stmts(checked.body) if isinstance(s, ir.Assign)
+            and s.name == flag and s.value.value is True]
+    assert len(sets) == sum(1 for s in ir.walk_stmts(checked.body)
+                            if isinstance(s, ir.Assign) and s.name == ret)
+    assert f"assigned({ret})" in printer.format_function(checked)
+    uniform = Uniformity(checked)
+    plan = Plan(fission(checked.body, uniform), uniform.recomputed | uniform.block_vars)
+    assert {ret, flag} <= plan.slot_vars
 
 
 def test_ir_package_imports_no_llvmlite_binding(tmp_path):

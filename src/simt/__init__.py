@@ -13,8 +13,8 @@ import os as _os
 import sys as _sys
 
 from .version import __version__
-from .errors import (CudaError, CompileError, InvalidConfiguration, LaunchError,
-                     IllegalAddressError, DeviceAssertError, MisalignedAddressError,
+from .errors import (CudaError, CompileError, CompileWarning, InvalidConfiguration,
+                     LaunchError, IllegalAddressError, DeviceAssertError, MisalignedAddressError,
                      RaceConditionError, BarrierDivergenceError, UninitializedReadError,
                      OutOfMemoryError, NotSupportedError, ContextUnusableError)
 if _os.environ.get("SIMT_LOG_LEVEL", "").strip():    # else logging loads with the runtime

@@ -24,6 +24,12 @@ class CompileError(CudaError):
         self.why = why
 
 
+class CompileWarning(UserWarning):
+    """Kernel source that compiles but may not do what it says: a local variable that
+    some paths leave unassigned (docs/kernel-language.md). Issued once per place, naming
+    the kernel, the variable and the file and line."""
+
+
 class InvalidConfiguration(CudaError):
     """A launch configuration the device cannot run (checked before anything runs)."""
 
@@ -67,7 +73,10 @@ class BarrierDivergenceError(LaunchError):
 
 
 class UninitializedReadError(LaunchError):
-    """Checked mode: a read of memory that nothing wrote."""
+    """Checked mode: a read of memory that nothing wrote, or of a local variable that
+    this thread did not assign (``variable`` names it; None for memory)."""
+
+    variable = None
 
 
 class ContextUnusableError(CudaError):

@@ -37,6 +37,7 @@ BARRIER_DIVERGENCE = 9   # a barrier some live thread of the block does not reac
 WARP_MASK = 10           # a warp collective whose mask names a lane that is not there
 USE_AFTER_FREE = 11      # an access of device heap memory that simt.free released
 DEVICE_LAUNCH = 12       # a launch inside a kernel that the device runtime refused
+UNASSIGNED = 13          # checked mode: a read of a local variable this thread did not assign
 
 # what an access was, in the "accesses" word (mine | other << 4)
 READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
@@ -124,7 +125,7 @@ def _source_line(filename, line):
     return f"\n      {text}" if text else ""
 
 
-CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE)
+CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE, UNASSIGNED)
 
 
 class Thread:
@@ -171,6 +172,12 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 f"between the write and the read when another thread writes it), or "
                 f"allocate with simt.zeros / simt.to_device instead of device_array/empty")
         cls = UninitializedReadError
+    elif code == UNASSIGNED:
+        text = (f"Unassigned variable in kernel '{kernel}': {first} reads variable '{array}' at "
+                f"{first.at}, which it has not assigned{source}\n  assign it on every "
+                f"path before this line (a loop may run zero times; an if or elif chain "
+                f"without else may match nothing)")
+        cls = UninitializedReadError
     elif code == USE_AFTER_FREE:
         verb = _VERBS.get(accesses[0], ("accesses", "accessed"))[0]
         text = (f"Use after free in kernel '{kernel}': {first} {verb} {element} at "
@@ -196,6 +203,8 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 filename=first.filename, line=first.line)
     error.other = second
     error.array, error.index = array, index
+    if code == UNASSIGNED:
+        error.array, error.variable = None, array
     return error
 
 
@@ -204,7 +213,7 @@ def _decode_checked(code, record, binary, kernel_name, place, where, common):
     first = Thread(common["block"], common["thread"], common["filename"], common["line"])
     other_line, other_file = words[OTHER], words[OTHER + 1]
     second = None
-    if code not in (UNINITIALIZED, USE_AFTER_FREE):
+    if code not in (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED):
         files = binary.files
         filename = files[other_file][1] if other_line and other_file < len(files) else None
         second = Thread(words[OTHER + 2:OTHER + 5], words[OTHER + 5:OTHER + 8], filename,

@@ -1,25 +1,29 @@
-"""Definite assignment: a kernel may not read a local variable before it is assigned.
+"""Definite assignment: which reads of a local variable may find it unassigned.
 
-Python raises UnboundLocalError at such a read; a kernel would read garbage, so the
-front end refuses it at compile time. Python decides at run time, this pass ahead of
-it, so where the paths that reach a read depend on values it accepts (a read guarded
-by a condition tested after the paths diverged, a value from an earlier iteration of
-a loop), and refuses what fails on every run that gets there:
+Python raises UnboundLocalError at such a read; a kernel would read whatever the
+variable's register holds. This pass, ahead of run time, sorts the reads:
 
-- a read with no assignment before it on any path (``a[i] = y; y = 2.0``);
-- a read, at the level of the ``if`` that assigns on one branch only, after that ``if``;
-- a read at the top of a loop body of a name the body assigns only further down;
-- after a loop that surely ran (``range`` of constants with at least one step,
-  ``while True`` left by ``break``), a name the body assigns on some paths only.
-  After another loop, a name first assigned in its body is accepted: whether the
-  loop ran depends on values (``while off < blockDim.x``).
+- a read that no path assigns before (``a[i] = y; y = 2.0``) fails on every run that
+  gets there: a ``CompileError``;
+- a read that some paths reach assigned and others not is *maybe unassigned*: an
+  ``if``/``elif`` chain with no ``else`` (numba-cuda's examples set a value in every arm
+  of a chain over ``threadIdx.x % 4``), a name first assigned in a loop that may run zero
+  times (its loop variable too), a name the loop body assigns only further down. Which
+  paths run depends on values, so it compiles with a ``CompileWarning`` (once per read),
+  undefined where it is unassigned, as in C; checked mode and the sim device report a
+  thread that really reads it unassigned (ir/assigned.py).
 
 A state is None where no path reaches (after return, break, continue, raise), else a
 ``State``: the names assigned on every path (``must``) and those assigned on some
-(``maybe``: name -> (why, guard depth)). The guard depth counts the conditions (``if``
-branches, ``x if c else y``, ``and``/``or`` operands) around a point.
+(``maybe``: name -> why, for the warning's hint).
 """
 import ast
+
+HINTS = {
+    "branch": "it is assigned on some paths only (an if or elif chain without else)",
+    "loop": "it is assigned only in a loop, which may run zero times",
+    "carried": "the loop assigns it further down: the first iteration reads it unassigned",
+}
 
 
 class State:
@@ -31,21 +35,22 @@ class State:
         return State(self.must, self.maybe)
 
 
-def check(fndef, params, report):
-    """Raise (through ``report(node, message, hint)``) at the first read of a local
-    variable of ``fndef`` that is not assigned before it."""
-    Checker(fndef, report).block(fndef.body, State(params, {}))
+def check(fndef, params, report, warn):
+    """Call ``report(node, message, hint)`` (which raises) at the first read of a local
+    variable of ``fndef`` that no path assigns before it, and ``warn(node, message,
+    hint)`` at each read that some path leaves unassigned."""
+    Checker(fndef, report, warn).block(fndef.body, State(params, {}))
 
 
 class Checker:
-    def __init__(self, fndef, report):
+    def __init__(self, fndef, report, warn):
         declared = {n for node in ast.walk(fndef) if isinstance(node, (ast.Global, ast.Nonlocal))
                     for n in node.names}
         self.locals = {node.id for node in ast.walk(fndef)
                        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         self.locals -= declared
         self.report = report
-        self.guards = 0
+        self.warn = warn
         self.loops = []          # per enclosing loop: the states at its breaks and continues
 
     # ------------------------------------------------------------ statements
@@ -114,10 +119,8 @@ class Checker:
 
     def stmt_If(self, stmt, state):
         self.reads(stmt.test, state)
-        self.guards += 1
         then = self.block(stmt.body, state.copy())
         orelse = self.block(stmt.orelse, state.copy())
-        self.guards -= 1
         return self.merge([then, orelse])
 
     def stmt_For(self, stmt, state):
@@ -137,7 +140,7 @@ class Checker:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
                     and node.id not in entry.must and node.id not in entry.maybe:
-                entry.maybe[node.id] = ("carried", self.guards)
+                entry.maybe[node.id] = "carried"
         return entry
 
     def loop(self, stmt, before, entry, surely_runs):
@@ -150,7 +153,7 @@ class Checker:
         after = self.merge(exits)
         if after is not None and not surely_runs:      # did it run? Python knows, we do not
             for name in set(after.maybe) - set(before.maybe):
-                after.maybe[name] = ("doubt", None)
+                after.maybe[name] = "loop"
         if stmt.orelse and after is not None:
             after = self.block(stmt.orelse, after)
         return after
@@ -163,16 +166,9 @@ class Checker:
         must = set.intersection(*(s.must for s in states))
         maybe = {}
         for name in set().union(*(s.must | set(s.maybe) for s in states)) - must:
-            whys = [("must", None) if name in s.must else s.maybe.get(name, ("absent", None))
-                    for s in states]
-            kinds = {why for why, _ in whys}
-            depths = [d for _, d in whys if d is not None]
-            if "doubt" in kinds or {"carried", "must"} <= kinds:
-                maybe[name] = ("doubt", None)
-            elif kinds == {"carried"}:
-                maybe[name] = ("carried", min(depths))
-            else:
-                maybe[name] = ("branch", min(depths + [self.guards]))
+            whys = [s.maybe.get(name) for s in states]
+            maybe[name] = "loop" if "loop" in whys else \
+                "carried" if set(whys) == {"carried"} else "branch"
         return State(must, maybe)
 
     # ------------------------------------------------------------ expressions
@@ -190,16 +186,10 @@ class Checker:
                 self.reads(child, state)
 
     def reads(self, node, state):
-        """Check the reads of an expression, in the order Python evaluates them."""
+        """Check the reads of an expression."""
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 self.read(node, state)
-        elif isinstance(node, ast.IfExp):
-            self.reads(node.test, state)
-            self.guarded([node.body, node.orelse], state)
-        elif isinstance(node, ast.BoolOp):
-            self.reads(node.values[0], state)
-            self.guarded(node.values[1:], state)
         elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                                ast.GeneratorExp, ast.NamedExpr)):
             return                          # the front end refuses these
@@ -207,25 +197,18 @@ class Checker:
             for child in ast.iter_child_nodes(node):
                 self.reads(child, state)
 
-    def guarded(self, nodes, state):
-        self.guards += 1
-        for node in nodes:
-            self.reads(node, state)
-        self.guards -= 1
-
     def read(self, node, state):
         name = node.id
         if name not in self.locals or name in state.must:
             return
-        why, depth = state.maybe.get(name, ("absent", None))
-        if why == "doubt" or why != "absent" and self.guards > depth:
-            return
-        hint = {"absent": "assign it before this line (Python would raise UnboundLocalError)",
-                "branch": "it is assigned on some paths only: assign it on every path before "
-                          "this line, e.g. before the if or loop that assigns it",
-                "carried": "the loop assigns it only further down: assign it before the loop"
-                }[why]
-        self.report(node, f"'{name}' is read before it is assigned", hint)
+        why = state.maybe.get(name)
+        if why is None:
+            self.report(node, f"'{name}' is read before it is assigned",
+                        "assign it before this line (Python would raise UnboundLocalError)")
+        self.warn(node, f"'{name}' may be read before it is assigned: {HINTS[why]}",
+                  "a thread that reads it unassigned gets an undefined value, as in C "
+                  "(checks=True and the sim device report it): assign it on every path "
+                  "before this line")
 
 
 def _surely_runs_for(stmt):

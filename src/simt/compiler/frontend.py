@@ -15,7 +15,7 @@ from ..lang import loops
 from ..lang.registry import Static
 from . import unroll
 from .source import Source
-from .errors import fail
+from .errors import fail, warn
 from ..errors import CompileError
 from . import calls, conditional, definite, group_args, records
 
@@ -62,7 +62,7 @@ class FrontEnd:
     def build(self):
         fndef = self.source.fndef
         self._check_signature(fndef)
-        definite.check(fndef, self.all_params, self.fail)
+        definite.check(fndef, self.all_params, self.fail, self.warn)
         for _ in range(MAX_PASSES):
             self._start_pass()
             body = self._params_prologue() + self.block(fndef.body)
@@ -129,6 +129,9 @@ class FrontEnd:
     def fail(self, where, message, hint=None):
         loc = where if isinstance(where, ir.Loc) else self.loc(where)
         fail(self.source, loc, message, hint, kernel=self.source.name)
+
+    def warn(self, where, message, hint=None):
+        warn(self.source, self.loc(where), message, hint, kernel=self.source.name)
 
     def temp(self, prefix="tmp"):
         self.temp_count += 1

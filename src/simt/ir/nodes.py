@@ -45,6 +45,15 @@ class Var(Expr):
 
 
 @dataclass(eq=False)
+class CheckedVar(Expr):
+    """Read ``var`` once ``assigned``, the bool variable that says whether this thread
+    assigned it, holds; else stop the launch with a report of an unassigned read (checked
+    mode only: ir/assigned.py makes these)."""
+    var: Var
+    assigned: Var
+
+
+@dataclass(eq=False)
 class Param(Expr):
     """Read kernel/device-function parameter ``index`` (a value, never assigned)."""
     index: int

@@ -183,6 +183,9 @@ class _Printer:
     def expr_Var(self, e):
         return e.name
 
+    def expr_CheckedVar(self, e):
+        return f"assigned({e.var.name})"
+
     def expr_Param(self, e):
         params = self.fn.params if self.fn is not None else []
         return f"%{params[e.index][0]}" if e.index < len(params) else f"%{e.index}"

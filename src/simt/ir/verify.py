@@ -298,6 +298,13 @@ def _var(v, e):
     v.declared(e.name, e, e.type)
 
 
+def _checked_var(v, e):
+    if e.assigned.type != T.BOOL:
+        v.fail(e, f"its flag '{e.assigned.name}' is a {e.assigned.type!r}, not bool")
+    if e.type != e.var.type:
+        v.fail(e, f"has type {e.type!r}, its variable {e.var.type!r}")
+
+
 def _param(v, e):
     params = v.fn.params
     if not 0 <= e.index < len(params):
@@ -451,7 +458,7 @@ def _replace(v, e):
 
 
 _EXPR_RULES = {ir.MakeRecord: _make_record, ir.Field: _field, ir.Replace: _replace, ir.Const: _const, ir.Var: _var, ir.Param: _param, ir.Cast: _cast,
-               ir.BinOp: _binop, ir.UnaryOp: _unary, ir.Compare: _compare,
-               ir.Logical: _logical, ir.IfExp: _ifexp, ir.ArrayRef: _arrayref,
+               ir.CheckedVar: _checked_var, ir.BinOp: _binop, ir.UnaryOp: _unary,
+               ir.Compare: _compare, ir.Logical: _logical, ir.IfExp: _ifexp, ir.ArrayRef: _arrayref,
                ir.Load: _load, ir.View: _view, ir.ArrayAttr: _arrayattr,
                ir.TupleExpr: _tuple, ir.TupleGet: _tuple_get, ir.CallDevice: _call}

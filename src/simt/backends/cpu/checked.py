@@ -204,6 +204,24 @@ def _local_access(em, indices, address, access, label, loc):
         b.store(ll.Constant(I8, 1), written)
 
 
+# ------------------------------------------------------------------ local variables
+def unassigned_read(em, assigned, name, loc):
+    """A read of variable ``name`` where ``assigned`` (i1: this thread assigned it) is
+    false: report it and stop (ir/assigned.py made the flag)."""
+    em.target.can_fail = True
+    b = em.builder
+    stop, go = em.new_block("unassigned"), em.new_block("assigned")
+    b.cbranch(assigned, go, stop)
+    b.position_at_end(stop)
+    st = state(em)
+    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+    b.call(_reporter(em.module), [st, i32(fault.UNASSIGNED), me, i32(site(em, loc)),
+                                  i32(0), i32(0), i32(fault.READ)])
+    _record_element(em, [], name)
+    em.abort()
+    b.position_at_end(go)
+
+
 def _record_element(em, indices, label):
     """The array and index of a report, into the fault record."""
     b = em.builder

@@ -9,6 +9,7 @@ from ...compiler.lltypes import symbol_part
 from .binary import CpuBinary
 from .. import hostjit as jit
 from .emit import CpuKernelEmitter
+from ...ir.assigned import check_reads
 from ...ir.inline import inline_barrier_calls
 from ...ir import verify
 from ...ir.walk import all_functions
@@ -26,8 +27,12 @@ class _Compile:
                 ("optimized", jit.optimize), ("object", jit.emit_object)]
 
     def inline(self, fn):
-        """Device functions holding barriers, inlined (ir/inline.py)."""
-        return verify.after("inline", inline_barrier_calls(fn))
+        """Device functions holding barriers, inlined (ir/inline.py); in checked mode,
+        reads of variables a thread may not have assigned, checked (ir/assigned.py)."""
+        fn = verify.after("inline", inline_barrier_calls(fn))
+        if self.options.checks:
+            fn = verify.after("checked reads", check_reads(fn))
+        return fn
 
     def emit(self, fn):
         module = ll.Module(name=fn.name)

@@ -18,6 +18,7 @@ from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, 
 from . import checked, cluster, cooperative, guards, hoist, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
+from ...ir.assigned import display_name
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -60,6 +61,10 @@ class CpuEmitterBase(FunctionEmitter):
             return super().expr_Intrinsic(e)
         finally:
             self.block_private = outer
+
+    def expr_CheckedVar(self, e):
+        checked.unassigned_read(self, self.expr(e.assigned), display_name(e.var.name), e.loc)
+        return self.expr(e.var)
 
 
 class CpuKernelEmitter(CpuEmitterBase):

@@ -18,6 +18,7 @@ import re
 from ...errors import NotSupportedError
 from ...ir import nodes as ir
 from ...ir import types as T
+from ...ir.assigned import display_name
 from .lower import lower_intrinsic
 from .scalars import binop, cast, literal, wrap
 
@@ -298,6 +299,11 @@ class Generator:
 
     def expr_Var(self, e):
         return py_name(e.name)
+
+    def expr_CheckedVar(self, e):
+        site = self.site(e.loc, display_name(e.var.name))
+        return (f"({py_name(e.var.name)} if {py_name(e.assigned.name)} else "
+                f"_k_L.unassigned(_k_t, {site}))")
 
     def expr_Param(self, e):
         return py_name(self.fn.params[e.index][0])

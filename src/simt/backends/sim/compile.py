@@ -11,6 +11,7 @@ from ...compiler import pipeline
 from ...compiler.binary import Binary
 from ...compiler.writes import written_params
 from ...ir import verify
+from ...ir.assigned import check_reads
 from ...ir.inline import inline_barrier_calls
 from ...ir.walk import all_functions
 from .codegen import Generator, is_sync, py_name
@@ -41,8 +42,7 @@ def compile_kernel(fn, options, warp):
         out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files)
         return src.text()
 
-    stages = pipeline.run([("inlined", lambda f: verify.after("inline", inline_barrier_calls(f))),
-                           ("python", generate)], fn, fn.name)
+    stages = pipeline.run([("inlined", _inlined), ("python", generate)], fn, fn.name)
     inlined = out["fn"]
     symbols = [d for _, d in out["decls"] if d.space == "symbol"]
     statics = []
@@ -62,6 +62,13 @@ def compile_kernel(fn, options, warp):
         statics=statics, sync=is_sync(inlined), debug=debug, seed=options.seed or 0,
         function_files=out["files"], param_names=[name for name, _ in fn.params],
         written=sorted(written_params(fn)))
+
+
+def _inlined(fn):
+    """Device functions holding barriers inlined (ir/inline.py), and reads of variables a
+    thread may not have assigned checked (ir/assigned.py: the sim device always checks)."""
+    fn = verify.after("inline", inline_barrier_calls(fn))
+    return verify.after("checked reads", check_reads(fn))
 
 
 def _nodes(fn):

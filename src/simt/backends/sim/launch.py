@@ -2,6 +2,8 @@
 local and constant memory, and the errors its checks raise (schedule.Report words them)."""
 import numpy as np
 
+import simt.fault as fault
+
 from ...errors import NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
@@ -168,6 +170,13 @@ class Launch:
             site, idx, th = self.unwritten
             raise Fault(self.report.uninitialized(self.sites[site], self.sites[site].label or
                                                   "array", idx, th))
+
+    def unassigned(self, th, site):
+        """A read of a local variable that thread th has not assigned (ir/assigned.py)."""
+        where = self.sites[site]
+        raise Fault(fault.checked_error(fault.UNASSIGNED, self.binary.name,
+                                        fault.Thread(th.bid, th.tid, where.file, where.line),
+                                        array=where.label))
 
     def race(self, rec, first, site, second, idx, th):
         other = (_Past(rec[0], rec[1]), self.sites[rec[4]])
