@@ -147,6 +147,80 @@ def test_store_converts(device, rng, out):
     np.testing.assert_array_equal(got, expected)   # small integers: exact in 16 bits
 
 
+def make_mn_major_gemm(n, swizzle, a_major, dtype):
+    """C[64, n] = A @ B by one warpgroup with B given as a row-major K x n array (N-major in
+    shared memory, chunks of the swizzle's width) and A K-major (128-byte swizzle), or
+    M-major (given as a column-major 64 x K array: its transpose, K x 64 row-major)."""
+    width = WIDTH[swizzle] // 2                  # float16 elements in one swizzled row
+    period = 128 // WIDTH[swizzle]               # rows sharing one XOR pattern
+    mask = WIDTH[swizzle] // 16 - 1
+    a_mn = a_major == "mn"
+    a_shape = (64 * 64 // width, width) if a_mn else (64, 64)
+
+    @simt.device
+    def stage_mn(tile, src, k_rows, mn):
+        """src (k_rows x mn, row-major) into tile: chunk j (columns j*width...) at rows
+        j*k_rows..., each row's 16-byte pieces swizzled by the address."""
+        t = simt.threadIdx.x
+        for i in range(t, k_rows * mn, 128):
+            k, col = i // mn, i % mn
+            row = (col // width) * k_rows + k
+            piece = ((col % width) // 8) ^ ((row // period) & mask)
+            tile[row, piece * 8 + col % 8] = src[k, col]
+
+    @simt.kernel
+    def gemm_a_mn(a, b, c):
+        sa = simt.shared.array(a_shape, dtype)
+        sb = simt.shared.array((64 * n // width, width), dtype)
+        acc = wgmma.accumulator(64, n)
+        stage_mn(sb, b, 64, n)
+        stage_mn(sa, a, 64, 64)
+        wgmma.fence()
+        simt.syncthreads()
+        for kk in simt.unroll(range(64 // 16)):
+            wgmma.mma_async(acc, wgmma.descriptor(sa, swizzle=swizzle, k=kk * 16, major="mn",
+                                                  chunk_rows=64),
+                            wgmma.descriptor(sb, swizzle=swizzle, k=kk * 16, major="mn",
+                                             chunk_rows=64))
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        acc.store(c, 0, n)
+
+    @simt.kernel
+    def gemm_a_k(a, b, c):
+        sa = simt.shared.array((64, 64), dtype)
+        sb = simt.shared.array((64 * n // width, width), dtype)
+        acc = wgmma.accumulator(64, n)
+        stage_mn(sb, b, 64, n)
+        for i in range(simt.threadIdx.x, 64 * 64, 128):      # K-major, 128-byte swizzle
+            r, kc = i // 64, i % 64
+            sa[r, ((kc // 8) ^ (r & 7)) * 8 + kc % 8] = a[r, kc]
+        wgmma.fence()
+        simt.syncthreads()
+        for kk in simt.unroll(range(64 // 16)):
+            wgmma.mma_async(acc, wgmma.descriptor(sa, swizzle="128B", k=kk * 16),
+                            wgmma.descriptor(sb, swizzle=swizzle, k=kk * 16, major="mn",
+                                             chunk_rows=64))
+        wgmma.commit_group()
+        wgmma.wait_group(0)
+        acc.store(c, 0, n)
+    return gemm_a_mn if a_mn else gemm_a_k
+
+
+@pytest.mark.parametrize("n, swizzle, a_major", [(128, "128B", "k"), (64, "128B", "mn"),
+                                                  (64, "64B", "k"), (32, "32B", "mn")])
+def test_mn_major_operands(device, rng, n, swizzle, a_major):
+    """B (and A) stored M/N-major, as a row-major K x N array holds B: PTX's transposed
+    operands (imm-trans-b), the layout attention's P @ V needs."""
+    _skip_unless_hopper(device)
+    a = rng.integers(-4, 5, (64, 64)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, n)).astype(np.float16)
+    a_given = np.ascontiguousarray(a.T) if a_major == "mn" else a
+    c = poison((64, n), np.float32)
+    make_mn_major_gemm(n, swizzle, a_major, np.float16)[1, 128](a_given, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+
+
 @simt.kernel
 def accumulator_layout(out):
     acc = wgmma.accumulator(64, 16)

@@ -34,7 +34,10 @@ def thread_place(b, rank):
 
 def operand_offset(b, t, row, k):
     """Byte offset, from a tile's start, of the operand at (row, k): row a multiple of 8, k
-    of one instruction's K (lang/wgmma.py's layouts; i64 values)."""
+    of one instruction's K (lang/wgmma.py's layouts; i64 values). An M- or N-major tile's
+    operand starts at array row row + k."""
+    if t.major == "mn":
+        return b.mul(b.add(row, k), i64(t.row_bytes))
     rows = b.mul(b.lshr(row, i64(3)), i64(t.sbo))
     along_k = b.mul(k, i64(t.element_bytes * (1 if t.swizzle else t.lbo // 16)))
     return b.add(rows, along_k)

@@ -35,13 +35,14 @@ class Descriptor(T.Scalar):
     type (``precision``), swizzle mode and its byte offsets (``lbo`` along K, ``sbo`` from one
     8-row group to the next)."""
 
-    def __init__(self, kind, swizzle, lbo, sbo):
+    def __init__(self, kind, swizzle, lbo, sbo, major="k"):
         super().__init__(np.uint64)
         self.precision, self.swizzle, self.lbo, self.sbo = kind, swizzle, lbo, sbo
+        self.major = major            # "k": K contiguous; "mn": M (or N) contiguous
 
     def key(self):
         return super().key() + ("wgmma.descriptor", self.precision, self.swizzle, self.lbo,
-                                self.sbo)
+                                self.sbo, self.major)
 
     @property
     def row_bytes(self):
@@ -53,7 +54,8 @@ class Descriptor(T.Scalar):
         return KINDS[self.precision][1]
 
     def __repr__(self):
-        return f"wgmma.descriptor({self.precision}, swizzle={self.swizzle})"
+        major = ", major='mn'" if self.major == "mn" else ""
+        return f"wgmma.descriptor({self.precision}, swizzle={self.swizzle}{major})"
 
 
 class Accumulator(T.Array):
@@ -122,22 +124,55 @@ def _layout(fc, array, kind, swizzle, loc):
     return 8 * CORE_BYTES, 8 * cols * size
 
 
+def _mn_layout(fc, array, kind, swizzle, chunk_rows, loc):
+    """(lbo, sbo) of an M- or N-major tile: rows of the swizzle's width holding consecutive
+    M (N) elements, K running down the rows, the next M (N) chunk ``chunk_rows`` rows on."""
+    rows, cols = array.decl.shape
+    size = KINDS[kind][1]
+    width = SWIZZLES[swizzle]
+    if kind not in ("f16", "bf16"):
+        fc.fail(loc, f"an M- or N-major wgmma tile (major='mn') holds float16 or bfloat16, "
+                f"as the PTX ISA's transposed operands do; got {array.type.dtype}")
+    if not width:
+        fc.fail(loc, "an M- or N-major wgmma tile (major='mn') is swizzled: give swizzle="
+                "'32B', '64B' or '128B'")
+    if cols * size != width:
+        fc.fail(loc, f"a major='mn' tile with swizzle='{swizzle}' has rows of {width} bytes: "
+                f"shape (rows, {width // size}) for {array.type.dtype}, got {array.decl.shape}")
+    chunk_rows = rows if chunk_rows is None else chunk_rows
+    if chunk_rows % 8 or chunk_rows <= 0:
+        fc.fail(loc, f"wgmma.descriptor's chunk_rows is a positive multiple of 8, got "
+                f"{chunk_rows}")
+    array.decl.align = max(array.decl.align, 8 * width)
+    return chunk_rows * width, 8 * width
+
+
 def _descriptor_build(fc, args, kwargs, loc):
-    value, swizzle, row, k = _args(fc, args, kwargs, [
-        ("array", None), ("swizzle", Static(None)), ("row", Static(0)), ("k", Static(0))],
-        loc, "descriptor")
+    value, swizzle, row, k, major, chunk_rows = _args(fc, args, kwargs, [
+        ("array", None), ("swizzle", Static(None)), ("row", Static(0)), ("k", Static(0)),
+        ("major", Static("k")), ("chunk_rows", Static(None))], loc, "descriptor")
     array = _tile(fc, value, loc)
     kind = operand_kind(fc, array.type.dtype, loc)
     swizzle = fc.static(swizzle, "the swizzle mode", loc)
     if swizzle not in SWIZZLES:
         fc.fail(loc, f"swizzle is None, '32B', '64B' or '128B', got {swizzle!r}")
-    lbo, sbo = _layout(fc, array, kind, swizzle, loc)
+    major = fc.static(major, "the major mode", loc)
+    if major not in ("k", "mn"):
+        fc.fail(loc, f"wgmma.descriptor's major is 'k' (K contiguous) or 'mn' (M or N "
+                f"contiguous), got {major!r}")
+    chunk_rows = fc.static(chunk_rows, "chunk_rows", loc)
+    if major == "mn":
+        lbo, sbo = _mn_layout(fc, array, kind, swizzle, chunk_rows, loc)
+    elif chunk_rows is not None:
+        fc.fail(loc, "wgmma.descriptor's chunk_rows is for major='mn' tiles")
+    else:
+        lbo, sbo = _layout(fc, array, kind, swizzle, loc)
     row, k = (fc.cast(fc.expr(v, loc), T.INT64, loc) for v in (row, k))
     step = KINDS[kind][0]
     for v, unit, what in ((row, 8, "row"), (k, step, "k")):
         if isinstance(v, ir.Const) and v.value % unit:
             fc.fail(loc, f"wgmma.descriptor's {what} is a multiple of {unit}, got {v.value}")
-    return descriptor.node(Descriptor(kind, swizzle, lbo, sbo), loc, [array, row, k])
+    return descriptor.node(Descriptor(kind, swizzle, lbo, sbo, major), loc, [array, row, k])
 
 
 def _accumulator_build(fc, args, kwargs, loc):
@@ -243,7 +278,12 @@ descriptor = Intrinsic(
     "(rows, k) of float16, bfloat16 or float32 (read as tf32), stored in the layout of the "
     "swizzle mode (None, '32B', '64B', '128B'; docs/hopper.md); row (a multiple of 8) and k "
     "(a multiple of one instruction's K: 16, or 8 for tf32) pick where the operand starts. "
-    "For A the rows are M; B is held transposed (rows are N).", _descriptor_build)
+    "For A the rows are M; B is held transposed (rows are N). major='mn' (float16 and "
+    "bfloat16, swizzled): the tile is M- or N-major instead, rows of the swizzle's width "
+    "holding consecutive M (N) elements with K running down the rows (B as a row-major "
+    "K x N array stores it, A as a column-major one); row and k are both rows of the array "
+    "(the operand starts at row + k), and the next M (N) chunk lies chunk_rows rows on "
+    "(default: the array's rows).", _descriptor_build)
 accumulator = Intrinsic(
     "wgmma.accumulator", "wgmma.accumulator(m=64, n, dtype=np.float32): a zeroed accumulator "
     "of a 64 x n tile (n a multiple of 8 up to 256), n/2 float32 registers per thread of the "

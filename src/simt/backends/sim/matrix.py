@@ -93,20 +93,32 @@ def mma_sync(d, c, lanes, lane, k, na, kind, site):
 
 
 # ---------------------------------------------------------------- wgmma
-def descriptor(tile, row, k, kind, swizzle, lbo, sbo):
+def descriptor(tile, row, k, kind, swizzle, lbo, sbo, major):
     """(tile, byte offset of the operand at (row, k)): compiler/wgmma.operand_offset."""
     size = KINDS[kind][1]
+    if major == "mn":
+        return tile, (row + k) * SWIZZLES[swizzle]
     return tile, (row >> 3) * sbo + k * size * (1 if swizzle else lbo // 16)
 
 
-def _elements(desc, kind, swizzle, lbo, sbo, rows, site):
-    """The operand's elements (rows, k) for the given rows and k in one instruction's K, as
-    float32 values the tensor core multiplies: a (len(rows), K) NumPy array."""
+def _elements(desc, kind, swizzle, lbo, sbo, major, rows, site):
+    """The operand's elements (rows, k) for the given rows (M or N indices) and k in one
+    instruction's K, as float32 values the tensor core multiplies: a (len(rows), K) array."""
     tile, start = desc
     steps, size = KINDS[kind]
     r = np.asarray(rows, np.int64)[:, None]
+    width = SWIZZLES[swizzle]
+    if major == "mn":         # K down the rows, M (N) contiguous in chunks lbo apart
+        k = np.arange(steps, dtype=np.int64)[None, :]
+        per_row = width // size
+        offset = start + (r // per_row) * lbo + (r % per_row) * size + (k >> 3) * sbo + \
+            (k & 7) * width
+        offset ^= ((offset >> 7) & (width // 16 - 1)) << 4
+        widen, ld, cols = WIDEN[kind], tile.ld, tile.shape[1]
+        values = [widen(ld(site, f // cols, f % cols)) for f in (offset // size).ravel().tolist()]
+        return np.array(values, np.float32).reshape(offset.shape)
     along = np.arange(steps, dtype=np.int64)[None, :] * size
-    offset = start + (r >> 3) * sbo + (r & 7) * (SWIZZLES[swizzle] or 16)
+    offset = start + (r >> 3) * sbo + (r & 7) * (width or 16)
     if swizzle:               # contiguous along the row, then the address's XOR
         offset = offset + along
         offset ^= ((offset >> 7) & (SWIZZLES[swizzle] // 16 - 1)) << 4

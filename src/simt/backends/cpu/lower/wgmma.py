@@ -30,10 +30,22 @@ def _descriptor(em, e):
 
 
 def _element(em, desc, t, row, k):
-    """Element (row, k) of a descriptor's operand (i64 row and k), widened to float32."""
+    """Element (row, k) of a descriptor's operand (i64 row and k), widened to float32; row
+    is the M (or N) index."""
     b = em.builder
     size = t.element_bytes
     along_k = b.mul(k, i64(size))
+    if t.major == "mn":            # rows along K, M (N) contiguous in chunks lbo apart
+        per_row = t.row_bytes // size
+        offset = b.add(desc, b.add(b.mul(b.udiv(row, i64(per_row)), i64(t.lbo)),
+                                   b.mul(b.urem(row, i64(per_row)), i64(size))))
+        offset = b.add(offset, b.add(b.mul(b.lshr(k, i64(3)), i64(t.sbo)),
+                                     b.mul(b.and_(k, i64(7)), i64(t.row_bytes))))
+        chunks = SWIZZLES[t.swizzle] // 16 - 1
+        offset = b.xor(offset, b.shl(b.and_(b.lshr(offset, i64(7)), i64(chunks)), i64(4)))
+        elem = memory(T.element_type(STORAGE[t.precision]))
+        value = b.load(b.gep(em.shared_base, [offset], source_etype=I8), typ=elem)
+        return _widen(b, value, t.precision)
     offset = b.add(b.add(desc, b.mul(b.lshr(row, i64(3)), i64(t.sbo))),
                    b.mul(b.and_(row, i64(7)), i64(t.row_bytes)))
     if t.swizzle:                  # contiguous along the row, then the address's XOR

@@ -60,7 +60,9 @@ def _mma(em, e):
     kind = a.type.precision
     k = KINDS[kind][0]
     registers = ", ".join(f"${i}" for i in range(count))
-    extra = ", 1, 1, 0, 0" if kind in ("f16", "bf16") else ", 1, 1"   # scales; no transposes
+    # the scales of a and b; for 16-bit operands, whether each is M- (N-) major
+    transposes = f", {int(a.type.major == 'mn')}, {int(b_desc.type.major == 'mn')}"
+    extra = ", 1, 1" + (transposes if kind in ("f16", "bf16") else "")
     text = (f"{{\n.reg .pred p;\nsetp.ne.b32 p, ${count + 2}, 0;\n"
             f"wgmma.mma_async.sync.aligned.m64n{acc.type.n}k{k}.f32.{kind}.{kind} "
             f"{{{registers}}}, ${count}, ${count + 1}, p{extra};\n}}")

@@ -35,8 +35,8 @@ def _mma_sync(g, e, args):
 
 
 def _layout(t):
-    """What a descriptor's type says of its tile: (precision, swizzle, lbo, sbo)."""
-    return f"({t.precision!r}, {t.swizzle!r}, {t.lbo}, {t.sbo})"
+    """What a descriptor's type says of its tile: (precision, swizzle, lbo, sbo, major)."""
+    return f"({t.precision!r}, {t.swizzle!r}, {t.lbo}, {t.sbo}, {t.major!r})"
 
 
 @rule(wgmma.descriptor)
@@ -44,7 +44,7 @@ def _descriptor(g, e, args):
     tile, row, k = args
     t = e.type
     return (f"_k_mx.descriptor({tile}, {row}, {k}, {t.precision!r}, {t.swizzle!r}, {t.lbo}, "
-            f"{t.sbo})")
+            f"{t.sbo}, {t.major!r})")
 
 
 def _tile_site(g, e, desc):
