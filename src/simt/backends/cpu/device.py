@@ -285,11 +285,12 @@ class CpuBackend(CpuMemory):
     def create_graph(self):
         return graphs.CpuGraph(self)
 
-    def run_graph(self, stream, replay):
-        """A graph launch: ``replay`` in stream order (its errors kept as a launch's)."""
+    def run_graph(self, stream, replay, nodes=None):
+        """A graph launch: ``replay`` in stream order (its errors kept as a launch's); in a
+        stream under capture, a child graph node of ``nodes`` instead."""
         stream = self.per_thread(stream)
         if stream is not None:
-            stream.enqueue(replay, "graph")
+            stream.enqueue(replay, "graph", nodes)
             return
         self.drain_blocking()
         self.raise_pending()
@@ -297,6 +298,11 @@ class CpuBackend(CpuMemory):
             replay()
         except Exception as exc:
             self.record_error(exc)
+
+    def captured(self, stream):
+        """Whether work put in ``stream`` is recorded into a graph being captured."""
+        stream = self.per_thread(stream)
+        return stream is not None and stream.capture is not None
 
     def copy_3d(self, dst, src, extent, stream=None):
         """A 2-D/3-D copy: both sides are host memory here, so NumPy moves the rows."""
@@ -398,8 +404,8 @@ class CpuBackend(CpuMemory):
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
             _refuse_numpy(kernel, args)
-            stream.enqueue(self.graph_node(loaded, grid, block, shared_bytes, args),
-                           "kernel", (grid, block, shared_bytes), kernel)
+            make = functools.partial(self.graph_node, loaded, grid, block, shared_bytes, args)
+            stream.enqueue(make, "kernel", (grid, block, shared_bytes), kernel)
         else:
             plan = frames.plan(loaded, grid, block, shared_bytes)
             if stream is None:

@@ -14,6 +14,7 @@ the capture from there (how work spread over several streams is captured, as in 
 """
 import collections
 import ctypes
+import functools
 import threading
 
 from ...errors import CudaError
@@ -31,8 +32,10 @@ class Node:
         self.kernel = kernel          # kernel nodes: the Kernel (an update may not change it)
 
     def runnable(self):
-        """The callable an exec runs for this node (None: nothing to run)."""
-        return self.work() if self.kind == "event_record" else self.work
+        """The callable an exec runs for this node (None: nothing to run). Kernel and
+        event record nodes hold a maker: each exec gets its own launch (packed arguments,
+        launch record) and its own records, so two execs of one graph may run at once."""
+        return self.work() if self.kind in ("kernel", "event_record") else self.work
 
 
 class EventRecord:
@@ -78,8 +81,9 @@ class CpuGraph:
         return node
 
     def add_kernel(self, kernel, loaded, grid, block, shared_bytes, args, deps):
-        work = self.backend.graph_node(loaded, grid, block, shared_bytes, args)
-        return self.node("kernel", deps, work, (grid, block, shared_bytes), kernel)
+        make = functools.partial(self.backend.graph_node, loaded, grid, block, shared_bytes,
+                                 args)
+        return self.node("kernel", deps, make, (grid, block, shared_bytes), kernel)
 
     def add_memcpy(self, dst, dst_host, src, src_host, nbytes, deps):
         return self.node("memcpy", deps, lambda: ctypes.memmove(dst, src, nbytes))
@@ -125,11 +129,45 @@ def _shape(nodes):
              _shape(node.config) if node.kind == "graph" else None) for node in nodes]
 
 
+class _Turn:
+    """One launch's place in the order of an exec's launches (CUDA runs a graph exec one
+    launch at a time, each after the launches made before it, whatever their streams)."""
+
+    __slots__ = ("before", "done", "skipped")
+
+    def __init__(self, before):
+        self.before = before          # the previous launch's turn (None once this one ran)
+        self.done = threading.Event()
+        self.skipped = False
+
+    def wait(self):
+        """Until this launch has finished (a skipped one: until the one before it has)."""
+        turn = self
+        while turn is not None:
+            turn.done.wait()
+            if not turn.skipped:
+                return
+            turn = turn.before
+
+    def finish(self):
+        self.before = None
+        self.done.set()
+
+    def skip(self):
+        """The launch was refused before it was queued: later ones wait for the one before."""
+        self.skipped = True
+        self.done.set()
+
+
 class CpuGraphExec:
-    """An instantiated graph: the flat list of what to run, replayed per launch."""
+    """An instantiated graph: the flat list of what to run, replayed per launch, one
+    launch at a time in the order of the ``launch`` calls (cudaGraphLaunch's rule: a
+    replay shares its kernels' packed arguments and launch records with every other)."""
 
     def __init__(self, graph):
         self.backend = graph.backend
+        self.lock = threading.Lock()
+        self.last = None              # the _Turn of the latest launch
         self._build(graph)
 
     def _build(self, graph):
@@ -140,14 +178,35 @@ class CpuGraphExec:
         self.records = [run for run in self.runs if isinstance(run, EventRecord)]
 
     def launch(self, stream):
+        if self.backend.captured(stream):
+            # recorded into the graph being captured as a child graph: a copy of this one,
+            # which the execs of that graph make their own launches of
+            self.backend.run_graph(stream, None, list(self.nodes))
+            return
         for record in self.records:
             record.at_launch()
         runs = self.runs               # updates after this launch do not reach it
+        turn = self._take_turn()
+        try:
+            self.backend.run_graph(stream, lambda: self._replay(runs, turn))
+        except BaseException:
+            turn.skip()
+            raise
 
-        def replay():
+    def _take_turn(self):
+        with self.lock:
+            turn = self.last = _Turn(self.last)
+        return turn
+
+    @staticmethod
+    def _replay(runs, turn):
+        try:
+            if turn.before is not None:
+                turn.before.wait()
             for run in runs:
                 run()
-        self.backend.run_graph(stream, replay)
+        finally:
+            turn.finish()
 
     def update(self, graph):
         if _shape(graph.nodes) != _shape(self.nodes):
