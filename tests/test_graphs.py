@@ -277,3 +277,25 @@ def test_exec_launched_inside_a_capture_is_a_child_graph(device):
     s.synchronize()
     assert count.copy_to_host()[0] == 5
 
+
+def test_capture_copies_pageable_host_memory_at_each_replay(device, rng):
+    """A stream copy from (or to) pageable host memory under capture is a memcpy node that
+    reads (writes) the host array each time the graph runs, as CUDA records it
+    (NVIDIA's jacobiCudaGraphs sample relies on it)."""
+    x = simt.to_device(poison(N, np.float32))
+    z = simt.to_device(poison(N, np.float32))
+    source = random_array(rng, N, np.float32)           # plain NumPy: pageable
+    result = np.full(N, np.nan, np.float32)
+    s = simt.Stream()
+    with s.capture() as g:
+        x.copy_from(source, stream=s)
+        square[CFG + (0, s)](z, x)
+        z.copy_to_host(out=result, stream=s)
+    assert np.isnan(result).all()                        # recorded, not run
+    exe = g.instantiate()
+    for _ in range(3):
+        source[:] = random_array(rng, N, np.float32)    # the new data is what gets copied
+        result[:] = np.nan
+        exe.launch(s)
+        s.synchronize()
+        np.testing.assert_allclose(result, source * source, rtol=1e-6)

@@ -251,18 +251,17 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ copies in stream order
     def copy_htod(self, dst_ptr, host_array, stream=None):
         self.shadow.written(dst_ptr, host_array.nbytes)
-        if stream is not None and not _is_pinned(host_array):
-            graphs.refuse_in_capture("a copy from pageable host memory into a stream "
-                                     "under capture (pin it: simt.pinned_array or "
-                                     "simt.host_register)", captured=stream.capture is not None)
+        if stream is not None and stream.capture is None and not _is_pinned(host_array):
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
+        # in a stream under capture, pinned or not: a memcpy node that reads the host
+        # memory each time the graph runs, as CUDA records one
         self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
         if self.per_thread(stream) is not stream:
             self._in_order(None, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
             return
-        if stream is not None and not _is_pinned(host_array):
+        if stream is not None and stream.capture is None and not _is_pinned(host_array):
             stream.synchronize()                   # pageable: the copy is done on return
             stream = None
         if stream is None:
