@@ -25,7 +25,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
+from . import capture, devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -135,7 +135,7 @@ class CpuBackend(CpuMemory):
 
     def synchronize(self):
         refuse_in_host_function("synchronize")
-        graphs.refuse_in_capture("synchronize")
+        capture.refuse_in_capture("synchronize")
         for worker in list(self.workers):
             worker.drain(self.poll)
         self.trim_pools()
@@ -163,6 +163,7 @@ class CpuBackend(CpuMemory):
             worker.hold(owner)
 
     def alloc(self, nbytes, *args, **kwargs):
+        capture.refuse_unsafe("allocating device memory")
         allocation = super().alloc(nbytes, *args, **kwargs)
         self.shadow.allocated(allocation.ptr, nbytes, allocation.keepalive)
         return allocation
@@ -228,7 +229,7 @@ class CpuBackend(CpuMemory):
     def drain_blocking(self):
         """Legacy default-stream rule: finish the work queued in blocking streams."""
         refuse_in_host_function("work on the default stream")
-        graphs.refuse_in_capture("work on the legacy default stream",
+        capture.refuse_in_capture("work on the legacy default stream",
                                  "cudaErrorStreamCaptureImplicit")
         if self.workers:
             for worker in list(self.workers):
@@ -313,6 +314,7 @@ class CpuBackend(CpuMemory):
     def host_register(self, array):
         """Nothing to lock: host memory is this device's memory. Registered arrays count
         as pinned, so stream copies with them are asynchronous, as on a GPU."""
+        capture.refuse_unsafe("host_register")
         root = _root(array)
         if id(root) in _registered:
             raise CudaError("host_register: this array's memory is registered already "
@@ -328,6 +330,7 @@ class CpuBackend(CpuMemory):
         _pinned_roots.pop(id(root), None)
 
     def alloc_pinned(self, nbytes, write_combined=False):
+        capture.refuse_unsafe("allocating pinned host memory")
         buffer = super().alloc_pinned(nbytes)
         root = _root(buffer)
         _pinned_roots[id(root)] = weakref.ref(root, lambda _, key=id(root): _pinned_roots.pop(key, None))

@@ -7,10 +7,8 @@ after the other as one piece of stream work. Kernel nodes are made at
 instantiation (arguments packed once: CpuBackend.graph_node), which is what makes a
 replay cheaper than launching the kernels one by one.
 
-Stream capture (``CpuCapture``) turns the work a capturing stream would queue into
-nodes: each depends on the stream's previous node; an event recorded in a capturing
-stream carries that stream's position, and a stream that waits for such an event joins
-the capture from there (how work spread over several streams is captured, as in CUDA).
+Stream capture (capture.py) records what a capturing stream would queue as nodes of a
+CpuGraph.
 """
 import collections
 import ctypes
@@ -226,73 +224,3 @@ class CpuGraphExec:
         runs[self.position[id(self.nodes[index])]] = self.backend.graph_node(
             loaded, grid, block, shared_bytes, args)
         self.runs = runs
-
-
-# -- stream capture ------------------------------------------------------------------
-
-class _Capturing(threading.local):
-    depth = 0                # captures this thread has begun and not ended
-
-
-capturing = _Capturing()
-
-
-def refuse_in_capture(what, error="cudaErrorStreamCaptureUnsupported", captured=False):
-    """CUDA refuses synchronizing calls, and work on the legacy default stream, in a
-    thread that captures a stream (or on a ``captured`` stream, from any thread): what
-    they would wait for is only being recorded."""
-    if capturing.depth or captured:
-        if error == "cudaErrorStreamCaptureImplicit":
-            why = ("work on the legacy default stream waits for the capturing stream, "
-                   "whose work is only recorded; put the work in the captured stream, or "
-                   "make it in a Stream(non_blocking=True)")
-        else:
-            why = ("captured work is recorded into the graph, not run, so nothing can wait "
-                   "for it; end the `with stream.capture()` block first, then launch the "
-                   "graph and wait for that")
-        raise CudaError(f"{what} while this thread captures a stream ({error}): {why}")
-
-
-class CpuCapture:
-    """One capture under way: the graph it records and where each joined stream is."""
-
-    def __init__(self, origin):
-        self.graph = CpuGraph(origin.backend)
-        self.origin = origin
-        self.tails = {origin: []}     # stream -> the nodes its next node depends on
-        self.active = True
-
-    def record(self, stream, kind, work, config=None, kernel=None):
-        node = self.graph.node(kind, self.tails[stream], work, config, kernel)
-        self.tails[stream] = [node]
-
-    def join(self, stream, nodes):
-        """``stream`` waited for an event recorded in this capture at ``nodes``."""
-        if stream.capture is None:
-            stream.capture = self
-            self.tails[stream] = list(nodes)
-        else:
-            tail = self.tails[stream]
-            self.tails[stream] = tail + [n for n in nodes if n not in tail]
-
-    def end(self, check=True):
-        """The recorded graph (``check``: every stream that joined must have been joined
-        back); every stream leaves the capture either way."""
-        self.active = False
-        for stream in self.tails:
-            stream.capture = None
-        if not check:
-            return None
-        seen, todo = set(), list(self.tails[self.origin])
-        while todo:
-            node = todo.pop()
-            if id(node) not in seen:
-                seen.add(id(node))
-                todo += node.deps
-        for stream, tail in self.tails.items():
-            if any(id(node) not in seen for node in tail):
-                raise CudaError("stream capture ended with work of another stream not joined "
-                                "back into the capturing one (cudaErrorStreamCaptureUnjoined): "
-                                "record an event in that stream after its work and have the "
-                                "capturing stream wait for it before the block ends")
-        return self.graph
