@@ -400,7 +400,9 @@ class CudaBackend(Backend):
                 f"threads cannot all be resident on cuda:{self.index} (at most {limit}: "
                 f"{per_sm} per multiprocessor); CUDA fails this launch with "
                 "cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks and loop over the "
-                "data (a grid-stride loop)")
+                "data (a grid-stride loop); size the grid with "
+                f"{kernel.__name__}.max_active_blocks_per_multiprocessor(block, shared_bytes, "
+                "args=args), which answers for the compile this launch runs")
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
                    cooperative=True)
 
