@@ -219,3 +219,83 @@ def test_graph_argument_errors(device, rng):
     with pytest.raises(simt.InvalidConfiguration, match="legacy default stream cannot be"):
         with simt.default_stream().capture():
             pass
+
+
+@simt.kernel
+def bump_slowly(count, scratch):
+    """count[0] += 1, a plain read and write far apart: launches that overlap lose updates."""
+    if simt.grid(1) == 0:
+        seen = count[0]
+        for k in range(20000):
+            scratch[k % scratch.shape[0]] = seen + k
+        count[0] = seen + 1
+
+
+def test_exec_launched_from_two_threads_runs_one_launch_at_a_time(device):
+    """A graph exec runs one launch at a time, each after the launches made before it, in
+    whichever streams (guide 3.2.6.6.5): 200 launches from two threads count to 200."""
+    import threading
+    count, scratch = simt.zeros(1, np.int32), simt.zeros(64, np.int32)
+    s = simt.Stream()
+    with s.capture() as g:
+        bump_slowly[1, 32, 0, s](count, scratch)
+    exe = g.instantiate()
+    errors = []
+
+    def launches():
+        try:
+            with simt.use_device(device):
+                stream = simt.Stream()
+                for _ in range(100):
+                    exe.launch(stream)
+                stream.synchronize()
+        except BaseException as exc:        # seen by the test, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=launches) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert count.copy_to_host()[0] == 200
+
+
+def test_exec_launched_inside_a_capture_is_a_child_graph(device):
+    count, scratch = simt.zeros(1, np.int32), simt.zeros(64, np.int32)
+    s = simt.Stream()
+    with s.capture() as g:
+        bump_slowly[1, 32, 0, s](count, scratch)
+    exe = g.instantiate()
+    with s.capture() as outer:
+        exe.launch(s)
+        exe.launch(s)
+    twice = outer.instantiate()
+    twice.launch(s)
+    exe.launch(s)
+    twice.launch(s)
+    s.synchronize()
+    assert count.copy_to_host()[0] == 5
+
+
+def test_capture_copies_pageable_host_memory_at_each_replay(device, rng):
+    """A stream copy from (or to) pageable host memory under capture is a memcpy node that
+    reads (writes) the host array each time the graph runs, as CUDA records it
+    (NVIDIA's jacobiCudaGraphs sample relies on it)."""
+    x = simt.to_device(poison(N, np.float32))
+    z = simt.to_device(poison(N, np.float32))
+    source = random_array(rng, N, np.float32)           # plain NumPy: pageable
+    result = np.full(N, np.nan, np.float32)
+    s = simt.Stream()
+    with s.capture() as g:
+        x.copy_from(source, stream=s)
+        square[CFG + (0, s)](z, x)
+        z.copy_to_host(out=result, stream=s)
+    assert np.isnan(result).all()                        # recorded, not run
+    exe = g.instantiate()
+    for _ in range(3):
+        source[:] = random_array(rng, N, np.float32)    # the new data is what gets copied
+        result[:] = np.nan
+        exe.launch(s)
+        s.synchronize()
+        np.testing.assert_allclose(result, source * source, rtol=1e-6)

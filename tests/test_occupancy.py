@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import simt
+from simt import cg
 from conftest import poison, random_array
 
 
@@ -102,3 +103,53 @@ def test_occupancy_respects_launch_bounds(device):
     assert bounded.max_active_blocks_per_multiprocessor(256, signature=sig) >= 1
     min_grid, block = bounded.max_potential_block_size(signature=sig)
     assert 0 < block <= 256 and min_grid >= device.properties.multiprocessor_count
+
+
+@simt.kernel
+def neighbours_through_grid(y, x, out, n):
+    """y = 2x through a shared tile, then, after a grid-wide sync, out[i] = y[i + 1]."""
+    tile = simt.shared.array(256, np.float32)
+    i = simt.grid(1)
+    t = simt.threadIdx.x
+    tile[t] = x[i] if i < n else np.float32(0)
+    simt.syncthreads()
+    if i < n:
+        y[i] = tile[t] * 2
+    cg.this_grid().sync()
+    if i < n:
+        out[i] = y[(i + 1) % n]
+
+
+@pytest.mark.parametrize("ask", ["args", "signature"])
+def test_occupancy_answer_holds_for_the_cooperative_launch(device, rng, ask):
+    """The occupancy query compiles what the launch with that block runs (on the CPU device,
+    the compile made for that block shape), so the launch reuses it and a grid of the
+    answered size launches cooperatively (issue 33 item 11)."""
+    if device.kind == "sim":
+        pytest.skip("cooperative launches are not supported on the sim device")
+    kernel = simt.kernel(neighbours_through_grid.pyfunc)      # no compiles yet
+    block = 256
+    p = device.properties
+    x, y = simt.to_device(np.zeros(1, np.float32)), simt.to_device(np.zeros(1, np.float32))
+    example = (x, y, simt.to_device(np.zeros(1, np.float64)), np.int32(1))
+    query = {"args": example} if ask == "args" else \
+        {"signature": "void(float32[::1], float32[::1], float64[::1], int32)"}
+    per_sm = kernel.max_active_blocks_per_multiprocessor(block, shared_bytes=64, **query)
+    assert per_sm >= 1
+    made = {id(v) for v in (*kernel.compiled.values(), *kernel.shaped.values())}
+    blocks = per_sm * p.multiprocessor_count
+    n = blocks * block - 17
+    host = random_array(rng, n, np.float32)
+    out = simt.to_device(poison(n, np.float64))
+    kernel.launch_cooperative(blocks, block, (simt.to_device(poison(n, np.float32)),
+                                              simt.to_device(host), out, np.int32(n)),
+                              shared_bytes=64)
+    now = {id(v) for v in (*kernel.compiled.values(), *kernel.shaped.values())}
+    assert now == made                                    # the query's compile ran
+    np.testing.assert_array_equal(out.copy_to_host(), np.roll(2 * host, -1).astype(np.float64))
+
+
+def test_occupancy_takes_signature_or_args(device):
+    with pytest.raises(ValueError, match="signature= or args=, not both"):
+        staged_copy.max_active_blocks_per_multiprocessor(
+            128, signature=SIG, args=(simt.device_array(4, np.float32),) * 2)

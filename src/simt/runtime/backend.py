@@ -261,9 +261,10 @@ class Backend:
     # ------------------------------------------------------------ streams and events
     def create_stream(self, non_blocking=False, priority=0):
         """A stream object: handle, non_blocking, priority, synchronize(), query(),
-        wait_event(event), launch_host_func(fn, *args), begin_capture() and
-        end_capture(failed=False) -> a graph object as create_graph's (runtime/streams.py
-        wraps it)."""
+        wait_event(event), launch_host_func(fn, *args), begin_capture(mode, where) (mode:
+        one of streams.CAPTURE_MODES, checked; where: the captured stream named for error
+        messages) and end_capture(failed=False) -> a graph object as create_graph's
+        (runtime/streams.py wraps it)."""
         raise self.unsupported("streams")
 
     def default_stream(self):

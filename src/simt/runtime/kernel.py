@@ -179,37 +179,51 @@ class Kernel:
         return loaded, grid, block, shared_bytes
 
     # ------------------------------------------------------------ occupancy
-    def max_active_blocks_per_multiprocessor(self, block, shared_bytes=0, signature=None):
+    def max_active_blocks_per_multiprocessor(self, block, shared_bytes=0, signature=None,
+                                             args=None):
         """How many blocks of ``block`` threads (and ``shared_bytes`` of dynamic shared
         memory each) can be resident on one multiprocessor of the current device
         (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot run.
-        ``signature``: the compile to ask about (default: the one compiled so far here)."""
-        loaded, device = self._loaded_for(signature, "max_active_blocks_per_multiprocessor")
+        The answer is for the compile a launch with ``block`` runs: that of ``args`` (the
+        launch's arguments, typed as the launch types them), or of ``signature`` (those
+        types exactly: ``float32[:]`` is any layout, what a strided view launches with;
+        whole device arrays launch as ``float32[::1]``), or else of the one compile made
+        so far on this device. The launch then reuses that compile."""
         threads = math.prod(dim3_tuple(block, "block"))
+        loaded, device = self._loaded_for(signature, args,
+                                          "max_active_blocks_per_multiprocessor", block)
         bounds = self.launch_bounds(device)
         if bounds is not None and threads > bounds[0]:
             return 0                       # over launch_bounds: such a block cannot run
         return device.backend.occupancy(loaded, threads, shared_size(shared_bytes))
 
-    def max_potential_block_size(self, shared_bytes=0, signature=None):
+    def max_potential_block_size(self, shared_bytes=0, signature=None, args=None):
         """(min_grid, block): the block size that gives the most resident threads per
         multiprocessor, the largest one if several do, and the fewest blocks that fill
-        the whole device at that size (cudaOccupancyMaxPotentialBlockSize)."""
-        loaded, device = self._loaded_for(signature, "max_potential_block_size")
+        the whole device at that size (cudaOccupancyMaxPotentialBlockSize). ``args`` or
+        ``signature``: the compile to ask about, as max_active_blocks_per_multiprocessor."""
+        loaded, device = self._loaded_for(signature, args, "max_potential_block_size")
         bounds = self.launch_bounds(device)
         return device.backend.potential_block_size(loaded, shared_size(shared_bytes),
                                                    bounds[0] if bounds else 0)
 
-    def _loaded_for(self, signature, what):
-        """(loaded kernel, device) of ``signature`` or of the one compile on this device."""
+    def _loaded_for(self, signature, args, what, block=None):
+        """(loaded kernel, device) that a launch with ``block`` threads and these argument
+        types (``args``' or ``signature``'s) runs, through the launch's own path (on the
+        CPU, the compile made for that block shape), or the one compile on this device."""
         device = get_device()
-        if signature is not None:
-            return self.compile(signature, device), device
+        if signature is not None and args is not None:
+            raise ValueError(f"{self.__name__}.{what}: pass signature= or args=, not both")
+        if args is not None or signature is not None:
+            types = arg_types(self, tuple(args)) if args is not None else _types(signature)
+            shape = dim3_tuple(block, "block") if block is not None else None
+            return self.binary_for(types, device, shape), device
         seen = self._compiled_types(device)
         if len(seen) != 1:
             raise ValueError(f"{self.__name__}.{what}: the kernel has {len(seen)} compiles on "
                              f"{device.name}; pass signature=, e.g. "
-                             "\"void(float32[:], int32)\"")
+                             "\"void(float32[::1], int32)\", or args= (the launch's "
+                             "arguments)")
         key = (device.name, seen[0], self.options_for(device.kind, device.options).key())
         loaded = self.compiled.get(key) or next(
             made for k, made in self.shaped.items() if k[:3] == key)   # same resources

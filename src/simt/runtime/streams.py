@@ -5,11 +5,14 @@ were made, as in CUDA, and hold that device's backend object (backends/*/streams
 backends take the object's ``handle`` (None for the legacy default stream).
 """
 import contextlib
+import sys
 
 from .devices import get_device
 from .graphs import Graph
 from ..errors import InvalidConfiguration
 from .backend import refuse_in_host_function
+
+CAPTURE_MODES = ("global", "thread_local", "relaxed")    # cudaStreamCaptureMode
 
 
 class Stream:
@@ -80,21 +83,35 @@ class Stream:
             raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
         self.impl.launch_host_func(fn, *args)
 
-    @contextlib.contextmanager
-    def capture(self):
+    def capture(self, mode="thread_local"):
         """``with stream.capture() as graph:`` records the work put in this stream, and in
         the streams that join it through events, into ``graph`` (a simt.Graph, complete
         once the block ends) instead of running it (cudaStreamBeginCapture/EndCapture).
         Inside the block, synchronizing calls and work on the legacy default stream
         raise CudaError, as CUDA refuses them; every stream that joined must be joined
-        back into this one (``s.wait_event(e)`` with ``e`` recorded in the other)."""
+        back into this one (``s.wait_event(e)`` with ``e`` recorded in the other).
+
+        ``mode`` (cudaStreamCaptureMode) says which threads may make calls CUDA deems
+        unsafe during a capture, such as allocating memory: 'thread_local' (the default)
+        forbids them in this thread only, 'global' in every thread of the process,
+        'relaxed' nowhere (docs/graphs.md)."""
+        if mode not in CAPTURE_MODES:
+            raise ValueError(f"Stream.capture: mode must be one of "
+                             f"{', '.join(map(repr, CAPTURE_MODES))} (cudaStreamCaptureMode"
+                             f"Global, ThreadLocal, Relaxed), got {mode!r}")
         if self.handle is None:
             raise InvalidConfiguration("the legacy default stream cannot be captured "
                                        "(cudaErrorStreamCaptureUnsupported); capture a "
                                        "simt.Stream()")
+        caller = sys._getframe(1)
+        where = f"the stream captured at {caller.f_code.co_filename}:{caller.f_lineno}"
+        return self._captured(mode, where)
+
+    @contextlib.contextmanager
+    def _captured(self, mode, where):
         graph = Graph.__new__(Graph)
         graph.device, graph.impl, graph.nodes, graph.keep = self.device, None, [], []
-        self.impl.begin_capture()
+        self.impl.begin_capture(mode, where)
         try:
             yield graph
         except BaseException:

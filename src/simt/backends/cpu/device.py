@@ -25,7 +25,7 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
+from . import capture, devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -135,7 +135,7 @@ class CpuBackend(CpuMemory):
 
     def synchronize(self):
         refuse_in_host_function("synchronize")
-        graphs.refuse_in_capture("synchronize")
+        capture.refuse_in_capture("synchronize")
         for worker in list(self.workers):
             worker.drain(self.poll)
         self.trim_pools()
@@ -163,6 +163,7 @@ class CpuBackend(CpuMemory):
             worker.hold(owner)
 
     def alloc(self, nbytes, *args, **kwargs):
+        capture.refuse_unsafe("allocating device memory")
         allocation = super().alloc(nbytes, *args, **kwargs)
         self.shadow.allocated(allocation.ptr, nbytes, allocation.keepalive)
         return allocation
@@ -228,7 +229,7 @@ class CpuBackend(CpuMemory):
     def drain_blocking(self):
         """Legacy default-stream rule: finish the work queued in blocking streams."""
         refuse_in_host_function("work on the default stream")
-        graphs.refuse_in_capture("work on the legacy default stream",
+        capture.refuse_in_capture("work on the legacy default stream",
                                  "cudaErrorStreamCaptureImplicit")
         if self.workers:
             for worker in list(self.workers):
@@ -251,18 +252,17 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ copies in stream order
     def copy_htod(self, dst_ptr, host_array, stream=None):
         self.shadow.written(dst_ptr, host_array.nbytes)
-        if stream is not None and not _is_pinned(host_array):
-            graphs.refuse_in_capture("a copy from pageable host memory into a stream "
-                                     "under capture (pin it: simt.pinned_array or "
-                                     "simt.host_register)", captured=stream.capture is not None)
+        if stream is not None and stream.capture is None and not _is_pinned(host_array):
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
+        # in a stream under capture, pinned or not: a memcpy node that reads the host
+        # memory each time the graph runs, as CUDA records one
         self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
         if self.per_thread(stream) is not stream:
             self._in_order(None, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
             return
-        if stream is not None and not _is_pinned(host_array):
+        if stream is not None and stream.capture is None and not _is_pinned(host_array):
             stream.synchronize()                   # pageable: the copy is done on return
             stream = None
         if stream is None:
@@ -285,11 +285,12 @@ class CpuBackend(CpuMemory):
     def create_graph(self):
         return graphs.CpuGraph(self)
 
-    def run_graph(self, stream, replay):
-        """A graph launch: ``replay`` in stream order (its errors kept as a launch's)."""
+    def run_graph(self, stream, replay, nodes=None):
+        """A graph launch: ``replay`` in stream order (its errors kept as a launch's); in a
+        stream under capture, a child graph node of ``nodes`` instead."""
         stream = self.per_thread(stream)
         if stream is not None:
-            stream.enqueue(replay, "graph")
+            stream.enqueue(replay, "graph", nodes)
             return
         self.drain_blocking()
         self.raise_pending()
@@ -297,6 +298,11 @@ class CpuBackend(CpuMemory):
             replay()
         except Exception as exc:
             self.record_error(exc)
+
+    def captured(self, stream):
+        """Whether work put in ``stream`` is recorded into a graph being captured."""
+        stream = self.per_thread(stream)
+        return stream is not None and stream.capture is not None
 
     def copy_3d(self, dst, src, extent, stream=None):
         """A 2-D/3-D copy: both sides are host memory here, so NumPy moves the rows."""
@@ -308,6 +314,7 @@ class CpuBackend(CpuMemory):
     def host_register(self, array):
         """Nothing to lock: host memory is this device's memory. Registered arrays count
         as pinned, so stream copies with them are asynchronous, as on a GPU."""
+        capture.refuse_unsafe("host_register")
         root = _root(array)
         if id(root) in _registered:
             raise CudaError("host_register: this array's memory is registered already "
@@ -323,6 +330,7 @@ class CpuBackend(CpuMemory):
         _pinned_roots.pop(id(root), None)
 
     def alloc_pinned(self, nbytes, write_combined=False):
+        capture.refuse_unsafe("allocating pinned host memory")
         buffer = super().alloc_pinned(nbytes)
         root = _root(buffer)
         _pinned_roots[id(root)] = weakref.ref(root, lambda _, key=id(root): _pinned_roots.pop(key, None))
@@ -398,8 +406,8 @@ class CpuBackend(CpuMemory):
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
             _refuse_numpy(kernel, args)
-            stream.enqueue(self.graph_node(loaded, grid, block, shared_bytes, args),
-                           "kernel", (grid, block, shared_bytes), kernel)
+            make = functools.partial(self.graph_node, loaded, grid, block, shared_bytes, args)
+            stream.enqueue(make, "kernel", (grid, block, shared_bytes), kernel)
         else:
             plan = frames.plan(loaded, grid, block, shared_bytes)
             if stream is None:

@@ -7,13 +7,12 @@ after the other as one piece of stream work. Kernel nodes are made at
 instantiation (arguments packed once: CpuBackend.graph_node), which is what makes a
 replay cheaper than launching the kernels one by one.
 
-Stream capture (``CpuCapture``) turns the work a capturing stream would queue into
-nodes: each depends on the stream's previous node; an event recorded in a capturing
-stream carries that stream's position, and a stream that waits for such an event joins
-the capture from there (how work spread over several streams is captured, as in CUDA).
+Stream capture (capture.py) records what a capturing stream would queue as nodes of a
+CpuGraph.
 """
 import collections
 import ctypes
+import functools
 import threading
 
 from ...errors import CudaError
@@ -31,8 +30,10 @@ class Node:
         self.kernel = kernel          # kernel nodes: the Kernel (an update may not change it)
 
     def runnable(self):
-        """The callable an exec runs for this node (None: nothing to run)."""
-        return self.work() if self.kind == "event_record" else self.work
+        """The callable an exec runs for this node (None: nothing to run). Kernel and
+        event record nodes hold a maker: each exec gets its own launch (packed arguments,
+        launch record) and its own records, so two execs of one graph may run at once."""
+        return self.work() if self.kind in ("kernel", "event_record") else self.work
 
 
 class EventRecord:
@@ -78,8 +79,9 @@ class CpuGraph:
         return node
 
     def add_kernel(self, kernel, loaded, grid, block, shared_bytes, args, deps):
-        work = self.backend.graph_node(loaded, grid, block, shared_bytes, args)
-        return self.node("kernel", deps, work, (grid, block, shared_bytes), kernel)
+        make = functools.partial(self.backend.graph_node, loaded, grid, block, shared_bytes,
+                                 args)
+        return self.node("kernel", deps, make, (grid, block, shared_bytes), kernel)
 
     def add_memcpy(self, dst, dst_host, src, src_host, nbytes, deps):
         return self.node("memcpy", deps, lambda: ctypes.memmove(dst, src, nbytes))
@@ -125,11 +127,45 @@ def _shape(nodes):
              _shape(node.config) if node.kind == "graph" else None) for node in nodes]
 
 
+class _Turn:
+    """One launch's place in the order of an exec's launches (CUDA runs a graph exec one
+    launch at a time, each after the launches made before it, whatever their streams)."""
+
+    __slots__ = ("before", "done", "skipped")
+
+    def __init__(self, before):
+        self.before = before          # the previous launch's turn (None once this one ran)
+        self.done = threading.Event()
+        self.skipped = False
+
+    def wait(self):
+        """Until this launch has finished (a skipped one: until the one before it has)."""
+        turn = self
+        while turn is not None:
+            turn.done.wait()
+            if not turn.skipped:
+                return
+            turn = turn.before
+
+    def finish(self):
+        self.before = None
+        self.done.set()
+
+    def skip(self):
+        """The launch was refused before it was queued: later ones wait for the one before."""
+        self.skipped = True
+        self.done.set()
+
+
 class CpuGraphExec:
-    """An instantiated graph: the flat list of what to run, replayed per launch."""
+    """An instantiated graph: the flat list of what to run, replayed per launch, one
+    launch at a time in the order of the ``launch`` calls (cudaGraphLaunch's rule: a
+    replay shares its kernels' packed arguments and launch records with every other)."""
 
     def __init__(self, graph):
         self.backend = graph.backend
+        self.lock = threading.Lock()
+        self.last = None              # the _Turn of the latest launch
         self._build(graph)
 
     def _build(self, graph):
@@ -140,14 +176,35 @@ class CpuGraphExec:
         self.records = [run for run in self.runs if isinstance(run, EventRecord)]
 
     def launch(self, stream):
+        if self.backend.captured(stream):
+            # recorded into the graph being captured as a child graph: a copy of this one,
+            # which the execs of that graph make their own launches of
+            self.backend.run_graph(stream, None, list(self.nodes))
+            return
         for record in self.records:
             record.at_launch()
         runs = self.runs               # updates after this launch do not reach it
+        turn = self._take_turn()
+        try:
+            self.backend.run_graph(stream, lambda: self._replay(runs, turn))
+        except BaseException:
+            turn.skip()
+            raise
 
-        def replay():
+    def _take_turn(self):
+        with self.lock:
+            turn = self.last = _Turn(self.last)
+        return turn
+
+    @staticmethod
+    def _replay(runs, turn):
+        try:
+            if turn.before is not None:
+                turn.before.wait()
             for run in runs:
                 run()
-        self.backend.run_graph(stream, replay)
+        finally:
+            turn.finish()
 
     def update(self, graph):
         if _shape(graph.nodes) != _shape(self.nodes):
@@ -167,73 +224,3 @@ class CpuGraphExec:
         runs[self.position[id(self.nodes[index])]] = self.backend.graph_node(
             loaded, grid, block, shared_bytes, args)
         self.runs = runs
-
-
-# -- stream capture ------------------------------------------------------------------
-
-class _Capturing(threading.local):
-    depth = 0                # captures this thread has begun and not ended
-
-
-capturing = _Capturing()
-
-
-def refuse_in_capture(what, error="cudaErrorStreamCaptureUnsupported", captured=False):
-    """CUDA refuses synchronizing calls, and work on the legacy default stream, in a
-    thread that captures a stream (or on a ``captured`` stream, from any thread): what
-    they would wait for is only being recorded."""
-    if capturing.depth or captured:
-        if error == "cudaErrorStreamCaptureImplicit":
-            why = ("work on the legacy default stream waits for the capturing stream, "
-                   "whose work is only recorded; put the work in the captured stream, or "
-                   "make it in a Stream(non_blocking=True)")
-        else:
-            why = ("captured work is recorded into the graph, not run, so nothing can wait "
-                   "for it; end the `with stream.capture()` block first, then launch the "
-                   "graph and wait for that")
-        raise CudaError(f"{what} while this thread captures a stream ({error}): {why}")
-
-
-class CpuCapture:
-    """One capture under way: the graph it records and where each joined stream is."""
-
-    def __init__(self, origin):
-        self.graph = CpuGraph(origin.backend)
-        self.origin = origin
-        self.tails = {origin: []}     # stream -> the nodes its next node depends on
-        self.active = True
-
-    def record(self, stream, kind, work, config=None, kernel=None):
-        node = self.graph.node(kind, self.tails[stream], work, config, kernel)
-        self.tails[stream] = [node]
-
-    def join(self, stream, nodes):
-        """``stream`` waited for an event recorded in this capture at ``nodes``."""
-        if stream.capture is None:
-            stream.capture = self
-            self.tails[stream] = list(nodes)
-        else:
-            tail = self.tails[stream]
-            self.tails[stream] = tail + [n for n in nodes if n not in tail]
-
-    def end(self, check=True):
-        """The recorded graph (``check``: every stream that joined must have been joined
-        back); every stream leaves the capture either way."""
-        self.active = False
-        for stream in self.tails:
-            stream.capture = None
-        if not check:
-            return None
-        seen, todo = set(), list(self.tails[self.origin])
-        while todo:
-            node = todo.pop()
-            if id(node) not in seen:
-                seen.add(id(node))
-                todo += node.deps
-        for stream, tail in self.tails.items():
-            if any(id(node) not in seen for node in tail):
-                raise CudaError("stream capture ended with work of another stream not joined "
-                                "back into the capturing one (cudaErrorStreamCaptureUnjoined): "
-                                "record an event in that stream after its work and have the "
-                                "capturing stream wait for it before the block ends")
-        return self.graph

@@ -23,7 +23,7 @@ import weakref
 
 from ...errors import CudaError
 from ...runtime.backend import refuse_in_host_function, running_host_function
-from . import graphs
+from . import capture
 
 
 STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
@@ -213,7 +213,7 @@ class CpuStream:
         return not self.worker.busy()
 
     def _refuse_captured(self, what):
-        graphs.refuse_in_capture(f"{what} of a stream under capture",
+        capture.refuse_in_capture(f"{what} of a stream under capture",
                                  captured=self.capture is not None)
 
     def wait_event(self, event):
@@ -236,15 +236,13 @@ class CpuStream:
                 fn(*args)
         self.enqueue(run, "host")
 
-    def begin_capture(self):
+    def begin_capture(self, mode="thread_local", where="a stream"):
         if self.capture is not None:
             raise CudaError("Stream.capture: the stream is already being captured "
                             "(cudaErrorIllegalState); end that capture first")
-        self.capture = graphs.CpuCapture(self)
-        graphs.capturing.depth += 1
+        self.capture = capture.CpuCapture(self, mode, where)
 
     def end_capture(self, failed=False):
-        graphs.capturing.depth -= 1
         return self.capture.end(check=not failed)
 
     def __del__(self):
@@ -272,13 +270,13 @@ class CpuDefaultStream:
         return not any(w.busy() for w in list(self.backend.workers) if w.blocking)
 
     def wait_event(self, event):
-        graphs.refuse_in_capture("Stream.wait_event on the legacy default stream",
+        capture.refuse_in_capture("Stream.wait_event on the legacy default stream",
                                  "cudaErrorStreamCaptureImplicit")
         mark = event.mark
         if mark is not None:
             mark.done.wait()
 
-    def begin_capture(self):
+    def begin_capture(self, mode="thread_local", where=""):
         raise CudaError("internal: the legacy default stream is never captured")
 
     def launch_host_func(self, fn, *args):

@@ -2,7 +2,7 @@
 
 import threading
 
-from . import hostmem
+from . import capture, hostmem
 from .driver import (api, available, call, check, context_dead, deferred_destroys,
                      destroy_deferred, set_thread_device, thread_device, why_unavailable)
 from .properties import device_properties
@@ -125,8 +125,10 @@ class CudaBackend(Backend):
         """Free device (``how`` cuMemFree) or page-locked (cuMemFreeHost) memory. Both wait
         for the device, so on a stream host function's thread (where the last reference
         can go, by the garbage collector too) that would wait for the stream that waits
-        for the function: the memory is freed by the next alloc or synchronize instead."""
-        if in_host_function():
+        for the function: the memory is freed by the next alloc or synchronize instead.
+        So is memory dropped while a stream capture is under way (a capture forbids
+        cuMemFree, and the garbage collector may drop an array anywhere in the block)."""
+        if in_host_function() or capture.under_way():
             with self.held_lock:
                 self.deferred.append((how, ptr))
             return
@@ -139,7 +141,9 @@ class CudaBackend(Backend):
 
     def free_deferred(self):
         """Free what host functions dropped (see free), and destroy the driver objects they
-        dropped (driver.destroy)."""
+        dropped (driver.destroy); not while a capture is under way (see free)."""
+        if capture.under_way():
+            return
         destroy_deferred()
         while self.deferred:
             with self.held_lock:
@@ -366,7 +370,8 @@ class CudaBackend(Backend):
     def load_binary(self, binary):
         from .kernels import CudaKernel
         self.make_current()
-        return CudaKernel(self, binary)
+        with capture.relaxed():        # a first launch inside a capture block loads it
+            return CudaKernel(self, binary)
 
     def resources(self, kernel):
         return kernel.function.resources()
@@ -395,7 +400,9 @@ class CudaBackend(Backend):
                 f"threads cannot all be resident on cuda:{self.index} (at most {limit}: "
                 f"{per_sm} per multiprocessor); CUDA fails this launch with "
                 "cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks and loop over the "
-                "data (a grid-stride loop)")
+                "data (a grid-stride loop); size the grid with "
+                f"{kernel.__name__}.max_active_blocks_per_multiprocessor(block, shared_bytes, "
+                "args=args), which answers for the compile this launch runs")
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
                    cooperative=True)
 

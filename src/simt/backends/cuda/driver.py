@@ -82,6 +82,14 @@ _ERRORS = {
 }
 
 
+def _no_capture_advice(cuda_name, call_name):
+    return None
+
+
+# capture.advice once capture.py is imported (this layer imports nothing above it): the
+# captures under way, named in the errors of the calls they forbid
+capture_advice = _no_capture_advice
+
 # Stream host functions queued and not yet run: key -> (stream, fn, args) (streams.py);
 # launch.py makes no GIL-holding launch while any is pending (the host function needs it).
 pending_host_functions = {}
@@ -208,6 +216,8 @@ def check(err, name, request=None):
         raise _unusable(name, ordinal)
     cuda_name = error_name(err)
     cls, sticky, advice = _ERRORS.get(cuda_name, (CudaError, False, _error_string(err)))
+    if cuda_name.startswith("CUDA_ERROR_STREAM_CAPTURE"):
+        advice = capture_advice(cuda_name, name) or advice
     if cuda_name == "CUDA_ERROR_INVALID_VALUE" and name.startswith(_LAUNCH_CALLS):
         cls, advice = InvalidConfiguration, ("the launch configuration is invalid: check grid "
                                              "and block sizes and dynamic shared memory")

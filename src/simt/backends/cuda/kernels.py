@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from . import hostcopies
+from . import capture, hostcopies
 from .launch import Launcher, build_trampoline_soon
 from .link import link_devrt
 from .module import Module
@@ -116,7 +116,8 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
                           f"cooperative launch: {kernel.__name__}.launch_cooperative(grid, "
                           "block, args)")
     if binary.symbols:
-        place_symbols(backend, kernel, loaded)
+        with capture.relaxed():        # first use, maybe inside a capture block
+            place_symbols(backend, kernel, loaded)
     if shared_bytes:
         loaded.function.ensure_dynamic_shared(shared_bytes)
     copies, placed = [], {}          # (host region, its allocation); id(array) -> address

@@ -11,7 +11,7 @@ from simt.backends.cuda.driver import (api, call, check, destroy, error_name,
                                       pending_host_functions)
 from simt.errors import CudaError
 from simt.runtime.backend import refuse_in_host_function, running_host_function
-from . import graphs
+from . import capture, graphs
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _pending = pending_host_functions   # key -> (stream, fn, args) of host functions not yet run
@@ -90,28 +90,30 @@ class Stream:
                 _pending.pop(key, None)
             raise
 
-    def begin_capture(self):
-        """Record this stream's work into a graph (cuStreamBeginCapture). Relaxed mode:
-        calls that conflict with the capture (synchronizing it, the legacy default
-        stream) still fail, but compiling and loading a kernel at its first launch, or
-        allocating, inside the block do not."""
-        driver = api()
-        call(driver.cuStreamBeginCapture, self.handle,
-             driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+    def begin_capture(self, mode="thread_local", where="a stream"):
+        """Record this stream's work into a graph (cuStreamBeginCapture) in ``mode``
+        (runtime/streams.CAPTURE_MODES); kept in capture.py for error messages. simt's
+        own work at a kernel's first launch inside the block (compiling, loading) runs
+        with the thread's mode relaxed (capture.relaxed), so it works in every mode."""
+        call(api().cuStreamBeginCapture, self.handle, capture.driver_mode(mode))
+        capture.began(self, mode, where)
 
     def end_capture(self, failed=False):
         """The captured graph (cuStreamEndCapture); after a failure, end and drop it."""
         try:
-            hosts = graphs.take_captured(graphs.capture_id(self.handle))
-        except CudaError:
-            if not failed:
-                raise
-        err, graph = api().cuStreamEndCapture(self.handle)
-        if failed:
-            if not err and graph is not None:
-                destroy("cuGraphDestroy", graph)
-            return None
-        check(err, "cuStreamEndCapture")
+            try:
+                hosts = graphs.take_captured(graphs.capture_id(self.handle))
+            except CudaError:
+                if not failed:
+                    raise
+            err, graph = api().cuStreamEndCapture(self.handle)
+            if failed:
+                if not err and graph is not None:
+                    destroy("cuGraphDestroy", graph)
+                return None
+            check(err, "cuStreamEndCapture")
+        finally:
+            capture.ended(self)
         graph = graphs.GpuGraph(self.backend, graph)
         graph.hosts = hosts
         return graph

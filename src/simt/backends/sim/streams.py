@@ -49,7 +49,7 @@ class SimStream:
             except Exception as exc:          # kept for the next synchronize, as on the CPU
                 self.backend.pending.keep(exc)
 
-    def begin_capture(self):
+    def begin_capture(self, mode="thread_local", where=""):
         raise self.backend.unsupported("stream capture (CUDA graphs)")
 
     def end_capture(self, failed=False):
