@@ -33,6 +33,7 @@ WARPS = 8                       # two consumer warpgroups
 STAGE_BYTES = (BM + BN) * BK * 2
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 16384, 4096)]
 BF16_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
+FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 CHECK_SHAPES = [(256, 512, 256), (384, 768, 1024), (1024, 2048, 512), (2048, 4096, 768)]
 
 
@@ -238,6 +239,28 @@ def main():
                "ok": bool(torch.isfinite(c).all().item()) and err < 1e-2,
                "simt_ms": t_simt, "cublas_ms": t_cublas, "simt_tflops": flop / t_simt / 1e9,
                "cublas_tflops": flop / t_cublas / 1e9, "simt_over_cublas": t_cublas / t_simt}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for m, n, k in FP8_SHAPES:        # e4m3 with per-tensor scales against torch._scaled_mm
+        a8 = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+        bt8 = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+        scale_a = torch.tensor(0.5, device="cuda")
+        scale_b = torch.tensor(0.25, device="cuda")
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        a_s, bt_s = (simt.asarray(x.view(torch.uint8)).view(simt.float8_e4m3) for x in (a8, bt8))
+        run = ws.prepare(a_s, bt_s, c, scale=0.125)
+        run()
+        ref = torch._scaled_mm(a8, bt8.t(), scale_a=scale_a, scale_b=scale_b,
+                               out_dtype=torch.bfloat16)
+        err = float(((c.float() - ref.float()).norm() / ref.float().norm()).item())
+        flop = 2.0 * m * n * k
+        t_simt = _time(run)
+        t_ref = _time(lambda: torch._scaled_mm(a8, bt8.t(), scale_a=scale_a, scale_b=scale_b,
+                                               out_dtype=torch.bfloat16))
+        row = {"dtype": "float8_e4m3", "shape": [m, n, k], "rel_err": err,
+               "ok": bool(torch.isfinite(c).all().item()) and err < 1e-2,
+               "simt_ms": t_simt, "scaled_mm_ms": t_ref, "simt_tflops": flop / t_simt / 1e9,
+               "scaled_mm_tflops": flop / t_ref / 1e9, "simt_over_scaled_mm": t_ref / t_simt}
         rows.append(row)
         print(json.dumps(row), flush=True)
     result = {"device": torch.cuda.get_device_name(), "date": str(datetime.date.today()),

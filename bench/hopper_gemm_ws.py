@@ -27,7 +27,7 @@ import simt
 from simt import wgmma
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper_gemm import (BK, BM, BN, KSTEP, STAGE_BYTES, STAGES, _release,  # noqa: E402
+from hopper_gemm import (BM, BN, KSTEP, STAGE_BYTES, STAGES, _release,  # noqa: E402
                          _wait_full)
 
 THREADS = 384               # one producer warpgroup, two consumer warpgroups
@@ -45,25 +45,33 @@ def tile_of(t, tiles_m, tiles_n):
     return first + (t % per_group) % rows, (t % per_group) // rows
 
 
-@simt.device
-def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
-    """Producer: once the stage's previous use has retired, load k-block kb of tile (tm, tn)
-    into it; ``done`` k-blocks came before it in this block."""
-    uses = done // STAGES
-    if uses > 0:
-        empty.wait_parity((uses - 1) & 1)
-    full.arrive_expect_tx(STAGE_BYTES)
-    simt.tma.load(sa[stage * BM:(stage + 1) * BM], tma_a, (tm * BM, kb * BK), full)
-    simt.tma.load(sb[stage * BN:(stage + 1) * BN], tma_b, (tn * BN, kb * BK), full)
+def k_block(dtype):
+    """(elements of K in one 128-byte swizzled row, K of one wgmma) for an element type."""
+    size = np.dtype(dtype).itemsize
+    return 128 // size, 32 if size == 1 else KSTEP
 
 
 def make_kernel(dtype):
-    """The kernel for A and Bt of ``dtype`` (float16 or bfloat16; C the same)."""
+    """The kernel for A and Bt of ``dtype`` (float16 or bfloat16, C the same; or FP8 e4m3 /
+    e5m2, C bfloat16 or float16 times a per-tensor scale, as torch._scaled_mm computes)."""
+    bk, kstep = k_block(dtype)
+    scaled = np.dtype(dtype).itemsize == 1
+
+    @simt.device
+    def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
+        """Producer: once the stage's previous use has retired, load k-block kb of tile
+        (tm, tn) into it; ``done`` k-blocks came before it in this block."""
+        uses = done // STAGES
+        if uses > 0:
+            empty.wait_parity((uses - 1) & 1)
+        full.arrive_expect_tx(STAGE_BYTES)
+        simt.tma.load(sa[stage * BM:(stage + 1) * BM], tma_a, (tm * BM, kb * bk), full)
+        simt.tma.load(sb[stage * BN:(stage + 1) * BN], tma_b, (tn * BN, kb * bk), full)
 
     @simt.kernel(launch_bounds=(THREADS, 1))
-    def hgemm_ws(tma_a, tma_b, c, nk):
-        sa = simt.shared.array((STAGES * BM, BK), dtype)
-        sb = simt.shared.array((STAGES * BN, BK), dtype)
+    def hgemm_ws(tma_a, tma_b, c, nk, scale):
+        sa = simt.shared.array((STAGES * BM, bk), dtype)
+        sb = simt.shared.array((STAGES * BN, bk), dtype)
         f0 = simt.shared.barrier(1)
         f1 = simt.shared.barrier(1)
         f2 = simt.shared.barrier(1)
@@ -98,12 +106,12 @@ def make_kernel(dtype):
                     for s in simt.unroll(range(STAGES)):
                         _wait_full(s, ((done + k0 + s) // STAGES) & 1, f0, f1, f2, f3)
                         wgmma.fence()
-                        for kk in simt.unroll(range(BK // KSTEP)):
+                        for kk in simt.unroll(range(bk // kstep)):
                             # the tile's first k-block overwrites the accumulator
                             wgmma.mma_async(
                                 acc, wgmma.descriptor(sa, swizzle="128B", row=s * BM + rows * 64,
-                                                      k=kk * KSTEP),
-                                wgmma.descriptor(sb, swizzle="128B", row=s * BN, k=kk * KSTEP),
+                                                      k=kk * kstep),
+                                wgmma.descriptor(sb, swizzle="128B", row=s * BN, k=kk * kstep),
                                 scale_d=0 if k0 + s + kk == 0 else 1)
                         wgmma.commit_group()
                         wgmma.wait_group(1)        # the previous k-block's wgmmas have retired:
@@ -111,39 +119,50 @@ def make_kernel(dtype):
                             _release((s + STAGES - 1) % STAGES, e0, e1, e2, e3)
                 wgmma.wait_group(0)
                 e3.arrive()
+                if scaled:
+                    for i in simt.unroll(range(BN // 2)):
+                        acc[i] *= scale
                 acc.store(c, (tm * BM + rows * 64) * n + tn * BN, n)
                 done += nk
     return hgemm_ws
 
 
-KERNELS = {np.dtype(np.float16): make_kernel(np.float16),
-           np.dtype(simt.bfloat16): make_kernel(simt.bfloat16)}
+KERNELS = {}
 
 
-def prepare(a, bt, c, blocks=None):
-    """The launch of c = a @ bt.T (simt arrays or CUDA arrays of float16) with its tensor
-    maps made once; ``blocks``: the persistent grid (default: one block per multiprocessor)."""
+def kernel_for(dtype):
+    dtype = np.dtype(dtype)
+    if dtype not in KERNELS:
+        KERNELS[dtype] = make_kernel(dtype)
+    return KERNELS[dtype]
+
+
+def prepare(a, bt, c, blocks=None, scale=1.0):
+    """The launch of c = a @ bt.T * scale (simt or CUDA arrays: float16, bfloat16, or FP8 with
+    a float16/bfloat16 c) with its tensor maps made once; ``blocks``: the persistent grid
+    (default: one block per multiprocessor)."""
     a, bt, c = (simt.asarray(x) for x in (a, bt, c))
     m, k = a.shape
     n = bt.shape[0]
-    if m % BM or n % BN or k % (BK * STAGES):
+    bk, _ = k_block(a.dtype)
+    if m % BM or n % BN or k % (bk * STAGES):
         raise ValueError(f"hgemm_ws needs M % {BM} == 0, N % {BN} == 0 and K % "
-                         f"{BK * STAGES} == 0, got {m} x {n} x {k}")
-    tma_a = simt.tensor_map(a, (BM, BK), swizzle="128B")
-    tma_b = simt.tensor_map(bt, (BN, BK), swizzle="128B")
+                         f"{bk * STAGES} == 0, got {m} x {n} x {k}")
+    if bt.dtype != a.dtype:
+        raise ValueError(f"hgemm_ws multiplies arrays of one dtype, got {a.dtype} and "
+                         f"{bt.dtype}")
+    tma_a = simt.tensor_map(a, (BM, bk), swizzle="128B")
+    tma_b = simt.tensor_map(bt, (BN, bk), swizzle="128B")
     if blocks is None:
         blocks = simt.get_device().properties.multiprocessor_count
-    if a.dtype not in KERNELS or bt.dtype != a.dtype:
-        raise ValueError(f"hgemm_ws multiplies float16 or bfloat16 arrays, got {a.dtype} and "
-                         f"{bt.dtype}")
-    launch = KERNELS[a.dtype][min(blocks, (m // BM) * (n // BN)), THREADS]
-    nk = np.int32(k // BK)
-    return lambda: launch(tma_a, tma_b, c, nk)
+    launch = kernel_for(a.dtype)[min(blocks, (m // BM) * (n // BN)), THREADS]
+    nk, scale = np.int32(k // bk), np.float32(scale)
+    return lambda: launch(tma_a, tma_b, c, nk, scale)
 
 
-def gemm(a, bt, c, blocks=None):
-    """c = a @ bt.T on the current device."""
-    prepare(a, bt, c, blocks)()
+def gemm(a, bt, c, blocks=None, scale=1.0):
+    """c = a @ bt.T * scale on the current device."""
+    prepare(a, bt, c, blocks, scale)()
 
 
 if __name__ == "__main__":

@@ -77,6 +77,17 @@ def test_options_are_part_of_the_cache_key():
     assert k1.options_for("cuda").launch_bounds == (256, 0)
 
 
+def test_cluster_dims_is_part_of_the_cache_key():
+    """cluster_dims changes the PTX (.reqnctapercluster): a key of its own, normalized as a
+    dim3; kernels without it keep the keys they had."""
+    assert "cluster_dims" not in CompileOptions().key()
+    assert CompileOptions(cluster_dims=(2, 1, 1)).key() != CompileOptions().key()
+    k1 = simt.kernel(cluster_dims=2)(axpy_source)
+    k2 = simt.kernel(cluster_dims=(2, 1, 1))(axpy_source)
+    assert k1.options_for("cuda") == k2.options_for("cuda")
+    assert k1.options_for("cuda").cluster_dims == (2, 1, 1)
+
+
 def test_launch_within_bounds_runs(device, rng):
     k = simt.kernel(launch_bounds=(128, 1), maxnreg=64, lineinfo=True)(axpy_source)
     n = 1000

@@ -202,6 +202,7 @@ def mma_instructions(a, c):
     bar.arrive_and_drop()
     cluster = simt.cg.this_cluster()
     buf[1] = cluster.map_shared_rank(buf, cluster.num_blocks() - 1)[0] + cluster.block_rank()
+    buf[2] = cluster.dim_blocks().y + cluster.block_index().z + cluster.thread_rank()
 
 
 @simt.kernel

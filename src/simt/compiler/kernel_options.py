@@ -1,15 +1,18 @@
-"""The values of the kernel options CUDA spells as ``__launch_bounds__``, ``-maxrregcount``
-and ``-lineinfo`` (guide B.32): checked when ``@simt.kernel(...)`` is applied, so a bad
-value is an error at the decorator, never a compile that quietly does something else.
+"""The values of the kernel options CUDA spells as ``__launch_bounds__``, ``-maxrregcount``,
+``__cluster_dims__`` and ``-lineinfo`` (guide B.32): checked when ``@simt.kernel(...)`` is
+applied, so a bad value is an error at the decorator, never a compile that quietly does
+something else.
 
 ``checked(options, what)`` returns the options normalized: ``launch_bounds`` as the
-tuple ``(max_threads, min_blocks)`` (``min_blocks`` 0 when not given), so that two
-spellings of one bound are one cache key. docs/kernel-options.md is the user's page.
+tuple ``(max_threads, min_blocks)`` (``min_blocks`` 0 when not given) and ``cluster_dims``
+as ``(x, y, z)``, so that two spellings of one value are one cache key.
+docs/kernel-options.md is the user's page.
 """
 import numpy as np
 
 MAX_THREADS = 1024        # CUDA's limit on threads per block, every architecture since 2.0
 MAX_REGISTERS = 255       # registers per thread a kernel may use, every architecture since 3.5
+MAX_CLUSTER = 8           # blocks in a cluster: CUDA's portable limit
 
 
 def _integer(value):
@@ -52,6 +55,26 @@ def maxnreg(value, what):
     return n
 
 
+def cluster_dims(value, what):
+    """A compile-time cluster shape (``__cluster_dims__``) as (x, y, z) from an int or 1 to 3
+    ints, of at most MAX_CLUSTER blocks; None stays None."""
+    if value is None:
+        return None
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    numbers = [_integer(v) for v in items]
+    if not 1 <= len(items) <= 3 or None in numbers:
+        raise TypeError(f"{what}: cluster_dims is (x, y, z), 1 to 3 ints of blocks; got "
+                        f"{value!r}")
+    dims = tuple(numbers) + (1,) * (3 - len(numbers))
+    if min(dims) < 1:
+        raise ValueError(f"{what}: cluster_dims {dims} has a dimension below 1")
+    if dims[0] * dims[1] * dims[2] > MAX_CLUSTER:
+        raise ValueError(f"{what}: cluster_dims {dims} is a cluster of "
+                         f"{dims[0] * dims[1] * dims[2]} blocks, over the portable limit of "
+                         f"{MAX_CLUSTER}")
+    return dims
+
+
 def flag(name):
     """A checker for an on/off option: True or False only."""
     def check(value, what):
@@ -61,7 +84,8 @@ def flag(name):
     return check
 
 
-CHECKS = {"launch_bounds": launch_bounds, "maxnreg": maxnreg, "lineinfo": flag("lineinfo"),
+CHECKS = {"launch_bounds": launch_bounds, "maxnreg": maxnreg, "cluster_dims": cluster_dims,
+          "lineinfo": flag("lineinfo"),
           "boundscheck": flag("boundscheck"), "checks": flag("checks")}
 
 

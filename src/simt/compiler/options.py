@@ -24,6 +24,9 @@ class CompileOptions:
     docs/kernel-options.md says what each does on each device).
     ``seed``: the sim device's order of threads (0: thread order; SIMT_SIM_SEED); None on
     the devices that have no such choice.
+    ``cluster_dims``: CUDA's ``__cluster_dims__``, the kernel's cluster shape (x, y, z)
+    fixed at compile time (PTX ``.reqnctapercluster``): its launches are in clusters of
+    that shape without naming one (docs/clusters.md).
     ``link``: files of device code the kernel is linked with on GPUs (lang/linking.py;
     read when the kernel is declared, so the key holds their contents).
     ``block``: not a user's option: the block shape (x, y, z) a CPU kernel with barriers is
@@ -38,16 +41,17 @@ class CompileOptions:
     lineinfo: bool = False
     seed: "int | None" = None
     link: tuple = ()                          # lang/linking.LinkFile: device code to link
+    cluster_dims: Optional[tuple] = None      # (x, y, z): blocks per cluster, compile time
     block: "tuple | None" = None
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once; an
-        unset ``block`` is left out, so code for any shape keeps the keys it had)."""
+        unset ``block`` or ``cluster_dims`` is left out, so code without them keeps the
+        keys it had)."""
         key = self.__dict__.get("_key")
         if key is None:
             key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                           if (f.name != "block" or self.block is not None) and
-                           (f.name != "link" or self.link))
+                           if (f.name not in _UNSET_LEFT_OUT or getattr(self, f.name)))
             object.__setattr__(self, "_key", key)      # frozen: fields only; this is a memo
         return key
 
@@ -55,6 +59,7 @@ class CompileOptions:
         return dataclasses.replace(self, **changes)
 
 
+_UNSET_LEFT_OUT = ("block", "link", "cluster_dims")
 FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions) if f.name != "block")
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,

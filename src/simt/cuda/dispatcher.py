@@ -114,7 +114,7 @@ class Dispatcher(Kernel):
         if self._cooperative is None:
             types = arg_types(self, adopt_foreign_arrays(args, _devices.get_device()))
             fn = self.typed_ir(self.served(types))
-            self._cooperative = any(isinstance(node, ir.GridSync)
+            self._cooperative = any(isinstance(node, ir.GridSync) and node.scope == "grid"
                                     for f in walk.all_functions(fn) for node in walk.walk(f))
         if not self._cooperative:
             return super().__getitem__(config)(*args)

@@ -312,7 +312,9 @@ class WarpOp(Stmt):
 @dataclass(eq=False)
 class GridSync(Stmt):
     """``cg.this_grid().sync()``: a barrier over every thread of a cooperative launch;
-    ``scope`` 'cluster': ``cg.this_cluster().sync()``, over the threads of the cluster."""
+    ``scope`` 'cluster': ``cg.this_cluster().sync()``, over the threads of the cluster;
+    'cluster.arrive' and 'cluster.wait': its two halves (``barrier_arrive()`` counts the
+    thread as arrived, ``barrier_wait()`` waits for the cluster's threads to arrive)."""
     scope: str = "grid"
 
 

@@ -131,7 +131,10 @@ class _Printer:
         return f"tile_sync({s.tile})" if s.tile else "syncthreads()"
 
     def stmt_GridSync(self, s):
-        return "grid.sync()"
+        names = {"grid": "grid.sync()", "cluster": "cluster.sync()",
+                 "cluster.arrive": "cluster.barrier_arrive()",
+                 "cluster.wait": "cluster.barrier_wait()"}
+        return names[s.scope]
 
     def stmt_Collective(self, s):
         return f"{s.name} = syncthreads_{s.op}({self.expr(s.value)})"

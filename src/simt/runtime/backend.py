@@ -334,6 +334,22 @@ class Backend:
         """A launch in thread block clusters of ``cluster`` blocks (compute capability 9.0)."""
         raise self.unsupported("thread block cluster launches")
 
+    def run_programmatic(self, kernel, loaded, grid, block, shared_bytes, stream, args,
+                         cluster=None):
+        """A programmatic dependent launch: it may start before the kernel before it in its
+        stream ends (its blocks call griddepcontrol.wait() before reading what that one
+        wrote). The early start is allowed, never required, so a device whose launches run
+        in stream order runs it as any other launch, and griddepcontrol does nothing there."""
+        if cluster is not None:
+            self.run_clustered(kernel, loaded, grid, block, shared_bytes, stream, args, cluster)
+        else:
+            self.run_launch(kernel, loaded, grid, block, shared_bytes, stream, args)
+
+    def max_active_clusters(self, loaded, grid, block, cluster, shared_bytes):
+        """Clusters of ``cluster`` blocks of this configuration that can be resident at once
+        (cuOccupancyMaxActiveClusters); 0 when such a cluster cannot run."""
+        raise self.unsupported("thread block clusters (max_active_clusters)")
+
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                       classes=None):
         """The launch of ``loaded`` with this configuration as a ``Native``, around which

@@ -17,7 +17,8 @@ from ..logs import log
 from .backend import deep_recursion
 from .devices import backend_class, get_device
 from . import nvtx, peer
-from .launch import Launch, access, arg_types, by_value, check_config, dim3_tuple, shared_size
+from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
+                     dim3_tuple, launch_cluster, shared_size)
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
@@ -170,6 +171,11 @@ class Kernel:
         checks ``kernel[...]`` makes (cooperative launches, graph kernel nodes)."""
         grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
         shared_bytes = shared_size(shared_bytes)
+        if self.cluster_dims(device) is not None:
+            raise NotSupportedError(
+                f"kernel '{self.__name__}' has cluster_dims: cooperative launches and graph "
+                f"kernel nodes of kernels in clusters are not offered yet; launch it with "
+                f"{self.__name__}[grid, block](...)")
         peer.check_args(args, device, self.__name__)
         types = arg_types(self, args)
         loaded = self.binary_for(types, device, block)
@@ -196,6 +202,29 @@ class Kernel:
         if bounds is not None and threads > bounds[0]:
             return 0                       # over launch_bounds: such a block cannot run
         return device.backend.occupancy(loaded, threads, shared_size(shared_bytes))
+
+    def max_active_clusters(self, grid, block, cluster=None, shared_bytes=0, signature=None,
+                            args=None):
+        """How many clusters of ``cluster`` blocks (x, y, z; None: the kernel's cluster_dims)
+        of this launch configuration can be resident on the current device at once
+        (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot run. The CPU device
+        runs one cluster at a time: 1, or 0. ``args`` or ``signature``: as in
+        max_active_blocks_per_multiprocessor."""
+        loaded, device = self._loaded_for(signature, args, "max_active_clusters")
+        grid, block = dim3_tuple(grid, "grid"), dim3_tuple(block, "block")
+        cluster = None if cluster is None else dim3_tuple(cluster, "cluster")
+        cluster = launch_cluster(f"{self.__name__}.max_active_clusters", cluster,
+                                 self.cluster_dims(device))
+        if cluster is None:
+            raise InvalidConfiguration(f"{self.__name__}.max_active_clusters: name the cluster "
+                                       "shape, e.g. cluster=(2, 1, 1) (the kernel has no "
+                                       "cluster_dims)")
+        check_cluster(self.__name__, grid, cluster)
+        bounds = self.launch_bounds(device)
+        if bounds is not None and math.prod(block) > bounds[0]:
+            return 0                       # over launch_bounds: such a block cannot run
+        return device.backend.max_active_clusters(loaded, grid, block, cluster,
+                                                  shared_size(shared_bytes))
 
     def max_potential_block_size(self, shared_bytes=0, signature=None, args=None):
         """(min_grid, block): the block size that gives the most resident threads per
@@ -265,6 +294,10 @@ class Kernel:
     def launch_bounds(self, device):
         """(max_threads, min_blocks) of this kernel on ``device``, or None."""
         return self.options_for(device.kind, device.options).launch_bounds
+
+    def cluster_dims(self, device):
+        """The cluster shape (x, y, z) this kernel's code fixes on ``device``, or None."""
+        return self.options_for(device.kind, device.options).cluster_dims
 
     def binary_for(self, arg_types, device, block=None):
         """The loaded kernel for these argument types on this device (compiled once; a
@@ -396,10 +429,22 @@ class Kernel:
         return get_device().backend.resources(self.compile(signature))
 
     # ------------------------------------------------------------ inspecting the stages
-    def configure(self, grid, block, shared_bytes=0, stream=None, cluster=None):
+    def configure(self, grid, block, shared_bytes=0, stream=None, cluster=None,
+                  programmatic=False):
         """The launch function of a configuration, by name: the same as
         ``kernel[grid, block, shared_bytes, stream, cluster]`` (``cluster=(x, y, z)``: thread
-        block clusters, compute capability 9.0 and the CPU device)."""
+        block clusters, compute capability 9.0 and the CPU device). ``programmatic=True``:
+        programmatic dependent launch (cudaLaunchAttributeProgrammaticStreamSerialization):
+        on a GPU of compute capability 9.0 the kernel may start before the kernel before it
+        in ``stream`` ends, once that one's blocks have called
+        ``simt.griddepcontrol.launch_dependents()`` or exited; its threads call
+        ``simt.griddepcontrol.wait()`` before reading what that kernel wrote. The CPU and
+        sim devices run it in stream order (docs/hopper.md)."""
+        if not isinstance(programmatic, (bool, np.bool_)):
+            raise TypeError(f"{self.__name__}.configure: programmatic is True or False; got "
+                            f"{programmatic!r}")
+        if programmatic:
+            return Launch(self, grid, block, shared_bytes, stream, cluster, programmatic=True)
         if cluster is None:
             return self[grid, block, shared_bytes, stream]
         return self[grid, block, shared_bytes, stream, cluster]
@@ -506,7 +551,9 @@ def kernel(fn: "Callable | str | None" = None, *, cache: bool = True,
     raises InvalidConfiguration on every device; min_blocks affects GPU code only),
     ``maxnreg=N`` (PTX ``.maxnreg``: GPU code only, no effect on the CPU device),
     ``lineinfo=True`` (PTX line tables naming the Python lines: GPU code only, no effect on
-    the CPU device), ``boundscheck``; others raise TypeError listing these."""
+    the CPU device), ``cluster_dims=(x, y, z)`` (CUDA's ``__cluster_dims__``: launches run
+    in clusters of that shape, docs/clusters.md), ``boundscheck``; others raise TypeError
+    listing these."""
     if fn is None:
         return lambda f: Kernel(f, cache=cache, **options)
     if isinstance(fn, (str, list, tuple)):       # one signature or a list of them

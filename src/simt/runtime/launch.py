@@ -10,6 +10,7 @@ import numpy as np
 from ..ir import types as T
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
+from ..compiler import kernel_options
 from .streams import Stream, stream_handle
 from ..lazy import lazy_module
 from simt.runtime import peer
@@ -212,7 +213,22 @@ def _check_records(array, t):
                         "aligned copy (np.ascontiguousarray), or use a packed dtype")
 
 
-MAX_CLUSTER = 8           # blocks in a cluster: CUDA's portable limit
+MAX_CLUSTER = kernel_options.MAX_CLUSTER      # blocks in a cluster: CUDA's portable limit
+
+
+def launch_cluster(what, asked, fixed):
+    """The cluster shape of a launch: the one it names (``asked``), else the kernel's
+    compile-time ``cluster_dims`` (``fixed``), which a launch may repeat but not change
+    (``what``: the launch or query, for the message)."""
+    if fixed is None:
+        return asked
+    if asked is not None and tuple(asked) != tuple(fixed):
+        raise InvalidConfiguration(
+            f"{what}: it asks for clusters {tuple(asked)} but the "
+            f"kernel was declared with cluster_dims={tuple(fixed)}, which its code fixes (as "
+            f"CUDA's __cluster_dims__); leave the cluster shape out (the kernel runs in "
+            f"clusters {tuple(fixed)}) or change cluster_dims")
+    return fixed
 
 
 def check_cluster(kernel_name, grid, cluster):
@@ -239,11 +255,13 @@ class Launch:
     dtype, ndim, layout and device) and the current device, and falls back to this object's
     full path when they differ."""
 
-    def __init__(self, kernel, grid, block, shared_bytes=0, stream=None, cluster=None):
+    def __init__(self, kernel, grid, block, shared_bytes=0, stream=None, cluster=None,
+                 programmatic=False):
         self.kernel = kernel
         self.grid = dim3_tuple(grid, "grid")
         self.block = dim3_tuple(block, "block")
         self.cluster = None if cluster is None else dim3_tuple(cluster, "cluster")
+        self.programmatic = programmatic
         self.shared_bytes = shared_size(shared_bytes)
         self.stream_ref = self.stream_parts = None
         if isinstance(stream, Stream):      # held weakly: its table holds this Launch
@@ -312,10 +330,17 @@ class Launch:
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")
         backend = device.backend
-        if self.cluster is not None:           # docs/clusters.md: no prepared fast path
-            check_cluster(kernel.__name__, self.grid, self.cluster)
+        cluster = launch_cluster(f"launch of '{kernel.__name__}'", self.cluster,
+                                 kernel.cluster_dims(device))
+        if cluster is not None:
+            check_cluster(kernel.__name__, self.grid, cluster)
+        if self.programmatic:                  # docs/hopper.md: no prepared fast path
+            backend.run_programmatic(kernel, loaded, self.grid, self.block, self.shared_bytes,
+                                     stream, args, cluster)
+            return
+        if cluster is not None:                # docs/clusters.md: no prepared fast path
             backend.run_clustered(kernel, loaded, self.grid, self.block, self.shared_bytes,
-                                  stream, args, self.cluster)
+                                  stream, args, cluster)
             return
         backend.run_launch(kernel, loaded, self.grid, self.block, self.shared_bytes,
                            stream, args)

@@ -371,6 +371,12 @@ class CpuBackend(CpuMemory):
             self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
             max_threads)
 
+    def max_active_clusters(self, loaded, grid, block, cluster, shared_bytes):
+        """1, or 0 where a block of this shape cannot run: the device runs a grid's clusters
+        one after another (cluster.py), so one is resident at a time."""
+        threads = block[0] * block[1] * block[2]
+        return 1 if self.occupancy(loaded, threads, shared_bytes) > 0 else 0
+
     def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
         """Clusters: the blocks of each run at once (backends/cpu/cluster.py)."""
         _refuse_launching(kernel, loaded, "cluster launches")

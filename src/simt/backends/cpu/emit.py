@@ -399,7 +399,7 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.uniform_for(s, uniform, parts[0], guards)
             elif isinstance(s, ir.ForRange):
                 self.masked_for(s, parts[0], guards)
-            elif isinstance(s, ir.GridSync) and s.scope == "cluster":
+            elif isinstance(s, ir.GridSync) and s.scope != "grid":
                 cluster.emit_cluster_sync(self, s)
             elif isinstance(s, ir.GridSync):
                 cooperative.emit_grid_sync(self, s)

@@ -28,6 +28,7 @@ class CudaBinary(Binary):
     device_launches: bool = False  # launches kernels: linked with libcudadevrt (link.py)
     linked: bytes = None          # the cubin of the PTX linked with device code (linker.py)
     link_files: tuple = ()        # the names of the files linked in
+    cluster_dims: tuple = None    # (x, y, z) fixed by the PTX (.reqnctapercluster), or None
 
     @property
     def param_kinds(self):

@@ -125,11 +125,15 @@ class _Compile:
 
 
 def annotate(module, kernel, options):
-    """launch_bounds and maxnreg as NVVM annotations on the kernel, which the NVPTX back
-    end writes as PTX's ``.maxntid``, ``.minnctapersm`` and ``.maxnreg``."""
+    """launch_bounds, maxnreg and cluster_dims as NVVM annotations on the kernel, which
+    the NVPTX back end writes as PTX's ``.maxntid``, ``.minnctapersm``, ``.maxnreg`` and
+    ``.explicitcluster`` + ``.reqnctapercluster x, y, z`` (what nvcc makes of
+    ``__cluster_dims__``)."""
     bounds = options.launch_bounds or (0, 0)
+    cluster = options.cluster_dims or (0, 0, 0)
     for name, value in (("maxntidx", bounds[0]), ("minctasm", bounds[1]),
-                        ("maxnreg", options.maxnreg or 0)):
+                        ("maxnreg", options.maxnreg or 0), ("cluster_dim_x", cluster[0]),
+                        ("cluster_dim_y", cluster[1]), ("cluster_dim_z", cluster[2])):
         if value:
             module.add_named_metadata("nvvm.annotations", [kernel, name, i32(value)])
 
@@ -165,6 +169,7 @@ def compile_kernel(fn, options, arch="sm_90", link=True):
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
         grid_sync=job.grid_sync, lineinfo=options.lineinfo, stages=stages,
+        cluster_dims=options.cluster_dims,
         device_launches=job.device_launches, linked=stages.get("linked"),
         link_files=tuple(os.path.basename(f.path) for f in files),
         symbol_objects=[d.data for d in target.symbols],

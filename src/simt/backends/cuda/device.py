@@ -382,6 +382,18 @@ class CudaBackend(Backend):
         run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
                    cluster=cluster)
 
+    def run_programmatic(self, kernel, loaded, grid, block, shared_bytes, stream, args,
+                         cluster=None):
+        """cuLaunchKernelEx with PROGRAMMATIC_STREAM_SERIALIZATION (compute capability 9.0)."""
+        from .kernels import require_programmatic, run_launch
+        require_programmatic(self, kernel)
+        run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args,
+                   cluster=cluster, programmatic=True)
+
+    def max_active_clusters(self, loaded, grid, block, cluster, shared_bytes):
+        from .kernels import max_active_clusters
+        return max_active_clusters(self, loaded, grid, block, cluster, shared_bytes)
+
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """cuLaunchCooperativeKernel, after checking that the grid can be co-resident."""
         from .kernels import run_launch

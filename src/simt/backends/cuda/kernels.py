@@ -12,7 +12,8 @@ import re
 import numpy as np
 
 from . import capture, hostcopies
-from .launch import Launcher, build_trampoline_soon
+from .driver import api, call
+from .launch import Launcher, build_trampoline_soon, launch_attributes
 from .link import link_devrt
 from .module import Module
 from ...errors import CudaError
@@ -107,7 +108,11 @@ def launch_error(binary, record, kernel_name):
 
 
 def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
-               cooperative=False, cluster=None):
+               cooperative=False, cluster=None, programmatic=False):
+    """One launch the full way. ``cluster``: in clusters of that shape (the PTX of a kernel
+    with cluster_dims fixes it already: no launch attribute then, as for nvcc's
+    ``__cluster_dims__`` kernels launched with <<<>>>); ``programmatic``: it may start
+    before the stream's previous kernel ends (cuLaunchKernelEx with both attributes)."""
     backend.make_current()
     binary = loaded.binary
     if binary.grid_sync and not cooperative:
@@ -131,8 +136,11 @@ def run_launch(backend, kernel, loaded, grid, block, shared_bytes, stream, args,
     handle = getattr(stream, "handle", stream)
     if binary.can_fail:
         backend.error_source = (binary, kernel.__name__)
-    if cluster is not None:
-        loaded.launcher.clustered(grid, block, values, shared_bytes, handle, cluster)
+    if binary.cluster_dims is not None:
+        cluster = None
+    if cluster is not None or programmatic:
+        loaded.launcher.extended(grid, block, values, shared_bytes, handle, cluster,
+                                 programmatic)
     else:
         launch = loaded.launcher.cooperative if cooperative else loaded.launcher.launch
         launch(grid, block, values, shared_bytes, handle)
@@ -195,3 +203,32 @@ def native_launch(backend, kernel, loaded, types, grid, block, shared_bytes, str
     lines += ["err = call{slot}()", "if err:", "    failed{slot}(err)"]
     later = launcher.packed_later(classes, types) if classes is not None else None
     return Native(lines, scope, plan, SLOTS, later=later)
+
+
+def max_active_clusters(backend, loaded, grid, block, cluster, shared_bytes):
+    """cuOccupancyMaxActiveClusters for this configuration. A kernel with cluster_dims has
+    its shape in its code: the query then names none, as the driver asks."""
+    backend.make_current()
+    if shared_bytes:
+        loaded.function.ensure_dynamic_shared(shared_bytes)
+    d = api()
+    config = d.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = shared_bytes
+    config.hStream = d.CUstream(0)
+    config.attrs = launch_attributes(None if loaded.binary.cluster_dims else cluster)
+    config.numAttrs = len(config.attrs)
+    return int(call(d.cuOccupancyMaxActiveClusters, loaded.function.handle, config))
+
+
+def require_programmatic(backend, kernel):
+    """Programmatic dependent launch needs compute capability 9.0 (griddepcontrol and the
+    launch attribute): a NotSupportedError on older GPUs, before anything is launched."""
+    major, minor = backend.properties().compute_capability
+    if major < 9:
+        from ...errors import NotSupportedError
+        raise NotSupportedError(
+            f"programmatic dependent launch of '{kernel.__name__}' needs compute capability "
+            f"9.0 or higher; cuda:{backend.index} is {major}.{minor}: launch it without "
+            "programmatic=True: the launches of a stream then run one after another")

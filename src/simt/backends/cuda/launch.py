@@ -70,20 +70,21 @@ class Launcher:
             if err:
                 self._retry(self._cooperative, err, "cuLaunchCooperativeKernel", call_args)
 
-    def clustered(self, grid, block, args, shared=0, stream=None, cluster=(1, 1, 1)):
-        """Launch with cuLaunchKernelEx in clusters of ``cluster`` blocks
-        (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION); the other arguments as ``__call__``'s."""
+    def extended(self, grid, block, args, shared=0, stream=None, cluster=None,
+                 programmatic=False):
+        """Launch with cuLaunchKernelEx and its launch attributes: in clusters of ``cluster``
+        blocks (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) and, with ``programmatic``, allowed
+        to start before the stream's previous kernel ends, at its
+        griddepcontrol.launch_dependents (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+        the other arguments as ``__call__``'s."""
         d = api()
         config = d.CUlaunchConfig()
         config.gridDimX, config.gridDimY, config.gridDimZ = grid
         config.blockDimX, config.blockDimY, config.blockDimZ = block
         config.sharedMemBytes = shared
         config.hStream = stream if stream is not None else d.CUstream(0)
-        attr = d.CUlaunchAttribute()
-        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
-        config.attrs = [attr]
-        config.numAttrs = 1
+        config.attrs = launch_attributes(cluster, programmatic)
+        config.numAttrs = len(config.attrs)
         call_args = (config, self._handle, self.params, 0)
         with self.lock:
             self.pack(self.storage, 0, *args)
@@ -211,6 +212,23 @@ class Launcher:
                 (err,) = self._launch(*args)
             check(err, f"cuLaunchKernel of '{getattr(self.function, 'name', 'kernel')}'")
         return failed
+
+
+def launch_attributes(cluster=None, programmatic=False):
+    """The CUlaunchAttribute list of a cuLaunchKernelEx (or an occupancy query's config)."""
+    d = api()
+    attrs = []
+    if cluster is not None:
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
+        attrs.append(attr)
+    if programmatic:
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        attrs.append(attr)
+    return attrs
 
 
 VIA = "native"          # the prepared path's route to the driver: 'native' or 'bindings'

@@ -122,6 +122,11 @@ def laneid(em):
     return em.builder.call(_fn(em, "llvm.nvvm.read.ptx.sreg.laneid", I32, []), [])
 
 
+CLUSTER_BARRIERS = {"cluster": ("barrier.cluster.arrive;", "barrier.cluster.wait;"),
+                    "cluster.arrive": ("barrier.cluster.arrive;",),
+                    "cluster.wait": ("barrier.cluster.wait;",)}
+
+
 def emit_grid_sync(em, stmt):
     """A grid-wide barrier for cooperative launches, on one counter per module.
 
@@ -129,12 +134,13 @@ def emit_grid_sync(em, stmt):
     top bit flips exactly once when every block has arrived; it then waits for the flip.
     The counter never needs resetting, so the module is reusable launch after launch
     (one cooperative launch of a kernel at a time, as CUDA's own grid barrier needs).
-    A cluster's sync is the hardware's: barrier.cluster.arrive (release) and wait (acquire)."""
+    A cluster's sync is the hardware's: barrier.cluster.arrive (release) and wait (acquire),
+    both, or one of them for the split barrier_arrive() / barrier_wait()."""
     b = em.builder
-    if stmt.scope == "cluster":
-        for text in ("barrier.cluster.arrive;", "barrier.cluster.wait;"):
+    if stmt.scope in CLUSTER_BARRIERS:
+        for text in CLUSTER_BARRIERS[stmt.scope]:
             b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), text, "~{memory}",
-                                side_effect=True), [])
+                                side_effect=True), [], attrs=("convergent",))
         return
     counter = em.module.globals.get("simt_grid_barrier")
     if counter is None:

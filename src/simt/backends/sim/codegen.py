@@ -255,6 +255,10 @@ class Generator:
                      f"({s.op!r}, {self.expr(s.value)}))", s.loc)
 
     def stmt_GridSync(self, s, i):
+        if s.scope != "grid":        # cluster.sync(), barrier_arrive(), barrier_wait()
+            from .lower.refusals import CLUSTERS
+            raise NotSupportedError(f"cluster barriers are not supported on the sim device: "
+                                    f"{CLUSTERS} ({s.loc.filename}:{s.loc.line})")
         self.emit(i, f"yield ('grid', {self.site(s.loc)}, None)", s.loc)
 
     def stmt_WarpOp(self, s, i):

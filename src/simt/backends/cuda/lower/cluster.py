@@ -1,10 +1,10 @@
 """The cluster queries and distributed shared memory (lang/cluster.py) on the GPU: the
-%cluster_ctarank / %cluster_nctarank registers and ``mapa.u64`` on the array's generic
-address."""
+%cluster_ctarank / %cluster_nctarank / %cluster_nctaid / %cluster_ctaid registers and
+``mapa.u64`` on the array's generic address."""
 from llvmlite import ir as ll
 
 from ....compiler.lltypes import I32, I64, ArrayValue, ptr
-from ....lang.cluster import block_rank, map_shared_rank, num_blocks
+from ....lang.cluster import block_index, block_rank, dim_blocks, map_shared_rank, num_blocks
 from ....lang.registry import declare_target, lowering
 
 TARGET = declare_target("cuda")
@@ -23,6 +23,16 @@ def _rank_gpu(em, e):
 @lowering(num_blocks, target=TARGET)
 def _size_gpu(em, e):
     return _sreg(em, "cluster_nctarank")
+
+
+@lowering(dim_blocks, target=TARGET)
+def _dim_gpu(em, e):
+    return _sreg(em, f"cluster_nctaid.{e.attrs['axis']}")
+
+
+@lowering(block_index, target=TARGET)
+def _index_gpu(em, e):
+    return _sreg(em, f"cluster_ctaid.{e.attrs['axis']}")
 
 
 @lowering(map_shared_rank, target=TARGET)

@@ -36,8 +36,9 @@ refuse(vectors.make_entry, vectors.component, vectors.with_component, vectors.ar
 refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
-refuse(cluster.block_rank, cluster.num_blocks, cluster.map_shared_rank, target=TARGET,
-       why=_not_yet("thread block clusters"))
+CLUSTERS = _not_yet("thread block clusters")
+refuse(cluster.block_rank, cluster.num_blocks, cluster.dim_blocks, cluster.block_index,
+       cluster.map_shared_rank, target=TARGET, why=CLUSTERS)
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
        why=_not_yet("textures and surfaces"))
 refuse(device_launch, target=TARGET,
