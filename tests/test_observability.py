@@ -69,7 +69,7 @@ def test_why_no_gpu_is_said():
 
 
 def test_libdevice_is_found_in_nvidia_wheels(tmp_path):
-    """A pip-only install (simt[cu13]: the nvidia-nvvm wheel) has libdevice under
+    """A pip-only install ('.[cu13]': the nvidia-nvvm wheel) has libdevice under
     site-packages/nvidia/cu13/nvvm/libdevice, with no toolkit on the machine."""
     folder = tmp_path / "nvidia" / "cu13" / "nvvm" / "libdevice"
     folder.mkdir(parents=True)
