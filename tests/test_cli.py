@@ -2,6 +2,7 @@
 `cache info|clear`, `run NAME --help`, "did you mean", a closed pipe, XDG_CACHE_HOME and
 kernels defined in `python -c`."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,18 @@ def test_version():
     import simt
     out = simt_cli("--version")
     assert out.returncode == 0 and out.stdout.strip() == f"simt {simt.__version__}"
+
+
+def test_no_command_prints_the_help():
+    """Issue 36: `python -m simt` alone printed argparse's one-line error ("the following
+    arguments are required: command"); it prints the help, every command with what it
+    does, as a usage error (status 2, on stderr)."""
+    out = simt_cli()
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("usage: python -m simt")
+    for command in ("info", "examples", "run", "cache"):
+        assert re.search(rf"^    {command} +\S", out.stderr, re.M), out.stderr
+    assert "required" not in out.stderr
 
 
 def test_unknown_example_suggests_the_closest():

@@ -181,7 +181,7 @@ def _parser():
     parser = argparse.ArgumentParser(prog="python -m simt",
                                      description="simt: the CUDA programming model in Python.")
     parser.add_argument("--version", action="version", version=f"simt {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command")     # none: main prints the help
     commands.add_parser("info", help="list the devices, their properties and the settings")
     commands.add_parser("examples", help="list the runnable examples")
     run = commands.add_parser("run", help="run one example (run NAME --help says what it does)",
@@ -199,6 +199,9 @@ def main(argv=None):
     """Entry point; returns the exit status (0 ok, 1 simt error, 2 usage error)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command is None:         # argparse's own error named only "command"
+        parser.print_help(sys.stderr)
+        return 2
     if args.command == "run" and args.name is None:
         print("usage: python -m simt run NAME [--device D] [--out DIR] [--help]\n"
               "`python -m simt examples` lists the names", file=sys.stdout if args.help else sys.stderr)
