@@ -39,6 +39,28 @@ def test_unknown_example_suggests_the_closest():
     assert "did you mean julia?" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("name, offered", [
+    ("ray", "did you mean ray_const or ray_noconst?"),
+    ("hist", "did you mean hist_cpu, hist_gmem_atomics or hist_shmem_atomics?"),
+    ("JULIA", "did you mean julia or julia_cpu?"),
+    ("stream", "did you mean basic_double_stream, basic_double_stream_correct or "
+               "basic_single_stream?"),
+])
+def test_an_unknown_example_is_offered_the_names_it_begins(name, offered):
+    """Issue 36: difflib alone offered nothing for a module's name (ray, stream), one of three
+    for hist, and nothing for a name in capitals."""
+    out = simt_cli("run", name)
+    assert out.returncode == 2
+    assert out.stderr == (f"simt: no example {name!r}; {offered} `python -m simt examples` "
+                          "lists them all\n")
+
+
+def test_an_example_given_as_the_command_says_how_to_run_it():
+    out = simt_cli("julia")
+    assert out.returncode == 2
+    assert out.stderr == "simt: 'julia' is an example, not a command: python -m simt run julia\n"
+
+
 def test_run_name_help_says_what_it_does_and_runs_nothing():
     out = simt_cli("run", "julia", "--help")
     assert out.returncode == 0
