@@ -297,3 +297,38 @@ def test_scripts_sharing_a_kernel_text_name_their_own_file_and_line(tmp_path):
     again, how, _ = run_script(tmp_path, CHECKED.format(padding="\n\n\n"), "checked",
                                script="second.py")
     assert how == "loaded" and again == second
+
+
+SWITCHED_OFF = SCRIPT.replace("import simt\n", "import simt\nsimt.config.cache = False\n")
+
+
+def _files(folder):
+    return sorted(os.path.relpath(os.path.join(root, name), folder)
+                  for root, _, names in os.walk(folder) for name in names)
+
+
+def test_config_cache_false_neither_reads_nor_writes_the_disk_cache(tmp_path):
+    """Issue 36: ``simt.config.cache = False`` set a module attribute nobody read; the kernel
+    was loaded from the disk cache and stored there as before."""
+    off = tmp_path / "off"
+    off.mkdir()
+    out, how, _ = run_script(off, SWITCHED_OFF.format(scale=3), "scaled")
+    assert (out, how) == ("ok", "compiled") and _files(off / "cache") == []
+    assert run(tmp_path, 3) == "compiled"                    # cache on: an entry is kept
+    kept = _files(tmp_path / "cache")
+    assert kept
+    out, how, _ = run_script(tmp_path, SWITCHED_OFF.format(scale=3), "scaled")
+    assert (out, how) == ("ok", "compiled")                  # not read back
+    assert _files(tmp_path / "cache") == kept                # nor written
+
+
+def test_config_settings_are_the_modules_attributes(monkeypatch):
+    import simt
+    from simt.config import config
+    before = config.cpu_threads
+    with pytest.MonkeyPatch.context() as patch:     # undone by assignment, on every pytest
+        patch.setattr(simt.config, "cpu_threads", before + 3)
+        assert config.cpu_threads == before + 3 and simt.config.cpu_threads == before + 3
+    assert config.cpu_threads == before
+    with pytest.raises(AttributeError, match="no setting 'cahce'; did you mean 'cache'"):
+        simt.config.cahce = False

@@ -2,6 +2,7 @@
 `cache info|clear`, `run NAME --help`, "did you mean", a closed pipe, XDG_CACHE_HOME and
 kernels defined in `python -c`."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -20,10 +21,44 @@ def test_version():
     assert out.returncode == 0 and out.stdout.strip() == f"simt {simt.__version__}"
 
 
+def test_no_command_prints_the_help():
+    """Issue 36: `python -m simt` alone printed argparse's one-line error ("the following
+    arguments are required: command"); it prints the help, every command with what it
+    does, as a usage error (status 2, on stderr)."""
+    out = simt_cli()
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("usage: python -m simt")
+    for command in ("info", "examples", "run", "cache"):
+        assert re.search(rf"^    {command} +\S", out.stderr, re.M), out.stderr
+    assert "required" not in out.stderr
+
+
 def test_unknown_example_suggests_the_closest():
     out = simt_cli("run", "julai")
     assert out.returncode == 2
     assert "did you mean julia?" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("name, offered", [
+    ("ray", "did you mean ray_const or ray_noconst?"),
+    ("hist", "did you mean hist_cpu, hist_gmem_atomics or hist_shmem_atomics?"),
+    ("JULIA", "did you mean julia or julia_cpu?"),
+    ("stream", "did you mean basic_double_stream, basic_double_stream_correct or "
+               "basic_single_stream?"),
+])
+def test_an_unknown_example_is_offered_the_names_it_begins(name, offered):
+    """Issue 36: difflib alone offered nothing for a module's name (ray, stream), one of three
+    for hist, and nothing for a name in capitals."""
+    out = simt_cli("run", name)
+    assert out.returncode == 2
+    assert out.stderr == (f"simt: no example {name!r}; {offered} `python -m simt examples` "
+                          "lists them all\n")
+
+
+def test_an_example_given_as_the_command_says_how_to_run_it():
+    out = simt_cli("julia")
+    assert out.returncode == 2
+    assert out.stderr == "simt: 'julia' is an example, not a command: python -m simt run julia\n"
 
 
 def test_run_name_help_says_what_it_does_and_runs_nothing():

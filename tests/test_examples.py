@@ -1,4 +1,6 @@
 """The runnable examples give the right answers on the device under test."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -34,6 +36,19 @@ def test_julia_writes_png(device, tmp_path):
     path = julia.main(out_dir=str(tmp_path))
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pngs_are_written_without_pillow(tmp_path, monkeypatch):
+    """README: julia (and every still picture) needs no Pillow; without it save_png writes the
+    PNG itself. Pillow, where installed, reads it back pixel for pixel."""
+    from simt.examples._common import save_png
+    image = np.random.default_rng(36).integers(0, 256, (7, 5, 4), dtype=np.uint8)
+    monkeypatch.setitem(sys.modules, "PIL", None)          # `from PIL import ...` fails
+    path = save_png(str(tmp_path / "x.png"), image)
+    monkeypatch.delitem(sys.modules, "PIL")
+    Image = pytest.importorskip("PIL.Image")
+    with Image.open(path) as png:
+        np.testing.assert_array_equal(np.asarray(png.convert("RGBA")), image)
 
 
 def test_cli_runs_an_example(tmp_path):

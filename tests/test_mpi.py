@@ -35,10 +35,10 @@ def _mpi_works(mpiexec, ranks):
 
 
 def _run(device, ranks, *command):
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'simt[mpi]')")
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
     mpiexec = _mpiexec()
     if mpiexec is None:
-        pytest.skip("no mpiexec beside Python or on PATH (pip install 'simt[mpi]' brings MPICH's)")
+        pytest.skip("no mpiexec beside Python or on PATH (pip install '.[mpi]' brings MPICH's)")
     works, why = _mpi_works(mpiexec, ranks)
     if not works:
         pytest.skip(f"{mpiexec} with mpi4py does not start {ranks} ranks that see each other "

@@ -50,6 +50,46 @@ def test_log_level_shows_compiles_and_cache_hits(tmp_path):
     assert "simt" not in quiet.stderr
 
 
+TWO_KERNELS = textwrap.dedent("""
+    import numpy as np, simt
+    @simt.kernel
+    def reverse(a):
+        s = simt.shared.array(4, np.float32)
+        i = simt.threadIdx.x
+        s[i] = a[i]
+        simt.syncthreads()
+        a[i] = s[3 - i]
+    @simt.kernel
+    def plain(a):
+        i = simt.threadIdx.x
+        a[i] = a[i] + 1
+    x = np.arange(1.0, 5.0, dtype=np.float32)
+    reverse[1, 4](x)
+    plain[1, 4](x)
+    print(x.tolist())
+""")
+
+
+def test_each_cache_miss_is_logged_once(tmp_path):
+    """Issue 36: a launch looks for the entry made for its block shape and for the one made
+    for any shape before it compiles, and each look logged "not in the disk cache": three
+    lines per compile; a second process logged a miss before its hit."""
+    (tmp_path / "prog.py").write_text(TWO_KERNELS)
+    env = dict(os.environ, SIMT_DEVICE="cpu", SIMT_CACHE_DIR=str(tmp_path / "cache"),
+               SIMT_LOG_LEVEL="debug")
+    runs = [subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True,
+                           text=True, timeout=120, env=env) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0 and run.stdout.strip() == "[5.0, 4.0, 3.0, 2.0]", run.stderr
+    first, second = (run.stderr.splitlines() for run in runs)
+    for name in ("reverse", "plain"):
+        assert [line for line in first if line.startswith(f"simt DEBUG: {name}: ")] == \
+            [f"simt DEBUG: {name}: not in the disk cache for (float32[:] (C, global))"]
+        assert sum(line.startswith(f"simt INFO: {name}: compiled for") for line in first) == 1
+        mine = [line for line in second if f" {name}: " in line]
+        assert len(mine) == 1 and "loaded from the disk cache" in mine[0], second
+
+
 def test_a_bad_log_level_names_the_valid_ones(tmp_path):
     out = run_program(tmp_path, SIMT_LOG_LEVEL="loud")
     assert out.returncode != 0 and "debug, info, warning, error" in out.stderr
@@ -69,7 +109,7 @@ def test_why_no_gpu_is_said():
 
 
 def test_libdevice_is_found_in_nvidia_wheels(tmp_path):
-    """A pip-only install (simt[cu13]: the nvidia-nvvm wheel) has libdevice under
+    """A pip-only install ('.[cu13]': the nvidia-nvvm wheel) has libdevice under
     site-packages/nvidia/cu13/nvvm/libdevice, with no toolkit on the machine."""
     folder = tmp_path / "nvidia" / "cu13" / "nvvm" / "libdevice"
     folder.mkdir(parents=True)

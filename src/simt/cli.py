@@ -125,11 +125,25 @@ def _unknown_example(name, examples, failed):
         print(f"simt: example {name!r} cannot run: its module {module} failed to import: "
               f"{type(exc).__name__}: {exc}{hint}", file=sys.stderr)
         return 1
-    close = difflib.get_close_matches(name, [*examples, *failed], n=3)
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    close = suggestions(name, [*examples, *failed])
+    hint = f"did you mean {_either(close)}? " if close else ""
     print(f"simt: no example {name!r}; {hint}`python -m simt examples` lists them all",
           file=sys.stderr)
     return 2
+
+
+def suggestions(name, names, most=4):
+    """The names to offer for the unknown ``name``, case ignored: those it begins or is a
+    ``_`` part of (``ray``: ray_const, ray_noconst), then difflib's closest (``julai``)."""
+    key = name.lower()
+    parts = sorted(n for n in names if n.lower().startswith(key) or key in n.lower().split("_"))
+    lowered = {n.lower(): n for n in names}
+    close = [lowered[n] for n in difflib.get_close_matches(key, lowered, n=most)]
+    return list(dict.fromkeys(parts + close))[:most]
+
+
+def _either(names):
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def example_help(name, out=sys.stdout):
@@ -176,12 +190,15 @@ def cache_clear(out=sys.stdout):
     print(f"removed {len(entries)} compiled kernels from {config.cache_dir}", file=out)
 
 
+COMMANDS = ("info", "examples", "run", "cache")
+
+
 def _parser():
     from simt.version import __version__
     parser = argparse.ArgumentParser(prog="python -m simt",
                                      description="simt: the CUDA programming model in Python.")
     parser.add_argument("--version", action="version", version=f"simt {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command")     # none: main prints the help
     commands.add_parser("info", help="list the devices, their properties and the settings")
     commands.add_parser("examples", help="list the runnable examples")
     run = commands.add_parser("run", help="run one example (run NAME --help says what it does)",
@@ -195,10 +212,25 @@ def _parser():
     return parser
 
 
+def _an_example_for_a_command(argv):
+    """Whether ``argv`` starts with an example's name where the command goes (``python -m
+    simt julia``); argparse would answer only that 'julia' is not a command."""
+    first = argv[0] if argv else "-"
+    return not first.startswith("-") and first not in COMMANDS and first in find_examples({})
+
+
 def main(argv=None):
     """Entry point; returns the exit status (0 ok, 1 simt error, 2 usage error)."""
     parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _an_example_for_a_command(argv):
+        print(f"simt: {argv[0]!r} is an example, not a command: python -m simt run "
+              f"{argv[0]}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
+    if args.command is None:         # argparse's own error named only "command"
+        parser.print_help(sys.stderr)
+        return 2
     if args.command == "run" and args.name is None:
         print("usage: python -m simt run NAME [--device D] [--out DIR] [--help]\n"
               "`python -m simt examples` lists the names", file=sys.stdout if args.help else sys.stderr)

@@ -1,12 +1,15 @@
 """simt's settings, read once from the environment at import.
 
 This is the only module that reads ``os.environ``. Change a setting at run time
-by assigning to ``simt.config.config`` (``config.checks = True``); code reads
-the field when it needs it. ``python -m simt info`` prints them all.
+by assigning to it, ``simt.config.cache = False`` (the same as
+``simt.config.config.cache = False``); code reads the field when it needs it.
+``python -m simt info`` prints them all.
 """
 
 import dataclasses
 import os
+import sys
+import types
 
 
 def _flag(name, default):
@@ -114,3 +117,34 @@ def _default_cache_dir():
 
 
 config = Config.from_environ()
+
+
+class _SettingsModule(types.ModuleType):
+    """This module, whose attributes named as settings are the settings: assigning
+    ``simt.config.cache`` made a module attribute nobody read, so the setting was silently
+    ignored. A new public name that is no setting is refused for the same reason. Each
+    setting is a property of this class (a data descriptor, so pytest's monkeypatch
+    restores it by assignment)."""
+
+    def __setattr__(self, name, value):
+        if name.startswith("_") or name in SETTINGS or name in self.__dict__:
+            super().__setattr__(name, value)
+            return
+        import difflib             # here: importing simt stays as cheap as it was
+        close = difflib.get_close_matches(name, SETTINGS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise AttributeError(f"simt.config has no setting {name!r}; {hint}the settings are "
+                             f"{', '.join(SETTINGS)}")
+
+
+def _setting(name):
+    """The property that reads and writes ``config.<name>``."""
+    return property(lambda module: getattr(config, name),
+                    lambda module, value: setattr(config, name, value))
+
+
+SETTINGS = tuple(field.name for field in dataclasses.fields(Config))
+for _name in SETTINGS:
+    setattr(_SettingsModule, _name, _setting(_name))
+del _name
+sys.modules[__name__].__class__ = _SettingsModule

@@ -70,7 +70,7 @@ def __getattr__(name):
         import ml_dtypes
     except ImportError:
         raise ImportError(f"simt.{name} is ml_dtypes' {FORMATS[name].host_name}: install it "
-                          f"with pip install 'simt[fp8]' (or pip install ml_dtypes)") from None
+                          "with pip install ml_dtypes") from None
     return getattr(ml_dtypes, FORMATS[name].host_name)
 
 

@@ -373,14 +373,15 @@ class Kernel:
 
     def _cached(self, arg_types, device, options, usable=None):
         """(the loaded kernel from the disk cache or None, its cache key or None where
-        the disk cache is off). ``usable(binary)``: an entry it refuses is not loaded."""
+        the disk cache is off). ``usable(binary)``: an entry it refuses is not loaded.
+        A miss is not logged here: a launch may look for several entries (for its block
+        shape, for any shape) before it compiles; _load_deep logs the one miss."""
         if not (self.use_disk_cache and config.cache):
             return None, None
         started = time.perf_counter()
         lookup = cache.lookup_key(self.pyfunc, arg_types, options, device.backend.target_id())
         found = cache.load(self.__name__, self.pyfunc, lookup)
         if found is None or usable is not None and not usable(found[0]):
-            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
             return None, lookup
         loaded = device.backend.load_binary(found[0])
         log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
@@ -392,6 +393,8 @@ class Kernel:
         found, lookup = self._cached(arg_types, device, options)
         if found is not None:
             return found
+        if lookup is not None:
+            log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
         binary, deps = self._compile(arg_types, options, backend.compile, backend.warp)
         log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
                  device.name, binary.compile_seconds * 1e3)

@@ -28,6 +28,14 @@ _dead = {}              # device ordinal -> message of the sticky error that kil
 recorded_errors = {}
 _local = threading.local()   # .device: the ordinal whose context this thread made current
 
+# What the 'cu13' and 'cu12' extras of pyproject.toml install, spelled so that it works where
+# simt was installed from a wheel or a clone: simt is not on PyPI (tests/test_packaging.py
+# keeps the two in step).
+INSTALL_CUDA = ("pip install 'cuda-bindings==13.*' 'cuda-pathfinder>=1.3.1' 'nvidia-nvvm==13.*' "
+                "for a driver whose nvidia-smi says \"CUDA Version: 13.x\"; for 12.x, pip install "
+                "'cuda-bindings>=12.6,<13' 'cuda-pathfinder>=1.3.1' nvidia-cuda-nvcc-cu12 (in a "
+                "clone of simt: pip install '.[cu13]' or '.[cu12]')")
+
 _RESTART = "the CUDA context is unusable (as in CUDA); restart the process to use the GPU again"
 _LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchKernelEx")
 
@@ -101,8 +109,8 @@ def api():
         _load()
     if _api is None:
         raise CudaError(f"the CUDA driver is not available: {_init_error}. "
-                        "Install cuda-bindings (pip install 'simt[cuda]') and an NVIDIA "
-                        "driver, or use the 'cpu' device")
+                        f"Install an NVIDIA driver and cuda-bindings ({INSTALL_CUDA}), "
+                        "or use the 'cpu' device")
     return _api
 
 
@@ -119,7 +127,7 @@ def why_unavailable():
         return None
     error = _init_error or ""
     if "No module named 'cuda" in error:
-        return "cuda-bindings is not installed: pip install 'simt[cuda]'"
+        return f"cuda-bindings is not installed: {INSTALL_CUDA}"
     if "libcuda" in error or "NOT_FOUND" in error:
         return f"no NVIDIA driver was found ({error})"
     if "INSUFFICIENT_DRIVER" in error or "COMPAT" in error:

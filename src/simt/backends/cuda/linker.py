@@ -26,8 +26,8 @@ def _nvjitlink():
     except Exception as exc:
         raise CudaError(f"nvJitLink is not available ({exc}): kernels that link device code "
                         "(simt.declare_device, @simt.kernel(link=...)) need cuda-bindings "
-                        "and the nvJitLink library (pip install nvidia-nvjitlink, or a CUDA "
-                        "toolkit)") from None
+                        "and the nvJitLink library (pip install nvidia-nvjitlink for CUDA 13, "
+                        "nvidia-nvjitlink-cu12 for CUDA 12, or a CUDA toolkit)") from None
     return nvjitlink
 
 

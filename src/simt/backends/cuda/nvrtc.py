@@ -19,8 +19,8 @@ def _nvrtc():
         nvrtc.nvrtcVersion()            # loads libnvrtc, which may be missing
     except Exception as exc:
         raise CudaError(f"NVRTC is not available ({exc}): SourceModule needs cuda-bindings "
-                        "with NVRTC (pip install 'simt[cuda]' and nvidia-cuda-nvrtc, or a "
-                        "CUDA toolkit)") from None
+                        "with NVRTC (pip install nvidia-cuda-nvrtc for CUDA 13, "
+                        "nvidia-cuda-nvrtc-cu12 for CUDA 12, or a CUDA toolkit)") from None
     return nvrtc
 
 
