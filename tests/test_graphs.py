@@ -299,3 +299,37 @@ def test_capture_copies_pageable_host_memory_at_each_replay(device, rng):
         exe.launch(s)
         s.synchronize()
         np.testing.assert_allclose(result, source * source, rtol=1e-6)
+
+
+@simt.kernel
+def write_past_end(y):
+    y[simt.grid(1) + y.shape[0]] = 1.0
+
+
+def test_event_record_after_a_failed_node_completes(device, rng):
+    """A node's error ends the replay; the graph's event record still completes (its
+    record was made at launch), so waiting for it raises the error instead of hanging."""
+    import threading
+    if device.kind != "cpu":
+        pytest.skip("a kernel error is sticky on GPUs")
+    y = simt.to_device(random_array(rng, 64, np.float32))
+    graph, event, stream = simt.Graph(), simt.Event(), simt.Stream()
+    graph.add_event_record(event, deps=[graph.add_kernel(write_past_end, 1, 64, (y,))])
+    graph.instantiate().launch(stream)
+    errors = []
+
+    def wait():
+        try:
+            event.synchronize()
+            stream.synchronize()
+        except simt.LaunchError as exc:
+            errors.append(exc)
+    waiter = threading.Thread(target=wait, daemon=True)
+    waiter.start()
+    waiter.join(30)
+    assert not waiter.is_alive(), "the event of a failed graph never completed"
+    assert len(errors) == 1 and isinstance(errors[0], simt.IllegalAddressError), errors
+    x = random_array(rng, 64, np.float32)        # the device computes on
+    d_y = simt.to_device(poison(64, np.float32))
+    square[1, 64](d_y, simt.to_device(x))
+    np.testing.assert_array_equal(d_y.copy_to_host(), x * x)

@@ -5,12 +5,14 @@ import gc
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import simt
+from simt.config import config
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "stress.py"
@@ -305,3 +307,98 @@ def test_a_thread_python_did_not_start_counts_as_a_host_function():
     assert libc.pthread_join(thread, None) == 0
     assert seen == [True]
     assert in_host_function() is False            # a Python thread, outside any function
+
+
+_KERNELS = '''
+import numpy as np
+import simt
+
+
+@simt.device
+def mix(v, k):
+    return v * 0.5 + k
+
+
+def make(c):
+    """A new kernel (a first compile) that adds c: loops (llvm.loop metadata), shared
+    memory and a barrier, a device function every kernel shares."""
+    @simt.kernel
+    def add_c(out, x, n):
+        buf = simt.shared.array(128, np.float64)
+        t = simt.threadIdx.x
+        i = simt.grid(1)
+        acc = 0.0
+        if i < x.shape[0]:
+            acc = x[i]
+        buf[t] = acc
+        simt.syncthreads()
+        for j in range(n):
+            k = 0
+            while k < 2:
+                acc = mix(acc, 0.0) + acc * 0.5
+                k += 1
+        if i < out.shape[0]:
+            out[i] = buf[t] + acc - x[i] + c
+    return add_c
+'''
+
+
+def test_threads_compiling_at_once_all_compute_right(device, tmp_path, monkeypatch):
+    """Threads making first launches at once, of different kernels (and of one kernel):
+    compiling shares the front end's caches and llvmlite objects, and a compile lock
+    keeps that safe (issue 33 item 23: the stress tool's warm-up raised a KeyError from
+    llvmlite's IR objects). Several rounds, each of new kernels, results against NumPy."""
+    import importlib
+    import threading
+    (tmp_path / "threadkernels.py").write_text(_KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("threadkernels")
+    monkeypatch.setattr(config, "cache", False)      # compile, not load from disk
+    threads, n = 8, 1000
+    rng = np.random.default_rng(23)
+    for round_ in range(4):
+        kernels = [module.make(float(round_ * 10 + t)) for t in range(threads - 2)]
+        kernels += kernels[:2]                 # two kernels compiled by two threads at once
+        start, failures, outs = threading.Barrier(threads), [], [None] * threads
+        x = rng.random(n) + 0.5
+
+        def first_launch(t):
+            try:
+                simt.set_device(device.name)
+                out = np.full(n, np.nan)
+                start.wait()
+                kernels[t][(n + 127) // 128, 128](out, x, 3)
+                outs[t] = out
+            except BaseException as exc:      # noqa: BLE001 - reported below, whole
+                failures.append(exc)
+        pool = [threading.Thread(target=first_launch, args=(t,)) for t in range(threads)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+        assert not failures, failures
+        for t, out in enumerate(outs):
+            c = round_ * 10 + t % (threads - 2)
+            np.testing.assert_allclose(out, x + c, rtol=1e-12)
+
+
+def test_a_failure_keeps_its_whole_traceback(monkeypatch):
+    """The stress tool reports the innermost frames of a failure (issue 33 item 23: a
+    KeyError deep in llvmlite showed only its outermost four frames)."""
+    import importlib.util
+    import threading
+    spec = importlib.util.spec_from_file_location("stress_tool", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def deep(level):
+        if level == 0:
+            raise KeyError("innermost_frame_marker")
+        deep(level - 1)
+    monkeypatch.setattr(tool, "operations", lambda spec: ["device_synchronize"])
+    monkeypatch.setattr(tool.Worker, "device_synchronize", lambda self: deep(8))
+    stats = {"ops": {}, "failures": []}
+    tool.run_thread("cpu", 0, time.monotonic() + 0.5, stats, threading.Lock())
+    assert stats["failures"], stats
+    assert 'raise KeyError("innermost_frame_marker")' in stats["failures"][0], \
+        stats["failures"][0]                      # the frame that raised is there

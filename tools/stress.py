@@ -20,7 +20,8 @@ the parent initialized it.
 At the end each process compares with their values after the first round: the device and
 pinned memory it holds (the backend's own count, bytes_in_use: mem_get_info reports the
 whole GPU, every process on it), its open file descriptors (/proc/self/fd) and its running
-CPU stream threads. It prints operations done, failures and the leak figures; the exit
+CPU stream threads. It prints operations done, failures (each with its whole traceback:
+the frame that raised is the one that says why) and the leak figures; the exit
 status is 1 on any failure or leak of memory or descriptors.
 
 A child that dies or does not report within the run's time plus a grace period is a
@@ -290,11 +291,11 @@ def run_thread(spec, seed, deadline, stats, lock):
                 getattr(worker, name)()
                 done[name] = done.get(name, 0) + 1
             except Exception:
-                failures.append(f"{name}: {traceback.format_exc(limit=4)}")
+                failures.append(f"{name}: {traceback.format_exc()}")
         worker.stream.synchronize()
         worker.side.synchronize()
     except Exception:
-        failures.append(f"thread: {traceback.format_exc(limit=4)}")
+        failures.append(f"thread: {traceback.format_exc()}")
     with lock:
         for name, count in done.items():
             stats["ops"][name] = stats["ops"].get(name, 0) + count
@@ -339,7 +340,7 @@ def warm_up(spec, threads):
             for name in operations(spec):
                 getattr(worker, name)()
         except Exception:
-            failures.append(f"warm-up: {traceback.format_exc(limit=4)}")
+            failures.append(f"warm-up: {traceback.format_exc()}")
     pool = [threading.Thread(target=first_round, args=(t,)) for t in range(threads)]
     for thread in pool:
         thread.start()

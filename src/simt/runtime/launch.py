@@ -391,10 +391,14 @@ def _load_binder_soon():
     """Import binder.py on a thread of its own after a first launch, so that a second
     launch finds it loaded: where Python has no bytecode caches its import compiles its
     source, 3 ms of the H200 machine's 5.3 ms second launch of the histogram. (The import
-    lock makes a launch that needs it first wait for the whole module.)"""
+    lock makes a launch that needs it first wait for the whole module.)
+
+    Not a daemon: the interpreter's exit waits for the import (milliseconds). A daemon
+    thread is frozen where it stands at exit, here holding the import system's locks,
+    and a finalizer that then imports anything (the sim device's memory release went
+    through numpy's ``ndarray.ctypes``, which imports) waited for ever (issue 33 item 7)."""
     _binder_loading.append(True)
-    threading.Thread(target=lambda: binder.bind, name="simt-binder-import",
-                     daemon=True).start()
+    threading.Thread(target=lambda: binder.bind, name="simt-binder-import").start()
 
 
 _PLAIN = (int, float, complex, bool, np.ndarray, np.generic, tuple)

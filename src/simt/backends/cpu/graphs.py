@@ -18,6 +18,7 @@ import threading
 from ...errors import CudaError
 from ...runtime.backend import running_host_function
 from ..hostmem import fill   # noqa: F401  (device.py calls graphs.fill)
+from . import interrupt
 
 
 class Node:
@@ -157,6 +158,29 @@ class _Turn:
         self.done.set()
 
 
+def _replay_runs(runs):
+    """One launch of a graph: its runnables in order, as one launch for Ctrl-C (the flag
+    is cleared once, at the start, as interrupt.starting() says). Ctrl-C ends the replay
+    after the node it stopped (a graph in a stream would otherwise run the rest of its
+    nodes, kernels that poll a flag still set ending at once, the rest as if nothing
+    happened); so does a node's error. Either way the event records the replay did not
+    reach complete, as theirs are made at launch and waiters would wait for ever."""
+    done = 0
+    interrupt.starting()
+    try:
+        for run in runs:
+            if interrupt.FLAG.value:
+                interrupt.stopped("a graph")
+                return
+            run()
+            done += 1
+    finally:
+        interrupt.ended()
+        for run in runs[done:]:
+            if isinstance(run, EventRecord):
+                run()
+
+
 class CpuGraphExec:
     """An instantiated graph: the flat list of what to run, replayed per launch, one
     launch at a time in the order of the ``launch`` calls (cudaGraphLaunch's rule: a
@@ -201,8 +225,7 @@ class CpuGraphExec:
         try:
             if turn.before is not None:
                 turn.before.wait()
-            for run in runs:
-                run()
+            _replay_runs(runs)
         finally:
             turn.finish()
 

@@ -18,6 +18,7 @@ import threading
 
 import llvmlite.binding as llvm
 
+from ...errors import LaunchError
 from .. import hostjit as jit
 
 SYMBOL = "simt_cpu_interrupt"
@@ -85,3 +86,11 @@ def ended():
 def python_raises():
     """Whether Python's SIGINT handler raises KeyboardInterrupt itself (the default)."""
     return signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def stopped(what):
+    """``what`` (work of several launches: a graph) ended early for a Ctrl-C: quietly where
+    Python raises KeyboardInterrupt for it, else a LaunchError, as an interrupted kernel's,
+    so that incomplete results never pass silently."""
+    if not python_raises():
+        raise LaunchError(f"{what} was interrupted (SIGINT): its results are incomplete")

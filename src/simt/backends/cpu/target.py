@@ -133,8 +133,11 @@ class CpuTarget(Target):
         holding another loop, reads the flag; once it is set the thread records
         INTERRUPTED and ends, which ends the launch. An innermost range loop runs to its
         end: its trips are counted before it starts, and a check in it would cost the
-        hot loops of kernels their unrolling (10% in bench's reduction_tree)."""
-        if isinstance(stmt, ir.ForRange) and not any(
+        hot loops of kernels their unrolling (10% in bench's reduction_tree). In checked
+        mode every loop reads it: checks make a kernel 10 to 100 times slower, so an
+        innermost loop of a second becomes minutes that Ctrl-C could not end, and the
+        read costs nothing beside the checks."""
+        if not em.options.checks and isinstance(stmt, ir.ForRange) and not any(
                 isinstance(inner, (ir.While, ir.ForRange)) for inner in ir.walk_stmts(stmt.body)):
             return
         b = em.builder

@@ -138,7 +138,10 @@ class SimBackend(HostMemory):
         return HostMemory.alloc(self, nbytes)          # the host writes it directly
 
     def release(self, owner):
-        self.written.pop(owner.ctypes.data if hasattr(owner, "ctypes") else None, None)
+        # the address through __array_interface__, not ndarray.ctypes: that imports a
+        # module at its first use, and this runs from finalizers, at interpreter exit too
+        interface = getattr(owner, "__array_interface__", None)
+        self.written.pop(interface["data"][0] if interface is not None else None, None)
 
     def _mark(self, ptr, nbytes):
         for start, (size, written) in list(self.written.items()):
