@@ -13,14 +13,17 @@ from ..lang import bfloat16
 from ..lang.registry import lowering
 from ..lang.wgmma import store, zero
 from .flat import flat_address
-from .lltypes import F16, F32, I64, i64, memory
-
-ZERO = ll.Constant(F32, 0.0)
+from .lltypes import F16, F32, I32, I64, i64, memory
 
 
-def register_address(em, data, i):
-    """The address of accumulator register i in its local array."""
-    return em.builder.gep(data, [i64(i)], source_etype=F32)
+def register_type(acc):
+    """The LLVM type of an accumulator's registers (its type ``acc``): float or i32."""
+    return I32 if acc.integer else F32
+
+
+def register_address(em, data, i, elem=F32):
+    """The address of accumulator register i in its local array of ``elem``."""
+    return em.builder.gep(data, [i64(i)], source_etype=elem)
 
 
 def thread_place(b, rank):
@@ -46,12 +49,13 @@ def operand_offset(b, t, row, k):
 @lowering(zero)
 def _zero(em, e):
     data = em.expr(e.args[0]).data
+    elem = register_type(e.args[0].type)
     for i in range(e.args[0].type.registers):
-        em.builder.store(ZERO, register_address(em, data, i))
+        em.builder.store(elem(0), register_address(em, data, i, elem))
 
 
 def _narrow(b, value, dtype):
-    if dtype == F32:
+    if dtype in (F32, I32):                # as it is (int32 goes to int32 only)
         return value
     return b.fptrunc(value, F16) if dtype == F16 else bfloat16.narrow(b, value)
 
@@ -84,13 +88,14 @@ def _store_registers(em, e, out, data, start, ldm, elem, size, width):
     """Store the accumulator ``width`` registers (1, or 2: an aligned pair) at a time."""
     below = em.builder.mul(ldm, i64(8))
     label, registers = e.attrs["label"], e.args[3].type.registers
+    kind = register_type(e.args[3].type)
     for i in range(0, registers, width):
         b = em.builder
         index = b.add(start, i64(8 * (i // 4) + i % 2))
         if i % 4 >= 2:
             index = b.add(index, below)
-        values = [_narrow(em.builder, em.builder.load(register_address(em, data, i + j),
-                                                      typ=F32), elem) for j in range(width)]
+        values = [_narrow(b, b.load(register_address(em, data, i + j, kind), typ=kind), elem)
+                  for j in range(width)]
         if width == 1:
             address = flat_address(em, out, index, label, e.loc)
             em.builder.store(values[0], address)

@@ -1,7 +1,8 @@
 """Warpgroup matrix multiply-accumulate (PTX ``wgmma``, sm_90a): the 128 threads of a
 warpgroup (4 consecutive warps, the first a multiple of 4) multiply a 64 x K tile of A by a
-K x N tile of B, both read from shared memory through 64-bit matrix descriptors, into an
-accumulator held in registers (N/2 float32 per thread).
+K x N tile of B, B read from shared memory through a 64-bit matrix descriptor and A through
+one too or from registers (a fragment), into an accumulator held in registers (N/2 float32,
+or int32 for 8-bit integers, per thread).
 
 ``wgmma.descriptor(shared_array, swizzle)`` describes a K-major tile: the array is 2-D,
 (rows, K) with K contiguous (A: rows are M; B is held transposed, rows are N), stored in the
@@ -10,8 +11,11 @@ GPU; its simt type also carries the element type and the layout, so ``mma_async`
 instruction and the CPU device knows where each element lies. ``wgmma.accumulator(64, n)``
 is a zeroed local array of the thread's registers in the PTX ISA's order: register i of
 thread t holds row ``16*(t%128//32) + (t%32)//4 + 8*(i%4//2)``, column
-``8*(i//4) + 2*(t%4) + i%2``. On the CPU device each thread computes its own registers from
-the shared tiles when it reaches ``mma_async``; fence, commit and wait are no-ops there.
+``8*(i//4) + 2*(t%4) + i%2``. A register fragment of A is a plain 1-D ``simt.local.array``
+of 4 32-bit registers' elements, as ``simt.mma.sync``'s are (``fragment_place``). On the CPU
+device each thread computes its own registers from the shared tiles when it reaches
+``mma_async`` (a fragment's elements from its warp's lanes, through the ``exchange`` warp
+operation lang/mma.py hoists); fence, commit and wait are no-ops there.
 """
 import numpy as np
 
@@ -19,12 +23,23 @@ from .arguments import bind
 from ..ir import nodes as ir
 from ..ir import types as T
 from .groups import flat_rank
+from .mma import exchange
 from .registry import Intrinsic, Static
 
 M = 64
-# operand precision -> (K of one instruction, element bytes)
-KINDS = {"f16": (16, 2), "bf16": (16, 2), "tf32": (8, 4)}
-STORAGE = {"f16": np.dtype(np.float16), "bf16": T.BF16_STORAGE, "tf32": np.dtype(np.float32)}
+# operand precision (PTX's type name) -> (K of one instruction, element bytes)
+KINDS = {"f16": (16, 2), "bf16": (16, 2), "tf32": (8, 4), "e4m3": (32, 1), "e5m2": (32, 1),
+         "s8": (32, 1), "u8": (32, 1)}
+STORAGE = {"f16": np.dtype(np.float16), "bf16": T.BF16_STORAGE, "tf32": np.dtype(np.float32),
+           "e4m3": T.F8E4M3_STORAGE, "e5m2": T.F8E5M2_STORAGE, "s8": np.dtype(np.int8),
+           "u8": np.dtype(np.uint8)}
+# A and B of one instruction are of one family (the PTX ISA pairs e4m3 with e5m2 and s8
+# with u8 either way round); the family fixes the accumulator's dtype
+FAMILIES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8",
+            "s8": "int8", "u8": "int8"}
+INTEGER = ("s8", "u8")
+INTEGER_NS = (8, 16, 24) + tuple(range(32, 257, 16))   # the n of the .s32 shapes
+FRAGMENT_BYTES = 16      # A in registers: 4 x 32 bits per thread
 SWIZZLES = {None: 0, "128B": 128, "64B": 64, "32B": 32}
 MODE_BITS = {None: 0, "128B": 1, "64B": 2, "32B": 3}     # the descriptor's bits 62-63
 CORE_BYTES = 16          # a core matrix is 8 rows of 16 bytes
@@ -59,11 +74,12 @@ class Descriptor(T.Scalar):
 
 
 class Accumulator(T.Array):
-    """A wgmma accumulator: a 1-D local float32 array of the thread's n/2 registers."""
+    """A wgmma accumulator: a 1-D local float32 (or int32) array of the thread's n/2
+    registers."""
 
-    def __init__(self, m, n):
+    def __init__(self, m, n, dtype=np.float32):
         self.m, self.n = m, n
-        super().__init__(np.float32, 1, "C", "local")
+        super().__init__(dtype, 1, "C", "local")
 
     def key(self):
         return super().key() + ("wgmma", self.m, self.n)
@@ -72,22 +88,62 @@ class Accumulator(T.Array):
     def registers(self):
         return self.m * self.n // 128
 
+    @property
+    def integer(self):
+        return self.dtype.kind == "i"
+
     def __repr__(self):
-        return f"wgmma.accumulator(m={self.m}, n={self.n}, float32)"
+        return f"wgmma.accumulator(m={self.m}, n={self.n}, {self.dtype.name})"
 
 
 def _args(fc, args, kwargs, names, loc, name):
     return bind(fc, args, kwargs, names, loc, f"wgmma.{name}")
 
 
-def operand_kind(fc, dtype, loc):
-    """The wgmma precision of a shared tile's elements."""
+OPERAND_TYPES = "float16, bfloat16, float32 (as tf32), float8_e4m3, float8_e5m2, int8 or uint8"
+
+
+def precision_of(dtype):
+    """The wgmma precision of elements of dtype, or None."""
     if T.is_bfloat16_dtype(dtype):
         return "bf16"
-    kind = {"float16": "f16", "float32": "tf32"}.get(dtype.name)
+    fp8 = T.float8_storage(dtype)
+    if fp8 is not None:
+        return {"float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}[fp8.names[0]]
+    return {"float16": "f16", "float32": "tf32", "int8": "s8", "uint8": "u8"}.get(dtype.name)
+
+
+def operand_kind(fc, dtype, loc, what="tiles"):
+    """The wgmma precision of a shared tile's (or a fragment's) elements."""
+    kind = precision_of(dtype)
     if kind is None:
-        fc.fail(loc, f"wgmma reads float16, bfloat16 or float32 (as tf32) tiles, got {dtype}")
+        name = T.Scalar(dtype) if dtype.names else dtype
+        fc.fail(loc, f"wgmma reads {OPERAND_TYPES} {what}, got {name}")
     return kind
+
+
+def fragment_size(kind):
+    """The elements of A a thread holds in its register fragment (one instruction's K)."""
+    return FRAGMENT_BYTES // KINDS[kind][1]
+
+
+def fragment_place(i, lane, kind):
+    """(row of the warp's 16, k) of element i of a lane's register fragment of A: the PTX
+    ISA's A fragment of wgmma .m64nNk*, which is mma.m16n8k*'s A for each warp's 16 rows:
+    element i is in 32-bit register i // p (p = 4 / element bytes) and the registers go
+    (row g, k), (row g + 8, k), (row g, k + 4p), (row g + 8, k + 4p), with g = lane // 4
+    and k = p * (lane % 4) + i % p."""
+    per = 4 // KINDS[kind][1]
+    register = i // per
+    return lane // 4 + 8 * (register % 2), per * (lane % 4) + i % per + 4 * per * (register // 2)
+
+
+def fragment_source(row, k, kind):
+    """(lane, element) of the register fragment that holds A's (row, k), row of the warp's 16:
+    the inverse of fragment_place."""
+    per = 4 // KINDS[kind][1]
+    lane = 4 * (row % 8) + (k % (4 * per)) // per
+    return lane, per * (2 * (k // (4 * per)) + row // 8) + k % per
 
 
 def _tile(fc, value, loc):
@@ -184,9 +240,14 @@ def _accumulator_build(fc, args, kwargs, loc):
         fc.fail(loc, f"wgmma tiles have m=64, got m={m}")
     if n % 8 or not 8 <= n <= 256:
         fc.fail(loc, f"wgmma's n is a multiple of 8 from 8 to 256, got n={n}")
-    if fc.static_dtype(dtype, loc) != np.float32:
-        fc.fail(loc, f"simt's wgmma accumulators are float32, got {fc.static(dtype, '', loc)}")
-    acc = Accumulator(m, n)
+    given, dtype = dtype, np.dtype(fc.static_dtype(dtype, loc))
+    if dtype not in (np.float32, np.int32):
+        fc.fail(loc, f"simt's wgmma accumulators are float32 (or int32, for int8 and uint8 "
+                f"products), got {fc.static(given, '', loc)}")
+    if dtype == np.int32 and n not in INTEGER_NS:
+        fc.fail(loc, f"wgmma's int32 accumulators have n 8, 16, 24 or a multiple of 16 from 32 "
+                f"to 256 (the PTX ISA's .s32 shapes), got n={n}")
+    acc = Accumulator(m, n, dtype)
     decl = ir.MemoryDecl(fc.pending_name(), "local", (acc.registers,), acc.dtype)
     decl.wgmma = acc
     ref = ir.ArrayRef(acc, loc, decl)
@@ -201,26 +262,59 @@ def _accumulator_arg(fc, value, loc, name):
     return acc
 
 
-def _descriptor_arg(fc, value, loc, what):
-    v = fc.expr(value, loc)
+def _descriptor_arg(fc, v, loc, what):
     if not isinstance(v.type, Descriptor):
         fc.fail(loc, f"wgmma.mma_async's {what} is a wgmma.descriptor, got {v.type}")
     return v
+
+
+def _fragment_arg(fc, v, loc):
+    """A register fragment of A: (the local array, its precision, the exchange's types)."""
+    t = v.type
+    if not (isinstance(v, ir.ArrayRef) and v.decl.space == "local" and
+            len(v.decl.shape) == 1 and type(t) is T.Array):
+        fc.fail(loc, f"wgmma.mma_async's a is a wgmma.descriptor or a register fragment (a "
+                f"1-d simt.local.array of A's elements in the PTX ISA's order), got {t}")
+    kind = operand_kind(fc, t.dtype, loc, "fragments")
+    size = fragment_size(kind)
+    if v.decl.shape[0] != size:
+        fc.fail(loc, f"a register fragment of A holds {size} {T.Scalar(t.dtype)} elements per "
+                f"thread (4 32-bit registers), got a local array of {v.decl.shape[0]}")
+    v.decl.wgmma_fragment = True          # the GPU's fence ties its registers (backends/cuda)
+    values = [fc.subscript(v, ir.Const(T.INT64, loc, i), loc, "a") for i in range(size)]
+    return v, kind, exchange(fc, values, loc)
+
+
+def _check_accumulator(fc, acc, kinds, loc):
+    integer = kinds[0] in INTEGER
+    if acc.type.integer != integer:
+        want = "int32" if integer else "float32"
+        fc.fail(loc, f"wgmma.mma_async: {kinds[0]} x {kinds[1]} products accumulate in {want}, "
+                f"and acc holds {acc.type.dtype.name}",
+                f"wgmma.accumulator(64, n, dtype=np.{want})")
 
 
 def _mma_build(fc, args, kwargs, loc):
     acc, a, b, scale_d = _args(fc, args, kwargs, [
         ("acc", None), ("a", None), ("b", None), ("scale_d", Static(1))], loc, "mma_async")
     acc = _accumulator_arg(fc, acc, loc, "mma_async")
-    a, b = (_descriptor_arg(fc, v, loc, w) for v, w in ((a, "a"), (b, "b")))
-    if a.type.precision != b.type.precision:
-        fc.fail(loc, f"wgmma.mma_async multiplies tiles of one precision, got a: "
-                f"{a.type.precision}, b: {b.type.precision}")
+    a = fc.expr(a, loc)
+    if isinstance(a.type, Descriptor):
+        a_kind, types = a.type.precision, None
+    else:
+        a, a_kind, types = _fragment_arg(fc, a, loc)
+    b = _descriptor_arg(fc, fc.expr(b, loc), loc, "b")
+    kinds = (a_kind, b.type.precision)
+    if FAMILIES[kinds[0]] != FAMILIES[kinds[1]]:
+        fc.fail(loc, f"wgmma.mma_async multiplies a and b of one precision (e4m3 with e5m2 and "
+                f"s8 with u8 may mix), got a: {kinds[0]}, b: {kinds[1]}")
+    _check_accumulator(fc, acc, kinds, loc)
     scale = fc.expr(scale_d, loc)
     if not isinstance(scale.type, T.Scalar) or scale.type.kind not in "biu":
         fc.fail(loc, f"scale_d is 1 (acc += a @ b) or 0 (acc = a @ b), got {scale.type}")
     return mma_async.node(T.VOID, loc, [acc, a, b, fc.cast(scale, T.INT32, loc),
-                                        flat_rank(fc, loc)])
+                                        flat_rank(fc, loc)],
+                          {"kinds": kinds, "exchange": types})
 
 
 def _no_args_build(entry, name):
@@ -256,8 +350,11 @@ class StoreMethod:
         if not isinstance(t, T.Array) or t.space not in ("global", "shared") or (
                 t.layout != "C" and t.ndim != 1):
             fc.fail(loc, f"acc.store writes a C-contiguous global or shared array, got {t}")
-        if not (t.dtype in (np.float32, np.float16) or T.is_bfloat16_dtype(t.dtype)):
-            fc.fail(loc, f"acc.store writes float32, float16 or bfloat16, got {t.dtype}")
+        if self.acc.type.integer and t.dtype != np.int32:
+            fc.fail(loc, f"acc.store of an int32 accumulator writes int32, got {T.Scalar(t.dtype)}")
+        if not self.acc.type.integer and not (
+                t.dtype in (np.float32, np.float16) or T.is_bfloat16_dtype(t.dtype)):
+            fc.fail(loc, f"acc.store writes float32, float16 or bfloat16, got {T.Scalar(t.dtype)}")
         operands = [out, fc.index(fc.expr(offset, loc), loc),
                     fc.cast(fc.expr(ldm, loc), T.INT64, loc), self.acc, flat_rank(fc, loc)]
         return store.node(T.VOID, loc, operands, {"label": fc.label_of(array)})
@@ -275,30 +372,37 @@ def register_of(i, lane, warp):
 descriptor = Intrinsic(
     "wgmma.descriptor", "wgmma.descriptor(array, swizzle=None, row=0, k=0): the 64-bit "
     "shared-memory matrix descriptor of the K-major tile in array, a 2-d simt.shared.array "
-    "(rows, k) of float16, bfloat16 or float32 (read as tf32), stored in the layout of the "
-    "swizzle mode (None, '32B', '64B', '128B'; docs/hopper.md); row (a multiple of 8) and k "
-    "(a multiple of one instruction's K: 16, or 8 for tf32) pick where the operand starts. "
-    "For A the rows are M; B is held transposed (rows are N). major='mn' (float16 and "
-    "bfloat16, swizzled): the tile is M- or N-major instead, rows of the swizzle's width "
-    "holding consecutive M (N) elements with K running down the rows (B as a row-major "
-    "K x N array stores it, A as a column-major one); row and k are both rows of the array "
-    "(the operand starts at row + k), and the next M (N) chunk lies chunk_rows rows on "
-    "(default: the array's rows).", _descriptor_build)
+    "(rows, k) of float16, bfloat16, float32 (read as tf32), float8_e4m3, float8_e5m2, int8 "
+    "or uint8, stored in the layout of the swizzle mode (None, '32B', '64B', '128B'; "
+    "docs/hopper.md); row (a multiple of 8) and k (a multiple of one instruction's K: 16, 8 "
+    "for tf32, 32 for the 8-bit types) pick where the operand starts. For A the rows are M; "
+    "B is held transposed (rows are N). major='mn' (float16 and bfloat16, swizzled): the "
+    "tile is M- or N-major instead, rows of the swizzle's width holding consecutive M (N) "
+    "elements with K running down the rows (B as a row-major K x N array stores it, A as a "
+    "column-major one); row and k are both rows of the array (the operand starts at row + "
+    "k), and the next M (N) chunk lies chunk_rows rows on (default: the array's rows).",
+    _descriptor_build)
 accumulator = Intrinsic(
     "wgmma.accumulator", "wgmma.accumulator(m=64, n, dtype=np.float32): a zeroed accumulator "
     "of a 64 x n tile (n a multiple of 8 up to 256), n/2 float32 registers per thread of the "
-    "warpgroup; acc[i] is the register i of the PTX ISA's layout (docs/hopper.md), "
+    "warpgroup (dtype=np.int32 for int8/uint8 products: n 8, 16, 24 or a multiple of 16); "
+    "acc[i] is the register i of the PTX ISA's layout (docs/hopper.md), "
     "acc.store(array, offset, ldm) writes the tile.", _accumulator_build,
     lowered_as=(ir.ArrayRef,))
 mma_async = Intrinsic(
     "wgmma.mma_async", "wgmma.mma_async(acc, a, b, scale_d=1): acc += a @ b (acc = a @ b "
-    "when scale_d is 0) on the warpgroup's 64 x n tile, a and b descriptors of one precision "
-    "(float16 or bfloat16 with K=16, tf32 with K=8); asynchronous: issue after "
+    "when scale_d is 0) on the warpgroup's 64 x n tile. b is a descriptor; a a descriptor or "
+    "a register fragment: a 1-d simt.local.array of 16 bytes of A's elements per thread (8 "
+    "float16/bfloat16, 4 float32, 16 of the 8-bit types) in the PTX ISA's order, each warp "
+    "holding its 16 rows as mma.sync's a does (docs/hopper.md). Precisions: float16 or "
+    "bfloat16 (K=16), tf32 (K=8), float8_e4m3/float8_e5m2 in any mix (K=32) into float32; "
+    "int8/uint8 in any mix (K=32) into an int32 accumulator. Asynchronous: issue after "
     "wgmma.fence(), then wgmma.commit_group() and wgmma.wait_group(n) before reading acc. "
     "Every thread of the warpgroup makes the same call. sm_90a.", _mma_build, writes=True)
 fence = Intrinsic(
-    "wgmma.fence", "wgmma.fence(): orders the thread's earlier accumulator and shared-memory "
-    "writes before the wgmma.mma_async calls that follow (fence.proxy.async.shared::cta, "
+    "wgmma.fence", "wgmma.fence(): orders the thread's earlier accumulator, register-fragment "
+    "and shared-memory writes before the wgmma.mma_async calls that follow "
+    "(fence.proxy.async.shared::cta, "
     "wgmma.fence.sync.aligned): write the tiles, wgmma.fence(), simt.syncthreads(), then "
     "mma_async. Every thread of the warpgroup makes the call.",
     _no_args_build(lambda: fence, "fence"))
@@ -312,7 +416,8 @@ wait_group = Intrinsic(
     _wait_build)
 store = Intrinsic(
     "wgmma.store", "acc.store(array, offset, ldm): writes the accumulator's 64 x n tile to "
-    "array (global or shared, float32, or converted to float16 or bfloat16), row-major from "
+    "array (global or shared, float32, or converted to float16 or bfloat16; int32 for an "
+    "int32 accumulator), row-major from "
     "element offset, rows ldm elements apart; each thread writes its own registers.",
     public=False, writes=True)
 zero = Intrinsic("wgmma.zero", "Zeroes an accumulator (built by wgmma.accumulator).",

@@ -91,7 +91,8 @@ class _Compile:
 
     def stages(self):
         return [("llvm_ir", self.emit), ("optimized", self.optimize),
-                ("ptx", lambda module: ptxfix.fix(self.tm.emit_assembly(module)))]
+                ("ptx", lambda module: ptxfix.fix(self.tm.emit_assembly(module),
+                                                  self.target.ptx_isa))]
 
     def emit(self, fn):
         module = ll.Module(name=fn.name)

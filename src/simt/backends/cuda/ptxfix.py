@@ -1,4 +1,5 @@
-"""PTX rewrites that keep ptxas from misreading integer abs and 16-bit negation.
+"""PTX rewrites that keep ptxas from misreading integer abs and 16-bit negation, and the
+later PTX ISA version a kernel's instructions may need.
 
 ptxas (CUDA 13.0, sm_90; the H100's driver alike) takes the result of ``abs.sN`` to be
 non-negative and the result of ``neg.s16`` to fit 16 bits, which the least int breaks:
@@ -13,6 +14,7 @@ import re
 
 _NEG16 = re.compile(r"\bneg\.s16(\s+)(%\w+),\s*(%\w+);")
 _ABS = re.compile(r"\babs\.s(16|32|64)\s+(%\w+),\s*(%\w+);")
+_VERSION = re.compile(r"^\.version (\d+)\.(\d+)$", re.M)
 
 
 def _abs(match):
@@ -21,7 +23,13 @@ def _abs(match):
             f"setp.lt.s{bits} %abs_p, {src}, 0; selp.s{bits} {dst}, %abs_t, {src}, %abs_p; }}")
 
 
-def fix(ptx):
-    """The PTX with every abs.sN and neg.s16 replaced (see the module's docstring)."""
+def fix(ptx, isa=None):
+    """The PTX with every abs.sN and neg.s16 replaced (see the module's docstring), and its
+    ``.version`` raised to ``isa`` ((major, minor)) where that is later: LLVM writes the
+    version of its target features (binary.PTX_FEATURES) whatever the kernel's inline PTX
+    needs, and a later version reads every earlier one's instructions alike."""
     ptx = _NEG16.sub(r"mul.lo.s16\1\2, \3, -1;", ptx)
+    if isa is not None:
+        ptx = _VERSION.sub(lambda m: ".version %d.%d" % max(isa, (int(m[1]), int(m[2]))), ptx,
+                           count=1)
     return _ABS.sub(_abs, ptx)

@@ -43,6 +43,7 @@ class CudaTarget(Target):
     device_launch = staticmethod(devlaunch.emit)
     kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
     links_device_code = True       # external device code is called and linked (linker.py)
+    ptx_isa = None                 # a later PTX ISA (major, minor) a lowering's instruction needs
 
     def __init__(self, kernel, options):
         super().__init__(kernel, options)

@@ -8,15 +8,17 @@ not take part, whose place the calling lane's own operands take, as shuffles do)
 lane computes its own part as the PTX ISA's layouts say. A wgmma descriptor is
 (tile, byte offset of the operand); at ``mma_async`` each thread computes its own
 accumulator registers from the shared tile, reading each element where the layout and the
-swizzle put it (docs/hopper.md). Every element goes through the arrays' checked accesses
-(bounds, races, uninitialized reads). Products are exact and summed in float32 in k order,
-as the CPU device sums them, so both give the same bits."""
+swizzle put it (docs/hopper.md), and a register fragment of A from the lanes of its warp
+that hold its rows (the exchange's, as mma.sync's). Every element goes through the arrays'
+checked accesses (bounds, races, uninitialized reads). Products are exact and summed in
+float32 in k order, as the CPU device sums them, so both give the same bits (int32 sums of
+8-bit integers wrap, as on the CPU device)."""
 import struct
 
 import numpy as np
 
-from ...lang.wgmma import KINDS, SWIZZLES
-from .values import bf16_decode, bf16_encode, f16, f32
+from ...lang.wgmma import INTEGER, KINDS, SWIZZLES, fragment_source
+from .values import bf16_decode, bf16_encode, f16, f32, fp8_decode
 
 _U32, _F32 = struct.Struct("<I"), struct.Struct("<f")
 
@@ -28,6 +30,8 @@ def _tf32(x):
 
 
 WIDEN = {"f16": float, "bf16": bf16_decode, "tf32": _tf32}
+WIDEN_WGMMA = dict(WIDEN, e4m3=lambda code: fp8_decode(code, "float8_e4m3"),
+                   e5m2=lambda code: fp8_decode(code, "float8_e5m2"))
 
 
 def narrow(x, dtype):
@@ -101,9 +105,17 @@ def descriptor(tile, row, k, kind, swizzle, lbo, sbo, major):
     return tile, (row >> 3) * sbo + k * size * (1 if swizzle else lbo // 16)
 
 
+def _multiplicands(kind, values):
+    """Elements as the tensor core multiplies them: float32, or int64 for 8-bit integers."""
+    if kind in INTEGER:
+        return np.array(values, np.int64)
+    widen = WIDEN_WGMMA[kind]
+    return np.array([widen(v) for v in values], np.float32)
+
+
 def _elements(desc, kind, swizzle, lbo, sbo, major, rows, site):
     """The operand's elements (rows, k) for the given rows (M or N indices) and k in one
-    instruction's K, as float32 values the tensor core multiplies: a (len(rows), K) array."""
+    instruction's K, as the tensor core multiplies them: a (len(rows), K) NumPy array."""
     tile, start = desc
     steps, size = KINDS[kind]
     r = np.asarray(rows, np.int64)[:, None]
@@ -114,19 +126,28 @@ def _elements(desc, kind, swizzle, lbo, sbo, major, rows, site):
         offset = start + (r // per_row) * lbo + (r % per_row) * size + (k >> 3) * sbo + \
             (k & 7) * width
         offset ^= ((offset >> 7) & (width // 16 - 1)) << 4
-        widen, ld, cols = WIDEN[kind], tile.ld, tile.shape[1]
-        values = [widen(ld(site, f // cols, f % cols)) for f in (offset // size).ravel().tolist()]
-        return np.array(values, np.float32).reshape(offset.shape)
-    along = np.arange(steps, dtype=np.int64)[None, :] * size
-    offset = start + (r >> 3) * sbo + (r & 7) * (width or 16)
-    if swizzle:               # contiguous along the row, then the address's XOR
-        offset = offset + along
-        offset ^= ((offset >> 7) & (SWIZZLES[swizzle] // 16 - 1)) << 4
+    elif swizzle:             # contiguous along the row, then the address's XOR
+        offset = start + (r >> 3) * sbo + (r & 7) * width + \
+            np.arange(steps, dtype=np.int64)[None, :] * size
+        offset ^= ((offset >> 7) & (width // 16 - 1)) << 4
     else:                     # 16-byte core-matrix rows, lbo apart along k
-        offset = offset + (along >> 4) * lbo + (along & 15)
-    widen, ld, width = WIDEN[kind], tile.ld, tile.shape[1]
-    values = [widen(ld(site, f // width, f % width)) for f in (offset // size).ravel().tolist()]
-    return np.array(values, np.float32).reshape(offset.shape)
+        along = np.arange(steps, dtype=np.int64)[None, :] * size
+        offset = start + (r >> 3) * sbo + (r & 7) * 16 + (along >> 4) * lbo + (along & 15)
+    ld, cols = tile.ld, tile.shape[1]
+    values = [ld(site, f // cols, f % cols) for f in (offset // size).ravel().tolist()]
+    return _multiplicands(kind, values).reshape(offset.shape)
+
+
+def _fragment_rows(lanes, kind, lane):
+    """This lane's rows g and g + 8 of A from its warp's register fragments (the lanes'
+    elements the exchange before the call gathered): a (2, K) NumPy array."""
+    own, quad = lanes[lane], lane & ~3
+    values = []
+    for half in range(2):
+        for k in range(KINDS[kind][0]):
+            source, index = fragment_source(8 * half, k, kind)
+            values.append((lanes[quad + source] or own)[index])
+    return _multiplicands(kind, values).reshape(2, -1)
 
 
 def _place(rank):
@@ -137,25 +158,37 @@ def _place(rank):
 
 def wgmma(acc, a, b, keep, rank, ta, tb, a_site, b_site, acc_site):
     """acc = a @ b + (acc if keep else 0) for this thread's registers; ta and tb: (precision,
-    swizzle, lbo, sbo) of the descriptors' types."""
+    swizzle, lbo, sbo, major) of the descriptors' types; for a register fragment of A, ta is its
+    precision and a every lane's elements (the exchange's)."""
     regs = acc.shape[0]
     row0, col0 = _place(rank)
-    x = _elements(a, *ta, [row0, row0 + 8], a_site)                     # (2, K)
+    if isinstance(ta, str):
+        x = _fragment_rows(a, ta, rank & 31)                            # (2, K)
+    else:
+        x = _elements(a, *ta, [row0, row0 + 8], a_site)                 # (2, K)
     cols = [8 * (j // 2) + col0 + j % 2 for j in range(regs // 2)]    # registers 4c+{0,1}
     y = _elements(b, *tb, cols, b_site)                                 # (regs/2, K)
-    total = np.array([acc.ld(acc_site, i) if keep else 0.0 for i in range(regs)], np.float32)
     rows = np.array([i % 4 // 2 for i in range(regs)])
     columns = np.array([i // 4 * 2 + i % 2 for i in range(regs)])
-    products = x[rows] * y[columns]               # exact in float32 (<= 11-bit significands)
-    for kk in range(products.shape[1]):           # summed in k order, rounded each step
-        total = total + products[:, kk]
-    for i, value in enumerate(total.tolist()):
+    products = x[rows] * y[columns]               # exact (<= 11-bit significands, or ints)
+    if products.dtype.kind == "i":                # int32, wrapping as the sums go
+        total = sum(products[:, kk] for kk in range(products.shape[1]))
+        old = np.array([acc.ld(acc_site, i) if keep else 0 for i in range(regs)], np.int64)
+        total = ((old + total + 2 ** 31) % 2 ** 32 - 2 ** 31).tolist()
+    else:
+        total = np.array([acc.ld(acc_site, i) if keep else 0.0 for i in range(regs)],
+                         np.float32)
+        for kk in range(products.shape[1]):       # summed in k order, rounded each step
+            total = total + products[:, kk]
+        total = total.tolist()
+    for i, value in enumerate(total):
         acc.st(acc_site, value, i)
 
 
 def zero(acc, site):
+    value = 0 if acc.dtype.kind == "i" else 0.0
     for i in range(acc.shape[0]):
-        acc.st(site, 0.0, i)
+        acc.st(site, value, i)
 
 
 def store(out, offset, ldm, acc, rank, site, acc_site):

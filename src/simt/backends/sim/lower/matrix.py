@@ -55,9 +55,14 @@ def _tile_site(g, e, desc):
 
 @rule(wgmma.mma_async)
 def _mma_async(g, e, args):
+    """A descriptor's layout, or a fragment (its kind; the lanes' elements in ``_k_x``)."""
     acc, a, b, keep, rank = args
-    return (f"_k_mx.wgmma({acc}, {a}, {b}, {keep}, {rank}, {_layout(e.args[1].type)}, "
-            f"{_layout(e.args[2].type)}, {_tile_site(g, e, e.args[1])}, "
+    if e.attrs.get("exchange") is not None:
+        a, ta, a_site = "_k_x", repr(e.attrs["kinds"][0]), "None"
+    else:
+        ta, a_site = _layout(e.args[1].type), _tile_site(g, e, e.args[1])
+    return (f"_k_mx.wgmma({acc}, {a}, {b}, {keep}, {rank}, {ta}, "
+            f"{_layout(e.args[2].type)}, {a_site}, "
             f"{_tile_site(g, e, e.args[2])}, {_site(g, e, e.args[0].decl.name)})")
 
 
