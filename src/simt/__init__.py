@@ -6,7 +6,9 @@ over a grid of thread blocks: ``kernel[blocks, threads](args)``.
 ``import simt`` loads only the errors; every other public name is loaded from its module
 at its first use (PEP 562: a program that never launches never loads the runtime, and on
 machines without bytecode caches each module costs its compile from source).
-docs/architecture.md lists the layers the names come from.
+docs/architecture.md lists the layers the names come from. Type checkers cannot follow
+this: __init__.pyi names the same names for them, written from these tables by
+tools/gen_stub.py (tests/test_typing.py fails when the two differ).
 """
 import importlib as _importlib
 import os as _os

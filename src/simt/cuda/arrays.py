@@ -1,8 +1,10 @@
 """numba-cuda's device arrays: simt's DeviceArray with numba's methods. UNLIKE simt's
 own arrays, ``d.copy_to_device(src)`` copies src INTO d (numba's meaning)."""
 import contextlib
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..lang.registry import Namespace
 from ..lazy import lazy_module
@@ -17,26 +19,26 @@ class DeviceNDArray:
     """numba's DeviceNDArray methods, on simt's DeviceArray. UNLIKE simt's DeviceArray,
     ``d.copy_to_device(src)`` copies ``src`` (host or device) INTO ``d``."""
 
-    def copy_to_device(self, ary, stream=0):
+    def copy_to_device(self, ary, stream: Any = 0):
         """numba: copy ``ary`` into this array (simt: ``self.copy_from(ary)``)."""
         if isinstance(ary, _arrays.DeviceArray):
             _arrays.DeviceArray.copy_to_device(ary, self, stream=numba_stream(stream))
         else:
             _arrays.DeviceArray.copy_from(self, ary, stream=numba_stream(stream))
 
-    def copy_to_host(self, ary=None, stream=0):
+    def copy_to_host(self, ary=None, stream: Any = 0):
         return _arrays.DeviceArray.copy_to_host(self, ary, stream=numba_stream(stream))
 
-    def split(self, section, stream=0):
+    def split(self, section, stream: Any = 0):
         """Views of ``section`` elements each (the last one shorter) of a 1-d array."""
         if self.ndim != 1:
             raise ValueError("only 1-d arrays can be split")
         return [self[i:i + section] for i in range(0, self.shape[0], section)]
 
-    def getitem(self, idx, stream=0):
+    def getitem(self, idx, stream: Any = 0):
         return self[idx]
 
-    def bind(self, stream=0):
+    def bind(self, stream: Any = 0):
         return self
 
     def as_cuda_arg(self):
@@ -64,7 +66,7 @@ DeviceNDArray.T = property(lambda self: self.transpose())
 _CLASSES = {}   # a DeviceArray signature class -> its numba-flavoured subclass
 
 
-def numba_array(array):
+def numba_array(array: Any) -> Any:     # Any: a DeviceArray with some methods numba's
     """A simt DeviceArray as one with numba's methods (the same object); others as they are.
 
     DeviceArray picks its class per dtype, ndim and layout (runtime/arrays.py); the
@@ -80,7 +82,7 @@ def numba_array(array):
     return array
 
 
-def to_device(obj, stream=0, copy=True, to=None):
+def to_device(obj, stream: Any = 0, copy=True, to=None):
     """numba's cuda.to_device: a new device array holding ``obj`` (uninitialized with
     copy=False), or ``obj`` copied into ``to``."""
     if to is not None:
@@ -91,13 +93,13 @@ def to_device(obj, stream=0, copy=True, to=None):
     return numba_array(_arrays.to_device(obj, stream=numba_stream(stream)))
 
 
-def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+def device_array(shape, dtype: DTypeLike = np.float64, strides=None, order="C", stream: Any = 0):
     if strides is not None:
         return numba_array(_arrays.DeviceArray(shape, dtype, strides))
     return numba_array(_arrays.device_array(shape, dtype, order))
 
 
-def device_array_like(ary, stream=0):
+def device_array_like(ary, stream: Any = 0):
     """A new array of ary's shape and dtype, laid out as NumPy's empty_like lays it out
     (the axes in the order of ary's strides, contiguous)."""
     return numba_array(_arrays.DeviceArray(ary.shape, ary.dtype,
@@ -113,16 +115,16 @@ def _like_strides(shape, strides, itemsize):
     return tuple(out)
 
 
-def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+def pinned_array(shape, dtype: DTypeLike = np.float64, strides=None, order="C"):
     return _hostarrays.pinned_array(shape, dtype, order)
 
 
-def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False,
-                 wc=False):
+def mapped_array(shape, dtype: DTypeLike = np.float64, strides=None, order="C", stream: Any = 0,
+                 portable=False, wc=False):
     return _hostarrays.mapped_array(shape, dtype, order)
 
 
-def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
+def managed_array(shape, dtype: DTypeLike = np.float64, strides=None, order="C", stream: Any = 0,
                   attach_global=True):
     return _hostarrays.managed_array(shape, dtype, order)
 
@@ -137,11 +139,11 @@ def pinned_array_like(ary):
     return pinned_array(ary.shape, ary.dtype, order=_order(ary))
 
 
-def mapped_array_like(ary, stream=0, portable=False, wc=False):
+def mapped_array_like(ary, stream: Any = 0, portable=False, wc=False):
     return mapped_array(ary.shape, ary.dtype, order=_order(ary))
 
 
-def managed_array_like(ary, stream=0, attach_global=True):
+def managed_array_like(ary, stream: Any = 0, attach_global=True):
     return managed_array(ary.shape, ary.dtype, order=_order(ary))
 
 
@@ -153,7 +155,7 @@ def pinned(*arrays):
 
 
 @contextlib.contextmanager
-def mapped(*arrays, stream=0, portable=False, wc=False):
+def mapped(*arrays, stream: Any = 0, portable=False, wc=False):
     """Device views of host arrays for the block: simt.asarray maps them (CPU device) or
     they must be mapped_array memory (GPU)."""
     views = [numba_array(_interop.asarray(a)) for a in arrays]
@@ -176,7 +178,7 @@ class _Interfaced:
         self.owner = owner
 
 
-def _auto_device(obj, stream=0, copy=True, user_explicit=False):
+def _auto_device(obj, stream: Any = 0, copy=True, user_explicit=False):
     """numba's devicearray.auto_device: (a device array for obj, whether it was copied)."""
     if isinstance(obj, _arrays.DeviceArray):
         return numba_array(obj), False

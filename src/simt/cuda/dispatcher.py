@@ -1,11 +1,13 @@
 """numba-cuda's ``cuda.jit``: kernels launched in numba's order
 (``k[grid, block, stream, shared]``), ``forall``, numba's options mapped onto simt's,
 signatures in numba's forms, the ``overloads`` and ``inspect_*`` numba code reads."""
+from typing import Any, Callable, Literal, Protocol, Sequence, Union, overload
+
 import numpy as np
 
 from ..errors import NotSupportedError
 from ..runtime import devices as _devices
-from ..runtime.kernel import DeviceFunction, Kernel
+from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R
 from ..runtime.launch import adopt_foreign_arrays, arg_types
 from .host import numba_stream
 
@@ -18,7 +20,32 @@ _DEFAULTS = {"debug": (False, None), "opt": (True, None),
              "link": ((), [], None), "lto": (False, None), "extensions": ((), [], None)}
 
 
-def jit(func_or_sig=None, device=False, cache=False, **options):
+# cuda.jit's signatures: a string, a tuple of (numba) types, or a list of them
+Signatures = Union[str, Sequence[Any], None]
+
+
+class DispatcherDecorator(Protocol):
+    """What ``cuda.jit(signature or options)`` returns: the decorator proper."""
+
+    def __call__(self, fn: Callable[P, Any]) -> "Dispatcher[P]": ...
+
+
+@overload
+def jit(func_or_sig: Callable[P, Any], device: Literal[False] = False, cache: bool = False,
+        **options: Any) -> "Dispatcher[P]": ...
+@overload
+def jit(func_or_sig: Callable[P, R], device: Literal[True], cache: bool = False,
+        **options: Any) -> DeviceFunction[P, R]: ...
+@overload
+def jit(func_or_sig: Signatures = None, device: Literal[False] = False, cache: bool = False,
+        **options: Any) -> DispatcherDecorator: ...
+@overload
+def jit(func_or_sig: Signatures = None, *, device: Literal[True], cache: bool = False,
+        **options: Any) -> DeviceDecorator: ...
+
+
+def jit(func_or_sig: Any = None, device: bool = False, cache: bool = False,
+        **options: Any) -> Any:
     """numba's ``cuda.jit``: a kernel (``Dispatcher``), or with ``device=True`` a device
     function; with a signature string, a numba signature or a list of them, compiled at
     once. Options simt has are mapped (fastmath, lineinfo, max_registers → maxnreg,
@@ -91,14 +118,14 @@ def _dtype(t):
         return np.dtype(str(t))          # a numba scalar type: float32, int64, bool, ...
 
 
-class Dispatcher(Kernel):
+class Dispatcher(Kernel[P]):
     """A numba kernel: ``k[grid, block]``, ``k[grid, block, stream]``,
     ``k[grid, block, stream, shared_bytes]`` (numba's order; simt's puts shared first),
     ``k.forall(n)``; a stream of 0 is the default stream."""
 
     _cooperative = None      # whether the kernel syncs its grid: found at its first launch
 
-    def __getitem__(self, config):
+    def __getitem__(self, config: Any) -> Callable[P, None]:
         if isinstance(config, tuple) and len(config) in (3, 4):
             grid, block, stream, *rest = config
             config = (grid, block, rest[0] if rest else 0, numba_stream(stream))
@@ -121,7 +148,8 @@ class Dispatcher(Kernel):
         grid, block, shared_bytes, stream = (tuple(config) + (0, None))[:4]
         self.launch_cooperative(grid, block, args, shared_bytes, stream)
 
-    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+    def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0,
+               sharedmem: int = 0) -> Callable[P, None]:
         """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0);
         no launch at all for 0 tasks."""
         if ntasks < 0:
@@ -131,7 +159,8 @@ class Dispatcher(Kernel):
         tpb = tpb or 128
         return self[-(-int(ntasks) // tpb), tpb, stream, sharedmem]
 
-    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+    def configure(self, griddim: Any, blockdim: Any, stream: Any = 0,   # type: ignore[override]
+                  sharedmem: Any = 0) -> Callable[P, None]:
         return self[griddim, blockdim, stream, sharedmem]
 
     @property

@@ -22,7 +22,7 @@ from ._common import out_path, save_png
 try:        # Pillow is optional: without it animations are numbered PNGs
     from PIL import Image
 except ImportError:         # pragma: no cover - depends on the environment
-    Image = None
+    Image = None            # type: ignore[assignment]
 
 
 # -- book.h -------------------------------------------------------------------------------
@@ -288,6 +288,7 @@ def mapped_device_view(mapped, device=None):
     """
     from simt.runtime.arrays import DeviceArray
     from simt.runtime.backend import Allocation
-    device = simt.runtime.devices.lookup(device) if device is not None else mapped.device
+    from simt.runtime.devices import lookup
+    device = lookup(device) if device is not None else mapped.device
     alloc = Allocation(mapped.device_ptr, mapped.nbytes, device.backend, keepalive=mapped)
     return DeviceArray(mapped.shape, mapped.dtype, mapped.strides, alloc=alloc, device=device)

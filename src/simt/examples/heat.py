@@ -160,18 +160,18 @@ class Simulation:
                 blend(dst, src, dim)
                 src, dst = dst, src
         else:
-            tex_in, tex_out, const = self.tex_in, self.tex_out, self.tex_const
+            tex_in, tex_out, tex_const = self.tex_in, self.tex_out, self.tex_const
             if self.version == "tex1d":
-                copy, blend = copy_const_tex1d[blocks, threads], blend_tex1d[blocks, threads]
+                copy_1d, blend_1d = copy_const_tex1d[blocks, threads], blend_tex1d[blocks, threads]
                 for _ in range(steps):
-                    copy(src, const)
-                    blend(dst, tex_in, dim)
+                    copy_1d(src, tex_const)
+                    blend_1d(dst, tex_in, dim)
                     src, dst, tex_in, tex_out = dst, src, tex_out, tex_in
             else:
-                copy, blend = copy_const_tex2d[blocks, threads], blend_tex2d[blocks, threads]
+                copy_2d, blend_2d = copy_const_tex2d[blocks, threads], blend_tex2d[blocks, threads]
                 for _ in range(steps):
-                    copy(src, const)
-                    blend(dst, tex_in)
+                    copy_2d(src, tex_const)
+                    blend_2d(dst, tex_in)
                     src, dst, tex_in, tex_out = dst, src, tex_out, tex_in
             self.tex_in, self.tex_out = tex_in, tex_out
         self.inp, self.out = src, dst
@@ -200,7 +200,7 @@ def run(version, frames=3, out_dir=None, dim=DIM, digits=1):
     average as the book does (``digits`` decimals: the book's one, or more for a bench),
     then the last frame as a PNG."""
     sim = Simulation(version, dim)
-    sim.frame(steps=1)                  # compiles the kernels, which the book's C did not time
+    image = sim.frame(steps=1)          # compiles the kernels, which the book's C did not time
     start, stop = simt.Event(), simt.Event()
     total = 0.0
     for count in range(1, frames + 1):

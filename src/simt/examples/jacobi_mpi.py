@@ -12,6 +12,7 @@ buffers. ``--comm nccl`` moves them with nccl4py on the device's default stream 
 The last line rank 0 prints is a JSON record (bench/jacobi_scaling.py reads it).
 """
 import argparse
+import importlib
 import json
 import math
 import os
@@ -127,7 +128,7 @@ class NcclHalo:
                 f"the NCCL halo exchange runs on GPUs only (this rank has {domain.device.name}); "
                 f"use --comm mpi on the CPU device")
         try:
-            import nccl.core as nccl
+            nccl = importlib.import_module("nccl.core")      # optional: nccl4py
         except ImportError as exc:
             raise simt.NotSupportedError(
                 "the NCCL halo exchange needs nccl4py: pip install 'nccl4py[cu12]' (or [cu13], "
@@ -203,7 +204,7 @@ def gather_to_root(comm, domain):
 def check_against_one_device(comm, domain, norms, iterations, nccheck):
     """On rank 0: solve the whole grid on this device alone and compare; True elsewhere."""
     grid = gather_to_root(comm, domain)
-    if comm.Get_rank() != 0:
+    if grid is None:                        # a rank other than 0
         return True
     single = make_domains(domain.nx, domain.ny, [domain.device])
     single_norms = solve_one_process(single, iterations, nccheck)
@@ -215,7 +216,7 @@ def check_against_one_device(comm, domain, norms, iterations, nccheck):
 
 def _arguments(argv=None):
     parser = argparse.ArgumentParser(prog="mpiexec -n N python -m simt.examples.jacobi_mpi",
-                                     description=__doc__.split("\n\n")[0])
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--nx", type=int, default=1024, help="columns (default 1024)")
     parser.add_argument("--ny", type=int, default=1024, help="rows of the whole grid (default 1024)")
     parser.add_argument("--weak", action="store_true",
@@ -250,8 +251,9 @@ def main(argv=None):
     per_exchange = time_exchange(comm, halo, args.halo_repeats) if args.halo_repeats else None
     ok = check_against_one_device(comm, domain, norms, args.iterations, args.nccheck) \
         if args.check else None
-    if hasattr(halo, "close"):
-        halo.close()
+    close = getattr(halo, "close", None)      # NcclHalo's communicator
+    if close is not None:
+        close()
     if rank == 0:
         print(f"Jacobi relaxation: {args.iterations} iterations on {ny} x {args.nx} mesh, "
               f"{size} ranks ({args.comm}) on {device.name}")

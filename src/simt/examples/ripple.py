@@ -1,6 +1,7 @@
 """CUDA by Example 5.2.2 (ripple with 2-D blocks of threads, CPUAnimBitmap) and
 8.3.2 (the same ripple drawn through graphics interop, GPUAnimBitmap)."""
 import math
+from typing import Any
 
 import numpy as np
 
@@ -53,8 +54,8 @@ def kernel_uchar4(ptr, ticks):
 class DataBlock:
     def __init__(self, dim):
         self.dim = dim
-        self.dev_bitmap = None
-        self.bitmap = None
+        self.dev_bitmap: Any = None       # set by ripple(), as the book fills its C struct
+        self.bitmap: Any = None
 
 
 def generate_frame(d, ticks):

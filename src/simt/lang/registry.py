@@ -13,7 +13,7 @@ op names. A target without a lowering gets a NotSupportedError carrying
 
 Typing rules see the front end only through the ``Builder`` interface below.
 """
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..ir import nodes as ir
 from ..lazy import lazy_module      # noqa: F401  (for lowerings: see lazy.py)
@@ -133,7 +133,7 @@ class Intrinsic:
         declared = TARGETS.get(target)
         return self.lowerings.get(None) if declared is None or declared.llvm else None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:   # Any: the typing rule types it
         raise RuntimeError(f"{self.python_name}() can only be called inside a @simt.kernel "
                            f"or @simt.device function")
 

@@ -8,6 +8,8 @@ stored as one vector access (``ld.global.v4.f32``). Arithmetic is the CUDA sampl
 helper_math: + - * / component-wise, between two vectors of one type or a vector and a
 scalar; CUDA C itself has none.
 """
+from typing import Any
+
 import numpy as np
 
 from ..ir import nodes as ir
@@ -33,7 +35,7 @@ class VectorValue:
     Components are NumPy scalars of the element dtype, converted as a C cast would."""
 
     __slots__ = ("_items",)
-    dtype = None           # the NumPy struct of arrays of this type (set per class)
+    dtype: Any = None      # the NumPy struct of arrays of this type (set per class)
     _simt_type = None      # its T.Vector: what a kernel argument of this class is
 
     def __init__(self, *values):
@@ -129,7 +131,7 @@ class Maker(Intrinsic):
                 fc.fail(loc, f"{self.python_name}() takes numbers, got a {v.type}")
         return make(fc, t, values, loc)
 
-    def __call__(self, *values):
+    def __call__(self, *values: Any) -> Any:       # a kernel's vector, or a host VectorValue
         return self.cls(*values)
 
 

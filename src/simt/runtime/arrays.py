@@ -11,10 +11,10 @@ arrays are made in hostarrays.py.
 """
 
 import math
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union, overload
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from simt.runtime import devices, dlpack, nvtx, pools
 from simt.errors import NotSupportedError, OutOfMemoryError
@@ -25,6 +25,7 @@ _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
 
 Shape = Union[int, Sequence[int]]                              # for the type hints
 DeviceSpec = Optional[Union[str, int, "devices.Device"]]
+HostArray = NDArray[Any]
 
 
 def _c_strides(shape, itemsize):
@@ -140,14 +141,15 @@ class DeviceArray:
     ``alloc`` the Allocation that keeps the memory alive.
     """
 
-    def __init__(self, shape, dtype=np.float64, strides=None, order="C", alloc=None,
-                 offset=0, device=None):
-        self.shape = _normalize_shape(shape)
-        self.dtype = np.dtype(dtype)
+    def __init__(self, shape: Shape, dtype: DTypeLike = np.float64,
+                 strides: Optional[Sequence[int]] = None, order: str = "C", alloc: Any = None,
+                 offset: int = 0, device: DeviceSpec = None):
+        self.shape: "tuple[int, ...]" = _normalize_shape(shape)
+        self.dtype: "np.dtype[Any]" = np.dtype(dtype)
         if strides is None:
             layout = _f_strides if order == "F" else _c_strides
             strides = layout(self.shape, self.dtype.itemsize)
-        self.strides = tuple(int(s) for s in strides)
+        self.strides: "tuple[int, ...]" = tuple(int(s) for s in strides)
         if len(self.strides) != len(self.shape):
             raise ValueError(f"strides {self.strides} do not match shape {self.shape}")
         self.device = devices.lookup(device)
@@ -168,25 +170,44 @@ class DeviceArray:
 
     # -- NumPy-like attributes -------------------------------------------------------
 
-    ndim = property(lambda self: len(self.shape), doc="Number of dimensions.")
-    itemsize = property(lambda self: self.dtype.itemsize, doc="Bytes per element.")
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)), doc="Number of elements.")
-    nbytes = property(lambda self: self.size * self.itemsize, doc="Bytes of the elements (not of the span).")
-    ptr = property(lambda self: self.alloc.ptr + self.offset, doc="Address of element 0.")
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
 
     @property
-    def pitch(self):
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements (not of the span)."""
+        return self.size * self.itemsize
+
+    @property
+    def ptr(self) -> int:
+        """Address of element 0."""
+        return self.alloc.ptr + self.offset
+
+    @property
+    def pitch(self) -> int:
         """Bytes from one row to the next (``strides[-2]``): a pitched_array's row pitch."""
         if self.ndim < 2:
             raise AttributeError(f"a {self.ndim}-D array has no row pitch")
         return self.strides[-2]
 
     @property
-    def T(self):
+    def T(self) -> "DeviceArray":
         """The transpose: a view with axes reversed."""
         return self.transpose()
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> "DeviceArray":
         """A view with axes permuted (reversed when none are given), as ndarray.transpose."""
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
             axes = tuple(axes[0])
@@ -208,7 +229,8 @@ class DeviceArray:
         view.base = self if self.base is None else self.base
         return view
 
-    def retyped(self, shape, dtype, strides):
+    def retyped(self, shape: Sequence[int], dtype: DTypeLike,
+                strides: Sequence[int]) -> "DeviceArray":
         """A view of this array's memory as another dtype, shape and strides (bytes), from
         element 0 on (``simt.float4.view``)."""
         return self._viewing(DeviceArray(tuple(shape), dtype, tuple(strides), alloc=self.alloc,
@@ -231,7 +253,7 @@ class DeviceArray:
         return self._sig
 
     @property
-    def flags(self):
+    def flags(self) -> "dict[str, bool]":
         """{'C_CONTIGUOUS': bool, 'F_CONTIGUOUS': bool}, by NumPy's rules."""
         # worked out from shape and strides: every copy asks, and a NumPy array made to ask
         # (as_strided) cost ~4 us a copy
@@ -239,15 +261,15 @@ class DeviceArray:
         return {"C_CONTIGUOUS": _contiguous(shape, strides, itemsize, range(n - 1, -1, -1)),
                 "F_CONTIGUOUS": _contiguous(shape, strides, itemsize, range(n))}
 
-    def is_c_contiguous(self):
+    def is_c_contiguous(self) -> bool:
         """True if the elements are contiguous in C (row-major) order."""
         return self.flags["C_CONTIGUOUS"]
 
-    def is_f_contiguous(self):
+    def is_f_contiguous(self) -> bool:
         """True if the elements are contiguous in Fortran (column-major) order."""
         return self.flags["F_CONTIGUOUS"]
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d device array")
         return self.shape[0]
@@ -257,14 +279,19 @@ class DeviceArray:
 
     # -- views ------------------------------------------------------------------------
 
-    def __getitem__(self, key):
+    @overload
+    def __getitem__(self, key: "slice | tuple[slice, ...]") -> "DeviceArray": ...
+    @overload
+    def __getitem__(self, key: Any) -> Any: ...     # a view, or a NumPy scalar for all ints
+
+    def __getitem__(self, key: Any) -> Any:
         """Basic indexing (ints, slices, ..., None) gives a view; all-int indices give a NumPy scalar."""
         view = self._index(key)
         if view.ndim == 0 and _all_ints(key):
             return view.copy_to_host()[()]
         return view
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: Any) -> None:
         """``d[1:3] = x``: copy a host array, a scalar or a device array into the view."""
         view = self._index(key)
         if isinstance(value, DeviceArray):
@@ -286,7 +313,7 @@ class DeviceArray:
         delta = picked.__array_interface__["data"][0] - dummy.__array_interface__["data"][0]
         return self._view(picked.shape, picked.strides, delta)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape: Any, order: str = "C") -> "DeviceArray":
         """A view with a new shape (one dimension may be -1); an error if that needs a copy."""
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
@@ -299,7 +326,7 @@ class DeviceArray:
         delta = picked.__array_interface__["data"][0] - dummy.__array_interface__["data"][0]
         return self._view(picked.shape, picked.strides, delta)
 
-    def ravel(self):
+    def ravel(self) -> "DeviceArray":
         """A 1-d view of a C-contiguous array."""
         return self.reshape(-1)
 
@@ -311,7 +338,7 @@ class DeviceArray:
         return "C" if flags["C_CONTIGUOUS"] else "F" if flags["F_CONTIGUOUS"] else None
 
     @nvtx.copy
-    def copy_to_host(self, out=None, stream=None):
+    def copy_to_host(self, out: Optional[HostArray] = None, stream: Any = None) -> HostArray:
         """Copy to a NumPy array (``out`` if given, else a new one of the same layout order); cudaMemcpy D2H."""
         backend = self.device.backend
         if out is not None:
@@ -342,7 +369,7 @@ class DeviceArray:
         return np.ndarray(self.shape, self.dtype, buffer=raw, offset=-low, strides=self.strides)
 
     @nvtx.copy
-    def copy_from(self, source, stream=None):
+    def copy_from(self, source: Any, stream: Any = None) -> "DeviceArray":
         """Copy a host array (or anything np.asarray takes, broadcast to this shape) or a DeviceArray into this one."""
         if isinstance(source, DeviceArray):
             DeviceArray.copy_to_device(source, self, stream=stream)   # simt's meaning, always
@@ -376,7 +403,7 @@ class DeviceArray:
         _wait(stream, backend)
 
     @nvtx.copy
-    def copy_to_device(self, other, stream=None):
+    def copy_to_device(self, other: "DeviceArray", stream: Any = None) -> "DeviceArray":
         """Copy this array's elements into ``other``, a DeviceArray of the same shape (any device); returns other."""
         if other.shape != self.shape:
             raise ValueError(f"cannot copy shape {self.shape} into shape {other.shape}")
@@ -396,7 +423,7 @@ class DeviceArray:
             other._write(self.copy_to_host(stream=stream), stream)
         return other
 
-    def free(self, stream=None):
+    def free(self, stream: Any = None) -> None:
         """Free this array's memory now rather than when the last view of it goes.
 
         Memory from a pool (``device_array(..., stream=s)``) goes back to it in the order
@@ -412,7 +439,7 @@ class DeviceArray:
                              "on that array (this view's .base)")
         pools.free(self, stream)
 
-    def copy(self):
+    def copy(self) -> "DeviceArray":
         """A new C-contiguous device array with the same elements."""
         return DeviceArray.copy_to_device(self, DeviceArray(self.shape, self.dtype,
                                                             device=self.device))
@@ -447,7 +474,7 @@ class DeviceArray:
         low, high = _span(self.shape, self.strides, self.itemsize)
         return self.ptr + low, high - low
 
-    def prefetch(self, device=None, stream=None):
+    def prefetch(self, device: DeviceSpec = None, stream: Any = None) -> "DeviceArray":
         """Move this managed array's pages to ``device`` (default: the current device;
         'host' or the CPU device: host memory) in the order of ``stream``
         (cudaMemPrefetchAsync). On the CPU device managed memory is host memory: there
@@ -457,7 +484,7 @@ class DeviceArray:
         unified.prefetch(self, ptr, nbytes, device, stream)
         return self
 
-    def advise(self, advice, device=None, unset=False):
+    def advise(self, advice: str, device: DeviceSpec = None, unset: bool = False) -> "DeviceArray":
         """cudaMemAdvise on this managed array: 'read_mostly' (pages may be copied to
         every reader), 'preferred_location' (keep the pages on ``device``, 'host' for host
         memory) or 'accessed_by' (keep them mapped for ``device``); ``device`` default:
@@ -476,12 +503,12 @@ class DeviceArray:
 
     # -- conveniences --------------------------------------------------------------------
 
-    def astype(self, dtype):
+    def astype(self, dtype: DTypeLike) -> "DeviceArray":
         """A new device array of this shape with the elements converted as NumPy's astype
         converts them (through the host: a conversion copies twice)."""
         return to_device(self.copy_to_host().astype(dtype), device=self.device)
 
-    def view(self, dtype):
+    def view(self, dtype: DTypeLike) -> "DeviceArray":
         """The same memory as another dtype, as ndarray.view: the last dimension (which must
         be contiguous) is rescaled by the ratio of the item sizes."""
         dtype = np.dtype(dtype)
@@ -489,7 +516,7 @@ class DeviceArray:
         return self._viewing(DeviceArray(host_layout.shape, dtype, host_layout.strides,
                                          alloc=self.alloc, offset=self.offset, device=self.device))
 
-    def fill(self, value):
+    def fill(self, value: Any) -> "DeviceArray":
         """Set every element to ``value`` (converted to the dtype as NumPy converts it)."""
         self.copy_from(np.full(self.shape, value, self.dtype))
         return self
@@ -613,7 +640,7 @@ def _order(backend, waiter, producer):
 
 
 def device_array(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C", device: DeviceSpec = None,
-                 stream=None, pool=None) -> "DeviceArray":
+                 stream: Any = None, pool: "Optional[pools.MemoryPool]" = None) -> "DeviceArray":
     """An uninitialized device array (cudaMalloc) on ``device`` (default: the current one).
 
     With ``stream`` (or ``pool``), the memory comes from a memory pool in the order of
@@ -650,18 +677,18 @@ def zeros(shape: Shape, dtype: DTypeLike = np.float64, order: str = "C",
     return array
 
 
-def device_array_like(array, device: DeviceSpec = None) -> "DeviceArray":
+def device_array_like(array: Any, device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array with the shape, dtype and order (C or F) of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return device_array(array.shape, array.dtype, order, device)
 
 
-def empty_like(array, device: DeviceSpec = None) -> "DeviceArray":
+def empty_like(array: Any, device: DeviceSpec = None) -> "DeviceArray":
     """An uninitialized device array with the shape, dtype and order of ``array``."""
     return device_array_like(array, device)
 
 
-def zeros_like(array, device: DeviceSpec = None) -> "DeviceArray":
+def zeros_like(array: Any, device: DeviceSpec = None) -> "DeviceArray":
     """A zero-filled device array with the shape, dtype and order of ``array``."""
     order = "F" if _is_f_only(array) else "C"
     return zeros(array.shape, array.dtype, order, device)
@@ -676,7 +703,8 @@ def _is_f_only(array):
     return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
 
 
-def to_device(host_array: ArrayLike, stream=None, device: DeviceSpec = None) -> "DeviceArray":
+def to_device(host_array: ArrayLike, stream: Any = None,
+              device: DeviceSpec = None) -> "DeviceArray":
     """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
 
     A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.

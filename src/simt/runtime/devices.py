@@ -11,13 +11,16 @@ any other.
 """
 
 import contextlib
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 import importlib
 import threading
 
 from simt.config import config
 from simt.errors import InvalidConfiguration, NotSupportedError
 from simt.logs import log
+
+if TYPE_CHECKING:
+    from simt.runtime.backend import DeviceProperties
 
 # The device kinds, and the backend class each is made from ("module:Class"), imported
 # on first use. The order is the order of simt.devices(). A new device is a folder under
@@ -69,11 +72,11 @@ class Device:
     ``backend`` (created on first use) and ``properties``.
     """
 
-    def __init__(self, kind, index=0, **options):
+    def __init__(self, kind: str, index: int = 0, **options: Any):
         cls = backend_class(kind)
         self.kind = kind
         self.index = index
-        self.name = cls.device_name(index)
+        self.name: str = cls.device_name(index)
         self.options = cls.default_options()
         self._set_options(options)
 
@@ -85,14 +88,14 @@ class Device:
                              f"(its options: {valid})")
         self.options.update(options)
 
-    def with_options(self, **options):
+    def with_options(self, **options: Any) -> "Device":
         """A Device of the same name and backend with some options changed."""
         device = Device(self.kind, self.index, **self.options)
         device._set_options(options)
         return device
 
     @property
-    def backend(self):
+    def backend(self) -> Any:
         """The backend object (shared by every Device of this name)."""
         backend = _backends.get(self.name)
         if backend is None:
@@ -103,11 +106,11 @@ class Device:
         return backend
 
     @property
-    def properties(self):
+    def properties(self) -> "DeviceProperties":
         """The device's ``DeviceProperties``."""
         return self.backend.properties()
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Wait for all work on this device (cudaDeviceSynchronize)."""
         self.backend.synchronize()
 
@@ -267,7 +270,7 @@ DEVICE_FLAGS = ("schedule_auto", "schedule_spin", "schedule_yield", "schedule_bl
                 "map_host")
 
 
-def set_device_flags(*flags, device=None):
+def set_device_flags(*flags: str, device: "str | int | Device | None" = None) -> None:
     """How host threads wait for the device (cudaSetDeviceFlags): at most one of
     'schedule_auto', 'schedule_spin', 'schedule_yield', 'schedule_blocking_sync', plus
     'map_host' (mapped host memory; always on in current CUDA). On the CPU device,

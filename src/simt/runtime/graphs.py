@@ -12,6 +12,8 @@ the backend (``create_graph``, a stream's ``begin_capture``/``end_capture``): re
 graphs on a GPU (backends/cuda/graphs.py), a recorded DAG replayed in dependency order
 on the CPU (backends/cpu/graphs.py).
 """
+from typing import Any, Sequence, Union
+
 import numpy as np
 
 from .devices import get_device, stream_handle_of
@@ -30,6 +32,10 @@ class GraphNode:
 
     def __repr__(self):
         return f"<simt GraphNode {self.kind} #{self.graph.nodes.index(self)}>"
+
+
+# an add_* method's dependencies: a node, nodes, or none
+Deps = Union[GraphNode, Sequence[GraphNode], None]
 
 
 class Graph:
@@ -59,7 +65,8 @@ class Graph:
                                  f"returned), got {dep!r}")
         return [dep.impl for dep in deps]
 
-    def add_kernel(self, kernel, grid, block, args, deps=(), shared_bytes=0):
+    def add_kernel(self, kernel: Any, grid: Any, block: Any, args: Sequence[Any],
+                   deps: Deps = (), shared_bytes: int = 0) -> "GraphNode":
         """A kernel node: ``kernel[grid, block, shared_bytes](*args)`` (cudaGraphAddKernelNode)."""
         args = tuple(args)
         loaded, grid, block, shared_bytes = _prepare(kernel, self.device, grid, block,
@@ -70,7 +77,7 @@ class Graph:
         node.kernel = kernel
         return node
 
-    def add_memcpy(self, dst, src, deps=()):
+    def add_memcpy(self, dst: Any, src: Any, deps: Deps = ()) -> "GraphNode":
         """A copy node (cudaGraphAddMemcpyNode) between two contiguous arrays of one dtype
         and size: device arrays of this graph's device or NumPy arrays (pin host memory,
         simt.pinned_array or simt.host_register, for copies that overlap kernels)."""
@@ -86,14 +93,14 @@ class Graph:
         return self._add("memcpy", deps, self.impl.add_memcpy, dst_ptr, dst_host, src_ptr,
                          src_host, dst.nbytes)
 
-    def add_memset(self, dst, value, deps=()):
+    def add_memset(self, dst: DeviceArray, value: Any, deps: Deps = ()) -> "GraphNode":
         """A memset node (cudaGraphAddMemsetNode): every element of ``dst``, a contiguous
         device array of 1-, 2- or 4-byte elements, set to ``value``."""
         bits, size = element_bits(dst, value, "add_memset")
         self.keep.append(dst)
         return self._add("memset", deps, self.impl.add_memset, dst.ptr, bits, size, dst.size)
 
-    def add_host(self, fn, args=(), deps=()):
+    def add_host(self, fn: Any, args: Sequence[Any] = (), deps: Deps = ()) -> "GraphNode":
         """A host node (cudaGraphAddHostNode): ``fn(*args)`` on the host; as in
         Stream.launch_host_func, ``fn`` must not call simt."""
         if not callable(fn):
@@ -102,11 +109,11 @@ class Graph:
         self.keep.append((fn, args))
         return self._add("host", deps, self.impl.add_host, fn, args)
 
-    def add_empty(self, deps=()):
+    def add_empty(self, deps: Deps = ()) -> "GraphNode":
         """An empty node (cudaGraphAddEmptyNode): joins dependencies, does nothing."""
         return self._add("empty", deps, self.impl.add_empty)
 
-    def add_child_graph(self, graph, deps=()):
+    def add_child_graph(self, graph: "Graph", deps: Deps = ()) -> "GraphNode":
         """A node running all of ``graph`` (cudaGraphAddChildGraphNode); the child is
         copied as it is now: nodes added to it later do not reach this node."""
         if not isinstance(graph, Graph) or graph.device != self.device:
@@ -115,17 +122,17 @@ class Graph:
         self.keep += graph.keep
         return self._add("graph", deps, self.impl.add_child, graph.impl)
 
-    def add_event_record(self, event, deps=()):
+    def add_event_record(self, event: Any, deps: Deps = ()) -> "GraphNode":
         """A node recording ``event`` once its dependencies are done (cudaGraphAddEventRecordNode)."""
         self.keep.append(_event(event, self.device, "add_event_record"))
         return self._add("event_record", deps, self.impl.add_event_record, event.impl)
 
-    def add_event_wait(self, event, deps=()):
+    def add_event_wait(self, event: Any, deps: Deps = ()) -> "GraphNode":
         """A node waiting for ``event``'s latest record (cudaGraphAddEventWaitNode)."""
         self.keep.append(_event(event, self.device, "add_event_wait"))
         return self._add("event_wait", deps, self.impl.add_event_wait, event.impl)
 
-    def instantiate(self):
+    def instantiate(self) -> "GraphExec":
         """A GraphExec of this graph as it is now (cudaGraphInstantiate)."""
         return GraphExec(self)
 

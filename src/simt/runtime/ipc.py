@@ -1,11 +1,13 @@
 """Interprocess communication (guide 3.2.9): opening, in this process, a GPU array
 another process made a handle of (runtime/handles.py)."""
+from typing import Any
+
 from . import devices
 from .arrays import DeviceArray, _span
 from .handles import IpcHandle, not_own
 
 
-def open_ipc_handle(handle, device=None):
+def open_ipc_handle(handle: IpcHandle, device: Any = None) -> DeviceArray:
     """A DeviceArray over another process's GPU memory (cudaIpcOpenMemHandle), on the
     current device (or ``device``: with peer access it may differ from the one the memory
     lives on). The memory is closed when the array and its views are gone; the other

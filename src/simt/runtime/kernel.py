@@ -1,7 +1,8 @@
 """Kernels and device functions as users declare them, and how a kernel gets compiled:
 per argument types, device and options, in memory and on disk (cache.py), through
 the stages of compiler/pipeline.py, whose outputs the ``inspect_*`` methods read."""
-from typing import Callable
+from typing import (Any, Callable, Dict, Generic, NoReturn, Optional, ParamSpec, Protocol,
+                    Sequence, SupportsIndex, Tuple, TypeVar, Union, overload)
 import inspect
 import math
 import os
@@ -53,21 +54,36 @@ _compiling = _Compiling()
 
 SHAPES = 4      # block shapes a kernel with barriers is made for, per signature, on the CPU
 
+# For type checkers: a decorated function keeps its parameters (P) and, for a device
+# function, its result (R), so ``kernel[grid, block](...)`` and calls of device functions
+# are checked against the function's own signature.
+P = ParamSpec("P")
+R = TypeVar("R")
+# kernel[grid, block], [grid, block, shared_bytes], [..., stream], [..., stream, cluster]:
+# a dimension is an int, a tuple of 1 to 3 ints or a simt.dim3 (launch.dim3_tuple); a
+# stream a simt.Stream, another library's stream or None
+Dims = Union[SupportsIndex, Sequence[SupportsIndex]]
+Bytes = Optional[SupportsIndex]
+# inspect_*: one signature's text, or {argument types: text} for several
+Inspected = Union[str, Dict[Any, str]]
+LaunchConfiguration = Union[Tuple[Dims, Dims], Tuple[Dims, Dims, Bytes],
+                            Tuple[Dims, Dims, Bytes, Any],
+                            Tuple[Dims, Dims, Bytes, Any, Optional[Dims]]]
 
 
-class DeviceFunction:
+class DeviceFunction(Generic[P, R]):
     """A ``@simt.device`` function: callable from kernels and device functions."""
 
     _simt_device = True
 
-    def __init__(self, pyfunc):
+    def __init__(self, pyfunc: Callable[P, R]):
         check_function(pyfunc, "@simt.device")
         self.pyfunc = pyfunc
         self.ir_cache = {}
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
 
-    def __call__(self, *args):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:   # R: what kernels get
         raise RuntimeError(f"device function '{self.__name__}' can only be called from kernels "
                            "(or run the kernel on the 'sim' device to step through it)")
 
@@ -94,14 +110,26 @@ def check_function(pyfunc, what):
                            "launch passes every one: remove them")
 
 
-def device(fn: "Callable | str | None" = None, **options) -> "DeviceFunction | Callable":
+class DeviceDecorator(Protocol):
+    """What ``simt.device(...)`` with options returns: the decorator proper."""
+
+    def __call__(self, fn: Callable[P, R]) -> DeviceFunction[P, R]: ...
+
+
+@overload
+def device(fn: Callable[P, R]) -> DeviceFunction[P, R]: ...
+@overload
+def device(fn: Optional[str] = None, **options: Any) -> DeviceDecorator: ...
+
+
+def device(fn: Any = None, **options: Any) -> Any:
     """Decorator: ``@simt.device`` marks a __device__ function."""
     if fn is None or isinstance(fn, str):
         return lambda f: DeviceFunction(f)
     return DeviceFunction(fn)
 
 
-class Kernel:
+class Kernel(Generic[P]):
     """A ``@simt.kernel``: launched as ``kernel[grid, block, shared, stream](*args)``.
 
     ``options`` are CompileOptions fields (``boundscheck``, ``launch_bounds``,
@@ -110,7 +138,8 @@ class Kernel:
 
     _simt_kernel = True
 
-    def __init__(self, pyfunc, signature=None, cache=True, **options):
+    def __init__(self, pyfunc: Callable[P, Any], signature: Any = None, cache: bool = True,
+                 **options: Any):
         check_function(pyfunc, "@simt.kernel")
         if "link" in options:          # device code to link: read now, keyed by contents
             from ..lang import linking
@@ -135,7 +164,7 @@ class Kernel:
             self.eager.append(types)
             self.compile(types)
 
-    def __getitem__(self, configuration):
+    def __getitem__(self, configuration: LaunchConfiguration) -> Callable[P, None]:
         try:                                   # the hot path: one dict lookup
             call = self.launches[configuration].call
         except (KeyError, TypeError):
@@ -178,11 +207,12 @@ class Kernel:
                 pass
         return launch.call
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> NoReturn:
         raise InvalidConfiguration(f"kernel '{self.__name__}' needs a launch configuration: "
                                    f"{self.__name__}[blocks, threads](...)")
 
-    def launch_cooperative(self, grid, block, args, shared_bytes=0, stream=None):
+    def launch_cooperative(self, grid: Dims, block: Dims, args: Sequence[Any],
+                           shared_bytes: Bytes = 0, stream: Any = None) -> None:
         """cudaLaunchCooperativeKernel: every block resident at once, so that
         ``cg.this_grid().sync()`` works; a grid too large for that raises
         InvalidConfiguration (CUDA's cudaErrorCooperativeLaunchTooLarge)."""
@@ -212,8 +242,8 @@ class Kernel:
         return loaded, grid, block, shared_bytes
 
     # ------------------------------------------------------------ occupancy
-    def max_active_blocks_per_multiprocessor(self, block, shared_bytes=0, signature=None,
-                                             args=None):
+    def max_active_blocks_per_multiprocessor(self, block: Dims, shared_bytes: Bytes = 0,
+                                             signature: Any = None, args: Any = None) -> int:
         """How many blocks of ``block`` threads (and ``shared_bytes`` of dynamic shared
         memory each) can be resident on one multiprocessor of the current device
         (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 when such a block cannot run.
@@ -230,8 +260,9 @@ class Kernel:
             return 0                       # over launch_bounds: such a block cannot run
         return device.backend.occupancy(loaded, threads, shared_size(shared_bytes))
 
-    def max_active_clusters(self, grid, block, cluster=None, shared_bytes=0, signature=None,
-                            args=None):
+    def max_active_clusters(self, grid: Dims, block: Dims, cluster: Optional[Dims] = None,
+                            shared_bytes: Bytes = 0, signature: Any = None,
+                            args: Any = None) -> int:
         """How many clusters of ``cluster`` blocks (x, y, z; None: the kernel's cluster_dims)
         of this launch configuration can be resident on the current device at once
         (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot run. The CPU device
@@ -253,7 +284,8 @@ class Kernel:
         return device.backend.max_active_clusters(loaded, grid, block, cluster,
                                                   shared_size(shared_bytes))
 
-    def max_potential_block_size(self, shared_bytes=0, signature=None, args=None):
+    def max_potential_block_size(self, shared_bytes: Bytes = 0, signature: Any = None,
+                                 args: Any = None) -> "tuple[int, int]":
         """(min_grid, block): the block size that gives the most resident threads per
         multiprocessor, the largest one if several do, and the fewest blocks that fill
         the whole device at that size (cudaOccupancyMaxPotentialBlockSize). ``args`` or
@@ -451,11 +483,11 @@ class Kernel:
         """Compile eagerly for a signature string ("void(float32[:], int32)") or types."""
         return self.binary_for(_types(signature), device or get_device())
 
-    def llvm_ir(self, signature):
+    def llvm_ir(self, signature: Any) -> str:
         """The LLVM IR simt generated for a signature (kept from its compile)."""
         return _llvm_ir(self.compile(signature).binary)
 
-    def ptx(self, signature, arch=None):
+    def ptx(self, signature: Any, arch: Optional[str] = None) -> str:
         """The PTX for a signature: the current GPU's, or, on another device, made for
         ``arch`` (default sm_90) by the CUDA back end, which needs no GPU."""
         return self._ptx_binary(_types(signature), arch).stages["ptx"]
@@ -465,8 +497,8 @@ class Kernel:
         return get_device().backend.resources(self.compile(signature))
 
     # ------------------------------------------------------------ inspecting the stages
-    def configure(self, grid, block, shared_bytes=0, stream=None, cluster=None,
-                  programmatic=False):
+    def configure(self, grid: Dims, block: Dims, shared_bytes: Bytes = 0, stream: Any = None,
+                  cluster: Optional[Dims] = None, programmatic: bool = False) -> Callable[P, None]:
         """The launch function of a configuration, by name: the same as
         ``kernel[grid, block, shared_bytes, stream, cluster]`` (``cluster=(x, y, z)``: thread
         block clusters, compute capability 9.0 and the CPU device). ``programmatic=True``:
@@ -485,21 +517,21 @@ class Kernel:
             return self[grid, block, shared_bytes, stream]
         return self[grid, block, shared_bytes, stream, cluster]
 
-    def inspect_types(self, sig=None):
+    def inspect_types(self, sig: Any = None) -> Inspected:
         """The typed IR as text. With ``sig=None``, of every signature compiled so far
         on the current device: one gives its text, several a dict {argument types: text}."""
         return self._each(sig, lambda types: pipeline.format_typed(self.typed_ir(types)))
 
-    def inspect_llvm(self, sig=None):
+    def inspect_llvm(self, sig: Any = None) -> Inspected:
         """The LLVM IR simt generated (before optimization); ``sig`` as inspect_types."""
         return self._each(sig, lambda types: _llvm_ir(self.compile(types).binary))
 
-    def inspect_ptx(self, sig=None, arch=None):
+    def inspect_ptx(self, sig: Any = None, arch: Optional[str] = None) -> Inspected:
         """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
         sm_90) without a GPU. ``sig`` as inspect_types."""
         return self._each(sig, lambda types: self._ptx_binary(types, arch).stages["ptx"])
 
-    def inspect_sass(self, sig=None):
+    def inspect_sass(self, sig: Any = None) -> Inspected:
         """The GPU's machine code (SASS), through CUDA's ptxas and nvdisasm or cuobjdump;
         NotSupportedError on devices other than GPUs."""
         backend = get_device().backend
@@ -578,8 +610,20 @@ def accepts(declared, actual):
     return True
 
 
-def kernel(fn: "Callable | str | None" = None, *, cache: bool = True,
-           **options) -> "Kernel | Callable[[Callable], Kernel]":
+class KernelDecorator(Protocol):
+    """What ``simt.kernel(...)`` with a signature or options returns: the decorator proper."""
+
+    def __call__(self, fn: Callable[P, Any]) -> Kernel[P]: ...
+
+
+@overload
+def kernel(fn: Callable[P, Any], *, cache: bool = True, **options: Any) -> Kernel[P]: ...
+@overload
+def kernel(fn: Union[str, Sequence[Any], None] = None, *, cache: bool = True,
+           **options: Any) -> KernelDecorator: ...
+
+
+def kernel(fn: Any = None, *, cache: bool = True, **options: Any) -> Any:
     """Decorator: ``@simt.kernel`` or ``@simt.kernel("void(float32[:], ...)")``.
 
     Options (docs/kernel-options.md): ``launch_bounds=(max_threads, min_blocks)`` (PTX

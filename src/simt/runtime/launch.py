@@ -75,9 +75,17 @@ class dim3(tuple):
         return tuple.__new__(cls, (_dimension(x, "dim3"), _dimension(y, "dim3"),
                                    _dimension(z, "dim3")))
 
-    x = property(lambda self: self[0])
-    y = property(lambda self: self[1])
-    z = property(lambda self: self[2])
+    @property
+    def x(self) -> int:
+        return self[0]
+
+    @property
+    def y(self) -> int:
+        return self[1]
+
+    @property
+    def z(self) -> int:
+        return self[2]
 
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot set {name} of {self!r}: a simt.dim3 is immutable; "

@@ -18,7 +18,7 @@ def _check(name):
                          + ", ".join(f"{k!r} ({v})" for k, v in LIMITS.items()))
 
 
-def set_limit(name, value):
+def set_limit(name: str, value: int) -> None:
     """Set a limit of the current device (cudaDeviceSetLimit); ``value`` in bytes.
     'malloc_heap_size' must be set before the first launch of a kernel that calls
     simt.malloc. NotSupportedError on a device without that limit."""
@@ -29,7 +29,7 @@ def set_limit(name, value):
     get_device().backend.set_limit(name, int(value))
 
 
-def get_limit(name):
+def get_limit(name: str) -> int:
     """A limit of the current device in bytes (cudaDeviceGetLimit)."""
     _check(name)
     return get_device().backend.get_limit(name)

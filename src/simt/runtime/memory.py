@@ -8,10 +8,13 @@ A copy is described as CUDA's cudaMemcpy3D describes it: per side, what the memo
 (pitch) and the rows from one slice to the next; and the extent, (row bytes, rows,
 slices). The backend's ``copy_3d`` moves it (cuMemcpy3D on a GPU).
 """
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import devices
-from .arrays import DeviceArray, _normalize_shape
+from .arrays import DeviceArray, DeviceSpec, HostArray, Shape, _normalize_shape
 from .textures import CudaArray
 from .graphs import element_bits
 
@@ -24,7 +27,8 @@ class Side:
         self.kind, self.where, self.pitch, self.height = kind, where, pitch, height
 
 
-def pitched_array(shape, dtype=np.float64, device=None):
+def pitched_array(shape: Shape, dtype: DTypeLike = np.float64,
+                  device: DeviceSpec = None) -> DeviceArray:
     """A 2-D (height, width) or 3-D (depth, height, width) device array whose rows start
     ``pitch`` bytes apart, padded for aligned access (cudaMallocPitch, cudaMalloc3D).
     ``array.pitch`` is that row pitch; ``array.strides`` are (pitch, itemsize) or
@@ -42,7 +46,7 @@ def pitched_array(shape, dtype=np.float64, device=None):
     return DeviceArray(shape, dtype, strides, alloc=alloc, device=device)
 
 
-def copy_2d(dst, src, stream=None):
+def copy_2d(dst: Any, src: Any, stream: Any = None) -> Any:
     """Copy the 2-D array ``src`` into ``dst`` (cudaMemcpy2D): each a NumPy array, a device
     array (pitched or not) or a 2-D CudaArray of one channel, of one shape and dtype, with
     contiguous rows. On a stream, the copy is ordered in it (cudaMemcpy2DAsync)."""
@@ -50,7 +54,7 @@ def copy_2d(dst, src, stream=None):
     return dst
 
 
-def copy_3d(dst, src, stream=None):
+def copy_3d(dst: Any, src: Any, stream: Any = None) -> Any:
     """Copy the 3-D array ``src`` into ``dst`` (cudaMemcpy3D), as copy_2d does in 2-D: a
     3-D or layered CudaArray, or arrays whose slices are ``height`` rows of ``pitch``."""
     _copy(dst, src, stream, 3, "copy_3d")
@@ -123,7 +127,7 @@ def _side(array, ndim, what, name):
     return Side("host", array.ctypes.data, pitch, height)
 
 
-def host_register(array):
+def host_register(array: HostArray) -> HostArray:
     """Page-lock an existing NumPy array's memory (cudaHostRegister), so that copies with
     it on a stream are asynchronous, as with simt.pinned_array; returns the array. On the
     CPU device host memory is the device's memory already: registering changes nothing
@@ -133,7 +137,7 @@ def host_register(array):
     return array
 
 
-def host_unregister(array):
+def host_unregister(array: HostArray) -> None:
     """Undo host_register (cudaHostUnregister) for the same array."""
     devices.get_device().backend.host_unregister(_host_span(array, "host_unregister"))
 
@@ -146,7 +150,7 @@ def _host_span(array, what):
     return array
 
 
-def memset(array, value, stream=None):
+def memset(array: DeviceArray, value: int, stream: Any = None) -> DeviceArray:
     """Set every element of a contiguous device array of 1-, 2- or 4-byte elements to
     ``value`` (cudaMemsetD8/D16/D32; a float32 array takes the bits of float32(value)),
     in the order of ``stream``."""

@@ -9,14 +9,19 @@ cannot guess, needs a ``signature`` (``get_function(name, signature=...)``) or a
 scalar (``np.int32(n)``). GPU only: the CPU device raises NotSupportedError.
 """
 import os
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .devices import get_device
 from .launch import check_config, dim3_tuple, shared_size
 from .streams import stream_handle
 from . import peer
 from ..errors import CudaError, InvalidConfiguration
+
+if TYPE_CHECKING:
+    from .arrays import DeviceArray
 
 POINTER = "pointer"
 _POINTER_NAMES = ("pointer", "ptr", "void*")
@@ -63,11 +68,11 @@ class Module:
         self._lowered = {}
 
     @classmethod
-    def load(cls, path_or_bytes):
+    def load(cls, path_or_bytes: "str | bytes") -> "Module":
         """A module from a file (path) or from the image itself (bytes)."""
         return cls(_read_image(path_or_bytes))
 
-    def get_function(self, name, signature=None):
+    def get_function(self, name: str, signature: Any = None) -> "RawKernel":
         """The kernel ``name`` (its extern "C" name, a mangled name, or for a SourceModule
         a name expression given to it) as a RawKernel; ``signature``: one entry per
         parameter, a NumPy dtype or 'pointer', so Python ints and floats can be passed."""
@@ -85,7 +90,8 @@ class Module:
                             "is mangled, so declare it extern \"C\", pass its mangled name, "
                             "or (SourceModule) list it in name_expressions") from None
 
-    def get_global(self, name, dtype=np.uint8, shape=None):
+    def get_global(self, name: str, dtype: DTypeLike = np.uint8,
+                   shape: Any = None) -> "DeviceArray":
         """The ``__device__`` or ``__constant__`` variable ``name`` as a DeviceArray of
         ``dtype`` (default: its bytes); ``shape`` default: as many elements as fit."""
         from .arrays import DeviceArray
@@ -112,7 +118,8 @@ class SourceModule(Module):
     CompileError whose ``why`` is NVRTC's log. ``log`` keeps the log of a success.
     """
 
-    def __init__(self, source, options=(), name="source.cu", name_expressions=()):
+    def __init__(self, source: str, options: Sequence[str] = (), name: str = "source.cu",
+                 name_expressions: Sequence[str] = ()):
         if isinstance(options, str):
             raise TypeError("SourceModule options are a list of strings, e.g. "
                             "['-std=c++17', '-DN=4'], not one string")
@@ -133,7 +140,7 @@ class RawKernel:
         self.function = function
         self.signature = None if signature is None else [_param(s) for s in signature]
 
-    def __getitem__(self, config):
+    def __getitem__(self, config: Any) -> Callable[..., None]:
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise InvalidConfiguration(f"launch '{self.__name__}' as kernel[grid, block], "
                                        "kernel[grid, block, shared_bytes] or "

@@ -4,12 +4,14 @@ block]`` and a copy as ``copy_to_host 4194304 B``, in the NVTX domain "simt". Th
 NVIDIA's ``nvtx`` package (``pip install nvtx``); off by default, and then the package is
 not imported and a launch pays one attribute test."""
 import functools
+from typing import Any, Callable, TypeVar, cast
 
 from ..config import config
 from ..errors import NotSupportedError
 
 DOMAIN = "simt"
 _annotate = None
+Method = TypeVar("Method", bound=Callable[..., Any])
 
 
 def _api():
@@ -38,7 +40,7 @@ def launch(name, configuration, call):
     return launch_in_range
 
 
-def copy(method):
+def copy(method: Method) -> Method:
     """A DeviceArray copy method that runs inside a range while NVTX is on."""
     @functools.wraps(method)
     def copy_in_range(self, *args, **kwargs):
@@ -46,4 +48,4 @@ def copy(method):
             return method(self, *args, **kwargs)
         with _api()(f"{method.__name__} {self.nbytes} B", domain=DOMAIN, color="blue"):
             return method(self, *args, **kwargs)
-    return copy_in_range
+    return cast(Method, copy_in_range)      # the same signature, for type checkers

@@ -8,6 +8,7 @@ memory is host memory: a GPU kernel never gets it as device memory, and the CPU 
 has no peers (``can_access_peer`` answers False between a CPU and a GPU).
 """
 import threading
+from typing import Any
 
 from . import devices
 from ..errors import InvalidConfiguration, NotSupportedError
@@ -20,7 +21,7 @@ def _gpu(device):
     return devices.backend_class(device.kind).cuda_pointers
 
 
-def can_access_peer(dev_a, dev_b):
+def can_access_peer(dev_a: Any, dev_b: Any) -> bool:
     """Whether kernels on ``dev_a`` can be let into ``dev_b``'s memory
     (cudaDeviceCanAccessPeer). A device reaches its own memory (True, where CUDA answers
     0 because there is nothing to enable); a CPU and a GPU are never peers (False)."""
@@ -32,7 +33,7 @@ def can_access_peer(dev_a, dev_b):
     return bool(a.backend.can_access_peer(b.backend))
 
 
-def enable_peer_access(peer, device=None):
+def enable_peer_access(peer: Any, device: Any = None) -> None:
     """Let kernels on the current device (or ``device``) read and write ``peer``'s memory
     (cudaDeviceEnablePeerAccess from the current device's context). Enabling it twice
     is not an error here (CUDA's cudaErrorPeerAccessAlreadyEnabled is absorbed)."""

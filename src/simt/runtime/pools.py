@@ -13,6 +13,7 @@ a GPU (backends/cuda/pools.py), a host pool with the same behaviour on the CPU
 (backends/cpu/pools.py).
 """
 from numbers import Integral
+from typing import Any
 
 from . import devices
 
@@ -32,7 +33,7 @@ class MemoryPool:
             self.release_threshold = release_threshold
 
     @classmethod
-    def default(cls, device=None):
+    def default(cls, device: Any = None) -> "MemoryPool":
         """The device's default pool (cudaDeviceGetDefaultMemPool): what
         ``device_array(..., stream=s)`` uses when no pool is named."""
         device = devices.lookup(device)
@@ -43,25 +44,36 @@ class MemoryPool:
         return pool
 
     @property
-    def release_threshold(self):
+    def release_threshold(self) -> int:
         return self.impl.attribute("release_threshold")
 
     @release_threshold.setter
-    def release_threshold(self, nbytes):
+    def release_threshold(self, nbytes: int) -> None:
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
             raise ValueError(f"release_threshold is a number of bytes >= 0, got {nbytes!r}")
         self.impl.set_release_threshold(nbytes)
 
-    used_bytes = property(lambda self: self.impl.attribute("used"),
-                          doc="Bytes allocated from the pool and not freed.")
-    reserved_bytes = property(lambda self: self.impl.attribute("reserved"),
-                              doc="Bytes the pool holds: in use, and freed but kept.")
-    used_high_bytes = property(lambda self: self.impl.attribute("used_high"),
-                               doc="The most used_bytes has been.")
-    reserved_high_bytes = property(lambda self: self.impl.attribute("reserved_high"),
-                                   doc="The most reserved_bytes has been.")
+    @property
+    def used_bytes(self) -> int:
+        """Bytes allocated from the pool and not freed."""
+        return self.impl.attribute("used")
 
-    def trim(self, keep_bytes=0):
+    @property
+    def reserved_bytes(self) -> int:
+        """Bytes the pool holds: in use, and freed but kept."""
+        return self.impl.attribute("reserved")
+
+    @property
+    def used_high_bytes(self) -> int:
+        """The most used_bytes has been."""
+        return self.impl.attribute("used_high")
+
+    @property
+    def reserved_high_bytes(self) -> int:
+        """The most reserved_bytes has been."""
+        return self.impl.attribute("reserved_high")
+
+    def trim(self, keep_bytes: int = 0) -> None:
         """Hand freed memory back to the system until the pool holds at most
         ``keep_bytes`` (cudaMemPoolTrimTo); memory in use stays."""
         if isinstance(keep_bytes, bool) or not isinstance(keep_bytes, Integral) or keep_bytes < 0:

@@ -6,8 +6,9 @@ backends take the object's ``handle`` (None for the legacy default stream).
 """
 import contextlib
 import sys
+from typing import Any, Callable, ContextManager, Optional
 
-from .devices import get_device
+from .devices import Device, get_device
 from .graphs import Graph
 from ..errors import InvalidConfiguration
 from .backend import refuse_in_host_function
@@ -37,7 +38,7 @@ class Stream:
         return stream
 
     @classmethod
-    def from_handle(cls, stream, device=None):
+    def from_handle(cls, stream: Any, device: "Device | None" = None) -> "Stream":
         """A simt Stream over another library's stream, which stays the owner: a CUstream
         address (an int), or an object with ``__cuda_stream__`` (cuda.core, CuPy 13+,
         PyTorch 2.5+), ``cuda_stream`` (torch.cuda.Stream) or ``ptr`` (cupy.cuda.Stream).
@@ -53,28 +54,28 @@ class Stream:
         return (0, _address(self.handle))
 
     @property
-    def non_blocking(self):
+    def non_blocking(self) -> bool:
         return self.impl.non_blocking
 
     @property
-    def priority(self):
+    def priority(self) -> int:
         return self.impl.priority
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Wait until all work in the stream is done (cudaStreamSynchronize); raise its errors."""
         self.impl.synchronize()
 
-    def query(self):
+    def query(self) -> bool:
         """True when all work in the stream is done (cudaStreamQuery)."""
         return self.impl.query()
 
-    def wait_event(self, event):
+    def wait_event(self, event: "Event") -> None:
         """Later work in this stream waits for ``event``'s latest record (cudaStreamWaitEvent)."""
         if not isinstance(event, Event):
             raise TypeError(f"wait_event takes a simt.Event, got {type(event).__name__}")
         self.impl.wait_event(event.impl)
 
-    def launch_host_func(self, fn, *args):
+    def launch_host_func(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` on the host once earlier work in the stream is done
         (cudaLaunchHostFunc). ``fn`` must not call simt (launches, copies and
         synchronizing calls raise CudaError there, as CUDA forbids them); an exception
@@ -83,7 +84,7 @@ class Stream:
             raise TypeError(f"launch_host_func needs a callable, got {fn!r}")
         self.impl.launch_host_func(fn, *args)
 
-    def capture(self, mode="thread_local"):
+    def capture(self, mode: str = "thread_local") -> ContextManager[Graph]:
         """``with stream.capture() as graph:`` records the work put in this stream, and in
         the streams that join it through events, into ``graph`` (a simt.Graph, complete
         once the block ends) instead of running it (cudaStreamBeginCapture/EndCapture).
@@ -125,7 +126,7 @@ class Stream:
         return f"<simt {kind} on {self.device.name}>"
 
 
-def default_stream(device=None):
+def default_stream(device: "Device | None" = None) -> Stream:
     """The legacy default stream of the current device (guide 3.2.6.5.2): its work waits
     for earlier work in every blocking stream, and theirs waits for it."""
     device = device or get_device()
@@ -135,7 +136,8 @@ def default_stream(device=None):
 class Event:
     """A CUDA event: a point in a stream to wait for or time from (cudaEventCreate)."""
 
-    def __init__(self, timing=None, device=None, interprocess=False):
+    def __init__(self, timing: Optional[bool] = None, device: "Device | None" = None,
+                 interprocess: bool = False):
         self.device = device or get_device()
         if interprocess and timing:
             raise ValueError("an interprocess event cannot time (CUDA requires "
@@ -154,26 +156,26 @@ class Event:
         return event_handle(self)
 
     @classmethod
-    def from_ipc_handle(cls, handle):
+    def from_ipc_handle(cls, handle: Any) -> "Event":
         """The event of another process, from its ipc_handle(): record, wait for and
         synchronize with it here (cudaIpcOpenEventHandle). GPU only."""
         from .handles import open_event
         return open_event(cls, handle)
 
-    def record(self, stream=None):
+    def record(self, stream: Any = None) -> "Event":
         """Record the event in ``stream`` (the default stream when None)."""
         self.impl.record(stream_handle(stream, self.device, "Event.record"))
         return self
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Wait until the work before the latest record is done (cudaEventSynchronize)."""
         self.impl.synchronize()
 
-    def query(self):
+    def query(self) -> bool:
         """True when the work before the latest record is done (cudaEventQuery)."""
         return self.impl.query()
 
-    def elapsed_time(self, end):
+    def elapsed_time(self, end: "Event") -> float:
         """Milliseconds from this event to ``end``, both recorded and complete."""
         if not isinstance(end, Event):
             raise TypeError(f"elapsed_time takes a simt.Event, got {type(end).__name__}")

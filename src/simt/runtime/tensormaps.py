@@ -6,6 +6,8 @@ copy a box at a time with ``simt.tma.load`` and ``simt.tma.store`` (lang/tma.py)
 is the reverse, and simt reverses it. The GPU gets the driver's 128-byte CUtensorMap as a
 kernel parameter (backends/cuda/tensormaps.py); the CPU device gets the description (base
 address, extents, byte strides) and emulates the copies with the same swizzle."""
+from typing import Any
+
 import numpy as np
 
 from ..ir import types as T
@@ -50,7 +52,7 @@ class TensorMap:
         return self._simt_type
 
     @property
-    def dtype(self):
+    def dtype(self) -> "np.dtype[Any]":
         return self._simt_type.dtype
 
     def __repr__(self):
@@ -58,7 +60,7 @@ class TensorMap:
                 f"swizzle={self.swizzle}, device={self.device.name})")
 
 
-def tensor_map(array, box, swizzle=None, oob_fill="zero"):
+def tensor_map(array: Any, box: Any, swizzle: Any = None, oob_fill: str = "zero") -> "TensorMap":
     """A TMA tensor map over ``array`` (a simt DeviceArray of 1 to 5 dimensions whose last
     axis is contiguous) copying boxes of extents ``box`` (NumPy axis order, each at most
     256; the innermost ``box[-1] * itemsize`` a multiple of 16 bytes and, with a swizzle,

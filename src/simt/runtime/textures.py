@@ -13,12 +13,14 @@ Each object's device half comes from its device's backend (``texture_array``,
 and a texture a descriptor of it (backends/cpu/texmem.py); on a GPU they are a real
 CUDA array and texture/surface objects (backends/cuda/textures.py).
 """
+from typing import Any
+
 import numpy as np
 
 from ..ir import types as T
 from ..lang.textures import TEXEL_DTYPES
 from . import devices
-from .arrays import DeviceArray
+from .arrays import DeviceArray, HostArray
 from ..errors import NotSupportedError
 
 FILTERS = ("point", "linear")
@@ -49,18 +51,18 @@ class CudaArray:
         self._impl = self.device.backend.texture_array(self)
 
     @property
-    def host_shape(self):
+    def host_shape(self) -> "tuple[int, ...]":
         """The shape of host arrays copied in and out (with the channel axis if any)."""
         return self.shape + ((self.channels,) if self.channels > 1 else ())
 
     @property
-    def extent(self):
+    def extent(self) -> "tuple[int, ...]":
         """(width, height, depth, layers): CUDA's extents, 1 where a dimension is absent."""
         spatial = self.shape[1:] if self.layered else self.shape
         dims = list(reversed(spatial)) + [1] * (3 - self.ndim)
         return tuple(dims) + ((self.shape[0] if self.layered else 1),)
 
-    def copy_from(self, source, stream=None):
+    def copy_from(self, source: Any, stream: Any = None) -> "CudaArray":
         """Fill the array from a host array or a device array of ``host_shape`` and its dtype."""
         if isinstance(source, DeviceArray):
             self._check_shape(source.shape, source.dtype)
@@ -71,7 +73,7 @@ class CudaArray:
         self._impl.copy_from_host(host)
         return self
 
-    def copy_to_host(self, out=None, stream=None):
+    def copy_to_host(self, out: Any = None, stream: Any = None) -> HostArray:
         """A host array of ``host_shape`` with the texels (cudaMemcpy3D from the array)."""
         out = np.empty(self.host_shape, self.dtype) if out is None else out
         self._check_shape(out.shape, out.dtype)

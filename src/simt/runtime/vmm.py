@@ -5,9 +5,15 @@
 returns a DeviceArray over the whole mapped range, which starts at the same address
 every time: pointers into it, kernels' included, stay valid as it grows. GPU only.
 """
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import devices
+
+if TYPE_CHECKING:
+    from .arrays import DeviceArray
 
 
 class VirtualMemory:
@@ -27,7 +33,7 @@ class VirtualMemory:
     mapped = property(lambda self: self.impl.mapped, doc="Bytes mapped so far.")
     ptr = property(lambda self: self.impl.base, doc="The range's start address.")
 
-    def grow(self, nbytes, dtype=np.uint8):
+    def grow(self, nbytes: int, dtype: DTypeLike = np.uint8) -> "DeviceArray":
         """Map ``nbytes`` more (rounded up to the granularity) and return the whole mapped
         range as a 1-D DeviceArray of ``dtype``; its address does not change. The memory
         stays until this object and every array over it are gone, or ``free()``."""
@@ -36,7 +42,7 @@ class VirtualMemory:
         self.impl.grow(int(nbytes))
         return self.array(dtype)
 
-    def array(self, dtype=np.uint8):
+    def array(self, dtype: DTypeLike = np.uint8) -> "DeviceArray":
         """The mapped range as a 1-D DeviceArray of ``dtype``."""
         from .arrays import DeviceArray
         from .backend import Allocation
@@ -46,7 +52,7 @@ class VirtualMemory:
         return DeviceArray((self.impl.mapped // dtype.itemsize,), dtype, alloc=alloc,
                            device=self.device)
 
-    def free(self):
+    def free(self) -> None:
         """Unmap and release the memory and the range now (after the device's work);
         arrays over it must not be used afterwards (CUDA does not catch that)."""
         self.impl.release()
