@@ -8,7 +8,7 @@ from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory
                                  value_type)
 from ...compiler import loopmeta
 from ...compiler.target import FAULT_IDS, Target
-from . import checked, devlaunch, heap, interrupt, softmath, textures
+from . import checked, devlaunch, heap, independent, interrupt, softmath, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -133,7 +133,10 @@ class CpuTarget(Target):
         holding another loop, reads the flag; once it is set the thread records
         INTERRUPTED and ends, which ends the launch. An innermost range loop runs to its
         end: its trips are counted before it starts, and a check in it would cost the
-        hot loops of kernels their unrolling (10% in bench's reduction_tree)."""
+        hot loops of kernels their unrolling (10% in bench's reduction_tree). In a kernel
+        run as warps (independent.py), a spin loop's trip also lets the other warps run."""
+        if getattr(em, "fibers", None) is not None:
+            independent.spin(em, stmt)
         if isinstance(stmt, ir.ForRange) and not any(
                 isinstance(inner, (ir.While, ir.ForRange)) for inner in ir.walk_stmts(stmt.body)):
             return
