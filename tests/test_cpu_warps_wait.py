@@ -242,3 +242,23 @@ def test_checked_mode_keeps_thread_loops():
     still an error, as before (the sim device checks such kernels)."""
     with simt.use_device("cpu", checks=True), pytest.raises(simt.LaunchError):
         try_wait_in_a_branch[1, 64](np.ones(32, np.float32), poison(32, np.float32))
+
+
+@simt.kernel
+def two_d_halves(out):
+    """A 2-D block (16 x 4: warp 0 is rows 0 and 1) run as warps: each thread's index."""
+    s = simt.shared.array((4, 16), np.int32)
+    x, y = simt.threadIdx.x, simt.threadIdx.y
+    s[y, x] = y * 100 + x
+    if y < 2:
+        simt.barrier_arrive(1, 64)
+    else:
+        simt.barrier_sync(1, 64)
+        out[y - 2, x] = s[y - 2, x]
+        out[y, x] = s[y, x]
+
+
+def test_a_2d_block_run_as_warps(device):
+    out = poison((4, 16), np.int32)
+    two_d_halves[1, (16, 4)](out)
+    np.testing.assert_array_equal(out, np.arange(4)[:, None] * 100 + np.arange(16))
