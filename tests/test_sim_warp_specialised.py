@@ -2,10 +2,10 @@
 pattern): warp 0 fills a ring of shared stages (simt.tma.copy after arrive_expect_tx, or
 memcpy_async then arrive), the other warps wait on each stage's full barrier, compute, and
 arrive on its empty barrier. The waits are in different branches, so each side must make
-progress on its own: the sim device runs it (against NumPy, under several seeds), the CPU
-device does not yet (its thread loops meet at every wait) and says so. Also on the sim: a
-phase that can never complete is a LaunchError naming the wait's line, for wait and for a
-try_wait spin loop, and a consumer that does not wait is a race."""
+progress on its own: the sim device runs it (against NumPy, under several seeds), and so
+does the CPU device (its warps run as fibers there: tests/test_cpu_warps_wait.py). Also on
+the sim: a phase that can never complete is a LaunchError naming the wait's line, for wait
+and for a try_wait spin loop, and a consumer that does not wait is a race."""
 import inspect
 
 import numpy as np
@@ -88,14 +88,17 @@ def test_producer_and_consumer_warps_on_the_sim(copy, rng):
 
 
 @pytest.mark.parametrize("copy", RINGS)
-def test_the_cpu_device_cannot_run_them_yet(copy, rng):
-    """The CPU device's thread loops meet at every wait: the producer's first wait on a
-    stage that no consumer has released yet cannot complete there (docs/hopper.md)."""
-    a = random_array(rng, 4 * TILE, np.float32)
-    with simt.use_device("cpu"), pytest.raises(simt.LaunchError, match="never completes") \
-            as info:
-        RINGS[copy][1, 32 * (1 + CONSUMERS)](a, poison(TILE, np.float32), 4)
-    assert info.value.line == _line(RINGS[copy], "empty0.wait_parity(parity ^ 1)")
+@pytest.mark.parametrize("blocks", [1, 4])
+def test_producer_and_consumer_warps_on_the_cpu(copy, blocks, rng):
+    """The CPU device runs such a kernel's warps as fibers: a wait lets the other warps run
+    (docs/cpu-device.md); several blocks run on the worker team at once."""
+    steps = 7
+    a = random_array(rng, steps * TILE, np.float32)
+    out = poison(TILE, np.float32)
+    with simt.use_device("cpu"):
+        RINGS[copy][blocks, 32 * (1 + CONSUMERS)](a, out, steps)
+    # a sum of 7 products, contracted to fmas: cancellation near 0 needs an atol
+    np.testing.assert_allclose(out, _expected(a, steps), rtol=1e-5, atol=1e-5)
 
 
 def _line(kernel, text):

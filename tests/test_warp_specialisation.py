@@ -18,10 +18,6 @@ from conftest import poison, random_array
 
 I32 = T.Array(np.dtype(np.int32), 1, "C")
 F32 = T.Array(np.dtype(np.float32), 1, "C")
-# what the CPU device says of barrier_arrive, and of barrier_sync where only part of the
-# block reaches it (it meets the second first)
-REFUSED = (r"simt.barrier_(arrive|sync).* is not supported on (the )?{0} devices?: the warps of "
-           r"a block do not progress independently on the {0} device yet")
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
 
 
@@ -76,12 +72,6 @@ def test_a_named_barrier_of_the_whole_block_is_syncthreads(device, rng):
     np.testing.assert_array_equal(out, a[::-1][(np.arange(128) + 1) % 128] * 2)
 
 
-def test_a_count_other_than_the_block_is_refused_on_the_cpu():
-    with simt.use_device("cpu"), pytest.raises(
-            simt.NotSupportedError, match=r"simt.barrier_sync\(id, 128\) in a block of "
-            r"256 threads is not supported on the cpu device: the warps of a block do "
-            r"not progress independently"):
-        whole_block[1, 256](np.zeros(256, np.float32), np.zeros(256, np.float32))
 
 
 @simt.kernel
@@ -98,11 +88,12 @@ def halves(a, out):
         out[t] = s[191 - t]
 
 
-def test_the_sim_device_counts_a_named_barrier_as_the_gpu_does(rng):
+def test_a_named_barrier_counts_as_on_the_gpu(device, rng):
+    """Each half of the block meets at its own barrier: on the CPU device the kernel's warps
+    run as fibers (docs/cpu-device.md)."""
     a = random_array(rng, 128, np.float32)
     out = poison(128, np.float32)
-    with simt.use_device("sim"):
-        halves[1, 128](a, out)
+    halves[1, 128](a, out)
     np.testing.assert_array_equal(out, np.concatenate([a[:64][::-1], a[64:][::-1]]))
 
 
@@ -119,6 +110,17 @@ def test_the_sim_device_reports_a_named_barrier_that_never_completes():
             simt.BarrierDivergenceError, match=r"named barrier 1 waits for 64 threads and only "
             r"32 arrived"):
         too_few[1, 64](np.zeros(64, np.int32))
+
+
+def test_checked_mode_refuses_named_barriers_of_part_of_the_block():
+    """Checked mode runs a block in thread loops (as it checks them): there a named barrier
+    must be met by the whole block at one line; elsewhere the CPU device counts it as a GPU
+    does."""
+    with simt.use_device("cpu", checks=True), pytest.raises(
+            simt.NotSupportedError, match=r"simt.barrier_sync in a branch or loop that only "
+            r"some threads of the block take is not supported on the cpu device in checked "
+            r"mode: .*without checks=True the kernel's warps run as fibers"):
+        halves[1, 128](np.zeros(128, np.float32), np.zeros(128, np.float32))
 
 
 def test_checked_mode_checks_the_count_when_the_block_gets_there():
@@ -193,10 +195,6 @@ def test_a_producer_warpgroup_feeds_a_consumer_warpgroup(device, rng):
     blocks, tiles = 6, 7
     a = random_array(rng, blocks * tiles * 128, np.float32)
     out = poison(a.size, np.float32)
-    if device.kind == "cpu":
-        with pytest.raises(simt.NotSupportedError, match=REFUSED.format(device.kind)):
-            two_warpgroups[blocks, 256](a, out, tiles)
-        return
     two_warpgroups[blocks, 256](a, out, tiles)
     expected = a.reshape(-1, 128)[:, ::-1] + np.float32(1)
     np.testing.assert_array_equal(out, expected.reshape(-1))
@@ -207,10 +205,6 @@ def test_setmaxnreg_in_a_warp_specialised_kernel(device, rng):
     a = random_array(rng, blocks * tiles * 256, np.float32)
     out = poison(a.size, np.float32)
     producers = np.zeros(blocks, np.int32)
-    if device.kind == "cpu":
-        with pytest.raises(simt.NotSupportedError, match=REFUSED.format(device.kind)):
-            specialised[blocks, 384](a, out, tiles, producers)
-        return
     specialised[blocks, 384](a, out, tiles, producers)
     np.testing.assert_allclose(out, a * a - 2 * a, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(producers, tiles * 4)      # one elected lane per warp
@@ -229,14 +223,9 @@ def named_in_a_branch(a, out):
 
 
 def test_warps_meeting_at_a_named_barrier_from_two_lines(device, rng):
-    """Legal on a GPU and the sim device; the CPU device cannot run it (NotSupportedError)."""
+    """Legal on a GPU, the sim device and the CPU device (its warps run as fibers)."""
     a = random_array(rng, 32, np.float32)
     out = poison(32, np.float32)
-    if device.kind == "cpu":
-        with pytest.raises(simt.NotSupportedError, match=rf"simt.barrier_sync .*is not "
-                           rf"supported on the {device.kind} device"):
-            named_in_a_branch[1, 64](a, out)
-        return
     named_in_a_branch[1, 64](a, out)
     np.testing.assert_array_equal(out, a)
 

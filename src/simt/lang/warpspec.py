@@ -7,12 +7,11 @@ On the GPU each is its PTX instruction (backends/cuda/lower/warpspec.py; ``elect
 a warp operation, backends/*/warp.py). On the CPU and sim devices ``setmaxnreg`` and
 ``griddepcontrol`` do nothing (launches are ordered already) and ``elect_one`` is true in
 the lowest lane of the warp that calls it. The sim device interleaves a block's threads and
-counts named barriers' arrivals as a GPU does; the CPU device runs a block's warps in lock
-step, so there a named barrier can only be one the whole block meets at one line:
-``barrier_sync(id)`` and ``barrier_sync(id, count)`` with ``count`` the block's threads are
-``syncthreads`` there; any other count, a ``barrier_sync`` only part of the block reaches,
-and ``barrier_arrive`` are a NotSupportedError (one warp of a block cannot wait for another
-there yet). docs/inline-ptx.md has the semantics.
+counts named barriers' arrivals as a GPU does; so does the CPU device for a kernel whose
+named barriers only part of the block meets (any other count, a ``barrier_sync`` only part
+of the block reaches, ``barrier_arrive``): it runs that kernel's warps as fibers
+(backends/cpu/independent.py). In checked mode the CPU device runs every kernel in thread
+loops, where those are a NotSupportedError. docs/inline-ptx.md has the semantics.
 """
 import numpy as np
 
@@ -23,13 +22,6 @@ from .warp import warp_op
 
 NAMED_BARRIERS = 16            # ids 0 to 15; 0 is syncthreads'
 REGISTER_RANGE = (24, 256)     # setmaxnreg's count: a multiple of 8 in this range
-
-
-def warps_reason(device, how):
-    """Why ``device`` runs no named barrier that only part of the block meets (``how``: how
-    it runs a block, from its folder)."""
-    return (f"the warps of a block do not progress independently on the {device} device yet "
-            f"({how}), so one warp cannot wait at a named barrier for another")
 
 
 def _positional(fc, args, kwargs, names, loc, name):
@@ -147,20 +139,20 @@ elect_one = Intrinsic(
 barrier_sync = Intrinsic(
     "barrier_sync", "simt.barrier_sync(id, count=None): bar.sync: wait at named barrier id "
     "(0 to 15; 0 is syncthreads') until count threads (a multiple of 32; all the block's "
-    "when left out) have arrived or synced there. Whole warps call it. The sim device "
-    "counts as a GPU does; on the CPU device it is syncthreads: the whole block must reach "
-    "it at one line, count its thread count.",
+    "when left out) have arrived or synced there. Whole warps call it. The sim and CPU "
+    "devices count as a GPU does (the CPU device runs such a kernel's warps as fibers; in "
+    "checked mode it must be the whole block's barrier, met at one line).",
     _barrier_sync_build, statement=True, lowered_as=(ir.Barrier,))
 barrier_arrive = Intrinsic(
     "barrier_arrive", "simt.barrier_arrive(id, count): bar.arrive: count this warp's "
     "threads as arrived at named barrier id (0 to 15) without waiting; the threads that "
     "sync there go on when count threads (a multiple of 32) have arrived or synced. Memory "
-    "written before it is visible to them after their barrier_sync. GPUs and the sim "
-    "device.",
+    "written before it is visible to them after their barrier_sync. GPUs, the sim "
+    "device and the CPU device (not in checked mode).",
     _barrier_arrive_build)
 barrier_count = Intrinsic(
-    "barrier_count", "The check, before a named barrier, that the CPU device can run it: "
-    "its thread count is the block's.", None, public=False)
+    "barrier_count", "The check, before a named barrier, that the CPU device's checked mode "
+    "can run it: its thread count is the block's.", None, public=False)
 griddepcontrol_wait = Intrinsic(
     "griddepcontrol.wait", "simt.griddepcontrol.wait(): griddepcontrol.wait (sm_90): wait "
     "until the grids this one depends on (a launch with programmatic=True) have completed "

@@ -17,3 +17,4 @@ class CpuBinary(Binary):
     children: tuple = ()          # the CpuBinary of each other kernel they reach (family.py)
     barriers: bool = False        # has __syncthreads (its threads run as loops between them)
     block: "tuple | None" = None  # the block shape it was made for (CompileOptions.block)
+    warps: bool = False           # runs its warps as fibers (independent.py, fibers.py)

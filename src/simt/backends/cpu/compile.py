@@ -64,5 +64,6 @@ def compile_kernel(fn, options):
         uses_heap=getattr(target, "uses_heap", False),
         launches_kernels=getattr(target, "launches_kernels", False),
         barriers=job.emitter.plan is not None, block=options.block,
+        warps=job.emitter.fibers is not None,
         children=tuple(compile_kernel(child, options.replace(block=None))   # launched with
                        for child in fn.launches))                          # shapes of their own

@@ -25,7 +25,8 @@ from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
 from . import checked
 from ...errors import NotSupportedError
-from . import capture, devlaunch, frames, graphs, interrupt, pools, shadow, streams, team, texmem
+from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shadow, streams, team, \
+    texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
@@ -39,6 +40,8 @@ class CpuKernel:
 
     def __init__(self, binary):
         self.binary = binary
+        if binary.warps:
+            fibers.ensure()            # the scheduler its entry calls
         self.loaded = LoadedObject(binary.object_code)
         self.address = self.loaded.address(binary.symbol)
         self.entry = KERNEL_FN(self.address)

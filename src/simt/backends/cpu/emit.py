@@ -15,7 +15,7 @@ from ...compiler.codegen import FunctionEmitter
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, symbol_part, value_type)
-from . import checked, cluster, cooperative, guards, hoist, warp
+from . import checked, cluster, cooperative, guards, hoist, independent, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
@@ -70,16 +70,27 @@ class CpuEmitterBase(FunctionEmitter):
 class CpuKernelEmitter(CpuEmitterBase):
 
     def __init__(self, target, module, function, options, symbol):
-        fnty = ll.FunctionType(I32, [ptr(), ptr(), I64, I64, ptr(), ptr()])
-        llfunc = ll.Function(module, fnty, symbol)
-        for index in (0, 4, 5):
+        plan = uniform = pieces = None
+        if function.uses_barrier:
+            uniform = Uniformity(function)
+            pieces = fission(function.body, uniform)
+            plan = Plan(pieces, uniform.recomputed | uniform.block_vars)
+        fibers = independent.plan(function, pieces, options)
+        if fibers is None:
+            fnty = ll.FunctionType(I32, [ptr(), ptr(), I64, I64, ptr(), ptr()])
+            llfunc = ll.Function(module, fnty, symbol)
+            noalias = (0, 4, 5)
+        else:       # one warp of one block; the other warps change shared memory and
+            # slots while it waits (so neither is noalias), the entry runs it (independent.py)
+            llfunc = ll.Function(module, independent.signature(), symbol + ".warp")
+            llfunc.linkage = "internal"
+            independent.entry(module, symbol, llfunc)
+            noalias = (0,)
+        for index in noalias:
             llfunc.args[index].add_attribute("noalias")
         super().__init__(target, module, function, llfunc, options)
-        self.plan = self.uniform = self.pieces = None
-        if function.uses_barrier:
-            self.uniform = Uniformity(function)
-            self.pieces = fission(function.body, self.uniform)
-            self.plan = Plan(self.pieces, self.uniform.recomputed | self.uniform.block_vars)
+        self.plan, self.uniform, self.pieces, self.fibers = plan, uniform, pieces, fibers
+        self.fiber_state = None    # the scheduler's state (fibers.py), in a warp function
         self.has_return = any(isinstance(s, ir.Return) for s in ir.walk_stmts(function.body))
         self.pending = {}          # recomputed values not yet computed in this thread loop
         self.shadows = None        # slot variable -> its register, inside a thread loop
@@ -97,7 +108,7 @@ class CpuKernelEmitter(CpuEmitterBase):
     # ------------------------------------------------------------ entry
     def build(self):
         entry, body = self.start()
-        args, launch, first, last, shared, slots = self.llfunc.args
+        args, launch, first, last, shared, slots = self.llfunc.args[:6]
         eb = self.entry_builder
         fields = [eb.load(eb.gep(launch, [i64(i)], source_etype=I64), typ=I64) for i in range(8)]
         gx, gy, gz, bx, by, bz, dyn, err = fields
@@ -111,6 +122,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.slots = slots
         self.block_dims = (bx, by, bz)
         self.nthreads = eb.mul(eb.mul(bx, by), bz)
+        if self.fibers is not None:            # first: the block, last: the warp
+            self.fiber_state = self.llfunc.args[6]
+            independent.lanes(self, last)
         for name, v in zip(SPECIALS[6:], (bx, by, bz, gx, gy, gz)):
             self.specials[name] = eb.trunc(v, I32)
         self.args_type = self.target.kernel_args_type(self.function)
@@ -215,6 +229,10 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     # ------------------------------------------------------------ loops over blocks and threads
     def block_loop(self, first, last, gx, gy):
+        if self.fibers is not None:            # one warp of block ``first``
+            self.grid_block(first, gx, gy)
+            self.builder.ret(i32(0))
+            return
         blocks = ("blocks", "block_body", None, "blocks_done")
         with counted_loop(self, last, "block", blocks, start=first) as c:
             self.grid_block(c, gx, gy)
@@ -231,7 +249,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         if self.checks:
             checked.block_start(self)
         body = self.function.body
-        shape = None if self.plan is not None or self.checks else guards.split(body)
+        shape = None if self.plan is not None or self.checks or self.fibers \
+            else guards.split(body)
         if shape is not None:
             guards.emit(self, *shape, body)      # `if i < n:` kernels: guards.py
         elif self.plan is None:
@@ -257,6 +276,9 @@ class CpuKernelEmitter(CpuEmitterBase):
     def thread_loop(self, body_fn, guards, check_exit=True, state=None):
         """Run body_fn's code once per thread of the block that passes the guards.
         ``state``: the recomputed values (uniform.py) as they stand at this point."""
+        if self.fibers is not None:
+            independent.lane_loop(self, body_fn, guards, check_exit, state)
+            return
         b = self.builder
         bx, by, bz = (b.trunc(d, I32) for d in self.block_dims)
         blocks = {n: self.new_block(n) for n in
@@ -280,14 +302,15 @@ class CpuKernelEmitter(CpuEmitterBase):
         else:
             loopmeta.mark(self.module, x.back_edge, rolled)
 
-    def thread_body(self, body_fn, guards, check_exit, state, blocks, tids, dims):
+    def thread_body(self, body_fn, guards, check_exit, state, blocks, tids, dims, flat=None):
         """One thread's pass through the thread loop: its index, guards and recomputed values,
         body_fn's code, the write-back of its slots. Returns the x loop's access group."""
         b = self.builder
         (tz, ty, tx), (by, bx) = tids, dims
         self.specials.update({"threadIdx.x": tx, "threadIdx.y": ty, "threadIdx.z": tz})
-        flat = b.add(b.mul(b.add(b.mul(tz, by, flags=_NO_WRAP), ty, flags=_NO_WRAP), bx,
-                           flags=_NO_WRAP), tx, flags=_NO_WRAP)
+        if flat is None:
+            flat = b.add(b.mul(b.add(b.mul(tz, by, flags=_NO_WRAP), ty, flags=_NO_WRAP), bx,
+                               flags=_NO_WRAP), tx, flags=_NO_WRAP)
         self.flat_tid = b.zext(flat, I64)
         if self.checks:
             checked.thread_start(self, self.block_lin)
@@ -381,6 +404,12 @@ class CpuKernelEmitter(CpuEmitterBase):
                 self.emit_run(piece, guards)
                 continue
             s, uniform, parts = piece.stmt, piece.uniform, piece.parts
+            if isinstance(s, ir.Barrier) and self.fibers is not None:
+                independent.barrier(self, s, guards)
+                continue
+            if isinstance(s, ir.Collective) and self.fibers is not None:
+                independent.collective(self, s, guards)
+                continue
             if isinstance(s, ir.Barrier) and s.named and guards:
                 named_barrier_refused(s)
             if self.checks and isinstance(s, (ir.Barrier, ir.Collective)):
@@ -498,6 +527,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         head, go, done = self.new_block("mloop"), self.new_block("mloop_body"), self.new_block("mloop_end")
         b.branch(head)
         b.position_at_end(head)
+        if self.fibers is not None and isinstance(s, ir.While):
+            independent.spin(self, s)
+        b = self.builder
         b.store(const(I1, 0), any_p)
         inside = guards + [(loop_flag, 1)]
 

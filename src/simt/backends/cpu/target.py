@@ -8,7 +8,7 @@ from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory
                                  value_type)
 from ...compiler import loopmeta
 from ...compiler.target import FAULT_IDS, Target
-from . import checked, devlaunch, heap, interrupt, softmath, textures
+from . import checked, devlaunch, heap, independent, interrupt, softmath, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -136,7 +136,10 @@ class CpuTarget(Target):
         hot loops of kernels their unrolling (10% in bench's reduction_tree). In checked
         mode every loop reads it: checks make a kernel 10 to 100 times slower, so an
         innermost loop of a second becomes minutes that Ctrl-C could not end, and the
-        read costs nothing beside the checks."""
+        read costs nothing beside the checks. In a kernel run as warps (independent.py), a
+        spin loop's trip also lets the other warps run."""
+        if getattr(em, "fibers", None) is not None:
+            independent.spin(em, stmt)
         if not em.options.checks and isinstance(stmt, ir.ForRange) and not any(
                 isinstance(inner, (ir.While, ir.ForRange)) for inner in ir.walk_stmts(stmt.body)):
             return

@@ -34,7 +34,11 @@ def prepare(em):
             em.add_slot(name, I64)
             base, _ = em.slot_layout[name]
             memset = em.module.declare_intrinsic("llvm.memset", [base.type, I64])
-            eb.call(memset, [base, const(I8, 0), eb.mul(em.nthreads, i64(8)), const(I1, 0)])
+            count = em.nthreads
+            if em.fibers is not None:      # a warp's own lanes: the others may be mid-way
+                first, end = (eb.zext(v, I64) for v in em.lane_span)
+                base, count = eb.gep(base, [first], source_etype=I64), eb.sub(end, first)
+            eb.call(memset, [base, const(I8, 0), eb.mul(count, i64(8)), const(I1, 0)])
 
 
 def advance(em):

@@ -13,12 +13,18 @@ from ....fault import ASSERT
 from ....lang.barrier import (arrive, arrive_drop, arrive_expect_tx, complete, expect_tx, init,
                               try_wait, wait, wait_parity)
 from ....lang.registry import declare_target, lowering
+from .. import independent
 
 TARGET = declare_target("cpu")
 
 NEVER = ("barrier.wait: this phase of the simt.shared.barrier never completes (fewer threads "
          "arrived than its count); on a GPU the wait would hang. Check the count and that "
          "every thread arrives (or arrive_and_drop()s) once a phase")
+NEVER_WARPS = ("barrier.wait: this phase of the simt.shared.barrier never completes: every "
+               "warp of the block still running waits, and fewer threads arrived than its "
+               "count (or its transaction bytes never landed); on a GPU the block would hang. "
+               "Check the count, the expected bytes, and that every thread arrives (or "
+               "arrive_and_drop()s) once a phase")
 
 
 def _words(em, e):
@@ -85,18 +91,19 @@ def _drop_cpu(em, e):
 
 @lowering(wait, target=TARGET)
 def _wait_cpu(em, e):
-    """The thread loops met before this (ir.Barrier cpu_only): the phase is over, or never."""
-    b = em.builder
-    if e.attrs.get("completion"):
-        phase = b.load(word(em, e, 2), typ=I64)
-    else:
-        _, progress_ptr = _words(em, e)
-        phase = b.lshr(b.load(progress_ptr, typ=I64), i64(32))
-    ok, never = em.new_block("barrier_phase_done"), em.new_block("barrier_never")
-    b.cbranch(b.icmp_unsigned("!=", phase, em.expr(e.args[1])), ok, never)
-    b.position_at_end(never)
-    em.target.emit_error(em, ASSERT, e.loc, message=NEVER)
-    em.builder.position_at_end(ok)
+    """The thread loops met before this (ir.Barrier cpu_only): the phase is over, or never.
+    In a kernel run as warps: the phase is over, or the warp waits for it."""
+    token = em.expr(e.args[1])
+
+    def done():
+        b = em.builder
+        if e.attrs.get("completion"):
+            phase = b.load(word(em, e, 2), typ=I64)
+        else:
+            _, progress_ptr = _words(em, e)
+            phase = b.lshr(b.load(progress_ptr, typ=I64), i64(32))
+        return b.icmp_unsigned("!=", phase, token)
+    _check_phase(em, e, done)
 
 
 @lowering(expect_tx, target=TARGET)
@@ -111,9 +118,13 @@ def _arrive_expect_tx_cpu(em, e):
 
 
 def _check_phase(em, e, done):
+    """``done()``: the i1 that the phase awaited is over, built where it is checked."""
+    if getattr(em, "fibers", None) is not None:
+        independent.wait_until(em, done, e.loc, NEVER_WARPS)
+        return
     b = em.builder
     ok, never = em.new_block("barrier_phase_done"), em.new_block("barrier_never")
-    b.cbranch(done, ok, never)
+    b.cbranch(done(), ok, never)
     b.position_at_end(never)
     em.target.emit_error(em, ASSERT, e.loc, message=NEVER)
     em.builder.position_at_end(ok)
@@ -127,17 +138,21 @@ def _phase(em, e):
 @lowering(try_wait, target=TARGET)
 def _try_wait_cpu(em, e):
     """The thread loops met before this: the phase is over (true), or never (an error, not
-    false: a loop around try_wait would spin for ever)."""
-    _check_phase(em, e, em.builder.icmp_unsigned("!=", _phase(em, e), em.expr(e.args[1])))
+    false: a loop around try_wait would spin for ever). In a kernel run as warps it waits
+    until the phase is over (fibers.py says why)."""
+    token = em.expr(e.args[1])
+    _check_phase(em, e, lambda: em.builder.icmp_unsigned("!=", _phase(em, e), token))
     return ll.Constant(ll.IntType(1), 1)
 
 
 @lowering(wait_parity, target=TARGET)
 def _wait_parity_cpu(em, e):
-    b = em.builder
-    parity = b.and_(_phase(em, e), i64(1))
-    wanted = b.and_(b.zext(em.expr(e.args[1]), I64), i64(1))
-    _check_phase(em, e, b.icmp_unsigned("!=", parity, wanted))
+    wanted = em.builder.and_(em.builder.zext(em.expr(e.args[1]), I64), i64(1))
+
+    def done():
+        b = em.builder
+        return b.icmp_unsigned("!=", b.and_(_phase(em, e), i64(1)), wanted)
+    _check_phase(em, e, done)
 
 
 @lowering(complete, target=TARGET)

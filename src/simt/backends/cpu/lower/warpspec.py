@@ -1,10 +1,12 @@
 """Warp specialisation and programmatic dependent launch (lang/warpspec.py) on the CPU
-device. A block's warps run in thread loops there, in lock step: ``setmaxnreg`` and
-``griddepcontrol`` do nothing (launches run in order), a named barrier is a barrier of
-the whole block (``ir.Barrier``), so its count must be the block's threads (checked
-here: when the kernel is made for one block shape, at compile time; else when the block
-reaches it), and ``barrier_arrive`` is refused. ``elect_one`` is a warp operation
-(warp.py)."""
+device. ``setmaxnreg`` and ``griddepcontrol`` do nothing (launches run in order). A
+kernel whose named barriers only part of the block meets (a count other than the block's
+threads, a branch only some warps take, ``barrier_arrive``) runs its warps as fibers
+(independent.py), where named barriers count arrivals as on a GPU. Any other kernel runs
+its block in thread loops, where a named barrier is a barrier of the whole block
+(``ir.Barrier``); checked mode keeps every kernel there, so a count other than the
+block's threads is refused (when the block reaches it) and ``barrier_arrive`` too.
+``elect_one`` is a warp operation (warp.py)."""
 import math
 
 from llvmlite import ir as ll
@@ -14,16 +16,27 @@ from ....compiler.lltypes import I64
 from ....errors import NotSupportedError
 from ....fault import ASSERT
 from ....ir import nodes as ir
-from ....lang.registry import declare_target, lowering, refuse
-from ....lang.warpspec import (warps_reason, barrier_arrive, barrier_count,
+from ....lang.registry import declare_target, lowering
+from .. import independent
+from ....lang.warpspec import (barrier_arrive, barrier_count,
                                griddepcontrol_launch_dependents, griddepcontrol_wait,
                                setmaxnreg)
 
 TARGET = declare_target("cpu")
-WHY = warps_reason("cpu", "it runs a block's threads in loops from one barrier to the next")
-refuse(barrier_arrive, target=TARGET,
-       why=WHY + "; a named barrier runs there only as barrier_sync(id) or "
-       "barrier_sync(id, count) with count the block's threads, which are syncthreads")
+WHY = ("checked mode runs a block's threads in loops from one barrier to the next, so one "
+       "warp cannot wait at a named barrier for another there; without checks=True the "
+       "kernel's warps run as fibers and it runs, and the sim device checks it")
+
+
+@lowering(barrier_arrive, target=TARGET)
+def _barrier_arrive_cpu(em, e):
+    """One thread arrives at the named barrier (a kernel run as warps: always, outside
+    checked mode)."""
+    if getattr(em, "fibers", None) is None:
+        raise NotSupportedError(
+            f"simt.barrier_arrive is not supported on the cpu device in checked mode: {WHY} "
+            f"({e.loc.filename}:{e.loc.line})")
+    independent.arrive_named(em, em.expr(e.args[0]), em.expr(e.args[1]))
 
 
 @lowering(setmaxnreg, target=TARGET)
@@ -44,21 +57,21 @@ def named_barrier_refused(stmt):
     run that, so the NotSupportedError, at compile time."""
     raise NotSupportedError(
         f"simt.barrier_sync in a branch or loop that only some threads of the block take "
-        f"is not supported on the cpu device: {WHY}; a named barrier runs there only where "
-        f"the whole block reaches the same line, as syncthreads "
+        f"is not supported on the cpu device in checked mode: {WHY} "
         f"({stmt.loc.filename}:{stmt.loc.line})")
 
 
 def _refusal(count, threads=None):
     block = f"in a block of {threads} threads" if threads else \
         "with a count other than the block's threads"
-    return (f"simt.barrier_sync(id, {count}) {block} is not supported on the cpu device: "
-            f"{WHY}; it runs a named barrier only over the whole block: barrier_sync(id) or "
-            f"barrier_sync(id, {threads or 'its thread count'})")
+    return (f"simt.barrier_sync(id, {count}) {block} is not supported on the cpu device in "
+            f"checked mode: {WHY}")
 
 
 @lowering(barrier_count, target=TARGET)
 def _barrier_count_cpu(em, e):
+    if getattr(em, "fibers", None) is not None:
+        return None             # counted as on a GPU (independent.barrier)
     count = e.args[0]
     if em.options.block is not None and isinstance(count, ir.Const):
         threads = math.prod(em.options.block)
