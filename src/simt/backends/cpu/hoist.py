@@ -233,25 +233,50 @@ def _subst(e, env):
 # ---------------------------------------------------------------- the ranges, once per block
 def _check_ranges(em, covered):
     """(i1: every covered access in bounds for every thread, the sites it covers), or
-    (None, []) when none can be followed."""
+    (None, []) when none can be followed. Sites alike (the same array, indices and
+    conditions, as a long kernel's ``a[i + 2]`` read many times) are checked once, and
+    the sites under the same conditions share one test of what their ranges need."""
     ranges = _Ranges(em)
-    ok, proven = None, []
+    proven, checked, groups = [], {}, {}
     for site in covered:
-        try:
-            fine = ranges.site_ok(site)
-        except _No:
-            continue
+        key = ranges.key_of(site)
+        if key not in checked:
+            try:
+                tr, conds = ranges.site_ok(site)
+            except _No:
+                checked[key] = False
+                continue
+            checked[key] = True
+            groups.setdefault(_ids(tr), (tr, []))[1].extend(conds)
+        if checked[key]:
+            proven.append(site)
+    ok = None
+    for tr, conds in groups.values():
+        fine = ranges.group_ok(tr, conds)
         ok = fine if ok is None else em.builder.and_(ok, fine)
-        proven.append(site)
     return ok, proven
 
 
 class _Ranges:
-    """Interval arithmetic on i128 values, emitted at the block level."""
+    """Interval arithmetic on i128 values, emitted at the block level. Each expression's
+    range (and each condition's narrowing) is emitted once per set of thread ranges, and
+    found again by its structural key (Keys): a kernel with thousands of accesses to a
+    few indices would otherwise emit the same arithmetic at each, and LLVM's optimizer
+    time grows faster than the code."""
 
     def __init__(self, em):
         self.em, self.b = em, em.builder
         self.points = {}
+        self.keys = Keys()
+        self.ranges = {}        # (key of e, thread ranges' ids) -> (lo, hi, what must hold)
+        self.narrowed = {}      # (key of cond, value, thread ranges' ids) -> (ranges, needs)
+        self._threads = None
+
+    def key_of(self, site):
+        """Sites with one key have one check: the array, the indices, the conditions."""
+        key = self.keys.key
+        return (key(site.array), tuple(key(i) for i in site.indices),
+                tuple((key(c), v) for c, v in site.path))
 
     def wide(self, value, t):
         signed = t.kind == "i"
@@ -263,26 +288,42 @@ class _Ranges:
         return ll.Constant(I128, v)
 
     def threads(self):
-        """Each thread index's [lo, hi] over the block."""
-        return [(self.const(0), self.b.sub(self.b.zext(d, I128), self.const(1)))
-                for d in self.em.block_dims]
+        """Each thread index's [lo, hi] over the block (emitted once)."""
+        if self._threads is None:
+            self._threads = [(self.const(0), self.b.sub(self.b.zext(d, I128), self.const(1)))
+                             for d in self.em.block_dims]
+        return self._threads
 
     def site_ok(self, site):
+        """(the thread ranges that reach ``site``, the i128 values that are all at least 0
+        when its indices are in bounds for all of them)."""
         b = self.b
         need = []
         tr = self.threads()
         for cond, value in site.path:
             tr = self.narrow(cond, value, tr, need)
         array = self.em.expr(site.array)
-        fine = ll.Constant(ll.IntType(1), 1)     # a 0-d array's a[()] is always in bounds
         for d, index in enumerate(site.indices):
             lo, hi = self.range(index, tr, need)
             extent = b.sext(array.shape[d], I128)
-            this = b.and_(b.icmp_signed(">=", lo, self.const(0)), b.icmp_signed("<", hi, extent))
-            fine = b.and_(fine, this)
-        for c in need:
-            fine = b.and_(fine, c)
-        empty = None         # no thread gets here: nothing to check
+            need += [lo, b.sub(b.sub(extent, self.const(1)), hi)]      # lo >= 0, hi < extent
+        return tr, need
+
+    def group_ok(self, tr, needs):
+        """i1: every value of ``needs`` is at least 0, or no thread has the ranges ``tr``
+        (nothing to check). The values are folded into one whose sign is tested once, by
+        ``or`` and ``min`` in turn (either keeps a negative value negative): a chain of
+        hundreds of ``and`` of compares (a kernel with 200 array parameters) cost LLVM's
+        SLP vectorizer 18 s, and one of ``or`` alone 1 s, as it tried each chain as a
+        vector reduction; a chain of two operations in turn is none."""
+        b = self.b
+        fine = ll.Constant(ll.IntType(1), 1)     # a 0-d array's a[()] is always in bounds
+        if needs:
+            bits = self.const(0)
+            for k, value in enumerate(_distinct(needs)):
+                bits = b.or_(bits, value) if k % 2 else self.min(bits, value)
+            fine = b.icmp_signed(">=", bits, self.const(0))
+        empty = None
         for lo, hi in tr:
             e = b.icmp_signed(">", lo, hi)
             empty = e if empty is None else b.or_(empty, e)
@@ -292,6 +333,15 @@ class _Ranges:
     def narrow(self, cond, value, tr, need):
         """The thread ranges of the threads for which ``cond`` is ``value``; conditions
         it cannot use leave them as they are (more to check, never less)."""
+        memo = (self.keys.key(cond), value, _ids(tr))
+        found = self.narrowed.get(memo)
+        if found is None:
+            own = []
+            found = self.narrowed[memo] = (self._narrow(cond, value, tr, own), own)
+        need.extend(found[1])
+        return found[0]
+
+    def _narrow(self, cond, value, tr, need):
         if isinstance(cond, ir.UnaryOp) and cond.op == "not":
             return self.narrow(cond.value, not value, tr, need)
         if isinstance(cond, ir.Logical) and (cond.op == "and") == value:
@@ -328,25 +378,36 @@ class _Ranges:
     # ------------------------------------------------------------ values
     def range(self, e, tr, need):
         """[lo, hi] of integer expression ``e`` over the thread ranges ``tr``; what must
-        hold for it (each value fits its type) goes into ``need``."""
+        hold for it (each value fits its type) goes into ``need``, as i128 values that
+        must not be negative."""
         if getattr(e.type, "kind", None) not in ("i", "u", "b"):
             raise _No
         if _point(e):
             v = self.point(e)
             return v, v
+        memo = (self.keys.key(e), _ids(tr))
+        found = self.ranges.get(memo)
+        if found is None:
+            own = []
+            lo, hi = self._fitting(e, tr, own)
+            found = self.ranges[memo] = (lo, hi, own)
+        need.extend(found[2])
+        return found[0], found[1]
+
+    def _fitting(self, e, tr, need):
+        """range() of an expression that is not a point, computed."""
         lo, hi = self._range(e, tr, need)
         if e.type.kind != "b":
             bits = e.type.dtype.itemsize * 8
             least, most = (-(1 << bits - 1), (1 << bits - 1) - 1) if e.type.kind == "i" \
                 else (0, (1 << bits) - 1)
             b = self.b
-            need.append(b.and_(b.icmp_signed(">=", lo, self.const(least)),
-                               b.icmp_signed("<=", hi, self.const(most))))
+            need += [b.sub(lo, self.const(least)), b.sub(self.const(most), hi)]
         return lo, hi
 
     def point(self, e):
         """A value the same for every thread, computed once (at the block level)."""
-        key = id(e)
+        key = self.keys.key(e)
         if key not in self.points:
             self.points[key] = self.wide(self.em.expr(e), e.type)
         return self.points[key]
@@ -400,7 +461,7 @@ class _Ranges:
             if k >= 64:
                 raise _No
             return b.shl(lo, self.const(k)), b.shl(hi, self.const(k))
-        need.append(b.icmp_signed(">=", lo, self.const(0)))     # the rest: a non-negative lhs
+        need.append(lo)                         # the rest: a non-negative lhs
         if e.op == "floordiv":
             return b.sdiv(lo, self.const(k)), b.sdiv(hi, self.const(k))
         if e.op == "rshift":
@@ -415,6 +476,54 @@ class _Ranges:
 
     def max(self, x, y):
         return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+
+def _ids(tr):
+    """Thread ranges as a dictionary key (the LLVM values live as long as the module)."""
+    return tuple(id(v) for pair in tr for v in pair)
+
+
+def _distinct(values):
+    """``values`` without repeats (by identity), in order."""
+    seen = set()
+    return [v for v in values if id(v) not in seen and not seen.add(id(v))]
+
+
+class Keys:
+    """Structural keys of substituted expressions: two with one key compute the same
+    value. Kept per expression object (by id, the objects outliving the Keys), so that
+    a definition shared by many expressions is keyed once."""
+
+    def __init__(self):
+        self.known = {}          # id(e) -> (e, its key): e kept alive, its id not reused
+
+    def key(self, e):
+        found = self.known.get(id(e))
+        if found is None:
+            found = self.known[id(e)] = (e, self._key(e))
+        return found[1]
+
+    def _key(self, e):
+        if isinstance(e, Span):
+            return ("span", e.type, self.key(e.start), self.key(e.stop), e.step)
+        if isinstance(e, ir.ArrayRef):
+            return ("ref", id(e.decl))
+        own = tuple(_plain(v) for _, v in walk.fields(e)
+                    if not isinstance(v, (ir.Expr, ir.Stmt, list)))
+        parts = tuple(self.key(c) for c in walk.children(e))
+        return (type(e).__name__, e.type, own, parts)
+
+
+def _plain(value):
+    """A field's value as part of a key: an intrinsic's attributes by their items, any
+    other value that cannot be a key by its identity."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))
+    return value
 
 
 def _point(e):
