@@ -108,3 +108,17 @@ def test_alike_accesses_share_one_hoisted_check(device, tmp_path, rng):
             np.testing.assert_allclose(out[0], expected, rtol=1e-4, atol=1e-3)
     few, many = (text.count(" i128 ") for text in texts)
     assert many == few, (few, many)
+
+
+def test_expression_source_text_made_on_demand():
+    """``src`` (labels, error messages) is the ast.unparse text, made at its first read
+    and carried by walk.replace."""
+    from simt.ir import nodes as ir
+    from simt.ir.walk import replace
+    fn = FrontEnd(straight.pyfunc, (F32, F32), is_kernel=True).build()
+    doubled = next(s.value for s in ir.walk_stmts(fn.body)
+                   if isinstance(s, ir.Assign) and s.name == "t")
+    assert not isinstance(doubled.__dict__["_src"], str)       # not unparsed yet
+    assert doubled.src == "a[i] * 2.0"
+    assert replace(doubled, op="add").src == "a[i] * 2.0"
+    assert ir.Const(T.Scalar(np.int32), None, 1).src == ""
