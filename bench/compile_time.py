@@ -5,9 +5,10 @@ process with an empty SIMT_CACHE_DIR. Reports seconds per phase and the compile'
 memory (the child's maxrss, minus its maxrss before the compile).
 
 Usage: python bench/compile_time.py [--runs N] [--sizes 300,1000,3000] [--params 20,200]
-         [--no-ptx] [--profile NAME] [--out FILE]
+         [--no-ptx] [--profile NAME] [--src DIR] [--out FILE]
 Each configuration runs ``--runs`` times (default 3), and the minimum is kept: other
-processes share the machine's cores. ``--profile straight_3000`` prints a cProfile of one
+processes share the machine's cores. ``--src DIR`` measures the simt in DIR (another
+checkout's src/, for before and after). ``--profile straight_3000`` prints a cProfile of one
 compile instead. Writes bench/results/compile-time-<date>.json unless --out says where."""
 import argparse
 import json
@@ -145,6 +146,9 @@ except (ImportError, AttributeError):
 """
 
 
+SRC = os.path.join(HERE, "..", "src")
+
+
 def measure(name, target, folder, runs):
     """The fastest of ``runs`` fresh-process compiles of kernel ``name`` for ``target``
     (cpu: compiled and launched once; ptx: PTX for sm_90), with the lowest peak memory."""
@@ -153,8 +157,7 @@ def measure(name, target, folder, runs):
     best = None
     for _ in range(runs):
         env = dict(os.environ, SIMT_CACHE_DIR=tempfile.mkdtemp(prefix="simt-ct-cache-"),
-                   PYTHONPATH=os.pathsep.join([os.path.join(HERE, "..", "src"),
-                                               os.environ.get("PYTHONPATH", "")]))
+                   PYTHONPATH=SRC)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True)
         if out.returncode:
@@ -195,7 +198,7 @@ def profile(name, folder):
             "_p.disable()\n_p.dump_stats(" + repr(f"/tmp/compile-{name}.prof") + ")\npstats.Stats(_p).sort_stats('tottime').print_stats(40)\n" +
             "pstats.Stats(_p).sort_stats('cumulative').print_stats(60)\n")
     env = dict(os.environ, SIMT_CACHE_DIR=tempfile.mkdtemp(prefix="simt-ct-cache-"),
-               PYTHONPATH=os.path.join(HERE, "..", "src"))
+               PYTHONPATH=SRC)
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
 
@@ -206,15 +209,18 @@ def main():
     ap.add_argument("--params", default="20,200")
     ap.add_argument("--no-ptx", action="store_true")
     ap.add_argument("--profile")
+    ap.add_argument("--src", help="the src/ folder of the simt to measure")
     ap.add_argument("--out")
     args = ap.parse_args()
+    global SRC
+    SRC = os.path.abspath(args.src or SRC)
     names = [f"straight_{n}" for n in args.sizes.split(",") if n] + \
             [f"params_{n}" for n in args.params.split(",") if n]
     folder = tempfile.mkdtemp(prefix="simt-ct-src-")
     write_kernels(folder, names + ([args.profile] if args.profile else []))
     if args.profile:
         return profile(args.profile, folder)
-    results = {"machine": C.machine(), "runs": args.runs, "cpu": {}, "ptx": {}}
+    results = {"machine": C.machine(), "src": SRC, "runs": args.runs, "cpu": {}, "ptx": {}}
     targets = ["cpu"] + ([] if args.no_ptx else ["ptx"])
     for name in names:
         for target in targets:
@@ -225,8 +231,9 @@ def main():
     if len(sizes) > 1:
         for target in targets:
             first, last = results[target][sizes[0]], results[target][sizes[-1]]
-            results[target]["ratio_" + sizes[-1] + "_to_" + sizes[0]] = \
-                round(last["total_s"] / first["total_s"], 2)
+            for key in ("total_s", "cpu_s"):
+                results[target][f"ratio_{sizes[-1]}_to_{sizes[0]}_{key[:-2]}"] = \
+                    round(last[key] / first[key], 2)
     text = json.dumps(results, indent=1)
     out = args.out or os.path.join(HERE, "results", f"compile-time-{C.DATE}.json")
     with open(out, "w") as f:

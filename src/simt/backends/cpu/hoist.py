@@ -234,26 +234,21 @@ def _subst(e, env):
 def _check_ranges(em, covered):
     """(i1: every covered access in bounds for every thread, the sites it covers), or
     (None, []) when none can be followed. Sites alike (the same array, indices and
-    conditions, as a long kernel's ``a[i + 2]`` read many times) are checked once, and
-    the sites under the same conditions share one test of what their ranges need."""
+    conditions, as a long kernel's ``a[i + 2]`` read many times) are checked once."""
     ranges = _Ranges(em)
-    proven, checked, groups = [], {}, {}
+    ok, proven, checked = None, [], {}
     for site in covered:
         key = ranges.key_of(site)
         if key not in checked:
             try:
-                tr, conds = ranges.site_ok(site)
+                fine = ranges.site_ok(site)
             except _No:
-                checked[key] = False
-                continue
-            checked[key] = True
-            groups.setdefault(_ids(tr), (tr, []))[1].extend(conds)
+                fine = None
+            checked[key] = fine is not None
+            if fine is not None:
+                ok = fine if ok is None else em.builder.and_(ok, fine)
         if checked[key]:
             proven.append(site)
-    ok = None
-    for tr, conds in groups.values():
-        fine = ranges.group_ok(tr, conds)
-        ok = fine if ok is None else em.builder.and_(ok, fine)
     return ok, proven
 
 
@@ -271,6 +266,7 @@ class _Ranges:
         self.ranges = {}        # (key of e, thread ranges' ids) -> (lo, hi, what must hold)
         self.narrowed = {}      # (key of cond, value, thread ranges' ids) -> (ranges, needs)
         self._threads = None
+        self.empties = {}       # thread ranges' ids -> i1: no thread has them
 
     def key_of(self, site):
         """Sites with one key have one check: the array, the indices, the conditions."""
@@ -295,39 +291,33 @@ class _Ranges:
         return self._threads
 
     def site_ok(self, site):
-        """(the thread ranges that reach ``site``, the i128 values that are all at least 0
-        when its indices are in bounds for all of them)."""
         b = self.b
         need = []
         tr = self.threads()
         for cond, value in site.path:
             tr = self.narrow(cond, value, tr, need)
         array = self.em.expr(site.array)
+        fine = ll.Constant(ll.IntType(1), 1)     # a 0-d array's a[()] is always in bounds
         for d, index in enumerate(site.indices):
             lo, hi = self.range(index, tr, need)
             extent = b.sext(array.shape[d], I128)
-            need += [lo, b.sub(b.sub(extent, self.const(1)), hi)]      # lo >= 0, hi < extent
-        return tr, need
+            this = b.and_(b.icmp_signed(">=", lo, self.const(0)), b.icmp_signed("<", hi, extent))
+            fine = b.and_(fine, this)
+        for c in _distinct(need):
+            fine = b.and_(fine, c)
+        return b.or_(self.empty(tr), fine)
 
-    def group_ok(self, tr, needs):
-        """i1: every value of ``needs`` is at least 0, or no thread has the ranges ``tr``
-        (nothing to check). The values are folded into one whose sign is tested once, by
-        ``or`` and ``min`` in turn (either keeps a negative value negative): a chain of
-        hundreds of ``and`` of compares (a kernel with 200 array parameters) cost LLVM's
-        SLP vectorizer 18 s, and one of ``or`` alone 1 s, as it tried each chain as a
-        vector reduction; a chain of two operations in turn is none."""
-        b = self.b
-        fine = ll.Constant(ll.IntType(1), 1)     # a 0-d array's a[()] is always in bounds
-        if needs:
-            bits = self.const(0)
-            for k, value in enumerate(_distinct(needs)):
-                bits = b.or_(bits, value) if k % 2 else self.min(bits, value)
-            fine = b.icmp_signed(">=", bits, self.const(0))
-        empty = None
-        for lo, hi in tr:
-            e = b.icmp_signed(">", lo, hi)
-            empty = e if empty is None else b.or_(empty, e)
-        return b.or_(empty, fine)
+    def empty(self, tr):
+        """i1: no thread has the ranges ``tr`` (nothing to check); emitted once for each."""
+        key = _ids(tr)
+        found = self.empties.get(key)
+        if found is None:
+            b = self.b
+            for lo, hi in tr:
+                e = b.icmp_signed(">", lo, hi)
+                found = e if found is None else b.or_(found, e)
+            self.empties[key] = found
+        return found
 
     # ------------------------------------------------------------ conditions
     def narrow(self, cond, value, tr, need):
@@ -378,8 +368,7 @@ class _Ranges:
     # ------------------------------------------------------------ values
     def range(self, e, tr, need):
         """[lo, hi] of integer expression ``e`` over the thread ranges ``tr``; what must
-        hold for it (each value fits its type) goes into ``need``, as i128 values that
-        must not be negative."""
+        hold for it (each value fits its type) goes into ``need``."""
         if getattr(e.type, "kind", None) not in ("i", "u", "b"):
             raise _No
         if _point(e):
@@ -402,7 +391,8 @@ class _Ranges:
             least, most = (-(1 << bits - 1), (1 << bits - 1) - 1) if e.type.kind == "i" \
                 else (0, (1 << bits) - 1)
             b = self.b
-            need += [b.sub(lo, self.const(least)), b.sub(self.const(most), hi)]
+            need.append(b.and_(b.icmp_signed(">=", lo, self.const(least)),
+                               b.icmp_signed("<=", hi, self.const(most))))
         return lo, hi
 
     def point(self, e):
@@ -461,7 +451,7 @@ class _Ranges:
             if k >= 64:
                 raise _No
             return b.shl(lo, self.const(k)), b.shl(hi, self.const(k))
-        need.append(lo)                         # the rest: a non-negative lhs
+        need.append(b.icmp_signed(">=", lo, self.const(0)))     # the rest: a non-negative lhs
         if e.op == "floordiv":
             return b.sdiv(lo, self.const(k)), b.sdiv(hi, self.const(k))
         if e.op == "rshift":
