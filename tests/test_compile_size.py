@@ -122,3 +122,24 @@ def test_expression_source_text_made_on_demand():
     assert doubled.src == "a[i] * 2.0"
     assert replace(doubled, op="add").src == "a[i] * 2.0"
     assert ir.Const(T.Scalar(np.int32), None, 1).src == ""
+
+
+def test_long_check_chains_branch_to_the_checked_loop(device, tmp_path, rng):
+    """40 distinct accesses: their block-level checks are chains of at most CHAIN, each
+    ending in a branch to the checked loop (one and of hundreds of compares cost LLVM's
+    SLP vectorizer 20 s), and the kernel's results are right."""
+    if device.kind != "cpu":
+        pytest.skip("the hoisting is the CPU device's")
+    from simt.backends.cpu.hoist import CHAIN
+    lines = ["acc = a[i]"] + [f"acc = acc + a[i + {k}]" for k in range(1, 40)]
+    lines.append("out[0, i] = acc")
+    kernel = kernel_from_lines(tmp_path, "distinct_40", "a, out", lines)
+    with simt.use_device(device.name, boundscheck=True):
+        text = kernel.inspect_llvm("void(float32[::1], float32[:, ::1])")
+        n = 200
+        a = rng.standard_normal(n + 40).astype(np.float32)
+        out = poison((1, n), np.float32)
+        kernel[2, 128](a, out)
+    assert text.count('\nranges') >= 40 // CHAIN, text.count('\nranges')
+    expected = sum(a[k:k + n].astype(np.float64) for k in range(40))
+    np.testing.assert_allclose(out[0], expected, rtol=1e-4, atol=1e-4)
