@@ -102,7 +102,8 @@ else:
     kernel.ptx(sig, arch="sm_90")
 total, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"total_s": total, "cpu_s": cpu, "phases": phases, "calls": calls, "rss_before_mib": before / 1024,
+print(json.dumps({{"total_s": total, "cpu_s": cpu, "phases": phases, "calls": calls,
+                  "rss_before_mib": before / 1024,
                   "peak_rss_mib": peak / 1024, "compile_rss_mib": (peak - before) / 1024}}))
 """
 
@@ -195,7 +196,8 @@ def profile(name, folder):
                         timers="")
     code = ("import cProfile, pstats\n_p = cProfile.Profile()\n_p.enable()\n" +
             "exec(compile(" + repr(code) + ", 'child', 'exec'))\n" +
-            "_p.disable()\n_p.dump_stats(" + repr(f"/tmp/compile-{name}.prof") + ")\npstats.Stats(_p).sort_stats('tottime').print_stats(40)\n" +
+            "_p.disable()\n_p.dump_stats(" + repr(f"/tmp/compile-{name}.prof") + ")\n" +
+            "pstats.Stats(_p).sort_stats('tottime').print_stats(40)\n" +
             "pstats.Stats(_p).sort_stats('cumulative').print_stats(60)\n")
     env = dict(os.environ, SIMT_CACHE_DIR=tempfile.mkdtemp(prefix="simt-ct-cache-"),
                PYTHONPATH=SRC)
