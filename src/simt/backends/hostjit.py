@@ -13,6 +13,13 @@ def _init():
     if not _state:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
+        if llvm.get_process_triple().startswith("x86_64"):
+            # LLVM's post-RA list scheduler is quadratic in a block's length: 1.3-1.6 s of
+            # a 3,000-statement kernel's 2.7 s of code generation, for no speed on these
+            # out-of-order cores (that kernel, and bench's suite: bench/NOTES.md,
+            # 2026-12-02). A process-wide LLVM option: it leaves the NVPTX back end's
+            # PTX as it was (no post-RA scheduling there).
+            llvm.set_option("simt", "-post-RA-scheduler=false")
         target = llvm.Target.from_triple(llvm.get_process_triple())
         features = llvm.get_host_cpu_features().flatten()
         if "+avx512f" in features.split(","):

@@ -10,7 +10,7 @@ from llvmlite import ir as ll
 
 import simt.fault as fault
 from . import loopmeta, mathlower, ops, recordgen
-from ..ir import types as T
+from ..ir import single, types as T
 from .lltypes import (I1, I8, I64, ArrayValue, bool_of_byte, const, i64, memory, ptr, scalar,
                       static_array, value_type)
 from .intrinsics import lower_intrinsic
@@ -52,6 +52,8 @@ class FunctionEmitter:
         self.loops = []
         self.array_labels = []
         self.locals = dict(function.locals)
+        self.ssa = {}                # single-assignment local -> its value (ir/single.py)
+        self.ssa_names = self.single_assignments(function)
         lines = target.lines         # lineinfo=True: line tables (lineinfo.py), else None
         self.scope = lines.subprogram(llfunc, function) if lines is not None else None
 
@@ -77,6 +79,12 @@ class FunctionEmitter:
 
     def new_block(self, name):
         return self.llfunc.append_basic_block(name)
+
+    def single_assignments(self, function):
+        """The scalar locals kept as SSA values, not stack slots (ir/single.py); an
+        emitter that moves code out of its structured place returns none."""
+        return frozenset(name for name in single.single_assignments(function)
+                         if isinstance(self.locals.get(name), T.Scalar))
 
     def var_ptr(self, name):
         """Storage of a local variable (targets may put it elsewhere)."""
@@ -116,6 +124,9 @@ class FunctionEmitter:
         self.builder.debug_metadata = outer     # a loop's latch is its own line again
 
     def store_var(self, name, value):
+        if name in self.ssa_names:
+            self.ssa[name] = value
+            return
         t = self.locals[name]
         if isinstance(t, T.Array):
             value = value.pack(self.builder, self.target)
@@ -299,6 +310,8 @@ class FunctionEmitter:
         return const(scalar(t), float(e.value))
 
     def expr_Var(self, e):
+        if e.name in self.ssa_names:
+            return self.ssa[e.name]
         t = self.locals[e.name]
         value = self.builder.load(self.var_ptr(e.name), typ=value_type(t, self.target))
         if isinstance(t, T.Array):

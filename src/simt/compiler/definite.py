@@ -44,11 +44,13 @@ def check(fndef, params, report, warn):
 
 class Checker:
     def __init__(self, fndef, report, warn):
-        declared = {n for node in ast.walk(fndef) if isinstance(node, (ast.Global, ast.Nonlocal))
-                    for n in node.names}
-        self.locals = {node.id for node in ast.walk(fndef)
-                       if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-        self.locals -= declared
+        declared, stored = set(), set()
+        for node in ast.walk(fndef):
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared.update(node.names)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stored.add(node.id)
+        self.locals = stored - declared
         self.report = report
         self.warn = warn
         self.loops = []          # per enclosing loop: the states at its breaks and continues

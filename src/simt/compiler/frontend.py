@@ -458,7 +458,7 @@ class FrontEnd:
         result = method(node) if type(node) is not ast.Call else method(node, statement)
         if isinstance(result, ir.Expr) and (isinstance(result.type, T.Array)
                                             or not _long(node)):
-            result.src = ast.unparse(node)
+            result.set_source(node)
         return result
 
     def expr(self, value, node):

@@ -71,9 +71,8 @@ class Source:
         lines, first, self.filename = source_lines(pyfunc)
         self.text = textwrap.dedent("".join(lines))
         self.first_line = first
-        with _parse_lock:
-            tree = ast.parse(self.text)
-        ast.increment_lineno(tree, first - 1)
+        with _parse_lock:      # blank lines first: the file's line numbers, without a
+            tree = ast.parse("\n" * (first - 1) + self.text)   # pass over the tree
         self.tree = tree
         self.fndef = next(n for n in tree.body if isinstance(n, (ast.FunctionDef,
                                                                   ast.AsyncFunctionDef)))

@@ -5,6 +5,7 @@ structured (If, While, ForRange), never gotos, so the CPU back end can split
 bodies at barriers and every node keeps the Python line it came from.
 Pure Python: this module imports neither llvmlite nor any driver.
 """
+import ast
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -30,6 +31,22 @@ class Loc:
 class Expr:
     type: T.Type
     loc: Optional[Loc]
+
+    @property
+    def src(self):
+        """The expression's Python text as ``ast.unparse`` writes it (for labels and
+        error messages; "" for an expression the front end did not take from source).
+        Written when first read: unparsing each node as it was built was a third of the
+        front end's time on long kernels (bench/compile_time.py)."""
+        found = self.__dict__.get("_src")
+        if found is None or isinstance(found, str):
+            return found or ""
+        self._src = ast.unparse(found)
+        return self._src
+
+    def set_source(self, node):
+        """Take ``src`` from the Python ``ast`` node ``node`` (kept until asked for)."""
+        self._src = node
 
 
 @dataclass(eq=False)

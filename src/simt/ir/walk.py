@@ -54,8 +54,8 @@ def replace(node, **changes):
     """A copy of ``node`` with ``changes``; an expression keeps its source text (``src``,
     set by the front end for error reports) and, like every node, its location."""
     new = dataclasses.replace(node, **changes)
-    if hasattr(node, "src"):
-        new.src = node.src
+    if "_src" in node.__dict__:
+        new._src = node._src
     return new
 
 

@@ -104,6 +104,10 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
         self.flag_syncwarps = {}   # checked mode: an if's flag -> (then, else) call syncwarp
         self.run_guards = []       # checked mode: the guards of the syncwarp run being made
+        if self.plan is not None or self.checks:
+            # split at barriers, values kept in slots, or checked mode's shadows: every
+            # local keeps its stack slot
+            self.ssa_names = frozenset()
 
     # ------------------------------------------------------------ entry
     def build(self):

@@ -68,12 +68,19 @@ def thread_loops(em, stmts, body_fn, guards, state=None):
     """The thread loop of ``stmts`` (emitted by ``body_fn``), with the checks of the
     accesses whose ranges the block can check first hoisted out of it."""
     covered = _sites(stmts, state or {}, _block_vars(em))
-    ok, proven = _check_ranges(em, covered) if covered else (None, [])
+    slow = []                   # the checked loop's block, made when a check branches to it
+
+    def checked():
+        if not slow:
+            slow.append(em.new_block("checked"))
+        return slow[0]
+    ok, proven = _check_ranges(em, covered, checked) if covered else (None, [])
     if ok is None:
         em.thread_loop(body_fn, guards, state=state)
         return
     b = em.builder
-    fast, slow, done = (em.new_block(n) for n in ("in_bounds", "checked", "threads_checked"))
+    fast, done = em.new_block("in_bounds"), em.new_block("threads_checked")
+    slow = checked()
     b.cbranch(ok, fast, slow).set_weights([1 << 20, 1])     # the checked loop: out of the way
     for block, ids in ((fast, frozenset(id(s.node) for s in proven)), (slow, frozenset())):
         em.builder.position_at_end(block)
@@ -231,27 +238,63 @@ def _subst(e, env):
 
 
 # ---------------------------------------------------------------- the ranges, once per block
-def _check_ranges(em, covered):
+CHAIN = 16        # checks and-ed together before a branch to the checked loop
+
+
+def _check_ranges(em, covered, checked_loop):
     """(i1: every covered access in bounds for every thread, the sites it covers), or
-    (None, []) when none can be followed."""
+    (None, []) when none can be followed; every CHAIN checks, a branch to the block
+    ``checked_loop()`` when one fails. Sites alike (the same array, indices and conditions,
+    as a long kernel's ``a[i + 2]`` read many times) are checked once.
+
+    The branches keep each chain of ``and`` short: LLVM folds a long chain of these
+    checks into one ``and`` of hundreds of compares, which its SLP vectorizer tries as a
+    vector reduction at every width (20 s on a kernel of 200 array parameters)."""
     ranges = _Ranges(em)
-    ok, proven = None, []
+    ok, proven, checked, count = None, [], {}, 0
     for site in covered:
-        try:
-            fine = ranges.site_ok(site)
-        except _No:
-            continue
-        ok = fine if ok is None else em.builder.and_(ok, fine)
-        proven.append(site)
+        key = ranges.key_of(site)
+        if key not in checked:
+            try:
+                fine = ranges.site_ok(site)
+            except _No:
+                fine = None
+            checked[key] = fine is not None
+            if fine is not None:
+                ok = fine if ok is None else em.builder.and_(ok, fine)
+                count += 1
+            if count == CHAIN:
+                more = em.new_block("ranges")
+                em.builder.cbranch(ok, more, checked_loop()).set_weights([1 << 20, 1])
+                em.builder.position_at_end(more)
+                ok, count = ll.Constant(ll.IntType(1), 1), 0
+        if checked[key]:
+            proven.append(site)
     return ok, proven
 
 
 class _Ranges:
-    """Interval arithmetic on i128 values, emitted at the block level."""
+    """Interval arithmetic on i128 values, emitted at the block level. Each expression's
+    range (and each condition's narrowing) is emitted once per set of thread ranges, and
+    found again by its structural key (Keys): a kernel with thousands of accesses to a
+    few indices would otherwise emit the same arithmetic at each, and LLVM's optimizer
+    time grows faster than the code."""
 
     def __init__(self, em):
         self.em, self.b = em, em.builder
         self.points = {}
+        self.keys = Keys()
+        self.ranges = {}        # (key of e, thread ranges' ids) -> (lo, hi, what must hold)
+        self.narrowed = {}      # (key of cond, value, thread ranges' ids) -> (ranges, needs)
+        self._threads = None
+        self.empties = {}       # thread ranges' ids -> i1: no thread has them
+        self.included = {}      # thread ranges' ids -> ids of the needs in the chain
+
+    def key_of(self, site):
+        """Sites with one key have one check: the array, the indices, the conditions."""
+        key = self.keys.key
+        return (key(site.array), tuple(key(i) for i in site.indices),
+                tuple((key(c), v) for c, v in site.path))
 
     def wide(self, value, t):
         signed = t.kind == "i"
@@ -263,9 +306,11 @@ class _Ranges:
         return ll.Constant(I128, v)
 
     def threads(self):
-        """Each thread index's [lo, hi] over the block."""
-        return [(self.const(0), self.b.sub(self.b.zext(d, I128), self.const(1)))
-                for d in self.em.block_dims]
+        """Each thread index's [lo, hi] over the block (emitted once)."""
+        if self._threads is None:
+            self._threads = [(self.const(0), self.b.sub(self.b.zext(d, I128), self.const(1)))
+                             for d in self.em.block_dims]
+        return self._threads
 
     def site_ok(self, site):
         b = self.b
@@ -280,18 +325,40 @@ class _Ranges:
             extent = b.sext(array.shape[d], I128)
             this = b.and_(b.icmp_signed(">=", lo, self.const(0)), b.icmp_signed("<", hi, extent))
             fine = b.and_(fine, this)
-        for c in need:
-            fine = b.and_(fine, c)
-        empty = None         # no thread gets here: nothing to check
-        for lo, hi in tr:
-            e = b.icmp_signed(">", lo, hi)
-            empty = e if empty is None else b.or_(empty, e)
-        return b.or_(empty, fine)
+        # what an earlier site under the same thread ranges needed is in the chain already:
+        # (no thread or A and n) and (no thread or B and n) is (no thread or A and B and n)
+        included = self.included.setdefault(_ids(tr), set())
+        for c in _distinct(need):
+            if id(c) not in included:
+                fine = b.and_(fine, c)
+        included.update(id(c) for c in need)
+        return b.or_(self.empty(tr), fine)
+
+    def empty(self, tr):
+        """i1: no thread has the ranges ``tr`` (nothing to check); emitted once for each."""
+        key = _ids(tr)
+        found = self.empties.get(key)
+        if found is None:
+            b = self.b
+            for lo, hi in tr:
+                e = b.icmp_signed(">", lo, hi)
+                found = e if found is None else b.or_(found, e)
+            self.empties[key] = found
+        return found
 
     # ------------------------------------------------------------ conditions
     def narrow(self, cond, value, tr, need):
         """The thread ranges of the threads for which ``cond`` is ``value``; conditions
         it cannot use leave them as they are (more to check, never less)."""
+        memo = (self.keys.key(cond), value, _ids(tr))
+        found = self.narrowed.get(memo)
+        if found is None:
+            own = []
+            found = self.narrowed[memo] = (self._narrow(cond, value, tr, own), own)
+        need.extend(found[1])
+        return found[0]
+
+    def _narrow(self, cond, value, tr, need):
         if isinstance(cond, ir.UnaryOp) and cond.op == "not":
             return self.narrow(cond.value, not value, tr, need)
         if isinstance(cond, ir.Logical) and (cond.op == "and") == value:
@@ -334,6 +401,17 @@ class _Ranges:
         if _point(e):
             v = self.point(e)
             return v, v
+        memo = (self.keys.key(e), _ids(tr))
+        found = self.ranges.get(memo)
+        if found is None:
+            own = []
+            lo, hi = self._fitting(e, tr, own)
+            found = self.ranges[memo] = (lo, hi, own)
+        need.extend(found[2])
+        return found[0], found[1]
+
+    def _fitting(self, e, tr, need):
+        """range() of an expression that is not a point, computed."""
         lo, hi = self._range(e, tr, need)
         if e.type.kind != "b":
             bits = e.type.dtype.itemsize * 8
@@ -346,7 +424,7 @@ class _Ranges:
 
     def point(self, e):
         """A value the same for every thread, computed once (at the block level)."""
-        key = id(e)
+        key = self.keys.key(e)
         if key not in self.points:
             self.points[key] = self.wide(self.em.expr(e), e.type)
         return self.points[key]
@@ -415,6 +493,54 @@ class _Ranges:
 
     def max(self, x, y):
         return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+
+def _ids(tr):
+    """Thread ranges as a dictionary key (the LLVM values live as long as the module)."""
+    return tuple(id(v) for pair in tr for v in pair)
+
+
+def _distinct(values):
+    """``values`` without repeats (by identity), in order."""
+    seen = set()
+    return [v for v in values if id(v) not in seen and not seen.add(id(v))]
+
+
+class Keys:
+    """Structural keys of substituted expressions: two with one key compute the same
+    value. Kept per expression object (by id, the objects outliving the Keys), so that
+    a definition shared by many expressions is keyed once."""
+
+    def __init__(self):
+        self.known = {}          # id(e) -> (e, its key): e kept alive, its id not reused
+
+    def key(self, e):
+        found = self.known.get(id(e))
+        if found is None:
+            found = self.known[id(e)] = (e, self._key(e))
+        return found[1]
+
+    def _key(self, e):
+        if isinstance(e, Span):
+            return ("span", e.type, self.key(e.start), self.key(e.stop), e.step)
+        if isinstance(e, ir.ArrayRef):
+            return ("ref", id(e.decl))
+        own = tuple(_plain(v) for _, v in walk.fields(e)
+                    if not isinstance(v, (ir.Expr, ir.Stmt, list)))
+        parts = tuple(self.key(c) for c in walk.children(e))
+        return (type(e).__name__, e.type, own, parts)
+
+
+def _plain(value):
+    """A field's value as part of a key: an intrinsic's attributes by their items, any
+    other value that cannot be a key by its identity."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))
+    return value
 
 
 def _point(e):
