@@ -243,22 +243,6 @@ def check(device, seq=256, head_dim=64, causal=True, heads=1):
     return float(np.abs(got - reference(q, k, v, causal)).max())
 
 
-def _time(fn, reps=5, inner=10):
-    import torch
-    fn()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
-        start.record()
-        for _ in range(inner):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / inner)
-    return float(np.median(times))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
@@ -271,7 +255,12 @@ def main():
         return
     import torch
     import torch.nn.functional as F
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import torch_event_ms
     simt.set_device("cuda:0")
+
+    def _time(fn):
+        return torch_event_ms(fn, reps=5)
     torch.manual_seed(0)
     rows = []
     batch, heads, seq = 8, 16, 4096

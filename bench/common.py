@@ -112,6 +112,25 @@ def fresh_matmul_compile_ms(device, runs=3):
     return round(median(times) * 1e3, 1)
 
 
+def torch_event_ms(fn, reps=7, inner=10):
+    """Milliseconds a call of ``fn`` on the current CUDA device, by PyTorch's CUDA events
+    around ``inner`` calls back to back (so host-side launch work overlaps the GPU's), the
+    median of ``reps``, after one warm-up call."""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(inner):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / inner)
+    return float(np.median(times))
+
+
 def geomean(values):
     values = [v for v in values if v and v > 0]
     return float(np.exp(np.mean(np.log(values)))) if values else None

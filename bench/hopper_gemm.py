@@ -147,24 +147,6 @@ def prepare(a, bt, c):
     return lambda: launch(tma_a, tma_b, c, nk)
 
 
-def _time(fn, reps=7, inner=10):
-    """Milliseconds a call, by CUDA events around ``inner`` calls back to back (so host-side
-    launch work overlaps the GPU's), median of ``reps``."""
-    import torch
-    fn()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
-        start.record()
-        for _ in range(inner):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / inner)
-    return float(np.median(times))
-
-
 def main():
     import torch
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -175,6 +157,7 @@ def main():
     simt.set_device("cuda:0")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import hopper_gemm_ws as ws
+    from common import torch_event_ms as _time
     torch.manual_seed(0)
     checks = []
     for m, n, k in CHECK_SHAPES:

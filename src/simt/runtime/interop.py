@@ -30,8 +30,9 @@ def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
     if isinstance(obj, DeviceArray):
         return obj
     target = devices.lookup(device)
-    if _has_cuda_interface(obj):
-        return _wrap_cuda_interface(obj, target)
+    face = _cuda_interface(obj)
+    if face is not None:
+        return _wrap_cuda_interface(obj, target, face)
     if _gpu_dlpack(obj):
         return from_dlpack(obj, target)
     if target.backend.host_accessible:
@@ -44,21 +45,23 @@ def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
     return to_device(host, device=target)
 
 
-def _has_cuda_interface(obj):
-    """Whether obj is best described by its __cuda_array_interface__. The interface has no
-    bfloat16: PyTorch's bfloat16 tensors say "<V2" there (or raise TypeError), and DLPack
-    says what they hold, so an exporter of both goes by DLPack for such dtypes."""
+def _cuda_interface(obj):
+    """obj's __cuda_array_interface__ where that describes it best, else None. The interface
+    has no bfloat16: PyTorch's bfloat16 tensors say "<V2" there (or raise TypeError), and
+    DLPack says what they hold, so an exporter of both goes by DLPack for such dtypes."""
     if isinstance(obj, np.ndarray):
-        return False
+        return None
     try:
         face = getattr(obj, "__cuda_array_interface__", None)
     except TypeError:
-        return not hasattr(obj, "__dlpack__")
+        if hasattr(obj, "__dlpack__"):
+            return None
+        raise
     if face is None:
-        return False
+        return None
     untyped = face.get("typestr", "")[1:2] == "V" and not any(
         name for name, *_ in face.get("descr") or ())
-    return not (untyped and hasattr(obj, "__dlpack__"))
+    return None if untyped and hasattr(obj, "__dlpack__") else face
 
 
 def _check_values(host, obj):
