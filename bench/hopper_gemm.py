@@ -13,7 +13,8 @@ by the TMA's bytes) and an "empty" barrier (one arrival per warp once the wgmmas
 stage have retired) that thread 0 waits on before refilling the stage. The barriers are
 compile-time objects, so the K loop is written out STAGES times (stage s is a constant).
 
-    python bench/hopper_gemm.py [--out DIR] [--shapes M,N,K ...] [--no-twin]
+    python bench/hopper_gemm.py [--out DIR] [--dtypes float16,bfloat16,float8_e4m3]
+                                [--no-twin] [--no-triton]
 """
 import argparse
 import datetime
@@ -153,6 +154,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--no-twin", action="store_true")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--dtypes", default="float16,bfloat16,float8_e4m3",
+                    help="which tables to time (comma-separated)")
     args = ap.parse_args()
     simt.set_device("cuda:0")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -185,7 +188,8 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import triton_matmul as tri
     rows = []
-    for m, n, k in SHAPES:
+    dtypes = args.dtypes.split(",")
+    for m, n, k in SHAPES if "float16" in dtypes else ():
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
@@ -208,7 +212,7 @@ def main():
                        simt_over_triton=t_triton / t_simt)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    for m, n, k in BF16_SHAPES:                 # the same kernel on bfloat16 inputs
+    for m, n, k in BF16_SHAPES if "bfloat16" in dtypes else ():     # the same kernel
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         bt = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -224,7 +228,7 @@ def main():
                "cublas_tflops": flop / t_cublas / 1e9, "simt_over_cublas": t_cublas / t_simt}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    for m, n, k in FP8_SHAPES:        # e4m3 with per-tensor scales against torch._scaled_mm
+    for m, n, k in FP8_SHAPES if "float8_e4m3" in dtypes else ():   # against _scaled_mm
         a8 = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
         bt8 = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
         scale_a = torch.tensor(0.5, device="cuda")

@@ -182,6 +182,8 @@ def one_stage_short(a, out):
 
 
 def test_a_phase_that_never_completes_is_an_error_at_its_line(device, rng):
+    if device.kind == "cuda":
+        pytest.skip("a GPU waits on such a phase forever (CUDA detects no deadlock)")
     a = random_array(rng, 32, np.float32)
     with pytest.raises(simt.LaunchError, match="never completes") as info:
         one_stage_short[1, 64](a, poison(32, np.float32))

@@ -42,23 +42,26 @@ def test_shapes_the_kernel_does_not_tile_are_refused(device):
         hopper_gemm.gemm(a, bt, simt.to_device(np.zeros((100, 256), np.float16)))
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float8_e4m3"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float8_e4m3"])
 def test_persistent_warp_specialised_gemm_is_exact(device, rng, dtype):
     """bench/hopper_gemm_ws.py: a producer warpgroup and two consumer warpgroups waiting on
     each other's barriers (the cpu device runs the warps as fibers), 3 blocks walking 4 tiles;
-    FP8 with a per-tensor scale into float16."""
+    bfloat16 (its accumulators narrowed in pairs: cvt.rn.bf16x2.f32 on the GPU); FP8 with a
+    per-tensor scale into float16."""
     _skip_unless_runs(device)
     if device.kind == "sim":
         pytest.skip("the sim device runs it too (minutes: python bench/hopper_gemm_ws.py sim)")
     import hopper_gemm_ws
-    m, n, k = 256, 512, 512 if dtype == "float16" else 1024
+    m, n, k = 256, 512, 1024 if dtype == "float8_e4m3" else 512
     a = rng.integers(-3, 4, (m, k)).astype(np.float32)
     bt = rng.integers(-3, 4, (n, k)).astype(np.float32)
     a[0, 0] = bt[0, 0] = 3                       # never all zero
-    kind = np.float16 if dtype == "float16" else simt.float8_e4m3
-    scale = 1.0 if dtype == "float16" else 0.5
-    c = simt.to_device(poison((m, n), np.float16))
+    kind = {"float16": np.float16, "bfloat16": simt.bfloat16,
+            "float8_e4m3": simt.float8_e4m3}[dtype]
+    out = simt.bfloat16 if dtype == "bfloat16" else np.float16
+    scale = 0.5 if dtype == "float8_e4m3" else 1.0
+    c = simt.to_device(poison((m, n), out))
     hopper_gemm_ws.gemm(simt.to_device(a.astype(kind)), simt.to_device(bt.astype(kind)), c,
                         blocks=3, scale=scale)
-    want = ((a @ bt.T) * scale).astype(np.float16)
-    np.testing.assert_array_equal(c.copy_to_host(), want)
+    want = ((a @ bt.T) * scale).astype(out)
+    np.testing.assert_array_equal(c.copy_to_host().astype(np.float32), want.astype(np.float32))

@@ -77,7 +77,8 @@ CASES = [(np.float32, (20, 72), (8, 32), "128B", (4, 16)),
          (np.uint8, (9, 64), (4, 32), "32B", (2, 16)),
          (np.int32, (5, 7, 16), (3, 4, 8), "none", (1, 2, 4)),
          (np.float16, (64, 128), (64, 64), "128B", (0, 64)),
-         (simt.bfloat16, (16, 64), (8, 64), "128B", (8, 0))]
+         (simt.bfloat16, (16, 64), (8, 64), "128B", (8, 0)),
+         (simt.float8_e4m3, (16, 256), (8, 128), "128B", (8, 128))]
 
 
 @pytest.mark.parametrize("dtype, shape, box, swizzle, coords", CASES,

@@ -57,7 +57,10 @@ def _zero(em, e):
 def _narrow(b, value, dtype):
     if dtype in (F32, I32):                # as it is (int32 goes to int32 only)
         return value
-    return b.fptrunc(value, F16) if dtype == F16 else bfloat16.narrow(b, value)
+    if dtype != F16:
+        return bfloat16.narrow(b, value)
+    count = getattr(value.type, "count", None)          # a pair: <2 x float>
+    return b.fptrunc(value, ll.VectorType(F16, count) if count else F16)
 
 
 @lowering(store)
@@ -94,15 +97,16 @@ def _store_registers(em, e, out, data, start, ldm, elem, size, width):
         index = b.add(start, i64(8 * (i // 4) + i % 2))
         if i % 4 >= 2:
             index = b.add(index, below)
-        values = [_narrow(b, b.load(register_address(em, data, i + j, kind), typ=kind), elem)
+        values = [b.load(register_address(em, data, i + j, kind), typ=kind)
                   for j in range(width)]
         if width == 1:
             address = flat_address(em, out, index, label, e.loc)
-            em.builder.store(values[0], address)
+            em.builder.store(_narrow(b, values[0], elem), address)
             continue
         flat_address(em, out, em.builder.add(index, i64(1)), label, e.loc)   # bounds
         address = flat_address(em, out, index, label, e.loc)
-        pair = ll.Constant(ll.VectorType(elem, 2), None)
+        pair = ll.Constant(ll.VectorType(kind, 2), None)
         for j, value in enumerate(values):
             pair = em.builder.insert_element(pair, value, i64(j))
-        em.builder.store(pair, address, align=width * size)
+        # narrowed as a pair: one cvt.rn.bf16x2.f32 (or f16x2) on the GPU
+        em.builder.store(_narrow(em.builder, pair, elem), address, align=width * size)

@@ -28,9 +28,21 @@ def widen(b, x):
     return b.bitcast(wide, _like(x.type, ll.FloatType()))
 
 
+class _BFloat(ll.Type):
+    """LLVM's ``bfloat`` (llvmlite has no class for it): on the GPU a conversion to it is
+    one ``cvt.rn.bf16.f32`` (two values: ``cvt.rn.bf16x2.f32``) from sm_80 on; LLVM
+    writes the integer sequence below for older GPUs."""
+
+    def _to_string(self):
+        return "bfloat"
+
+
 def narrow(b, x):
     """float32 (or <n x float>) -> bfloat16 bits, rounded to nearest even; NaN stays a
     (quiet) NaN."""
+    if b.module.triple.startswith("nvptx"):
+        return b.bitcast(b.fptrunc(x, _like(x.type, _BFloat())),
+                         _like(x.type, ll.IntType(16)))
     i32 = _like(x.type, ll.IntType(32))
     bits = b.bitcast(x, i32)
     odd = b.and_(b.lshr(bits, _const(i32, 16)), _const(i32, 1))

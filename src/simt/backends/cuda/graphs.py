@@ -10,6 +10,7 @@ exec that can replay them lives.
 import ctypes
 import itertools
 
+from . import capture
 from .driver import api, call, check, destroy
 from .kernels import kernel_values, place_symbols
 from ...errors import InvalidConfiguration
@@ -216,7 +217,29 @@ class GpuGraphExec:
         backend.make_current()
         if self.graph.sources:
             backend.error_source = self.graph.sources[-1]
-        call(api().cuGraphLaunch, self.handle, 0 if stream is None else stream)
+        handle = 0 if stream is None else stream
+        ident = capture_id(handle) if capture.under_way() else None
+        if ident is not None:
+            self._capture_into(handle, ident)
+        else:
+            call(api().cuGraphLaunch, self.handle, handle)
+
+    def _capture_into(self, stream, ident):
+        """A launch into a stream under capture is a child graph node of the captured
+        graph, as the cpu device records it (the driver refuses cuGraphLaunch there with
+        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED): the node copies the graph whose parameters
+        this exec has now, and becomes what the stream's next work depends on."""
+        d = api()
+        info = call(d.cuStreamGetCaptureInfo, stream)
+        captured, count = info[2], info[-1]
+        deps = list(info[3] or [])[:count]
+        node = call(d.cuGraphAddChildGraphNode, captured, deps, len(deps), self.graph.handle)
+        _captured.setdefault(ident, []).extend(self.graph.hosts)   # live with the graph
+        flags = d.CUstreamUpdateCaptureDependencies_flags.CU_STREAM_SET_CAPTURE_DEPENDENCIES
+        try:                                  # CUDA 13: with edge data (None: plain edges)
+            call(d.cuStreamUpdateCaptureDependencies, stream, [node], None, 1, flags)
+        except TypeError:                     # CUDA 12's bindings
+            call(d.cuStreamUpdateCaptureDependencies, stream, [node], 1, flags)
 
     def update(self, graph):
         self.backend.make_current()

@@ -4,7 +4,7 @@
 go to the driver innermost first (NumPy's order reversed)."""
 import ctypes
 
-from ...ir.types import is_bfloat16_dtype
+from ...ir.types import float8_storage, is_bfloat16_dtype
 from .driver import api, call
 
 # a bit copy: each element type by its width; floats keep theirs for the NaN fill
@@ -17,7 +17,12 @@ SIZE = 128
 
 def data_type(d, simt_type):
     dtype = simt_type.dtype
-    name = "BFLOAT16" if is_bfloat16_dtype(dtype) else _TYPES[dtype.kind, dtype.itemsize]
+    if is_bfloat16_dtype(dtype):
+        name = "BFLOAT16"
+    elif float8_storage(dtype) is not None:       # FP8: the driver has no type for it
+        name = "UINT8"
+    else:
+        name = _TYPES[dtype.kind, dtype.itemsize]
     return getattr(d.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{name}")
 
 
