@@ -268,8 +268,9 @@ class FrontEnd:
             self.binding_name = None
             if isinstance(value, ir.ArrayRef) and value.decl.space != "symbol":
                 return self.bind_static(target.id, value, node)
-            if isinstance(value, Static) and getattr(value.value, "compile_time", False):
-                self.static_bindings[target.id] = value      # a cooperative group (lang/cg.py)
+            if isinstance(value, Static) and group_args.compile_time(value.value):
+                # a cooperative group (lang/cg.py), a device function or a tuple of them
+                self.static_bindings[target.id] = value
                 return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
         field = self.field_target(target)
