@@ -53,7 +53,8 @@ class Target:
         self.files = []                # (function, filename), by id
         self.messages = []             # assert messages, by id
         self.lines = None              # lineinfo.LineTables when the back end makes line tables
-        self.recursive = callgraph.recursive(kernel)   # ids of the functions on call cycles
+        # ids of the functions on call cycles (compiler/recursion.py)
+        self.recursive = callgraph.recursive(kernel) if kernel is not None else frozenset()
 
     def _missing(self, hook):
         return NotImplementedError(f"the {self.name} target has no lowering for {hook}")
