@@ -145,7 +145,7 @@ class SimBackend(HostMemory):
 
     def _mark(self, ptr, nbytes):
         for start, (size, written) in list(self.written.items()):
-            if start <= ptr < start + size or start < ptr + nbytes <= start + size:
+            if ptr < start + size and start < ptr + nbytes:
                 lo = max(ptr, start) - start
                 written[lo:min(ptr + nbytes, start + size) - start] = True
                 if written.all():
