@@ -38,6 +38,7 @@ WARP_MASK = 10           # a warp collective whose mask names a lane that is not
 USE_AFTER_FREE = 11      # an access of device heap memory that simt.free released
 DEVICE_LAUNCH = 12       # a launch inside a kernel that the device runtime refused
 UNASSIGNED = 13          # checked mode: a read of a local variable this thread did not assign
+OWN_LANE = 14            # a warp function whose mask leaves out the calling lane (index: mask, lane)
 
 # what an access was, in the "accesses" word (mine | other << 4)
 READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
@@ -125,7 +126,8 @@ def _source_line(filename, line):
     return f"\n      {text}" if text else ""
 
 
-CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE, UNASSIGNED)
+CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE, UNASSIGNED,
+           OWN_LANE)
 
 
 class Thread:
@@ -193,6 +195,14 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 f"not returned must reach the same simt.syncthreads(): move it out of the "
                 f"branch or loop whose condition differs between threads")
         cls = BarrierDivergenceError
+    elif code == OWN_LANE:
+        mask, lane = index
+        text = (f"Barrier divergence in kernel '{kernel}': {first} calls a warp function "
+                f"at {first.at} with mask {mask & 0xFFFFFFFF:#010x}, which does not name its "
+                f"own lane {lane}{source}\n  every lane that calls a *_sync warp function or "
+                f"syncwarp must be in its mask (CUDA leaves the call undefined otherwise): "
+                f"set bit {lane}, or pass simt.activemask()")
+        cls = BarrierDivergenceError
     else:
         text = (f"Barrier divergence in kernel '{kernel}': {first} calls a warp function "
                 f"at {first.at} whose mask names {second}, which does not take part"
@@ -205,6 +215,8 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
     error.array, error.index = array, index
     if code == UNASSIGNED:
         error.array, error.variable = None, array
+    if code == OWN_LANE:
+        error.array, error.index, error.mask = None, None, index[0] & 0xFFFFFFFF
     return error
 
 
@@ -213,7 +225,7 @@ def _decode_checked(code, record, binary, kernel_name, place, where, common):
     first = Thread(common["block"], common["thread"], common["filename"], common["line"])
     other_line, other_file = words[OTHER], words[OTHER + 1]
     second = None
-    if code not in (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED):
+    if code not in (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED, OWN_LANE):
         files = binary.files
         filename = files[other_file][1] if other_line and other_file < len(files) else None
         second = Thread(words[OTHER + 2:OTHER + 5], words[OTHER + 5:OTHER + 8], filename,

@@ -852,6 +852,27 @@ def _in_other_arm(em, lanes, lane):
     return away
 
 
+def check_own_lane(em, lanes, mask, loc):
+    """A warp function whose mask leaves out the calling lane: undefined in CUDA (the
+    guide: each calling thread must have its own bit set in the mask), reported at the
+    call as compute-sanitizer's synccheck does; the record's index is (mask, lane)."""
+    b = em.builder
+    bad, fine = em.new_block("own_lane_bad"), em.new_block("own_lane_ok")
+    own = b.and_(b.lshr(mask, lanes.lane), i32(1))
+    b.cbranch(b.icmp_unsigned("==", own, i32(0)), bad, fine)
+    b.position_at_end(bad)
+    st = state(em)
+    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+    b.call(_reporter(em.module), [st, i32(fault.OWN_LANE), me, i32(site(em, loc)),
+                                  i32(0), i32(0), i32(0)])
+    err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
+    for field, value in (("ndim", i64(2)), ("index.0", b.zext(mask, I64)),
+                         ("index.1", b.zext(lanes.lane, I64))):
+        b.store(value, b.gep(err, [i64(fault.FIELDS.index(field))], source_etype=I64))
+    em.abort()
+    b.position_at_end(fine)
+
+
 def check_mask(em, lanes, mask, loc, syncwarp=False):
     """A warp function whose mask names a lane of the warp that did not make this call
     (it is elsewhere): lanes that returned, and lanes past the end of a partial warp,

@@ -301,6 +301,8 @@ def _release_warps(launch, threads, waits, results, done):
             op, values, types = waits[th][2]
             if op not in ("activemask", "elect"):         # no mask argument
                 mask = values[0]
+                if not mask >> th.lane & 1:
+                    launch.own_lane(th, waits[th][1], mask)
                 missing = mask & ~arrived & ((1 << len(warp_threads)) - 1)
                 if missing:
                     lane = (missing & -missing).bit_length() - 1
