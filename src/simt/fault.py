@@ -41,10 +41,11 @@ UNASSIGNED = 13          # checked mode: a read of a local variable this thread 
 OWN_LANE = 14            # a warp function whose mask leaves out the calling lane (index: mask, lane)
 
 # what an access was, in the "accesses" word (mine | other << 4)
-READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
+READ, WRITE, ATOMIC, ATOMIC_STORE, ATOMIC_LOAD = 1, 2, 3, 4, 5
 _VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"),
           ATOMIC: ("atomically accesses", "atomically accessed"),
-          ATOMIC_STORE: ("atomically writes", "atomically wrote")}
+          ATOMIC_STORE: ("atomically writes", "atomically wrote"),
+          ATOMIC_LOAD: ("atomically reads", "atomically read")}
 
 MESSAGE_BASE = 1000
 
