@@ -163,8 +163,9 @@ class Target:
                                   failure.get(order, order))
         return em.builder.extract_value(pair, 0)
 
-    def check_access(self, em, array, indices, address, access, label, loc):
-        """Checked mode: check one access ("read", "write", "atomic") of ``array``."""
+    def check_access(self, em, array, indices, address, access, label, loc, order="relaxed"):
+        """Checked mode: check one access ("read", "write", "atomic" ...) of ``array``;
+        ``order``: an atomic's memory order."""
         raise self._missing("check_access")
 
     def emit_fence(self, em, scope):

@@ -257,13 +257,21 @@ class CpuBackend(CpuMemory):
             stream.enqueue(fn)
 
     # ------------------------------------------------------------ copies in stream order
+    def host_write(self, start, nbytes, fn):
+        """``fn``, a host write of [start, start + nbytes), which marks those bytes written
+        for checked mode when it runs (in stream order; in a graph, at each replay)."""
+        def run():
+            self.shadow.written(start, nbytes)
+            fn()
+        return run
+
     def copy_htod(self, dst_ptr, host_array, stream=None):
-        self.shadow.written(dst_ptr, host_array.nbytes)
         if stream is not None and stream.capture is None and not _is_pinned(host_array):
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
         # in a stream under capture, pinned or not: a memcpy node that reads the host
         # memory each time the graph runs, as CUDA records one
-        self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
+        self._in_order(stream, self.host_write(
+            dst_ptr, host_array.nbytes, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array)))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
         if self.per_thread(stream) is not stream:
@@ -278,15 +286,16 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
 
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
-        self.shadow.written(dst_ptr, nbytes)
-        self._in_order(stream, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes))
+        self._in_order(stream, self.host_write(
+            dst_ptr, nbytes, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes)))
 
     def memset(self, ptr, byte, nbytes, stream=None):
-        self.shadow.written(ptr, nbytes)
-        self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
+        self._in_order(stream, self.host_write(
+            ptr, nbytes, lambda: CpuMemory.memset(self, ptr, byte, nbytes)))
 
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
-        self._in_order(stream, lambda: graphs.fill(ptr, bits, element_size, count))
+        self._in_order(stream, self.host_write(
+            ptr, element_size * count, lambda: graphs.fill(ptr, bits, element_size, count)))
 
     # ------------------------------------------------------------ graphs (see graphs.py)
     def create_graph(self):
@@ -316,7 +325,11 @@ class CpuBackend(CpuMemory):
         dst_rows, src_rows = texmem.byte_rows(dst, extent), texmem.byte_rows(src, extent)
         if stream is None:
             self.raise_pending()
-        self._in_order(stream, lambda: np.copyto(dst_rows, src_rows))
+        def run():
+            if dst.kind == "device":
+                self.shadow.written_spans(texmem.row_spans(dst, extent))
+            np.copyto(dst_rows, src_rows)
+        self._in_order(stream, run)
 
     def host_register(self, array):
         """Nothing to lock: host memory is this device's memory. Registered arrays count

@@ -72,3 +72,13 @@ def byte_rows(side, extent):
     raw = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(side.where))
     return np.lib.stride_tricks.as_strided(raw, (depth, height, width),
                                            (slice_pitch, side.pitch, 1))
+
+
+def row_spans(side, extent):
+    """The (start, stop) address ranges of the rows of one pitched side of a 2-D/3-D copy
+    (the bytes it writes: the padding between rows is not written)."""
+    width, height, depth = extent
+    slice_pitch = side.pitch * side.height
+    return [(start, start + width)
+            for start in (side.where + z * slice_pitch + y * side.pitch
+                          for z in range(depth) for y in range(height))]

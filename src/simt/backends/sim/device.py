@@ -18,7 +18,7 @@ from ...errors import NotSupportedError
 from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
 from ...runtime.backend import deep_recursion
 from ..hostmem import HostMemory
-from . import copies, matrix, mbarrier, values
+from . import copies, matrix, mbarrier, ordering, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -34,7 +34,7 @@ def _names():
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix}
+             "_k_mx": matrix, "_k_fence": ordering.fence}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
@@ -145,7 +145,7 @@ class SimBackend(HostMemory):
 
     def _mark(self, ptr, nbytes):
         for start, (size, written) in list(self.written.items()):
-            if start <= ptr < start + size or start < ptr + nbytes <= start + size:
+            if ptr < start + size and start < ptr + nbytes:
                 lo = max(ptr, start) - start
                 written[lo:min(ptr + nbytes, start + size) - start] = True
                 if written.all():

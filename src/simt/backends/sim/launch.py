@@ -214,6 +214,13 @@ class Launch:
     def divergence(self, th1, site1, th2, site2):
         raise Fault(self.report.divergence(th1, self.sites[site1], th2, self.sites[site2]))
 
+    def own_lane(self, th, site, mask):
+        """A warp function whose mask leaves out th's own lane (undefined in CUDA)."""
+        where = self.sites[site]
+        raise Fault(fault.checked_error(fault.OWN_LANE, self.binary.name,
+                                        fault.Thread(th.bid, th.tid, where.file, where.line),
+                                        index=(mask & 0xFFFFFFFF, th.lane)))
+
     def divergence_warp(self, th, site, other, wait, done):
         other_site = self.sites[wait[1]] if wait is not None else None
         raise Fault(self.report.warp_divergence(th, self.sites[site], other, other_site, done))
