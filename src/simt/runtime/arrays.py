@@ -11,6 +11,7 @@ arrays are made in hostarrays.py.
 """
 
 import math
+import operator
 from typing import Any, Optional, Sequence, Union, overload
 
 import numpy as np
@@ -18,7 +19,6 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from simt.runtime import devices, dlpack, nvtx, pools
 from simt.errors import NotSupportedError, OutOfMemoryError
-from simt.ir.types import is_bfloat16_dtype
 
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
 
@@ -542,21 +542,42 @@ class DeviceArray:
                 "strides": None if contiguous else self.strides, "stream": 1}
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export, with no copy: host-accessible memory through NumPy's exporter,
-        GPU memory as a kDLCUDA tensor. ``stream`` is the consumer's: it is made to wait
-        for simt's work (the legacy default stream) before it uses the memory."""
-        if copy:
-            raise BufferError("simt exports DLPack without copying; copy=True is not offered")
+        """DLPack export (the array API standard's protocol). A DLPack 1.0 capsule
+        (``dltensor_versioned``, flagged read-only for a read-only array) when the consumer's
+        ``max_version`` is (1, 0) or later, else a legacy ``dltensor`` one. ``copy``: True
+        exports a new copy (flagged as a copy), False and None this array's memory.
+        ``dl_device`` (1, 0) of a GPU array exports a host copy (not with copy=False).
+        ``stream`` is the consumer's: it is made to wait for simt's work (the legacy default
+        stream) before it uses the memory."""
+        versioned = _dlpack_versioned(max_version)
+        source, flags = self, 0
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            raise BufferError(f"this array lives on {self.device.name}, not DLPack device "
-                              f"{tuple(dl_device)}")
-        if self.device.backend.host_accessible and not is_bfloat16_dtype(self.dtype):
-            given = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
-            return self._host_view().__dlpack__(**{k: v for k, v in given.items()
-                                                   if v is not None})
+            return self._dlpack_to_host(dl_device, versioned, copy)
+        if copy:
+            source, flags = self.copy(), dlpack.FLAG_IS_COPIED
+        elif self.readonly:
+            if not versioned:
+                raise BufferError(
+                    f"{self!r} is read-only, which a DLPack capsule before version 1.0 cannot "
+                    "say; the consumer must ask for max_version=(1, 0) (NumPy 2.1+, PyTorch "
+                    "2.6+, CuPy 14+), or take a copy (copy=True)")
+            flags = dlpack.FLAG_READ_ONLY
         if stream not in (None, -1, 1) and self.device.backend.cuda_pointers:
             _wait_for_default_stream(self.device, stream)
-        return dlpack.export(self, *self.__dlpack_device__())
+        return dlpack.export(source, *self.__dlpack_device__(), versioned=versioned, flags=flags)
+
+    def _dlpack_to_host(self, dl_device, versioned, copy):
+        """The DLPack export of a host copy, for a consumer that asked for host memory."""
+        if tuple(dl_device) not in ((dlpack.KDL_CPU, 0), (dlpack.KDL_CUDA_HOST, 0)):
+            raise BufferError(f"this array lives on {self.device.name} (DLPack device "
+                              f"{self.__dlpack_device__()}); it can be exported there, or to "
+                              f"the host as a copy (dl_device=(1, 0)), not to {tuple(dl_device)}")
+        if copy is False:
+            raise BufferError(f"this array lives on {self.device.name}; exporting it to the "
+                              "host (dl_device=(1, 0)) needs a copy, and copy=False forbids one")
+        host = self.copy_to_host()
+        return dlpack.export(host, dlpack.KDL_CPU, 0, versioned=versioned,
+                             flags=dlpack.FLAG_IS_COPIED, ptr=host.ctypes.data)
 
     def __dlpack_device__(self):
         """(device type, index): kDLCPU = 1, kDLCUDA = 2, kDLCUDAManaged = 13."""
@@ -616,6 +637,18 @@ def _allocate(device, nbytes, method="alloc", *options):
         free, _ = backend.mem_get_info()
         raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on {device.name}: "
                                f"{free} bytes are free") from None
+
+
+def _dlpack_versioned(max_version):
+    """Whether a DLPack consumer that says ``max_version`` reads DLPack 1.0 capsules."""
+    if max_version is None:
+        return False
+    try:
+        major, minor = max_version
+        return (operator.index(major), operator.index(minor)) >= dlpack.VERSION
+    except (TypeError, ValueError):
+        raise BufferError(f"max_version must be a (major, minor) tuple of ints, such as "
+                          f"(1, 0), or None; got {max_version!r}") from None
 
 
 def _cuda_pointers(device):
@@ -703,15 +736,27 @@ def _is_f_only(array):
     return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
 
 
+# What to_device copies from the host without asking whether it is another library's GPU array
+_HOST_VALUES = (np.ndarray, np.generic, list, tuple, int, float, complex, bool)
+
+
 def to_device(host_array: ArrayLike, stream: Any = None,
               device: DeviceSpec = None) -> "DeviceArray":
     """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
 
     A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
+    Another library's GPU array (``__cuda_array_interface__``, or DLPack on a CUDA
+    device: PyTorch, CuPy, JAX...) is copied from its memory, device to device.
     """
     if isinstance(host_array, DeviceArray):
         return DeviceArray.copy_to_device(host_array, device_array_like(host_array, device),
                                           stream)
+    if not isinstance(host_array, _HOST_VALUES):
+        from .interop import foreign_gpu_array      # interop builds on this module
+        foreign = foreign_gpu_array(host_array, devices.lookup(device))
+        if foreign is not None:
+            return DeviceArray.copy_to_device(foreign, device_array_like(foreign, device),
+                                              stream)
     host = np.asarray(host_array)
     array = device_array_like(host, device)
     return array.copy_from(host, stream)

@@ -8,6 +8,7 @@ DeviceArray's part (runtime/arrays.py).
 """
 
 import operator
+from typing import Optional
 
 import numpy as np
 
@@ -19,30 +20,53 @@ from simt.errors import NotSupportedError
 from simt.ir.types import float8_storage, is_bfloat16_dtype
 
 
-def asarray(obj, device: DeviceSpec = None) -> "DeviceArray":
+def asarray(obj, device: DeviceSpec = None, copy: Optional[bool] = None) -> "DeviceArray":
     """A DeviceArray over ``obj``'s memory, without copying where the memory is reachable.
 
-    Wraps DeviceArrays (returned as they are), objects with
-    ``__cuda_array_interface__`` (GPU memory), and on the CPU device NumPy arrays
-    and DLPack exporters. Anything else (lists, host arrays for a GPU) is copied
-    with ``to_device``.
+    Wraps DeviceArrays (returned as they are), other libraries' GPU arrays
+    (``__cuda_array_interface__`` or DLPack; on the GPU holding them when ``device`` is
+    not a GPU), and on the CPU device NumPy arrays and host DLPack exporters (as
+    ``from_dlpack``). Anything else (lists, host arrays for a GPU) is copied with
+    ``to_device``. ``copy`` as the array API's asarray: True always makes a new array
+    (``to_device``), False never copies (ValueError where it would have to), None copies
+    only what cannot be used in place.
     """
+    if copy:
+        return to_device(obj, device=device)
     if isinstance(obj, DeviceArray):
         return obj
     target = devices.lookup(device)
-    face = _cuda_interface(obj)
-    if face is not None:
-        return _wrap_cuda_interface(obj, target, face)
-    if _gpu_dlpack(obj):
-        return from_dlpack(obj, target)
+    foreign = foreign_gpu_array(obj, target)
+    if foreign is not None:
+        return foreign
     if target.backend.host_accessible:
-        host = obj if isinstance(obj, np.ndarray) else _from_dlpack(obj)
-        if host is not None:
-            _check_values(host, obj)
-            return _wrap_host(host, target)
+        if isinstance(obj, np.ndarray):
+            _check_values(obj, obj)
+            return _wrap_host(obj, target)
+        if hasattr(obj, "__dlpack__"):
+            return from_dlpack(obj, target, copy=copy)
+    if copy is False:
+        raise ValueError(f"simt.asarray({_short(obj)}, copy=False): {target.name} cannot use "
+                         "this memory in place, and copy=False forbids a copy; pass "
+                         "copy=None to copy it, or wrap it on the cpu device")
     host = np.asarray(obj)
     _check_values(host, obj)
     return to_device(host, device=target)
+
+
+def foreign_gpu_array(obj, device):
+    """A DeviceArray over another library's GPU array (``__cuda_array_interface__``, or a
+    DLPack exporter on a CUDA device), with no copy: on ``device`` where that is a GPU,
+    else on the GPU holding it; None for anything else. ``to_device`` copies from it
+    device to device (never through np.asarray, which cannot read GPU memory)."""
+    if isinstance(obj, np.ndarray):
+        return None
+    face = _cuda_interface(obj)
+    if face is not None:
+        return _wrap_cuda_interface(obj, device, face)
+    if _gpu_dlpack(obj):
+        return from_dlpack(obj, device if _cuda_pointers(device) else None)
+    return None
 
 
 def _cuda_interface(obj):
@@ -93,56 +117,90 @@ def _dlpack_device(obj):
                         "device id): (1, 0) for host memory, (2, n) for CUDA GPU n") from None
 
 
-def _from_dlpack(obj):
-    """A NumPy array sharing a CPU DLPack exporter's memory, or None."""
-    if not hasattr(obj, "__dlpack__"):
-        return None
-    if _dlpack_device(obj)[0] not in (dlpack.KDL_CPU, dlpack.KDL_CUDA_HOST):
-        raise NotSupportedError(f"{type(obj).__name__} lives on a GPU; wrap it on a cuda device")
-    return _host_from_dlpack(obj)
-
-
 def _host_from_dlpack(obj):
-    """A writeable NumPy array over a host DLPack tensor (np.from_dlpack makes tensors of
-    pre-1.0 exporters read-only, as their format cannot say; a kernel may write them,
-    as the exporter's own code may)."""
-    tensor = dlpack.Imported(obj.__dlpack__())
+    """A writeable NumPy array over a host DLPack tensor, to copy from."""
+    tensor = dlpack.Imported(_capsule(obj))
     strides = tensor.strides or _c_strides(tensor.shape, tensor.dtype.itemsize)
     return _host_array(tensor.ptr, tensor.shape, strides, tensor.dtype, tensor)
 
 
-def from_dlpack(obj, device: DeviceSpec = None) -> "DeviceArray":
-    """A DeviceArray over the memory of any DLPack exporter (PyTorch, CuPy, JAX, NumPy...),
-    with no copy: GPU memory on a GPU device (the one the tensor lives on when ``device``
-    is not given), host memory on the CPU device. The exporter keeps the memory alive."""
+def from_dlpack(obj, device: DeviceSpec = None, copy: Optional[bool] = None) -> "DeviceArray":
+    """A DeviceArray over the memory of any DLPack exporter (PyTorch, CuPy, JAX, NumPy...):
+    GPU memory on a GPU device (the one the tensor lives on when ``device`` is not given),
+    host memory on the CPU device; the exporter keeps the memory alive.
+
+    The exporter is asked for a DLPack 1.0 capsule (``max_version=(1, 0)``) and, where it
+    predates 1.0, the legacy way. A tensor exported read-only becomes a read-only array:
+    a kernel that writes it is refused at launch. ``copy`` as the array API's from_dlpack:
+    None (default) shares the memory where ``device`` can use it in place and copies it
+    where it cannot (host memory for a GPU device, GPU memory for the CPU device); False
+    never copies (BufferError where it would have to); True always copies."""
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"{type(obj).__name__} does not export DLPack (no __dlpack__)")
+    if copy not in (None, True, False):
+        raise TypeError(f"copy must be True, False or None, not {copy!r}")
     kind, index = _dlpack_device(obj)
     if kind in (dlpack.KDL_CPU, dlpack.KDL_CUDA_HOST):
-        target = devices.lookup(device)
-        if not target.backend.host_accessible:
-            raise NotSupportedError(f"{type(obj).__name__} holds host memory, which "
-                                    f"{target.name} cannot use in place; copy it with "
-                                    "simt.to_device(np.asarray(x)), or wrap it on the cpu device")
-        host = _host_from_dlpack(obj)
-        _check_values(host, obj)
-        return _wrap_host(host, target)
+        return _from_host_dlpack(obj, devices.lookup(device), copy)
     if kind not in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED):
         raise NotSupportedError(f"DLPack device type {kind} is neither host nor CUDA memory")
     target = devices.lookup(device) if device is not None else _gpu(index)
-    if not _cuda_pointers(target):
-        raise NotSupportedError(f"{type(obj).__name__} lives on GPU {index}; {target.name} "
-                                "cannot use GPU memory in place (copy it to the host first)")
-    try:      # the consumer's stream: simt's work runs in the legacy default stream (1)
-        capsule = obj.__dlpack__(stream=1)
-    except TypeError:
-        capsule = obj.__dlpack__()
-    tensor = dlpack.Imported(capsule)
+    if _cuda_pointers(target):
+        # the consumer's stream: simt's work runs in the legacy default stream (1)
+        return _wrap_dlpack(obj, target, copy, stream=1)
+    if copy is False:
+        raise BufferError(f"{type(obj).__name__} lives on GPU {index}; {target.name} cannot "
+                          "use GPU memory in place, and copy=False forbids the copy to host "
+                          "memory. Pass copy=None, or use it on a cuda device")
+    return to_device(_wrap_dlpack(obj, _gpu(index), None, stream=1), device=target)
+
+
+def _from_host_dlpack(obj, target, copy):
+    """A host DLPack tensor on ``target``: in place on the CPU device, else copied there."""
+    if target.backend.host_accessible:
+        return _wrap_dlpack(obj, target, copy)
+    if copy is False:
+        raise BufferError(f"{type(obj).__name__} holds host memory, which {target.name} cannot "
+                          "use in place, and copy=False forbids a copy. Pass copy=None to "
+                          "copy it, or wrap it on the cpu device")
+    return to_device(_host_from_dlpack(obj), device=target)
+
+
+def _wrap_dlpack(obj, target, copy, stream=None):
+    """A DeviceArray on ``target`` over obj's DLPack tensor; where ``copy`` asks for a copy
+    and the capsule is not flagged as one (a legacy exporter cannot copy on request), simt
+    copies it on the device."""
+    tensor = dlpack.Imported(_capsule(obj, stream, copy))
     shape = tensor.shape
     strides = tensor.strides or _c_strides(shape, tensor.dtype.itemsize)
     low, high = _span(shape, strides, tensor.dtype.itemsize)
     alloc = Allocation(tensor.ptr + low, high - low, target.backend, keepalive=tensor)
-    return DeviceArray(shape, tensor.dtype, strides, alloc=alloc, offset=-low, device=target)
+    array = DeviceArray(shape, tensor.dtype, strides, alloc=alloc, offset=-low, device=target)
+    if copy and not tensor.copied:
+        return array.copy()
+    if tensor.readonly:
+        array.readonly = True
+    return array
+
+
+def _capsule(obj, stream=None, copy=None):
+    """obj's DLPack capsule, asked for as DLPack 1.0 (``max_version``, and ``copy`` where
+    given); an exporter from before 1.0 refuses those keywords (TypeError) and is asked
+    the legacy way."""
+    given = {} if stream is None else {"stream": stream}
+    wanted = dict(given, max_version=dlpack.VERSION)
+    if copy is not None:
+        wanted["copy"] = copy
+    try:
+        return obj.__dlpack__(**wanted)
+    except TypeError:
+        pass
+    if given:
+        try:
+            return obj.__dlpack__(**given)
+        except TypeError:
+            pass
+    return obj.__dlpack__()
 
 
 def _gpu_dlpack(obj):
