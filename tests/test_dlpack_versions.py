@@ -128,6 +128,8 @@ def test_simt_reads_numpy_dlpack_1_0(rng):
         with pytest.raises(ValueError, match="writes its parameter 'out'.*read-only"):
             scale_into[3, 32](simt.from_dlpack(out), frozen, np.float32(3))
         assert simt.asarray(Exporter(a)).readonly
+        with pytest.raises(ValueError, match="writes its parameter 'out'.*read-only"):
+            scale_into[3, 32](out, Exporter(a), np.float32(3))       # wrapped by the launch
 
 
 def test_legacy_exporters_are_asked_the_old_way(rng):
@@ -255,3 +257,22 @@ def test_to_device_copies_a_foreign_gpu_array_device_to_device(monkeypatch, rng,
                 a[...] = before
             if kind is CudaDlpack:       # simt's work is in the legacy default stream
                 assert source.calls == [{"max_version": (1, 0), "stream": 1}] * 2
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_gpu_libraries_to_device_and_dlpack_1_0(device, rng, library):
+    if device.kind != "cuda":
+        pytest.skip("GPU libraries' arrays live in GPU memory")
+    lib = pytest.importorskip(library)
+    a = random_array(rng, (32, 24), np.float32)
+    x = lib.asarray(a) if library == "cupy" else lib.as_tensor(a, device="cuda")
+    copied = simt.to_device(x)                          # device to device
+    assert copied.device == device
+    np.testing.assert_array_equal(copied.copy_to_host(), a)
+    mine = simt.from_dlpack(x, copy=True)
+    np.testing.assert_array_equal(mine.copy_to_host(), a)
+    theirs = lib.from_dlpack(copied)                   # a 1.0 consumer gets a 1.0 capsule
+    got = theirs.get() if library == "cupy" else theirs.cpu().numpy()
+    np.testing.assert_array_equal(got, a)
+    on_host = np.from_dlpack(copied, device="cpu")    # dl_device=(1, 0): a host copy
+    np.testing.assert_array_equal(on_host, a)

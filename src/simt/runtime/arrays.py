@@ -11,7 +11,6 @@ arrays are made in hostarrays.py.
 """
 
 import math
-import operator
 from typing import Any, Optional, Sequence, Union, overload
 
 import numpy as np
@@ -549,7 +548,7 @@ class DeviceArray:
         ``dl_device`` (1, 0) of a GPU array exports a host copy (not with copy=False).
         ``stream`` is the consumer's: it is made to wait for simt's work (the legacy default
         stream) before it uses the memory."""
-        versioned = _dlpack_versioned(max_version)
+        versioned = dlpack.reads_versioned(max_version)
         source, flags = self, 0
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             return self._dlpack_to_host(dl_device, versioned, copy)
@@ -637,18 +636,6 @@ def _allocate(device, nbytes, method="alloc", *options):
         free, _ = backend.mem_get_info()
         raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on {device.name}: "
                                f"{free} bytes are free") from None
-
-
-def _dlpack_versioned(max_version):
-    """Whether a DLPack consumer that says ``max_version`` reads DLPack 1.0 capsules."""
-    if max_version is None:
-        return False
-    try:
-        major, minor = max_version
-        return (operator.index(major), operator.index(minor)) >= dlpack.VERSION
-    except (TypeError, ValueError):
-        raise BufferError(f"max_version must be a (major, minor) tuple of ints, such as "
-                          f"(1, 0), or None; got {max_version!r}") from None
 
 
 def _cuda_pointers(device):

@@ -10,6 +10,7 @@ alive by the capsule's deleter, which runs when the last simt view of it goes aw
 """
 import ctypes
 import itertools
+import operator
 import threading
 
 import numpy as np
@@ -116,6 +117,19 @@ def dtype_code(dtype):
     if dtype.kind not in _CODES or dtype.byteorder == ">":
         raise TypeError(f"DLPack cannot describe dtype {dtype}")
     return DLDataType(_CODES[dtype.kind], dtype.itemsize * 8, 1)
+
+
+def reads_versioned(max_version):
+    """Whether a consumer that passes ``max_version`` to ``__dlpack__`` reads DLPack 1.0
+    capsules (None: a consumer from before 1.0)."""
+    if max_version is None:
+        return False
+    try:
+        major, minor = max_version
+        return (operator.index(major), operator.index(minor)) >= VERSION
+    except (TypeError, ValueError):
+        raise BufferError(f"max_version must be a (major, minor) tuple of ints, such as "
+                          f"(1, 0), or None; got {max_version!r}") from None
 
 
 def export(array, device_type, device_id, versioned=False, flags=0, ptr=None):
