@@ -7,7 +7,8 @@ import simt
 
 from conftest import poison, random_array
 from simt.runtime import arrays, hostarrays
-from simt.runtime.arrays import DeviceArray, device_array, device_array_like, to_device, zeros
+from simt.runtime.arrays import DeviceArray, device_array, device_array_like, zeros
+from simt.runtime.interop import to_device
 from simt.runtime.interop import asarray
 from simt.errors import NotSupportedError, OutOfMemoryError
 

@@ -44,9 +44,9 @@ _home("runtime.streams", "Stream Event default_stream")
 _home("runtime.graphs", "Graph")
 _home("runtime.pools", "MemoryPool")
 _home("runtime.memory", "pitched_array copy_2d copy_3d host_register host_unregister memset")
-_home("runtime.arrays", "DeviceArray to_device device_array empty zeros device_array_like "
+_home("runtime.arrays", "DeviceArray device_array empty zeros device_array_like "
                         "empty_like zeros_like mem_get_info")
-_home("runtime.interop", "asarray from_dlpack")
+_home("runtime.interop", "asarray from_dlpack to_device")
 _home("runtime.hostarrays", "pinned_array mapped_array managed_array")
 _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize shared local const "
               "Constant Global syncthreads syncthreads_count syncthreads_and syncthreads_or "

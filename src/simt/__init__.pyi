@@ -63,11 +63,12 @@ from .runtime.pools import MemoryPool as MemoryPool
 from .runtime.memory import (pitched_array as pitched_array, copy_2d as copy_2d, copy_3d as copy_3d,
                              host_register as host_register, host_unregister as host_unregister,
                              memset as memset)
-from .runtime.arrays import (DeviceArray as DeviceArray, to_device as to_device,
-                             device_array as device_array, empty as empty, zeros as zeros,
-                             device_array_like as device_array_like, empty_like as empty_like,
-                             zeros_like as zeros_like, mem_get_info as mem_get_info)
-from .runtime.interop import (asarray as asarray, from_dlpack as from_dlpack)
+from .runtime.arrays import (DeviceArray as DeviceArray, device_array as device_array,
+                             empty as empty, zeros as zeros, device_array_like as device_array_like,
+                             empty_like as empty_like, zeros_like as zeros_like,
+                             mem_get_info as mem_get_info)
+from .runtime.interop import (asarray as asarray, from_dlpack as from_dlpack,
+                              to_device as to_device)
 from .runtime.hostarrays import (pinned_array as pinned_array, mapped_array as mapped_array,
                                  managed_array as managed_array)
 from .lang import (grid as grid, gridsize as gridsize, Constant as Constant, Global as Global,

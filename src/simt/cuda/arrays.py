@@ -9,6 +9,7 @@ from numpy.typing import DTypeLike
 from ..lang.registry import Namespace
 from ..lazy import lazy_module
 from ..runtime import arrays as _arrays
+from ..runtime import interop as _interop
 from .host import numba_stream
 
 _hostarrays = lazy_module("simt.runtime.hostarrays")   # loaded at a first host array
@@ -90,7 +91,7 @@ def to_device(obj, stream: Any = 0, copy=True, to=None):
         return to
     if not copy:
         return device_array_like(obj)
-    return numba_array(_arrays.to_device(obj, stream=numba_stream(stream)))
+    return numba_array(_interop.to_device(obj, stream=numba_stream(stream)))
 
 
 def device_array(shape, dtype: DTypeLike = np.float64, strides=None, order="C", stream: Any = 0):

@@ -505,7 +505,7 @@ class DeviceArray:
     def astype(self, dtype: DTypeLike) -> "DeviceArray":
         """A new device array of this shape with the elements converted as NumPy's astype
         converts them (through the host: a conversion copies twice)."""
-        return to_device(self.copy_to_host().astype(dtype), device=self.device)
+        return host_to_device(self.copy_to_host().astype(dtype), device=self.device)
 
     def view(self, dtype: DTypeLike) -> "DeviceArray":
         """The same memory as another dtype, as ndarray.view: the last dimension (which must
@@ -558,8 +558,8 @@ class DeviceArray:
             if not versioned:
                 raise BufferError(
                     f"{self!r} is read-only, which a DLPack capsule before version 1.0 cannot "
-                    "say; the consumer must ask for max_version=(1, 0) (NumPy 2.1+, PyTorch "
-                    "2.6+, CuPy 14+), or take a copy (copy=True)")
+                    "say; the consumer must ask for max_version=(1, 0) (NumPy 2's np.from_dlpack "
+                    "does), or take a copy (copy=True)")
             flags = dlpack.FLAG_READ_ONLY
         if stream not in (None, -1, 1) and self.device.backend.cuda_pointers:
             _wait_for_default_stream(self.device, stream)
@@ -715,7 +715,7 @@ def zeros_like(array: Any, device: DeviceSpec = None) -> "DeviceArray":
 
 
 def _unpickle(host):
-    return to_device(host)
+    return host_to_device(host)
 
 
 def _is_f_only(array):
@@ -723,27 +723,15 @@ def _is_f_only(array):
     return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
 
 
-# What to_device copies from the host without asking whether it is another library's GPU array
-_HOST_VALUES = (np.ndarray, np.generic, list, tuple, int, float, complex, bool)
-
-
-def to_device(host_array: ArrayLike, stream: Any = None,
-              device: DeviceSpec = None) -> "DeviceArray":
-    """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
-
-    A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
-    Another library's GPU array (``__cuda_array_interface__``, or DLPack on a CUDA
-    device: PyTorch, CuPy, JAX...) is copied from its memory, device to device.
+def host_to_device(host_array: ArrayLike, stream: Any = None,
+                   device: DeviceSpec = None) -> "DeviceArray":
+    """A new device array holding a copy of a host array (cudaMalloc + cudaMemcpy H2D) or
+    of a DeviceArray: ``simt.to_device`` (runtime/interop.py), less other libraries' GPU
+    arrays. A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
     """
     if isinstance(host_array, DeviceArray):
         return DeviceArray.copy_to_device(host_array, device_array_like(host_array, device),
                                           stream)
-    if not isinstance(host_array, _HOST_VALUES):
-        from .interop import foreign_gpu_array      # interop builds on this module
-        foreign = foreign_gpu_array(host_array, devices.lookup(device))
-        if foreign is not None:
-            return DeviceArray.copy_to_device(foreign, device_array_like(foreign, device),
-                                              stream)
     host = np.asarray(host_array)
     array = device_array_like(host, device)
     return array.copy_from(host, stream)

@@ -2,22 +2,43 @@
 CuPy, JAX, NumPy...), objects with ``__cuda_array_interface__``, and the ordering of simt's
 work with the streams their producers name.
 
-``asarray`` and ``from_dlpack`` are the public ways in; a launch wraps a foreign argument
-through the same functions (runtime/launch.py). Exporting simt's own arrays is
-DeviceArray's part (runtime/arrays.py).
+``asarray`` and ``from_dlpack`` are the public ways in, and ``to_device`` copies in (it
+lives here as it asks each argument whether it is another library's GPU array); a launch
+wraps a foreign argument through the same functions (runtime/launch.py). Exporting
+simt's own arrays is DeviceArray's part (runtime/arrays.py).
 """
 
 import operator
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from simt.runtime import devices, dlpack
 from simt.runtime.arrays import (DeviceArray, DeviceSpec, _c_strides, _cuda_pointers,
-                                 _host_array, _order, _span, to_device)
+                                 _host_array, _order, _span, host_to_device)
 from simt.runtime.backend import Allocation
 from simt.errors import NotSupportedError
 from simt.ir.types import float8_storage, is_bfloat16_dtype
+
+
+# What to_device copies without asking whether it is another library's GPU array
+_OWN_VALUES = (DeviceArray, np.ndarray, np.generic, list, tuple, int, float, complex, bool)
+
+
+def to_device(host_array: ArrayLike, stream: Any = None,
+              device: DeviceSpec = None) -> "DeviceArray":
+    """A new device array holding a copy of ``host_array`` (cudaMalloc + cudaMemcpy H2D).
+
+    A Fortran-ordered array keeps its order; any other layout arrives C-contiguous.
+    Another library's GPU array (``__cuda_array_interface__``, or DLPack on a CUDA
+    device: PyTorch, CuPy, JAX...) is copied from its memory, device to device.
+    """
+    if not isinstance(host_array, _OWN_VALUES):
+        foreign = foreign_gpu_array(host_array, devices.lookup(device))
+        if foreign is not None:
+            host_array = foreign
+    return host_to_device(host_array, stream, device)
 
 
 def asarray(obj, device: DeviceSpec = None, copy: Optional[bool] = None) -> "DeviceArray":
