@@ -64,6 +64,38 @@ def by_value(config):
     return True
 
 
+# the classes a launch dimension may have: a float, bool or complex equal to an int would
+# find that int's cached Launch (32.0 == 32, and they hash alike), so a cache hit is held to these
+DIMENSION_TYPES = frozenset({int} | {np.dtype(code).type for code in "bBhHiIlLqQnNpP"})
+_guards = {}          # the shape of a configuration -> its exact_guard
+
+
+def exact_guard(config):
+    """A function telling whether a configuration equal to ``config`` (a dict hit) has an
+    int class at every place where ``config`` has an int: grid, block, shared bytes and
+    cluster, one level into tuples. Written once per shape, so a hit pays a few ``type``
+    lookups, not the checks of a first launch."""
+    tests = [f"type({path}) in I" for path in _int_paths(config)]
+    source = "lambda c: " + (" and ".join(tests) or "True")
+    guard = _guards.get(source)
+    if guard is None:
+        guard = _guards[source] = eval(source, {"I": DIMENSION_TYPES})
+    return guard
+
+
+def _int_paths(config):
+    """The index expressions (``c[1][0]``) of the ints in a configuration's dimensions."""
+    paths = []
+    for k, part in enumerate(config):
+        if k == 3:                               # the stream
+            continue
+        if isinstance(part, tuple):
+            paths += [f"c[{k}][{j}]" for j, v in enumerate(part) if type(v) in DIMENSION_TYPES]
+        elif type(part) in DIMENSION_TYPES:
+            paths.append(f"c[{k}]")
+    return paths
+
+
 class dim3(tuple):
     """CUDA's dim3: ``simt.dim3(x, y=1, z=1)``. Immutable (a tuple of three ints), so a
     launch configuration holding one is the same configuration at every launch: make a
