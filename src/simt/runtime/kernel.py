@@ -21,7 +21,7 @@ from .backend import deep_recursion
 from .devices import backend_class, get_device
 from . import nvtx, peer
 from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
-                     dim3_tuple, exact_guard, launch_cluster, shared_size)
+                     check_dimensions, dim3_tuple, exact_guard, launch_cluster, shared_size)
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
@@ -169,9 +169,9 @@ class Kernel(Generic[P]):
             launch = self.launches[configuration]
         except (KeyError, TypeError):
             call = self._launch_function(configuration)
-        else:                  # 32.0 finds the Launch of 32: the full path refuses it
+        else:                  # 32.0 finds the Launch of 32: check_dimensions refuses it
             call = launch.call if launch.exact(configuration) else \
-                self._new_launch(configuration)
+                self._inexact_hit(launch, configuration)
         return nvtx.launch(self.__name__, configuration, call) if config.nvtx else call
 
     def _launch_function(self, config):
@@ -184,9 +184,16 @@ class Kernel(Generic[P]):
                 launch = table.get((self, config[:3])) if table is not None else None
         except TypeError:                 # an unhashable part (a list): no reuse
             return self._new_launch(config)
-        if launch is not None and launch.exact(config):
-            return launch.call
-        return self._new_launch(config)
+        if launch is None:
+            return self._new_launch(config)
+        return launch.call if launch.exact(config) else self._inexact_hit(launch, config)
+
+    @staticmethod
+    def _inexact_hit(launch, config):
+        """A cached Launch found by a configuration whose classes differ from its key's
+        (np.int64(2) for 2, or 2.0): the first launch's checks, then that Launch."""
+        check_dimensions(config)
+        return launch.call
 
     def _new_launch(self, config):
         """A Launch for a configuration met for the first time, kept for reuse where the
