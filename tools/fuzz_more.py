@@ -29,7 +29,7 @@ try:
 except ImportError:                       # the lowp kind needs it (simt's fp8 extra)
     ml_dtypes = None
 
-INT32, UINT32, BOOL = np.dtype("int32"), np.dtype("uint32"), np.dtype("bool")
+INT32, UINT32 = np.dtype("int32"), np.dtype("uint32")
 RMW_ORDERS = ["relaxed", "acquire", "release", "acq_rel", "seq_cst"]
 LOAD_ORDERS, STORE_ORDERS = ["relaxed", "acquire", "seq_cst"], ["relaxed", "release", "seq_cst"]
 ORDERED_DTYPES = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
@@ -64,7 +64,7 @@ class MoreStatements:
             arg = self.expr()
             dtype = arg.dtype
         names = (self.fresh("p"), self.fresh("m"), var)
-        self.declare(names[0], BOOL)
+        self.declare(names[0], pred.dtype)      # a condition may be an int's truth
         self.declare(names[1], UINT32)
         self.declare(var, dtype, arg.flags if kind == "shfl" else frozenset())
         return ("pwarp", names, kind, pred, arg, dtype.name)
@@ -206,13 +206,14 @@ def run_pwarp(s, threads, arrays, mags):
     """Every thread of the block: the mask is the warp's ballot of ``pred``; lanes in it
     take the function over the mask's lanes, the others keep 0."""
     (p, m, var), kind, pred, arg, dtname = s[1:]
-    preds = [bool(ref.evaluate(pred, th, arrays)[0]) for th in threads]
+    held = [ref.evaluate(pred, th, arrays) for th in threads]     # p keeps its own type
+    preds = [bool(value) for value, _ in held]
     values = [ref.evaluate(arg, th, arrays) if preds[th.tid] else None for th in threads]
     for th in threads:
         base, count = ref.warp_lanes(len(threads), th.tid)
         lanes = [t.tid for t in threads[base:base + count] if preds[t.tid]]
         bits = sum(1 << (t - base) for t in lanes)
-        th.env[p], th.env[m] = (np.bool_(preds[th.tid]), 0.0), (np.uint32(bits), 0.0)
+        th.env[p], th.env[m] = held[th.tid], (np.uint32(bits), 0.0)
         if not preds[th.tid]:
             th.env[var] = (np.dtype(dtname).type(0), 0.0)
             continue
