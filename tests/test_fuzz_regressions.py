@@ -281,15 +281,18 @@ def test_gpu_integer_abs_and_minus_avoid_what_ptxas_misreads():
         assert bad not in text, bad
 
 
-# seed 400038 (issue 33's partial-mask warp kind, CPU run of 2026-12-02): the evaluator's fault.
-# The kind's predicate may be an int's truth (``p = np.int16(v)``), and the evaluator kept
-# p as a bool, so a later ``p < 9`` was always True there; simt was right. The kernel is
-# checked whole, through the fuzzer, on the device under test.
-def test_partial_mask_predicate_keeps_its_type(device, tmp_path):
+# seeds 400038 and 400414 (issue 33's partial-mask warp kind, CPU run of 2026-12-02): the
+# evaluator's fault. The kind's predicate may be an int's truth (``p = np.int16(v)``), and the
+# evaluator kept p as a bool, so a later ``p < 9`` was always True there (400038); kept as
+# its Python value, ``p = x or y`` was the float x where the kernel has a bool (400414, an
+# evaluator TypeError). simt was right both times. Each kernel is checked whole, through the
+# fuzzer, on the device under test.
+@pytest.mark.parametrize("seed", [400038, 400414])
+def test_partial_mask_predicate_keeps_its_type(device, tmp_path, seed):
     import os
     import sys
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
     from fuzz_check import check
     from fuzz_gen import generate
-    outcome = check(generate(400038), device, str(tmp_path))
+    outcome = check(generate(seed), device, str(tmp_path))
     assert outcome.kind == "ok", outcome.report()

@@ -206,7 +206,10 @@ def run_pwarp(s, threads, arrays, mags):
     """Every thread of the block: the mask is the warp's ballot of ``pred``; lanes in it
     take the function over the mask's lanes, the others keep 0."""
     (p, m, var), kind, pred, arg, dtname = s[1:]
-    held = [ref.evaluate(pred, th, arrays) for th in threads]     # p keeps its own type
+    # p keeps the type the kernel gives it: an int's truth stays an int, and ``x or y`` (whose
+    # Python value may be x) is a bool
+    held = [(ref.apply_cast(pred.dtype.name, value), 0.0)
+            for value, _ in (ref.evaluate(pred, th, arrays) for th in threads)]
     preds = [bool(value) for value, _ in held]
     values = [ref.evaluate(arg, th, arrays) if preds[th.tid] else None for th in threads]
     for th in threads:
