@@ -22,7 +22,7 @@ import numpy as np
 
 import fuzz_ast
 import fuzz_ref as ref
-from fuzz_ast import FULL, Expr, np_name, render_expr
+from fuzz_ast import FULL, np_name, render_expr
 
 try:
     import ml_dtypes
