@@ -132,7 +132,7 @@ class MoreStatements:
             value = np.zeros(self.n, dtype)
             for f in names:
                 value[f] = self.values_of(dtype[f].name, self.n)
-            name = f"r{len(self.params)}"
+            name = f"rec{len(self.params)}"      # "r": uloop variables
             self.params.append((name, "rec", "record"))
             self.values.append(value)
             records = [(name, "rec", "record")]
