@@ -40,8 +40,14 @@ def test_fixed_seeds_cover_every_feature():
                       "atomic.cas", "atomic.inc", "simt.shared.array", "simt.shared.dynamic",
                       "simt.local.array", "@simt.device", "while ", "for ", "elif ", "break",
                       "continue", "return", " and ", "+=", "//", "<<", "np.uint64", "np.int8",
-                      "np.float32", "np.float16", "math.", "threadIdx.y", "laneid()"):
+                      "np.float32", "np.float16", "math.", "threadIdx.y", "laneid()",
+                      # fuzz_more.py's kinds (issue 33)
+                      "simt.math.ffs(m", "_sync(m", "scope=", "order=", "atomic.load(",
+                      "atomic.store(", "float2bfloat16", "float8_e4m3(", "float8_e5m2(",
+                      "make_float2", "make_double2", "make_int2", "['f", "].f"):
         assert construct in text, construct
+    modes = {generate(seed, KNOWN_BUGS).launch_mode for seed in CI_SEEDS}
+    assert modes == {"direct", "capture", "graph"}
 
 
 def test_a_wrong_evaluator_is_caught(device, tmp_path, monkeypatch):
@@ -65,16 +71,13 @@ def test_reducer_keeps_the_failure_and_shrinks(device, tmp_path, monkeypatch):
 @pytest.mark.parametrize("seed", range(0, 60, 3))
 def test_generated_kernel_makes_ptx(seed, tmp_path):
     # the CUDA backend's side of the fixed seeds, on machines without a GPU
-    import numpy as np
     from fuzz_check import load_kernel
     from simt.backends.cuda.compile import compile_kernel
     from simt.compiler.options import CompileOptions
-    from simt.ir import types as T
+    from simt.runtime.launch import arg_types
     program = generate(seed, KNOWN_BUGS)
-    args = [f"{np.asarray(v).dtype.name}[::1]" if isinstance(v, np.ndarray)
-            else np.asarray(v).dtype.name for v in program.values]
     kernel = load_kernel(program, str(tmp_path))
-    typed = kernel.typed_ir(T.parse_signature(f"void({', '.join(args)})"))
+    typed = kernel.typed_ir(arg_types(kernel, program.arguments()))   # records too
     assert ".entry" in compile_kernel(typed, CompileOptions(), "sm_90").ptx
 
 

@@ -279,3 +279,22 @@ def test_gpu_integer_abs_and_minus_avoid_what_ptxas_misreads():
     assert "selp.s64" in text and "selp.s32" in text and "mul.lo.s16" in text
     for bad in ("abs.s16", "abs.s32", "abs.s64", "neg.s16"):
         assert bad not in text, bad
+
+
+# seeds 400038 and 400414 (issue 33's partial-mask warp kind, CPU run of 2026-12-02): the
+# evaluator's fault. The kind's predicate may be an int's truth (``p = np.int16(v)``), and the
+# evaluator kept p as a bool, so a later ``p < 9`` was always True there (400038); kept as
+# its Python value, ``p = x or y`` was the float x where the kernel has a bool (400414, an
+# evaluator TypeError). simt was right both times. Each kernel is checked whole, through the
+# fuzzer, on the device under test. Seed 400588: the generator named a record argument
+# r3 as a loop variable already was; simt refused the kernel, rightly (a CompileError
+# naming both), and record arguments are rec<N> now.
+@pytest.mark.parametrize("seed", [400038, 400414, 400588])
+def test_partial_mask_predicate_keeps_its_type(device, tmp_path, seed):
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
+    from fuzz_check import check
+    from fuzz_gen import generate
+    outcome = check(generate(seed), device, str(tmp_path))
+    assert outcome.kind == "ok", outcome.report()

@@ -67,6 +67,42 @@ def fill_never_launched(a, v):
     a[0] = v
 
 
+@pytest.mark.parametrize("config", [(2, 4.0), (2.0, 4), (True, 4), (np.float64(2), 4),
+                                    (2, 4 + 0j), (2, (4.0,)), ((2.0, 1), 4), (2, (4, 1.0)),
+                                    (2, 4.0, 0), (2, 4, 0.0)], ids=repr)
+def test_cached_launch_refuses_non_integer_dimensions(device, config):
+    """Issue 33 item 5: 4.0 == 4 and they hash alike, so a configuration with floats found
+    the cached Launch of its int twin and ran; it gets the first launch's error now."""
+    twin = tuple(tuple(int(v) for v in part) if isinstance(part, tuple) else int(part.real)
+                 for part in config)
+    a = np.full(8, -1.0)
+    fill[twin](a, 3.0)                   # cached (the second launch prepares a fast path)
+    fill[twin](a, 3.0)
+    want = a.copy()
+    with pytest.raises(InvalidConfiguration, match="must be an int"):
+        fill[config](a, 5.0)
+    np.testing.assert_array_equal(a, want)
+
+
+def test_cached_launch_on_a_stream_refuses_non_integer_dimensions(device):
+    stream, a = simt.Stream(), np.full(8, -1.0)
+    fill[2, 4, 0, stream](a, 3.0)
+    fill[2, 4, 0, stream](a, 3.0)
+    with pytest.raises(InvalidConfiguration, match="must be an int"):
+        fill[2, 4.0, 0, stream](a, 5.0)
+    stream.synchronize()
+    np.testing.assert_array_equal(a, np.full(8, 3.0))
+
+
+def test_cached_launch_takes_any_integer_class(device):
+    a = np.full(8, -1.0)
+    for config in [(2, 4), (np.int64(2), np.int32(4)), ((2,), (4, 1)), (2, simt.dim3(4)),
+                   (np.uint8(2), 4)]:
+        a[:] = -1.0
+        fill[config](a, 7.0)
+        np.testing.assert_array_equal(a, np.full(8, 7.0))
+
+
 @pytest.mark.parametrize("dims", [(2.5,), (2, 1.0), ("2",)], ids=repr)
 def test_dim3_of_non_integers_is_invalid(dims):
     with pytest.raises(InvalidConfiguration):

@@ -75,8 +75,7 @@ def check(program, device, folder):
     try:
         kernel = load_kernel(program, folder)
         with simt.use_device(device):
-            kernel[program.blocks, program.block, program.shared_bytes](*args)
-            simt.synchronize()
+            launch(program, kernel, args)
     except Exception:
         return Outcome(program, "error", traceback.format_exc(limit=4))
     lines = []
@@ -86,6 +85,32 @@ def check(program, device, folder):
         lines += differences(name, got, want[name], mags.get(name, 0.0),
                              program.exact.get(name, True))
     return Outcome(program, "mismatch" if lines else "ok", "\n".join(lines))
+
+
+def launch(program, kernel, args):
+    """Run the kernel once as ``program.launch_mode`` says: directly, captured on a stream
+    into a graph, or as a graph built with add_kernel (the graph forms on device copies of
+    the arrays, copied back into ``args`` after)."""
+    import simt
+    config = (program.blocks, program.block, program.shared_bytes)
+    if program.launch_mode == "direct":
+        kernel[config](*args)
+        simt.synchronize()
+        return
+    on_device = [simt.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    stream = simt.Stream()
+    if program.launch_mode == "capture":
+        with stream.capture() as graph:
+            kernel[config + (stream,)](*on_device)
+    else:
+        graph = simt.Graph()
+        graph.add_kernel(kernel, program.blocks, program.block, tuple(on_device),
+                         shared_bytes=program.shared_bytes)
+    graph.instantiate().launch(stream)
+    stream.synchronize()
+    for host, copy in zip(args, on_device):
+        if isinstance(host, np.ndarray):
+            host[...] = copy.copy_to_host()
 
 
 def check_isolated(program, device, folder):

@@ -10,13 +10,14 @@ import numpy as np
 
 from fuzz_ast import FLOATS, INTS, Expr, Program
 from fuzz_expr import DTYPES, ExprGenerator
+from fuzz_more import ANY_WEIGHTS, KINDS, TOP_WEIGHTS, MoreStatements, ml_dtypes
 
 BLOCKS = [32, 64, 128, 96, 40, 50, 17, 33, 256]
 ATOMIC_FNS = ["add", "sub", "min", "max", "and_", "or_", "xor"]
 ATOMIC_DTYPES = ["int32", "uint32", "int64", "uint64"]
 
 
-class Generator(ExprGenerator):
+class Generator(MoreStatements, ExprGenerator):
     """A kernel: its launch, its arguments and its statements."""
 
     def __init__(self, seed, features):
@@ -44,9 +45,13 @@ class Generator(ExprGenerator):
                  "local": 0.4, "weak": 0.5, "tuple": 0.4}
         if depth < 2:
             kinds.update({"if": 2, "for": 1, "while": 0.7})
+        kinds.update(ANY_WEIGHTS)
+        if ml_dtypes is None:
+            kinds.pop("lowp")
         if top:
             kinds.update({"shared": 1, "synccount": 0.4, "warp": 4, "voteif": 0.4,
                           "satomic": 0.6, "atomic": 0.8, "uloop": 0.6 if depth < 2 else 0})
+            kinds.update(TOP_WEIGHTS)
         if self.loop_depth and not top:
             kinds["jump"] = 1
         if self.returned:
@@ -321,8 +326,8 @@ class Generator(ExprGenerator):
                             count)
 
 
-COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic", "uloop"}
-FEATURES = frozenset({"dynamic", "uloop", "weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
+COLLECTIVES = {"shared", "synccount", "warp", "voteif", "satomic", "uloop", "pwarp"}
+FEATURES = frozenset(KINDS | {"graph", "dynamic", "uloop", "weak", "return", "own", "local", "shape2d", "matchall", "cmp64", "call", "shared", "synccount", "warp", "voteif", "satomic", "atomic",
                       "if", "for", "while", "jump"})
 
 
@@ -348,6 +353,8 @@ def generate(seed, without=()):
         body.append(g.stmt_store(0))
     program = Program(seed, g.blocks, g.threads, g.params, g.values, body, g.exact, g.functions)
     program.shape, program.laneid = g.shape, g.rng.random() < 0.3
+    if "graph" in g.features:
+        program.launch_mode = g.rng.choice(["direct"] * 3 + ["capture", "graph"])
     if "simt.shared.dynamic" in program.source():
         program.shared_bytes = 8 * g.threads
     return program

@@ -166,6 +166,8 @@ class Frame:
 
 
 FUNCTIONS = {}
+MORE_LOCAL = []          # evaluators of fuzz_more.py's statement kinds: fn(s, th, ...) -> bool
+MORE_COLLECTIVE = []     # and of its collectives: fn(s, threads, ...) -> bool
 
 
 def call(name, args, arrays):
@@ -256,7 +258,7 @@ def run_local(s, th, arrays, mags):
         _, fn, acc, index, value = s
         atomic(arrays[acc], int(evaluate(index, th, arrays)[0]), fn,
                evaluate(value, th, arrays)[0])
-    else:
+    elif not any(more(s, th, arrays, mags) for more in MORE_LOCAL):
         raise ValueError(tag)
 
 
@@ -421,7 +423,7 @@ def run_collective(s, threads, arrays, mags):
         for th in threads:
             th.env[var] = (shared[(th.tid + offset) % size], 0.0)
     else:
-        return False
+        return any(more(s, threads, arrays, mags) for more in MORE_COLLECTIVE)
     return True
 
 

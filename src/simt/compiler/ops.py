@@ -9,7 +9,9 @@ from ..lang import bfloat16
 from ..lang.bfloat16 import round_to_odd_f32
 from .lltypes import I1, I64, scalar, const
 
-FP_FLAGS = ("contract",)      # a*b+c may become one fma, as nvcc's default -fmad=true
+# no "contract": which a*b+c become one fma is decided in the typed IR (compiler/contract.py),
+# the same for every device; LLVM must not fuse others on its own
+FP_FLAGS = ()
 # fastmath=True (docs/math.md): reassociation, approximate division and functions; no
 # assumptions about NaN or infinities
 FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")

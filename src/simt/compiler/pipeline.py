@@ -21,12 +21,13 @@ def typed_ir(pyfunc, arg_types, warp=None):
     typed for the target's warp facts ``warp`` (an ir.types.Warp; None: the 32-wide one)."""
     try:
         from . import family
+        from .contract import contract_functions
         from .frontend import FrontEnd          # imported at first compile
         from ..ir import types as T, verify
 
         def build(kernel_pyfunc, types):
             fn = FrontEnd(kernel_pyfunc, types, is_kernel=True, warp=warp or T.WARP32).build()
-            return verify.after("the front end", fn)
+            return contract_functions(verify.after("the front end", fn))
         fn = build(pyfunc, arg_types)
         if any(family.launch_nodes(fn)):
             family.resolve(pyfunc, arg_types, fn, build)

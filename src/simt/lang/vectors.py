@@ -327,10 +327,9 @@ def _with(em, e):
 
 def vector_arith(b, op, x, y, kind):
     """x op y component-wise (also used by half2 arithmetic)."""
-    if kind == "f":
-        flags = ("contract",) if op != "truediv" else ()
-        return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "truediv": b.fdiv}[op](x, y,
-                                                                                   flags=flags)
+    if kind == "f":       # no "contract": the typed IR decides fusion (compiler/contract.py),
+        return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul,    # vectors are never fused
+                "truediv": b.fdiv}[op](x, y)
     return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
 
 
@@ -359,7 +358,7 @@ def _dot_value(b, x, y, n, kind):
     total = b.extract_element(product, _i32(0))
     for i in range(1, n):
         part = b.extract_element(product, _i32(i))
-        total = b.fadd(total, part, flags=("contract",)) if kind == "f" else b.add(total, part)
+        total = b.fadd(total, part) if kind == "f" else b.add(total, part)
     return total
 
 

@@ -21,7 +21,7 @@ from .backend import deep_recursion
 from .devices import backend_class, get_device
 from . import nvtx, peer
 from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
-                     dim3_tuple, launch_cluster, shared_size)
+                     check_dimensions, dim3_tuple, exact_guard, launch_cluster, shared_size)
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
@@ -172,24 +172,35 @@ class Kernel(Generic[P]):
             self.compile(types)
 
     def __getitem__(self, configuration: LaunchConfiguration) -> Callable[P, None]:
-        try:                                   # the hot path: one dict lookup
-            call = self.launches[configuration].call
+        try:                   # the hot path: one dict lookup and the key's exact classes
+            launch = self.launches[configuration]
         except (KeyError, TypeError):
             call = self._launch_function(configuration)
+        else:                  # 32.0 finds the Launch of 32: check_dimensions refuses it
+            call = launch.call if launch.exact(configuration) else \
+                self._inexact_hit(launch, configuration)
         return nvtx.launch(self.__name__, configuration, call) if config.nvtx else call
 
     def _launch_function(self, config):
         try:
-            return self.launches[config].call
+            launch = self.launches[config]
         except KeyError:
+            launch = None
             if type(config) is tuple and len(config) == 4:
                 table = getattr(config[3], "launches", None)      # a Stream's own table
                 launch = table.get((self, config[:3])) if table is not None else None
-                if launch is not None:
-                    return launch.call
-            return self._new_launch(config)
         except TypeError:                 # an unhashable part (a list): no reuse
             return self._new_launch(config)
+        if launch is None:
+            return self._new_launch(config)
+        return launch.call if launch.exact(config) else self._inexact_hit(launch, config)
+
+    @staticmethod
+    def _inexact_hit(launch, config):
+        """A cached Launch found by a configuration whose classes differ from its key's
+        (np.int64(2) for 2, or 2.0): the first launch's checks, then that Launch."""
+        check_dimensions(config)
+        return launch.call
 
     def _new_launch(self, config):
         """A Launch for a configuration met for the first time, kept for reuse where the
@@ -203,6 +214,7 @@ class Kernel(Generic[P]):
                                        "kernel[grid, block, shared_bytes, stream, cluster]")
         launch = Launch(self, *config)
         if by_value(config):
+            launch.exact = exact_guard(config)
             table, key = self.launches, config
             if len(config) == 4 and hasattr(config[3], "launches"):
                 table, key = config[3].launches, (self, config[:3])

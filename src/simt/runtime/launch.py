@@ -64,6 +64,55 @@ def by_value(config):
     return True
 
 
+# the classes a launch dimension may have (a float, bool or complex equal to an int finds
+# that int's cached Launch: 32.0 == 32 and they hash alike)
+DIMENSION_TYPES = frozenset({int} | {np.dtype(code).type for code in "bBhHiIlLqQnNpP"})
+_guards = {}          # (guard source, classes) -> its function
+
+
+def exact_guard(config):
+    """A function telling whether a configuration equal to ``config`` (a dict hit) has, at
+    each place where ``config`` holds an int (grid, block, shared bytes and cluster, one
+    level into tuples), the very class ``config`` has there. Written once per shape and
+    classes, so a hit pays a few ``type(..) is`` tests; a hit that fails them goes to
+    ``check_dimensions``."""
+    places = _int_places(config)
+    tests = [f"type({path}) is T{k}" for k, (path, _) in enumerate(places)]
+    source = "lambda c: " + (" and ".join(tests) or "True")
+    classes = tuple(cls for _, cls in places)
+    guard = _guards.get((source, classes))
+    if guard is None:
+        names = {f"T{k}": cls for k, cls in enumerate(classes)}
+        guard = _guards[(source, classes)] = eval(source, names)
+    return guard
+
+
+def _int_places(config):
+    """(index expression such as ``c[1][0]``, class) of each int in a configuration's
+    dimensions."""
+    places = []
+    for k, part in enumerate(config):
+        if k == 3:                               # the stream
+            continue
+        if isinstance(part, tuple):
+            places += [(f"c[{k}][{j}]", type(v)) for j, v in enumerate(part)
+                       if type(v) in DIMENSION_TYPES]
+        elif type(part) in DIMENSION_TYPES:
+            places.append((f"c[{k}]", type(part)))
+    return places
+
+
+def check_dimensions(config):
+    """The first launch's checks of a configuration's dimensions (InvalidConfiguration for
+    a float, bool or string), for a cached hit whose classes differ from its key's."""
+    dim3_tuple(config[0], "grid")
+    dim3_tuple(config[1], "block")
+    if len(config) > 2:
+        shared_size(config[2])
+    if len(config) > 4 and config[4] is not None:
+        dim3_tuple(config[4], "cluster")
+
+
 class dim3(tuple):
     """CUDA's dim3: ``simt.dim3(x, y=1, z=1)``. Immutable (a tuple of three ints), so a
     launch configuration holding one is the same configuration at every launch: make a
