@@ -5,7 +5,8 @@ and numba-cuda, with empty caches (cold) and with the caches the previous run le
 and a bare ``python -c "import numpy"`` as the baseline every program pays. Median of
 ``--runs`` processes each. Each program prints the clock when its result is on the host, so
 the interpreter's exit is not counted. The goal (issue 17): simt's time over the baseline at
-most half of CuPy's, cold and warm.
+most half of CuPy's, cold and warm; issue 37: over the baseline and the CUDA context's
+creation (cuInit and the primary context, which every library pays: timed alone here).
 
     python bench/first_result.py [--runs 5] [--out results.json] [--device cpu]
         [--numba-pythonpath DIR]     # a folder with a NumPy numba-cuda accepts (<= 2.3)
@@ -110,6 +111,17 @@ print(done)
 
 BASELINE = "import time, numpy\nprint(time.time())\n"
 
+# the baseline plus what every CUDA library pays before its first kernel: cuInit and the
+# primary context of device 0 (made current)
+CONTEXT = """import time, numpy
+from cuda.bindings import driver as d
+d.cuInit(0)
+_, dev = d.cuDeviceGet(0)
+_, ctx = d.cuDevicePrimaryCtxRetain(dev)
+d.cuCtxSetCurrent(ctx)
+print(time.time())
+"""
+
 
 def one_run(code, env, folder):
     """Seconds from spawning the interpreter to the result on the host (None: it failed).
@@ -163,6 +175,7 @@ def main():
     programs = {"baseline (import numpy)": (BASELINE, env()),
                 "simt": (SIMT, env(SIMT_CACHE_DIR="{}/simt"))}
     if args.device != "cpu":
+        programs["context (numpy + cuInit + context)"] = (CONTEXT, env())
         programs["CuPy RawKernel"] = (CUPY, env(CUPY_CACHE_DIR="{}/cupy"))
         programs["numba-cuda"] = (NUMBA, env(NUMBA_CACHE_DIR="{}/numba",
                                              PYTHONPATH=numba_path))
@@ -188,6 +201,13 @@ def main():
             ratio = mine[f"{kind}_over_baseline"] / theirs[f"{kind}_over_baseline"]
             result[f"simt_over_cupy_{kind}"] = round(ratio, 3)
             print(f"simt / CuPy over the baseline, {kind}: {ratio:.2f} (goal <= 0.5)")
+    context = result["programs"].get("context (numpy + cuInit + context)", {})
+    if "cold" in context and "cold" in theirs and "cold" in mine:
+        for kind in ("cold", "warm"):      # over both: interpreter + NumPy and the context
+            ratio = (mine[kind] - context[kind]) / (theirs[kind] - context[kind])
+            result[f"simt_over_cupy_{kind}_over_context"] = round(ratio, 3)
+            print(f"simt / CuPy over the baseline and the context, {kind}: {ratio:.2f} "
+                  f"(goal <= 0.5)")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
