@@ -326,9 +326,9 @@ class FunctionEmitter:
         return ops.cast(self.builder, value, e.value.type, e.type)
 
     def expr_BinOp(self, e):
-        flags = ops.FAST_FLAGS if self.options.fastmath else ops.FP_FLAGS
+        division = ops.div_flags(self.options, e.type) if e.type.kind == "f" else ()
         return ops.binop(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.type,
-                         self.math_call, flags)
+                         self.math_call, ops.arith_flags(self.options), division)
 
     def expr_UnaryOp(self, e):
         return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
@@ -535,6 +535,12 @@ class FunctionEmitter:
     # ------------------------------------------------------------ helpers
     def math_call(self, name, t, args):
         return mathlower.math_value(self, name, t, args)
+
+
+def inline_attribute(function):
+    """The LLVM attribute of a device function: ``noinline`` for @simt.device(inline=
+    'never'), else ``alwaysinline`` (simt's default and inline='always')."""
+    return "noinline" if function.inline == "never" else "alwaysinline"
 
 
 def _is_one(value):

@@ -549,6 +549,7 @@ class FrontEnd:
         if function is None:
             function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
                                 groups=groups, warp=self.warp_facts).build()
+            function.inline = getattr(target, "inline", None)
             target.ir_cache[key] = function
         self.callees[(pyfunc, key)] = function
         return ir.CallDevice(function.return_type, self.loc(loc), function, args)

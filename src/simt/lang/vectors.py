@@ -325,10 +325,11 @@ def _with(em, e):
                                      _i32(e.attrs["index"]))
 
 
-def vector_arith(b, op, x, y, kind):
-    """x op y component-wise (also used by half2 arithmetic)."""
+def vector_arith(b, op, x, y, kind, contract=True):
+    """x op y component-wise (also used by half2 arithmetic); ``contract``: a product may
+    fuse with a sum (False under the kernel option fmad=False)."""
     if kind == "f":
-        flags = ("contract",) if op != "truediv" else ()
+        flags = ("contract",) if op != "truediv" and contract else ()
         return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "truediv": b.fdiv}[op](x, y,
                                                                                    flags=flags)
     return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
@@ -339,9 +340,10 @@ def _arith(em, e):
     b = em.builder
     x, y = (em.expr(a) for a in e.args)
     if e.type.element.is_bfloat16:          # in float32, rounded once
-        wide = vector_arith(b, e.attrs["op"], widen(b, x), widen(b, y), "f")
+        wide = vector_arith(b, e.attrs["op"], widen(b, x), widen(b, y), "f",
+                            em.options.math().fmad)
         return narrow(b, wide)
-    return vector_arith(b, e.attrs["op"], x, y, e.type.kind)
+    return vector_arith(b, e.attrs["op"], x, y, e.type.kind, em.options.math().fmad)
 
 
 @negate.lowering()
@@ -354,19 +356,21 @@ def _negate(em, e):
     return em.builder.sub(ll.Constant(x.type, None), x)
 
 
-def _dot_value(b, x, y, n, kind):
-    product = vector_arith(b, "mul", x, y, kind)
+def _dot_value(b, x, y, n, kind, contract=True):
+    product = vector_arith(b, "mul", x, y, kind, contract)
     total = b.extract_element(product, _i32(0))
+    flags = ("contract",) if contract else ()
     for i in range(1, n):
         part = b.extract_element(product, _i32(i))
-        total = b.fadd(total, part, flags=("contract",)) if kind == "f" else b.add(total, part)
+        total = b.fadd(total, part, flags=flags) if kind == "f" else b.add(total, part)
     return total
 
 
 @dot.lowering()
 def _dot(em, e):
     x, y = (em.expr(a) for a in e.args)
-    return _dot_value(em.builder, x, y, e.args[0].type.n, e.args[0].type.kind)
+    return _dot_value(em.builder, x, y, e.args[0].type.n, e.args[0].type.kind,
+                      em.options.math().fmad)
 
 
 def _sqrt(b, x):
@@ -376,7 +380,8 @@ def _sqrt(b, x):
 @length.lowering()
 def _length(em, e):
     x = em.expr(e.args[0])
-    return _sqrt(em.builder, _dot_value(em.builder, x, x, e.args[0].type.n, "f"))
+    return _sqrt(em.builder, _dot_value(em.builder, x, x, e.args[0].type.n, "f",
+                                        em.options.math().fmad))
 
 
 @normalize.lowering()
@@ -384,7 +389,7 @@ def _normalize(em, e):
     b = em.builder
     x = em.expr(e.args[0])
     n = e.type.n
-    norm = _sqrt(b, _dot_value(b, x, x, n, "f"))
+    norm = _sqrt(b, _dot_value(b, x, x, n, "f", em.options.math().fmad))
     splat = ll.Constant(x.type, ll.Undefined)
     for i in range(n):
         splat = b.insert_element(splat, norm, _i32(i))

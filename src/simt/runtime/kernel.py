@@ -71,13 +71,22 @@ LaunchConfiguration = Union[Tuple[Dims, Dims], Tuple[Dims, Dims, Bytes],
                             Tuple[Dims, Dims, Bytes, Any, Optional[Dims]]]
 
 
+INLINE = ("always", "never")      # @simt.device(inline=...): __forceinline__, __noinline__
+
+
 class DeviceFunction(Generic[P, R]):
-    """A ``@simt.device`` function: callable from kernels and device functions."""
+    """A ``@simt.device`` function: callable from kernels and device functions.
+    ``inline``: 'always' (CUDA's ``__forceinline__``), 'never' (``__noinline__``) or None
+    (the default: inlined, as nvcc inlines small device functions); docs/kernel-options.md."""
 
     _simt_device = True
 
-    def __init__(self, pyfunc: Callable[P, R]):
+    def __init__(self, pyfunc: Callable[P, R], inline: Optional[str] = None):
         check_function(pyfunc, "@simt.device")
+        if inline is not None and (not isinstance(inline, str) or inline not in INLINE):
+            raise ValueError(f"@simt.device '{pyfunc.__name__}': inline is 'always' or "
+                             f"'never' (or leave it out); got {inline!r}")
+        self.inline = inline
         self.pyfunc = pyfunc
         self.ir_cache = {}
         self.__name__ = pyfunc.__name__
@@ -123,10 +132,15 @@ def device(fn: Optional[str] = None, **options: Any) -> DeviceDecorator: ...
 
 
 def device(fn: Any = None, **options: Any) -> Any:
-    """Decorator: ``@simt.device`` marks a __device__ function."""
+    """Decorator: ``@simt.device`` marks a __device__ function;
+    ``@simt.device(inline='always' | 'never')`` asks for it to be inlined into its callers
+    always (``__forceinline__``) or never (``__noinline__``: a call on GPUs and the CPU)."""
+    unknown = sorted(set(options) - {"inline"})
+    if unknown:
+        raise TypeError(f"@simt.device has no option {', '.join(unknown)}; its options: inline")
     if fn is None or isinstance(fn, str):
-        return lambda f: DeviceFunction(f)
-    return DeviceFunction(fn)
+        return lambda f: DeviceFunction(f, **options)
+    return DeviceFunction(fn, **options)
 
 
 class Kernel(Generic[P]):

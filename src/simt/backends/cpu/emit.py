@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from ...ir import types as T
 from ...compiler import loopmeta
-from ...compiler.codegen import FunctionEmitter
+from ...compiler.codegen import FunctionEmitter, inline_attribute
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, symbol_part, value_type)
@@ -652,7 +652,7 @@ class CpuDeviceEmitter(CpuEmitterBase):
         name = f"simt.device.{symbol_part(function.name)}.{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(ret, [ptr()] + params), name)
         llfunc.linkage = "internal"
-        llfunc.attributes.add("alwaysinline")
+        llfunc.attributes.add(inline_attribute(function))
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
         self.ret_type = ret

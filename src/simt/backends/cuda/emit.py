@@ -3,12 +3,13 @@
 A kernel becomes a ``ptx_kernel`` function whose parameters are its arguments
 flattened (params.py): an array is its global data pointer, its extents and,
 for non-contiguous layouts, its strides. Device functions are separate
-internal, always-inlined LLVM functions taking arrays as structs.
+internal LLVM functions taking arrays as structs, always inlined unless
+@simt.device(inline="never") asks otherwise.
 """
 from llvmlite import ir as ll
 
 from ...ir import types as T
-from ...compiler.codegen import FunctionEmitter
+from ...compiler.codegen import FunctionEmitter, inline_attribute
 from ...compiler.lltypes import ArrayValue, symbol_part, value_type
 from . import params as P
 from . import lower  # noqa: F401  (registers this target's lowerings)
@@ -65,7 +66,7 @@ class CudaDeviceEmitter(CudaEmitterBase):
         name = f"simt_device_{symbol_part(function.name)}_{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(self.ret_type, params), name)
         llfunc.linkage = "internal"
-        llfunc.attributes.add("alwaysinline")
+        llfunc.attributes.add(inline_attribute(function))
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
 
