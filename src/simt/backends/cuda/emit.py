@@ -27,6 +27,8 @@ class CudaKernelEmitter(CudaEmitterBase):
         llfunc = ll.Function(module, ll.FunctionType(ll.VoidType(), types), symbol)
         llfunc.calling_convention = "ptx_kernel"
         _grid_constants(module, llfunc, function)
+        if options.noalias:
+            _restrict(llfunc, function)
         super().__init__(target, module, function, llfunc, options)
 
     def build(self):
@@ -55,6 +57,18 @@ def _grid_constants(module, llfunc, function):
             index = module.add_metadata([ll.Constant(ll.IntType(32), position + 1)])
             module.add_named_metadata("nvvm.annotations", [llfunc, "grid_constant", index])
         position += count
+
+
+def _restrict(llfunc, function):
+    """@simt.kernel(noalias=True): each array parameter's data pointer is ``noalias``, as
+    CUDA C's ``__restrict__``: LLVM may keep loads across stores, and reads of arrays the
+    kernel never writes become ``ld.global.nc`` (the read-only data cache)."""
+    position = 0
+    for _, t in function.params:
+        types = P.llvm_types(t)
+        if isinstance(t, T.Array) and isinstance(types[0], ll.PointerType):
+            llfunc.args[position].add_attribute("noalias")
+        position += len(types)
 
 
 class CudaDeviceEmitter(CudaEmitterBase):
