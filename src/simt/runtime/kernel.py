@@ -430,7 +430,8 @@ class Kernel(Generic[P]):
                 self.compiled[any_key] = found
         if found is None:
             with deep_recursion():          # it walks the chain of device functions
-                barriers = inline.holds_barriers(self.typed_ir(arg_types, device.backend.warp))
+                barriers = inline.holds_barriers(
+                    self.typed_ir(arg_types, device.backend.warp_for(options)))
             if not barriers:
                 found = self.binary_for(arg_types, device)
         if found is None or found.binary.block != block and found.binary.barriers:
@@ -474,7 +475,8 @@ class Kernel(Generic[P]):
             return found
         if lookup is not None:
             log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
-        binary, deps = self._compile(arg_types, options, backend.compile, backend.warp)
+        binary, deps = self._compile(arg_types, options, backend.compile,
+                                     backend.warp_for(options))
         log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
                  device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
@@ -542,7 +544,7 @@ class Kernel(Generic[P]):
 
     def inspect_ptx(self, sig: Any = None, arch: Optional[str] = None) -> Inspected:
         """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
-        sm_90) without a GPU. ``sig`` as inspect_types."""
+        the kernel's arch= option, else sm_90) without a GPU. ``sig`` as inspect_types."""
         return self._each(sig, lambda types: self._ptx_binary(types, arch).stages["ptx"])
 
     def inspect_sass(self, sig: Any = None) -> Inspected:
@@ -557,14 +559,15 @@ class Kernel(Generic[P]):
             binary = self.compile(types, device).binary
             if arch in (None, binary.arch):
                 return binary
-        arch = arch or "sm_90"
         options = self.options_for("cuda")
+        arch = arch or options.arch or "sm_90"
         key = (tuple(types), arch, options.key())
         binary = self.foreign.get(key)
         if binary is None:
             cuda = backend_class("cuda")         # no GPU needed: see its compile_for
             binary = self.foreign[key] = self._compile(
-                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch, link=False), cuda.warp)[0]
+                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch, link=False),
+                cuda.warp_at(arch))[0]
         return binary
 
     def _each(self, sig, text_of):

@@ -17,13 +17,13 @@ MAX_WORK = 100_000        # np.shares_memory's budget; past it, overlapping span
 _TOO_HARD = getattr(np, "exceptions", np).TooHardError
 
 
-def refuse_overlapping(kernel, args):
+def refuse_overlapping(kernel, params, args):
     """A LaunchError naming the two parameters when ``kernel`` is noalias and two of its
-    array arguments share memory while it writes one of them."""
+    array arguments share memory while it writes one of them (``params``: the compiled
+    signature's types)."""
     if not kernel.options.get("noalias"):
         return
-    from .launch import arg_types
-    types = arg_types(kernel, args)
+    types = tuple(params)
     arrays = []
     for i, (t, a) in enumerate(zip(types, args)):
         view = _address_view(a) if isinstance(t, T.Array) else None

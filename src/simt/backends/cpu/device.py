@@ -19,8 +19,7 @@ from ...config import config
 import simt.fault as fault
 from ...errors import CudaError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
-                                refuse_misaligned)
-from ...runtime.restrict import refuse_overlapping
+                                refuse_misaligned, refuse_overlapping)
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
@@ -413,7 +412,7 @@ class CpuBackend(CpuMemory):
         if loaded.binary.checked:
             refuse_freed(kernel, args)
             refuse_misaligned(kernel, loaded.binary.params, args)
-            refuse_overlapping(kernel, args)
+            refuse_overlapping(kernel, loaded.binary.params, args)
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
             _refuse_numpy(kernel, args)
