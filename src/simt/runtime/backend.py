@@ -298,7 +298,7 @@ class Backend:
     def warp_for(self, options):
         """The warp facts a kernel compiled with ``options`` is typed for (ir/types.Warp,
         whose ``arch`` is what ``simt.arch()`` folds to: (0, 0) but on GPUs)."""
-        return self.warp
+        raise self.unsupported("kernels")
 
     def compile(self, fn, options):
         """A binary (picklable, for the disk cache) of a typed IR kernel."""

@@ -344,6 +344,9 @@ class CpuBackend(CpuMemory):
         from .. import hostjit as jit
         return "cpu " + jit.host_description()
 
+    def warp_for(self, options):
+        return self.warp                  # simt.arch() is (0, 0): no GPU target
+
     def compile(self, fn, options):
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory

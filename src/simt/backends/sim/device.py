@@ -206,6 +206,9 @@ class SimBackend(HostMemory):
     def target_id(self):
         return "sim python"
 
+    def warp_for(self, options):
+        return self.warp                  # simt.arch() is (0, 0): no GPU target
+
     def compile(self, fn, options):
         if not options.boundscheck:
             raise NotSupportedError("the sim device always checks every index: "
