@@ -38,6 +38,7 @@ WARP_MASK = 10           # a warp collective whose mask names a lane that is not
 USE_AFTER_FREE = 11      # an access of device heap memory that simt.free released
 DEVICE_LAUNCH = 12       # a launch inside a kernel that the device runtime refused
 UNASSIGNED = 13          # checked mode: a read of a local variable this thread did not assign
+STACK_OVERFLOW = 14      # a recursive device function past the 'stack_size' limit (CPU device)
 
 # what an access was, in the "accesses" word (mine | other << 4)
 READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
@@ -95,6 +96,12 @@ def decode(record, binary, kernel_name):
         return LaunchError(f"simt.free {place} of memory simt.malloc did not hand out (or "
                            f"already freed)\n  block {block}, thread {thread}, at {where}\n  "
                            f"free only the arrays simt.malloc returned, each once", **common)
+    if code == STACK_OVERFLOW:
+        return LaunchError(f"stack overflow {place}: its recursion went past the "
+                           f"'stack_size' limit ({extent} bytes)\n  block {block}, thread "
+                           f"{thread}, entering the function at {where}\n  stop the "
+                           f"recursion earlier (is its base case reached?), or raise the "
+                           f"limit: simt.set_limit('stack_size', nbytes)", **common)
     if code == DEVICE_LAUNCH:
         child = binary.labels[array] if array < len(binary.labels) else "?"
         why, advice = _LAUNCH_ERRORS.get(index, (f"cudaError {index}", "see the CUDA "

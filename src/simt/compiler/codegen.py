@@ -561,10 +561,13 @@ def alias_scopes(module, symbol, function):
             for i in arrays}
 
 
-def inline_attribute(function):
+def inline_attribute(function, recursive=False):
     """The LLVM attribute of a device function: ``noinline`` for @simt.device(inline=
-    'never'), else ``alwaysinline`` (simt's default and inline='always')."""
-    return "noinline" if function.inline == "never" else "alwaysinline"
+    'never'), else ``alwaysinline`` (simt's default and inline='always'), or None for a
+    function on a call cycle (recursion.py), which cannot be inlined into itself."""
+    if function.inline == "never":
+        return "noinline"
+    return None if recursive else "alwaysinline"
 
 
 def _is_one(value):

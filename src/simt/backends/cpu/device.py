@@ -30,6 +30,7 @@ from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shad
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
+from . import stack           # registers simt_cpu_stack_limit with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -188,8 +189,7 @@ class CpuBackend(CpuMemory):
         return sum(nbytes for _, nbytes in list(self.live.values()))
 
     # ------------------------------------------------------------ limits
-    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
-                "stack_size": "its kernel threads run on the host threads' stacks"}
+    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer"}
 
     pending_launch_limit = devlaunch.PENDING_LIMIT
 
@@ -198,6 +198,8 @@ class CpuBackend(CpuMemory):
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             self.pending_launch_limit = value
+        elif name == "stack_size":
+            stack.set_limit(value)
         else:
             heap.set_size(value)
 
@@ -206,6 +208,8 @@ class CpuBackend(CpuMemory):
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             return self.pending_launch_limit
+        if name == "stack_size":
+            return stack.get_limit()
         return heap.size()
 
     # ------------------------------------------------------------ streams (see streams.py)

@@ -80,7 +80,10 @@ class CudaDeviceEmitter(CudaEmitterBase):
         name = f"simt_device_{symbol_part(function.name)}_{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(self.ret_type, params), name)
         llfunc.linkage = "internal"
-        llfunc.attributes.add(inline_attribute(function))
+        # a recursive one is a real call (.func) whatever its inline option
+        attribute = inline_attribute(function, id(function) in target.recursive)
+        if attribute is not None:
+            llfunc.attributes.add(attribute)
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
 
