@@ -2,6 +2,7 @@
 registry entries (lang/: intrinsics, math, Python builtins) and device functions."""
 import ast
 import math
+import operator
 
 import numpy as np
 
@@ -98,6 +99,27 @@ def fold_static(fc, node, lhs, rhs):
         except Exception:
             return None
     return None
+
+
+_FOLD_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+                 ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def fold_compare(op, lhs, rhs):
+    """Static(bool) of a comparison of two compile-time numbers or tuples of numbers
+    (``simt.arch() >= (8, 0)``), else None (compiled as a comparison of values)."""
+    if not (isinstance(lhs, Static) and isinstance(rhs, Static)) or op not in _FOLD_COMPARE:
+        return None
+    if not all(_plain(v) for v in (lhs.value, rhs.value)):
+        return None
+    return Static(bool(_FOLD_COMPARE[op](lhs.value, rhs.value)))
+
+
+def _plain(value):
+    """A Python number (not complex) or a tuple of them."""
+    if isinstance(value, tuple):
+        return all(_plain(v) for v in value)
+    return isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_))
 
 
 # ----------------------------------------------------------------- casts

@@ -44,6 +44,8 @@ class FunctionEmitter:
         self.boundscheck = options.boundscheck or options.checks     # checked mode: bounds too
         self.proven = frozenset()    # ids of accesses whose indices a target checked already
         self.access_group = None     # the CPU's thread loop being emitted: its accesses' group
+        self.alias = None            # noalias=True where parameters come from memory (the
+        #                              CPU): per parameter, (its scope, the others' scopes)
         self.builder = None
         self.entry_builder = None
         self.vars = {}
@@ -147,7 +149,7 @@ class FunctionEmitter:
         value = self.expr(s.value)
         if self.options.checks:        # after the value: it may read the same element
             self.target.check_access(self, array, indices, address, "write", s.label, s.loc)
-        self.store_element(address, value, array.type, parallel=True)
+        self.store_element(address, value, array.type, parallel=True, scope=array.scope)
 
     def stmt_If(self, s):
         cond = self.expr(s.cond)
@@ -326,9 +328,9 @@ class FunctionEmitter:
         return ops.cast(self.builder, value, e.value.type, e.type)
 
     def expr_BinOp(self, e):
-        flags = ops.FAST_FLAGS if self.options.fastmath else ops.FP_FLAGS
+        division = ops.div_flags(self.options, e.type) if e.type.kind == "f" else ()
         return ops.binop(self.builder, e.op, self.expr(e.lhs), self.expr(e.rhs), e.type,
-                         self.math_call, flags)
+                         self.math_call, ops.arith_flags(self.options), division)
 
     def expr_UnaryOp(self, e):
         return ops.unary(self.builder, e.op, self.expr(e.value), e.value.type)
@@ -419,7 +421,7 @@ class FunctionEmitter:
         array = self.expr(e.array)
         indices = [self.expr(i) for i in e.indices]
         address = self.element_address(array, indices, e.label, e.loc, access="read", site=e)
-        return self.load_element(address, array.type, parallel=True)
+        return self.load_element(address, array.type, parallel=True, scope=array.scope)
 
     def expr_View(self, e):
         return self.make_view(self.expr(e.array), e)
@@ -466,26 +468,33 @@ class FunctionEmitter:
                                dim=dim, index=index, extent=extent)
         self.builder.position_at_end(ok_bb)
 
-    def load_element(self, address, array_type, parallel=False):
+    def load_element(self, address, array_type, parallel=False, scope=None):
         """``parallel``: a plain element access of the kernel's code (a[i]), which the
-        target may tag as one of the threads' independent accesses (``access_group``)."""
+        target may tag as one of the threads' independent accesses (``access_group``);
+        ``scope``: the array's ArrayValue.scope (noalias=True)."""
         t = array_type.element
         if isinstance(t, T.Vector):         # one vector access (ld.global.v4.f32)
             return self._tag(self.builder.load(address, typ=scalar(t),
-                                               align=recordgen.element_align(array_type)), parallel)
+                                               align=recordgen.element_align(array_type)),
+                             parallel, scope)
         value = self._tag(self.builder.load(address, typ=memory(t),
-                                            align=recordgen.element_align(array_type)), parallel)
+                                            align=recordgen.element_align(array_type)),
+                          parallel, scope)
         return bool_of_byte(self.builder, value) if t.dtype.kind == "b" else value
 
-    def store_element(self, address, value, array_type, parallel=False):
+    def store_element(self, address, value, array_type, parallel=False, scope=None):
         if array_type.element.dtype.kind == "b":
             value = self.builder.zext(value, I8)
         self._tag(self.builder.store(value, address, align=recordgen.element_align(array_type)),
-                  parallel)
+                  parallel, scope)
 
-    def _tag(self, access, parallel):
+    def _tag(self, access, parallel, scope=None):
         if parallel and self.access_group is not None:
             access.set_metadata("llvm.access.group", self.access_group)
+        if scope is not None and self.alias is not None:
+            own, others = self.alias[scope]
+            access.set_metadata("alias.scope", own)
+            access.set_metadata("noalias", others)
         return access
 
     def make_view(self, array, e):
@@ -508,7 +517,9 @@ class FunctionEmitter:
             shape.append(array.shape[d])
             strides.append(array.strides[d])
         data = b.gep(array.data, [data_offset], source_etype=memory(array.type.element))
-        return ArrayValue(e.type, data, shape, strides)
+        view = ArrayValue(e.type, data, shape, strides)
+        view.scope = array.scope            # a view of a noalias parameter is that parameter
+        return view
 
     def slice_bounds(self, part, extent):
         """Python's slice rules: (start, length, step) clipped to the extent."""
@@ -538,6 +549,28 @@ class FunctionEmitter:
     # ------------------------------------------------------------ helpers
     def math_call(self, name, t, args):
         return mathlower.math_value(self, name, t, args)
+
+
+def alias_scopes(module, symbol, function):
+    """@simt.kernel(noalias=True) as LLVM's scoped alias metadata, for targets whose kernels
+    read their arrays' pointers from memory (no argument to mark ``noalias``): a domain per
+    kernel, a scope per array parameter; an access of parameter i's array is in scope i and
+    does not alias scopes j != i. {position: (its scope list, the others' list)}."""
+    domain = module.add_metadata([f"simt.noalias.{symbol}"])
+    arrays = [i for i, (_, t) in enumerate(function.params) if isinstance(t, T.Array)]
+    scopes = {i: module.add_metadata([f"simt.noalias.{symbol}.{i}", domain]) for i in arrays}
+    return {i: (module.add_metadata([scopes[i]]),
+                module.add_metadata([scopes[j] for j in arrays if j != i]))
+            for i in arrays}
+
+
+def inline_attribute(function, recursive=False):
+    """The LLVM attribute of a device function: ``noinline`` for @simt.device(inline=
+    'never'), else ``alwaysinline`` (simt's default and inline='always'), or None for a
+    function on a call cycle (recursion.py), which cannot be inlined into itself."""
+    if function.inline == "never":
+        return "noinline"
+    return None if recursive else "alwaysinline"
 
 
 def _is_one(value):

@@ -44,8 +44,9 @@ class FrontEnd:
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
     def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
-                 frames=(), key=None):
+                 frames=(), key=None, inline=None):
         self.source = Source(pyfunc)
+        self.inline = inline            # a device function's @simt.device(inline=...)
         self.pyfunc, self.key = pyfunc, key
         self.frames = tuple(frames) + (self,)     # the FrontEnds running: recursion.py
         self.warp_facts = warp          # the target's (ir/types.Warp): typing rules ask warp()
@@ -92,7 +93,7 @@ class FrontEnd:
             decls=list(self.decls), is_kernel=self.is_kernel, loc=self.loc(fndef),
             callees=list(self.callees.values()),
             uses_barrier=any(ir.contains_barrier(s) for s in body),
-            reads=ir.Reads(self.source.reads)).__dict__)
+            reads=ir.Reads(self.source.reads), inline=self.inline).__dict__)
         return function
 
     def _check_signature(self, fndef):
@@ -380,7 +381,11 @@ class FrontEnd:
         return ir.Store(loc, array, indices, value, label)
 
     def stmt_If(self, node):
-        cond = self.truth(self.expr(self.any(node.test), node.test), node)
+        test = self.any(node.test)
+        if isinstance(test, Static):      # a compile-time test (simt.arch() >= (8, 0), a
+            #                               module constant): only its branch is compiled
+            return self.block(node.body if test.value else node.orelse)
+        cond = self.truth(self.expr(test, node.test), node)
         then = self.block(node.body)
         orelse = self.block(node.orelse)
         return [ir.If(self.loc(node), cond, then, orelse)]
@@ -565,7 +570,8 @@ class FrontEnd:
         function = target.ir_cache.get(key)
         if function is None:
             callee = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
-                              groups=groups, warp=self.warp_facts, frames=self.frames, key=key)
+                              groups=groups, warp=self.warp_facts, frames=self.frames, key=key,
+                              inline=getattr(target, "inline", None))
             function = callee.build()
             self.guesses += callee.guesses          # its type may rest on a guess too
             recursion.cache(self, callee, target.ir_cache, key, function)
@@ -596,13 +602,18 @@ class FrontEnd:
         return result
 
     def expr_Compare(self, node):
-        left = self.expr(self.any(node.left), node)
+        left = self.any(node.left)
+        if isinstance(left, Static) and len(node.ops) == 1:
+            right = self.any(node.comparators[0])
+            folded = calls.fold_compare(type(node.ops[0]), left, right)
+            if folded is not None:
+                return folded
+            return calls.compare(self, self.compare_name(node, node.ops[0]),
+                                 self.expr(left, node), self.expr(right, node), self.loc(node))
+        left = self.expr(left, node)
         result = None
         for op, right_node in zip(node.ops, node.comparators):
-            name = _COMPARES.get(type(op))
-            if name is None:
-                self.fail(node, f"comparison {type(op).__name__} is not supported",
-                          "use ==, !=, <, <=, > or >=")
+            name = self.compare_name(node, op)
             # a < b < c: c is evaluated only where a < b (Python's order)
             right, pre = conditional.guarded(self, lambda n=right_node: self.expr(self.any(n), n))
             if result is None:
@@ -614,8 +625,18 @@ class FrontEnd:
             left = right
         return result
 
+    def compare_name(self, node, op):
+        name = _COMPARES.get(type(op))
+        if name is None:
+            self.fail(node, f"comparison {type(op).__name__} is not supported",
+                      "use ==, !=, <, <=, > or >=")
+        return name
+
     def expr_IfExp(self, node):
-        cond = self.truth(self.expr(self.any(node.test), node.test), node)
+        test = self.any(node.test)
+        if isinstance(test, Static):      # compile time: one side only, as stmt_If
+            return self.any(node.body if test.value else node.orelse)
+        cond = self.truth(self.expr(test, node.test), node)
         then, then_pre = conditional.guarded(
             self, lambda: self.expr(self.any(node.body), node.body))
         orelse, else_pre = conditional.guarded(

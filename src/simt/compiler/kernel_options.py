@@ -1,5 +1,6 @@
 """The values of the kernel options CUDA spells as ``__launch_bounds__``, ``-maxrregcount``,
-``__cluster_dims__`` and ``-lineinfo`` (guide B.32): checked when ``@simt.kernel(...)`` is
+``__cluster_dims__``, ``-lineinfo`` (guide B.32), ``__restrict__``, ``-arch`` and nvcc's math
+flags: checked when ``@simt.kernel(...)`` is
 applied, so a bad value is an error at the decorator, never a compile that quietly does
 something else.
 
@@ -75,18 +76,56 @@ def cluster_dims(value, what):
     return dims
 
 
-def flag(name):
-    """A checker for an on/off option: True or False only."""
+def flag(name, unset=False):
+    """A checker for an on/off option: True or False only (or None where ``unset``: a math
+    flag left to follow fastmath)."""
     def check(value, what):
+        if unset and value is None:
+            return None
         if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{what}: {name} is True or False; got {value!r}")
+            more = ", or None to follow fastmath" if unset else ""
+            raise TypeError(f"{what}: {name} is True or False{more}; got {value!r}")
         return bool(value)
     return check
 
 
+ARCH_MAJORS = range(5, 13)    # compute capabilities CUDA 12 and LLVM's NVPTX target both know
+
+
+def arch(value, what):
+    """The GPU target of ``arch=``: 'sm_XY' (or 'sm_XYa', PTX's arch-specific target) from
+    that string or a (major, minor) compute capability; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)) and len(value) == 2 and \
+            None not in (_integer(v) for v in value):
+        major, minor, suffix = int(value[0]), int(value[1]), ""
+    else:
+        text = value if isinstance(value, str) else ""
+        digits = text.removeprefix("sm_")
+        suffix = "a" if digits.endswith("a") else ""
+        digits = digits.removesuffix("a")
+        if not (text.startswith("sm_") and digits.isdigit() and len(digits) in (2, 3)):
+            raise TypeError(f"{what}: arch is a GPU target such as 'sm_80' or 'sm_90a', or a "
+                            f"compute capability such as (8, 0); got {value!r}")
+        major, minor = int(digits[:-1]), int(digits[-1])
+    if major not in ARCH_MAJORS or not 0 <= minor <= 9:
+        raise ValueError(f"{what}: arch {value!r} is compute capability {major}.{minor}; "
+                         f"simt compiles for {ARCH_MAJORS[0]}.0 to {ARCH_MAJORS[-1]}.x")
+    return f"sm_{major}{minor}{suffix}"
+
+
+def capability(target):
+    """(major, minor) of a GPU target 'sm_90' / 'sm_90a'."""
+    digits = target.removeprefix("sm_").removesuffix("a")
+    return int(digits[:-1]), int(digits[-1])
+
+
 CHECKS = {"launch_bounds": launch_bounds, "maxnreg": maxnreg, "cluster_dims": cluster_dims,
           "lineinfo": flag("lineinfo"),
-          "boundscheck": flag("boundscheck"), "checks": flag("checks")}
+          "boundscheck": flag("boundscheck"), "checks": flag("checks"),
+          "noalias": flag("noalias"), "arch": arch,
+          **{name: flag(name, unset=True) for name in ("ftz", "prec_div", "prec_sqrt", "fmad")}}
 
 
 def checked(options, what):

@@ -122,7 +122,11 @@ def value_type(t, target):
 
 class ArrayValue:
     """An array during code generation: its data pointer and per-dimension
-    extents and strides (elements), as LLVM values."""
+    extents and strides (elements), as LLVM values. ``scope``: the position of the
+    noalias kernel parameter it is (or is a view of), whose alias scope its accesses
+    carry where a target says so (FunctionEmitter.alias); None for any other array."""
+
+    scope = None
 
     def __init__(self, type, data, shape, strides):
         self.type = type

@@ -73,8 +73,8 @@ def math_value(em, name, t, args):
         if fast is not None:
             return fast
     if name in LLVM_MATH:
-        sqrt_flags = ("afn",) if em.options.fastmath and name == "sqrt" else ()
-        return llvm_intrinsic(b, LLVM_MATH[name], args, sqrt_flags)
+        flags = ops.sqrt_flags(em.options, t) if name == "sqrt" else ()
+        return llvm_intrinsic(b, LLVM_MATH[name], args, flags)
     if name == "scalbln":                           # no libdevice scalbln: clamp n, scalbn
         n = args[1]
         n = b.select(b.icmp_signed(">", n, const(I64, 1 << 16)), const(I64, 1 << 16), n)

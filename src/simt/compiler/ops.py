@@ -15,6 +15,34 @@ FP_FLAGS = ()
 # fastmath=True (docs/math.md): reassociation, approximate division and functions; no
 # assumptions about NaN or infinities
 FAST_FLAGS = ("reassoc", "nsz", "arcp", "contract", "afn")
+APPROXIMATE = ("arcp", "afn")  # what makes NVPTX choose div.approx.f32 and sqrt.approx.f32
+
+
+def arith_flags(options):
+    """The fast-math flags of float +, - and * under CompileOptions ``options``: fastmath's
+    set or ``contract`` alone, without ``contract`` under fmad=False (each operation rounded
+    on its own: NVPTX then writes ``mul.rn``/``add.rn``, which ptxas does not fuse)."""
+    flags = FAST_FLAGS if options.fastmath else FP_FLAGS
+    return flags if options.math().fmad else tuple(f for f in flags if f != "contract")
+
+
+def div_flags(options, t):
+    """The flags of a float division of type ``t``: float32 approximate (``arcp afn``:
+    ``div.approx`` on GPUs) exactly when prec_div is off; other types as fastmath says."""
+    flags = arith_flags(options) if options.fastmath else ()
+    if t.dtype != np.float32:
+        return flags
+    wanted = set(flags) - set(APPROXIMATE) if options.math().prec_div else \
+        set(flags) | set(APPROXIMATE)
+    return tuple(f for f in FAST_FLAGS if f in wanted)
+
+
+def sqrt_flags(options, t):
+    """The flags of a square root of type ``t``: ``afn`` (``sqrt.approx`` on GPUs) for
+    float32 when prec_sqrt is off, and for other types under fastmath."""
+    if t.dtype == np.float32:
+        return () if options.math().prec_sqrt else ("afn",)
+    return ("afn",) if options.fastmath else ()
 
 
 def is_signed(t):
@@ -90,13 +118,16 @@ def make_complex(b, t, re, im):
     return b.insert_value(b.insert_value(value, re, 0), im, 1)
 
 
-def binop(b, op, lhs, rhs, t, math_call, flags=FP_FLAGS):
+def binop(b, op, lhs, rhs, t, math_call, flags=FP_FLAGS, division=None):
     """lhs op rhs in type t. ``math_call(name, type, args)`` calls a libm-style function;
-    ``flags``: LLVM fast-math flags of float arithmetic (fastmath=True gives FAST_FLAGS)."""
+    ``flags``: LLVM fast-math flags of float arithmetic (``arith_flags``), ``division``
+    those of a float ``/`` (``div_flags``; None: ``flags`` less ``contract``)."""
     if t.kind == "c":
         return _complex_binop(b, op, lhs, rhs, t, math_call)
     if t.kind == "f":
-        return _float_binop(b, op, lhs, rhs, t, math_call, flags)
+        if division is None:
+            division = flags if flags != FP_FLAGS else ()
+        return _float_binop(b, op, lhs, rhs, t, math_call, flags, division)
     if t.kind == "b" and op in ("and", "or", "xor", "min", "max", "add"):
         return {"and": b.and_, "or": b.or_, "xor": b.xor, "min": b.and_, "max": b.or_,
                 "add": b.or_}[op](lhs, rhs)
@@ -161,7 +192,7 @@ def _same(b, p, q):
 _WRITES = (ll.StoreInstr, ll.StoreAtomicInstr, ll.CallInstr, ll.AtomicRMW, ll.CmpXchg)
 
 
-def _float_binop(b, op, x, y, t, math_call, flags):
+def _float_binop(b, op, x, y, t, math_call, flags, division):
     if op in ("add", "sub") and "contract" in flags:
         fused = _doubled_plus(b, op, x, y, flags)
         if fused is not None:
@@ -173,7 +204,7 @@ def _float_binop(b, op, x, y, t, math_call, flags):
     if op == "mul":
         return b.fmul(x, y, flags=flags)
     if op == "truediv":
-        return b.fdiv(x, y, flags=flags if flags != FP_FLAGS else ())
+        return b.fdiv(x, y, flags=division)
     if op == "pow":
         return math_call("pow", t, [x, y])
     if op in ("floordiv", "mod"):

@@ -6,7 +6,7 @@ caches (in memory and on disk) hash, so an option cannot change the code without
 changing the key.
 """
 import dataclasses
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..errors import NotSupportedError
 from . import kernel_options
@@ -27,6 +27,14 @@ class CompileOptions:
     ``cluster_dims``: CUDA's ``__cluster_dims__``, the kernel's cluster shape (x, y, z)
     fixed at compile time (PTX ``.reqnctapercluster``): its launches are in clusters of
     that shape without naming one (docs/clusters.md).
+    ``ftz``, ``prec_div``, ``prec_sqrt``, ``fmad``: nvcc's -ftz, -prec-div, -prec-sqrt and
+    -fmad (docs/math.md): None follows ``fastmath`` (which means ftz, approximate float32
+    division and square root, contraction), True or False overrides it; ``math()`` gives
+    the values in force.
+    ``noalias``: the kernel's array parameters do not overlap (``__restrict__``, docs/
+    kernel-options.md).
+    ``arch``: the GPU target ('sm_80') the kernel is compiled for instead of the device's
+    (``simt.arch()`` folds to it); None: the device's.
     ``link``: files of device code the kernel is linked with on GPUs (lang/linking.py;
     read when the kernel is declared, so the key holds their contents).
     ``block``: not a user's option: the block shape (x, y, z) a CPU kernel with barriers is
@@ -42,24 +50,55 @@ class CompileOptions:
     seed: "int | None" = None
     link: tuple = ()                          # lang/linking.LinkFile: device code to link
     cluster_dims: Optional[tuple] = None      # (x, y, z): blocks per cluster, compile time
+    ftz: Optional[bool] = None
+    prec_div: Optional[bool] = None
+    prec_sqrt: Optional[bool] = None
+    fmad: Optional[bool] = None
+    noalias: bool = False
+    arch: Optional[str] = None                # 'sm_80': the GPU target, else the device's
     block: "tuple | None" = None
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once; an
-        unset ``block`` or ``cluster_dims`` is left out, so code without them keeps the
-        keys it had)."""
+        unset ``block``, ``cluster_dims``, ``noalias`` or math flag is left out, so code
+        without them keeps the keys it had)."""
         key = self.__dict__.get("_key")
         if key is None:
             key = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                           if (f.name not in _UNSET_LEFT_OUT or getattr(self, f.name)))
+                           if _in_key(f.name, getattr(self, f.name)))
             object.__setattr__(self, "_key", key)      # frozen: fields only; this is a memo
         return key
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
 
+    def math(self):
+        """The math flags in force (MathFlags): ``fastmath`` sets ftz, prec_div=False and
+        prec_sqrt=False, as nvcc's --use_fast_math does; a flag given overrides it."""
+        fast = self.fastmath
+        return MathFlags(ftz=fast if self.ftz is None else self.ftz,
+                         prec_div=not fast if self.prec_div is None else self.prec_div,
+                         prec_sqrt=not fast if self.prec_sqrt is None else self.prec_sqrt,
+                         fmad=True if self.fmad is None else self.fmad)
 
-_UNSET_LEFT_OUT = ("block", "link", "cluster_dims")
+
+class MathFlags(NamedTuple):
+    """nvcc's four math flags, as a compile uses them."""
+    ftz: bool           # float32 denormals flush to zero
+    prec_div: bool      # float32 division correctly rounded (else approximate)
+    prec_sqrt: bool     # float32 square root correctly rounded (else approximate)
+    fmad: bool          # a*b+c may become one fma
+
+
+_UNSET_LEFT_OUT = ("block", "link", "cluster_dims", "noalias")   # when false
+_NONE_LEFT_OUT = ("ftz", "prec_div", "prec_sqrt", "fmad", "arch")   # when None
+
+
+def _in_key(name, value):
+    if name in _UNSET_LEFT_OUT:
+        return bool(value)
+    return value is not None or name not in _NONE_LEFT_OUT
+
 FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions) if f.name != "block")
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,

@@ -409,6 +409,8 @@ class Function:
     uses_barrier: bool = False
     reads: Reads = field(default_factory=Reads)       # its dependencies (runtime/cache.py)
     launches: list = field(default_factory=list)      # kernels it may launch (family.py)
+    inline: "str | None" = None     # a device function's @simt.device(inline=...): 'always',
+    #                                 'never', or None (the target's choice: inlined)
 
 
 def walk_stmts(body):

@@ -365,6 +365,9 @@ class Warp:
 
     size: int
     mask: Scalar
+    # the compute capability ``simt.arch()`` folds to (CUDA's __CUDA_ARCH__): the GPU target
+    # a kernel is compiled for, (0, 0) on the CPU and sim devices (backends' warp_for)
+    arch: tuple = (0, 0)
 
     def __post_init__(self):
         if self.size & (self.size - 1) or not 0 < self.size <= self.mask.bits:

@@ -2,7 +2,7 @@
 lowerings (see registry.py)."""
 from .registry import REGISTRY, Intrinsic, Namespace, Static
 from . import python
-from .indices import threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize
+from .indices import threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, arch
 from .memory import shared, local, const, Constant, Global
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                    threadfence, threadfence_block, threadfence_system)

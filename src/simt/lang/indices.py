@@ -1,7 +1,8 @@
-"""Thread and block indices: threadIdx, blockIdx, blockDim, gridDim, warpSize, grid()."""
+"""Thread and block indices: threadIdx, blockIdx, blockDim, gridDim, warpSize, grid();
+the compile target: arch()."""
 from ..ir import nodes as ir
 from ..ir import types as T
-from .registry import Intrinsic
+from .registry import Intrinsic, Static
 
 
 def _reader(entry):
@@ -37,6 +38,19 @@ gridDim = Dim3Special("gridDim", "Blocks in the grid in each dimension")
 
 warpSize = Intrinsic("warpSize", "Threads per warp (32), int32", None, value=True)
 warpSize.build = _reader(warpSize)
+
+
+def _arch(fc, args, kwargs, loc):
+    if args or kwargs:
+        fc.fail(loc, "simt.arch() takes no arguments")
+    return Static(fc.warp().arch, "simt.arch()")
+
+
+arch = Intrinsic(
+    "arch", "simt.arch(): the compute capability the kernel is compiled for, (major, minor), "
+    "a compile-time constant (CUDA's __CUDA_ARCH__): (9, 0) for sm_90, the kernel's "
+    "arch= option where given, (0, 0) on the cpu and sim devices. `if simt.arch() >= (8, 0):` "
+    "compiles one branch only.", _arch, lowered_as=())
 
 
 def _as64(special, axis, loc):

@@ -295,6 +295,11 @@ class Backend:
         """A string naming what this device's binaries are compiled for (the disk cache key)."""
         raise self.unsupported("kernels")
 
+    def warp_for(self, options):
+        """The warp facts a kernel compiled with ``options`` is typed for (ir/types.Warp,
+        whose ``arch`` is what ``simt.arch()`` folds to: (0, 0) but on GPUs)."""
+        raise self.unsupported("kernels")
+
     def compile(self, fn, options):
         """A binary (picklable, for the disk cache) of a typed IR kernel."""
         raise self.unsupported("kernels")
@@ -519,6 +524,9 @@ def refuse_misaligned(kernel, params, args):
                 f"{align} bytes, as each {t.element!r} access needs (a misaligned vector "
                 f"access on a GPU). Copy the data to a fresh array (simt.to_device, or "
                 f"simt.{t.element!r}.view of an aligned array) first")
+
+
+from .restrict import refuse_overlapping    # noqa: E402,F401  (checked mode's noalias test)
 
 
 def refuse_freed(kernel, args):

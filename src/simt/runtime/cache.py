@@ -90,7 +90,8 @@ def value_key(value):
         fallback = value.fallback
         return value.key() + (f"|fallback:{_source_hash(fallback.pyfunc)}" if fallback else "")
     if hasattr(value, "pyfunc"):                 # device functions, kernels (child launches)
-        return f"function:{_source_hash(value.pyfunc)}"
+        inline = getattr(value, "inline", None)   # @simt.device(inline=...) changes the code
+        return f"function:{_source_hash(value.pyfunc)}" + (f"|inline={inline}" if inline else "")
     if isinstance(value, (bool, int, float, complex, str, np.generic)):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, tuple):

@@ -71,8 +71,13 @@ LaunchConfiguration = Union[Tuple[Dims, Dims], Tuple[Dims, Dims, Bytes],
                             Tuple[Dims, Dims, Bytes, Any, Optional[Dims]]]
 
 
+INLINE = ("always", "never")      # @simt.device(inline=...): __forceinline__, __noinline__
+
+
 class DeviceFunction(Generic[P, R]):
-    """A ``@simt.device`` function: callable from kernels and device functions."""
+    """A ``@simt.device`` function: callable from kernels and device functions.
+    ``inline``: 'always' (CUDA's ``__forceinline__``), 'never' (``__noinline__``) or None
+    (the default: inlined, as nvcc inlines small device functions); docs/kernel-options.md."""
 
     _simt_device = True
     # a value known at compile time: passed to a device function (or held in a tuple), it
@@ -83,8 +88,12 @@ class DeviceFunction(Generic[P, R]):
         """What a device function specialised for this function value depends on."""
         return ("device function", id(self))
 
-    def __init__(self, pyfunc: Callable[P, R]):
+    def __init__(self, pyfunc: Callable[P, R], inline: Optional[str] = None):
         check_function(pyfunc, "@simt.device")
+        if inline is not None and (not isinstance(inline, str) or inline not in INLINE):
+            raise ValueError(f"@simt.device '{pyfunc.__name__}': inline is 'always' or "
+                             f"'never' (or leave it out); got {inline!r}")
+        self.inline = inline
         self.pyfunc = pyfunc
         self.ir_cache = {}
         self.__name__ = pyfunc.__name__
@@ -130,10 +139,15 @@ def device(fn: Optional[str] = None, **options: Any) -> DeviceDecorator: ...
 
 
 def device(fn: Any = None, **options: Any) -> Any:
-    """Decorator: ``@simt.device`` marks a __device__ function."""
+    """Decorator: ``@simt.device`` marks a __device__ function;
+    ``@simt.device(inline='always' | 'never')`` asks for it to be inlined into its callers
+    always (``__forceinline__``) or never (``__noinline__``: a call on GPUs and the CPU)."""
+    unknown = sorted(set(options) - {"inline"})
+    if unknown:
+        raise TypeError(f"@simt.device has no option {', '.join(unknown)}; its options: inline")
     if fn is None or isinstance(fn, str):
-        return lambda f: DeviceFunction(f)
-    return DeviceFunction(fn)
+        return lambda f: DeviceFunction(f, **options)
+    return DeviceFunction(fn, **options)
 
 
 class Kernel(Generic[P]):
@@ -360,7 +374,8 @@ class Kernel(Generic[P]):
 
     def _build_typed_ir(self, types, warp):
         with deep_recursion():
-            fn = pipeline.typed_ir(self.pyfunc, types, warp)
+            fn = pipeline.typed_ir(self.pyfunc, types, warp,
+                                   contract=self.options.get("fmad") is not False)
         if fn.launches or any(family.launch_nodes(fn)):
             family.check_options(fn, self.options, self.__name__)
         return fn
@@ -435,7 +450,8 @@ class Kernel(Generic[P]):
                 self.compiled[any_key] = found
         if found is None:
             with deep_recursion():          # it walks the chain of device functions
-                barriers = inline.holds_barriers(self.typed_ir(arg_types, device.backend.warp))
+                barriers = inline.holds_barriers(
+                    self.typed_ir(arg_types, device.backend.warp_for(options)))
             if not barriers:
                 found = self.binary_for(arg_types, device)
         if found is None or found.binary.block != block and found.binary.barriers:
@@ -479,7 +495,8 @@ class Kernel(Generic[P]):
             return found
         if lookup is not None:
             log.debug("%s: not in the disk cache for %s", self.__name__, _describe(arg_types))
-        binary, deps = self._compile(arg_types, options, backend.compile, backend.warp)
+        binary, deps = self._compile(arg_types, options, backend.compile,
+                                     backend.warp_for(options))
         log.info("%s: compiled for %s on %s in %.1f ms", self.__name__, _describe(arg_types),
                  device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
@@ -547,7 +564,7 @@ class Kernel(Generic[P]):
 
     def inspect_ptx(self, sig: Any = None, arch: Optional[str] = None) -> Inspected:
         """The PTX; on a device other than a GPU of ``arch``, made for ``arch`` (default
-        sm_90) without a GPU. ``sig`` as inspect_types."""
+        the kernel's arch= option, else sm_90) without a GPU. ``sig`` as inspect_types."""
         return self._each(sig, lambda types: self._ptx_binary(types, arch).stages["ptx"])
 
     def inspect_sass(self, sig: Any = None) -> Inspected:
@@ -562,14 +579,15 @@ class Kernel(Generic[P]):
             binary = self.compile(types, device).binary
             if arch in (None, binary.arch):
                 return binary
-        arch = arch or "sm_90"
         options = self.options_for("cuda")
+        arch = arch or options.arch or "sm_90"
         key = (tuple(types), arch, options.key())
         binary = self.foreign.get(key)
         if binary is None:
             cuda = backend_class("cuda")         # no GPU needed: see its compile_for
             binary = self.foreign[key] = self._compile(
-                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch, link=False), cuda.warp)[0]
+                types, options, lambda fn, opts: cuda.compile_for(fn, opts, arch, link=False),
+                cuda.warp_at(arch))[0]
         return binary
 
     def _each(self, sig, text_of):

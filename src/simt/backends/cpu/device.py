@@ -19,7 +19,7 @@ from ...config import config
 import simt.fault as fault
 from ...errors import CudaError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
-                                refuse_misaligned)
+                                refuse_misaligned, refuse_overlapping)
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
@@ -361,6 +361,9 @@ class CpuBackend(CpuMemory):
         from .. import hostjit as jit
         return "cpu " + jit.host_description()
 
+    def warp_for(self, options):
+        return self.warp                  # simt.arch() is (0, 0): no GPU target
+
     def compile(self, fn, options):
         from .compile import compile_kernel
         from ...compiler.localmem import check_local_memory
@@ -429,6 +432,7 @@ class CpuBackend(CpuMemory):
         if loaded.binary.checked:
             refuse_freed(kernel, args)
             refuse_misaligned(kernel, loaded.binary.params, args)
+            refuse_overlapping(kernel, loaded.binary.params, args)
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
             _refuse_numpy(kernel, args)

@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from ...ir import types as T
 from ...compiler import loopmeta
-from ...compiler.codegen import FunctionEmitter
+from ...compiler.codegen import FunctionEmitter, alias_scopes, inline_attribute
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, symbol_part, value_type)
@@ -133,6 +133,8 @@ class CpuKernelEmitter(CpuEmitterBase):
             self.specials[name] = eb.trunc(v, I32)
         self.args_type = self.target.kernel_args_type(self.function)
         self.args_ptr = args
+        if self.options.noalias:
+            self.alias = alias_scopes(self.module, self.llfunc.name, self.function)
         self.params = [self.load_param(i, t) for i, (_, t) in enumerate(self.function.params)]
         self.ctx = None
         self.abort_bb = self.new_block("abort")
@@ -156,6 +158,8 @@ class CpuKernelEmitter(CpuEmitterBase):
                 array.strides = _contiguous(eb, array.shape, t.layout)
             elif t.layout in ("C", "F"):
                 array.strides = [i64(1)]
+            if self.alias is not None:
+                array.scope = index
             return array
         if isinstance(t, T.Scalar) and t.kind == "b":
             return value
@@ -654,8 +658,9 @@ class CpuDeviceEmitter(CpuEmitterBase):
         hidden = [ptr(), I64] if recursive else [ptr()]       # ctx (, stack floor: stack.py)
         llfunc = ll.Function(module, ll.FunctionType(ret, hidden + params), name)
         llfunc.linkage = "internal"
-        if not recursive:
-            llfunc.attributes.add("alwaysinline")
+        attribute = inline_attribute(function, recursive)
+        if attribute is not None:
+            llfunc.attributes.add(attribute)
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
         self.ret_type = ret

@@ -112,7 +112,7 @@ class _Compile:
         target.kernel_entries = [em.llfunc for em in emitters]
         for em in emitters:
             annotate(module, em.build(), self.options)
-        if self.options.fastmath:
+        if self.options.math().ftz:
             mathcalls.flush_denormals(module)
         no_jump_tables(module)
         self.grid_sync = "simt_grid_barrier" in module.globals

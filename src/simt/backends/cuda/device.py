@@ -1,11 +1,13 @@
 """One NVIDIA GPU as a simt Backend: its primary context, memory and copies."""
 
+import dataclasses
 import threading
 
 from . import capture, hostmem
 from .driver import (api, available, call, check, context_dead, deferred_destroys,
                      destroy_deferred, set_thread_device, thread_device, why_unavailable)
 from .properties import device_properties
+from simt.compiler.kernel_options import capability
 from simt.compiler.options import CompileOptions
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.runtime.backend import in_host_function, refuse_in_host_function
@@ -397,7 +399,28 @@ class CudaBackend(Backend):
         return target_id(self.arch())
 
     def compile(self, fn, options):
-        return self.compile_for(fn, options, self.arch())
+        return self.compile_for(fn, options, self.target_arch(options, fn.name))
+
+    def target_arch(self, options, name):
+        """The kernel's arch= (PTX the driver compiles for this GPU), else this GPU's; a
+        newer one than this GPU is a NotSupportedError (its PTX would not load)."""
+        if options.arch is None:
+            return self.arch()
+        wanted, have = capability(options.arch), self.properties().compute_capability
+        if wanted > tuple(have) or (options.arch.endswith("a") and wanted != tuple(have)):
+            raise NotSupportedError(
+                f"kernel '{name}' is compiled for arch={options.arch!r}, which this GPU of "
+                f"compute capability {have[0]}.{have[1]} cannot run; give an arch at most "
+                f"{self.arch()!r}, or leave arch= out")
+        return options.arch
+
+    def warp_for(self, options):
+        return self.warp_at(options.arch or self.arch())
+
+    @classmethod
+    def warp_at(cls, arch):
+        """The warp facts of kernels compiled for ``arch`` ('sm_80'): simt.arch() is (8, 0)."""
+        return dataclasses.replace(cls.warp, arch=capability(arch))
 
     def load_binary(self, binary):
         from .kernels import CudaKernel

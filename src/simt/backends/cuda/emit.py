@@ -3,12 +3,13 @@
 A kernel becomes a ``ptx_kernel`` function whose parameters are its arguments
 flattened (params.py): an array is its global data pointer, its extents and,
 for non-contiguous layouts, its strides. Device functions are separate
-internal, always-inlined LLVM functions taking arrays as structs.
+internal LLVM functions taking arrays as structs, always inlined unless
+@simt.device(inline="never") asks otherwise.
 """
 from llvmlite import ir as ll
 
 from ...ir import types as T
-from ...compiler.codegen import FunctionEmitter
+from ...compiler.codegen import FunctionEmitter, inline_attribute
 from ...compiler.lltypes import ArrayValue, symbol_part, value_type
 from . import params as P
 from . import lower  # noqa: F401  (registers this target's lowerings)
@@ -26,6 +27,8 @@ class CudaKernelEmitter(CudaEmitterBase):
         llfunc = ll.Function(module, ll.FunctionType(ll.VoidType(), types), symbol)
         llfunc.calling_convention = "ptx_kernel"
         _grid_constants(module, llfunc, function)
+        if options.noalias:
+            _restrict(llfunc, function)
         super().__init__(target, module, function, llfunc, options)
 
     def build(self):
@@ -56,6 +59,18 @@ def _grid_constants(module, llfunc, function):
         position += count
 
 
+def _restrict(llfunc, function):
+    """@simt.kernel(noalias=True): each array parameter's data pointer is ``noalias``, as
+    CUDA C's ``__restrict__``: LLVM may keep loads across stores, and reads of arrays the
+    kernel never writes become ``ld.global.nc`` (the read-only data cache)."""
+    position = 0
+    for _, t in function.params:
+        types = P.llvm_types(t)
+        if isinstance(t, T.Array) and isinstance(types[0], ll.PointerType):
+            llfunc.args[position].add_attribute("noalias")
+        position += len(types)
+
+
 class CudaDeviceEmitter(CudaEmitterBase):
     """A device function: ``ret f(params...)``, inlined into its callers."""
 
@@ -65,8 +80,10 @@ class CudaDeviceEmitter(CudaEmitterBase):
         name = f"simt_device_{symbol_part(function.name)}_{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(self.ret_type, params), name)
         llfunc.linkage = "internal"
-        if id(function) not in target.recursive:   # a recursive one: a real call (.func)
-            llfunc.attributes.add("alwaysinline")
+        # a recursive one is a real call (.func) whatever its inline option
+        attribute = inline_attribute(function, id(function) in target.recursive)
+        if attribute is not None:
+            llfunc.attributes.add(attribute)
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
 

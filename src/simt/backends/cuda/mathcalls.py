@@ -39,7 +39,7 @@ def convert(em, name, mode, src, dst, value):
 
 
 def flush_denormals(module):
-    """fastmath=True: float32 denormals flush to zero, as nvcc's -ftz=true: the NVPTX
+    """ftz=True (or fastmath=True): float32 denormals flush to zero, as nvcc's -ftz=true: the NVPTX
     back end's ``.ftz`` instructions (a function attribute on every function we emit) and
     libdevice's FTZ paths (the ``nvvm-reflect-ftz`` module flag NVVMReflect reads)."""
     flag = module.add_metadata([ll.Constant(I32, 4), "nvvm-reflect-ftz", ll.Constant(I32, 1)])

@@ -15,7 +15,8 @@ from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import NotSupportedError
-from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
+from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
+                                refuse_overlapping)
 from ...runtime.backend import deep_recursion
 from ..hostmem import HostMemory
 from . import copies, matrix, mbarrier, ordering, values
@@ -97,6 +98,7 @@ class SimBackend(HostMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         refuse_in_host_function("a kernel launch")
         refuse_freed(kernel, args)
+        refuse_overlapping(kernel, loaded.binary.params, args)
         self.pending.raise_it()
         error = self.launch(loaded, grid, block, shared_bytes, args,
                             loaded.binary.symbol_objects, kernel.__name__)
@@ -203,6 +205,9 @@ class SimBackend(HostMemory):
     # ------------------------------------------------------------ kernels
     def target_id(self):
         return "sim python"
+
+    def warp_for(self, options):
+        return self.warp                  # simt.arch() is (0, 0): no GPU target
 
     def compile(self, fn, options):
         if not options.boundscheck:
