@@ -99,7 +99,7 @@ def _intro(module):
 
 def _example(name, example):
     out = [f"### {name}", "", mdtext.escape(example.DESCRIPTION) + ".", "",
-           f"    python -m simt run {name}", ""]
+           "```sh", f"python -m simt run {name}", "```", ""]
     picture = name if name in PICTURES else SAME_PICTURE.get(name)
     if picture:
         out += [f"![{name}](gallery/{picture}.png)", ""]
