@@ -65,7 +65,7 @@ def _kernel_side(obj):
 
 
 def test_intrinsic_docs_render_as_written():
-    """A docstring in the kernel language reference is text, not Markdown: on main
+    """A docstring in the kernel language reference is text, not Markdown: unescaped,
     `child[grid, block](args)` rendered as a link to 'args' and `wait_prior<n>` lost its <n>."""
     markdown = pytest.importorskip("markdown")
     cell = _load(os.path.join(ROOT, "tools", "gen_intrinsics.py"))._cell
