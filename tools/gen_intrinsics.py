@@ -6,10 +6,12 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tools"))
 
 import simt  # noqa: E402  (loads every lang module, so every entry is registered)
 from simt.lang.registry import REGISTRY  # noqa: E402
 from simt.runtime.devices import BACKENDS, load_lowerings  # noqa: E402
+import mdtext  # noqa: E402
 
 load_lowerings()                           # every device's lowerings, so every target's column
 TARGET_TITLES = {"cpu": "CPU", "cuda": "CUDA", "sim": "sim"}
@@ -46,7 +48,8 @@ def _support(entry, target):
 
 
 def _cell(text):
-    return " ".join(text.split()).replace("|", "\\|")
+    """A docstring as a table cell that renders as written (not as links, tags, emphasis)."""
+    return mdtext.escape(text)
 
 
 def render():
