@@ -327,7 +327,7 @@ def _with(em, e):
 
 def vector_arith(b, op, x, y, kind):
     """x op y component-wise (also used by half2 arithmetic)."""
-    if kind == "f":       # no "contract": the typed IR decides fusion (compiler/contract.py),
+    if kind == "f":       # no "contract": the typed IR decides fusion (docs/math.md),
         return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul,    # vectors are never fused
                 "truediv": b.fdiv}[op](x, y)
     return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
