@@ -27,5 +27,6 @@ from .arrays import (DeviceNDArray, numba_array, to_device, device_array,  # noq
 from .host import (Stream, Event, stream, default_stream, legacy_default_stream,  # noqa: F401
                    per_thread_default_stream, external_stream, event, event_elapsed_time,
                    synchronize, list_devices, gpus, get_current_device, current_context,
-                   select_device, close, is_available, detect, CudaSupportError)
+                   select_device, close, is_available, detect, CudaSupportError,
+                   profile_start, profile_stop, profiling)
 from . import random  # noqa: F401,E402
