@@ -33,3 +33,91 @@ def test_numba_device_attribute_names(device):
     assert not hasattr(dev, "NO_SUCH_ATTRIBUTE")
     with pytest.raises(AttributeError, match="CU_DEVICE_ATTRIBUTE_"):
         dev.NO_SUCH_ATTRIBUTE
+
+
+@simt.kernel
+def row_sums(m, out):
+    i = simt.grid(1)
+    if i < m.shape[0]:
+        s = 0.0
+        for v in m[i]:
+            s += v
+        out[i] = s
+
+
+@simt.kernel
+def each_row(m, out):
+    k = 0
+    for row in m:                      # rows of a 2-d array: views
+        j = 0
+        for v in row[::2]:             # an expression: evaluated once
+            out[k, j] = v * 2
+            j += 1
+        k += 1
+
+
+@cuda.jit
+def count_positive(values, out):
+    n = 0
+    for v in values:
+        if v > 0:
+            n += 1
+    out[cuda.grid(1)] = n
+
+
+def test_for_v_in_array(device, rng):
+    m = rng.standard_normal((6, 9))
+    out = np.full(6, np.nan)
+    row_sums[2, 4](m, out)
+    np.testing.assert_allclose(out, m.sum(axis=1))
+    out2 = np.full((6, 5), np.nan)
+    each_row[1, 1](m, out2)
+    np.testing.assert_array_equal(out2, m[:, ::2] * 2)
+    values = rng.standard_normal(50).astype(np.float32)
+    counts = np.full(4, -1, np.int64)
+    count_positive[1, 4](values, counts)
+    assert (counts == np.count_nonzero(values > 0)).all()
+
+
+def test_for_over_a_scalar_is_a_compile_error():
+    @simt.kernel
+    def bad(x, out):
+        for v in x:
+            out[0] = v
+    with pytest.raises(simt.CompileError, match="loop over range.*and over arrays") as e:
+        bad[1, 1](np.float32(1), np.zeros(1, np.float32))
+    assert "for v in x" in str(e.value)
+
+
+def shift_body(a, b, out, hits):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        out[i] = a[i - 3] + b[-1, i - a.shape[0]]     # reads wrap
+        out[i - a.shape[0]] += 1.0                      # a write: wraps to out[i]
+        row = b[i % 2 - 2]                               # partial index: a row of b
+        out[i] += row[0] * 0
+        cuda.atomic.add(hits, -1, 1)                     # atomics wrap too (numba's)
+
+
+def test_negative_indices_wrap_under_cuda_jit(device, rng):
+    a, b = rng.standard_normal(8), rng.standard_normal((2, 8))
+    out = np.full(8, np.nan)
+    hits = np.zeros(3, np.int32)
+    cuda.jit(shift_body)[1, 8](a, b, out, hits)
+    ref = np.array([a[i - 3] + b[-1, i - 8] for i in range(8)]) + 1.0
+    np.testing.assert_allclose(out, ref)
+    assert hits.tolist() == [0, 0, 8]
+
+
+def test_negative_indices_stay_out_of_bounds_under_simt_kernel(device, rng):
+    if device.kind == "cuda":
+        pytest.skip("GPUs do not check indices unless boundscheck=True")
+    a, b = rng.standard_normal(8), rng.standard_normal((2, 8))
+    with pytest.raises(simt.IllegalAddressError, match="index -3 is outside dimension 0"):
+        simt.kernel(shift_body)[1, 8](a, b, np.zeros(8), np.zeros(3, np.int32))
+        simt.synchronize()
+
+
+def test_wraparound_is_not_a_simt_kernel_option():
+    with pytest.raises(TypeError, match="has no option wraparound"):
+        simt.kernel(wraparound=True)(shift_body)

@@ -17,7 +17,7 @@ from . import unroll
 from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
-from . import calls, conditional, definite, group_args, records
+from . import calls, conditional, definite, foreach, group_args, records, wraparound
 
 
 MAX_PASSES = 12
@@ -43,8 +43,10 @@ class FrontEnd:
 
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
-    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32):
+    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
+                 wraparound=False):
         self.source = Source(pyfunc)
+        self.wraparound = wraparound    # numba's negative indices (cuda.jit): wraparound.py
         self.warp_facts = warp          # the target's (ir/types.Warp): typing rules ask warp()
         self.is_kernel = is_kernel
         self.stack = tuple(stack) + (pyfunc,)
@@ -360,6 +362,7 @@ class FrontEnd:
             self.fail(node, f"assigning into a {array.type.ndim}-d array needs "
                       f"{array.type.ndim} integer indices, got {len(indices)}",
                       "index every dimension (slice assignment is not supported)")
+        indices = self.wrap_indices(array, indices, loc)
         value = self.cast(value, array.type.element, node)
         return ir.Store(loc, array, indices, value, label)
 
@@ -389,8 +392,10 @@ class FrontEnd:
         if isinstance(func, Static) and func.value is loops.unroll:
             it, unroll_request = unroll.parse(self, it)
             func = Static(range)
-        if not (isinstance(func, Static) and func.value is range):
-            self.fail(it, "kernels can only loop over range(...)",
+        if func is None or not isinstance(func, Static):         # for v in array
+            return foreach.build(self, node, self.any(it))
+        if func.value is not range:
+            self.fail(it, "kernels can loop over range(...) and over arrays only",
                       "write for i in range(n): ... and index arrays with i")
         args = [self.expr(self.any(a), a) for a in it.args]
         if not 1 <= len(args) <= 3 or it.keywords:
@@ -545,10 +550,13 @@ class FrontEnd:
         args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
         key = ((arg_types, group_args.key(groups)) if groups else arg_types, self.warp_facts)
+        if self.wraparound:
+            key += ("wraparound",)
         function = target.ir_cache.get(key)
         if function is None:
             function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
-                                groups=groups, warp=self.warp_facts).build()
+                                groups=groups, warp=self.warp_facts,
+                                wraparound=self.wraparound).build()
             target.ir_cache[key] = function
         self.callees[(pyfunc, key)] = function
         return ir.CallDevice(function.return_type, self.loc(loc), function, args)
@@ -643,6 +651,9 @@ class FrontEnd:
 
     def index_list(self, index, loc):
         return calls.index_list(self, index, loc)
+
+    def wrap_indices(self, array, indices, loc):
+        return wraparound.indices(self, array, indices, loc)
 
     def static(self, value, what, loc):
         if not isinstance(value, Static):

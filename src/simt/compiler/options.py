@@ -31,7 +31,9 @@ class CompileOptions:
     read when the kernel is declared, so the key holds their contents).
     ``block``: not a user's option: the block shape (x, y, z) a CPU kernel with barriers is
     made for, its thread loops' extents as constants (the CPU device asks for it per launch
-    configuration: Kernel.binary_for); None for code that reads the shape at launch."""
+    configuration: Kernel.binary_for); None for code that reads the shape at launch.
+    ``wraparound``: not a user's option either: numba's index rule, a negative index
+    counting from the end (kernels made by ``cuda.jit``: compiler/wraparound.py)."""
 
     boundscheck: bool = False
     checks: bool = False
@@ -43,6 +45,7 @@ class CompileOptions:
     link: tuple = ()                          # lang/linking.LinkFile: device code to link
     cluster_dims: Optional[tuple] = None      # (x, y, z): blocks per cluster, compile time
     block: "tuple | None" = None
+    wraparound: bool = False
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once; an
@@ -59,8 +62,9 @@ class CompileOptions:
         return dataclasses.replace(self, **changes)
 
 
-_UNSET_LEFT_OUT = ("block", "link", "cluster_dims")
-FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions) if f.name != "block")
+_UNSET_LEFT_OUT = ("block", "link", "cluster_dims", "wraparound")
+FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions)
+               if f.name not in ("block", "wraparound"))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.

@@ -16,16 +16,18 @@ from ..errors import CompileError
 FRONT_STAGES = ("typed_ir",)
 
 
-def typed_ir(pyfunc, arg_types, warp=None):
+def typed_ir(pyfunc, arg_types, warp=None, wraparound=False):
     """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included),
-    typed for the target's warp facts ``warp`` (an ir.types.Warp; None: the 32-wide one)."""
+    typed for the target's warp facts ``warp`` (an ir.types.Warp; None: the 32-wide one);
+    ``wraparound``: numba's negative indices (compiler/wraparound.py)."""
     try:
         from . import family
         from .frontend import FrontEnd          # imported at first compile
         from ..ir import types as T, verify
 
         def build(kernel_pyfunc, types):
-            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True, warp=warp or T.WARP32).build()
+            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True, warp=warp or T.WARP32,
+                          wraparound=wraparound).build()
             return verify.after("the front end", fn)
         fn = build(pyfunc, arg_types)
         if any(family.launch_nodes(fn)):
