@@ -121,3 +121,24 @@ def test_negative_indices_stay_out_of_bounds_under_simt_kernel(device, rng):
 def test_wraparound_is_not_a_simt_kernel_option():
     with pytest.raises(TypeError, match="has no option wraparound"):
         simt.kernel(wraparound=True)(shift_body)
+
+
+@cuda.jit
+def enumerate_zip(x, y, out):
+    for i, (xv, yv) in enumerate(zip(x, y[1:])):
+        out[i, 0] = xv * yv
+    for (i, xv), yv in zip(enumerate(x, 10), y):
+        out[i - 10, 1] = xv + yv + i
+    for k, row in enumerate(out):
+        row[2] = k
+
+
+def test_enumerate_and_zip_over_arrays(device, rng):
+    x, y = rng.standard_normal(6), rng.standard_normal(5)
+    out = np.full((6, 3), np.nan)
+    enumerate_zip[1, 1](x, y, out)
+    n = 4                                     # zip stops at the shortest: y[1:] has 4
+    np.testing.assert_allclose(out[:n, 0], x[:n] * y[1:])
+    np.testing.assert_allclose(out[:5, 1], x[:5] + y + np.arange(10, 15))
+    np.testing.assert_array_equal(out[:, 2], np.arange(6))
+    assert np.isnan(out[n:, 0]).all() and np.isnan(out[5:, 1]).all()

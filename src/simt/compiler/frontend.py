@@ -385,18 +385,18 @@ class FrontEnd:
     def stmt_For(self, node):
         if node.orelse:
             self.fail(node, "for ... else is not supported", "use a flag variable")
-        if not isinstance(node.target, ast.Name):
-            self.fail(node.target, "the loop variable must be a single name")
         it, unroll_request = node.iter, None
         func = self.any(it.func) if isinstance(it, ast.Call) else None
-        if isinstance(func, Static) and func.value is loops.unroll:
+        if not isinstance(func, Static) or func.value in (enumerate, zip):
+            return foreach.build(self, node)         # arrays, enumerate(...), zip(...)
+        if not isinstance(node.target, ast.Name):
+            self.fail(node.target, "the loop variable must be a single name")
+        if func.value is loops.unroll:
             it, unroll_request = unroll.parse(self, it)
             func = Static(range)
-        if func is None or not isinstance(func, Static):         # for v in array
-            return foreach.build(self, node, self.any(it))
         if func.value is not range:
-            self.fail(it, "kernels can loop over range(...) and over arrays only",
-                      "write for i in range(n): ... and index arrays with i")
+            self.fail(it, "kernels can loop over range(...), arrays, enumerate(...) and "
+                      "zip(...) only", "write for i in range(n): ... and index arrays with i")
         args = [self.expr(self.any(a), a) for a in it.args]
         if not 1 <= len(args) <= 3 or it.keywords:
             self.fail(it, "range takes 1 to 3 positional arguments")
