@@ -4,7 +4,7 @@ import contextlib
 
 from ..errors import CudaError
 from ..runtime import arrays as _arrays, devices as _devices, streams as _streams
-from . import attributes as _attributes
+from .attributes import read as _read_attribute
 
 
 def numba_stream(stream):
@@ -79,7 +79,7 @@ class _DeviceView:
     def __getattr__(self, name):
         if name.startswith("_") or "simt_device" not in self.__dict__:
             raise AttributeError(name)
-        value = _attributes.read(self.__dict__["simt_device"], name)
+        value = _read_attribute(self.__dict__["simt_device"], name)
         setattr(self, name, value)           # numba reads each attribute once, too
         return value
 
