@@ -42,29 +42,41 @@ INSIDE = Path("numba_cuda/numba/cuda/tests")
 # lacks it: work to do).
 CAUSES = [
     ("imports numba-cuda internals", "numba internals",
-     r"No module named 'numba\.cuda\.|cannot import name .* from 'numba\.cuda|"
+     r"No module named 'numba\.cuda\.|cannot import name .* from 'numba\.(cuda|types)|"
      r"module 'numba\.cuda' has no attribute '(core|cudadrv|typing|extending|cudaimpl|"
      r"compiler|dispatcher|descriptor|target|cudadecl|kernels|api|simulator)"),
     ("numba's exact PTX, LLVM IR or messages", "numba internals",
      r"not found in|Regex didn't match|AssertionError: '.*' != '|ld\.global|\.ptx|"
-     r"assertIn|does not match"),
+     r"assertIn|does not match|unexpectedly found|DID NOT WARN"),
     ("arr.ctypes.data / alignment= (numba's record alignment option)", "not applicable",
      r"ctypes|alignment"),
     ("opt=False, debug options and other numba compile options", "not applicable",
      r"cuda\.jit\((opt|debug|link|lto|extensions|cache)=|no equivalent of this numba option"),
-    ("C pointer types in signatures", "not applicable", r"CPointer|pointer"),
+    ("C pointer types in signatures", "not applicable",
+     r"CPointer|pointer|to a NumPy dtype \(via"),
+    ("needs NVIDIA's cuda-python bindings (absent on this machine)", "not applicable",
+     r"No module named 'cuda'"),
     ("kernels built from strings with exec (no source to compile)", "not applicable",
      r"source|could not get source|OSError"),
-    ("subprocesses started without the shim", "not applicable", r"subprocess|CalledProcess"),
+    ("the measurement: helpers imported relatively, subprocesses without the shim, "
+     "process pools", "not applicable",
+     r"relative import|subprocess|CalledProcess|BrokenProcessPool"),
     ("__cuda_array_interface__ off a GPU", "not applicable",
-     r"__cuda_array_interface__|cuda_array_interface"),
+     r"__cuda_array_interface__|cuda_array_interface|streams of other libraries"),
     ("timed out (per-file limit)", "not applicable", r"timed out"),
+    ("numba host APIs simt lacks (CUSource, declare_device, reduce, IPC, specialize, "
+     "pickling, compile)", "missing",
+     r"has no attribute '(CUSource|declare_device|reduce|Reduce|compile|get_ipc_handle|"
+     r"specialize|inspect_asm|gpu_data)'|pickle|compile_ptx\(device=True\)"),
+    ("string, bytes and datetime arrays", "missing",
+     r"dtype \|S|dtype <U|datetime|record fields hold"),
     ("compile-time arguments of device functions (types, functions)", "missing",
-     r"compile-time constant|Static|dtype argument"),
-    ("cmath and missing math functions", "missing", r"cmath|math\.\w+ is not"),
+     r"compile-time constant|Static|dtype argument|cannot be used as a value"),
+    ("cmath, complex power and missing math functions", "missing",
+     r"cmath|math\.\w+ is not|on complex numbers"),
     ("dynamic parallelism / launches in kernels", "missing", r"launch"),
     ("other constructs simt's front end refuses", "missing", r"CompileError"),
-    ("other", "missing", r""),
+    ("other (assertions on results, one to a few tests each)", "missing", r""),
 ]
 
 
@@ -134,8 +146,14 @@ def main(argv=None):
     parser.add_argument("--tests", help="numba-cuda's tests folder or checkout "
                         "(default: clone NVIDIA/numba-cuda)")
     parser.add_argument("--out", help="write the per-file results and summary as JSON")
+    parser.add_argument("--summary-of", metavar="JSON",
+                        help="summarize a run written by --out again (no tests run)")
     parser.add_argument("files", nargs="*", help="only these test files (test_random ...)")
     args = parser.parse_args(argv)
+    if args.summary_of:
+        summary = summarize(json.loads(Path(args.summary_of).read_text())["files"])
+        report(summary)
+        return summary
     try:
         import numba  # noqa: F401
         import pytest  # noqa: F401
