@@ -62,6 +62,7 @@ for _name in dir(numba.types):       # numba.cuda also exports numba's other typ
     if not _name.startswith("_") and not hasattr(cuda, _name):
         setattr(cuda, _name, getattr(numba.types, _name))
 cuda.types = numba.types
+sys.modules["numba.cuda.random"] = simt_cuda.random      # from numba.cuda.random import ...
 cuda.config = config
 cuda.HAS_NUMBA = True
 sys.modules["numba.cuda.types"] = numba.types

@@ -14,7 +14,7 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import records
+from . import records, wraparound
 
 
 # ----------------------------------------------------------------- constants
@@ -289,6 +289,7 @@ def subscript(fc, base, idx, loc, label):
     ndim = base.type.ndim
     if len(indices) > ndim:
         fc.fail(loc, f"too many indices: {len(indices)} for a {ndim}-d array")
+    indices = wraparound.indices(fc, base, indices, loc)
     if len(indices) == ndim:
         return ir.Load(base.type.element, loc, base, indices, label)
     t = base.type.with_(ndim=ndim - len(indices),
@@ -309,12 +310,13 @@ def view(fc, base, slice_node, node, label):
     if len(elts) > base.type.ndim:
         fc.fail(node, f"too many indices for a {base.type.ndim}-d array")
     parts, ndim = [], base.type.ndim
-    for e in elts:
+    for dim, e in enumerate(elts):
         if isinstance(e, ast.Slice):
             parts.append(tuple(None if p is None else index(fc, fc.expr(fc.any(p), p), fc.loc(p))
                                for p in (e.lower, e.upper, e.step)))
         else:
-            parts.append(index(fc, fc.expr(fc.any(e), e), fc.loc(e)))
+            i = index(fc, fc.expr(fc.any(e), e), fc.loc(e))
+            parts.append(wraparound.one(fc, base, i, dim, fc.loc(e)))
             ndim -= 1
     t = base.type.with_(ndim=ndim, layout="A")
     return ir.View(t, fc.loc(node), base, parts, label)

@@ -17,7 +17,8 @@ from . import unroll
 from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
-from . import calls, conditional, definite, group_args, records, recursion
+from . import calls, conditional, definite, foreach, group_args, records, recursion, \
+    wraparound
 
 
 MAX_PASSES = 12
@@ -44,9 +45,10 @@ class FrontEnd:
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
     def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
-                 frames=(), key=None, inline=None):
+                 frames=(), key=None, inline=None, wraparound=False):
         self.source = Source(pyfunc)
         self.inline = inline            # a device function's @simt.device(inline=...)
+        self.wraparound = wraparound    # numba's negative indices (cuda.jit): wraparound.py
         self.pyfunc, self.key = pyfunc, key
         self.frames = tuple(frames) + (self,)     # the FrontEnds running: recursion.py
         self.warp_facts = warp          # the target's (ir/types.Warp): typing rules ask warp()
@@ -377,6 +379,7 @@ class FrontEnd:
             self.fail(node, f"assigning into a {array.type.ndim}-d array needs "
                       f"{array.type.ndim} integer indices, got {len(indices)}",
                       "index every dimension (slice assignment is not supported)")
+        indices = self.wrap_indices(array, indices, loc)
         value = self.cast(value, array.type.element, node)
         return ir.Store(loc, array, indices, value, label)
 
@@ -403,16 +406,18 @@ class FrontEnd:
     def stmt_For(self, node):
         if node.orelse:
             self.fail(node, "for ... else is not supported", "use a flag variable")
-        if not isinstance(node.target, ast.Name):
-            self.fail(node.target, "the loop variable must be a single name")
         it, unroll_request = node.iter, None
         func = self.any(it.func) if isinstance(it, ast.Call) else None
-        if isinstance(func, Static) and func.value is loops.unroll:
+        if not isinstance(func, Static) or func.value in (enumerate, zip):
+            return foreach.build(self, node)         # arrays, enumerate(...), zip(...)
+        if not isinstance(node.target, ast.Name):
+            self.fail(node.target, "the loop variable must be a single name")
+        if func.value is loops.unroll:
             it, unroll_request = unroll.parse(self, it)
             func = Static(range)
-        if not (isinstance(func, Static) and func.value is range):
-            self.fail(it, "kernels can only loop over range(...)",
-                      "write for i in range(n): ... and index arrays with i")
+        if func.value is not range:
+            self.fail(it, "kernels can loop over range(...), arrays, enumerate(...) and "
+                      "zip(...) only", "write for i in range(n): ... and index arrays with i")
         args = [self.expr(self.any(a), a) for a in it.args]
         if not 1 <= len(args) <= 3 or it.keywords:
             self.fail(it, "range takes 1 to 3 positional arguments")
@@ -563,6 +568,8 @@ class FrontEnd:
         args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
         key = ((arg_types, group_args.key(groups)) if groups else arg_types, self.warp_facts)
+        if self.wraparound:
+            key += ("wraparound",)
         frame = recursion.open_frame(self, pyfunc, key)
         if frame is not None:
             self.callees[(pyfunc, key)] = frame.function
@@ -571,7 +578,8 @@ class FrontEnd:
         if function is None:
             callee = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
                               groups=groups, warp=self.warp_facts, frames=self.frames, key=key,
-                              inline=getattr(target, "inline", None))
+                              inline=getattr(target, "inline", None),
+                              wraparound=self.wraparound)
             function = callee.build()
             self.guesses += callee.guesses          # its type may rest on a guess too
             recursion.cache(self, callee, target.ir_cache, key, function)
@@ -683,6 +691,9 @@ class FrontEnd:
 
     def index_list(self, index, loc):
         return calls.index_list(self, index, loc)
+
+    def wrap_indices(self, array, indices, loc):
+        return wraparound.indices(self, array, indices, loc)
 
     def static(self, value, what, loc):
         if not isinstance(value, Static):

@@ -39,7 +39,9 @@ class CompileOptions:
     read when the kernel is declared, so the key holds their contents).
     ``block``: not a user's option: the block shape (x, y, z) a CPU kernel with barriers is
     made for, its thread loops' extents as constants (the CPU device asks for it per launch
-    configuration: Kernel.binary_for); None for code that reads the shape at launch."""
+    configuration: Kernel.binary_for); None for code that reads the shape at launch.
+    ``wraparound``: not a user's option either: numba's index rule, a negative index
+    counting from the end (kernels made by ``cuda.jit``: compiler/wraparound.py)."""
 
     boundscheck: bool = False
     checks: bool = False
@@ -57,6 +59,7 @@ class CompileOptions:
     noalias: bool = False
     arch: Optional[str] = None                # 'sm_80': the GPU target, else the device's
     block: "tuple | None" = None
+    wraparound: bool = False
 
     def key(self):
         """The options as a string for cache keys: every field, by name (made once; an
@@ -90,7 +93,7 @@ class MathFlags(NamedTuple):
     fmad: bool          # a*b+c may become one fma
 
 
-_UNSET_LEFT_OUT = ("block", "link", "cluster_dims", "noalias")   # when false
+_UNSET_LEFT_OUT = ("block", "link", "cluster_dims", "noalias", "wraparound")   # when false
 _NONE_LEFT_OUT = ("ftz", "prec_div", "prec_sqrt", "fmad", "arch")   # when None
 
 
@@ -99,7 +102,8 @@ def _in_key(name, value):
         return bool(value)
     return value is not None or name not in _NONE_LEFT_OUT
 
-FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions) if f.name != "block")
+FIELDS = tuple(f.name for f in dataclasses.fields(CompileOptions)
+               if f.name not in ("block", "wraparound"))
 
 # Options ../shared/API.md names (nvcc's __launch_bounds__, -maxrregcount, --use_fast_math,
 # -lineinfo) that are not built yet: asking for one is a NotSupportedError, not a TypeError.

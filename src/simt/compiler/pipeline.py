@@ -16,11 +16,11 @@ from ..errors import CompileError
 FRONT_STAGES = ("typed_ir",)
 
 
-def typed_ir(pyfunc, arg_types, warp=None, contract=True):
+def typed_ir(pyfunc, arg_types, warp=None, wraparound=False, contract=True):
     """The ``typed_ir`` stage: the kernel's typed IR (device functions it calls included),
     typed for the target's warp facts ``warp`` (an ir.types.Warp; None: the 32-wide one);
-    ``contract``: products fused into fma as compiler/contract.py says (False under the
-    kernel option fmad=False)."""
+    ``wraparound``: numba's negative indices (compiler/wraparound.py); ``contract``:
+    products fused into fma as compiler/contract.py says (False under fmad=False)."""
     try:
         from . import family
         from .contract import contract_functions
@@ -28,7 +28,8 @@ def typed_ir(pyfunc, arg_types, warp=None, contract=True):
         from ..ir import types as T, verify
 
         def build(kernel_pyfunc, types):
-            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True, warp=warp or T.WARP32).build()
+            fn = FrontEnd(kernel_pyfunc, types, is_kernel=True, warp=warp or T.WARP32,
+                          wraparound=wraparound).build()
             fn = verify.after("the front end", fn)
             return contract_functions(fn) if contract else fn
         fn = build(pyfunc, arg_types)

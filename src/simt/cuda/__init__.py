@@ -5,7 +5,8 @@ and the arrays handed out here copy as numba's do (``d.copy_to_device(src)`` cop
 INTO d). docs/coming-from-numba.md has the table of names and the differences.
 
 The parts: language.py (kernel-side names), dispatcher.py (``cuda.jit``), arrays.py
-(numba-flavoured device arrays), host.py (streams, events, devices)."""
+(numba-flavoured device arrays), host.py (streams, events, devices), random.py
+(``cuda.random``: numba's xoroshiro128+ generators)."""
 from ..lang import (threadIdx, blockIdx, blockDim, gridDim, grid, gridsize, shared, local,  # noqa: F401
                     const, syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                     threadfence, threadfence_block, threadfence_system, cg)
@@ -26,4 +27,6 @@ from .arrays import (DeviceNDArray, numba_array, to_device, device_array,  # noq
 from .host import (Stream, Event, stream, default_stream, legacy_default_stream,  # noqa: F401
                    per_thread_default_stream, external_stream, event, event_elapsed_time,
                    synchronize, list_devices, gpus, get_current_device, current_context,
-                   select_device, close, is_available, detect, CudaSupportError)
+                   select_device, close, is_available, detect, CudaSupportError,
+                   profile_start, profile_stop, profiling)
+from . import random  # noqa: F401,E402

@@ -121,9 +121,11 @@ def _dtype(t):
 class Dispatcher(Kernel[P]):
     """A numba kernel: ``k[grid, block]``, ``k[grid, block, stream]``,
     ``k[grid, block, stream, shared_bytes]`` (numba's order; simt's puts shared first),
-    ``k.forall(n)``; a stream of 0 is the default stream."""
+    ``k.forall(n)``; a stream of 0 is the default stream. Indices follow numba's rule:
+    a negative one counts from the end of its dimension (simt.kernel keeps CUDA's)."""
 
     _cooperative = None      # whether the kernel syncs its grid: found at its first launch
+    wraparound = True        # numba's index rule: a negative index counts from the end
 
     def __getitem__(self, config: Any) -> Callable[P, None]:
         if isinstance(config, tuple) and len(config) in (3, 4):

@@ -4,6 +4,7 @@ import contextlib
 
 from ..errors import CudaError
 from ..runtime import arrays as _arrays, devices as _devices, streams as _streams
+from .attributes import read as _read_attribute
 
 
 def numba_stream(stream):
@@ -66,7 +67,8 @@ def _same_kind():
 
 class _DeviceView:
     """numba's Device: ``id``, ``name``, ``compute_capability`` and CUDA's attribute
-    names (``MAX_THREADS_PER_BLOCK``, ``WARP_SIZE``, ...) over a simt Device."""
+    names (``MAX_THREADS_PER_BLOCK``, ``MAX_BLOCK_DIM_X``, ``MULTIPROCESSOR_COUNT``, ...:
+    attributes.py) over a simt Device."""
 
     def __init__(self, index, dev):
         self.id, self.simt_device = index, dev
@@ -75,10 +77,26 @@ class _DeviceView:
         self.compute_capability = tuple(p.compute_capability)
 
     def __getattr__(self, name):
-        props = self.__dict__["simt_device"].properties
-        if name.isupper() and hasattr(props, name.lower()):
-            return getattr(props, name.lower())
-        raise AttributeError(name)
+        if name.startswith("_") or "simt_device" not in self.__dict__:
+            raise AttributeError(name)
+        value = _read_attribute(self.__dict__["simt_device"], name)
+        setattr(self, name, value)           # numba reads each attribute once, too
+        return value
+
+    def __repr__(self):
+        return f"<simt device {self.id} '{self.name.decode()}' ({self.simt_device.name})>"
+
+    @property
+    def supports_float16(self):
+        return self.compute_capability >= (5, 3) or self.simt_device.kind != "cuda"
+
+    @property
+    def supports_bfloat16(self):
+        return self.compute_capability >= (8, 0) or self.simt_device.kind != "cuda"
+
+    def get_device_identity(self):
+        return {"pci_domain_id": self.PCI_DOMAIN_ID, "pci_bus_id": self.PCI_BUS_ID,
+                "pci_device_id": self.PCI_DEVICE_ID}
 
     def __enter__(self):
         self._used = _devices.use_device(self.simt_device)
@@ -129,6 +147,28 @@ def select_device(device_id):
     dev = _same_kind()[device_id]
     _devices.set_device(dev)
     return _DeviceView(device_id, dev)
+
+
+def profile_start():
+    """numba's cuda.profile_start: cuProfilerStart on a GPU (a profiler started with
+    ``--capture-range=cudaProfilerApi`` collects from here); nothing on the cpu and sim
+    devices, which no CUDA profiler watches."""
+    _devices.get_device().backend.profiler(True)
+
+
+def profile_stop():
+    """numba's cuda.profile_stop: cuProfilerStop on a GPU; nothing on the cpu and sim."""
+    _devices.get_device().backend.profiler(False)
+
+
+@contextlib.contextmanager
+def profiling():
+    """numba's cuda.profiling(): profile_start() on entry, profile_stop() on exit."""
+    profile_start()
+    try:
+        yield
+    finally:
+        profile_stop()
 
 
 def close():

@@ -47,7 +47,7 @@ def index_list(fc, array, idx, name, loc):
     if len(items) != array.type.ndim:
         fc.fail(loc, f"{name} on a {array.type.ndim}-d array needs {array.type.ndim} indices, "
                 f"got {len(items)}", "pass a tuple with one index per dimension")
-    return [fc.index(i, loc) for i in items]
+    return fc.wrap_indices(array, [fc.index(i, loc) for i in items], loc)
 
 
 def check_array(fc, array, name, loc, allowed=None):

@@ -62,6 +62,8 @@ class Builder(Protocol):
     def truth(self, value, loc): """value as a bool condition."""
     def binop(self, op, lhs, rhs, loc): """lhs op rhs with the usual promotions."""
     def index(self, value, loc): """value as an int64 index."""
+    def wrap_indices(self, array, indices, loc): """Indices into array as the kernel's
+        index rule reads them (cuda.jit: negative ones count from the end)."""
     def subscript(self, base, index, loc, label): """base[index] (a load, view or tuple item)."""
     def call_device(self, function, args, loc): """A call of a @simt.device function."""
     def temp(self, prefix): """A fresh variable name."""

@@ -169,6 +169,17 @@ class Backend:
         """This device's DeviceProperties."""
         raise self.unsupported("device properties")
 
+    def device_attribute(self, name):
+        """The driver's CU_DEVICE_ATTRIBUTE_<name> of this device (an int), or None where
+        the device has no driver to ask or the name is unknown (numba's Device reads any
+        attribute by this name: simt/cuda/host.py)."""
+        return None
+
+    def profiler(self, on):
+        """cuProfilerStart (``on``) or cuProfilerStop: the range a profiler started with
+        ``--capture-range=cudaProfilerApi`` collects. No CUDA profiler watches the other
+        devices: nothing to do."""
+
     def synchronize(self):
         """Wait for all work on the device; raise any pending LaunchError."""
         raise self.unsupported("synchronization")

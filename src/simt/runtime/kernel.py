@@ -158,6 +158,7 @@ class Kernel(Generic[P]):
     settings and defaults for this kernel."""
 
     _simt_kernel = True
+    wraparound = False       # CUDA's index rule; cuda.jit's Dispatcher: numba's (negative wrap)
 
     def __init__(self, pyfunc: Callable[P, Any], signature: Any = None, cache: bool = True,
                  **options: Any):
@@ -168,6 +169,8 @@ class Kernel(Generic[P]):
                 options["link"], f"@simt.kernel '{pyfunc.__name__}'",
                 linking.source_folder(pyfunc.__code__.co_filename))
         options = compile_options.check_names(options, f"@simt.kernel '{pyfunc.__name__}'")
+        if self.wraparound:
+            options["wraparound"] = True
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -374,7 +377,7 @@ class Kernel(Generic[P]):
 
     def _build_typed_ir(self, types, warp):
         with deep_recursion():
-            fn = pipeline.typed_ir(self.pyfunc, types, warp,
+            fn = pipeline.typed_ir(self.pyfunc, types, warp, self.wraparound,
                                    contract=self.options.get("fmad") is not False)
         if fn.launches or any(family.launch_nodes(fn)):
             family.check_options(fn, self.options, self.__name__)

@@ -134,6 +134,16 @@ class CudaBackend(Backend):
             self._properties = _wrap_properties(device_properties(self.index))
         return self._properties
 
+    def device_attribute(self, name):
+        driver = api()
+        attr = getattr(driver.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name, None)
+        return None if attr is None else int(call(driver.cuDeviceGetAttribute, attr,
+                                                  self.device))
+
+    def profiler(self, on):
+        self.make_current()
+        call(api().cuProfilerStart if on else api().cuProfilerStop)
+
     def alloc(self, nbytes):
         self.make_current()
         if self.deferred or deferred_destroys:

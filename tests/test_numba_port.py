@@ -1,0 +1,144 @@
+"""Porting numba-cuda programs with ``from simt import cuda`` (issue 36 item 3): numba's
+profiler calls, its device attribute names, ``for v in array`` in kernels, and numba's
+negative indices under ``cuda.jit`` (``simt.kernel`` keeps CUDA's rule)."""
+import numpy as np
+import pytest
+
+import simt
+from simt import cuda
+
+
+def test_profile_start_and_stop_do_nothing_off_the_gpu(device):
+    if device.kind == "cuda":
+        pytest.skip("on a GPU they call cuProfilerStart/Stop")
+    cuda.profile_start()
+    cuda.profile_stop()
+    with cuda.profiling():
+        pass
+
+
+def test_numba_device_attribute_names(device):
+    dev = cuda.get_current_device()
+    p = device.properties
+    assert (dev.MAX_BLOCK_DIM_X, dev.MAX_BLOCK_DIM_Y, dev.MAX_BLOCK_DIM_Z) == p.max_block_dim
+    assert (dev.MAX_GRID_DIM_X, dev.MAX_GRID_DIM_Y, dev.MAX_GRID_DIM_Z) == p.max_grid_dim
+    assert dev.MAX_THREADS_PER_BLOCK == p.max_threads_per_block
+    assert dev.MULTIPROCESSOR_COUNT == p.multiprocessor_count
+    assert dev.WARP_SIZE == 32 and dev.MAX_SHARED_MEMORY_PER_BLOCK == p.shared_memory_per_block
+    assert (dev.COMPUTE_CAPABILITY_MAJOR, dev.COMPUTE_CAPABILITY_MINOR) == \
+        dev.compute_capability
+    assert dev.MAX_REGISTERS_PER_BLOCK == p.max_registers_per_block
+    assert isinstance(dev.L2_CACHE_SIZE, int) and dev.CONCURRENT_KERNELS in (0, 1)
+    assert set(dev.get_device_identity()) == {"pci_domain_id", "pci_bus_id", "pci_device_id"}
+    assert not hasattr(dev, "NO_SUCH_ATTRIBUTE")
+    with pytest.raises(AttributeError, match="CU_DEVICE_ATTRIBUTE_"):
+        dev.NO_SUCH_ATTRIBUTE
+
+
+@simt.kernel
+def row_sums(m, out):
+    i = simt.grid(1)
+    if i < m.shape[0]:
+        s = 0.0
+        for v in m[i]:
+            s += v
+        out[i] = s
+
+
+@simt.kernel
+def each_row(m, out):
+    k = 0
+    for row in m:                      # rows of a 2-d array: views
+        j = 0
+        for v in row[::2]:             # an expression: evaluated once
+            out[k, j] = v * 2
+            j += 1
+        k += 1
+
+
+@cuda.jit
+def count_positive(values, out):
+    n = 0
+    for v in values:
+        if v > 0:
+            n += 1
+    out[cuda.grid(1)] = n
+
+
+def test_for_v_in_array(device, rng):
+    m = rng.standard_normal((6, 9))
+    out = np.full(6, np.nan)
+    row_sums[2, 4](m, out)
+    np.testing.assert_allclose(out, m.sum(axis=1))
+    out2 = np.full((6, 5), np.nan)
+    each_row[1, 1](m, out2)
+    np.testing.assert_array_equal(out2, m[:, ::2] * 2)
+    values = rng.standard_normal(50).astype(np.float32)
+    counts = np.full(4, -1, np.int64)
+    count_positive[1, 4](values, counts)
+    assert (counts == np.count_nonzero(values > 0)).all()
+
+
+def test_for_over_a_scalar_is_a_compile_error():
+    @simt.kernel
+    def bad(x, out):
+        for v in x:
+            out[0] = v
+    with pytest.raises(simt.CompileError, match="loop over range.*and over arrays") as e:
+        bad[1, 1](np.float32(1), np.zeros(1, np.float32))
+    assert "for v in x" in str(e.value)
+
+
+def shift_body(a, b, out, hits):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        out[i] = a[i - 3] + b[-1, i - a.shape[0]]     # reads wrap
+        out[i - a.shape[0]] += 1.0                      # a write: wraps to out[i]
+        row = b[i % 2 - 2]                               # partial index: a row of b
+        out[i] += row[0] * 0
+        cuda.atomic.add(hits, -1, 1)                     # atomics wrap too (numba's)
+
+
+def test_negative_indices_wrap_under_cuda_jit(device, rng):
+    a, b = rng.standard_normal(8), rng.standard_normal((2, 8))
+    out = np.full(8, np.nan)
+    hits = np.zeros(3, np.int32)
+    cuda.jit(shift_body)[1, 8](a, b, out, hits)
+    ref = np.array([a[i - 3] + b[-1, i - 8] for i in range(8)]) + 1.0
+    np.testing.assert_allclose(out, ref)
+    assert hits.tolist() == [0, 0, 8]
+
+
+def test_negative_indices_stay_out_of_bounds_under_simt_kernel(device, rng):
+    if device.kind == "cuda":
+        pytest.skip("GPUs do not check indices unless boundscheck=True")
+    a, b = rng.standard_normal(8), rng.standard_normal((2, 8))
+    with pytest.raises(simt.IllegalAddressError, match="index -3 is outside dimension 0"):
+        simt.kernel(shift_body)[1, 8](a, b, np.zeros(8), np.zeros(3, np.int32))
+        simt.synchronize()
+
+
+def test_wraparound_is_not_a_simt_kernel_option():
+    with pytest.raises(TypeError, match="has no option wraparound"):
+        simt.kernel(wraparound=True)(shift_body)
+
+
+@cuda.jit
+def enumerate_zip(x, y, out):
+    for i, (xv, yv) in enumerate(zip(x, y[1:])):
+        out[i, 0] = xv * yv
+    for (i, xv), yv in zip(enumerate(x, 10), y):
+        out[i - 10, 1] = xv + yv + i
+    for k, row in enumerate(out):
+        row[2] = k
+
+
+def test_enumerate_and_zip_over_arrays(device, rng):
+    x, y = rng.standard_normal(6), rng.standard_normal(5)
+    out = np.full((6, 3), np.nan)
+    enumerate_zip[1, 1](x, y, out)
+    n = 4                                     # zip stops at the shortest: y[1:] has 4
+    np.testing.assert_allclose(out[:n, 0], x[:n] * y[1:])
+    np.testing.assert_allclose(out[:5, 1], x[:5] + y + np.arange(10, 15))
+    np.testing.assert_array_equal(out[:, 2], np.arange(6))
+    assert np.isnan(out[n:, 0]).all() and np.isnan(out[5:, 1]).all()
