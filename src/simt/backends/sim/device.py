@@ -18,7 +18,7 @@ from ...errors import NotSupportedError
 from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
 from ...runtime.backend import deep_recursion
 from ..hostmem import HostMemory
-from . import copies, matrix, mbarrier, values
+from . import copies, lanes, matrix, mbarrier, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -34,7 +34,7 @@ def _names():
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix}
+             "_k_mx": matrix, "_k_h": lanes}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
