@@ -203,3 +203,65 @@ def test_group_index_and_thread_index(dev):
     np.testing.assert_array_equal(out["y"], lanes % 4)
     np.testing.assert_array_equal(out["z"], lanes // 4)
     np.testing.assert_array_equal(out["w"], np.full(16, 8))
+
+
+# ---------------------------------------------------------------- memory and the runtime
+@simt.kernel
+def pitched_rows(p, out, fill):
+    x, y, z = simt.threadIdx.x, simt.threadIdx.y, simt.threadIdx.z
+    out[z, y, x] = p[z, y, x] * 2 + fill[x]
+
+
+@BOTH
+def test_memsets_and_2d_3d_copies(dev, rng):
+    src = rng.uniform(-1, 1, (2, 3, 5)).astype(np.float32)
+    with simt.use_device(dev):
+        fills = {dt: simt.memset(simt.device_array(5, dt), 0x41).copy_to_host()
+                 for dt in (np.uint8, np.int16, np.uint32, np.float32)}
+        p = simt.pitched_array((2, 3, 5), np.float32)
+        simt.copy_3d(p, src)                 # the only writes of p: not uninitialized
+        out = simt.pitched_array((2, 3, 5), np.float32)
+        pitched_rows[1, (5, 3, 2)](p, out, simt.to_device(fills[np.float32]))
+        back, plane = poison((2, 3, 5), np.float32), poison((3, 5), np.float32)
+        simt.copy_3d(back, out)
+        simt.copy_2d(plane, p[1])
+    for dt in (np.uint8, np.int16, np.uint32):
+        np.testing.assert_array_equal(fills[dt], np.full(5, 0x41, dt))
+    np.testing.assert_array_equal(fills[np.float32], np.full(5, 0x41, np.float32))
+    np.testing.assert_array_equal(back, src * 2 + np.float32(0x41))
+    np.testing.assert_array_equal(plane, src[1])
+
+
+@simt.kernel
+def shared_user(a):
+    s = simt.shared.array(256, np.float32)
+    s[simt.threadIdx.x] = 1.0
+    a[0] = s[0]
+
+
+@BOTH
+def test_limits_flags_occupancy_and_host_register(dev):
+    with simt.use_device(dev) as device:
+        heap = simt.get_limit("malloc_heap_size")
+        simt.set_limit("malloc_heap_size", 1 << 20)
+        assert simt.get_limit("malloc_heap_size") == 1 << 20
+        simt.set_limit("malloc_heap_size", heap)
+        with pytest.raises(simt.NotSupportedError, match="'stack_size': its kernel threads"):
+            simt.set_limit("stack_size", 4096)
+        simt.set_device_flags("schedule_yield")
+        simt.set_device_flags("schedule_auto")
+        a = np.zeros(1, np.float32)
+        props = device.properties
+        blocks = shared_user.max_active_blocks_per_multiprocessor(128, args=(a,))
+        assert blocks == min(props.max_blocks_per_multiprocessor,
+                             props.max_threads_per_multiprocessor // 128,
+                             props.shared_memory_per_multiprocessor // 1024)
+        grid, block = shared_user.max_potential_block_size(args=(a,))
+        assert block % 32 == 0 and grid % props.multiprocessor_count == 0
+        h = np.zeros(64)
+        simt.host_register(h)
+        with pytest.raises(simt.CudaError, match="registered already"):
+            simt.host_register(h[8:])
+        simt.host_unregister(h)
+        with pytest.raises(simt.CudaError, match="not registered"):
+            simt.host_unregister(h)

@@ -14,9 +14,11 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
-from ...errors import NotSupportedError
+from ...errors import CudaError, NotSupportedError
 from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
 from ...runtime.backend import deep_recursion
+from .. import occupancy
+from ..cpu.texmem import byte_rows
 from ..hostmem import HostMemory
 from . import copies, lanes, matrix, mbarrier, values
 from .compile import compile_kernel, load
@@ -51,6 +53,13 @@ def _names():
 _NAMES = _names()
 
 
+def _root(array):
+    """The NumPy array that owns ``array``'s memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 class SimKernel:
     """A sim binary made ready to launch."""
 
@@ -73,6 +82,8 @@ class SimBackend(HostMemory):
         self.pending = Pending()
         self.live = {}                    # id(buffer) -> (weak reference, bytes)
         self.default = SimStream(self, default=True)
+        self.registered = {}              # id(root buffer) -> it, while host_register holds it
+        self.limits = {"malloc_heap_size": 8 << 20, "dev_runtime_pending_launch_count": 2048}
 
     @classmethod
     def default_options(cls):
@@ -199,6 +210,64 @@ class SimBackend(HostMemory):
         written[index.ravel()] = True
         if written.all():
             del self.written[root]
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """A 2-D/3-D copy between host and device rows (both host memory here): NumPy moves
+        the rows, which count as written."""
+        refuse_in_host_function("a copy")
+        if dst.kind == "host":
+            self.pending.raise_it()
+        np.copyto(byte_rows(dst, extent), byte_rows(src, extent))
+        if dst.kind == "device":
+            width, height, depth = extent
+            for z in range(depth):
+                for y in range(height):
+                    self._mark(dst.where + (z * dst.height + y) * dst.pitch, width)
+
+    def host_register(self, array):
+        """Nothing to lock: host memory is this device's memory. Registering twice, or
+        unregistering what is not registered, is refused as CUDA refuses it."""
+        root = _root(array)
+        if id(root) in self.registered:
+            raise CudaError("host_register: this array's memory is registered already "
+                            "(cudaErrorHostMemoryAlreadyRegistered); register it once")
+        self.registered[id(root)] = root
+
+    def host_unregister(self, array):
+        if self.registered.pop(id(_root(array)), None) is None:
+            raise CudaError("host_unregister: this array's memory is not registered "
+                            "(cudaErrorHostMemoryNotRegistered); call simt.host_register first")
+
+    # ------------------------------------------------------------ limits, flags, occupancy
+    NO_LIMIT = {"printf_fifo_size": "its print writes each line at once, through no buffer",
+                "stack_size": "its kernel threads are Python frames, on the host thread's "
+                              "stack"}
+
+    def set_limit(self, name, value):
+        """The heap and pending-launch limits are kept and read back (the sim device runs
+        neither simt.malloc nor launches from kernels, so they limit nothing here)."""
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        self.limits[name] = value
+
+    def get_limit(self, name):
+        if name in self.NO_LIMIT:
+            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        return self.limits[name]
+
+    def set_flags(self, flags):
+        """Accepted, with nothing to change: work runs at once on the calling thread, so
+        nothing ever waits for the device."""
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """The cpu device's model (backends/occupancy.py) on the sim's one multiprocessor."""
+        total = loaded.binary.shared_static_bytes + shared_bytes
+        return occupancy.blocks_per_core(self.properties(), threads, total)
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        return occupancy.potential_block_size(
+            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
+            max_threads)
 
     # ------------------------------------------------------------ kernels
     def target_id(self):
