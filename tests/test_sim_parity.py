@@ -265,3 +265,29 @@ def test_limits_flags_occupancy_and_host_register(dev):
         simt.host_unregister(h)
         with pytest.raises(simt.CudaError, match="not registered"):
             simt.host_unregister(h)
+
+
+@simt.kernel
+def norms(v, out):
+    i = simt.grid(1)
+    if i < v.shape[0]:
+        p = v[i]
+        out[i] = p.x * p.x + p.y * p.y + p.z * p.z + p.w * p.w
+
+
+def test_sim_refuses_a_misaligned_vector_array_as_checked_mode_does():
+    with simt.use_device("sim"):
+        raw = simt.to_device(np.ones(33, np.float32))
+        v = raw[1:].reshape(8, 4).retyped((8,), simt.float4.dtype, (16,))   # 4 bytes off
+        with pytest.raises(simt.MisalignedAddressError, match="argument 'v'.* 16 bytes"):
+            norms[1, 8](v, simt.device_array(8, np.float32))
+
+
+def test_what_the_sim_refuses_says_why_and_what_to_do():
+    with simt.use_device("sim"):
+        with pytest.raises(simt.NotSupportedError,
+                           match="memory pools yet: .* Limits.* run this on the 'cpu' device"):
+            simt.MemoryPool()
+        with pytest.raises(simt.NotSupportedError, match="graphs.* run this on the 'cpu'"):
+            with simt.Stream().capture():
+                pass

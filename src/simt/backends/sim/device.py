@@ -15,7 +15,8 @@ from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
 from ...errors import CudaError, NotSupportedError
-from ...runtime.backend import Native, refuse_freed, refuse_in_host_function
+from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
+                                refuse_misaligned)
 from ...runtime.backend import deep_recursion
 from .. import occupancy
 from ..cpu.texmem import byte_rows
@@ -91,6 +92,14 @@ class SimBackend(HostMemory):
         boundscheck: always on (False is refused when a kernel compiles)."""
         return {"seed": config.sim_seed, "boundscheck": True}
 
+    def unsupported(self, feature):
+        """The error for a runtime feature the sim does not have (graphs, memory pools,
+        CUDA arrays, textures ...), with what to do (docs/sim-device.md, Limits)."""
+        return NotSupportedError(
+            f"the 'sim' device does not support {feature} yet: it is not built into the "
+            "sim's interpreter (docs/sim-device.md, Limits); run this on the 'cpu' device, "
+            "which has the same semantics")
+
     # ------------------------------------------------------------ work, at once
     def synchronize(self):
         refuse_in_host_function("synchronize")
@@ -108,6 +117,7 @@ class SimBackend(HostMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         refuse_in_host_function("a kernel launch")
         refuse_freed(kernel, args)
+        refuse_misaligned(kernel, loaded.binary.params, args)     # as checked mode does
         self.pending.raise_it()
         error = self.launch(loaded, grid, block, shared_bytes, args,
                             loaded.binary.symbol_objects, kernel.__name__)
@@ -246,14 +256,17 @@ class SimBackend(HostMemory):
     def set_limit(self, name, value):
         """The heap and pending-launch limits are kept and read back (the sim device runs
         neither simt.malloc nor launches from kernels, so they limit nothing here)."""
-        if name in self.NO_LIMIT:
-            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        self._refuse_limit(name)
         self.limits[name] = value
 
     def get_limit(self, name):
-        if name in self.NO_LIMIT:
-            raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
+        self._refuse_limit(name)
         return self.limits[name]
+
+    def _refuse_limit(self, name):
+        if name in self.NO_LIMIT:
+            raise NotSupportedError(f"the 'sim' device does not support the limit {name!r}: "
+                                    f"{self.NO_LIMIT[name]}")
 
     def set_flags(self, flags):
         """Accepted, with nothing to change: work runs at once on the calling thread, so
