@@ -19,8 +19,7 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned)
 from ...runtime.backend import deep_recursion
 from .. import occupancy
-from ..cpu.texmem import byte_rows
-from ..hostmem import HostMemory
+from ..hostmem import HostMemory, byte_rows
 from . import copies, lanes, matrix, mbarrier, values
 from .compile import compile_kernel, load
 from .launch import Launch

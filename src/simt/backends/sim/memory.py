@@ -254,9 +254,6 @@ class VecArray(SimArray):
 
     __slots__ = ("n",)
 
-    def __new__(cls, *args):
-        return object.__new__(cls)
-
     def __init__(self, launch, data, off, shape, est, dtype, label, shadow, plus, n):
         super().__init__(launch, data, off, shape, est, dtype, label, shadow, plus)
         self.n = n
