@@ -16,7 +16,7 @@ The barriers are compile-time objects, so the K loop is written out STAGES times
 multiple of STAGES k-blocks, so every tile starts at stage 0 and a stage's use count runs on
 across tiles (its parity is the number of k-blocks this block has done before, over STAGES).
 
-    PYTHONPATH=src python bench/hopper_gemm_ws.py [device] [M N K]   # check one product
+    PYTHONPATH=src python bench/hopper_gemm_ws.py [device] [M N K [schedule]]   # check one
 """
 import os
 import sys
@@ -127,42 +127,147 @@ def make_kernel(dtype):
     return hgemm_ws
 
 
+# ------------------------------------------------------------------ ping-pong
+PP_BM = PP_BN = 128         # one consumer warpgroup's tile
+PP_CONSUMERS = 128          # arrivals on an empty barrier: the warpgroup using the stage
+
+
+def make_pingpong_kernel(dtype):
+    """The ping-pong schedule (CUTLASS's KernelTmaWarpSpecializedPingpong): each consumer
+    warpgroup computes a 128 x 128 tile of its own (two m64n128 accumulators), the block's
+    j-th tile going to warpgroup 1 + j % 2. The producer fills the one ring in tile order,
+    and the two warpgroups take turns at the tensor cores through two named barriers: one
+    warpgroup's main loop runs while the other stores its tile, so the epilogue is hidden.
+
+    The turns also keep the barriers' parities right: a warpgroup waits for a stage's phase
+    only once the other has waited for the phase before it (a parity wait cannot tell phase
+    u from phase u - 2)."""
+    bk, kstep = k_block(dtype)
+    scaled = np.dtype(dtype).itemsize == 1
+    stage_bytes = (PP_BM + PP_BN) * bk * np.dtype(dtype).itemsize
+
+    @simt.device
+    def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
+        uses = done // STAGES
+        if uses > 0:
+            empty.wait_parity((uses - 1) & 1)
+        full.arrive_expect_tx(stage_bytes)
+        simt.tma.load(sa[stage * PP_BM:(stage + 1) * PP_BM], tma_a, (tm * PP_BM, kb * bk), full)
+        simt.tma.load(sb[stage * PP_BN:(stage + 1) * PP_BN], tma_b, (tn * PP_BN, kb * bk), full)
+
+    @simt.kernel(launch_bounds=(THREADS, 1))
+    def hgemm_pingpong(tma_a, tma_b, c, nk, scale):
+        sa = simt.shared.array((STAGES * PP_BM, bk), dtype)
+        sb = simt.shared.array((STAGES * PP_BN, bk), dtype)
+        f0 = simt.shared.barrier(1)
+        f1 = simt.shared.barrier(1)
+        f2 = simt.shared.barrier(1)
+        f3 = simt.shared.barrier(1)
+        e0 = simt.shared.barrier(PP_CONSUMERS)
+        e1 = simt.shared.barrier(PP_CONSUMERS)
+        e2 = simt.shared.barrier(PP_CONSUMERS)
+        e3 = simt.shared.barrier(PP_CONSUMERS)
+        tiles_m, tiles_n = c.shape[0] // PP_BM, c.shape[1] // PP_BN
+        tiles = tiles_m * tiles_n
+        wg = simt.threadIdx.x // 128
+        if wg == 0:
+            simt.setmaxnreg(PRODUCER_REGISTERS, "dec")
+            if simt.threadIdx.x == 0:
+                done = 0
+                for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
+                    tm, tn = tile_of(t, tiles_m, tiles_n)
+                    for k0 in range(0, nk, STAGES):
+                        load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
+                        load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
+                        load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
+                        load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
+                    done += nk
+        else:
+            simt.setmaxnreg(CONSUMER_REGISTERS, "inc")
+            top = wgmma.accumulator(64, PP_BN)
+            bottom = wgmma.accumulator(64, PP_BN)
+            n = c.shape[1]
+            j = wg - 1                            # the block's j-th tile is this one's
+            t = simt.blockIdx.x + j * simt.gridDim.x
+            while t < tiles:
+                tm, tn = tile_of(t, tiles_m, tiles_n)
+                done = j * nk
+                if j > 0:                         # the other warpgroup's main loop is over
+                    simt.barrier_sync(wg, 2 * PP_CONSUMERS)    # named barrier 1 or 2
+                for k0 in range(0, nk, STAGES):
+                    for s in simt.unroll(range(STAGES)):
+                        _wait_full(s, ((done + k0 + s) // STAGES) & 1, f0, f1, f2, f3)
+                        wgmma.fence()
+                        for kk in simt.unroll(range(bk // kstep)):
+                            first = 0 if k0 + s + kk == 0 else 1
+                            b_tile = wgmma.descriptor(sb, swizzle="128B", row=s * PP_BN,
+                                                      k=kk * kstep)
+                            wgmma.mma_async(
+                                top, wgmma.descriptor(sa, swizzle="128B", row=s * PP_BM,
+                                                      k=kk * kstep), b_tile, scale_d=first)
+                            wgmma.mma_async(
+                                bottom, wgmma.descriptor(sa, swizzle="128B",
+                                                         row=s * PP_BM + 64, k=kk * kstep),
+                                b_tile, scale_d=first)
+                        wgmma.commit_group()
+                        wgmma.wait_group(1)
+                        if k0 + s > 0:
+                            _release((s + STAGES - 1) % STAGES, e0, e1, e2, e3)
+                wgmma.wait_group(0)
+                e3.arrive()
+                if t + simt.gridDim.x < tiles:    # the next tile's warpgroup may start
+                    simt.barrier_arrive(3 - wg, 2 * PP_CONSUMERS)
+                if scaled:
+                    for i in simt.unroll(range(PP_BN // 2)):
+                        top[i] *= scale
+                        bottom[i] *= scale
+                top.store(c, (tm * PP_BM) * n + tn * PP_BN, n)
+                bottom.store(c, (tm * PP_BM + 64) * n + tn * PP_BN, n)
+                j += 2
+                t += 2 * simt.gridDim.x
+    return hgemm_pingpong
+
+
 KERNELS = {}
+SCHEDULES = {"cooperative": (make_kernel, BM, BN), "pingpong": (make_pingpong_kernel, PP_BM,
+                                                                  PP_BN)}
 
 
-def kernel_for(dtype):
-    dtype = np.dtype(dtype)
-    if dtype not in KERNELS:
-        KERNELS[dtype] = make_kernel(dtype)
-    return KERNELS[dtype]
+def kernel_for(dtype, schedule="cooperative"):
+    key = (np.dtype(dtype), schedule)
+    if key not in KERNELS:
+        KERNELS[key] = SCHEDULES[schedule][0](key[0])
+    return KERNELS[key]
 
 
-def prepare(a, bt, c, blocks=None, scale=1.0):
+def prepare(a, bt, c, blocks=None, scale=1.0, schedule="cooperative"):
     """The launch of c = a @ bt.T * scale (simt or CUDA arrays: float16, bfloat16, or FP8 with
     a float16/bfloat16 c) with its tensor maps made once; ``blocks``: the persistent grid
-    (default: one block per multiprocessor)."""
+    (default: one block per multiprocessor); ``schedule``: 'cooperative' (both consumer
+    warpgroups on one 128 x 256 tile) or 'pingpong' (a 128 x 128 tile each, taking turns)."""
     a, bt, c = (simt.asarray(x) for x in (a, bt, c))
     m, k = a.shape
     n = bt.shape[0]
     bk, _ = k_block(a.dtype)
-    if m % BM or n % BN or k % (bk * STAGES):
-        raise ValueError(f"hgemm_ws needs M % {BM} == 0, N % {BN} == 0 and K % "
+    _, bm, bn = SCHEDULES[schedule]
+    if m % bm or n % bn or k % (bk * STAGES):
+        raise ValueError(f"hgemm_ws ({schedule}) needs M % {bm} == 0, N % {bn} == 0 and K % "
                          f"{bk * STAGES} == 0, got {m} x {n} x {k}")
     if bt.dtype != a.dtype:
         raise ValueError(f"hgemm_ws multiplies arrays of one dtype, got {a.dtype} and "
                          f"{bt.dtype}")
-    tma_a = simt.tensor_map(a, (BM, bk), swizzle="128B")
-    tma_b = simt.tensor_map(bt, (BN, bk), swizzle="128B")
+    tma_a = simt.tensor_map(a, (bm, bk), swizzle="128B")
+    tma_b = simt.tensor_map(bt, (bn, bk), swizzle="128B")
     if blocks is None:
         blocks = simt.get_device().properties.multiprocessor_count
-    launch = kernel_for(a.dtype)[min(blocks, (m // BM) * (n // BN)), THREADS]
+    launch = kernel_for(a.dtype, schedule)[min(blocks, (m // bm) * (n // bn)), THREADS]
     nk, scale = np.int32(k // bk), np.float32(scale)
     return lambda: launch(tma_a, tma_b, c, nk, scale)
 
 
-def gemm(a, bt, c, blocks=None, scale=1.0):
+def gemm(a, bt, c, blocks=None, scale=1.0, schedule="cooperative"):
     """c = a @ bt.T * scale on the current device."""
-    prepare(a, bt, c, blocks, scale)()
+    prepare(a, bt, c, blocks, scale, schedule)()
 
 
 if __name__ == "__main__":
@@ -172,6 +277,7 @@ if __name__ == "__main__":
     a = rng.integers(-3, 4, (m, k)).astype(np.float16)
     bt = rng.integers(-3, 4, (n, k)).astype(np.float16)
     c = simt.to_device(np.full((m, n), np.nan, np.float16))
-    gemm(simt.to_device(a), simt.to_device(bt), c, blocks=3)
+    schedule = sys.argv[5] if len(sys.argv) > 5 else "cooperative"
+    gemm(simt.to_device(a), simt.to_device(bt), c, blocks=3, schedule=schedule)
     want = (a.astype(np.float32) @ bt.T.astype(np.float32)).astype(np.float16)
     print("exact:", np.array_equal(c.copy_to_host(), want))

@@ -375,23 +375,6 @@ def test_non_ascii_names_get_ascii_ptx_symbols():
     assert ".entry simt_kernel_u03ba_" in ptx and ptx == κ.ptx("(float32[::1],)")
 
 
-@simt.device
-def fact(n):
-    if n <= 1:
-        return 1
-    return n * fact(n - 1)
-
-
-@simt.kernel
-def recursive(out):
-    out[0] = fact(5)
-
-
-def test_recursion_is_refused(device):
-    with pytest.raises(simt.CompileError, match="(?i)recurs"):
-        recursive[1, 1](poison(1, np.int64))
-
-
 def _chain_module(tmp_path, n):
     """A module of device functions f0 -> f1 -> ... -> f{n} and a kernel k calling f0."""
     import importlib.util

@@ -247,8 +247,8 @@ def test_limits_flags_occupancy_and_host_register(dev):
         simt.set_limit("dev_runtime_pending_launch_count", 4096)
         assert simt.get_limit("dev_runtime_pending_launch_count") == 4096
         simt.set_limit("dev_runtime_pending_launch_count", pending)
-        with pytest.raises(simt.NotSupportedError, match="'stack_size': its kernel threads"):
-            simt.set_limit("stack_size", 4096)
+        with pytest.raises(simt.NotSupportedError, match="'printf_fifo_size': its print"):
+            simt.set_limit("printf_fifo_size", 4096)
         simt.set_device_flags("schedule_yield")
         simt.set_device_flags("schedule_auto")
         a = np.zeros(1, np.float32)

@@ -7,6 +7,7 @@ import pytest
 
 import simt
 from conftest import poison, random_array
+from simt.ir import types as T
 
 NUMERIC = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
            np.float16, np.float32, np.float64, np.complex64, np.complex128]
@@ -260,3 +261,17 @@ def test_module_constants_are_compile_time(device):
     out = poison(SHAPE, np.int32)
     uses_constants[1, 1](out)
     np.testing.assert_array_equal(out, np.arange(2)[:, None] * SCALE + np.arange(4))
+
+
+def test_signatures_name_simts_own_types_without_ml_dtypes():
+    """bfloat16 and the FP8 types in a signature string are simt's storage types whether or
+    not ml_dtypes was imported (NumPy alone does not know the names); an unknown name is
+    an error saying what names there are."""
+    a, b, c, x = T.parse_signature("void(bfloat16[::1], float8_e4m3[:, ::1], float8_e5m2[:], "
+                                   "bfloat16)")
+    assert a.dtype == T.BF16_STORAGE and a.layout == "C"
+    assert T.float8_storage(b.dtype) is T.F8E4M3_STORAGE and b.ndim == 2
+    assert T.float8_storage(c.dtype) is T.F8E5M2_STORAGE
+    assert x.dtype == T.BF16_STORAGE
+    with pytest.raises(TypeError, match="unknown type 'floot32'"):
+        T.parse_signature("void(floot32[:])")

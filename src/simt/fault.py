@@ -38,12 +38,15 @@ WARP_MASK = 10           # a warp collective whose mask names a lane that is not
 USE_AFTER_FREE = 11      # an access of device heap memory that simt.free released
 DEVICE_LAUNCH = 12       # a launch inside a kernel that the device runtime refused
 UNASSIGNED = 13          # checked mode: a read of a local variable this thread did not assign
+STACK_OVERFLOW = 14      # a recursive device function past the 'stack_size' limit (CPU device)
+OWN_LANE = 15            # a warp function whose mask leaves out the calling lane (index: mask, lane)
 
 # what an access was, in the "accesses" word (mine | other << 4)
-READ, WRITE, ATOMIC, ATOMIC_STORE = 1, 2, 3, 4
+READ, WRITE, ATOMIC, ATOMIC_STORE, ATOMIC_LOAD = 1, 2, 3, 4, 5
 _VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"),
           ATOMIC: ("atomically accesses", "atomically accessed"),
-          ATOMIC_STORE: ("atomically writes", "atomically wrote")}
+          ATOMIC_STORE: ("atomically writes", "atomically wrote"),
+          ATOMIC_LOAD: ("atomically reads", "atomically read")}
 
 MESSAGE_BASE = 1000
 
@@ -95,6 +98,12 @@ def decode(record, binary, kernel_name):
         return LaunchError(f"simt.free {place} of memory simt.malloc did not hand out (or "
                            f"already freed)\n  block {block}, thread {thread}, at {where}\n  "
                            f"free only the arrays simt.malloc returned, each once", **common)
+    if code == STACK_OVERFLOW:
+        return LaunchError(f"stack overflow {place}: its recursion went past the "
+                           f"'stack_size' limit ({extent} bytes)\n  block {block}, thread "
+                           f"{thread}, entering the function at {where}\n  stop the "
+                           f"recursion earlier (is its base case reached?), or raise the "
+                           f"limit: simt.set_limit('stack_size', nbytes)", **common)
     if code == DEVICE_LAUNCH:
         child = binary.labels[array] if array < len(binary.labels) else "?"
         why, advice = _LAUNCH_ERRORS.get(index, (f"cudaError {index}", "see the CUDA "
@@ -125,7 +134,8 @@ def _source_line(filename, line):
     return f"\n      {text}" if text else ""
 
 
-CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE, UNASSIGNED)
+CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE, UNASSIGNED,
+           OWN_LANE)
 
 
 class Thread:
@@ -193,6 +203,14 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 f"not returned must reach the same simt.syncthreads(): move it out of the "
                 f"branch or loop whose condition differs between threads")
         cls = BarrierDivergenceError
+    elif code == OWN_LANE:
+        mask, lane = index
+        text = (f"Barrier divergence in kernel '{kernel}': {first} calls a warp function "
+                f"at {first.at} with mask {mask & 0xFFFFFFFF:#010x}, which does not name its "
+                f"own lane {lane}{source}\n  every lane that calls a *_sync warp function or "
+                f"syncwarp must be in its mask (CUDA leaves the call undefined otherwise): "
+                f"set bit {lane}, or pass simt.activemask()")
+        cls = BarrierDivergenceError
     else:
         text = (f"Barrier divergence in kernel '{kernel}': {first} calls a warp function "
                 f"at {first.at} whose mask names {second}, which does not take part"
@@ -205,6 +223,8 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
     error.array, error.index = array, index
     if code == UNASSIGNED:
         error.array, error.variable = None, array
+    if code == OWN_LANE:
+        error.array, error.index, error.mask = None, None, index[0] & 0xFFFFFFFF
     return error
 
 
@@ -213,7 +233,7 @@ def _decode_checked(code, record, binary, kernel_name, place, where, common):
     first = Thread(common["block"], common["thread"], common["filename"], common["line"])
     other_line, other_file = words[OTHER], words[OTHER + 1]
     second = None
-    if code not in (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED):
+    if code not in (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED, OWN_LANE):
         files = binary.files
         filename = files[other_file][1] if other_line and other_file < len(files) else None
         second = Thread(words[OTHER + 2:OTHER + 5], words[OTHER + 5:OTHER + 8], filename,

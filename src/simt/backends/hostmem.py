@@ -49,6 +49,16 @@ def byte_rows(side, extent):
                                            (slice_pitch, side.pitch, 1))
 
 
+def row_spans(side, extent):
+    """The (start, stop) address ranges of the rows of one pitched side of a 2-D/3-D copy
+    (the bytes it writes: the padding between rows is not written)."""
+    width, height, depth = extent
+    slice_pitch = side.pitch * side.height
+    return [(start, start + width)
+            for start in (side.where + z * slice_pitch + y * side.pitch
+                          for z in range(depth) for y in range(height))]
+
+
 def _meminfo():
     """{'MemTotal': bytes, 'MemAvailable': bytes, ...} from /proc/meminfo, or {}."""
     try:

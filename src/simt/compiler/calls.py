@@ -11,6 +11,7 @@ from ..lang import python as pylang
 from ..lang import bfloat16, float8, launches, vectors, wgmma, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
+from . import group_args
 from ..lang.textures import attribute as texture_attribute
 from . import records
 
@@ -70,6 +71,14 @@ def static_to_expr(fc, static, node):
                 f"pass it as an argument, or bake it in with C = simt.const.array_like("
                 f"{static.name or 'ARRAY'}), or make it a module-level simt.Constant")
     what = static.name or type(value).__name__
+    if group_args.compile_time(value) and not getattr(value, "compile_time", False) or \
+            hasattr(value, "_simt_device"):
+        fc.fail(loc, f"the device function '{what}' is used here as a run-time value: simt "
+                "passes device functions (and tuples of them) only where the function is "
+                "known at compile time", "call it, pass it to a device function, bind it to "
+                "a name (f = add) or index a tuple of them with a constant; to choose at run "
+                "time, call each function in its own branch (if p: r = add(x, y) else: "
+                "r = mul(x, y))")
     fc.fail(loc, f"'{what}' ({type(value).__name__}) cannot be used as a value in a kernel",
             "kernels can use numbers, arrays, tuples and the names simt provides")
 
@@ -400,8 +409,9 @@ def refuse_launch(fc, kernel, node):
 
 
 def is_group(value):
-    """Whether a built argument is a cooperative group (a compile-time value, lang/groups.py)."""
-    return isinstance(value, Static) and getattr(value.value, "compile_time", False)
+    """Whether a built argument is a compile-time value: a cooperative group
+    (lang/groups.py), a device function, or a tuple of device functions."""
+    return isinstance(value, Static) and group_args.compile_time(value.value)
 
 
 def _is_device_function(target):

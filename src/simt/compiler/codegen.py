@@ -434,10 +434,12 @@ class FunctionEmitter:
         return self.target.call_device(self, e.function, args)
 
     # ------------------------------------------------------------ memory
-    def element_address(self, array, indices, label, loc, access=None, site=None):
+    def element_address(self, array, indices, label, loc, access=None, site=None,
+                        order="relaxed"):
         """The address of ``array[indices]``, each index checked when boundscheck is on
         (unless the access, ``site``, is in ``proven``); in checked mode an ``access``
-        ("read", "write", "atomic", "atomic_store") is checked too."""
+        ("read", "write", "atomic", "atomic_store", "atomic_load", the atomics with their
+        memory ``order``) is checked too."""
         b = self.builder
         offset = None
         check = self.boundscheck and id(site) not in self.proven
@@ -450,7 +452,8 @@ class FunctionEmitter:
         address = b.gep(array.data, [offset if offset is not None else i64(0)],
                         source_etype=elem, inbounds=True)
         if access is not None and self.options.checks:
-            self.target.check_access(self, array, indices, address, access, label, loc)
+            self.target.check_access(self, array, indices, address, access, label, loc,
+                                     order)
         return address
 
     def check_index(self, array, dim, index, label, loc):

@@ -10,6 +10,7 @@ becomes statements that evaluate it only there. Otherwise the plain expression s
 """
 from ..ir import nodes as ir
 from ..ir.walk import walk
+from ..ir.callgraph import holds_barrier
 from ..ir import types as T
 from . import calls
 
@@ -64,9 +65,5 @@ def loop(fc, cond, pre, body, loc):
 def runs_barrier(e):
     """Whether evaluating ``e`` calls a device function that holds barriers or warp
     functions (itself or through its calls)."""
-    return any(isinstance(node, ir.CallDevice) and _holds_barrier(node.function)
+    return any(isinstance(node, ir.CallDevice) and holds_barrier(node.function)
                for node in walk(e))
-
-
-def _holds_barrier(function):
-    return function.uses_barrier or any(_holds_barrier(f) for f in function.callees)

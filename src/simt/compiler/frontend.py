@@ -17,7 +17,7 @@ from . import unroll
 from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
-from . import calls, conditional, definite, group_args, records
+from . import calls, conditional, definite, group_args, records, recursion
 
 
 MAX_PASSES = 12
@@ -43,8 +43,11 @@ class FrontEnd:
 
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
-    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32):
+    def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
+                 frames=(), key=None):
         self.source = Source(pyfunc)
+        self.pyfunc, self.key = pyfunc, key
+        self.frames = tuple(frames) + (self,)     # the FrontEnds running: recursion.py
         self.warp_facts = warp          # the target's (ir/types.Warp): typing rules ask warp()
         self.is_kernel = is_kernel
         self.stack = tuple(stack) + (pyfunc,)
@@ -57,12 +60,18 @@ class FrontEnd:
         self.var_lines = {}
         self.return_type = None
         self.device_cache = {}
-
+        self.declared = None            # the type a return annotation fixes (recursion.py)
+        self.depends_on_open = False    # calls a function still being built: not cached
+        self.guessed_at = None
+        self.function = recursion.stub(self.source.name, [], is_kernel, self.loc(fndef))
     # ------------------------------------------------------------ driver
     def build(self):
         fndef = self.source.fndef
         self._check_signature(fndef)
         definite.check(fndef, self.all_params, self.fail, self.warn)
+        self._start_pass()
+        self.declared = recursion.declared_return(self, fndef)
+        self.return_type = self.declared
         for _ in range(MAX_PASSES):
             self._start_pass()
             body = self._params_prologue() + self.block(fndef.body)
@@ -75,12 +84,16 @@ class FrontEnd:
                       "assign it before the first use on every path")
         if self.is_kernel and self.return_type not in (None, T.VOID):
             self.fail(fndef, "a kernel cannot return a value", "store results into an array")
-        return ir.Function(
+        recursion.check_settled(self)
+        function = self.function        # the object recursive calls already name
+        function.__dict__.update(ir.Function(
             name=self.source.name, params=list(zip(self.param_names, self.arg_types)),
             return_type=self.return_type or T.VOID, body=body, locals=dict(self.var_types),
             decls=list(self.decls), is_kernel=self.is_kernel, loc=self.loc(fndef),
             callees=list(self.callees.values()),
-            uses_barrier=any(ir.contains_barrier(s) for s in body), reads=ir.Reads(self.source.reads))
+            uses_barrier=any(ir.contains_barrier(s) for s in body),
+            reads=ir.Reads(self.source.reads)).__dict__)
+        return function
 
     def _check_signature(self, fndef):
         args = fndef.args
@@ -108,6 +121,8 @@ class FrontEnd:
         self.binding_name = None
         self.loop_depth = 0
         self.return_types_seen = []
+        self.guesses = 0                # recursive calls typed before their type was known
+        self.pending = {}               # callees to cache once the function they call is done
 
     def _params_prologue(self):
         out = []
@@ -253,8 +268,9 @@ class FrontEnd:
             self.binding_name = None
             if isinstance(value, ir.ArrayRef) and value.decl.space != "symbol":
                 return self.bind_static(target.id, value, node)
-            if isinstance(value, Static) and getattr(value.value, "compile_time", False):
-                self.static_bindings[target.id] = value      # a cooperative group (lang/cg.py)
+            if isinstance(value, Static) and group_args.compile_time(value.value):
+                # a cooperative group (lang/cg.py), a device function or a tuple of them
+                self.static_bindings[target.id] = value
                 return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
         field = self.field_target(target)
@@ -427,13 +443,13 @@ class FrontEnd:
     def stmt_Return(self, node):
         if node.value is None:
             return [ir.Return(self.loc(node), None)]
+        guesses = self.guesses
         value = self.expr(self.any(node.value), node.value)
         if self.is_kernel:
             self.fail(node, "a kernel cannot return a value", "store results into an array")
-        merged = T.unify(self.return_type, value.type)
+        merged = recursion.return_type(self, value, node, self.guesses != guesses)
         if merged is None:
-            self.fail(node, f"this function returns {self.return_type} elsewhere and "
-                      f"{value.type} here", "return values of one type")
+            return [ir.Return(self.loc(node), value)]
         if merged != self.return_type:
             self.return_type = merged
             self.changed = True
@@ -537,19 +553,22 @@ class FrontEnd:
         """A call of @simt.device function target, typed for these arguments (its IR is
         built once per argument types and groups passed: group_args.py)."""
         pyfunc = target.pyfunc
-        if pyfunc in self.stack:
-            self.fail(loc, f"recursive call of '{pyfunc.__name__}' is not supported",
-                      "rewrite the recursion as a loop with a simt.local.array stack")
         if len(self.stack) >= MAX_CALL_DEPTH:
             self.fail(loc, *_too_deep(self.stack))
         args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
         key = ((arg_types, group_args.key(groups)) if groups else arg_types, self.warp_facts)
+        frame = recursion.open_frame(self, pyfunc, key)
+        if frame is not None:
+            self.callees[(pyfunc, key)] = frame.function
+            return recursion.call_open(self, frame, args, loc)
         function = target.ir_cache.get(key)
         if function is None:
-            function = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
-                                groups=groups, warp=self.warp_facts).build()
-            target.ir_cache[key] = function
+            callee = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
+                              groups=groups, warp=self.warp_facts, frames=self.frames, key=key)
+            function = callee.build()
+            self.guesses += callee.guesses          # its type may rest on a guess too
+            recursion.cache(self, callee, target.ir_cache, key, function)
         self.callees[(pyfunc, key)] = function
         return ir.CallDevice(function.return_type, self.loc(loc), function, args)
 

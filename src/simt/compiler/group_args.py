@@ -1,5 +1,5 @@
 """Cooperative groups as arguments of device functions: ``def f(g, x)`` called as
-``f(tile, v)``.
+``f(tile, v)``; device functions (and tuples of them) passed as values the same way.
 
 A group is a compile-time value (lang/groups.py), so a device function is typed once per
 kind of group it is passed, as C++ instantiates a template per group type: the parameter
@@ -9,6 +9,20 @@ parameter ``$g.mask`` that the callee's group reads.
 """
 from ..lang.groups import Coalesced
 from ..lang.registry import Static
+
+
+def compile_time(value):
+    """Whether ``value`` is passed as a compile-time value: a group, a device function
+    (a function value, issue 35 item 2), or a non-empty tuple of them."""
+    if isinstance(value, tuple):
+        return bool(value) and all(compile_time(v) for v in value)
+    return getattr(value, "compile_time", False)
+
+
+def _signature(value):
+    if isinstance(value, tuple):
+        return tuple(_signature(v) for v in value)
+    return value.signature()
 
 
 def split(fc, args, loc):
@@ -26,7 +40,7 @@ def split(fc, args, loc):
 
 def key(groups):
     """What of the groups passed the callee's code depends on."""
-    return tuple((position, group.signature()) for position, group in sorted(groups.items()))
+    return tuple((position, _signature(group)) for position, group in sorted(groups.items()))
 
 
 def parameters(names, arg_types, groups, assigned):

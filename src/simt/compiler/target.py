@@ -16,6 +16,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 import simt.fault as fault
+from ..ir import callgraph
 from ..ir import types as T
 from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
                       scalar, static_array)
@@ -52,6 +53,8 @@ class Target:
         self.files = []                # (function, filename), by id
         self.messages = []             # assert messages, by id
         self.lines = None              # lineinfo.LineTables when the back end makes line tables
+        # ids of the functions on call cycles (compiler/recursion.py)
+        self.recursive = callgraph.recursive(kernel) if kernel is not None else frozenset()
 
     def _missing(self, hook):
         return NotImplementedError(f"the {self.name} target has no lowering for {hook}")
@@ -160,8 +163,9 @@ class Target:
                                   failure.get(order, order))
         return em.builder.extract_value(pair, 0)
 
-    def check_access(self, em, array, indices, address, access, label, loc):
-        """Checked mode: check one access ("read", "write", "atomic") of ``array``."""
+    def check_access(self, em, array, indices, address, access, label, loc, order="relaxed"):
+        """Checked mode: check one access ("read", "write", "atomic" ...) of ``array``;
+        ``order``: an atomic's memory order."""
         raise self._missing("check_access")
 
     def emit_fence(self, em, scope):
@@ -239,7 +243,7 @@ class Target:
         fn = em.device_function(function)
         b = em.builder
         packed = [a.pack(b, self) if isinstance(a, ArrayValue) else a for a in args]
-        result = self.device_call(em, fn, packed)
+        result = self.device_call(em, fn, packed, function)
         if isinstance(function.return_type, T.Array):
             return ArrayValue.unpack(b, function.return_type, result)
         return result if not isinstance(function.return_type, T.Void) else None
@@ -252,7 +256,7 @@ class Target:
         """A call of the external device function ``extern`` (lang/linking.py)."""
         raise self._missing("call_extern")
 
-    def device_call(self, em, fn, args):
+    def device_call(self, em, fn, args, function):
         return em.builder.call(fn, args)
 
     def emit_return(self, em, value):

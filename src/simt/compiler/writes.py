@@ -2,6 +2,7 @@
 through views, record fields and local names bound to them, or in the device functions
 they are passed to. The launch path uses this to keep read-only host arrays read-only (runtime/access.py).
 """
+import threading
 import weakref
 
 from ..ir import nodes as ir
@@ -9,13 +10,36 @@ from ..ir import types as T
 from ..ir.walk import walk
 
 _known = weakref.WeakKeyDictionary()     # ir.Function -> its written_params
+_open = threading.local()                 # .functions: id -> writes so far, of those being found
 
 
 def written_params(fn):
     """{parameter index: ir.Loc of a statement that writes it} of a typed ir.Function."""
     found = _known.get(fn)
-    if found is None:
-        found = _known[fn] = _Writes(fn).found
+    if found is not None:
+        return found
+    open_ = _open.__dict__.setdefault("functions", {})
+    if id(fn) in open_:                  # a recursive call: what is known so far
+        _open.hit_open = True
+        return open_[id(fn)]
+    # a function on a cycle of calls: repeated until its writes stop growing; those met
+    # on the way that called a function still open are not kept (they may have seen
+    # too little) but computed again
+    outer_hit = getattr(_open, "hit_open", False)
+    open_[id(fn)] = {}
+    try:
+        while True:
+            _open.hit_open = False
+            found = _Writes(fn).found
+            if found.keys() == open_[id(fn)].keys():
+                break
+            open_[id(fn)] = found
+    finally:
+        del open_[id(fn)]
+    hit = _open.hit_open and any(True for _ in open_)
+    if not hit:
+        _known[fn] = found
+    _open.hit_open = outer_hit or hit
     return found
 
 

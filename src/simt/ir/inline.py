@@ -9,14 +9,15 @@ before the split: each call is hoisted out of its expression into a statement of
 the call and that read memory are computed into temporaries first, so the order stays the
 one code generation uses on every device), parameters become the argument values (arrays by reference), every variable
 of the callee gets a name of its own per call, and ``return`` becomes structured control
-flow (see ``_Returns``). Other device functions stay ordinary LLVM functions. Recursion
-cannot happen: the front end rejects it.
+flow (see ``_Returns``). Other device functions stay ordinary LLVM functions. A
+recursive device function cannot be inlined: one that holds barriers is refused here.
 """
 import itertools
 
 from . import nodes as ir
 import simt.ir.types as T
-from .walk import children, fields, map_children, replace
+from .walk import all_functions, children, fields, map_children, replace
+from .callgraph import holds_barrier, recursive
 from ..errors import NotSupportedError
 from .uniform import BLOCK_OPS, THREAD_OPS
 
@@ -27,6 +28,7 @@ def inline_barrier_calls(kernel):
     needs = _Needs()
     if not any(needs(f) for f in kernel.callees):
         return kernel
+    _refuse_recursive(kernel, needs)
     inliner = _Inliner(kernel, needs)
     body = inliner.block(kernel.body)
     callees = [f for f in inliner.callees if not needs(f)]
@@ -49,8 +51,20 @@ class _Needs:
     def __call__(self, function):
         key = id(function)
         if key not in self.known:
-            self.known[key] = function.uses_barrier or any(self(f) for f in function.callees)
+            self.known[key] = holds_barrier(function)
         return self.known[key]
+
+
+def _refuse_recursive(kernel, needs):
+    cycle = recursive(kernel)
+    for f in all_functions(kernel):
+        if id(f) in cycle and needs(f):
+            raise NotSupportedError(
+                f"device function '{f.name}' ({f.loc}) calls itself (directly or through "
+                "others) and holds barriers or warp functions (itself or in its calls): "
+                "this device runs such functions only inlined into the kernel, which a "
+                "recursion cannot be. Move the barrier out of the recursion, or run the "
+                "kernel on a CUDA GPU device.")
 
 
 def _unsupported(call, where, hint):

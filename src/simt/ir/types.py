@@ -512,10 +512,23 @@ def parse_signature(text):
             layout = "C" if dims.replace(" ", "").endswith("::1") else "A"
             if dims.replace(" ", "").startswith("::1") and ndim > 1:
                 layout = "F"
-            args.append(Array(np.dtype(name.strip()), ndim, layout))
+            args.append(Array(_named_dtype(name.strip()), ndim, layout))
         else:
-            args.append(Scalar(np.dtype(part)))
+            args.append(Scalar(_named_dtype(part)))
     return args
+
+
+def _named_dtype(name):
+    """A signature's type name: NumPy's, or one of simt's own (bfloat16, float8_e4m3,
+    float8_e5m2), which NumPy knows only once ml_dtypes is imported."""
+    own = {"bfloat16": BF16_STORAGE, **_FLOAT8_STRUCTS}.get(name)
+    if own is not None:
+        return own
+    try:
+        return np.dtype(name)
+    except TypeError:
+        raise TypeError(f"unknown type {name!r} in the signature: use a NumPy dtype name "
+                        f"(float32, int64...), bfloat16, float8_e4m3 or float8_e5m2") from None
 
 
 def _split_top(text):

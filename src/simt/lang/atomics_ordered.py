@@ -82,10 +82,12 @@ atomic.store = store
 
 
 def _address(em, e, first_index, access):
-    """The element's address; ``access`` is what checked mode checks it as."""
+    """The element's address; ``access`` is what checked mode checks it as (with the
+    node's memory order, for its model of what atomics order)."""
     array = em.expr(e.args[0])
     indices = [em.expr(i) for i in e.args[first_index:]]
-    return em.element_address(array, indices, e.attrs["label"], e.loc, access), e.args[0].type
+    return em.element_address(array, indices, e.attrs["label"], e.loc, access,
+                              order=e.attrs.get("order", "relaxed")), e.args[0].type
 
 
 def _memory_type(t):
@@ -104,7 +106,7 @@ def _to_memory(em, value, t):
 
 @load.lowering()
 def _load(em, e):
-    address, array_type = _address(em, e, 1, "atomic")
+    address, array_type = _address(em, e, 1, "atomic_load")
     t = array_type.element
     value = em.builder.load_atomic(address, em.target.ordering(e.attrs["order"], e.attrs["scope"]),
                                    array_type.dtype.itemsize, typ=_memory_type(t))

@@ -43,13 +43,14 @@ def dependencies(fn):
     seen = {id(fn)}
 
     def visit(function, path):
+        seen.add(id(function))        # a recursive device function: visited once
         for name, value in sorted(function.reads.items()):
             out.append((path, name, value))
             device = _fallback(value)
             cached = getattr(device, "ir_cache", None)
             if cached is not None and hasattr(device, "_simt_device"):
                 for callee in function.callees:
-                    if any(callee is f for f in cached.values()):
+                    if id(callee) not in seen and any(callee is f for f in cached.values()):
                         visit(callee, path + (name,))
             if hasattr(value, "_simt_kernel"):        # launched from the kernel (family.py)
                 for child in fn.launches:

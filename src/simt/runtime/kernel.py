@@ -75,6 +75,13 @@ class DeviceFunction(Generic[P, R]):
     """A ``@simt.device`` function: callable from kernels and device functions."""
 
     _simt_device = True
+    # a value known at compile time: passed to a device function (or held in a tuple), it
+    # specialises the callee for it, as a C++ template parameter would (compiler/group_args.py)
+    compile_time = True
+
+    def signature(self) -> Any:
+        """What a device function specialised for this function value depends on."""
+        return ("device function", id(self))
 
     def __init__(self, pyfunc: Callable[P, R]):
         check_function(pyfunc, "@simt.device")

@@ -6,7 +6,9 @@ from .devices import get_device
 LIMITS = {
     "malloc_heap_size": "bytes of the heap simt.malloc allocates from (default 8 MiB)",
     "printf_fifo_size": "bytes of the GPU's printf buffer (default 1 MiB)",
-    "stack_size": "bytes of stack per GPU thread",
+    "stack_size": "bytes of stack per thread for recursive device functions (GPU: the "
+                  "driver's CU_LIMIT_STACK_SIZE; cpu device: host stack bytes, 256 KiB by "
+                  "default, at most 1 MiB)",
     "dev_runtime_pending_launch_count": "launches inside kernels that may wait to run at "
                                         "once (default 2048; a count, not bytes)",
 }

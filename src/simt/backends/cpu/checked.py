@@ -37,14 +37,25 @@ READ_ONLY = 16                      # bit p: parameter p needs no checks in this
 WARP_LAST = 17
 SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry it last hit
 SITE_SLOTS = 64
-STATE_WORDS = SITE_CACHE + SITE_SLOTS
+# the memory model (what atomics and fences order): the acquisitions of the block's threads
+# up to its last barrier and in the current run of its threads, and the running thread's
+# fence stamp, relaxed loads' acquisitions a fence would confirm, and its slot of the three
+BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR = range(SITE_CACHE + SITE_SLOTS,
+                                                                      SITE_CACHE + SITE_SLOTS + 5)
+STATE_WORDS = ORDER_PTR + 1
+ORDER_SLOT = "$chk.order"            # per thread: ACQUIRED, FENCED, PENDING_ACQ
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10
 ATOMIC_FLAG, INIT_FLAG, FREED_FLAG = 1, 2, 4     # FREED: device heap memory simt.free released
+RELEASE_FLAG = 8            # the last atomic write released what came before it (its W_GEN)
 LINE_BITS = 20              # a site is file id << LINE_BITS | line
 KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
-         "atomic_store": fault.ATOMIC_STORE}
+         "atomic_store": fault.ATOMIC_STORE, "atomic_load": fault.ATOMIC_LOAD}
+# an atomic's memory order as the checker's ``order`` bits
+RELEASES, ACQUIRES = 1, 2
+ORDER_BITS = {"relaxed": 0, "release": RELEASES, "acquire": ACQUIRES,
+              "acq_rel": RELEASES | ACQUIRES, "seq_cst": RELEASES | ACQUIRES}
 CHECKED_SPACES = ("global", "shared", "dynamic_shared", "generic")
 
 REPORT, NOTED = 1, 2        # what simt.chk returns besides 0 (fine)
@@ -94,10 +105,11 @@ def _read_only_index(em, array):
     return None
 
 
-def check_access(em, array, indices, address, access, label, loc):
+def check_access(em, array, indices, address, access, label, loc, order="relaxed"):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
     a report ends the thread, its array and index written into the fault record. A read
-    of a read-only parameter skips the call when the launch says it may (READ_ONLY)."""
+    of a read-only parameter skips the call when the launch says it may (READ_ONLY).
+    ``order``: an atomic's memory order."""
     if array.type.space == "local":
         _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
@@ -111,12 +123,12 @@ def check_access(em, array, indices, address, access, label, loc):
     elif access in ("read", "write") and array.type.space != "generic":
         skip = _fast_path(em, address, access, array.type.space != "global", loc)
     else:
-        _call_checker(em, indices, address, access, label, loc)
+        _call_checker(em, indices, address, access, label, loc, ORDER_BITS[order])
         return
     done, check = em.new_block("checked"), em.new_block("check")
     b.cbranch(skip, done, check)
     b.position_at_end(check)
-    _call_checker(em, indices, address, access, label, loc)
+    _call_checker(em, indices, address, access, label, loc, 0)
     em.builder.branch(done)
     em.builder.position_at_end(done)
 
@@ -354,10 +366,10 @@ class _FastAccess:
         return done
 
 
-def _call_checker(em, indices, address, access, label, loc):
+def _call_checker(em, indices, address, access, label, loc, order):
     b = em.builder
     result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
-                                          i32(KINDS[access]), i32(site(em, loc))])
+                                          i32(KINDS[access]), i32(site(em, loc)), i32(order)])
     ok, failed = em.new_block("access_ok"), em.new_block("access_reported")
     b.cbranch(b.icmp_unsigned("==", result, i32(0)), ok, failed)
     b.position_at_end(failed)
@@ -370,12 +382,13 @@ def _call_checker(em, indices, address, access, label, loc):
 
 
 def _checker(module):
-    """i32 simt.chk(state, address, kind, site): 0, REPORT (the record is filled: stop)
-    or NOTED (an uninitialized read held back: the caller adds the index, goes on)."""
+    """i32 simt.chk(state, address, kind, site, order): 0, REPORT (the record is filled:
+    stop) or NOTED (an uninitialized read held back: the caller adds the index, goes on).
+    ``order``: RELEASES | ACQUIRES bits of an atomic."""
     name = "simt.chk"
     if name in module.globals:
         return module.globals[name]
-    fn = ll.Function(module, ll.FunctionType(I32, [ptr(), I64, I32, I32]), name)
+    fn = ll.Function(module, ll.FunctionType(I32, [ptr(), I64, I32, I32, I32]), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     chk = _Checker(module, fn)
@@ -385,6 +398,7 @@ def _checker(module):
     chk.uninitialized_read()
     chk.write_race()
     chk.read()
+    chk.atomic_read()
     chk.write()
     return fn
 
@@ -395,11 +409,12 @@ class _Checker:
 
     BLOCKS = ("entry", "global", "scan", "probe", "next", "none", "found", "record",
               "fast_read", "not_fast_read", "fast_write", "slow", "uninit", "note", "inited",
-              "wrace", "wok", "read", "write", "r1race", "r1ok", "r2race", "store")
+              "wrace", "wok", "read", "atomic_read", "write", "r1race", "r1ok", "r2race",
+              "store", "not_read")
 
     def __init__(self, module, fn):
         self.module, self.fn = module, fn
-        self.st, self.addr, self.kind, self.here = fn.args
+        self.st, self.addr, self.kind, self.here, self.order = fn.args
         self.blocks = {n: fn.append_basic_block(n) for n in self.BLOCKS}
         self.b = ll.IRBuilder(self.blocks["entry"])
         self.me = self.b.trunc(self.load(ME), I32)
@@ -581,8 +596,9 @@ class _Checker:
         a later write by another thread before the next barrier makes it a race)."""
         b, kind = self.b, self.kind
         self.at("slow")
-        reads = b.icmp_unsigned("<", kind, i32(fault.ATOMIC_STORE))
-        reads = b.and_(reads, b.icmp_unsigned("!=", kind, i32(fault.WRITE)))
+        reads = b.or_(b.icmp_unsigned("==", kind, i32(fault.READ)),
+                      b.icmp_unsigned("==", kind, i32(fault.ATOMIC)))
+        reads = b.or_(reads, b.icmp_unsigned("==", kind, i32(fault.ATOMIC_LOAD)))
         b.cbranch(b.and_(reads, b.not_(self.written)), self.blocks["uninit"],
                   self.blocks["inited"])
         self.at("uninit")
@@ -609,25 +625,60 @@ class _Checker:
                     b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
         self.at("wok")
         b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.READ)), self.blocks["read"],
-                  self.blocks["write"])
+                  self.blocks["not_read"])
+        self.at("not_read")
+        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.ATOMIC_LOAD)),
+                  self.blocks["atomic_read"], self.blocks["write"])
 
     def read(self):
         self.at("read")
         self.record_read(self.gen)
         self.b.ret(i32(0))
 
+    def atomic_read(self):
+        """An atomic load: a read on record (a plain write of another thread after it
+        races); it acquires a release it reads when its order acquires, else only once a
+        fence of this thread follows (PENDING_ACQ)."""
+        b = self.b
+        self.at("atomic_read")
+        released = self.released_by_other()
+        acquires = b.icmp_unsigned("!=", b.and_(self.order, i32(ACQUIRES)), i32(0))
+        gen = b.sext(self.w_gen, I64)
+        raise_to(b, self.st, b.and_(released, acquires), gen, ACQUIRED, TURN_ACQUIRED,
+                 slot_index=0)
+        raise_to(b, self.st, b.and_(released, b.not_(acquires)), gen, PENDING_ACQ,
+                 slot_index=2)
+        self.record_read(self.gen)
+        b.ret(i32(0))
+
+    def released_by_other(self):
+        """i1: the element's last write is another thread's atomic that released."""
+        b = self.b
+        released = b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0))
+        other = b.and_(b.icmp_unsigned("!=", self.w_who, i32(0)),
+                       b.icmp_unsigned("!=", self.w_who, self.me))
+        return b.and_(released, other)
+
     def write(self):
-        """A plain write: against the reads since the last write; an atomic: acquires
-        what the last atomic on the element released, and is a new point in the order."""
-        b, st, w_who, w_gen = self.b, self.st, self.w_who, self.w_gen
+        """A plain write: against the reads since the last write. An atomic: a
+        read-modify-write acquires the release it replaces (whatever its own order: the
+        guide's B.5 last block acquires through a relaxed atomicInc); an atomic write
+        releases when its order says so, when this thread called a fence before it, or
+        when it continues a release (a read-modify-write after one). It is a new point
+        in the order."""
+        b, st = self.b, self.st
         self.at("write")
         is_atomic = b.icmp_unsigned(">=", self.kind, i32(fault.ATOMIC))
-        other = b.and_(is_atomic, b.and_(b.icmp_unsigned("!=", w_who, i32(0)),
-                                         b.icmp_unsigned("!=", w_who, self.me)))
-        acquired_ptr = word(b, st, ACQUIRED)
-        acquired = b.load(acquired_ptr, typ=I64)
-        later = b.icmp_signed(">", b.sext(w_gen, I64), acquired)
-        b.store(b.select(b.and_(other, later), b.sext(w_gen, I64), acquired), acquired_ptr)
+        rmw = b.icmp_unsigned("==", self.kind, i32(fault.ATOMIC))
+        released = self.released_by_other()
+        raise_to(b, st, b.and_(rmw, released), b.sext(self.w_gen, I64), ACQUIRED,
+                 TURN_ACQUIRED, slot_index=0)
+        was_release = b.and_(  # a release of this launch (what came before it is ordered)
+            b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0)),
+            b.icmp_signed(">=", self.w_gen, b.trunc(self.load(BASE), I32)))
+        releases = b.or_(b.icmp_unsigned("!=", b.and_(self.order, i32(RELEASES)), i32(0)),
+                         b.icmp_unsigned("!=", self.load(FENCED), i64(0)))
+        self.releasing = b.and_(is_atomic, b.or_(releases, b.and_(rmw, was_release)))
         new_gen = b.add(self.load(GEN), b.zext(is_atomic, I64))
         b.store(new_gen, word(b, st, GEN))
         gen = b.trunc(new_gen, I32)
@@ -655,7 +706,8 @@ class _Checker:
         for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
             b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
         atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
-        b.store(b.or_(i32(INIT_FLAG), atomic_flag), field_ptr(FLAGS))
+        release_flag = b.select(b.and_(self.releasing, b.not_(keep)), i32(RELEASE_FLAG), i32(0))
+        b.store(b.or_(b.or_(i32(INIT_FLAG), atomic_flag), release_flag), field_ptr(FLAGS))
         b.ret(i32(0))
 
 
@@ -717,8 +769,16 @@ def bump(em, *targets):
 
 def block_start(em):
     bump(em, BLOCK_START, BLOCK_LAST)
+    b, st = em.builder, state(em)
+    for index in (BLOCK_ACQUIRED, TURN_ACQUIRED):
+        b.store(i64(0), word(b, st, index))
     if em.plan is not None:         # local arrays live in the slots of every thread
         _forget_locals(em, em.nthreads)
+        if ORDER_SLOT not in em.slot_layout:
+            em.add_slot(ORDER_SLOT, ll.ArrayType(I64, 3))
+        memset = em.module.declare_intrinsic("llvm.memset", [ptr(), I64])
+        b.call(memset, [em.slot_layout[ORDER_SLOT][0], ll.Constant(I8, 0),
+                        b.mul(em.nthreads, i64(24)), ll.Constant(I1, 0)])
 
 
 def settle(em):
@@ -740,9 +800,55 @@ def thread_start(em, block_lin):
     who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
                 i32(1))
     b.store(b.zext(who, I64), word(b, state(em), ME))
-    b.store(i64(0), word(b, state(em), ACQUIRED))
+    _order_start(em)
     if em.plan is None:             # the thread's one turn: its local arrays start unwritten
         _forget_locals(em, i64(1))
+
+
+def _order_start(em):
+    """The running thread's memory-model words from its slot (ORDER_SLOT; a kernel
+    without barriers runs each thread in one turn: a scratch slot, zeroed here). What its
+    block acquired before its last barrier counts as acquired by every thread of it."""
+    b, st = em.builder, state(em)
+    kind = ll.ArrayType(I64, 3)
+    if em.plan is not None:
+        if ORDER_SLOT not in em.slot_layout:
+            em.add_slot(ORDER_SLOT, kind)
+        base, _ = em.slot_layout[ORDER_SLOT]
+        slot = b.gep(base, [em.flat_tid], source_etype=kind)
+    else:
+        slot = getattr(em, "order_scratch", None)
+        if slot is None:
+            slot = em.order_scratch = em.alloca(kind, name="order")
+        b.store(ll.Constant(kind, [0, 0, 0]), slot)
+    b.store(b.ptrtoint(slot, I64), word(b, st, ORDER_PTR))
+    mine = [b.load(b.gep(slot, [i32(0), i32(k)], source_etype=kind), typ=I64) for k in range(3)]
+    block = b.load(word(b, st, BLOCK_ACQUIRED), typ=I64)
+    b.store(b.select(b.icmp_signed(">", block, mine[0]), block, mine[0]), word(b, st, ACQUIRED))
+    b.store(mine[1], word(b, st, FENCED))
+    b.store(mine[2], word(b, st, PENDING_ACQ))
+
+
+def raise_to(b, st, cond, value, index, turn_index=None, slot_index=None):
+    """Where ``cond``: the state word ``index`` (and the word ``turn_index``, and word
+    ``slot_index`` of the running thread's ORDER_SLOT) become at least ``value`` (i64)."""
+    places = [word(b, st, k) for k in (index, turn_index) if k is not None]
+    if slot_index is not None:
+        slot = b.inttoptr(b.load(word(b, st, ORDER_PTR), typ=I64), ptr())
+        places.append(b.gep(slot, [i64(slot_index)], source_etype=I64))
+    for at in places:
+        old = b.load(at, typ=I64)
+        b.store(b.select(b.and_(cond, b.icmp_signed(">", value, old)), value, old), at)
+
+
+def fence(em):
+    """threadfence (any scope): this thread's later relaxed atomic writes release what
+    it did before (FENCED), and the releases its relaxed atomic loads read are acquired."""
+    b, st = em.builder, state(em)
+    gen = b.load(word(b, st, GEN), typ=I64)
+    raise_to(b, st, ll.Constant(I1, 1), gen, FENCED, slot_index=1)
+    pending = b.load(word(b, st, PENDING_ACQ), typ=I64)
+    raise_to(b, st, ll.Constant(I1, 1), pending, ACQUIRED, TURN_ACQUIRED, slot_index=0)
 
 
 def barrier(em, stmt, guards, flag_sites):
@@ -755,6 +861,9 @@ def barrier(em, stmt, guards, flag_sites):
     if guards:
         _arrivals(em, stmt, guards, flag_sites)
     bump(em, BLOCK_LAST)
+    b, st = em.builder, state(em)      # what a thread acquired, its block has after this
+    raise_to(b, st, ll.Constant(I1, 1), b.load(word(b, st, TURN_ACQUIRED), typ=I64),
+             BLOCK_ACQUIRED)
 
 
 def _arrivals(em, stmt, guards, flag_sites):
@@ -850,6 +959,27 @@ def _in_other_arm(em, lanes, lane):
                        typ=lltype)
         away = b.or_(away, b.icmp_unsigned("==", value, ll.Constant(lltype, 3 - expected)))
     return away
+
+
+def check_own_lane(em, lanes, mask, loc):
+    """A warp function whose mask leaves out the calling lane: undefined in CUDA (the
+    guide: each calling thread must have its own bit set in the mask), reported at the
+    call as compute-sanitizer's synccheck does; the record's index is (mask, lane)."""
+    b = em.builder
+    bad, fine = em.new_block("own_lane_bad"), em.new_block("own_lane_ok")
+    own = b.and_(b.lshr(mask, lanes.lane), i32(1))
+    b.cbranch(b.icmp_unsigned("==", own, i32(0)), bad, fine)
+    b.position_at_end(bad)
+    st = state(em)
+    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+    b.call(_reporter(em.module), [st, i32(fault.OWN_LANE), me, i32(site(em, loc)),
+                                  i32(0), i32(0), i32(0)])
+    err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
+    for field, value in (("ndim", i64(2)), ("index.0", b.zext(mask, I64)),
+                         ("index.1", b.zext(lanes.lane, I64))):
+        b.store(value, b.gep(err, [i64(fault.FIELDS.index(field))], source_etype=I64))
+    em.abort()
+    b.position_at_end(fine)
 
 
 def check_mask(em, lanes, mask, loc, syncwarp=False):

@@ -30,6 +30,7 @@ from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shad
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
 from . import heap            # registers simt_cpu_malloc and simt_cpu_free
+from . import stack           # registers simt_cpu_stack_limit with the JIT
 
 KERNEL_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -188,8 +189,7 @@ class CpuBackend(CpuMemory):
         return sum(nbytes for _, nbytes in list(self.live.values()))
 
     # ------------------------------------------------------------ limits
-    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer",
-                "stack_size": "its kernel threads run on the host threads' stacks"}
+    NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer"}
 
     pending_launch_limit = devlaunch.PENDING_LIMIT
 
@@ -198,6 +198,8 @@ class CpuBackend(CpuMemory):
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             self.pending_launch_limit = value
+        elif name == "stack_size":
+            stack.set_limit(value)
         else:
             heap.set_size(value)
 
@@ -206,6 +208,8 @@ class CpuBackend(CpuMemory):
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             return self.pending_launch_limit
+        if name == "stack_size":
+            return stack.get_limit()
         return heap.size()
 
     # ------------------------------------------------------------ streams (see streams.py)
@@ -253,13 +257,21 @@ class CpuBackend(CpuMemory):
             stream.enqueue(fn)
 
     # ------------------------------------------------------------ copies in stream order
+    def host_write(self, start, nbytes, fn):
+        """``fn``, a host write of [start, start + nbytes), which marks those bytes written
+        for checked mode when it runs (in stream order; in a graph, at each replay)."""
+        def run():
+            self.shadow.written(start, nbytes)
+            fn()
+        return run
+
     def copy_htod(self, dst_ptr, host_array, stream=None):
-        self.shadow.written(dst_ptr, host_array.nbytes)
         if stream is not None and stream.capture is None and not _is_pinned(host_array):
             host_array = host_array.copy()         # pageable: staged now, as CUDA does
         # in a stream under capture, pinned or not: a memcpy node that reads the host
         # memory each time the graph runs, as CUDA records one
-        self._in_order(stream, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array))
+        self._in_order(stream, self.host_write(
+            dst_ptr, host_array.nbytes, lambda: CpuMemory.copy_htod(self, dst_ptr, host_array)))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
         if self.per_thread(stream) is not stream:
@@ -274,15 +286,16 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, lambda: CpuMemory.copy_dtoh(self, host_array, src_ptr))
 
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
-        self.shadow.written(dst_ptr, nbytes)
-        self._in_order(stream, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes))
+        self._in_order(stream, self.host_write(
+            dst_ptr, nbytes, lambda: CpuMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes)))
 
     def memset(self, ptr, byte, nbytes, stream=None):
-        self.shadow.written(ptr, nbytes)
-        self._in_order(stream, lambda: CpuMemory.memset(self, ptr, byte, nbytes))
+        self._in_order(stream, self.host_write(
+            ptr, nbytes, lambda: CpuMemory.memset(self, ptr, byte, nbytes)))
 
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
-        self._in_order(stream, lambda: graphs.fill(ptr, bits, element_size, count))
+        self._in_order(stream, self.host_write(
+            ptr, element_size * count, lambda: graphs.fill(ptr, bits, element_size, count)))
 
     # ------------------------------------------------------------ graphs (see graphs.py)
     def create_graph(self):
@@ -312,7 +325,11 @@ class CpuBackend(CpuMemory):
         dst_rows, src_rows = texmem.byte_rows(dst, extent), texmem.byte_rows(src, extent)
         if stream is None:
             self.raise_pending()
-        self._in_order(stream, lambda: np.copyto(dst_rows, src_rows))
+        def run():
+            if dst.kind == "device":
+                self.shadow.written_spans(texmem.row_spans(dst, extent))
+            np.copyto(dst_rows, src_rows)
+        self._in_order(stream, run)
 
     def host_register(self, array):
         """Nothing to lock: host memory is this device's memory. Registered arrays count

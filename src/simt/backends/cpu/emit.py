@@ -15,7 +15,7 @@ from ...compiler.codegen import FunctionEmitter
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, symbol_part, value_type)
-from . import checked, cluster, cooperative, guards, hoist, independent, warp
+from . import checked, cluster, cooperative, guards, hoist, independent, stack, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
@@ -650,12 +650,17 @@ class CpuDeviceEmitter(CpuEmitterBase):
         params = [value_type(t, target) for _, t in function.params]
         ret = value_type(function.return_type, target)
         name = f"simt.device.{symbol_part(function.name)}.{len(target.functions)}"
-        llfunc = ll.Function(module, ll.FunctionType(ret, [ptr()] + params), name)
+        recursive = id(function) in target.recursive
+        hidden = [ptr(), I64] if recursive else [ptr()]       # ctx (, stack floor: stack.py)
+        llfunc = ll.Function(module, ll.FunctionType(ret, hidden + params), name)
         llfunc.linkage = "internal"
-        llfunc.attributes.add("alwaysinline")
+        if not recursive:
+            llfunc.attributes.add("alwaysinline")
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
         self.ret_type = ret
+        self.stack_floor = llfunc.args[1] if recursive else None
+        self.first_param = len(hidden)
 
     def build(self):
         entry, body = self.start()
@@ -669,8 +674,10 @@ class CpuDeviceEmitter(CpuEmitterBase):
         self.dyn_shared_bytes = eb.load(eb.gep(ctx, [i32(0), i32(3)], source_etype=CTX), typ=I64)
         self.args_ptr = eb.load(eb.gep(ctx, [i32(0), i32(4)], source_etype=CTX), typ=ptr())
         self.params = []
-        for arg, (_, t) in zip(self.llfunc.args[1:], self.function.params):
+        for arg, (_, t) in zip(self.llfunc.args[self.first_param:], self.function.params):
             self.params.append(ArrayValue.unpack(eb, t, arg) if isinstance(t, T.Array) else arg)
+        if self.stack_floor is not None:
+            stack.guard(self, self.function.loc)
         self.emit_stmts(self.function.body)
         if not self.terminated():
             self.ret_default()

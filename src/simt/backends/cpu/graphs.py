@@ -85,10 +85,13 @@ class CpuGraph:
         return self.node("kernel", deps, make, (grid, block, shared_bytes), kernel)
 
     def add_memcpy(self, dst, dst_host, src, src_host, nbytes, deps):
-        return self.node("memcpy", deps, lambda: ctypes.memmove(dst, src, nbytes))
+        copy = functools.partial(ctypes.memmove, dst, src, nbytes)
+        return self.node("memcpy", deps, copy if dst_host else
+                         self.backend.host_write(dst, nbytes, copy))
 
     def add_memset(self, ptr, bits, element_size, count, deps):
-        return self.node("memset", deps, lambda: fill(ptr, bits, element_size, count))
+        return self.node("memset", deps, self.backend.host_write(
+            ptr, element_size * count, functools.partial(fill, ptr, bits, element_size, count)))
 
     def add_host(self, fn, args, deps):
         return self.node("host", deps, _host_call(fn, args))

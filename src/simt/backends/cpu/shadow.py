@@ -82,18 +82,29 @@ class ShadowMemory:
 
     def written(self, start, nbytes):
         """The host wrote [start, start + nbytes) (a copy or a memset)."""
-        if not (self.unwritten or self.shadows) or nbytes <= 0:
+        self.written_spans(((start, start + nbytes),))
+
+    def written_spans(self, spans):
+        """The host wrote the byte ranges ``spans`` ((start, stop) pairs: the rows of a
+        2-D/3-D copy). Called when the write runs, in stream or graph order: it waits for
+        a checked launch under way, whose checker updates the records without locks."""
+        spans = [(start, stop) for start, stop in spans if stop > start]
+        if not (self.unwritten or self.shadows) or not spans:
             return
-        stop = start + nbytes
+        lo, hi = min(start for start, _ in spans), max(stop for _, stop in spans)
         with self.table_lock:
             self._forget_dead()
             for base, end in list(self.unwritten.items()):
-                if base < stop and start < end:
+                if any(base < stop and start < end for start, stop in spans):
                     del self.unwritten[base]
-            shadows = list(self.shadows.values())
-        for shadow in shadows:
-            if shadow.base < stop and start < shadow.end:
-                shadow.mark_written(start, stop)
+            shadows = [s for s in self.shadows.values() if s.base < hi and lo < s.end]
+        if not shadows:
+            return
+        with self.lock:
+            for shadow in shadows:
+                for start, stop in spans:
+                    if shadow.base < stop and start < shadow.end:
+                        shadow.mark_written(start, stop)
 
     def shadow(self, base, nbytes, itemsize, owner):
         with self.table_lock:

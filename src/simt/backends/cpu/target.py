@@ -8,7 +8,7 @@ from ...compiler.lltypes import (I8, I32, I64, const, function, i32, i64, memory
                                  value_type)
 from ...compiler import loopmeta
 from ...compiler.target import FAULT_IDS, Target
-from . import checked, devlaunch, heap, independent, interrupt, softmath, textures
+from . import checked, devlaunch, heap, independent, interrupt, softmath, stack, textures
 from ...ir import nodes as ir
 from ...ir import types as T
 import simt.fault as fault
@@ -85,6 +85,11 @@ class CpuTarget(Target):
 
     check_access = staticmethod(checked.check_access)
 
+    def emit_fence(self, em, scope):
+        super().emit_fence(em, scope)
+        if em.options.checks:
+            checked.fence(em)         # what the fence orders, for checked mode's model
+
     def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
         """Every scope is the same on the CPU: one process, coherent memory."""
         if em.block_private:
@@ -154,13 +159,16 @@ class CpuTarget(Target):
         self.emit_error(em, fault.INTERRUPTED, stmt.loc)
         b.position_at_end(go)
 
-    def device_call(self, em, fn, args):
-        """Device functions take the thread's context first; after one that can fail,
-        a failed call ends this thread too."""
+    def device_call(self, em, fn, args, function):
+        """Device functions take the thread's context first (and a recursive one the stack
+        floor next: stack.py); after one that can fail, a failed call ends this thread
+        too."""
         b = em.builder
         em.store_ctx()
-        result = b.call(fn, [em.ctx] + args)
-        if em.boundscheck:
+        recursive = id(function) in self.recursive
+        hidden = [em.ctx, stack.floor(em)] if recursive else [em.ctx]
+        result = b.call(fn, hidden + args)
+        if em.boundscheck or recursive:
             code = b.load(em.err_ptr, typ=I64)
             ok, bad = em.new_block("call_ok"), em.new_block("call_failed")
             b.cbranch(b.icmp_unsigned("==", code, i64(0)), ok, bad)

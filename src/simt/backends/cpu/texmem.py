@@ -4,7 +4,7 @@ backends/cpu/textures.py lowers the reads). runtime/textures.py owns the
 user-facing objects and reaches these through the backend's texture hooks."""
 import numpy as np
 
-from ..hostmem import byte_rows  # noqa: F401  (device.py's 2-D/3-D copies)
+from ..hostmem import byte_rows, row_spans  # noqa: F401  (device.py's 2-D/3-D copies)
 
 
 class HostArray:
@@ -59,5 +59,3 @@ class HostTexture:
             return source.ptr, [source.shape[0], 1, 1, 1], [source.itemsize, 0, 0, 0]
         return (source.ptr, [source.shape[1], source.shape[0], 1, 1],
                 [source.strides[1], source.strides[0], 0, 0])
-
-

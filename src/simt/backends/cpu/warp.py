@@ -150,6 +150,7 @@ def result(em, s):
     lanes = Lanes(em, s)
     kind, _, sub = s.op.partition(".")
     if em.checks and kind not in NO_MASK:
+        checked.check_own_lane(em, lanes, lanes.arg(0), s.loc)
         checked.check_mask(em, lanes, lanes.arg(0), s.loc, kind == "syncwarp")
     if kind == "syncwarp":
         if em.checks:

@@ -65,7 +65,8 @@ class CudaDeviceEmitter(CudaEmitterBase):
         name = f"simt_device_{symbol_part(function.name)}_{len(target.functions)}"
         llfunc = ll.Function(module, ll.FunctionType(self.ret_type, params), name)
         llfunc.linkage = "internal"
-        llfunc.attributes.add("alwaysinline")
+        if id(function) not in target.recursive:   # a recursive one: a real call (.func)
+            llfunc.attributes.add("alwaysinline")
         super().__init__(target, module, function, llfunc, options)
         target.functions[id(function)] = llfunc
 

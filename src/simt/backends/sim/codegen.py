@@ -38,13 +38,18 @@ def _cannot_run(node):
 
 
 class Site:
-    """Where an access or a check is: the user's line, file and the array's name."""
+    """Where an access or a check is: the user's line, file and the array's name (and
+    an atomic's memory order)."""
 
-    def __init__(self, loc, label=""):
+    order = "relaxed"
+
+    def __init__(self, loc, label="", order="relaxed"):
         self.file = loc.filename if loc else "?"
         self.line = loc.line if loc else 0
         self.function = loc.function if loc else "?"
         self.label = label
+        if order != "relaxed":
+            self.order = order
 
     def __str__(self):
         return f"{self.file}:{self.line}"
@@ -179,8 +184,8 @@ class Generator:
         if len(self.src.lines) == start:
             self.src.add(indent, "pass", None)
 
-    def site(self, loc, label=""):
-        self.sites.append(Site(loc, label))
+    def site(self, loc, label="", order="relaxed"):
+        self.sites.append(Site(loc, label, order))
         return len(self.sites) - 1
 
     # ---------------------------------------------------------------- statements

@@ -19,8 +19,8 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned)
 from ...runtime.backend import deep_recursion
 from .. import occupancy
-from ..hostmem import HostMemory, byte_rows
-from . import copies, lanes, matrix, mbarrier, values
+from ..hostmem import HostMemory, byte_rows, row_spans
+from . import copies, lanes, matrix, mbarrier, ordering, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -36,7 +36,7 @@ def _names():
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix, "_k_h": lanes}
+             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
@@ -165,7 +165,7 @@ class SimBackend(HostMemory):
 
     def _mark(self, ptr, nbytes):
         for start, (size, written) in list(self.written.items()):
-            if start <= ptr < start + size or start < ptr + nbytes <= start + size:
+            if ptr < start + size and start < ptr + nbytes:
                 lo = max(ptr, start) - start
                 written[lo:min(ptr + nbytes, start + size) - start] = True
                 if written.all():
@@ -228,10 +228,8 @@ class SimBackend(HostMemory):
             self.pending.raise_it()
         np.copyto(byte_rows(dst, extent), byte_rows(src, extent))
         if dst.kind == "device":
-            width, height, depth = extent
-            for z in range(depth):
-                for y in range(height):
-                    self._mark(dst.where + (z * dst.height + y) * dst.pitch, width)
+            for start, stop in row_spans(dst, extent):
+                self._mark(start, stop - start)
 
     def host_register(self, array):
         """Nothing to lock: host memory is this device's memory. Registering twice, or
@@ -249,8 +247,8 @@ class SimBackend(HostMemory):
 
     # ------------------------------------------------------------ limits, flags, occupancy
     NO_LIMIT = {"printf_fifo_size": "its print writes each line at once, through no buffer",
-                "stack_size": "its kernel threads are Python frames, on the host thread's "
-                              "stack"}
+                "stack_size": "its kernel threads are Python frames, as deep as Python's "
+                              "recursion limit lets them go (the cpu device has this limit)"}
 
     def set_limit(self, name, value):
         """The heap and pending-launch limits are kept and read back (the sim device runs

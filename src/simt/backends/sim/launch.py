@@ -1,10 +1,12 @@
 """One launch of a sim kernel: its arguments as Python values and SimArrays, its shared,
 local and constant memory, and the errors its checks raise (schedule.Report words them)."""
+import os
+
 import numpy as np
 
 import simt.fault as fault
 
-from ...errors import NotSupportedError
+from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
 from . import values
@@ -60,10 +62,30 @@ class Launch:
                 run_block(self, block, make_block(block), threads, self.binary.sync)
         except Fault as fault:
             return fault.error
+        except RecursionError as exc:
+            return self.stack_overflow(exc)
         finally:
             self.cur = None
         self.memory.mark_written(self.shadows)
         return None
+
+    def stack_overflow(self, exc):
+        """The LaunchError of a recursive device function too deep for Python's stack:
+        at the user's line its innermost frame ran (generated code keeps those lines)."""
+        frames = [(tb.tb_frame.f_code, tb.tb_lineno) for tb in _tracebacks(exc.__traceback__)]
+        user = [(code, line) for code, line in frames if not code.co_filename.startswith(_SIMT)]
+        code, line = user[-1] if user else (None, 0)
+        th = self.cur
+        where = f"{code.co_filename}:{line}" if code else "?"
+        name = self.binary.name
+        place = f"in kernel '{name}'" + (f" (device function '{code.co_name}')"
+                                         if code and code.co_name != name else "")
+        return LaunchError(
+            f"stack overflow {place}: its recursion went deeper than the sim device's "
+            f"Python stack\n  block {th.bid}, thread {th.tid}, at {where}\n  stop the "
+            f"recursion earlier (is its base case reached?); the cpu device goes deeper",
+            kernel=name, block=th.bid, thread=th.tid,
+            filename=code.co_filename if code else None, line=line)
 
     # ------------------------------------------------------------ arguments
     def arguments(self, args):
@@ -206,6 +228,13 @@ class Launch:
     def divergence(self, th1, site1, th2, site2):
         raise Fault(self.report.divergence(th1, self.sites[site1], th2, self.sites[site2]))
 
+    def own_lane(self, th, site, mask):
+        """A warp function whose mask leaves out th's own lane (undefined in CUDA)."""
+        where = self.sites[site]
+        raise Fault(fault.checked_error(fault.OWN_LANE, self.binary.name,
+                                        fault.Thread(th.bid, th.tid, where.file, where.line),
+                                        index=(mask & 0xFFFFFFFF, th.lane)))
+
     def divergence_warp(self, th, site, other, wait, done):
         other_site = self.sites[wait[1]] if wait is not None else None
         raise Fault(self.report.warp_divergence(th, self.sites[site], other, other_site, done))
@@ -269,3 +298,12 @@ def scalar(t, value):
         return int(bfloat16.bits(value))          # held as its 16 bits
     x = float(value)
     return values.ROUND.get(t.dtype.name, lambda v: v)(x)
+
+
+_SIMT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _tracebacks(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next

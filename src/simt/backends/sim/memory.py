@@ -16,6 +16,7 @@ import ctypes
 import numpy as np
 
 from ...ir.types import float8_storage, is_bfloat16_dtype
+from . import ordering
 
 INIT = ()              # an element written before this launch (or by an atomic)
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
@@ -65,10 +66,11 @@ def elements(array):
 class Shadow:
     """What each element of one buffer holds for the checks (see the module's doc)."""
 
-    __slots__ = ("w", "r", "reads", "launch")
+    __slots__ = ("w", "r", "reads", "launch", "clocks")
 
     def __init__(self, launch, count, initialized, reads=True):
         self.launch = launch
+        self.clocks = None             # element -> what the atomic write there released
         self.w = [INIT] * count if initialized is True else \
             [None] * count if initialized is False else initialized
         self.r = [None] * count if reads else None
@@ -107,8 +109,9 @@ class Shadow:
                 self.r[k] = None
         self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel)
 
-    def atomic(self, k, site, idx):
-        """Atomics order each other: only a plain write of another thread races."""
+    def atomic(self, k, site, idx, kind):
+        """Atomics do not race with each other: only a plain write of another thread
+        races; what they order, ordering.py follows."""
         L = self.launch
         th = L.cur
         w = self.w[k]
@@ -116,6 +119,9 @@ class Shadow:
             L.uninitialized(site, idx, th)
         elif w is not INIT and not ordered(w, th):
             L.race(w, "write", site, "atomic update", idx, th)
+        if self.clocks is None:
+            self.clocks = {}
+        ordering.atomic(th, self.clocks, k, kind, L.sites[site].order)
         self.w[k] = INIT
 
 
@@ -126,12 +132,12 @@ def ordered(rec, th):
     arrive/wait barrier's phase: mbarrier.py), or a warp sync naming both lanes."""
     block = th.block
     if rec[1] is not block:
-        return False
+        return ordering.acquired(rec, th)
     other = rec[0]
     if other is th or rec[2] != block.ep:
         return True
     vc = th.vc
-    if vc is not None and vc.get(other, 0) > rec[5]:
+    if vc is not None and (vc.get(other, 0) > rec[5] or ordering.acquired(rec, th)):
         return True
     if other.warp is not th.warp:
         return False
@@ -176,7 +182,7 @@ class SimArray:
     def atomic(self, site, kind, values, *idx):
         k = self._flat(site, idx)
         if self.shadow is not None:
-            self.shadow.atomic(k, site, idx)
+            self.shadow.atomic(k, site, idx, kind)
         old = self.data[k]
         new = _ATOMICS[kind](old, values, self)
         if new is not None:
@@ -296,7 +302,7 @@ class VecArray(SimArray):
         k = self._flat(site, idx)
         if self.shadow is not None:
             for j in range(self.n):
-                self.shadow.atomic(k + j, site, idx)
+                self.shadow.atomic(k + j, site, idx, kind)
         old = tuple(self.data[k:k + self.n])
         new = _ATOMICS[kind](old, values, self)
         if new is not None:

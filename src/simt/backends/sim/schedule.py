@@ -22,6 +22,7 @@ import simt.fault as fault
 from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
                        UninitializedReadError)
 from ...ir import types as T
+from . import ordering
 from .mbarrier import acquire
 
 dim3 = namedtuple("dim3", "x y z")
@@ -108,11 +109,12 @@ class Thread:
     """One thread: its index (a tuple, for speed; ``threadIdx`` etc. for pdb); ``rel`` and
     ``vc``: its arrive/wait barrier releases and what it acquired (mbarrier.py)."""
 
-    __slots__ = ("tid", "lane", "warp", "block", "locals", "result", "rel", "vc")
+    __slots__ = ("tid", "lane", "warp", "block", "locals", "result", "rel", "vc", "fenced",
+                 "pend")
 
     def __init__(self, tid, block, warp, lane):
         self.tid, self.block, self.warp, self.lane = tid, block, warp, lane
-        self.locals = self.result = self.vc = None
+        self.locals = self.result = self.vc = self.fenced = self.pend = None
         self.rel = 0
 
     @property
@@ -176,7 +178,7 @@ def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
     for th in threads:
         th.block = block
-        th.locals = th.result = th.vc = None
+        th.locals = th.result = th.vc = th.fenced = th.pend = None
         th.rel = 0
     for warp in {id(th.warp): th.warp for th in threads[::WARP.size]}.values():
         warp.log = []
@@ -252,6 +254,7 @@ def _barrier(launch, block, threads, ys):
     for th in threads:
         th.result = value
     block.ep += 1
+    ordering.share(threads)
 
 
 def _release_mbarriers(waits, results):
@@ -301,6 +304,8 @@ def _release_warps(launch, threads, waits, results, done):
             op, values, types = waits[th][2]
             if op not in ("activemask", "elect"):         # no mask argument
                 mask = values[0]
+                if not mask >> th.lane & 1:
+                    launch.own_lane(th, waits[th][1], mask)
                 missing = mask & ~arrived & ((1 << len(warp_threads)) - 1)
                 if missing:
                     lane = (missing & -missing).bit_length() - 1
@@ -406,6 +411,7 @@ def _release_barrier(launch, block, threads, waits, results, done):
         for th in waiting:
             results[th] = value
     block.ep += 1
+    ordering.share(waiting)
     for th in waiting:
         del waits[th]
     return set(waiting)

@@ -48,10 +48,16 @@ rule(laneid)(lambda g, e, a: "_k_t.lane")
 rule(groups.fns)(lambda g, e, a: f"_k_v.fns({a[0]}, {a[1]})")
 
 
-@rule(threadfence, threadfence_block, threadfence_system, nanosleep)
+@rule(nanosleep)
 def _nothing(g, e, args):
-    """Threads interleave at statements and memory is one Python heap: nothing to do."""
+    """Threads interleave at statements: nothing to wait for."""
     return "None"
+
+
+@rule(threadfence, threadfence_block, threadfence_system)
+def _fence(g, e, args):
+    """Memory is one Python heap: a fence only tells the race check what it orders."""
+    return "_k_fence(_k_t)"
 
 
 @rule(clock, clock64, globaltimer)
@@ -127,7 +133,7 @@ rule(pylang.complex_abs)(
 def _atomic(g, e, args):
     kind = e.attrs.get("op", _name(e.entry))    # atomic.load and atomic.store: by name
     nvalues = {"cas": 2, "load": 0}.get(kind, 1)
-    site = g.site(e.loc, e.attrs.get("label", ""))
+    site = g.site(e.loc, e.attrs.get("label", ""), e.attrs.get("order", "relaxed"))
     values = "".join(a + ", " for a in args[1:1 + nvalues])
     idx = ", ".join(args[1 + nvalues:])
     return f"{args[0]}.atomic({site}, {kind!r}, ({values}), {idx})"
