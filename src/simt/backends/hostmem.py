@@ -36,6 +36,29 @@ def fill(ptr, bits, element_size, count):
         np.ctypeslib.as_array((kind * count).from_address(ptr))[:] = bits
 
 
+def byte_rows(side, extent):
+    """A (slices, rows, row bytes) uint8 view of one side of a 2-D/3-D copy
+    (runtime/memory.Side): a CudaArray's texels, or rows at a pitch from an address."""
+    width, height, depth = extent
+    if side.kind == "array":
+        return side.where.host.view(np.uint8).reshape(depth, height, width)
+    slice_pitch = side.pitch * side.height
+    span = (depth - 1) * slice_pitch + (height - 1) * side.pitch + width
+    raw = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(side.where))
+    return np.lib.stride_tricks.as_strided(raw, (depth, height, width),
+                                           (slice_pitch, side.pitch, 1))
+
+
+def row_spans(side, extent):
+    """The (start, stop) address ranges of the rows of one pitched side of a 2-D/3-D copy
+    (the bytes it writes: the padding between rows is not written)."""
+    width, height, depth = extent
+    slice_pitch = side.pitch * side.height
+    return [(start, start + width)
+            for start in (side.where + z * slice_pitch + y * side.pitch
+                          for z in range(depth) for y in range(height))]
+
+
 def _meminfo():
     """{'MemTotal': bytes, 'MemAvailable': bytes, ...} from /proc/meminfo, or {}."""
     try:

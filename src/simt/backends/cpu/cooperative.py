@@ -18,6 +18,7 @@ from llvmlite import ir as ll
 from ...compiler.lltypes import I32, I64, i32, i64, ptr
 import simt.fault as fault
 from ...errors import InvalidConfiguration
+from ..occupancy import blocks_per_core, potential_block_size  # noqa: F401  (device.py)
 
 SYMBOL = "simt_cpu_grid_sync"
 GRID_SYNC_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -88,38 +89,6 @@ def co_resident_blocks(device_props, threads_per_block):
     """How many blocks may run at once: blocks_per_core on every core."""
     per_core = max(1, blocks_per_core(device_props, threads_per_block, 0))
     return device_props.multiprocessor_count * per_core
-
-
-def blocks_per_core(props, threads, shared_total):
-    """The CPU device's occupancy model: a core is a multiprocessor holding what a GPU's
-    would by the limits in its properties (max_threads_per_multiprocessor threads,
-    max_blocks_per_multiprocessor blocks, shared_memory_per_multiprocessor bytes);
-    registers do not limit it. 0 for a block that cannot run at all."""
-    if not 1 <= threads <= props.max_threads_per_block or \
-            shared_total > props.shared_memory_per_block_optin:
-        return 0
-    blocks = min(props.max_blocks_per_multiprocessor,
-                 props.max_threads_per_multiprocessor // threads)
-    if shared_total:
-        blocks = min(blocks, props.shared_memory_per_multiprocessor // shared_total)
-    return blocks
-
-
-def potential_block_size(props, per_core, max_threads=0):
-    """(min_grid, block) as cudaOccupancyMaxPotentialBlockSize chooses them: the block
-    size (a multiple of the warp size, at most ``max_threads`` when given) with the most
-    resident threads per multiprocessor, the largest on a tie, and enough blocks of it to
-    fill every multiprocessor."""
-    best, most = 0, 0
-    largest = min(props.max_threads_per_block, max_threads or props.max_threads_per_block)
-    for block in range(largest - largest % props.warp_size, 0, -props.warp_size):
-        threads = per_core(block) * block
-        if threads > most:
-            best, most = block, threads
-    if not best:
-        raise InvalidConfiguration("max_potential_block_size: no block size can run this "
-                                   "kernel (its shared memory is over the device's limit)")
-    return per_core(best) * props.multiprocessor_count, best
 
 
 def run_blocks(loaded, plan, args_ptr, launch_ptr, props):

@@ -2,9 +2,9 @@
 the (data, extent, strides) descriptors kernels read (args.TextureDescriptor;
 backends/cpu/textures.py lowers the reads). runtime/textures.py owns the
 user-facing objects and reaches these through the backend's texture hooks."""
-import ctypes
-
 import numpy as np
+
+from ..hostmem import byte_rows, row_spans  # noqa: F401  (device.py's 2-D/3-D copies)
 
 
 class HostArray:
@@ -59,26 +59,3 @@ class HostTexture:
             return source.ptr, [source.shape[0], 1, 1, 1], [source.itemsize, 0, 0, 0]
         return (source.ptr, [source.shape[1], source.shape[0], 1, 1],
                 [source.strides[1], source.strides[0], 0, 0])
-
-
-def byte_rows(side, extent):
-    """A (slices, rows, row bytes) uint8 view of one side of a 2-D/3-D copy
-    (runtime/memory.Side): a CudaArray's texels, or rows at a pitch from an address."""
-    width, height, depth = extent
-    if side.kind == "array":
-        return side.where.host.view(np.uint8).reshape(depth, height, width)
-    slice_pitch = side.pitch * side.height
-    span = (depth - 1) * slice_pitch + (height - 1) * side.pitch + width
-    raw = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(side.where))
-    return np.lib.stride_tricks.as_strided(raw, (depth, height, width),
-                                           (slice_pitch, side.pitch, 1))
-
-
-def row_spans(side, extent):
-    """The (start, stop) address ranges of the rows of one pitched side of a 2-D/3-D copy
-    (the bytes it writes: the padding between rows is not written)."""
-    width, height, depth = extent
-    slice_pitch = side.pitch * side.height
-    return [(start, start + width)
-            for start in (side.where + z * slice_pitch + y * side.pitch
-                          for z in range(depth) for y in range(height))]

@@ -213,6 +213,17 @@ class Generator:
         idx = ", ".join(self.expr(x) for x in s.indices)
         self.emit(i, f"{self.expr(s.array)}.st({site}, {value}, {idx})", s.loc)
 
+    def stmt_StoreField(self, s, i):
+        """``a[i].x = v`` for a vector element: that component alone (records: refused)."""
+        place = s.place
+        if not (isinstance(place.type, T.Vector) and isinstance(place, ir.Load)):
+            raise _cannot_run(s)
+        site = self.site(s.loc, place.label)
+        j = "xyzw".index(s.name)
+        value = self.convert(s.value, place.type.element)
+        idx = ", ".join(self.expr(x) for x in place.indices)
+        self.emit(i, f"{self.expr(place.array)}.st_part({site}, {j}, {value}, {idx})", s.loc)
+
     def stmt_ExprStmt(self, s, i):
         self.emit(i, self.expr(s.value), s.loc)
 

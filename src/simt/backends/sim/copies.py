@@ -8,7 +8,6 @@ import itertools
 import math
 
 from . import mbarrier
-from .memory import SimArray
 
 SWIZZLE_BITS = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 
@@ -31,9 +30,7 @@ def flat(array):
     device: against the whole size)."""
     if len(array.shape) == 1:
         return array
-    size = math.prod(array.shape)
-    return SimArray(array.launch, array.data, array.off, (size,), (1,), array.dtype,
-                    array.label, array.shadow, array.fix)
+    return array.reshaped(array.off, (math.prod(array.shape),), (array.est[-1],))
 
 
 def memcpy_async(dst, di, src, si, count, dst_site, src_site):

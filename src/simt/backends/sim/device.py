@@ -14,12 +14,13 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
-from ...errors import NotSupportedError
+from ...errors import CudaError, NotSupportedError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
-                                refuse_overlapping)
+                                refuse_misaligned, refuse_overlapping)
 from ...runtime.backend import deep_recursion
-from ..hostmem import HostMemory
-from . import copies, matrix, mbarrier, ordering, values
+from .. import occupancy
+from ..hostmem import HostMemory, byte_rows, row_spans
+from . import copies, lanes, matrix, mbarrier, ordering, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -35,7 +36,7 @@ def _names():
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix, "_k_fence": ordering.fence}
+             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
@@ -50,6 +51,13 @@ def _names():
 
 
 _NAMES = _names()
+
+
+def _root(array):
+    """The NumPy array that owns ``array``'s memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 class SimKernel:
@@ -74,12 +82,22 @@ class SimBackend(HostMemory):
         self.pending = Pending()
         self.live = {}                    # id(buffer) -> (weak reference, bytes)
         self.default = SimStream(self, default=True)
+        self.registered = {}              # id(root buffer) -> it, while host_register holds it
+        self.limits = {"malloc_heap_size": 8 << 20, "dev_runtime_pending_launch_count": 2048}
 
     @classmethod
     def default_options(cls):
         """seed: the order of threads and blocks (0: in order; SIMT_SIM_SEED);
         boundscheck: always on (False is refused when a kernel compiles)."""
         return {"seed": config.sim_seed, "boundscheck": True}
+
+    def unsupported(self, feature):
+        """The error for a runtime feature the sim does not have (graphs, memory pools,
+        CUDA arrays, textures ...), with what to do (docs/sim-device.md, Limits)."""
+        return NotSupportedError(
+            f"the 'sim' device does not support {feature} yet: it is not built into the "
+            "sim's interpreter (docs/sim-device.md, Limits); run this on the 'cpu' device, "
+            "which has the same semantics")
 
     # ------------------------------------------------------------ work, at once
     def synchronize(self):
@@ -99,6 +117,7 @@ class SimBackend(HostMemory):
         refuse_in_host_function("a kernel launch")
         refuse_freed(kernel, args)
         refuse_overlapping(kernel, loaded.binary.params, args)
+        refuse_misaligned(kernel, loaded.binary.params, args)     # as checked mode does
         self.pending.raise_it()
         error = self.launch(loaded, grid, block, shared_bytes, args,
                             loaded.binary.symbol_objects, kernel.__name__)
@@ -201,6 +220,65 @@ class SimBackend(HostMemory):
         written[index.ravel()] = True
         if written.all():
             del self.written[root]
+
+    def copy_3d(self, dst, src, extent, stream=None):
+        """A 2-D/3-D copy between host and device rows (both host memory here): NumPy moves
+        the rows, which count as written."""
+        refuse_in_host_function("a copy")
+        if dst.kind == "host":
+            self.pending.raise_it()
+        np.copyto(byte_rows(dst, extent), byte_rows(src, extent))
+        if dst.kind == "device":
+            for start, stop in row_spans(dst, extent):
+                self._mark(start, stop - start)
+
+    def host_register(self, array):
+        """Nothing to lock: host memory is this device's memory. Registering twice, or
+        unregistering what is not registered, is refused as CUDA refuses it."""
+        root = _root(array)
+        if id(root) in self.registered:
+            raise CudaError("host_register: this array's memory is registered already "
+                            "(cudaErrorHostMemoryAlreadyRegistered); register it once")
+        self.registered[id(root)] = root
+
+    def host_unregister(self, array):
+        if self.registered.pop(id(_root(array)), None) is None:
+            raise CudaError("host_unregister: this array's memory is not registered "
+                            "(cudaErrorHostMemoryNotRegistered); call simt.host_register first")
+
+    # ------------------------------------------------------------ limits, flags, occupancy
+    NO_LIMIT = {"printf_fifo_size": "its print writes each line at once, through no buffer",
+                "stack_size": "its kernel threads are Python frames, as deep as Python's "
+                              "recursion limit lets them go (the cpu device has this limit)"}
+
+    def set_limit(self, name, value):
+        """The heap and pending-launch limits are kept and read back (the sim device runs
+        neither simt.malloc nor launches from kernels, so they limit nothing here)."""
+        self._refuse_limit(name)
+        self.limits[name] = value
+
+    def get_limit(self, name):
+        self._refuse_limit(name)
+        return self.limits[name]
+
+    def _refuse_limit(self, name):
+        if name in self.NO_LIMIT:
+            raise NotSupportedError(f"the 'sim' device does not support the limit {name!r}: "
+                                    f"{self.NO_LIMIT[name]}")
+
+    def set_flags(self, flags):
+        """Accepted, with nothing to change: work runs at once on the calling thread, so
+        nothing ever waits for the device."""
+
+    def occupancy(self, loaded, threads, shared_bytes):
+        """The cpu device's model (backends/occupancy.py) on the sim's one multiprocessor."""
+        total = loaded.binary.shared_static_bytes + shared_bytes
+        return occupancy.blocks_per_core(self.properties(), threads, total)
+
+    def potential_block_size(self, loaded, shared_bytes, max_threads=0):
+        return occupancy.potential_block_size(
+            self.properties(), lambda threads: self.occupancy(loaded, threads, shared_bytes),
+            max_threads)
 
     # ------------------------------------------------------------ kernels
     def target_id(self):

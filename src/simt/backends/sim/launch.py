@@ -11,16 +11,26 @@ from ...ir import types as T
 from ...lang import bfloat16
 from . import values
 from .copies import SimTensorMap
-from .memory import INIT, Shadow, SimArray, elements, flat_buffer
+from .memory import INIT, Shadow, SimArray, VecArray, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
                        thread_indices)
 
 
-def fixer(dtype):
-    """What brings an atomic's result back into ``dtype``."""
+def adder(dtype):
+    """``old + value`` in ``dtype`` as an atomic add computes it: integers wrap, floats
+    round, bfloat16 adds in float32 and rounds once, a vector adds component-wise."""
+    element = T.element_type(dtype)
+    if isinstance(element, T.Vector):
+        add = adder(element.dtype)
+        return lambda old, value: tuple(map(add, old, value))
+    if isinstance(element, T.Scalar) and element.is_bfloat16:
+        return lambda old, value: values.bf16_encode(
+            values.f32(values.bf16_decode(old) + values.bf16_decode(value)))
     if dtype.kind in "iu":
-        return values.wrapper(dtype)
-    return values.ROUND.get(dtype.name, lambda x: x)
+        wrap = values.wrapper(dtype)
+        return lambda old, value: wrap(old + value)
+    rounding = values.ROUND.get(dtype.name, lambda x: x)
+    return lambda old, value: rounding(old + value)
 
 
 class Launch:
@@ -118,17 +128,18 @@ class Launch:
 
     def span(self, t, value, label):
         """((buffer address, itemsize), buffer bytes, written, address, shape, strides)."""
-        dtype = np.dtype(t.dtype)
+        unit, _ = unit_of(np.dtype(t.dtype))
         if isinstance(value, np.ndarray):
             ptr, shape, strides = value.ctypes.data, value.shape, value.strides
         else:
             ptr, shape, strides = value.ptr, value.shape, value.strides
-        item = dtype.itemsize
+        item = unit.itemsize
         if any(s % item for s in strides):
             raise Fault(NotSupportedError(f"array '{label}' has strides {strides} that are not "
                                           f"a multiple of its itemsize: not on the sim device"))
         lo = ptr + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides) if n)
-        hi = ptr + item + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides) if n)
+        hi = ptr + np.dtype(t.dtype).itemsize + sum(max(0, (n - 1) * s)
+                                                    for n, s in zip(shape, strides) if n)
         if 0 in shape:
             lo = hi = ptr
         root, root_bytes, initialized = self.memory.region(lo, hi)
@@ -144,8 +155,9 @@ class Launch:
                 [INIT if ok else None for ok in initialized[:root_bytes // item * item]
                  .reshape(-1, item).all(axis=1).tolist()]
             shadow = self.shadows[key] = Shadow(self, root_bytes // item, init, written)
-        return SimArray(self, flat_buffer(root, root_bytes, dtype), (ptr - root) // item, shape,
-                        tuple(s // item for s in strides), dtype, label, shadow, fixer(dtype))
+        unit, n = unit_of(dtype)
+        return new_array(self, flat_buffer(root, root_bytes, unit), (ptr - root) // item, shape,
+                         tuple(s // item for s in strides), dtype, label, shadow, n)
 
     def make_shared(self, decl, block):
         name, space, shape, dtype, data, index = decl
@@ -158,12 +170,13 @@ class Launch:
         return self._private(shape, dtype, name, reads=False)
 
     def _private(self, shape, dtype, name, reads):
+        unit, n = unit_of(dtype)
         count = int(np.prod(shape)) if len(shape) else 1
         buffer = np.zeros(max(count, 1), dtype)
-        est = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
-        shadow = Shadow(self, count, False, reads)
-        return SimArray(self, _buffer_of(buffer), 0, tuple(shape), est, dtype,
-                        name.split("_", 3)[-1], shadow, fixer(dtype))
+        est = tuple(int(np.prod(shape[i + 1:])) * (n or 1) for i in range(len(shape)))
+        shadow = Shadow(self, count * (n or 1), False, reads)
+        return new_array(self, _buffer_of(buffer, unit), 0, tuple(shape), est, dtype,
+                         name.split("_", 3)[-1], shadow, n)
 
     def static(self, decl):
         """Constant memory and module-level symbols: checked for bounds, read as they are."""
@@ -171,9 +184,10 @@ class Launch:
         if space == "symbol":
             data = self.symbols[index].host
         data = np.ascontiguousarray(data)
-        est = tuple(s // dtype.itemsize for s in data.strides)
-        return SimArray(self, _buffer_of(data), 0, tuple(data.shape), est, dtype,
-                        name.split("_", 3)[-1], None, fixer(dtype))
+        unit, n = unit_of(dtype)
+        est = tuple(s // unit.itemsize for s in data.strides)
+        return new_array(self, _buffer_of(data, unit), 0, tuple(data.shape), est, dtype,
+                         name.split("_", 3)[-1], None, n)
 
     # ------------------------------------------------------------ errors
     def out_of_bounds(self, site, index, dim, extent, array):
@@ -247,12 +261,31 @@ class _Past:
         self.tid, self.bid, self.block = thread.tid, block.index, block
 
 
-def _buffer_of(array):
-    return elements(array) if array.nbytes else []
+def _buffer_of(array, unit):
+    return elements(array.reshape(-1).view(np.uint8).view(unit)) if array.nbytes else []
+
+
+def unit_of(dtype):
+    """(the dtype sim memory holds, components per element): a vector type's component
+    and its count, else the dtype and None."""
+    t = T.element_type(dtype)
+    if isinstance(t, T.Vector):
+        return t.dtype, t.n
+    return dtype, None
+
+
+def new_array(launch, data, off, shape, est, dtype, label, shadow, n):
+    """A SimArray over ``data``; for a vector type (``n`` components) a VecArray over the
+    components."""
+    if n is None:
+        return SimArray(launch, data, off, shape, est, dtype, label, shadow, adder(dtype))
+    return VecArray(launch, data, off, shape, est, dtype, label, shadow, adder(dtype), n)
 
 
 def scalar(t, value):
     """A scalar argument as the Python value generated code computes with."""
+    if isinstance(t, T.Vector):                    # a tuple of its components
+        return tuple(scalar(t.element, v) for v in value)
     kind = t.kind
     if kind == "b":
         return bool(value)

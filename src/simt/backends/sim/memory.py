@@ -40,6 +40,8 @@ class _Items:
         self.array = array
 
     def __getitem__(self, k):
+        if type(k) is slice:
+            return [self.array.item(i) for i in range(*k.indices(len(self.array)))]
         return self.array.item(k)
 
     def __setitem__(self, k, v):
@@ -147,14 +149,14 @@ class SimArray:
     """An array argument, view or static array of a sim launch (module doc)."""
 
     __slots__ = ("data", "off", "shape", "est", "dtype", "label", "shadow", "launch",
-                 "fix", "strides")
+                 "plus", "strides")
 
     def __new__(cls, launch, data, off, shape, est, *rest):
         return object.__new__(Array1 if len(shape) == 1 and cls is SimArray else cls)
 
-    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, fix):
+    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, plus):
         self.launch, self.data, self.off, self.shape, self.est = launch, data, off, shape, est
-        self.dtype, self.label, self.shadow, self.fix = dtype, label, shadow, fix
+        self.dtype, self.label, self.shadow, self.plus = dtype, label, shadow, plus
         self.strides = tuple(s * dtype.itemsize for s in est)
 
     def _flat(self, site, idx):
@@ -202,8 +204,12 @@ class SimArray:
                 off += part * s
         shape += self.shape[len(parts):]
         est += self.est[len(parts):]
-        return SimArray(self.launch, self.data, off, tuple(shape), tuple(est), self.dtype,
-                        self.label, self.shadow, self.fix)
+        return self.reshaped(off, tuple(shape), tuple(est))
+
+    def reshaped(self, off, shape, est):
+        """This array's memory as another window (offset, shape, strides in its units)."""
+        return SimArray(self.launch, self.data, off, shape, est, self.dtype, self.label,
+                        self.shadow, self.plus)
 
     def __repr__(self):
         values = [self.data[self.off + i * self.est[0]] for i in range(min(self.shape[0], 8))] \
@@ -217,8 +223,8 @@ class Array1(SimArray):
 
     __slots__ = ("n", "step")
 
-    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, fix):
-        super().__init__(launch, data, off, shape, est, dtype, label, shadow, fix)
+    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, plus):
+        super().__init__(launch, data, off, shape, est, dtype, label, shadow, plus)
         self.n, self.step = shape[0], est[0]
 
     def ld(self, site, i):
@@ -246,6 +252,65 @@ class Array1(SimArray):
         self.data[k] = value
 
 
+class VecArray(SimArray):
+    """An array of a vector type (float4, half2 ...) over the buffer of its components:
+    offset and strides count components, an element is the tuple of its ``n`` components
+    from there, and the checks track each component (its shadow is the component type's),
+    so that threads writing the x and y of one element do not race."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, launch, data, off, shape, est, dtype, label, shadow, plus, n):
+        super().__init__(launch, data, off, shape, est, dtype, label, shadow, plus)
+        self.n = n
+        self.strides = tuple(s * (dtype.itemsize // n) for s in est)
+
+    def reshaped(self, off, shape, est):
+        return VecArray(self.launch, self.data, off, shape, est, self.dtype, self.label,
+                        self.shadow, self.plus, self.n)
+
+    def ld(self, site, *idx):
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            for j in range(self.n):
+                self.shadow.read(k + j, site, idx)
+        return tuple(self.data[k:k + self.n])
+
+    def st(self, site, value, *idx):
+        k = self._flat(site, idx)
+        shadow, data = self.shadow, self.data
+        for j, x in enumerate(value):
+            if shadow is not None:
+                shadow.write(k + j, site, idx)
+            data[k + j] = x
+
+    def ld_part(self, site, j, *idx):
+        """Component j of an element alone (``a[i].x``, ``a[i]['y']``)."""
+        k = self._flat(site, idx) + j
+        if self.shadow is not None:
+            self.shadow.read(k, site, idx)
+        return self.data[k]
+
+    def st_part(self, site, j, value, *idx):
+        """Component j of an element alone (``a[i].x = v``)."""
+        k = self._flat(site, idx) + j
+        if self.shadow is not None:
+            self.shadow.write(k, site, idx)
+        self.data[k] = value
+
+    def atomic(self, site, kind, values, *idx):
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            for j in range(self.n):
+                self.shadow.atomic(k + j, site, idx, kind)
+        old = tuple(self.data[k:k + self.n])
+        new = _ATOMICS[kind](old, values, self)
+        if new is not None:
+            for j, x in enumerate(new):
+                self.data[k + j] = x
+        return old
+
+
 def _cas(old, values, a):
     compare, value = values
     if a.dtype.kind == "f":
@@ -264,7 +329,7 @@ def _dec(old, values, a):
 
 
 _ATOMICS = {
-    "add": lambda old, v, a: a.fix(old + v[0]), "sub": lambda old, v, a: a.fix(old - v[0]),
+    "add": lambda old, v, a: a.plus(old, v[0]), "sub": lambda old, v, a: a.plus(old, -v[0]),
     "exch": lambda old, v, a: v[0], "min": lambda old, v, a: min(old, v[0]),
     "max": lambda old, v, a: max(old, v[0]), "inc": _inc, "dec": _dec,
     "and": lambda old, v, a: old & v[0], "or": lambda old, v, a: old | v[0],

@@ -10,6 +10,8 @@ from ...ir import types as T
 def literal(value, t):
     if isinstance(t, T.Tuple):
         return "(" + "".join(f"{literal(v, it)}, " for v, it in zip(value, t.items)) + ")"
+    if isinstance(t, T.Vector):
+        return "(" + "".join(f"{literal(v, t.element)}, " for v in value) + ")"
     kind = t.kind
     if kind == "b":
         return repr(bool(value))

@@ -197,5 +197,6 @@ for _fp8 in float8.FORMATS:
     rule(float8.WIDEN[_fp8])(lambda g, e, a, name=_fp8: f"_k_v.fp8_decode({a[0]}, {name!r})")
 
 from . import asynccopy  # noqa: E402,F401  (arrive/wait barriers, memcpy_async, TMA)
+from . import halves    # noqa: E402,F401  (float16/bfloat16 intrinsics, vector types)
 from . import matrix    # noqa: E402,F401  (mma.sync, ldmatrix, stmatrix, wgmma)
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)

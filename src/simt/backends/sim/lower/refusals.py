@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import cluster, half, heap, linking, vectors, wmma
+from ....lang import cluster, heap, linking, wmma
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
@@ -28,11 +28,6 @@ refuse(*_without_lowering(INT_ENTRIES), target=TARGET,
                     "of differences, averages, dot products of packed bytes)"))
 refuse(*ROUNDED_OPS, *CONVERSION_OPS, target=TARGET,
        why=_not_yet("arithmetic and conversions in a chosen rounding mode"))
-refuse(*half.ENTRIES.values(), target=TARGET,
-       why=_not_yet("float16 and bfloat16 intrinsics"))
-refuse(vectors.make_entry, vectors.component, vectors.with_component, vectors.arith,
-       vectors.negate, vectors.dot, vectors.length, vectors.normalize, vectors.cross,
-       target=TARGET, why=_not_yet("vector types (float3, int4 ...) and their functions"))
 refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
