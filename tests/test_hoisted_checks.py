@@ -153,3 +153,28 @@ def test_checks_are_hoisted_on_the_cpu(device):
     with simt.use_device(device.name, boundscheck=True):
         text = block_scan.inspect_llvm("void(int32[:], int32[:], int32[:], int32)")
     assert text.count("threads_checked") >= 4
+
+
+@simt.kernel
+def divided_indices(p, q, out):
+    i = simt.threadIdx.x
+    acc = p[i // 5] + q[i // 3, i % 3]
+    for j in range(i % 4, 15, 3):           # a loop of step 3: its last value is a division
+        acc += p[j]
+    out[i] = acc
+
+
+def test_indices_divided_by_a_non_power_of_two(checked, rng):
+    """The range of i // 5 (and of a loop of step 3) is a division by a constant that is
+    not a power of two: in 128 bits that was a call of libgcc's __divti3, which the CPU JIT
+    could not resolve, and the process crashed (SIGSEGV) at the launch."""
+    p = rng.standard_normal(15).astype(np.float32)
+    q = rng.standard_normal((5, 3)).astype(np.float32)
+    out = poison(15, np.float32)
+    divided_indices[1, 15](p, q, out)
+    i = np.arange(15)
+    want = p[i // 5] + q[i // 3, i % 3]
+    for t in range(15):
+        for j in range(t % 4, 15, 3):
+            want[t] += p[j]
+    np.testing.assert_allclose(out, want, rtol=1e-6)

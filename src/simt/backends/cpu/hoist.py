@@ -441,7 +441,7 @@ class _Ranges:
             span = b.sub(b.sub(stop, first), self.const(1)) if e.step > 0 else \
                 b.sub(b.sub(first, stop), self.const(1))
             span = self.max(span, self.const(0))
-            reach = b.mul(b.sdiv(span, step), step)
+            reach = b.mul(self.divide(span, abs(e.step), need), step)
             if e.step > 0:
                 return first, b.add(first, reach)
             return b.sub(first, reach), first
@@ -480,13 +480,22 @@ class _Ranges:
             return b.shl(lo, self.const(k)), b.shl(hi, self.const(k))
         need.append(b.icmp_signed(">=", lo, self.const(0)))     # the rest: a non-negative lhs
         if e.op == "floordiv":
-            return b.sdiv(lo, self.const(k)), b.sdiv(hi, self.const(k))
+            return self.divide(lo, k, need), self.divide(hi, k, need)
         if e.op == "rshift":
             if k >= 64:
                 raise _No
             return b.ashr(lo, self.const(k)), b.ashr(hi, self.const(k))
         top = self.const(k - 1 if e.op == "mod" else k)
         return self.const(0), self.min(hi, top)
+
+    def divide(self, x, k, need):
+        """x // k for a non-negative x (what the callers need already), in 64 bits: a
+        128-bit division by a constant that is not a power of two is a call of libgcc's
+        __divti3, which the CPU JIT cannot resolve (the process crashed). x must fit."""
+        b = self.b
+        need.append(b.icmp_signed("<=", x, self.const((1 << 63) - 1)))
+        narrow = b.trunc(x, ll.IntType(64))
+        return b.zext(b.udiv(narrow, ll.Constant(ll.IntType(64), k)), I128)
 
     def min(self, x, y):
         return self.b.select(self.b.icmp_signed("<", x, y), x, y)
