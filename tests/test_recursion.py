@@ -57,6 +57,7 @@ def _fib(n):
 
 
 def test_factorial_fibonacci_and_mutual_recursion(device, rng):
+    _skip_on_gpus(device)
     x = rng.integers(0, 19, size=45).astype(np.int64)
     facts, fibs, evens = poison(45, np.int64), poison(45, np.int64), poison(45, np.bool_)
     evens[:] = x % 2 == 1                        # poison: the opposite of the answer
@@ -109,6 +110,7 @@ def _random_tree(rng, n):
 
 
 def test_tree_walk(device, rng):
+    _skip_on_gpus(device)
     n = 70
     values = rng.standard_normal(n).astype(np.float32)
     left, right = _random_tree(rng, n)
@@ -160,6 +162,7 @@ def mutual_floats(n, x, out, filled):
 
 
 def test_mutual_float_recursion_and_writes_through_recursion(device, rng):
+    _skip_on_gpus(device)
     x = rng.standard_normal(40)
     n = rng.integers(0, 9, size=40).astype(np.int32)
     out, filled = poison(40, np.float64), poison(13, np.int64)
@@ -215,6 +218,7 @@ def runs_forever(out):
 
 
 def test_annotation_fixes_the_return_type(device):
+    _skip_on_gpus(device)
     out = poison(3, np.int64)
     how_deep[1, 32](np.array([0, 5, 50], np.int64), out)
     np.testing.assert_array_equal(out, [0, 5, 50])
@@ -261,6 +265,11 @@ def test_stack_overflow_is_a_launch_error_on_sim():
 
 
 def test_only_recursive_functions_pay_for_the_guard():
+    with simt.use_device("cpu"):
+        _guards_on_the_cpu()
+
+
+def _guards_on_the_cpu():
     recursive = numbers.llvm_ir("void(int64[::1], int64[::1], int64[::1], bool[::1])")
     assert "llvm.frameaddress" in recursive
     plain = how_deep.llvm_ir("void(int64[::1], int64[::1])").replace(
@@ -298,6 +307,21 @@ def test_a_recursive_function_with_a_barrier_is_refused_on_cpu(cpu):
     with pytest.raises(simt.NotSupportedError, match=r"device function 'synced'.*calls "
                        r"itself.*holds barriers"):
         recursion_with_barrier[1, 32](poison(1, np.int32))
+
+
+def _skip_on_gpus(device):
+    if device.kind == "cuda":
+        pytest.skip("recursion is refused on GPUs (test_gpus_refuse_recursive_kernels)")
+
+
+def test_gpus_refuse_recursive_kernels(device):
+    """On the H200 (2026-12-02) recursive kernels faulted or did not load: a GPU refuses
+    them at load, before anything can harm the context (docs/kernel-language.md)."""
+    if device.kind != "cuda":
+        pytest.skip("the cpu and sim devices run recursion (the tests above)")
+    x = np.arange(8, dtype=np.int64)
+    with pytest.raises(simt.NotSupportedError, match="recursively.*cpu and sim devices"):
+        numbers[1, 8](x, poison(8, np.int64), poison(8, np.int64), poison(8, np.bool_))
 
 
 def test_ptx_of_recursion_is_real_calls():

@@ -216,6 +216,11 @@ def _capsule(obj, stream=None, copy=None):
         return obj.__dlpack__(**wanted)
     except TypeError:
         pass
+    except BufferError:
+        if copy is not True:
+            raise
+        wanted.pop("copy")          # CuPy makes copies only to the host: simt copies it
+        return obj.__dlpack__(**wanted)
     if given:
         try:
             return obj.__dlpack__(**given)

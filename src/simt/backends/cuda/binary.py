@@ -24,6 +24,7 @@ class CudaBinary(Binary):
     uses_dynamic_shared: bool
     can_fail: bool = False
     grid_sync: bool = False       # calls cg.this_grid().sync(): needs a cooperative launch
+    recursive: bool = False       # has recursive device functions: not launched (kernels.py)
     lineinfo: bool = False        # has line tables: the driver's JIT keeps them (module.py)
     device_launches: bool = False  # launches kernels: linked with libcudadevrt (link.py)
     linked: bytes = None          # the cubin of the PTX linked with device code (linker.py)

@@ -170,6 +170,7 @@ def compile_kernel(fn, options, arch="sm_90", link=True):
         uses_dynamic_shared=target.uses_dynamic_shared, labels=list(target.labels),
         files=list(target.files), messages=list(target.messages), can_fail=target.can_fail,
         grid_sync=job.grid_sync, lineinfo=options.lineinfo, stages=stages,
+        recursive=bool(target.recursive),
         cluster_dims=options.cluster_dims,
         device_launches=job.device_launches, linked=stages.get("linked"),
         link_files=tuple(os.path.basename(f.path) for f in files),

@@ -433,7 +433,8 @@ class CudaBackend(Backend):
         return dataclasses.replace(cls.warp, arch=capability(arch))
 
     def load_binary(self, binary):
-        from .kernels import CudaKernel
+        from .kernels import CudaKernel, refuse_recursion
+        refuse_recursion(binary, binary.name)
         self.make_current()
         with capture.relaxed():        # a first launch inside a capture block loads it
             return CudaKernel(self, binary)

@@ -16,7 +16,7 @@ from .driver import api, call
 from .launch import Launcher, build_trampoline_soon, launch_attributes
 from .link import link_devrt
 from .module import Module
-from ...errors import CudaError
+from ...errors import CudaError, NotSupportedError
 
 
 class CudaKernel:
@@ -232,3 +232,16 @@ def require_programmatic(backend, kernel):
             f"programmatic dependent launch of '{kernel.__name__}' needs compute capability "
             f"9.0 or higher; cuda:{backend.index} is {major}.{minor}: launch it without "
             "programmatic=True: the launches of a stream then run one after another")
+
+
+def refuse_recursion(binary, name):
+    """Recursive device functions run on the cpu and sim devices only: on the H200
+    (2026-12-02) a recursive tree walk faulted (CUDA_ERROR_ILLEGAL_ADDRESS, which leaves the
+    context unusable) and other recursive kernels' PTX did not load. Until that is found, a
+    launch on a GPU is refused before it can harm the process's context; the PTX is still
+    made (inspect_ptx) and assembles."""
+    if binary.recursive:
+        raise NotSupportedError(
+            f"kernel '{name}' calls a device function recursively: recursion runs on the cpu "
+            f"and sim devices; on GPUs it is not supported yet (docs/kernel-language.md, "
+            f"Recursion). For the GPU, write the recursion as a loop with an explicit stack")
