@@ -66,5 +66,5 @@ def test_cpu_and_sim_agree_bit_for_bit(rng):
 
 def test_the_typed_ir_shows_the_decision():
     text = forms.inspect_types("void(float32, float32[:], float32[:], float32[:, :])")
-    assert text.count("math.fma(") == 5, text
+    assert text.count("math.fma{contracted=True}(") == 5, text
     assert "t + %a" in text

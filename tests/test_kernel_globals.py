@@ -182,5 +182,5 @@ def test_a_numpy_scalar_global_keeps_its_dtype(device):
     np.testing.assert_array_equal(w_weak, np.ones(64) - LITERAL_ETA * grad)
     np.testing.assert_array_equal(w_decay, (DECAY * grad).real)
     typed = backprop_update.inspect_types()
-    assert "math.fma(-float64(0.3), float64(" in typed     # w - ETA*g: one fma (contract.py)
+    assert "math.fma{contracted=True}(-float64(0.3), float64(" in typed     # one fma
     assert "float32(0.30000001192092896) * " in typed

@@ -60,6 +60,7 @@ def _fused(e):
 
 def _fma(e, a, b, c):
     node = REGISTRY["math.fma"].node(e.type, e.loc, [a, b, c])
+    node.attrs["contracted"] = True           # written as a * b + c (mathlower.py)
     if "_src" in e.__dict__:
         node._src = e._src
     return node
