@@ -124,7 +124,8 @@ def render():
             for name, example in examples]
     out.append("")
     for module, group in _groups(examples):
-        path = pathlib.Path(module.__file__).resolve().relative_to(ROOT).as_posix()
+        # the source in the repository, whichever simt was imported (an installed copy too)
+        path = "src/" + module.__name__.replace(".", "/") + ".py"
         out += [f"## {pathlib.Path(path).name}", "", _intro(module), ""]
         for name, example in group:
             out += _example(name, example)

@@ -54,7 +54,7 @@ def _math(name):
         if name in PREDICATES:
             return _predicate(em, name, args[0], e.args[0].type)
         ft = next(a.type for a in e.args if a.type.kind == "f")
-        if name == "fma" and e.attrs.get("contracted") and em.target.name == "cuda":
+        if name == "fma" and e.attrs.get("contracted") and em.target.fma_by_flags:
             return _contracted(em.builder, *args)
         if ft.dtype.itemsize == 2:                  # half: compute in float32, as CUDA does
             wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
@@ -64,11 +64,11 @@ def _math(name):
 
 
 def _contracted(b, x, y, z):
-    """An fma the typed IR made of ``x * y + z`` (compiler/contract.py), on the GPU: a
-    multiply and an add that LLVM must fuse (``contract``, one use), which NVPTX writes as
-    the same ``fma.rn`` as llvm.fma, but which LLVM's loop unroller costs as two
-    instructions, not a call (with llvm.fma, spmv's loop was unrolled 8 times instead of 4
-    and ran 1.11x nvcc on the H200, 2026-12-02)."""
+    """An fma the typed IR made of ``x * y + z`` (compiler/contract.py), on a target with
+    ``fma_by_flags`` (the GPU): a multiply and an add that LLVM must fuse (``contract``, one
+    use), which NVPTX writes as the same ``fma.rn`` as llvm.fma, but which LLVM's loop
+    unroller costs as two instructions, not a call (with llvm.fma, spmv's loop was unrolled
+    8 times instead of 4 and ran 1.11x nvcc on the H200, 2026-12-02)."""
     return b.fadd(b.fmul(x, y, flags=("contract",)), z, flags=("contract",))
 
 

@@ -271,6 +271,12 @@ class Target:
         """simt.trap(): record where, and end the launch with an error."""
         self.emit_error(em, fault.TRAP, loc)
 
+    # an fma the typed IR made of a * b + c (compiler/contract.py) is a multiply and an add
+    # flagged ``contract``, which the back end must fuse, instead of llvm.fma: NVPTX fuses
+    # them into the same fma.rn, and LLVM's loop unroller then costs two instructions
+    # rather than a call (mathlower._contracted)
+    fma_by_flags = False
+
     # range loops whose step is known only at run time (grid-stride loops) run on a trip
     # counter computed before the loop, which LLVM can unroll (codegen.stmt_ForRange)
     counted_range_loops = False

@@ -23,6 +23,7 @@ class CudaTarget(Target):
     """Per-target facts and lowerings for NVIDIA GPUs (NVPTX)."""
 
     name = "cuda"
+    fma_by_flags = True             # compiler/target.py
     arch = "sm_90"                  # the compile's target, set by compile.py
     addrspaces = {"global": 1, "shared": 3, "const": 4, "local": 0, "generic": 0,
                   "copy": 0}
