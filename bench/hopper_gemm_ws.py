@@ -27,7 +27,7 @@ import simt
 from simt import wgmma
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper_gemm import (BM, BN, KSTEP, STAGE_BYTES, STAGES, _release,  # noqa: E402
+from hopper_gemm import (BM, BN, KSTEP, STAGES, _release,  # noqa: E402
                          _wait_full)
 
 THREADS = 384               # one producer warpgroup, two consumer warpgroups
@@ -51,22 +51,44 @@ def k_block(dtype):
     return 128 // size, 32 if size == 1 else KSTEP
 
 
+def make_producer(dtype, bm, bn):
+    """The producer's loop for tiles of bm x bn (thread 0 of warpgroup 0): every tile of
+    this block in order, each k-block into the next stage of the ring once its previous
+    use has retired (the stage's empty barrier), completing the stage's full barrier by
+    the TMA's bytes. Both schedules fill the ring this way."""
+    bk, _ = k_block(dtype)
+    stage_bytes = (bm + bn) * bk * np.dtype(dtype).itemsize
+
+    @simt.device
+    def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
+        """k-block kb of tile (tm, tn) into ``stage``; ``done`` k-blocks came before it."""
+        uses = done // STAGES
+        if uses > 0:
+            empty.wait_parity((uses - 1) & 1)
+        full.arrive_expect_tx(stage_bytes)
+        simt.tma.load(sa[stage * bm:(stage + 1) * bm], tma_a, (tm * bm, kb * bk), full)
+        simt.tma.load(sb[stage * bn:(stage + 1) * bn], tma_b, (tn * bn, kb * bk), full)
+
+    @simt.device
+    def produce(sa, sb, tma_a, tma_b, f0, f1, f2, f3, e0, e1, e2, e3, tiles_m, tiles_n, nk):
+        done = 0
+        for t in range(simt.blockIdx.x, tiles_m * tiles_n, simt.gridDim.x):
+            tm, tn = tile_of(t, tiles_m, tiles_n)
+            for k0 in range(0, nk, STAGES):
+                load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
+                load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
+                load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
+                load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
+            done += nk
+    return produce
+
+
 def make_kernel(dtype):
     """The kernel for A and Bt of ``dtype`` (float16 or bfloat16, C the same; or FP8 e4m3 /
     e5m2, C bfloat16 or float16 times a per-tensor scale, as torch._scaled_mm computes)."""
     bk, kstep = k_block(dtype)
     scaled = np.dtype(dtype).itemsize == 1
-
-    @simt.device
-    def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
-        """Producer: once the stage's previous use has retired, load k-block kb of tile
-        (tm, tn) into it; ``done`` k-blocks came before it in this block."""
-        uses = done // STAGES
-        if uses > 0:
-            empty.wait_parity((uses - 1) & 1)
-        full.arrive_expect_tx(STAGE_BYTES)
-        simt.tma.load(sa[stage * BM:(stage + 1) * BM], tma_a, (tm * BM, kb * bk), full)
-        simt.tma.load(sb[stage * BN:(stage + 1) * BN], tma_b, (tn * BN, kb * bk), full)
+    produce = make_producer(dtype, BM, BN)
 
     @simt.kernel(launch_bounds=(THREADS, 1))
     def hgemm_ws(tma_a, tma_b, c, nk, scale):
@@ -87,14 +109,8 @@ def make_kernel(dtype):
         if wg == 0:
             simt.setmaxnreg(PRODUCER_REGISTERS, "dec")
             if simt.threadIdx.x == 0:
-                for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
-                    tm, tn = tile_of(t, tiles_m, tiles_n)
-                    for k0 in range(0, nk, STAGES):
-                        load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
-                        load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
-                        load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
-                        load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
-                    done += nk
+                produce(sa, sb, tma_a, tma_b, f0, f1, f2, f3, e0, e1, e2, e3, tiles_m, tiles_n,
+                        nk)
         else:
             simt.setmaxnreg(CONSUMER_REGISTERS, "inc")
             rows = wg - 1
@@ -144,16 +160,7 @@ def make_pingpong_kernel(dtype):
     u from phase u - 2)."""
     bk, kstep = k_block(dtype)
     scaled = np.dtype(dtype).itemsize == 1
-    stage_bytes = (PP_BM + PP_BN) * bk * np.dtype(dtype).itemsize
-
-    @simt.device
-    def load_stage(sa, sb, tma_a, tma_b, full, empty, stage, done, kb, tm, tn):
-        uses = done // STAGES
-        if uses > 0:
-            empty.wait_parity((uses - 1) & 1)
-        full.arrive_expect_tx(stage_bytes)
-        simt.tma.load(sa[stage * PP_BM:(stage + 1) * PP_BM], tma_a, (tm * PP_BM, kb * bk), full)
-        simt.tma.load(sb[stage * PP_BN:(stage + 1) * PP_BN], tma_b, (tn * PP_BN, kb * bk), full)
+    produce = make_producer(dtype, PP_BM, PP_BN)
 
     @simt.kernel(launch_bounds=(THREADS, 1))
     def hgemm_pingpong(tma_a, tma_b, c, nk, scale):
@@ -173,15 +180,8 @@ def make_pingpong_kernel(dtype):
         if wg == 0:
             simt.setmaxnreg(PRODUCER_REGISTERS, "dec")
             if simt.threadIdx.x == 0:
-                done = 0
-                for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
-                    tm, tn = tile_of(t, tiles_m, tiles_n)
-                    for k0 in range(0, nk, STAGES):
-                        load_stage(sa, sb, tma_a, tma_b, f0, e0, 0, done + k0, k0, tm, tn)
-                        load_stage(sa, sb, tma_a, tma_b, f1, e1, 1, done + k0 + 1, k0 + 1, tm, tn)
-                        load_stage(sa, sb, tma_a, tma_b, f2, e2, 2, done + k0 + 2, k0 + 2, tm, tn)
-                        load_stage(sa, sb, tma_a, tma_b, f3, e3, 3, done + k0 + 3, k0 + 3, tm, tn)
-                    done += nk
+                produce(sa, sb, tma_a, tma_b, f0, f1, f2, f3, e0, e1, e2, e3, tiles_m, tiles_n,
+                        nk)
         else:
             simt.setmaxnreg(CONSUMER_REGISTERS, "inc")
             top = wgmma.accumulator(64, PP_BN)

@@ -24,42 +24,12 @@ __global__ void plain(const float *a, const float *b, float *c, int n) {
     c[(size_t)row * n + col] = acc;
 }
 
-__global__ void pipelined(const float *a, const float *b, float *c, int n) {
-    __shared__ __align__(16) float sa[2 * TILE * TILE];
-    __shared__ __align__(16) float sb[2 * TILE * TILE];
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
-    int steps = n / TILE;
-    float acc = 0.0f;
-    for (int s = 0; s < steps + 1; s++) {
-        if (s < steps) {
-            int stage = (s % 2) * TILE * TILE;
-            pipe.producer_acquire();
-            if (tx < 4)
-                cuda::memcpy_async(sa + stage + ty * TILE + 4 * tx,
-                                   a + (size_t)row * n + s * TILE + 4 * tx,
-                                   cuda::aligned_size_t<16>(16), pipe);
-            cuda::memcpy_async(sb + stage + ty * TILE + tx, b + (size_t)(s * TILE + ty) * n + col,
-                               cuda::aligned_size_t<4>(4), pipe);
-            pipe.producer_commit();
-        }
-        if (s > 0) {
-            pipe.consumer_wait();
-            __syncthreads();
-            int stage = ((s - 1) % 2) * TILE * TILE;
-            for (int k = 0; k < TILE; k++) acc += sa[stage + ty * TILE + k] * sb[stage + k * TILE + tx];
-            pipe.consumer_release();
-            __syncthreads();
-        }
-    }
-    c[(size_t)row * n + col] = acc;
-}
-
-// The same with simt's rule for the 16-byte copy: both addresses' alignment checked at run
-// time, a plain copy when either is not 16-byte aligned (docs/async-copies.md). Timed to
-// tell how much of simt's gap to `pipelined` that rule explains (bench/NOTES.md).
-__global__ void pipelined_checked(const float *a, const float *b, float *c, int n) {
+// Checked: simt's rule for the 16-byte copy, both addresses' alignment checked at run time
+// and a plain copy when either is not 16-byte aligned (docs/async-copies.md), timed as
+// `pipelined_checked` to tell how much of simt's gap to `pipelined` that rule explains
+// (bench/NOTES.md).
+template <bool Checked>
+__global__ void pipelined_t(const float *a, const float *b, float *c, int n) {
     __shared__ __align__(16) float sa[2 * TILE * TILE];
     __shared__ __align__(16) float sb[2 * TILE * TILE];
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -74,7 +44,7 @@ __global__ void pipelined_checked(const float *a, const float *b, float *c, int 
             if (tx < 4) {
                 float *dst = sa + stage + ty * TILE + 4 * tx;
                 const float *src = a + (size_t)row * n + s * TILE + 4 * tx;
-                if ((((size_t)dst | (size_t)src) & 15) == 0)
+                if (!Checked || (((size_t)dst | (size_t)src) & 15) == 0)
                     cuda::memcpy_async(dst, src, cuda::aligned_size_t<16>(16), pipe);
                 else
                     for (int i = 0; i < 4; i++) dst[i] = src[i];
@@ -94,6 +64,9 @@ __global__ void pipelined_checked(const float *a, const float *b, float *c, int 
     }
     c[(size_t)row * n + col] = acc;
 }
+
+static const auto pipelined = pipelined_t<false>;
+static const auto pipelined_checked = pipelined_t<true>;
 
 template <typename K>
 static float time_it(K kernel, const float *a, const float *b, float *c, int n) {
