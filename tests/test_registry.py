@@ -139,6 +139,8 @@ def specials(out, flags, f):
     simt.threadfence_block()
     simt.threadfence_system()
     out[0] = i + simt.laneid() + simt.clock() + simt.clock64() + simt.globaltimer()
+    flags[1] = simt.lanemask_lt() ^ simt.lanemask_le() ^ simt.lanemask_eq() ^ \
+        simt.lanemask_ge() ^ simt.lanemask_gt()
     simt.nanosleep(100)
     simt.atomic.add(flags, 0, 1)
     simt.atomic.sub(flags, 0, 1)

@@ -65,7 +65,8 @@ _home("lang.textures", "tex1D tex2D tex3D tex1DLayered tex2DLayered tex2Dgather 
 _home("lang.warp", "all_sync any_sync ballot_sync activemask match_any_sync match_all_sync "
                    "reduce_add_sync reduce_min_sync reduce_max_sync reduce_and_sync "
                    "reduce_or_sync reduce_xor_sync shfl_sync shfl_up_sync shfl_down_sync "
-                   "shfl_xor_sync syncwarp laneid uni_sync")
+                   "shfl_xor_sync syncwarp laneid uni_sync lanemask_lt lanemask_le lanemask_eq "
+                   "lanemask_ge lanemask_gt")
 _home("lang.pipeline", "pipeline memcpy_async")
 _home("lang.mma", "ldmatrix stmatrix")
 _home("lang.atomics_ordered", "volatile_load volatile_store")

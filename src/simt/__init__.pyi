@@ -106,7 +106,9 @@ from .lang.warp import (all_sync as all_sync, any_sync as any_sync, ballot_sync 
                         reduce_xor_sync as reduce_xor_sync, shfl_sync as shfl_sync,
                         shfl_up_sync as shfl_up_sync, shfl_down_sync as shfl_down_sync,
                         shfl_xor_sync as shfl_xor_sync, syncwarp as syncwarp, laneid as laneid,
-                        uni_sync as uni_sync)
+                        uni_sync as uni_sync, lanemask_lt as lanemask_lt,
+                        lanemask_le as lanemask_le, lanemask_eq as lanemask_eq,
+                        lanemask_ge as lanemask_ge, lanemask_gt as lanemask_gt)
 from .lang.pipeline import (pipeline as pipeline, memcpy_async as memcpy_async)
 from .lang.mma import (ldmatrix as ldmatrix, stmatrix as stmatrix)
 from .lang.atomics_ordered import (volatile_load as volatile_load, volatile_store as volatile_store)
@@ -402,6 +404,16 @@ class _Math:
     umulhi: _Intrinsic
     urhadd: _Intrinsic
     usad: _Intrinsic
+    vabsdiff2: _Intrinsic
+    vabsdiff4: _Intrinsic
+    vadd2: _Intrinsic
+    vadd4: _Intrinsic
+    vmax2: _Intrinsic
+    vmax4: _Intrinsic
+    vmin2: _Intrinsic
+    vmin4: _Intrinsic
+    vsub2: _Intrinsic
+    vsub4: _Intrinsic
     y0: _Intrinsic
     y1: _Intrinsic
     yn: _Intrinsic

@@ -18,7 +18,7 @@ from ..lang.groups import fns
 from ..lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ..lang.registry import lowering
 from ..lang.sync import threadfence, threadfence_block, threadfence_system
-from ..lang.warp import laneid
+from ..lang.warp import LANEMASKS, laneid
 from .lltypes import I32, I64, ArrayValue, const, i64, scalar
 from . import devlaunch  # noqa: F401  (registers the device-side launch)
 
@@ -124,6 +124,19 @@ def _texture(em, e):
 @lowering(laneid)
 def _laneid(em, e):
     return em.target.laneid(em)
+
+
+def lanemask(b, kind, lane):
+    """%lanemask_<kind> from the lane id: the bits below the lane (lt), through it (le) ..."""
+    one = const(I32, 1)
+    below = b.sub(b.shl(one, lane), one)
+    through = b.sub(b.shl(const(I32, 2), lane), one)     # lane 31: 2 << 31 wraps to 0
+    return {"lt": below, "le": through, "eq": b.shl(one, lane), "ge": b.not_(below),
+            "gt": b.not_(through)}[kind]
+
+
+for _kind, _entry in LANEMASKS.items():
+    lowering(_entry)(lambda em, e, kind=_kind: lanemask(em.builder, kind, em.target.laneid(em)))
 
 
 @lowering(fns)

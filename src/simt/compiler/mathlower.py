@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 
 from ..ir import types as T
 from ..lang.intrinsics_fp import BITCASTS, CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
-from ..lang.intrinsics_int import BY_NAME as INT, int_abs
+from ..lang.intrinsics_int import BY_NAME as INT, SIMD_ENTRIES, int_abs
 from ..lang.mathlib import MATH_FUNCS, PREDICATES
 from ..lang.registry import lowering
 from . import ops
@@ -305,6 +305,27 @@ for _name in ("funnelshift_l", "funnelshift_lc", "funnelshift_r", "funnelshift_r
 for _name in ("dp4a", "dp2a_lo", "dp2a_hi"):
     lowering(INT[_name])(
         lambda em, e, name=_name: _dot(em.builder, name, e.type.kind == "u", *_args(em, e)))
+
+
+@lowering(*SIMD_ENTRIES)
+def _simd(em, e):
+    """__vadd4 ... __vmin2: the uint32 operands as vectors of unsigned i8 (``4``) or i16
+    (``2``) lanes, one vector instruction per operation, the same IR for the CPU and the
+    GPU (NVPTX splits or packs it; LLVM's vector ops wrap within each lane)."""
+    b = em.builder
+    name = e.entry.python_name.rsplit(".", 1)[1]
+    lanes = ll.VectorType(ll.IntType(32 // int(name[-1])), int(name[-1]))
+    x, y = (b.bitcast(v, lanes) for v in _args(em, e))
+    op = name[:-1]
+    if op == "vadd":
+        value = b.add(x, y)
+    elif op == "vsub":
+        value = b.sub(x, y)
+    elif op == "vabsdiff":
+        value = b.select(b.icmp_unsigned(">", x, y), b.sub(x, y), b.sub(y, x))
+    else:
+        value = b.select(b.icmp_unsigned(">" if op == "vmax" else "<", x, y), x, y)
+    return b.bitcast(value, I32)
 
 
 @lowering(INT["fns"])

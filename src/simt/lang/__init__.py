@@ -21,7 +21,8 @@ from .timers import clock, clock64, globaltimer, nanosleep
 from .warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync, match_all_sync,
                    reduce_add_sync, reduce_min_sync, reduce_max_sync, reduce_and_sync,
                    reduce_or_sync, reduce_xor_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
-                   shfl_xor_sync, syncwarp, laneid, uni_sync)
+                   shfl_xor_sync, syncwarp, laneid, uni_sync, lanemask_lt, lanemask_le,
+                   lanemask_eq, lanemask_ge, lanemask_gt)
 from . import cg
 from . import wmma
 from . import mma

@@ -124,6 +124,19 @@ ENTRIES = [
     _entry("dp2a_hi", "dp2a_hi(a, b, c): __dp2a_hi, the two 16-bit halves of a times the high "
            "two bytes of b, plus c.", _packed, "dp2a_hi"),
 ]
+
+# SIMD video intrinsics (guide B.34): unsigned bytes (``4``) or halfwords (``2``) of uint32
+# operands, each lane on its own; add and subtract wrap around within the lane, as __vadd4
+# and __vsub4 do and PTX's vadd4 without .sat (the saturating and signed forms are not
+# offered).
+SIMD_OPS = {"vadd": "the sum, wrapping around", "vsub": "a - b, wrapping around",
+            "vabsdiff": "|a - b|", "vmax": "the larger", "vmin": "the smaller"}
+SIMD_LANES = {"4": "byte", "2": "16-bit halfword"}
+SIMD_ENTRIES = [
+    _entry(op + n, f"{op}{n}(a, b): __{op}{n}, per unsigned {lane} of the uint32 operands "
+           f"{what} (PTX {op}{n}.u32.u32.u32).", signature_rule, op + n, "uu>u")
+    for n, lane in SIMD_LANES.items() for op, what in SIMD_OPS.items()]
+ENTRIES += SIMD_ENTRIES
 BY_NAME = {e.python_name.rsplit(".", 1)[1]: e for e in ENTRIES}     # popc -> its entry
 int_abs = make("int.abs", "abs(x) of an integer (built by abs()).", lambda entry: None,
                public=False)

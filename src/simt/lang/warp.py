@@ -1,4 +1,5 @@
-"""Warp-level functions (guide B.16 to B.21): vote, match, reduce, shuffle, syncwarp, laneid.
+"""Warp-level functions (guide B.16 to B.21): vote, match, reduce, shuffle, syncwarp, laneid,
+the lane masks.
 
 Each call becomes an ``ir.WarpOp`` statement hoisted before the statement that uses it
 (as syncthreads_count is), so that the CPU device can split its thread loops there: a warp
@@ -136,6 +137,14 @@ def _laneid(fc, args, kwargs, loc):
     return laneid.node(T.INT32, loc, [])
 
 
+def _lanemask_builder(kind):
+    def build(fc, args, kwargs, loc):
+        if args or kwargs:
+            fc.fail(loc, f"simt.lanemask_{kind}() takes no arguments")
+        return LANEMASKS[kind].node(T.UINT32, loc, [])
+    return build
+
+
 _WARP = (ir.WarpOp,)      # lowered by backends/*/warp.py
 _DOC_SHFL = {
     "shfl_sync": "__shfl_sync(mask, value, src_lane, width=32): value of lane src_lane of "
@@ -179,3 +188,12 @@ syncwarp = Intrinsic("syncwarp", "__syncwarp(mask=0xFFFFFFFF): wait until the la
                      _syncwarp, statement=True, lowered_as=_WARP)
 laneid = Intrinsic("laneid", "laneid(): this thread's lane in its warp, 0 to 31 (int32): its "
                    "linear index in the block modulo 32.", _laneid)
+
+# %lanemask_lt ... %lanemask_gt: which lanes' bits each mask holds, relative to this lane
+LANEMASK_DOC = {"lt": "below", "le": "below and at", "eq": "at", "ge": "at and above",
+                "gt": "above"}
+LANEMASKS = {kind: Intrinsic(f"lanemask_{kind}", f"lanemask_{kind}(): uint32 with the bits of "
+                             f"the lanes {where} this thread's lane set (PTX %lanemask_{kind}, "
+                             f"__lanemask_{kind}).", _lanemask_builder(kind))
+             for kind, where in LANEMASK_DOC.items()}
+lanemask_lt, lanemask_le, lanemask_eq, lanemask_ge, lanemask_gt = LANEMASKS.values()

@@ -284,6 +284,20 @@ def fns_from(mask, base, offset):
     return 0xFFFFFFFF
 
 
+SIMD = {"vadd": lambda p, q: p + q, "vsub": lambda p, q: p - q,
+        "vabsdiff": lambda p, q: abs(p - q), "vmax": max, "vmin": min}
+
+
+def simd(op, width, a, b):
+    """__vadd4 ... __vmin2: ``op`` on each unsigned ``width``-bit lane of uint32 a and b,
+    wrapping within the lane."""
+    mask, result = (1 << width) - 1, 0
+    for shift in range(0, 32, width):
+        lane = SIMD[op](a >> shift & mask, b >> shift & mask)
+        result |= (lane & mask) << shift
+    return result
+
+
 def bitcast(value, src, dst):
     return np.array(value, src).view(dst).item()
 

@@ -8,12 +8,12 @@ from ....lang import atomics_ordered, cachehints, float8, groups, heap, python a
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
-from ....lang.intrinsics_int import BY_NAME as INT, int_abs
+from ....lang.intrinsics_int import BY_NAME as INT, SIMD_ENTRIES, int_abs
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.printf import printf
 from ....lang.sync import threadfence, threadfence_block, threadfence_system
 from ....lang.timers import clock, clock64, globaltimer, nanosleep
-from ....lang.warp import laneid
+from ....lang.warp import LANEMASKS, laneid
 from ....lang import inline_asm, warpspec
 from ..scalars import cast, rounded, wrap, wrap_fn
 from ..values import MATH
@@ -45,6 +45,11 @@ for _var, _text in ((threadIdx, "_k_t.tid"), (blockIdx, "_k_bid"), (blockDim, "_
         rule(getattr(_var, _axis))(lambda g, e, a, text=f"{_text}[{_k}]": text)
 rule(warpSize)(lambda g, e, a: str(g.warp.size))
 rule(laneid)(lambda g, e, a: "_k_t.lane")
+_LANEMASK_TEXT = {"lt": "(1 << _k_t.lane) - 1", "le": "(2 << _k_t.lane) - 1",
+                  "eq": "1 << _k_t.lane", "ge": "0xFFFFFFFF ^ ((1 << _k_t.lane) - 1)",
+                  "gt": "0xFFFFFFFF ^ ((2 << _k_t.lane) - 1)"}
+for _kind, _entry in LANEMASKS.items():
+    rule(_entry)(lambda g, e, a, text=_LANEMASK_TEXT[_kind]: f"({text})")
 rule(groups.fns)(lambda g, e, a: f"_k_v.fns({a[0]}, {a[1]})")
 
 
@@ -113,6 +118,10 @@ rule(INT["mulhi"], INT["umulhi"])(
 rule(INT["mul24"])(lambda g, e, a: f"_k_v.mul24({a[0]}, {a[1]}, True, "
                                    f"{wrap_fn(e.args[0].type)})")
 rule(INT["fns"])(lambda g, e, a: f"_k_v.fns_from({a[0]}, {a[1]}, {a[2]})")
+for _entry in SIMD_ENTRIES:
+    _simd = _entry.python_name.rsplit(".", 1)[1]
+    rule(_entry)(lambda g, e, a, op=_simd[:-1], width=32 // int(_simd[-1]):
+                 f"_k_v.simd({op!r}, {width}, {a[0]}, {a[1]})")
 rule(INT["umul24"])(lambda g, e, a: f"_k_v.mul24({a[0]}, {a[1]}, False, "
                                     f"{wrap_fn(e.args[0].type)})")
 
