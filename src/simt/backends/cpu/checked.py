@@ -205,10 +205,7 @@ def _local_access(em, indices, address, access, label, loc):
         stop, go = em.new_block("local_uninitialized"), em.new_block("local_written")
         b.cbranch(unwritten, stop, go)
         b.position_at_end(stop)
-        st = state(em)
-        me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
-        b.call(_reporter(em.module), [st, i32(fault.UNINITIALIZED), me, i32(site(em, loc)),
-                                      i32(0), i32(0), i32(fault.READ)])
+        _report_mine(em, fault.UNINITIALIZED, loc, fault.READ)
         _record_element(em, indices, label)
         em.abort()
         b.position_at_end(go)
@@ -225,13 +222,21 @@ def unassigned_read(em, assigned, name, loc):
     stop, go = em.new_block("unassigned"), em.new_block("assigned")
     b.cbranch(assigned, go, stop)
     b.position_at_end(stop)
-    st = state(em)
-    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
-    b.call(_reporter(em.module), [st, i32(fault.UNASSIGNED), me, i32(site(em, loc)),
-                                  i32(0), i32(0), i32(fault.READ)])
+    _report_mine(em, fault.UNASSIGNED, loc, fault.READ)
     _record_element(em, [], name)
     em.abort()
     b.position_at_end(go)
+
+
+def _report_mine(em, code, loc, access=0):
+    """Report ``code`` at ``loc`` for the calling thread (its id from the state word);
+    returns the state pointer. The caller records the details and ends the thread."""
+    b = em.builder
+    st = state(em)
+    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+    b.call(_reporter(em.module), [st, i32(code), me, i32(site(em, loc)), i32(0), i32(0),
+                                  i32(access)])
+    return st
 
 
 def _record_element(em, indices, label):
@@ -970,10 +975,7 @@ def check_own_lane(em, lanes, mask, loc):
     own = b.and_(b.lshr(mask, lanes.lane), i32(1))
     b.cbranch(b.icmp_unsigned("==", own, i32(0)), bad, fine)
     b.position_at_end(bad)
-    st = state(em)
-    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
-    b.call(_reporter(em.module), [st, i32(fault.OWN_LANE), me, i32(site(em, loc)),
-                                  i32(0), i32(0), i32(0)])
+    st = _report_mine(em, fault.OWN_LANE, loc)
     err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
     for field, value in (("ndim", i64(2)), ("index.0", b.zext(mask, I64)),
                          ("index.1", b.zext(lanes.lane, I64))):

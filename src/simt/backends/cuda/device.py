@@ -44,31 +44,6 @@ def _wrap_properties(props):
     return DeviceProperties(**{key: value for key, value in props.items() if key in known})
 
 
-class _Retain:
-    """cuDevicePrimaryCtxRetain on a thread of its own, begun when the device is first used
-    (never at import, so a fork before GPU use is unaffected): making the context takes a
-    few hundred milliseconds of driver work, which then runs while the first kernel
-    compiles (which needs the device's attributes only, not a context)."""
-
-    def __init__(self, driver, device):
-        self._context, self._error = None, None
-        self._thread = threading.Thread(target=self._run, args=(driver, device),
-                                        name="simt-cuda-context", daemon=True)
-        self._thread.start()
-
-    def _run(self, driver, device):
-        try:
-            self._context = call(driver.cuDevicePrimaryCtxRetain, device)
-        except BaseException as error:          # raised in the thread that needs it
-            self._error = error
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._context
-
-
 class CudaBackend(Backend):
     """Device ``index``: retains its primary context and makes it current per host thread."""
 
@@ -80,19 +55,12 @@ class CudaBackend(Backend):
         super().__init__(index)
         driver = api()
         self.device = call(driver.cuDeviceGet, index)
-        self._context = None
-        self._retaining = _Retain(driver, self.device)
+        self.context = call(driver.cuDevicePrimaryCtxRetain, self.device)
         self._properties = None
         self.held = {}                 # address -> bytes, of the memory this process holds
         self.held_lock = threading.Lock()
         self.deferred = []             # (driver call name, address) freed after a host function
-
-    @property
-    def context(self):
-        """The primary context, once the background retain (_Retain) has made it."""
-        if self._context is None:
-            self._context = self._retaining.result()
-        return self._context
+        self.make_current()
 
     @classmethod
     def device_count(cls):
