@@ -579,9 +579,13 @@ class Kernel(Generic[P]):
     def _ptx_binary(self, types, arch):
         device = get_device()
         if device.kind == "cuda":
-            binary = self.compile(types, device).binary
-            if arch in (None, binary.arch):
-                return binary
+            try:
+                binary = self.compile(types, device).binary
+            except NotSupportedError:            # made but refused at load (recursion)
+                arch = arch or device.backend.arch()
+            else:
+                if arch in (None, binary.arch):
+                    return binary
         options = self.options_for("cuda")
         arch = arch or options.arch or "sm_90"
         key = (tuple(types), arch, options.key())
