@@ -157,6 +157,14 @@ def test_invalid_configuration(device, blocks, threads, shared, words):
     np.testing.assert_array_equal(out, np.ones(4))
 
 
+def test_a_bad_configuration_is_not_chained_to_an_internal_error(device):
+    """`k[1, 32, stream]` (the stream where the shared bytes go) raised the clear error
+    "during handling of" an internal KeyError from the launch cache, so users read both."""
+    with pytest.raises(simt.InvalidConfiguration, match="dynamic shared memory") as info:
+        copy[1, 32, simt.Stream()](np.ones(4, np.float32), poison(4, np.float32))
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
 def test_a_compile_error_is_shown_as_compile_error():
     """Issue 12: compile errors surfaced as 'CompileFailure', a class name users never
     meet in the docs or in simt's namespace."""

@@ -18,18 +18,8 @@ from fuzz import KNOWN_BUGS           # noqa: E402  (drop a feature there when i
 CI_SEEDS = range(60)
 
 
-# Seeds whose captured launch fails on the H200 (2026-12-02: seed 21's first launch inside
-# `with stream.capture()` gave CUDA_ERROR_STREAM_CAPTURE_INVALIDATED; the other captured
-# seeds pass). Open: issue 33's closing note; found once the GPU time of
-# that session was spent, so not reduced yet.
-GPU_CAPTURE_OPEN = {21}
-
-
 @pytest.mark.parametrize("seed", CI_SEEDS)
-def test_generated_kernel_matches_numpy(device, seed, tmp_path, request):
-    if device.kind == "cuda" and seed in GPU_CAPTURE_OPEN:
-        request.node.add_marker(pytest.mark.xfail(reason="captured launch invalidated on "
-                                                  "the H200 (open, issue 33)", strict=False))
+def test_generated_kernel_matches_numpy(device, seed, tmp_path):
     outcome = check(generate(seed, KNOWN_BUGS), device, str(tmp_path))
     assert outcome.kind in ("ok", "skipped"), outcome.report()
 

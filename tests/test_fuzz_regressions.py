@@ -3,6 +3,8 @@
 The comment above each test gives the seed that found it (``python tools/fuzz.py --show --seed N``
 prints that kernel). A bug not fixed yet is an xfail(strict=True) test naming its issue.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -298,3 +300,63 @@ def test_partial_mask_predicate_keeps_its_type(device, tmp_path, seed):
     from fuzz_gen import generate
     outcome = check(generate(seed), device, str(tmp_path))
     assert outcome.kind == "ok", outcome.report()
+
+
+# Fuzz seed 100609 (generator of 2026-11-23), reduced on the H200 (2026-12-02): one branch
+# calls libdevice's trig slow path (cos of a huge int32), which ptxas -O2/-O3 let clobber
+# the uniform register holding a1's base while the warp's other branch still reads a1
+# (an illegal address at a1 + 14). backends/cuda/ptxfix.py writes calls as plain `call`.
+@simt.device
+def _f2(p3):
+    if (((~p3) == 5) or (p3 == (p3 // ((p3 & 7) + 2)))):
+        return np.bool_(p3)
+    return (p3 > (p3 | (p3 ** (p3 & 3))))
+
+
+@simt.kernel
+def _seed100609(a0, a1, a2, acc3, o8, acc9):
+    gid = simt.blockIdx.x * simt.blockDim.x + simt.threadIdx.x
+    if (min(a0[(gid + 32) % 17], a0[(gid + 0) % 17]) == 1.5):
+        simt.atomic.or_(acc3, gid % 5, np.int64(a2[(gid + 33) % 17]))
+    elif (a0[(gid + 32) % 17] < min(a0[(gid + 33) % 17], a1[(gid + 33) % 17])):
+        v14 = math.cos(a2[(gid + 1) % 17])   # noqa: F841 (the call is what matters)
+    elif ((a2[(gid + 0) % 17] if (a0[(gid + 32) % 17] < a1[(gid + 31) % 17])
+           else np.int32(a1[(gid + 3) % 17])) == a0[(gid + 3) % 17]):
+        for i15 in range((np.int32(min((255 ^ a1[(gid + 0) % 17]), 9)) & 3)):
+            o8[gid] = i15
+    v24 = ((a2[(gid + 32) % 17] > 2147483647) >> 5)
+    v25 = (a2[(gid + 31) % 17] // ((_f2(np.uint16(a2[(gid + 3) % 17])) & 7) + 2))
+    simt.atomic.add(acc9, gid, np.uint32((a2[(gid + 1) % 17] if (np.float32(v25) <= max(
+        a1[(gid + 33) % 17], v24)) else np.int32(v24))))
+
+
+def _seed100609_arguments():
+    a0 = np.array([-7.0, -4.75, 11.5, 2.0, 5.75, 13.5, 4.5, -9.875, -7.375, 11.0, 14.125,
+                   4.375, 0.75, -16.0, 1.5, -9.25, -15.125], np.float32)
+    a1 = np.array([0, 19, 139, 15, 0, 1, 190, 13, 12, 49, 0, 0, 16, 13, 212, 0, 0], np.uint8)
+    a2 = np.array([-14, -14, 656634106, -1416242189, 1, -17, -902663260, -1073741824, -7, 7,
+                   -2147483648, 0, -19, 0, 17, -20, -19], np.int32)
+    acc3 = np.array([15, -20, 5, 11, 9], np.int64)
+    o8 = poison(17, np.int32)
+    acc9 = np.array([3777386255, 1, 1, 3091660982, 918938288, 3478117034, 2779834724, 17, 4,
+                     5, 18, 2745473476, 3, 11, 0, 7, 14], np.uint32)
+    return [a0, a1, a2, acc3, o8, acc9]
+
+
+def test_calls_in_divergent_code_keep_the_callers_registers(device):
+    """On GPUs this faulted (ptxas's uniform registers across a divergent call.uni); the
+    result is the cpu device's, which matched the NumPy evaluator on the whole program."""
+    want = _seed100609_arguments()
+    with simt.use_device("cpu"):
+        _seed100609[1, 17](*want)
+    got = _seed100609_arguments()
+    _seed100609[1, 17](*got)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_ptx_has_no_uniform_calls():
+    """The PTX side of the test above, without a GPU: every call is a plain `call`."""
+    ptx = _seed100609.inspect_ptx("void(float32[::1], uint8[::1], int32[::1], int64[::1], "
+                                  "int32[::1], uint32[::1])")
+    assert "call" in ptx and "call.uni" not in ptx

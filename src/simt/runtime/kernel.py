@@ -191,7 +191,9 @@ class Kernel(Generic[P]):
     def __getitem__(self, configuration: LaunchConfiguration) -> Callable[P, None]:
         try:                   # the hot path: one dict lookup and the key's exact classes
             launch = self.launches[configuration]
-        except (KeyError, TypeError):
+        except (KeyError, TypeError):      # (outside the handler: a user's bad configuration
+            launch = None                  # raises its own error, not one chained to this)
+        if launch is None:
             call = self._launch_function(configuration)
         else:                  # 32.0 finds the Launch of 32: check_dimensions refuses it
             call = launch.call if launch.exact(configuration) else \

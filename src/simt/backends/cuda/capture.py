@@ -52,6 +52,9 @@ def under_way():
     return bool(_active)
 
 
+driver.capture_under_way = under_way       # driver.destroy defers while one is
+
+
 @contextlib.contextmanager
 def relaxed():
     """simt's own one-time work in a thread that a capture may forbid it to (loading a

@@ -276,30 +276,38 @@ def call(fn, *args, request=None):
     return result[1:]
 
 
-deferred_destroys = []     # (name, handle) dropped on a host function's thread (destroy)
+deferred_destroys = []     # (name, args, backend) kept by destroy for destroy_deferred
 
 
 def _never():
     return False
 
 
-# runtime.backend.in_host_function, set by device.py (this layer does not import the runtime)
+# runtime.backend.in_host_function, set by device.py, and capture.under_way, set by
+# capture.py (this module imports neither)
 in_host_function = _never
+capture_under_way = _never
 
 
-def destroy(name, handle):
-    """Free a driver object with ``name`` (cuStreamDestroy, ...) from a ``__del__``:
-    nothing when the handle or the context is gone. On a stream host function's thread (or
-    a driver callback thread, where the garbage collector may run it) the call would wait
-    for the stream that waits for that thread: it is kept for ``destroy_deferred``, which
-    the next allocation or synchronize runs."""
-    if handle is None or context_dead():
+def destroy(name, handle, *more, backend=None):
+    """Free a driver object with ``name`` (cuStreamDestroy, cuModuleUnload, cuMemFreeAsync
+    ...; ``handle`` and ``more`` its arguments) from a ``__del__``, with ``backend``'s context
+    current if given: nothing when the handle or the context is gone. Kept for
+    ``destroy_deferred`` (which the next allocation or synchronize runs) where the call
+    must not happen now: on a stream host function's thread (or a driver callback thread,
+    where the garbage collector may run it) it would wait for the stream that waits for
+    that thread, and while a stream capture is under way the garbage collector may run it
+    in the middle of the ``with`` block, where an unload's implicit synchronization or a
+    free on the legacy stream invalidates the capture."""
+    if handle is None or context_dead(None if backend is None else backend.index):
         return
-    if in_host_function():
-        deferred_destroys.append((name, handle))
+    if in_host_function() or capture_under_way():
+        deferred_destroys.append((name, (handle, *more), backend))
         return
     try:
-        call(getattr(api(), name), handle)
+        if backend is not None:
+            backend.make_current()
+        call(getattr(api(), name), handle, *more)
     except Exception:
         pass   # interpreter shutdown, or another thread's context: nothing to do
 
@@ -307,5 +315,5 @@ def destroy(name, handle):
 def destroy_deferred():
     """Destroy what host functions' threads dropped (see destroy)."""
     while deferred_destroys:
-        name, handle = deferred_destroys.pop()
-        destroy(name, handle)
+        name, args, backend = deferred_destroys.pop()
+        destroy(name, *args, backend=backend)

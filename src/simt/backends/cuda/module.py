@@ -4,7 +4,7 @@ import glob
 import os
 import shutil
 
-from simt.backends.cuda.driver import api, call, check, context_dead
+from simt.backends.cuda.driver import api, call, check, destroy
 from simt.errors import CudaError
 
 LOG_BYTES = 64 * 1024
@@ -84,15 +84,7 @@ class Module:
         return int(ptr), int(size)
 
     def __del__(self):
-        handle = getattr(self, "handle", None)
-        if handle is None or context_dead():
-            return
-        try:
-            if self.backend is not None:
-                self.backend.make_current()
-            call(api().cuModuleUnload, handle)
-        except Exception:
-            pass   # interpreter shutdown: the context goes with the process
+        destroy("cuModuleUnload", getattr(self, "handle", None), backend=self.backend)
 
 
 class Function:

@@ -1,7 +1,7 @@
 """Memory pools on a GPU: CUmemoryPool handles (cuMemPoolCreate,
 cuDeviceGetDefaultMemPool), allocation and free in stream order (cuMemAllocFromPoolAsync,
 cuMemFreeAsync) and the pool's attributes (cuMemPoolGet/SetAttribute, cuMemPoolTrimTo)."""
-from .driver import api, call, context_dead
+from .driver import api, call, destroy
 from ...runtime.backend import Allocation
 
 _ATTRIBUTES = {"release_threshold": "RELEASE_THRESHOLD", "used": "USED_MEM_CURRENT",
@@ -23,13 +23,8 @@ class Block:
         self.freed = True
 
     def __del__(self):
-        if getattr(self, "freed", True) or context_dead(self.backend.index):
-            return
-        try:
-            self.backend.set_current()
-            call(api().cuMemFreeAsync, self.ptr, 0)
-        except Exception:
-            pass          # interpreter shutdown: the context goes with the process
+        if not getattr(self, "freed", True):
+            destroy("cuMemFreeAsync", self.ptr, 0, backend=self.backend)
 
 
 class GpuPool:
@@ -68,8 +63,5 @@ class GpuPool:
         call(api().cuMemPoolTrimTo, self.handle, keep_bytes)
 
     def __del__(self):
-        if getattr(self, "owned", False) and not context_dead(self.backend.index):
-            try:
-                call(api().cuMemPoolDestroy, self.handle)
-            except Exception:
-                pass
+        if getattr(self, "owned", False):
+            destroy("cuMemPoolDestroy", self.handle, backend=self.backend)

@@ -7,7 +7,7 @@ this module owns their driver handles and frees them when the Python objects die
 """
 import numpy as np
 
-from .driver import api, call, context_dead
+from .driver import api, call, destroy
 
 _FORMATS = {"int8": "CU_AD_FORMAT_SIGNED_INT8", "uint8": "CU_AD_FORMAT_UNSIGNED_INT8",
             "int16": "CU_AD_FORMAT_SIGNED_INT16", "uint16": "CU_AD_FORMAT_UNSIGNED_INT16",
@@ -158,12 +158,6 @@ class SurfaceObject:
 
 
 def _destroy(obj, fn_name):
-    handle = getattr(obj, "handle", None)
     backend = getattr(obj, "backend", None)
-    if handle is None or backend is None or context_dead(backend.index):
-        return
-    try:
-        backend.make_current()
-        call(getattr(api(), fn_name), handle)
-    except Exception:
-        pass                           # at interpreter exit the driver may be gone
+    if backend is not None:
+        destroy(fn_name, getattr(obj, "handle", None), backend=backend)
