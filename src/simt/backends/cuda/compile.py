@@ -2,6 +2,7 @@
 through LLVM's NVPTX back end in llvmlite. The driver's JIT makes the PTX a
 cubin when the kernel is loaded (module.Module)."""
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -77,8 +78,25 @@ def libdevice_subset(names, tm):
             pm = llvm.create_new_module_pass_manager()
             pm.add_global_dead_code_eliminate_pass()
             pm.run(lib, llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options()))
-            subsets[names] = lib.as_bitcode()
+            subsets[names] = inlined(lib).as_bitcode()
         return subsets[names]
+
+
+_NOINLINE = re.compile(r"^(attributes #\d+ = \{[^}\n]*)\bnoinline\b", re.M)
+
+
+def inlined(lib):
+    """``lib`` with its noinline functions (libdevice's trig-reduction slow path) made
+    alwaysinline. ptxas (CUDA 13.0, sm_90, -O2 and -O3) lets a callee reached in one branch
+    of a divergent warp overwrite a uniform register that the warp's other branch still
+    reads: the slow path's ``R2UR UR6`` replaced an array's base address kept in UR6, and
+    the other branch loaded from address 14 (fuzz seed 100609 on the H100 and H200,
+    CUDA_ERROR_ILLEGAL_ADDRESS; right at -O0 and -O1; writing the call as plain ``call``
+    instead of ``call.uni`` did not help; bench/results/fuzz-seed100609-h200-2026-12-02.md).
+    Without the call there is nothing to overwrite."""
+    text = str(lib)
+    changed = _NOINLINE.sub(r"\1alwaysinline", text)
+    return lib if changed == text else llvm.parse_assembly(changed)
 
 
 class _Compile:

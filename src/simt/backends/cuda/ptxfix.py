@@ -1,5 +1,5 @@
-"""PTX rewrites that keep ptxas from misreading integer abs, 16-bit negation and calls in
-divergent code, and the later PTX ISA version a kernel's instructions may need.
+"""PTX rewrites that keep ptxas from misreading integer abs and 16-bit negation, and the
+later PTX ISA version a kernel's instructions may need.
 
 ptxas (CUDA 13.0, sm_90; the H100's driver alike) takes the result of ``abs.sN`` to be
 non-negative and the result of ``neg.s16`` to fit 16 bits, which the least int breaks:
@@ -9,21 +9,11 @@ int64 is itself. On the H100 an int16 abs or negation followed by a sign extensi
 to 0 (seed 107135). LLVM makes ``abs`` of any select that computes one, so the fix is
 here, on the PTX: negation as a multiply by -1 (ptxas then sign-extends the result, as
 nvdisasm shows), and abs as that negation selected where the value is negative.
-
-Calls: LLVM writes every direct call as ``call.uni`` (the call is not divergent). ptxas
-(CUDA 13.0, sm_90, at -O2 and -O3) then lets the callee use uniform registers that the
-caller keeps live across a divergent region: one branch of a warp called libdevice's
-``__internal_trig_reduction_slowpathd`` (a cos), whose ``R2UR UR6`` overwrote the base
-address of an array that the warp's other branch read through ``UR6`` later, so a load
-went to address 14 (fuzz seed 100609 on the H100 and H200, CUDA_ERROR_ILLEGAL_ADDRESS;
-right at -O0 and -O1; bench/results/fuzz-seed100609-h200-2026-12-02.md). A plain ``call``
-promises nothing about divergence.
 """
 import re
 
 _NEG16 = re.compile(r"\bneg\.s16(\s+)(%\w+),\s*(%\w+);")
 _ABS = re.compile(r"\babs\.s(16|32|64)\s+(%\w+),\s*(%\w+);")
-_CALL_UNI = re.compile(r"\bcall\.uni(\s)")
 _VERSION = re.compile(r"^\.version (\d+)\.(\d+)$", re.M)
 
 
@@ -34,12 +24,11 @@ def _abs(match):
 
 
 def fix(ptx, isa=None):
-    """The PTX with every abs.sN, neg.s16 and call.uni replaced (see the module's docstring),
-    and its ``.version`` raised to ``isa`` ((major, minor)) where that is later: LLVM writes the
+    """The PTX with every abs.sN and neg.s16 replaced (see the module's docstring), and its
+    ``.version`` raised to ``isa`` ((major, minor)) where that is later: LLVM writes the
     version of its target features (binary.PTX_FEATURES) whatever the kernel's inline PTX
     needs, and a later version reads every earlier one's instructions alike."""
     ptx = _NEG16.sub(r"mul.lo.s16\1\2, \3, -1;", ptx)
-    ptx = _CALL_UNI.sub(r"call\1", ptx)
     if isa is not None:
         ptx = _VERSION.sub(lambda m: ".version %d.%d" % max(isa, (int(m[1]), int(m[2]))), ptx,
                            count=1)
