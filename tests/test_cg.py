@@ -1,6 +1,8 @@
 """Cooperative groups (guide appendix C): thread blocks, tiles and their collectives,
 coalesced groups, cg.reduce, and grid sync under a cooperative launch."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -195,6 +197,71 @@ def test_grid_sync_reduction(device, rng):
     grid_sum.launch_cooperative(blocks, 128, (simt.to_device(a), partial, out))
     got = out.copy_to_host()
     assert got[0] == a.sum() and got[1] == 2 * a.sum()
+
+
+@simt.kernel
+def norm_by_dot(vec_a, vec_b, partial, size):
+    """NVIDIA's simpleAWBarrier sample: a grid-strided dot product reduced by tiles and an
+    arrive/wait barrier per block, then grid syncs to normalise vec_a by its result."""
+    cta = cg.this_thread_block()
+    grid = cg.this_grid()
+    bar = simt.shared.barrier(simt.blockDim.x)
+    block_sum = simt.shared.array(1, np.float64)
+    if simt.threadIdx.x == 0:
+        block_sum[0] = 0.0
+    cta.sync()
+    temp = 0.0
+    i = grid.thread_rank()
+    while i < size:
+        temp += np.float64(vec_a[i] * vec_b[i])
+        i += grid.size()
+    tile = cg.tiled_partition(cta, 32)
+    s = cg.reduce(tile, temp, cg.plus)
+    if tile.thread_rank() == 0:
+        simt.atomic.add(block_sum, 0, s)
+    bar.wait(bar.arrive())
+    if simt.threadIdx.x == 0:
+        partial[simt.blockIdx.x] = block_sum[0]
+    grid.sync()
+    if grid.thread_rank() == 0:
+        total = 0.0
+        for b in range(simt.gridDim.x):
+            total += partial[b]
+        partial[0] = total
+    grid.sync()
+    norm = np.float32(math.sqrt(partial[0]))
+    i = grid.thread_rank()
+    while i < size:
+        vec_a[i] = vec_a[i] / norm
+        i += grid.size()
+
+
+@pytest.mark.parametrize("ask", ["signature", "args"])
+def test_simple_aw_barrier_sample_sizes_its_grid_by_occupancy(device, rng, ask):
+    """The sample asks the occupancy of its kernel before the first launch, then launches
+    that many blocks per multiprocessor cooperatively (issue 33 item 11: the answer must
+    hold for the compile the launch uses)."""
+    if device.kind == "sim":
+        pytest.skip("cooperative launches are not supported on the sim device")
+    n, threads = 20000, 256
+    a = random_array(rng, n, np.float32)
+    b = a * np.float32(1.5)                     # a positive dot product
+    da, db = simt.to_device(a), simt.to_device(b)
+    blocks_guess = 4 * device.properties.multiprocessor_count
+    partial = simt.to_device(poison(blocks_guess * 64, np.float64))
+    args = (da, db, partial, np.int32(n))
+    if ask == "signature":
+        per_sm = norm_by_dot.max_active_blocks_per_multiprocessor(
+            threads, signature="void(float32[::1], float32[::1], float64[::1], int32)")
+    else:
+        per_sm = norm_by_dot.max_active_blocks_per_multiprocessor(threads, args=args)
+    blocks = min(per_sm * device.properties.multiprocessor_count, blocks_guess * 64)
+    assert per_sm >= 1
+    norm_by_dot.launch_cooperative(blocks, threads, args)
+    dot = np.dot(a.astype(np.float64), b.astype(np.float64))
+    want = a / np.float32(np.sqrt(dot))
+    assert np.isfinite(want).all()
+    np.testing.assert_allclose(da.copy_to_host(), want, rtol=1e-5)
 
 
 def test_cooperative_errors(device):
