@@ -123,6 +123,7 @@ def _round_trip(dtype, count):
         while i < count:                  # every thread writes some of the box first
             buf[i] = buf[i] * 2
             i += simt.blockDim.x
+        simt.fence_proxy_async()          # the writers' stores, before the copy engine reads
         simt.syncthreads()
         if simt.threadIdx.x == 0:
             simt.tma.store(dst_map, to, buf)
@@ -262,6 +263,9 @@ def every_form(tmap, tmap3, src, out, mask):
         pass
     bar.wait_parity(0)
     out[simt.threadIdx.x] = buf[simt.threadIdx.x]
+    buf[simt.threadIdx.x] = 1
+    simt.fence_proxy_async()
+    simt.syncthreads()
     if simt.threadIdx.x == 0:
         simt.tma.store(tmap, (8, 0), buf)
         simt.tma.commit_group()
@@ -279,6 +283,7 @@ def test_ptx_of_every_form_assembles(tmp_path):
     binary = CudaBackend.compile_for(every_form.typed_ir(types),
                                      CompileOptions(boundscheck=False), "sm_90")
     ptx = binary.ptx
+    assert ptx.count("fence.proxy.async.shared::cta;") == 5    # 4 copies' and the writers'
     assert ".param .align 64 .b8" in ptx and "cvta.param.u64" in ptx
     assert ".shared .align 1024 .b8" in ptx
     for form in ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",

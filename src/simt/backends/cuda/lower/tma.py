@@ -10,6 +10,7 @@ from llvmlite import ir as ll
 from ....compiler.lltypes import I32, I64, ptr
 from ....lang.tma import commit_group, copy, load, store, wait_group
 from ....lang.registry import declare_target, lowering
+from ....lang.sync import fence_proxy_async
 
 TARGET = declare_target("cuda")
 
@@ -87,6 +88,11 @@ def _store_gpu(em, e):
     text = (f"{FENCE}\n\tcp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "
             f"[$1, {_coords(rank, 2)}], [$0];")
     _asm(em, text, "r,l" + ",r" * rank, [src, tmap] + coords)
+
+
+@lowering(fence_proxy_async, target=TARGET)
+def _fence_proxy_gpu(em, e):
+    _asm(em, FENCE, "", [])
 
 
 @lowering(commit_group, target=TARGET)
