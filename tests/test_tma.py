@@ -299,3 +299,26 @@ def test_ptx_of_every_form_assembles(tmp_path):
     done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "out.cubin")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@simt.kernel
+def store_from_a_view(tmap, out):
+    pad = simt.shared.array(48, np.float16)
+    tiles = simt.shared.array((128, 64), np.float16)
+    pad[simt.threadIdx.x % 48] = 1
+    tiles[simt.threadIdx.x, 0] = pad[3]
+    simt.fence_proxy_async()
+    simt.syncthreads()
+    if simt.threadIdx.x == 0:
+        simt.tma.store(tmap, (0, 0), tiles[64:128])
+        simt.tma.commit_group()
+        simt.tma.wait_group(0)
+
+
+def test_an_array_stored_through_a_view_is_aligned_for_the_swizzle():
+    """tma.store (or load) of a slice of a static shared array: the array starts on the
+    swizzle's repeat (1024 bytes for 128B) on the GPU, as the CPU device's swizzle (by
+    offset in the box) assumes; a view's own start is the program's (here 8 KiB on)."""
+    types = [_map_type(np.float16, (64, 64), "128B"), T.Array(np.dtype(np.float16), 2, "C")]
+    ptx = store_from_a_view.inspect_ptx(types, arch="sm_90a")
+    assert ".shared .align 1024 .b8 simt_shared_tiles" in ptx
