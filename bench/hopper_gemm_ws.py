@@ -185,7 +185,7 @@ def make_kernel(dtype, out=np.float16, epilogue="direct"):
             acc = wgmma.accumulator(64, BN)
             n = c.shape[1]
             frag = simt.local.array(8, out)
-            first = rows * 64 * C_COLUMNS // C_BOX     # this warpgroup's rows of sc
+            own = rows * 64 * C_COLUMNS // C_BOX       # this warpgroup's first row of sc
             for t in range(simt.blockIdx.x, tiles, simt.gridDim.x):
                 tm, tn = tile_of(t, tiles_m, tiles_n)
                 for k0 in range(0, nk, STAGES):
@@ -214,8 +214,8 @@ def make_kernel(dtype, out=np.float16, epilogue="direct"):
                         for q in simt.unroll(range(C_COLUMNS // 16)):
                             for i in simt.unroll(range(8)):
                                 frag[i] = acc[h * C_COLUMNS // 2 + 8 * q + i]
-                            simt.stmatrix(sc, c_offset(first, 16 * q), frag, n=4)
-                        publish_c(tma_c, sc, first, C_COLUMNS // C_BOX, tm * BM + rows * 64,
+                            simt.stmatrix(sc, c_offset(own, 16 * q), frag, n=4)
+                        publish_c(tma_c, sc, own, C_COLUMNS // C_BOX, tm * BM + rows * 64,
                                   tn * BN + h * C_COLUMNS, FIRST_C_BARRIER + rows)
                 else:
                     acc.store(c, (tm * BM + rows * 64) * n + tn * BN, n)
@@ -274,7 +274,7 @@ def make_pingpong_kernel(dtype, out=np.float16, epilogue="direct"):
             bottom = wgmma.accumulator(64, PP_BN)
             n = c.shape[1]
             frag = simt.local.array(8, out)
-            first = (wg - 1) * boxes * C_BOX            # this warpgroup's rows of sc
+            own = (wg - 1) * boxes * C_BOX              # this warpgroup's first row of sc
             bar = FIRST_C_BARRIER + wg - 1
             j = wg - 1                            # the block's j-th tile is this one's
             t = simt.blockIdx.x + j * simt.gridDim.x
@@ -315,12 +315,12 @@ def make_pingpong_kernel(dtype, out=np.float16, epilogue="direct"):
                     for q in simt.unroll(range(PP_BN // 16)):
                         for i in simt.unroll(range(8)):
                             frag[i] = top[8 * q + i]
-                        simt.stmatrix(sc, c_offset(first, 16 * q), frag, n=4)
+                        simt.stmatrix(sc, c_offset(own, 16 * q), frag, n=4)
                         for i in simt.unroll(range(8)):
                             frag[i] = bottom[8 * q + i]
-                        simt.stmatrix(sc, c_offset(first + boxes // 2 * C_BOX, 16 * q), frag,
+                        simt.stmatrix(sc, c_offset(own + boxes // 2 * C_BOX, 16 * q), frag,
                                       n=4)
-                    publish_c(tma_c, sc, first, boxes, tm * PP_BM, tn * PP_BN, bar)
+                    publish_c(tma_c, sc, own, boxes, tm * PP_BM, tn * PP_BN, bar)
                 else:
                     top.store(c, (tm * PP_BM) * n + tn * PP_BN, n)
                     bottom.store(c, (tm * PP_BM + 64) * n + tn * PP_BN, n)
