@@ -42,15 +42,18 @@ def test_shapes_the_kernel_does_not_tile_are_refused(device):
         hopper_gemm.gemm(a, bt, simt.to_device(np.zeros((100, 256), np.float16)))
 
 
+@pytest.mark.parametrize("epilogue", ["direct", "tma"])
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float8_e4m3"])
-def test_persistent_warp_specialised_gemm_is_exact(device, rng, dtype, schedule):
+def test_persistent_warp_specialised_gemm_is_exact(device, rng, dtype, schedule, epilogue):
     """bench/hopper_gemm_ws.py: a producer warpgroup and two consumer warpgroups waiting on
     each other's barriers (the cpu device runs the warps as fibers), 3 blocks walking 4 tiles;
     bfloat16 (its accumulators narrowed in pairs: cvt.rn.bf16x2.f32 on the GPU); FP8 with a
     per-tensor scale into float16. The ping-pong schedule: each consumer warpgroup a tile of
     its own, taking turns through named barriers (3 blocks walking 8 tiles: odd and even
-    counts per warpgroup)."""
+    counts per warpgroup). The TMA-store epilogue: each consumer warpgroup's tile through a
+    128B-swizzled shared buffer (stmatrix) and TMA stores, the buffer reused across tiles
+    (and, cooperative, across the two halves of a tile) once the stores have read it."""
     _skip_unless_runs(device)
     if device.kind == "sim":
         pytest.skip("the sim device runs it too (minutes: python bench/hopper_gemm_ws.py sim)")
@@ -65,6 +68,6 @@ def test_persistent_warp_specialised_gemm_is_exact(device, rng, dtype, schedule)
     scale = 0.5 if dtype == "float8_e4m3" else 1.0
     c = simt.to_device(poison((m, n), out))
     hopper_gemm_ws.gemm(simt.to_device(a.astype(kind)), simt.to_device(bt.astype(kind)), c,
-                        blocks=3, scale=scale, schedule=schedule)
+                        blocks=3, scale=scale, schedule=schedule, epilogue=epilogue)
     want = ((a @ bt.T) * scale).astype(out)
     np.testing.assert_array_equal(c.copy_to_host().astype(np.float32), want.astype(np.float32))

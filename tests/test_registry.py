@@ -414,6 +414,7 @@ def tma_copies(tmap, src, out):
         pass
     bar.wait_parity(0)
     out[simt.threadIdx.x] = buf[simt.threadIdx.x]
+    simt.fence_proxy_async()
     if simt.threadIdx.x == 0:
         simt.tma.store(tmap, (8, 0), buf)
         simt.tma.commit_group()

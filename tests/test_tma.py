@@ -123,6 +123,7 @@ def _round_trip(dtype, count):
         while i < count:                  # every thread writes some of the box first
             buf[i] = buf[i] * 2
             i += simt.blockDim.x
+        simt.fence_proxy_async()          # the writers' stores, before the copy engine reads
         simt.syncthreads()
         if simt.threadIdx.x == 0:
             simt.tma.store(dst_map, to, buf)
@@ -262,6 +263,9 @@ def every_form(tmap, tmap3, src, out, mask):
         pass
     bar.wait_parity(0)
     out[simt.threadIdx.x] = buf[simt.threadIdx.x]
+    buf[simt.threadIdx.x] = 1
+    simt.fence_proxy_async()
+    simt.syncthreads()
     if simt.threadIdx.x == 0:
         simt.tma.store(tmap, (8, 0), buf)
         simt.tma.commit_group()
@@ -279,6 +283,7 @@ def test_ptx_of_every_form_assembles(tmp_path):
     binary = CudaBackend.compile_for(every_form.typed_ir(types),
                                      CompileOptions(boundscheck=False), "sm_90")
     ptx = binary.ptx
+    assert ptx.count("fence.proxy.async.shared::cta;") == 5    # 4 copies' and the writers'
     assert ".param .align 64 .b8" in ptx and "cvta.param.u64" in ptx
     assert ".shared .align 1024 .b8" in ptx
     for form in ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
@@ -294,3 +299,26 @@ def test_ptx_of_every_form_assembles(tmp_path):
     done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "out.cubin")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@simt.kernel
+def store_from_a_view(tmap, out):
+    pad = simt.shared.array(48, np.float16)
+    tiles = simt.shared.array((128, 64), np.float16)
+    pad[simt.threadIdx.x % 48] = 1
+    tiles[simt.threadIdx.x, 0] = pad[3]
+    simt.fence_proxy_async()
+    simt.syncthreads()
+    if simt.threadIdx.x == 0:
+        simt.tma.store(tmap, (0, 0), tiles[64:128])
+        simt.tma.commit_group()
+        simt.tma.wait_group(0)
+
+
+def test_an_array_stored_through_a_view_is_aligned_for_the_swizzle():
+    """tma.store (or load) of a slice of a static shared array: the array starts on the
+    swizzle's repeat (1024 bytes for 128B) on the GPU, as the CPU device's swizzle (by
+    offset in the box) assumes; a view's own start is the program's (here 8 KiB on)."""
+    types = [_map_type(np.float16, (64, 64), "128B"), T.Array(np.dtype(np.float16), 2, "C")]
+    ptx = store_from_a_view.inspect_ptx(types, arch="sm_90a")
+    assert ".shared .align 1024 .b8 simt_shared_tiles" in ptx

@@ -50,7 +50,8 @@ _home("runtime.interop", "asarray from_dlpack to_device")
 _home("runtime.hostarrays", "pinned_array mapped_array managed_array")
 _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize arch shared local const "
               "Constant Global syncthreads syncthreads_count syncthreads_and syncthreads_or "
-              "threadfence threadfence_block threadfence_system atomic math float_as_int "
+              "threadfence threadfence_block threadfence_system fence_proxy_async atomic math "
+              "float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
               "hiloint2double cg wmma mma wgmma tma declare_device")

@@ -5,7 +5,7 @@ from . import python
 from .indices import threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, arch
 from .memory import shared, local, const, Constant, Global
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
-                   threadfence, threadfence_block, threadfence_system)
+                   threadfence, threadfence_block, threadfence_system, fence_proxy_async)
 from .atomics import atomic
 from .atomics_ordered import volatile_load, volatile_store
 from .mathlib import math_ns as math

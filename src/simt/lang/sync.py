@@ -21,6 +21,12 @@ def _fence_builder(scope):
     return build
 
 
+def _proxy_fence_build(fc, args, kwargs, loc):
+    if args or kwargs:
+        fc.fail(loc, "simt.fence_proxy_async() takes no arguments")
+    return fence_proxy_async.node(T.VOID, loc, [])
+
+
 syncthreads = Intrinsic("syncthreads", "__syncthreads(): wait until every thread of the block "
                         "that has not exited arrives; shared and global writes before it are "
                         "visible to the block after it.", _barrier_build, statement=True,
@@ -44,4 +50,11 @@ threadfence = Intrinsic("threadfence", "__threadfence(): order this thread's mem
 threadfence_system = Intrinsic("threadfence_system", "__threadfence_system(): order this "
                                "thread's memory accesses as seen by the host and other devices.",
                                _fence_builder("system"))
+fence_proxy_async = Intrinsic(
+    "fence_proxy_async", "simt.fence_proxy_async(): fence.proxy.async.shared::cta (sm_90): "
+    "order this thread's ordinary (generic-proxy) shared-memory accesses before the "
+    "asynchronous proxy's (a simt.tma.store or wgmma reading the shared array). Every "
+    "thread that wrote the array calls it, then the threads meet at a barrier, then one "
+    "issues the store. The CPU and sim devices do nothing (their TMA copies are ordinary "
+    "accesses).", _proxy_fence_build)
 _FENCES = {"block": threadfence_block, "device": threadfence, "system": threadfence_system}

@@ -24,6 +24,9 @@ from .barrier import ArriveWaitBarrier
 from .registry import Intrinsic, Static
 
 MAX_WAIT_GROUPS = 63
+# the alignment a TMA box in shared memory needs: 128 bytes, and the swizzle pattern's repeat
+# (the GPU swizzles by address bits 4..9: 8 rows of the span)
+ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
 
 
 def _tensor_map(fc, value, name, loc):
@@ -61,12 +64,24 @@ def _shared_array(fc, value, tmap, what, name, loc):
     if tmap is not None and T.element_type(t.dtype) != T.element_type(tmap.type.dtype):
         fc.fail(loc, f"simt.tma.{name}: the shared array holds {T.element_type(t.dtype)}, "
                 f"the tensor map {T.element_type(tmap.type.dtype)}")
+    decl = getattr(_root(array), "decl", None)
+    if tmap is not None and decl is not None:
+        # a view (sc[64:128]) starts where the program says; the array it views starts on
+        # the swizzle's repeat, as the GPU needs for the offsets the CPU device swizzles by
+        decl.align = max(decl.align, ALIGN[tmap.type.swizzle])
     decl = getattr(array, "decl", None)
     shape = getattr(decl, "shape", None)
     if tmap is not None and shape is not None and int(np.prod(shape)) * t.dtype.itemsize < \
             tmap.type.box_bytes:
         fc.fail(loc, f"simt.tma.{name}: the shared array has {int(np.prod(shape))} elements, "
                 f"fewer than the box's {tmap.type.box_bytes // t.dtype.itemsize}")
+    return array
+
+
+def _root(array):
+    """The array a view (a slice, a row) is of."""
+    while isinstance(array, ir.View):
+        array = array.array
     return array
 
 

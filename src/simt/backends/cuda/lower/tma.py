@@ -8,8 +8,9 @@ writes to the source (ordered before by a syncthreads) are."""
 from llvmlite import ir as ll
 
 from ....compiler.lltypes import I32, I64, ptr
-from ....lang.tma import commit_group, copy, load, store, wait_group
+from ....lang.tma import ALIGN, commit_group, copy, load, store, wait_group
 from ....lang.registry import declare_target, lowering
+from ....lang.sync import fence_proxy_async
 
 TARGET = declare_target("cuda")
 
@@ -20,11 +21,6 @@ def _asm(em, text, constraints, args):
     fnty = ll.FunctionType(ll.VoidType(), [a.type for a in args])
     clobbers = ",".join(filter(None, [constraints, "~{memory}"]))
     em.builder.call(ll.InlineAsm(fnty, text, clobbers, side_effect=True), args)
-
-
-# the alignment a TMA box in shared memory needs: 128 bytes, and the swizzle pattern's repeat
-# (the GPU swizzles by address bits 4..9: 8 rows of the span)
-ALIGN = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
 
 
 def _shared_address(em, value, swizzle=None):
@@ -87,6 +83,11 @@ def _store_gpu(em, e):
     text = (f"{FENCE}\n\tcp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "
             f"[$1, {_coords(rank, 2)}], [$0];")
     _asm(em, text, "r,l" + ",r" * rank, [src, tmap] + coords)
+
+
+@lowering(fence_proxy_async, target=TARGET)
+def _fence_proxy_gpu(em, e):
+    _asm(em, FENCE, "", [])
 
 
 @lowering(commit_group, target=TARGET)

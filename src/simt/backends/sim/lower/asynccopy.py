@@ -2,11 +2,13 @@
 (lang/pipeline.py) and TMA (lang/tma.py): calls of sim/mbarrier.py (``_k_mb``) and
 sim/copies.py (``_k_cp``). A wait whose phase has not completed is a yield (sim/schedule.py
 resumes the thread once it completes); try_wait is a yield point too, so a spin loop on it
-makes progress. Copies complete at once, so commits and waits on them do nothing."""
+makes progress. Copies complete at once, so commits and waits on them (and the proxy fence
+before a TMA store) do nothing."""
 from ....errors import NotSupportedError
 from ....ir import nodes as ir
 from ....lang import barrier, tma
 from ....lang.pipeline import commit, memcpy_async, wait as pipeline_wait
+from ....lang.sync import fence_proxy_async
 from ..mbarrier import PARITY, TOKEN
 from .rules import rule
 
@@ -63,7 +65,7 @@ def _memcpy_async(g, e, a):
     return f"_k_cp.memcpy_async({a[0]}, {a[1]}, {a[2]}, {a[3]}, {a[4]}, {dst}, {src})"
 
 
-@rule(commit, pipeline_wait, tma.commit_group, tma.wait_group)
+@rule(commit, pipeline_wait, tma.commit_group, tma.wait_group, fence_proxy_async)
 def _nothing_in_flight(g, e, a):
     return "None"
 
