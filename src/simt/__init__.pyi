@@ -116,6 +116,7 @@ from .lang.cachehints import (ldcg as ldcg, ldca as ldca, ldcs as ldcs, ldlu as 
                               stwb as stwb, stcg as stcg, stcs as stcs, stwt as stwt)
 from .lang.printf import printf as printf
 from .lang.heap import (malloc as malloc, free as free, trap as trap)
+from .lang.devmem import memcpy as memcpy
 from .runtime.limits import (set_limit as set_limit, get_limit as get_limit)
 from .lang.loops import unroll as unroll
 from .lang.vectors import (dot as dot, length as length, normalize as normalize, cross as cross)
