@@ -40,7 +40,7 @@ _home("runtime.launch", "dim3")
 _home("runtime.devices", "devices get_device set_device use_device synchronize Device "
                          "set_device_flags")
 _home("runtime.backend", "DeviceProperties")
-_home("runtime.streams", "Stream Event default_stream")
+_home("runtime.streams", "Stream Event default_stream stream_priority_range")
 _home("runtime.graphs", "Graph")
 _home("runtime.pools", "MemoryPool")
 _home("runtime.memory", "pitched_array copy_2d copy_3d host_register host_unregister memset")

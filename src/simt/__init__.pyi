@@ -57,7 +57,8 @@ from .runtime.devices import (devices as devices, get_device as get_device,
                               synchronize as synchronize, Device as Device,
                               set_device_flags as set_device_flags)
 from .runtime.backend import DeviceProperties as DeviceProperties
-from .runtime.streams import (Stream as Stream, Event as Event, default_stream as default_stream)
+from .runtime.streams import (Stream as Stream, Event as Event, default_stream as default_stream,
+                              stream_priority_range as stream_priority_range)
 from .runtime.graphs import Graph as Graph
 from .runtime.pools import MemoryPool as MemoryPool
 from .runtime.memory import (pitched_array as pitched_array, copy_2d as copy_2d, copy_3d as copy_3d,

@@ -10,6 +10,7 @@ import ctypes
 import functools
 import os
 import platform
+import uuid
 
 import numpy as np
 
@@ -189,6 +190,11 @@ class HostMemory(Backend):
         page = PAGE
         return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
 
+    def stream_priority_range(self):
+        """An sm_90 GPU's range, so code that picks priorities from it runs unchanged; the
+        priority is kept on the stream and orders nothing here (docs/runtime.md)."""
+        return (0, -5)
+
     def properties(self):
         """DeviceProperties of the host CPU, with CUDA's limits (sm_90) for launches."""
         return _cpu_properties()
@@ -214,6 +220,16 @@ def _cpu_properties():
         integrated=True,
         concurrent_kernels=True,
         driver_version=f"simt cpu ({platform.machine()})",
+        uuid=str(uuid.uuid5(uuid.NAMESPACE_DNS, f"simt-cpu.{platform.node()}")),
+        # host memory is the device's: the host reaches it directly, atomics included
+        direct_managed_mem_access_from_host=True,
+        pageable_memory_access=True,
+        pageable_memory_access_uses_host_page_tables=True,
+        host_native_atomic_supported=True,
+        # no L2 to set aside (docs/runtime.md): persisting windows are recorded only
+        persisting_l2_cache_max_size=0,
+        access_policy_max_window_size=0,
+        numa_id=-1,
     )
 
 

@@ -42,51 +42,7 @@ class Allocation:
                 pass
 
 
-@dataclasses.dataclass
-class DeviceProperties:
-    """What ``Device.properties`` reports: the fields of cudaDeviceProp that matter here.
-
-    Sizes are in bytes, clock rates in kHz (as cudaDeviceProp). ``None`` means unknown.
-    """
-
-    name: str = "unknown"
-    kind: str = "abstract"
-    compute_capability: tuple = (0, 0)
-    multiprocessor_count: int = 1
-    warp_size: int = 32
-    max_threads_per_block: int = 1024
-    max_block_dim: tuple = (1024, 1024, 64)
-    max_grid_dim: tuple = (2**31 - 1, 65535, 65535)
-    max_threads_per_multiprocessor: int = 2048
-    max_blocks_per_multiprocessor: int = 32
-    shared_memory_per_block: int = 48 * 1024
-    shared_memory_per_block_optin: int = 227 * 1024
-    shared_memory_per_multiprocessor: int = 228 * 1024
-    total_memory: int = 0
-    total_constant_memory: int = 65536
-    max_registers_per_block: int = 65536
-    registers_per_multiprocessor: int = 65536
-    l2_cache_size: "int | None" = None
-    clock_rate: "int | None" = None
-    memory_clock_rate: "int | None" = None
-    memory_bus_width: "int | None" = None
-    texture_alignment: int = 512
-    max_pitch: int = 2**31 - 1
-    async_engine_count: int = 0
-    concurrent_kernels: bool = True
-    cooperative_launch: bool = True
-    unified_addressing: bool = True
-    managed_memory: bool = True
-    concurrent_managed_access: bool = True   # host and device may touch managed memory at once
-    can_map_host_memory: bool = True
-    integrated: bool = False
-    ecc_enabled: bool = False
-    pci_bus_id: "str | None" = None
-    driver_version: "str | None" = None
-
-    def as_dict(self):
-        """The properties as a plain dict, in declaration order."""
-        return dataclasses.asdict(self)
+from .properties import DeviceProperties    # noqa: E402,F401  (backends import it from here)
 
 
 class Native:
@@ -277,6 +233,11 @@ class Backend:
         messages) and end_capture(failed=False) -> a graph object as create_graph's
         (runtime/streams.py wraps it)."""
         raise self.unsupported("streams")
+
+    def stream_priority_range(self):
+        """(least, greatest) stream priorities (cuCtxGetStreamPriorityRange): lower numbers
+        are higher priorities."""
+        raise self.unsupported("stream priorities")
 
     def default_stream(self):
         """The legacy default stream, as a stream object."""

@@ -412,6 +412,8 @@ class CpuBackend(CpuMemory):
         self._run(loaded, frames.plan(loaded, grid, block, shared_bytes), args, blocks=blocks)
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
+        elif config.launch_blocking:
+            self.raise_pending()
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
@@ -427,6 +429,8 @@ class CpuBackend(CpuMemory):
         self._run(loaded, frames.plan(loaded, grid, block, shared_bytes), args, blocks=blocks)
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
+        elif config.launch_blocking:
+            self.raise_pending()
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         if loaded.binary.checked:
@@ -444,10 +448,21 @@ class CpuBackend(CpuMemory):
                 self._run(loaded, plan, args)
             else:
                 stream.enqueue(lambda: self._run(loaded, plan, args, queued=True))
+        if config.launch_blocking and (stream is None or stream.capture is None):
+            self._finish_launch(stream)
+            return
         for a in args:       # a loop, not any(generator): this runs at every launch
             if isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None:
                 (stream or self).synchronize()   # NumPy arguments: the launch is synchronous
                 break
+
+    def _finish_launch(self, stream):
+        """CUDA_LAUNCH_BLOCKING=1: the launch returns once its kernel ran, its error raised
+        by the launch itself (the legacy default stream's ran already, on this thread)."""
+        if stream is None:
+            self.raise_pending()
+        else:
+            stream.synchronize()
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                       classes=None):
@@ -471,7 +486,7 @@ class CpuBackend(CpuMemory):
         plan, run = frames.plan(loaded, grid, block, shared_bytes), self._run
 
         def go(args):
-            if config.default_stream == "per-thread":
+            if config.default_stream == "per-thread" or config.launch_blocking:
                 return self.run_launch(kernel, loaded, grid, block, shared_bytes, None, args)
             run(loaded, plan, args)
         return go

@@ -38,8 +38,9 @@ def _handle(stream):
 def _wrap_properties(props):
     """DeviceProperties from our dict, keeping the fields it has."""
     props = dict(props, kind="cuda")
-    props.setdefault("shared_memory_per_multiprocessor",
-                     props["max_shared_memory_per_multiprocessor"])
+    if "max_shared_memory_per_multiprocessor" in props:
+        props.setdefault("shared_memory_per_multiprocessor",
+                         props["max_shared_memory_per_multiprocessor"])
     known = DeviceProperties.__dataclass_fields__
     return DeviceProperties(**{key: value for key, value in props.items() if key in known})
 
@@ -358,6 +359,11 @@ class CudaBackend(Backend):
         self.make_current()
         return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors,
                       backend=self)
+
+    def stream_priority_range(self):
+        self.make_current()
+        least, greatest = call(api().cuCtxGetStreamPriorityRange)
+        return int(least), int(greatest)
 
     def default_stream(self):
         """The legacy default stream of this device."""

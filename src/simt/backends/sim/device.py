@@ -5,6 +5,8 @@ plus a record of which bytes of each allocation something wrote, for the
 uninitialized-read check; work runs at once on the calling thread (streams.py).
 """
 import dataclasses
+import platform
+import uuid
 import threading
 import time
 import weakref
@@ -123,6 +125,8 @@ class SimBackend(HostMemory):
                             loaded.binary.symbol_objects, kernel.__name__)
         if error is not None:
             self.pending.keep(error)
+        if config.launch_blocking:
+            self.pending.raise_it()            # CUDA_LAUNCH_BLOCKING=1: raised by the launch
         if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
                for a in args):
             self.synchronize()                 # NumPy arguments: the launch is synchronous
@@ -136,6 +140,8 @@ class SimBackend(HostMemory):
 
     def properties(self):
         return dataclasses.replace(HostMemory.properties(self), kind="sim", name="simt sim",
+                                   uuid=str(uuid.uuid5(uuid.NAMESPACE_DNS,
+                                                       f"simt-sim.{platform.node()}")),
                                    multiprocessor_count=1)
 
     # ------------------------------------------------------------ what memory was written
