@@ -119,6 +119,8 @@ from .lang.printf import printf as printf
 from .lang.heap import (malloc as malloc, free as free, trap as trap)
 from .lang.devmem import memcpy as memcpy
 from .runtime.limits import (set_limit as set_limit, get_limit as get_limit)
+from .runtime.control import (set_cache_config as set_cache_config,
+                              get_cache_config as get_cache_config, reset_device as reset_device)
 from .lang.loops import unroll as unroll
 from .lang.vectors import (dot as dot, length as length, normalize as normalize, cross as cross)
 from .lang.half import (to_bfloat16 as to_bfloat16, from_bfloat16 as from_bfloat16)

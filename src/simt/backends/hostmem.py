@@ -190,6 +190,28 @@ class HostMemory(Backend):
         page = PAGE
         return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
 
+    generation = 0                   # simt.reset_device counts up (Allocation.generation)
+    cache_config = "prefer_none"
+
+    def set_cache_config(self, config):
+        """Recorded: the host's caches take no preference (docs/device-control.md)."""
+        self.cache_config = config
+
+    def get_cache_config(self):
+        return self.cache_config
+
+    def set_access_policy(self, stream, policy):
+        """Recorded on the stream by the runtime: the host has no L2 to set aside."""
+
+    def set_function_attribute(self, loaded, name, value):
+        """Recorded on the kernel by the runtime (which enforces max_dynamic_shared_size)."""
+
+    def reset(self):
+        """reset_device's part every host device shares: a new generation of memory (the
+        Allocations of before are stale) and the default cache preference."""
+        self.generation += 1
+        vars(self).pop("cache_config", None)
+
     def stream_priority_range(self):
         """An sm_90 GPU's range, so code that picks priorities from it runs unchanged; the
         priority is kept on the stream and orders nothing here (docs/runtime.md)."""

@@ -29,10 +29,11 @@ class Allocation:
         self.nbytes = nbytes
         self.backend = backend
         self.keepalive = keepalive   # the object that owns the memory (CPU: a NumPy buffer)
+        self.generation = getattr(backend, "generation", 0)    # reset_device counts them
 
     def __del__(self):
         backend = getattr(self, "backend", None)
-        if backend is not None:
+        if backend is not None and self.generation == getattr(backend, "generation", 0):
             try:
                 if self.keepalive is None:
                     backend.free(self.ptr)
@@ -151,6 +152,23 @@ class Backend:
     def get_limit(self, name):
         """cudaDeviceGetLimit: the value in bytes."""
         raise self.unsupported(f"get_limit({name!r})")
+
+    def set_cache_config(self, config):
+        """cudaDeviceSetCacheConfig: ``config`` one of control.CACHE_CONFIGS."""
+        raise self.unsupported("cache configuration")
+
+    def get_cache_config(self):
+        raise self.unsupported("cache configuration")
+
+    def set_access_policy(self, stream, policy):
+        """Give ``stream`` (a handle, None: the default stream) the L2 access-policy window
+        ``policy`` (a control.AccessPolicy; 0 bytes clears it)."""
+        raise self.unsupported("L2 access policy windows")
+
+    def reset(self):
+        """cudaDeviceReset, after the runtime finished the work and dropped the loaded
+        kernels: give back all memory, settings to their defaults."""
+        raise self.unsupported("device reset")
 
     # ------------------------------------------------------------ memory and copies
     def alloc(self, nbytes):
@@ -279,6 +297,11 @@ class Backend:
     def load_binary(self, binary):
         """A binary made ready to launch on this device (the ``loaded`` of the hooks below)."""
         raise self.unsupported("kernels")
+
+    def set_function_attribute(self, loaded, name, value):
+        """cuFuncSetAttribute on a loaded kernel: ``name`` one of control.KERNEL_ATTRIBUTES
+        (checked)."""
+        raise self.unsupported("kernel attributes")
 
     def resources(self, loaded):
         """{'registers', 'shared_bytes', 'local_bytes'} of a loaded kernel."""
@@ -501,12 +524,25 @@ def refuse_misaligned(kernel, params, args):
 from .restrict import refuse_overlapping    # noqa: E402,F401  (checked mode's noalias test)
 
 
+def _stale(alloc):
+    """Whether an Allocation was made before its device's last reset_device."""
+    backend = getattr(alloc, "backend", None)
+    return backend is not None and \
+        getattr(alloc, "generation", 0) != getattr(backend, "generation", 0)
+
+
 def refuse_freed(kernel, args):
     """Checked mode and the sim device: an argument whose memory was freed
     (``DeviceArray.free``) is a use after free, an IllegalAddressError naming it; the
     launch does not run."""
     for position, value in enumerate(args):
         alloc = getattr(value, "alloc", None)
+        if alloc is not None and _stale(alloc):
+            code = kernel.pyfunc.__code__
+            name = code.co_varnames[position] if position < code.co_argcount else "?"
+            raise IllegalAddressError(
+                f"kernel '{kernel.__name__}', argument '{name}': its device array was made "
+                f"before simt.reset_device, which freed it. Make the arrays again after a reset")
         if alloc is not None and getattr(alloc, "freed", False):
             code = kernel.pyfunc.__code__
             name = code.co_varnames[position] if position < code.co_argcount else "?"

@@ -63,6 +63,22 @@ class Stream:
     def priority(self) -> int:
         return self.impl.priority
 
+    def set_access_policy(self, array: Any, hit_ratio: float = 1.0, hit: str = "persisting",
+                          miss: str = "streaming") -> None:
+        """An L2 access-policy window for the kernels later put in this stream
+        (cudaStreamSetAttribute, cudaStreamAttributeAccessPolicyWindow): accesses to
+        ``array``'s memory get the ``hit`` property ('persisting', 'streaming' or 'normal')
+        for a ``hit_ratio`` fraction of them, ``miss`` for the rest. Persisting lines stay in
+        the L2 set aside by ``simt.set_limit('persisting_l2_cache_size', bytes)``.
+        ``set_access_policy(None)`` removes the window. A hint: results never change; the
+        cpu and sim devices check and record it (``stream.access_policy``) and nothing more."""
+        from .control import access_policy
+        policy = access_policy(self, array, hit_ratio, hit, miss)
+        self.device.backend.set_access_policy(self.handle, policy)
+        self.access_policy = policy if policy.nbytes else None
+
+    access_policy = None     # the window set_access_policy gave the stream, or None
+
     def synchronize(self) -> None:
         """Wait until all work in the stream is done (cudaStreamSynchronize); raise its errors."""
         self.impl.synchronize()

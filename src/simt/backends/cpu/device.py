@@ -192,12 +192,29 @@ class CpuBackend(CpuMemory):
     NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer"}
 
     pending_launch_limit = devlaunch.PENDING_LIMIT
+    persisting_l2 = 0
+
+    def reset(self):
+        """simt.reset_device: memory made before counts as freed (checked mode reports its
+        use; the NumPy buffers stay alive while arrays hold them, so a use outside checked
+        mode reads stale memory instead of crashing), the heap is given back, pools trimmed,
+        and limits and the cache preference go back to their defaults."""
+        super().reset()
+        for pool in list(self.pools):
+            pool.trim(0)
+        heap.reset()
+        stack.set_limit(stack.DEFAULT)
+        for name in ("pending_launch_limit", "persisting_l2"):
+            vars(self).pop(name, None)      # the class's defaults again
+        self.faults = streams.Faults()
 
     def set_limit(self, name, value):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             self.pending_launch_limit = value
+        elif name == "persisting_l2_cache_size":
+            self.persisting_l2 = value        # recorded: no L2 to set aside (docs/device-control.md)
         elif name == "stack_size":
             stack.set_limit(value)
         else:
@@ -208,6 +225,8 @@ class CpuBackend(CpuMemory):
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             return self.pending_launch_limit
+        if name == "persisting_l2_cache_size":
+            return self.persisting_l2
         if name == "stack_size":
             return stack.get_limit()
         return heap.size()

@@ -85,7 +85,7 @@ class SimBackend(HostMemory):
         self.live = {}                    # id(buffer) -> (weak reference, bytes)
         self.default = SimStream(self, default=True)
         self.registered = {}              # id(root buffer) -> it, while host_register holds it
-        self.limits = {"malloc_heap_size": 8 << 20, "dev_runtime_pending_launch_count": 2048}
+        self.limits = dict(self.DEFAULT_LIMITS)
 
     @classmethod
     def default_options(cls):
@@ -256,6 +256,17 @@ class SimBackend(HostMemory):
     NO_LIMIT = {"printf_fifo_size": "its print writes each line at once, through no buffer",
                 "stack_size": "its kernel threads are Python frames, as deep as Python's "
                               "recursion limit lets them go (the cpu device has this limit)"}
+
+    DEFAULT_LIMITS = {"malloc_heap_size": 8 << 20, "dev_runtime_pending_launch_count": 2048,
+                      "persisting_l2_cache_size": 0}
+
+    def reset(self):
+        """simt.reset_device: memory made before counts as freed (a launch with it raises
+        IllegalAddressError), limits and the cache preference back to their defaults."""
+        super().reset()
+        self.limits = dict(self.DEFAULT_LIMITS)
+        self.written.clear()
+        self.pending = Pending()
 
     def set_limit(self, name, value):
         """The heap and pending-launch limits are kept and read back (the sim device runs
