@@ -12,7 +12,6 @@ Pointers are plain ints (device addresses; host addresses on the CPU device).
 """
 
 import contextlib
-import dataclasses
 import sys
 import threading
 
