@@ -37,8 +37,8 @@ class DeviceProperties:
     max_registers_per_block: int = 65536
     registers_per_multiprocessor: int = 65536
     l2_cache_size: "int | None" = None
-    persisting_l2_cache_max_size: "int | None" = None
-    access_policy_max_window_size: "int | None" = None
+    persisting_l2_cache_max_size: int = 0
+    access_policy_max_window_size: int = 0
     clock_rate: "int | None" = None
     memory_clock_rate: "int | None" = None
     memory_bus_width: "int | None" = None
