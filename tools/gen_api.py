@@ -19,7 +19,8 @@ SECTIONS = [
     ("Kernels", "Compiling and launching kernels ([the kernel language](kernel-language.md)).",
      ["runtime.kernel", "runtime.launch"]),
     ("Devices", "Choosing a device and reading its properties and limits.",
-     ["runtime.devices", "runtime.backend", "runtime.limits", "runtime.peer"]),
+     ["runtime.devices", "runtime.backend", "runtime.limits", "runtime.control",
+      "runtime.peer"]),
     ("Arrays", "Device arrays and the functions that make them.", ["runtime.arrays"]),
     ("Host memory, copies and pools", "Pinned, mapped and managed host memory, pitched and "
      "2-D/3-D copies, pools and virtual memory ([memory](memory.md)).",

@@ -57,7 +57,8 @@ from .runtime.devices import (devices as devices, get_device as get_device,
                               synchronize as synchronize, Device as Device,
                               set_device_flags as set_device_flags)
 from .runtime.backend import DeviceProperties as DeviceProperties
-from .runtime.streams import (Stream as Stream, Event as Event, default_stream as default_stream)
+from .runtime.streams import (Stream as Stream, Event as Event, default_stream as default_stream,
+                              stream_priority_range as stream_priority_range)
 from .runtime.graphs import Graph as Graph
 from .runtime.pools import MemoryPool as MemoryPool
 from .runtime.memory import (pitched_array as pitched_array, copy_2d as copy_2d, copy_3d as copy_3d,
@@ -116,7 +117,10 @@ from .lang.cachehints import (ldcg as ldcg, ldca as ldca, ldcs as ldcs, ldlu as 
                               stwb as stwb, stcg as stcg, stcs as stcs, stwt as stwt)
 from .lang.printf import printf as printf
 from .lang.heap import (malloc as malloc, free as free, trap as trap)
+from .lang.devmem import memcpy as memcpy
 from .runtime.limits import (set_limit as set_limit, get_limit as get_limit)
+from .runtime.control import (set_cache_config as set_cache_config,
+                              get_cache_config as get_cache_config, reset_device as reset_device)
 from .lang.loops import unroll as unroll
 from .lang.vectors import (dot as dot, length as length, normalize as normalize, cross as cross)
 from .lang.half import (to_bfloat16 as to_bfloat16, from_bfloat16 as from_bfloat16)

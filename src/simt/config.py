@@ -82,6 +82,11 @@ class Config:
         default=False, metadata={"env": "SIMT_NVTX",
                                  "doc": "NVTX ranges around launches and copies, for Nsight Systems "
                                         "(needs the nvtx package)"})
+    launch_blocking: bool = dataclasses.field(
+        default=False, metadata={"env": "CUDA_LAUNCH_BLOCKING",
+                                 "doc": "every launch returns once its kernel ran, and raises its "
+                                        "error there (the cpu and sim devices; on a GPU the "
+                                        "driver reads the variable itself)"})
     verify_ir: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_VERIFY_IR",
                                  "doc": "check the typed IR after every IR pass (the test suite turns it on)"})
@@ -101,6 +106,7 @@ class Config:
             debug=_flag("SIMT_DEBUG", False),
             nvtx=_flag("SIMT_NVTX", False),
             verify_ir=_flag("SIMT_VERIFY_IR", False),
+            launch_blocking=_flag("CUDA_LAUNCH_BLOCKING", False),
             default_stream=_choice("SIMT_DEFAULT_STREAM", ("legacy", "per-thread")),
         )
 

@@ -10,6 +10,7 @@ import ctypes
 import functools
 import os
 import platform
+import uuid
 
 import numpy as np
 
@@ -189,6 +190,33 @@ class HostMemory(Backend):
         page = PAGE
         return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
 
+    generation = 0                   # simt.reset_device counts up (Allocation.generation)
+    cache_config = "prefer_none"
+
+    def set_cache_config(self, config):
+        """Recorded: the host's caches take no preference (docs/device-control.md)."""
+        self.cache_config = config
+
+    def get_cache_config(self):
+        return self.cache_config
+
+    def set_access_policy(self, stream, policy):
+        """Recorded on the stream by the runtime: the host has no L2 to set aside."""
+
+    def set_function_attribute(self, loaded, name, value):
+        """Recorded on the kernel by the runtime (which enforces max_dynamic_shared_size)."""
+
+    def reset(self):
+        """reset_device's part every host device shares: a new generation of memory (the
+        Allocations of before are stale) and the default cache preference."""
+        self.generation += 1
+        vars(self).pop("cache_config", None)
+
+    def stream_priority_range(self):
+        """An sm_90 GPU's range, so code that picks priorities from it runs unchanged; the
+        priority is kept on the stream and orders nothing here (docs/runtime.md)."""
+        return (0, -5)
+
     def properties(self):
         """DeviceProperties of the host CPU, with CUDA's limits (sm_90) for launches."""
         return _cpu_properties()
@@ -214,6 +242,16 @@ def _cpu_properties():
         integrated=True,
         concurrent_kernels=True,
         driver_version=f"simt cpu ({platform.machine()})",
+        uuid=str(uuid.uuid5(uuid.NAMESPACE_DNS, f"simt-cpu.{platform.node()}")),
+        # host memory is the device's: the host reaches it directly, atomics included
+        direct_managed_mem_access_from_host=True,
+        pageable_memory_access=True,
+        pageable_memory_access_uses_host_page_tables=True,
+        host_native_atomic_supported=True,
+        # no L2 to set aside (docs/runtime.md): persisting windows are recorded only
+        persisting_l2_cache_max_size=0,
+        access_policy_max_window_size=0,
+        numa_id=-1,
     )
 
 

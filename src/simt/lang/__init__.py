@@ -15,6 +15,7 @@ from .intrinsics_fp import BITCASTS as _BITCASTS
 from .cachehints import ldg, ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, stwt
 from .printf import printf
 from .heap import malloc, free, trap
+from . import devmem
 from .linking import declare_device
 from .loops import unroll
 from .timers import clock, clock64, globaltimer, nanosleep

@@ -175,6 +175,12 @@ def refuse(*entries, target, why):
         entry.unsupported[target] = why
 
 
+def also_callable(obj, entry):
+    """Let kernels call the Python callable ``obj`` (a host function of the same name, such
+    as simt.memset) as ``entry``."""
+    CALLABLES[obj] = entry
+
+
 def callable_entry(obj):
     """The entry a Python callable (print, math.sin, np.sin) stands for in kernels, or None."""
     try:

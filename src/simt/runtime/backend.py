@@ -12,7 +12,6 @@ Pointers are plain ints (device addresses; host addresses on the CPU device).
 """
 
 import contextlib
-import dataclasses
 import sys
 import threading
 
@@ -29,10 +28,11 @@ class Allocation:
         self.nbytes = nbytes
         self.backend = backend
         self.keepalive = keepalive   # the object that owns the memory (CPU: a NumPy buffer)
+        self.generation = getattr(backend, "generation", 0)    # reset_device counts them
 
     def __del__(self):
         backend = getattr(self, "backend", None)
-        if backend is not None:
+        if backend is not None and self.generation == getattr(backend, "generation", 0):
             try:
                 if self.keepalive is None:
                     backend.free(self.ptr)
@@ -42,51 +42,7 @@ class Allocation:
                 pass
 
 
-@dataclasses.dataclass
-class DeviceProperties:
-    """What ``Device.properties`` reports: the fields of cudaDeviceProp that matter here.
-
-    Sizes are in bytes, clock rates in kHz (as cudaDeviceProp). ``None`` means unknown.
-    """
-
-    name: str = "unknown"
-    kind: str = "abstract"
-    compute_capability: tuple = (0, 0)
-    multiprocessor_count: int = 1
-    warp_size: int = 32
-    max_threads_per_block: int = 1024
-    max_block_dim: tuple = (1024, 1024, 64)
-    max_grid_dim: tuple = (2**31 - 1, 65535, 65535)
-    max_threads_per_multiprocessor: int = 2048
-    max_blocks_per_multiprocessor: int = 32
-    shared_memory_per_block: int = 48 * 1024
-    shared_memory_per_block_optin: int = 227 * 1024
-    shared_memory_per_multiprocessor: int = 228 * 1024
-    total_memory: int = 0
-    total_constant_memory: int = 65536
-    max_registers_per_block: int = 65536
-    registers_per_multiprocessor: int = 65536
-    l2_cache_size: "int | None" = None
-    clock_rate: "int | None" = None
-    memory_clock_rate: "int | None" = None
-    memory_bus_width: "int | None" = None
-    texture_alignment: int = 512
-    max_pitch: int = 2**31 - 1
-    async_engine_count: int = 0
-    concurrent_kernels: bool = True
-    cooperative_launch: bool = True
-    unified_addressing: bool = True
-    managed_memory: bool = True
-    concurrent_managed_access: bool = True   # host and device may touch managed memory at once
-    can_map_host_memory: bool = True
-    integrated: bool = False
-    ecc_enabled: bool = False
-    pci_bus_id: "str | None" = None
-    driver_version: "str | None" = None
-
-    def as_dict(self):
-        """The properties as a plain dict, in declaration order."""
-        return dataclasses.asdict(self)
+from .properties import DeviceProperties    # noqa: E402,F401  (backends import it from here)
 
 
 class Native:
@@ -196,6 +152,23 @@ class Backend:
         """cudaDeviceGetLimit: the value in bytes."""
         raise self.unsupported(f"get_limit({name!r})")
 
+    def set_cache_config(self, config):
+        """cudaDeviceSetCacheConfig: ``config`` one of control.CACHE_CONFIGS."""
+        raise self.unsupported("cache configuration")
+
+    def get_cache_config(self):
+        raise self.unsupported("cache configuration")
+
+    def set_access_policy(self, stream, policy):
+        """Give ``stream`` (a handle, None: the default stream) the L2 access-policy window
+        ``policy`` (a control.AccessPolicy; 0 bytes clears it)."""
+        raise self.unsupported("L2 access policy windows")
+
+    def reset(self):
+        """cudaDeviceReset, after the runtime finished the work and dropped the loaded
+        kernels: give back all memory, settings to their defaults."""
+        raise self.unsupported("device reset")
+
     # ------------------------------------------------------------ memory and copies
     def alloc(self, nbytes):
         """An Allocation of at least nbytes (raise OutOfMemoryError)."""
@@ -278,6 +251,11 @@ class Backend:
         (runtime/streams.py wraps it)."""
         raise self.unsupported("streams")
 
+    def stream_priority_range(self):
+        """(least, greatest) stream priorities (cuCtxGetStreamPriorityRange): lower numbers
+        are higher priorities."""
+        raise self.unsupported("stream priorities")
+
     def default_stream(self):
         """The legacy default stream, as a stream object."""
         raise self.unsupported("streams")
@@ -318,6 +296,11 @@ class Backend:
     def load_binary(self, binary):
         """A binary made ready to launch on this device (the ``loaded`` of the hooks below)."""
         raise self.unsupported("kernels")
+
+    def set_function_attribute(self, loaded, name, value):
+        """cuFuncSetAttribute on a loaded kernel: ``name`` one of control.KERNEL_ATTRIBUTES
+        (checked)."""
+        raise self.unsupported("kernel attributes")
 
     def resources(self, loaded):
         """{'registers', 'shared_bytes', 'local_bytes'} of a loaded kernel."""
@@ -540,12 +523,25 @@ def refuse_misaligned(kernel, params, args):
 from .restrict import refuse_overlapping    # noqa: E402,F401  (checked mode's noalias test)
 
 
+def _stale(alloc):
+    """Whether an Allocation was made before its device's last reset_device."""
+    backend = getattr(alloc, "backend", None)
+    return backend is not None and \
+        getattr(alloc, "generation", 0) != getattr(backend, "generation", 0)
+
+
 def refuse_freed(kernel, args):
     """Checked mode and the sim device: an argument whose memory was freed
     (``DeviceArray.free``) is a use after free, an IllegalAddressError naming it; the
     launch does not run."""
     for position, value in enumerate(args):
         alloc = getattr(value, "alloc", None)
+        if alloc is not None and _stale(alloc):
+            code = kernel.pyfunc.__code__
+            name = code.co_varnames[position] if position < code.co_argcount else "?"
+            raise IllegalAddressError(
+                f"kernel '{kernel.__name__}', argument '{name}': its device array was made "
+                f"before simt.reset_device, which freed it. Make the arrays again after a reset")
         if alloc is not None and getattr(alloc, "freed", False):
             code = kernel.pyfunc.__code__
             name = code.co_varnames[position] if position < code.co_argcount else "?"

@@ -19,7 +19,7 @@ from ..lazy import lazy_module
 from ..logs import log
 from .backend import deep_recursion
 from .devices import backend_class, get_device
-from . import nvtx, peer
+from . import control, nvtx, peer
 from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
                      check_dimensions, dim3_tuple, exact_guard, launch_cluster, shared_size)
 
@@ -183,6 +183,8 @@ class Kernel(Generic[P]):
         self.chosen_options = {}  # (device kind, device settings) -> CompileOptions
         self.launches = {}        # launch configuration -> its Launch (fast paths live there)
         self.eager = []           # argument types of the signatures compiled at declaration
+        self.attributes = {}      # set_attribute's: name -> value, applied at every load
+        control.track(self)
         for one in signatures(signature):
             types = _types(one)
             self.eager.append(types)
@@ -277,7 +279,36 @@ class Kernel(Generic[P]):
         access.check_writes(self, types, args)
         check_config(self.__name__, device, grid, block, shared_bytes,
                      loaded.binary.shared_static_bytes, self.launch_bounds(device))
+        if self.attributes:
+            control.check_dynamic_shared(self.__name__, self.attributes, shared_bytes)
         return loaded, grid, block, shared_bytes
+
+    def set_attribute(self, name: str, value: int) -> None:
+        """cudaFuncSetAttribute: 'max_dynamic_shared_size' (bytes of dynamic shared memory a
+        launch may ask; simt opts in by itself where none was set) or
+        'preferred_shared_carveout' (percent of L1/shared memory made shared, -1: default).
+        Applies to this kernel's compiles on every device, now and later; the cpu and sim
+        devices record the carveout and enforce max_dynamic_shared_size (docs/device-control.md)."""
+        device = get_device()
+        value = control.check_kernel_attribute(self.__name__, name, value, device)
+        self.attributes[name] = value
+        for key, loaded in (*self.compiled.items(), *self.shaped.items()):
+            if key[0] == device.name:
+                device.backend.set_function_attribute(loaded, name, value)
+
+    def _attributed(self, loaded, device):
+        """A kernel just loaded on ``device``, with set_attribute's attributes applied."""
+        for name, value in self.attributes.items():
+            device.backend.set_function_attribute(loaded, name, value)
+        return loaded
+
+    def forget_device(self, name):
+        """Drop what was loaded on device ``name`` (simt.reset_device): the next launch
+        there loads the kernel again."""
+        for table in (self.compiled, self.shaped):
+            for key in [k for k in table if k[0] == name]:
+                del table[key]
+        self.launches.clear()
 
     # ------------------------------------------------------------ occupancy
     def max_active_blocks_per_multiprocessor(self, block: Dims, shared_bytes: Bytes = 0,
@@ -488,7 +519,7 @@ class Kernel(Generic[P]):
         found = cache.load(self.__name__, self.pyfunc, lookup)
         if found is None or usable is not None and not usable(found[0]):
             return None, lookup
-        loaded = device.backend.load_binary(found[0])
+        loaded = self._attributed(device.backend.load_binary(found[0]), device)
         log.debug("%s: loaded from the disk cache in %.1f ms", self.__name__,
                   (time.perf_counter() - started) * 1e3)
         return loaded, lookup
@@ -506,7 +537,7 @@ class Kernel(Generic[P]):
                  device.name, binary.compile_seconds * 1e3)
         if lookup is not None:
             cache.store(self.__name__, lookup, deps, binary)
-        return backend.load_binary(binary)
+        return self._attributed(backend.load_binary(binary), device)
 
     def _compile(self, arg_types, options, compile_fn, warp):
         """(binary, dependencies): the typed IR stage for the device's warp facts, then

@@ -12,6 +12,7 @@ from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from ..compiler import kernel_options
 from .streams import Stream, stream_handle
+from .control import check_dynamic_shared
 from ..lazy import lazy_module
 from simt.runtime import peer
 
@@ -383,6 +384,8 @@ class Launch:
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes, kernel.launch_bounds(device))
+        if getattr(kernel, "attributes", None):
+            check_dynamic_shared(kernel.__name__, kernel.attributes, self.shared_bytes)
         stream = self.stream
         if stream is not None:
             stream = stream_handle(stream, device, f"launching '{kernel.__name__}'")

@@ -11,6 +11,10 @@ LIMITS = {
                   "default, at most 1 MiB)",
     "dev_runtime_pending_launch_count": "launches inside kernels that may wait to run at "
                                         "once (default 2048; a count, not bytes)",
+    "persisting_l2_cache_size": "bytes of L2 set aside for persisting accesses "
+                                "(stream.set_access_policy; default 0, at most "
+                                "properties.persisting_l2_cache_max_size on a GPU; the cpu and "
+                                "sim devices record it: they have no L2 to set aside)",
 }
 
 

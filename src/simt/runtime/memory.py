@@ -17,6 +17,7 @@ from . import devices
 from .arrays import DeviceArray, DeviceSpec, HostArray, Shape, _normalize_shape
 from .textures import CudaArray
 from .graphs import element_bits
+from ..lang import devmem, registry
 
 
 class Side:
@@ -153,9 +154,13 @@ def _host_span(array, what):
 def memset(array: DeviceArray, value: int, stream: Any = None) -> DeviceArray:
     """Set every element of a contiguous device array of 1-, 2- or 4-byte elements to
     ``value`` (cudaMemsetD8/D16/D32; a float32 array takes the bits of float32(value)),
-    in the order of ``stream``."""
+    in the order of ``stream``. In a kernel, ``simt.memset(dst, value, n)`` sets n
+    elements of a 1-d array (lang/devmem.py)."""
     bits, size = element_bits(array, value, "memset")
     handle = devices.stream_handle_of(stream, array.device, "memset")
     if array.size:
         array.device.backend.memset_elements(array.ptr, bits, size, array.size, handle)
     return array
+
+
+registry.also_callable(memset, devmem.memset)     # simt.memset(dst, value, n) in kernels

@@ -20,11 +20,13 @@ class Stream:
     """A CUDA stream: work put in it runs in order, concurrently with other streams.
 
     ``non_blocking=True`` makes a stream that does not synchronize with the legacy
-    default stream; a lower ``priority`` number is a higher priority (GPU only).
+    default stream; a lower ``priority`` number is a higher priority, clamped into
+    ``simt.stream_priority_range()`` as CUDA clamps it (it orders work on GPUs only).
     """
 
     def __init__(self, non_blocking=False, priority=0, device=None):
         self.device = device or get_device()
+        priority = _clamped_priority(self.device, priority)
         self.impl = self.device.backend.create_stream(non_blocking=non_blocking,
                                                       priority=priority)
         self.handle = self.impl.handle
@@ -60,6 +62,22 @@ class Stream:
     @property
     def priority(self) -> int:
         return self.impl.priority
+
+    def set_access_policy(self, array: Any, hit_ratio: float = 1.0, hit: str = "persisting",
+                          miss: str = "streaming") -> None:
+        """An L2 access-policy window for the kernels later put in this stream
+        (cudaStreamSetAttribute, cudaStreamAttributeAccessPolicyWindow): accesses to
+        ``array``'s memory get the ``hit`` property ('persisting', 'streaming' or 'normal')
+        for a ``hit_ratio`` fraction of them, ``miss`` for the rest. Persisting lines stay in
+        the L2 set aside by ``simt.set_limit('persisting_l2_cache_size', bytes)``.
+        ``set_access_policy(None)`` removes the window. A hint: results never change; the
+        cpu and sim devices check and record it (``stream.access_policy``) and nothing more."""
+        from .control import access_policy
+        policy = access_policy(self, array, hit_ratio, hit, miss)
+        self.device.backend.set_access_policy(self.handle, policy)
+        self.access_policy = policy if policy.nbytes else None
+
+    access_policy = None     # the window set_access_policy gave the stream, or None
 
     def synchronize(self) -> None:
         """Wait until all work in the stream is done (cudaStreamSynchronize); raise its errors."""
@@ -124,6 +142,30 @@ class Stream:
         kind = "default stream" if self.handle is None else \
             "non-blocking stream" if self.non_blocking else "stream"
         return f"<simt {kind} on {self.device.name}>"
+
+
+def stream_priority_range(device: "Device | None" = None) -> "tuple[int, int]":
+    """(least, greatest) stream priorities of the current device (or ``device``), as
+    cudaDeviceGetStreamPriorityRange gives them: a lower number is a higher priority, so
+    ``Stream(priority=greatest)`` is the most urgent stream. An sm_90 GPU gives (0, -5); the
+    cpu and sim devices give the same range and keep each stream's priority, which orders
+    nothing there (docs/runtime.md)."""
+    device = device or get_device()
+    return device.backend.stream_priority_range()
+
+
+def _clamped_priority(device, priority):
+    """``priority`` brought into the device's range, as cudaStreamCreateWithPriority clamps
+    it (``Stream.priority`` reads the value the stream got)."""
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        import numpy as np
+        if not isinstance(priority, np.integer):
+            raise TypeError(f"Stream(priority=...) takes an int (lower is more urgent; "
+                            f"simt.stream_priority_range() gives the range), got {priority!r}")
+    if priority == 0:                 # every range holds 0, the default
+        return 0
+    least, greatest = device.backend.stream_priority_range()
+    return min(max(int(priority), greatest), least)
 
 
 def default_stream(device: "Device | None" = None) -> Stream:

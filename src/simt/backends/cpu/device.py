@@ -192,12 +192,29 @@ class CpuBackend(CpuMemory):
     NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer"}
 
     pending_launch_limit = devlaunch.PENDING_LIMIT
+    persisting_l2 = 0
+
+    def reset(self):
+        """simt.reset_device: memory made before counts as freed (checked mode reports its
+        use; the NumPy buffers stay alive while arrays hold them, so a use outside checked
+        mode reads stale memory instead of crashing), the heap is given back, pools trimmed,
+        and limits and the cache preference go back to their defaults."""
+        super().reset()
+        for pool in list(self.pools):
+            pool.trim(0)
+        heap.reset()
+        stack.set_limit(stack.DEFAULT)
+        for name in ("pending_launch_limit", "persisting_l2"):
+            vars(self).pop(name, None)      # the class's defaults again
+        self.faults = streams.Faults()
 
     def set_limit(self, name, value):
         if name in self.NO_LIMIT:
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             self.pending_launch_limit = value
+        elif name == "persisting_l2_cache_size":
+            self.persisting_l2 = value        # recorded: no L2 to set aside (docs/device-control.md)
         elif name == "stack_size":
             stack.set_limit(value)
         else:
@@ -208,6 +225,8 @@ class CpuBackend(CpuMemory):
             raise self.unsupported(f"the limit {name!r}: {self.NO_LIMIT[name]}")
         if name == "dev_runtime_pending_launch_count":
             return self.pending_launch_limit
+        if name == "persisting_l2_cache_size":
+            return self.persisting_l2
         if name == "stack_size":
             return stack.get_limit()
         return heap.size()
@@ -412,6 +431,8 @@ class CpuBackend(CpuMemory):
         self._run(loaded, frames.plan(loaded, grid, block, shared_bytes), args, blocks=blocks)
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
+        elif config.launch_blocking:
+            self.raise_pending()
 
     def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         """kernel.launch_cooperative: every block at once, so grid.sync() works."""
@@ -427,6 +448,8 @@ class CpuBackend(CpuMemory):
         self._run(loaded, frames.plan(loaded, grid, block, shared_bytes), args, blocks=blocks)
         if any(isinstance(a, np.ndarray) for a in args):
             self.synchronize()
+        elif config.launch_blocking:
+            self.raise_pending()
 
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         if loaded.binary.checked:
@@ -444,10 +467,21 @@ class CpuBackend(CpuMemory):
                 self._run(loaded, plan, args)
             else:
                 stream.enqueue(lambda: self._run(loaded, plan, args, queued=True))
+        if config.launch_blocking and (stream is None or stream.capture is None):
+            self._finish_launch(stream)
+            return
         for a in args:       # a loop, not any(generator): this runs at every launch
             if isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None:
                 (stream or self).synchronize()   # NumPy arguments: the launch is synchronous
                 break
+
+    def _finish_launch(self, stream):
+        """CUDA_LAUNCH_BLOCKING=1: the launch returns once its kernel ran, its error raised
+        by the launch itself (the legacy default stream's ran already, on this thread)."""
+        if stream is None:
+            self.raise_pending()
+        else:
+            stream.synchronize()
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                       classes=None):
@@ -471,7 +505,7 @@ class CpuBackend(CpuMemory):
         plan, run = frames.plan(loaded, grid, block, shared_bytes), self._run
 
         def go(args):
-            if config.default_stream == "per-thread":
+            if config.default_stream == "per-thread" or config.launch_blocking:
                 return self.run_launch(kernel, loaded, grid, block, shared_bytes, None, args)
             run(loaded, plan, args)
         return go

@@ -111,6 +111,12 @@ def size():
     return _State.size
 
 
+def reset():
+    """simt.reset_device: the heap is given back, its size to the default."""
+    with _State.lock:
+        _State.heap, _State.size = None, DEFAULT_SIZE
+
+
 def _malloc(nbytes):
     return get_heap().malloc(nbytes) or None
 

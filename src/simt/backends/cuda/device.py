@@ -38,8 +38,9 @@ def _handle(stream):
 def _wrap_properties(props):
     """DeviceProperties from our dict, keeping the fields it has."""
     props = dict(props, kind="cuda")
-    props.setdefault("shared_memory_per_multiprocessor",
-                     props["max_shared_memory_per_multiprocessor"])
+    if "max_shared_memory_per_multiprocessor" in props:
+        props.setdefault("shared_memory_per_multiprocessor",
+                         props["max_shared_memory_per_multiprocessor"])
     known = DeviceProperties.__dataclass_fields__
     return DeviceProperties(**{key: value for key, value in props.items() if key in known})
 
@@ -49,6 +50,7 @@ class CudaBackend(Backend):
 
     kind = "cuda"
     cuda_pointers = True
+    generation = 0                 # simt.reset_device counts up (Allocation.generation)
     compile_options = CompileOptions(boundscheck=False)   # as CUDA: no index checks
 
     def __init__(self, index=0):
@@ -313,7 +315,8 @@ class CudaBackend(Backend):
 
     LIMITS = {"stack_size": "CU_LIMIT_STACK_SIZE", "printf_fifo_size": "CU_LIMIT_PRINTF_FIFO_SIZE",
               "malloc_heap_size": "CU_LIMIT_MALLOC_HEAP_SIZE",
-              "dev_runtime_pending_launch_count": "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT"}
+              "dev_runtime_pending_launch_count": "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT",
+              "persisting_l2_cache_size": "CU_LIMIT_PERSISTING_L2_CACHE_SIZE"}
 
     def set_limit(self, name, value):
         self.make_current()
@@ -358,6 +361,32 @@ class CudaBackend(Backend):
         self.make_current()
         return Stream(non_blocking=non_blocking, priority=priority, errors=self.callback_errors,
                       backend=self)
+
+    # ------------------------------------------------------------ settings (control.py)
+    def set_function_attribute(self, loaded, name, value):
+        from .control import set_function_attribute
+        set_function_attribute(self, loaded, name, value)
+
+    def set_cache_config(self, config):
+        from .control import set_cache_config
+        set_cache_config(self, config)
+
+    def get_cache_config(self):
+        from .control import get_cache_config
+        return get_cache_config(self)
+
+    def set_access_policy(self, stream, policy):
+        from .control import set_access_policy
+        set_access_policy(self, _handle(stream), policy)
+
+    def reset(self):
+        from .control import reset
+        reset(self)
+
+    def stream_priority_range(self):
+        self.make_current()
+        least, greatest = call(api().cuCtxGetStreamPriorityRange)
+        return int(least), int(greatest)
 
     def default_stream(self):
         """The legacy default stream of this device."""

@@ -205,6 +205,11 @@ def context_dead(ordinal=None):
     return _dead.get(thread_device() if ordinal is None else ordinal)
 
 
+def forget_dead(ordinal):
+    """A device reset (cuDevicePrimaryCtxReset) made a new context: its calls may go on."""
+    _dead.pop(ordinal, None)
+
+
 def _unusable(name, ordinal):
     return ContextUnusableError(
         f"{name} on cuda:{ordinal}: an earlier {_dead[ordinal]} left the CUDA context "

@@ -5,6 +5,8 @@ plus a record of which bytes of each allocation something wrote, for the
 uninitialized-read check; work runs at once on the calling thread (streams.py).
 """
 import dataclasses
+import platform
+import uuid
 import threading
 import time
 import weakref
@@ -83,7 +85,7 @@ class SimBackend(HostMemory):
         self.live = {}                    # id(buffer) -> (weak reference, bytes)
         self.default = SimStream(self, default=True)
         self.registered = {}              # id(root buffer) -> it, while host_register holds it
-        self.limits = {"malloc_heap_size": 8 << 20, "dev_runtime_pending_launch_count": 2048}
+        self.limits = dict(self.DEFAULT_LIMITS)
 
     @classmethod
     def default_options(cls):
@@ -123,6 +125,8 @@ class SimBackend(HostMemory):
                             loaded.binary.symbol_objects, kernel.__name__)
         if error is not None:
             self.pending.keep(error)
+        if config.launch_blocking:
+            self.pending.raise_it()            # CUDA_LAUNCH_BLOCKING=1: raised by the launch
         if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
                for a in args):
             self.synchronize()                 # NumPy arguments: the launch is synchronous
@@ -136,6 +140,8 @@ class SimBackend(HostMemory):
 
     def properties(self):
         return dataclasses.replace(HostMemory.properties(self), kind="sim", name="simt sim",
+                                   uuid=str(uuid.uuid5(uuid.NAMESPACE_DNS,
+                                                       f"simt-sim.{platform.node()}")),
                                    multiprocessor_count=1)
 
     # ------------------------------------------------------------ what memory was written
@@ -250,6 +256,17 @@ class SimBackend(HostMemory):
     NO_LIMIT = {"printf_fifo_size": "its print writes each line at once, through no buffer",
                 "stack_size": "its kernel threads are Python frames, as deep as Python's "
                               "recursion limit lets them go (the cpu device has this limit)"}
+
+    DEFAULT_LIMITS = {"malloc_heap_size": 8 << 20, "dev_runtime_pending_launch_count": 2048,
+                      "persisting_l2_cache_size": 0}
+
+    def reset(self):
+        """simt.reset_device: memory made before counts as freed (a launch with it raises
+        IllegalAddressError), limits and the cache preference back to their defaults."""
+        super().reset()
+        self.limits = dict(self.DEFAULT_LIMITS)
+        self.written.clear()
+        self.pending = Pending()
 
     def set_limit(self, name, value):
         """The heap and pending-launch limits are kept and read back (the sim device runs
