@@ -320,7 +320,10 @@ class CpuGraphExec:
 
     def __del__(self):
         if getattr(self, "device_value", 0):
-            devlaunch.remove_device_graph(self.device_value)
+            try:
+                devlaunch.remove_device_graph(self.device_value)
+            except (AttributeError, TypeError):     # at exit, the module may be gone
+                pass
 
     def launch(self, stream):
         if self.backend.captured(stream):
