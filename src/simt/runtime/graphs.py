@@ -42,6 +42,9 @@ class GraphNode:
         return f"<simt GraphNode {self.kind} #{self.graph.nodes.index(self)}>"
 
 
+# the impl of a Graph being captured: the stream's end_capture gives the real one
+CAPTURING = object()
+
 # an add_* method's dependencies: a node, nodes, or none
 Deps = Union[GraphNode, Sequence[GraphNode], None]
 
@@ -57,6 +60,8 @@ class Graph:
     def __init__(self, device=None, _impl=None, _body_of=None):
         self.device = device or get_device()
         self.impl = _impl if _impl is not None else self.device.backend.create_graph()
+        if self.impl is CAPTURING:
+            self.impl = None
         self.nodes = []
         self.keep = []            # what the nodes point into: arrays, events, host functions
         self.handles = []         # the ConditionalHandles made by this graph
