@@ -13,7 +13,7 @@ not 0, reading it before each run; 'switch' runs body ``value`` when it is below
 import numpy as np
 
 from ..errors import InvalidConfiguration
-from ..lang.graphs import CONDITIONAL
+from ..ir import types as T
 
 KINDS = ("if", "while", "switch")
 # what a conditional's body may hold (the driver refuses the rest)
@@ -25,7 +25,7 @@ class ConditionalHandle:
     ``Graph.conditional_handle``. Pass it to kernels of that graph (or of its bodies):
     ``simt.graph_set_condition(handle, value)`` sets the value there."""
 
-    _simt_type = CONDITIONAL
+    _simt_type = T.GraphHandle("conditional")    # lang/graphs.py's CONDITIONAL
 
     def __init__(self, graph, impl, default):
         self.graph = graph

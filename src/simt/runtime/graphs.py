@@ -23,7 +23,7 @@ from . import graphcontrol as control
 from .devices import get_device, stream_handle_of
 from .arrays import DeviceArray
 from ..errors import InvalidConfiguration
-from ..lang.graphs import EXEC
+from ..ir import types as T
 
 
 class GraphNode:
@@ -240,7 +240,7 @@ class GraphExec:
         if not self.device_launch:
             raise InvalidConfiguration("a GraphExec passed to a kernel must be instantiated "
                                        "with g.instantiate(device_launch=True)")
-        return EXEC
+        return T.GraphHandle("exec")
 
     def __int__(self):
         return int(self.impl.device_value)
