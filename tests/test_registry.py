@@ -376,6 +376,13 @@ def launches_a_kernel(flags, f, n):
         memory_access[(n + 31) // 32, 32, 64](flags, f)
 
 
+@simt.kernel
+def graph_calls(cond, exe, flags):
+    if simt.threadIdx.x == 0:
+        simt.graph_set_condition(cond, flags[0] > 0)
+        simt.graph_launch(exe)
+
+
 @simt.device
 def _count_phase(flags):
     flags[0] += 1
@@ -493,6 +500,7 @@ def _kernels(tmp_path):
         (warp_specialised, [i32, i32]),
         (named_barriers, [i32]),
         (launches_a_kernel, [i32, f32, T.INT64]),
+        (graph_calls, [T.GraphHandle("conditional"), T.GraphHandle("exec"), i32]),
         (completion_barrier, [i32]),
         (tma_copies, [T.TensorMap(np.float32, 2, (8, 16), "none", "zero"), f32, f32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),

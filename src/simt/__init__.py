@@ -83,6 +83,7 @@ _home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
 _home("lang.float8", "float8_e4m3 float8_e5m2")      # ml_dtypes', imported at first use
 _home("lang.inline_asm", "asm")
 _home("lang.warpspec", "setmaxnreg elect_one barrier_sync barrier_arrive griddepcontrol")
+_home("lang.graphs", "graph_set_condition graph_launch")
 
 
 def _tables():

@@ -41,6 +41,9 @@ UNASSIGNED = 13          # checked mode: a read of a local variable this thread 
 STACK_OVERFLOW = 14      # a recursive device function past the 'stack_size' limit (CPU device)
 OWN_LANE = 15            # a warp function whose mask leaves out the calling lane (index: mask, lane)
 
+# the label a refused device graph launch records (DEVICE_LAUNCH's array word names it)
+GRAPH_LABEL = "simt.graph_launch"
+
 # what an access was, in the "accesses" word (mine | other << 4)
 READ, WRITE, ATOMIC, ATOMIC_STORE, ATOMIC_LOAD = 1, 2, 3, 4, 5
 _VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"),
@@ -108,7 +111,9 @@ def decode(record, binary, kernel_name):
         child = binary.labels[array] if array < len(binary.labels) else "?"
         why, advice = _LAUNCH_ERRORS.get(index, (f"cudaError {index}", "see the CUDA "
                                                  "runtime's error codes"))
-        return LaunchError(f"the launch of kernel '{child}' {place} failed: {why}\n  block "
+        what = "the graph launch (simt.graph_launch)" if child == GRAPH_LABEL else \
+            f"the launch of kernel '{child}'"
+        return LaunchError(f"{what} {place} failed: {why}\n  block "
                            f"{block}, thread {thread}, at {where}\n  {advice}", **common)
     return LaunchError(f"kernel '{kernel_name}' failed (error code {code}) at {where}", **common)
 
@@ -118,6 +123,10 @@ _LAUNCH_ERRORS = {
     -1: ("the device runtime gave no parameter buffer (cudaGetParameterBufferV2 returned "
          "null: too many launches pending)", "launch fewer children at once, or raise the "
                                              "'dev_runtime_pending_launch_count' limit"),
+    1: ("invalid value (cudaErrorInvalidValue): a device graph launch needs a GraphExec "
+        "instantiated with device_launch=True, launched from a kernel node of a graph",
+        "instantiate the graph with g.instantiate(device_launch=True) and launch it from a "
+        "kernel of a graph"),
     9: ("invalid configuration (cudaErrorInvalidConfiguration)",
         "give every grid and block dimension at least 1, at most 1024 threads per block "
         "(block z at most 64) and grid y and z at most 65535"),

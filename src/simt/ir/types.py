@@ -303,6 +303,24 @@ class Surface(Type):
         return f"surface<{self.dtype.name}x{self.channels}, {self.ndim}d>"
 
 
+class GraphHandle(Scalar):
+    """An opaque 64-bit handle of the graph runtime passed to kernels: a conditional
+    handle (``what='conditional'``, simt.Graph.conditional_handle) or an instantiated
+    graph a kernel may launch (``what='exec'``). Held as a uint64 everywhere (its own
+    class only so that the typing rules of simt.graph_set_condition and
+    simt.graph_launch can tell it from a number, and the cache keys differ)."""
+
+    def __init__(self, what):
+        super().__init__(np.uint64)
+        self.what = what
+
+    def key(self):
+        return (self.what,)
+
+    def __repr__(self):
+        return f"graph_{self.what}_handle"
+
+
 class TensorMap(Type):
     """A TMA tensor map argument (simt.tensor_map; runtime/tensormaps.py): what changes the
     generated code is the element dtype, the rank, the box (NumPy axis order), the swizzle

@@ -36,5 +36,6 @@ from . import vectors
 from .inline_asm import asm
 from .warpspec import (setmaxnreg, elect_one, barrier_sync, barrier_arrive,
                        griddepcontrol)
+from .graphs import graph_set_condition, graph_launch
 from . import half
 from . import float8  # noqa: F401  (simt.float8_e4m3, simt.float8_e5m2: simt/__init__.py)

@@ -11,14 +11,19 @@ The runtime checks the arguments and compiles the kernels; the device half comes
 the backend (``create_graph``, a stream's ``begin_capture``/``end_capture``): real CUDA
 graphs on a GPU (backends/cuda/graphs.py), a recorded DAG replayed in dependency order
 on the CPU (backends/cpu/graphs.py).
+
+Conditional nodes, memory nodes and device graph launches: runtime/graphcontrol.py.
 """
+import weakref
 from typing import Any, Sequence, Union
 
 import numpy as np
 
+from . import graphcontrol as control
 from .devices import get_device, stream_handle_of
 from .arrays import DeviceArray
 from ..errors import InvalidConfiguration
+from ..ir import types as T
 
 
 class GraphNode:
@@ -29,10 +34,16 @@ class GraphNode:
         self.kind = kind          # 'kernel', 'memcpy', 'memset', 'host', 'empty', 'graph', ...
         self.impl = impl          # the backend's node
         self.kernel = None        # kernel nodes: the Kernel (set_kernel_args compiles with it)
+        self.bodies = []          # conditional nodes: the body graphs to fill
+        self.array = None         # allocation nodes: the DeviceArray later nodes may use
+        self.freed = False        # allocation nodes: a free node frees it
 
     def __repr__(self):
         return f"<simt GraphNode {self.kind} #{self.graph.nodes.index(self)}>"
 
+
+# the impl of a Graph being captured: the stream's end_capture gives the real one
+CAPTURING = object()
 
 # an add_* method's dependencies: a node, nodes, or none
 Deps = Union[GraphNode, Sequence[GraphNode], None]
@@ -46,13 +57,19 @@ class Graph:
     kept alive by the graph and by every GraphExec made from it.
     """
 
-    def __init__(self, device=None, _impl=None):
+    def __init__(self, device=None, _impl=None, _body_of=None):
         self.device = device or get_device()
         self.impl = _impl if _impl is not None else self.device.backend.create_graph()
+        if self.impl is CAPTURING:
+            self.impl = None
         self.nodes = []
         self.keep = []            # what the nodes point into: arrays, events, host functions
+        self.handles = []         # the ConditionalHandles made by this graph
+        self.body_of = _body_of   # a conditional's body: the graph holding that node
+        self.execs = weakref.WeakSet()    # live execs (one at a time with memory nodes)
 
     def _add(self, kind, deps, add, *args):
+        control.check_body_node(self, kind)
         node = GraphNode(self, kind, add(*args, self._deps(deps)))
         self.nodes.append(node)
         return node
@@ -69,6 +86,7 @@ class Graph:
                    deps: Deps = (), shared_bytes: int = 0) -> "GraphNode":
         """A kernel node: ``kernel[grid, block, shared_bytes](*args)`` (cudaGraphAddKernelNode)."""
         args = tuple(args)
+        control.check_kernel_handles(self, kernel, args)
         loaded, grid, block, shared_bytes = _prepare(kernel, self.device, grid, block,
                                                      shared_bytes, args)
         self.keep.append(args)
@@ -89,6 +107,10 @@ class Graph:
                              f"{tuple(src.shape)}; copies do not convert")
         if isinstance(dst, np.ndarray) and not dst.flags.writeable:
             raise ValueError("add_memcpy: dst is a read-only NumPy array")
+        if self.body_of is not None and (dst_host or src_host):
+            raise InvalidConfiguration("add_memcpy: a conditional's body copies between "
+                                       "device arrays only; copy host memory before or "
+                                       "after the conditional node")
         self.keep += [dst, src]
         return self._add("memcpy", deps, self.impl.add_memcpy, dst_ptr, dst_host, src_ptr,
                          src_host, dst.nbytes)
@@ -119,6 +141,10 @@ class Graph:
         if not isinstance(graph, Graph) or graph.device != self.device:
             raise ValueError(f"add_child_graph takes a simt.Graph of {self.device.name}, "
                              f"got {graph!r}")
+        if control.has_memory_nodes(graph):
+            raise InvalidConfiguration("add_child_graph: the graph has allocation or free "
+                                       "nodes, which a child graph may not have; add them "
+                                       "to this graph instead")
         self.keep += graph.keep
         return self._add("graph", deps, self.impl.add_child, graph.impl)
 
@@ -132,9 +158,55 @@ class Graph:
         self.keep.append(_event(event, self.device, "add_event_wait"))
         return self._add("event_wait", deps, self.impl.add_event_wait, event.impl)
 
-    def instantiate(self) -> "GraphExec":
-        """A GraphExec of this graph as it is now (cudaGraphInstantiate)."""
-        return GraphExec(self)
+    def conditional_handle(self, default: int = 0) -> "control.ConditionalHandle":
+        """A condition for one conditional node of this graph
+        (cudaGraphConditionalHandleCreate): pass it to the kernels that set it
+        (``simt.graph_set_condition(handle, value)``); every launch of the graph starts
+        with the value ``default``."""
+        default = control.check_default(default)
+        handle = control.ConditionalHandle(self, self.impl.conditional_handle(default),
+                                           default)
+        self.handles.append(handle)
+        return handle
+
+    def add_conditional(self, kind: str, handle: "control.ConditionalHandle",
+                        deps: Deps = (), n: int = 1) -> "GraphNode":
+        """A conditional node (cudaGraphAddNode, CU_GRAPH_NODE_TYPE_CONDITIONAL): 'if' runs
+        ``node.bodies[0]`` once when the condition is not 0 (``bodies[1]``, with n=2, when
+        it is 0); 'while' runs ``bodies[0]`` while it is not 0, reading it before each run;
+        'switch' runs ``bodies[value]`` when value < n. Fill the bodies (simt.Graph
+        objects) with their add_* methods before instantiating."""
+        n = control.check_conditional(self, kind, handle, n)
+        node = self._add("conditional", deps, self.impl.add_conditional, kind, handle.impl, n)
+        node.impl, bodies = node.impl
+        node.bodies = [Graph(self.device, _impl=body, _body_of=self) for body in bodies]
+        handle.node = node
+        return node
+
+    def add_alloc(self, shape: Any, dtype: Any = np.float32, deps: Deps = ()) -> "GraphNode":
+        """An allocation node (cudaGraphAddMemAllocNode): ``node.array`` is a device array
+        that the nodes depending on this one may use, until a free node (add_free) frees
+        it; without one it lives after the launch, until the exec's next launch."""
+        shape, dtype, nbytes = control.alloc_size(shape, dtype)
+        node = self._add("alloc", deps, self.impl.add_alloc, nbytes)
+        node.impl, allocation = node.impl
+        node.array = DeviceArray(shape, dtype, alloc=allocation, device=self.device)
+        self.keep.append(allocation)
+        return node
+
+    def add_free(self, node: "GraphNode", deps: Deps = ()) -> "GraphNode":
+        """A free node (cudaGraphAddMemFreeNode) of allocation node ``node``: the nodes it
+        depends on are the last that may use ``node.array``."""
+        control.check_free(self, node)
+        free = self._add("free", deps, self.impl.add_free, node.impl, node.array.ptr)
+        node.freed = True
+        return free
+
+    def instantiate(self, device_launch: bool = False) -> "GraphExec":
+        """A GraphExec of this graph as it is now (cudaGraphInstantiate).
+        ``device_launch=True``: kernels may launch it (``simt.graph_launch(exe)``;
+        CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH; the exec is uploaded at once)."""
+        return GraphExec(self, bool(device_launch))
 
     def __repr__(self):
         return f"<simt Graph of {len(self.nodes)} explicit nodes on {self.device.name}>"
@@ -143,11 +215,42 @@ class Graph:
 class GraphExec:
     """An instantiated graph (cudaGraphExec_t): launched as one piece of work."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, device_launch=False):
+        if graph.body_of is not None:
+            raise ValueError("instantiate: this graph is the body of a conditional node; "
+                             "instantiate the graph that holds the node")
+        control.check_unused_handles(graph)
+        if device_launch:
+            control.check_device_graph(graph)
+        if control.has_memory_nodes(graph) and len(graph.execs):
+            raise InvalidConfiguration(
+                "instantiate: the graph has allocation or free nodes, and another GraphExec "
+                "of it is alive; such a graph has one exec at a time (cudaGraphInstantiate's "
+                "rule): drop the other (del exe) first")
         self.device = graph.device
         self.graph = graph
         self.keep = list(graph.keep)
-        self.impl = graph.impl.instantiate()
+        self.device_launch = device_launch
+        self.impl = graph.impl.instantiate(device_launch)
+        graph.execs.add(self)
+
+    @property
+    def _simt_type(self):
+        """The kernel type of this exec as an argument (simt.graph_launch)."""
+        if not self.device_launch:
+            raise InvalidConfiguration("a GraphExec passed to a kernel must be instantiated "
+                                       "with g.instantiate(device_launch=True)")
+        return T.GraphHandle("exec")
+
+    def __int__(self):
+        return int(self.impl.device_value)
+
+    __index__ = __int__
+
+    def upload(self, stream=None):
+        """Make the graph ready to launch (cudaGraphUpload) in ``stream``'s order, so
+        that its first launch costs no more than the next ones."""
+        self.impl.upload(stream_handle_of(stream, self.device, "GraphExec.upload"))
 
     def launch(self, stream=None):
         """Run the whole graph in ``stream`` (the default stream when None) after the work

@@ -9,7 +9,7 @@ import sys
 from typing import Any, Callable, ContextManager, Optional
 
 from .devices import Device, get_device
-from .graphs import Graph
+from .graphs import CAPTURING, Graph
 from ..errors import InvalidConfiguration
 from .backend import refuse_in_host_function
 
@@ -128,8 +128,7 @@ class Stream:
 
     @contextlib.contextmanager
     def _captured(self, mode, where):
-        graph = Graph.__new__(Graph)
-        graph.device, graph.impl, graph.nodes, graph.keep = self.device, None, [], []
+        graph = Graph(self.device, _impl=CAPTURING)
         self.impl.begin_capture(mode, where)
         try:
             yield graph

@@ -550,13 +550,15 @@ class CpuBackend(CpuMemory):
     def graph_node(self, loaded, grid, block, shared_bytes, args):
         """A kernel launch with its arguments packed once, replayed by calling it (graph
         nodes); raises the kernel's error."""
-        run = self.prepare(loaded, frames.plan(loaded, grid, block, shared_bytes), args)
+        run = self.prepare(loaded, frames.plan(loaded, grid, block, shared_bytes), args,
+                           in_graph=True)
         return lambda: _raise(run())
 
-    def prepare(self, loaded, plan, args, child_of=None):
+    def prepare(self, loaded, plan, args, child_of=None, in_graph=False):
         """A launch ready to run: calling it runs the kernel on the calling thread and the
         team, and returns its error or None. ``child_of``: a launch from a kernel
-        (devlaunch.py): (its packed argument bytes, the parent's ``Family``)."""
+        (devlaunch.py): (its packed argument bytes, the parent's ``Family``); ``in_graph``:
+        a kernel node of a graph (it may launch graphs: simt.graph_launch)."""
         binary, symbols = loaded.binary, loaded.binary.symbol_objects
         frame = frames.Frame(loaded, plan)
         if child_of is None:
@@ -571,7 +573,8 @@ class CpuBackend(CpuMemory):
         def go():
             if child_of is None:      # a host launch (a graph replays it): a new count
                 fam = devlaunch.Family(loaded.family, arrays, self.pending_launch_limit,
-                                       self.properties()) if binary.launches_kernels else None
+                                       self.properties(), in_graph) \
+                    if binary.launches_kernels else None
             else:
                 fam = family
             queue = fam is not None and devlaunch.open_queue(record, fam)

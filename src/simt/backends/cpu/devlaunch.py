@@ -11,6 +11,9 @@ child followed by its own children: so the children of one block run in the orde
 were launched, each after the one before and all its descendants, and all finish before
 the host launch does, as on a GPU. CUDA promises nothing more, so nothing more is kept:
 children run after their parent's whole grid rather than alongside it.
+
+A device graph launch (``simt.graph_launch``) goes through ``simt_cpu_graph_launch`` into
+the same queue: the graph runs where a child grid would, after the launching grid.
 """
 import ctypes
 import threading
@@ -24,6 +27,8 @@ import simt.fault as fault
 from . import frames
 
 LAUNCH = "simt_cpu_device_launch"
+GRAPH_LAUNCH = "simt_cpu_graph_launch"
+INVALID_VALUE = 1                 # cudaErrorInvalidValue
 INVALID_CONFIGURATION = 9         # cudaErrorInvalidConfiguration
 PENDING_COUNT_EXCEEDED = 69       # cudaErrorLaunchPendingCountExceeded
 PENDING_LIMIT = 2048              # cudaLimitDevRuntimePendingLaunchCount's default
@@ -35,9 +40,10 @@ class Family:
     limits a launch is checked against, and the count of launches made and not yet
     finished, which the device runtime bounds."""
 
-    def __init__(self, kernels, arrays, limit, properties):
+    def __init__(self, kernels, arrays, limit, properties, in_graph=False):
         self.kernels, self.arrays, self.limit = kernels, arrays, limit
         self.properties = properties
+        self.in_graph = in_graph      # the host launch is a kernel node of a graph's replay
         self.outstanding = 0
         self.lock = threading.Lock()
 
@@ -103,6 +109,35 @@ _callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
 llvm.add_symbol(LAUNCH, ctypes.cast(_callback, ctypes.c_void_p).value)
 
 
+_device_graphs = {}     # id -> the replay of an exec instantiated with device_launch=True
+
+
+def add_device_graph(ident, replay):
+    """Make ``replay()`` (runs an exec's nodes, returns the first error or None)
+    launchable from kernels as ``ident``, the value its kernel argument has."""
+    _device_graphs[ident] = replay
+
+
+def remove_device_graph(ident):
+    _device_graphs.pop(ident, None)
+
+
+def _graph_launch(record, ident):
+    queue = _queues[record]
+    replay = _device_graphs.get(ident)
+    if replay is None or not queue.family.in_graph:
+        return INVALID_VALUE
+    if not queue.family.add():
+        return PENDING_COUNT_EXCEEDED
+    queue.pending.append((GRAPH_LAUNCH, replay))
+    return 0
+
+
+_graph_callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p,
+                                   ctypes.c_uint64)(_graph_launch)
+llvm.add_symbol(GRAPH_LAUNCH, ctypes.cast(_graph_callback, ctypes.c_void_p).value)
+
+
 def fill(packed, argbytes, symbols):
     """A child's argument struct: the bytes its parent packed, then its own symbols."""
     ctypes.memmove(ctypes.addressof(packed), argbytes, len(argbytes))
@@ -123,6 +158,12 @@ def run_children(backend, queue):
             levels.pop()
             if levels:                  # the grid that made that level has finished
                 family.finished()
+            continue
+        if launch[0] == GRAPH_LAUNCH:          # a device graph launch: the whole graph
+            error = launch[1]()
+            family.finished()
+            if error is not None:
+                return error
             continue
         index, grid, block, shared, argbytes = launch
         child = family.kernels[index]

@@ -9,6 +9,14 @@ replay cheaper than launching the kernels one by one.
 
 Stream capture (capture.py) records what a capturing stream would queue as nodes of a
 CpuGraph.
+
+A conditional handle is a 32-bit cell whose address kernels get (lower/graphs.py stores
+to it); a conditional node replays its bodies' runnables as the cell says, and a graph's
+cells are set to their defaults at the start of each of its runs (a body's at each run of
+the body). The cells belong to the graph, so its execs take turns, whichever stream they
+are launched in, as one exec's launches do. An allocation node's memory is allocated when
+the node is added (CUDA fixes its address then too) and lives with the graph; free nodes
+have nothing to do.
 """
 import collections
 import ctypes
@@ -18,7 +26,31 @@ import threading
 from ...errors import CudaError
 from ...runtime.backend import running_host_function
 from ..hostmem import fill   # noqa: F401  (device.py calls graphs.fill)
-from . import interrupt
+from . import devlaunch, interrupt
+
+
+class Condition:
+    """A conditional handle's cell and default (``value``: the address kernels get)."""
+
+    def __init__(self, default):
+        self.default = default
+        self.cell = ctypes.c_uint32(default)
+        self.value = ctypes.addressof(self.cell)
+
+    def reset(self):
+        self.cell.value = self.default
+
+
+class _Interrupted(Exception):
+    """A Ctrl-C seen between two runs of a conditional's body (a while loop may not end)."""
+
+
+class _Order:
+    """The order of launches that must not overlap: (lock, latest _Turn)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.last = None
 
 
 class Node:
@@ -73,6 +105,8 @@ class CpuGraph:
     def __init__(self, backend):
         self.backend = backend
         self.nodes = []
+        self.conditions = []          # the Conditions of the handles this graph made
+        self.order = _Order()         # its execs' launches, when it has conditional nodes
 
     def node(self, kind, deps, work, config=None, kernel=None):
         node = Node(kind, deps, work, config, kernel)
@@ -108,8 +142,58 @@ class CpuGraph:
     def add_event_wait(self, event, deps):
         return self.node("event_wait", deps, _event_wait(event))
 
-    def instantiate(self):
-        return CpuGraphExec(self)
+    def conditional_handle(self, default):
+        condition = Condition(default)
+        self.conditions.append(condition)
+        return condition
+
+    def add_conditional(self, kind, condition, n, deps):
+        bodies = [CpuGraph(self.backend) for _ in range(n)]
+        return self.node("conditional", deps, None, (kind, condition, bodies)), bodies
+
+    def add_alloc(self, nbytes, deps):
+        return self.node("alloc", deps, None), self.backend.alloc(nbytes)
+
+    def add_free(self, alloc_node, ptr, deps):
+        return self.node("free", deps, None)
+
+    def instantiate(self, device_launch=False):
+        return CpuGraphExec(self, device_launch)
+
+
+def _body_runs(graph):
+    """What one run of a conditional's body replays: its cells reset, then its nodes."""
+    runs = [run for _, run in _flatten(graph.nodes, [])]
+    return [condition.reset for condition in graph.conditions] + runs
+
+
+def _conditional(kind, condition, bodies):
+    """The runnable of a conditional node (runtime/graphcontrol.py has the semantics)."""
+    bodies = [_body_runs(body) for body in bodies]
+    cell = condition.cell
+
+    def run_body(runs):
+        for run in runs:
+            run()
+
+    def run():
+        if kind == "if":
+            if cell.value or len(bodies) > 1:
+                run_body(bodies[0] if cell.value else bodies[1])
+        elif kind == "switch":
+            if cell.value < len(bodies):
+                run_body(bodies[cell.value])
+        else:
+            while cell.value:
+                if interrupt.FLAG.value:
+                    raise _Interrupted
+                run_body(bodies[0])
+    return run
+
+
+def _has_conditionals(nodes):
+    return any(node.kind == "conditional" or
+               node.kind == "graph" and _has_conditionals(node.config) for node in nodes)
 
 
 def _flatten(nodes, out):
@@ -117,6 +201,8 @@ def _flatten(nodes, out):
     for node in nodes:
         if node.kind == "graph":
             _flatten(node.config, out)
+        elif node.kind == "conditional":
+            out.append((node, _conditional(*node.config)))
         else:
             run = node.runnable()
             if run is not None:
@@ -127,8 +213,17 @@ def _flatten(nodes, out):
 def _shape(nodes):
     """The topology of a node list: kinds and dependency positions, children included."""
     index = {id(node): i for i, node in enumerate(nodes)}
-    return [(node.kind, node.kernel, [index.get(id(d)) for d in node.deps],
-             _shape(node.config) if node.kind == "graph" else None) for node in nodes]
+    return [(node.kind, node.kernel, [index.get(id(d)) for d in node.deps], _inner(node))
+             for node in nodes]
+
+
+def _inner(node):
+    if node.kind == "graph":
+        return _shape(node.config)
+    if node.kind == "conditional":
+        kind, _, bodies = node.config
+        return kind, [_shape(body.nodes) for body in bodies]
+    return None
 
 
 class _Turn:
@@ -177,6 +272,8 @@ def _replay_runs(runs):
                 return
             run()
             done += 1
+    except _Interrupted:
+        interrupt.stopped("a graph")
     finally:
         interrupt.ended()
         for run in runs[done:]:
@@ -189,18 +286,44 @@ class CpuGraphExec:
     launch at a time in the order of the ``launch`` calls (cudaGraphLaunch's rule: a
     replay shares its kernels' packed arguments and launch records with every other)."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, device_launch=False):
         self.backend = graph.backend
-        self.lock = threading.Lock()
-        self.last = None              # the _Turn of the latest launch
+        self.order = _Order()         # this exec's launches (the graph's: _build)
         self._build(graph)
+        self.device_value = 0
+        if device_launch:             # kernels launch it by this id (devlaunch.py)
+            self.device_value = id(self)
+            devlaunch.add_device_graph(self.device_value, self._device_replay)
 
     def _build(self, graph):
         self.nodes = list(graph.nodes)
         pairs = _flatten(self.nodes, [])
-        self.runs = [run for _, run in pairs]
-        self.position = {id(node): i for i, (node, _) in enumerate(pairs)}
+        resets = [condition.reset for condition in graph.conditions]
+        self.runs = resets + [run for _, run in pairs]
+        self.position = {id(node): i + len(resets) for i, (node, _) in enumerate(pairs)}
         self.records = [run for run in self.runs if isinstance(run, EventRecord)]
+        if _has_conditionals(self.nodes):
+            self.order = graph.order    # the cells are the graph's: its execs take turns
+
+    def _device_replay(self):
+        """A launch from a kernel (simt.graph_launch): the nodes, now, on this thread;
+        the first error, or None."""
+        try:
+            for run in self.runs:
+                run()
+        except CudaError as error:
+            return error
+        return None
+
+    def upload(self, stream):
+        """Nothing to upload: the replay list is made at instantiation."""
+
+    def __del__(self):
+        if getattr(self, "device_value", 0):
+            try:
+                devlaunch.remove_device_graph(self.device_value)
+            except (AttributeError, TypeError):     # at exit, the module may be gone
+                pass
 
     def launch(self, stream):
         if self.backend.captured(stream):
@@ -219,8 +342,8 @@ class CpuGraphExec:
             raise
 
     def _take_turn(self):
-        with self.lock:
-            turn = self.last = _Turn(self.last)
+        with self.order.lock:
+            turn = self.order.last = _Turn(self.order.last)
         return turn
 
     @staticmethod

@@ -18,6 +18,7 @@ from ...compiler.lltypes import i32, symbol_part
 from ...errors import NotSupportedError
 from ...ir.walk import all_functions
 from . import devlaunch, mathcalls
+from .lower import graphs
 from .binary import PTX_FEATURES, CudaBinary
 from . import ptxfix
 from .emit import CudaKernelEmitter
@@ -134,7 +135,9 @@ class _Compile:
             mathcalls.flush_denormals(module)
         no_jump_tables(module)
         self.grid_sync = "simt_grid_barrier" in module.globals
-        self.device_launches = devlaunch.LAUNCH in module.globals
+        # calls into the device runtime: launches from kernels, graph calls (lower/graphs.py)
+        self.device_launches = any(name in module.globals for name in (
+            devlaunch.LAUNCH, graphs.SETS_CONDITION, graphs.LAUNCHES_GRAPH))
         return str(module)
 
     def optimize(self, text):

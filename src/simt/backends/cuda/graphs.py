@@ -10,11 +10,11 @@ exec that can replay them lives.
 import ctypes
 import itertools
 
-from . import capture
+from . import capture, graphnodes
 from .driver import api, call, check, destroy
 from .kernels import kernel_values, place_symbols
 from ...errors import InvalidConfiguration
-from ...runtime.backend import running_host_function
+from ...runtime.backend import Allocation, running_host_function
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _hosts = {}                    # key -> (fn, args, error list) of every live host node
@@ -90,6 +90,13 @@ class GpuNode:
         self.config = config         # kernel nodes: (grid, block, shared bytes)
 
 
+def _wrap(graph, handle):
+    """A GpuNode of ``handle`` recorded as ``graph``'s next node."""
+    node = GpuNode(handle)
+    graph.nodes.append(node)
+    return node
+
+
 def kernel_params(backend, kernel, loaded, grid, block, shared_bytes, args):
     """(CUDA_KERNEL_NODE_PARAMS, what its pointers point into) of one kernel launch."""
     d = api()
@@ -118,10 +125,13 @@ def kernel_params(backend, kernel, loaded, grid, block, shared_bytes, args):
 class GpuGraph:
     """A CUgraph (the backend object behind a simt.Graph)."""
 
-    def __init__(self, backend, handle=None):
+    def __init__(self, backend, handle=None, outer=None):
         backend.make_current()
         self.backend = backend
         self.handle = call(api().cuGraphCreate, 0) if handle is None else handle
+        self.outer = outer           # a conditional's body: the graph that holds the node
+                                     # (which owns this CUgraph: not destroyed here)
+        self.allocations = False     # has allocation nodes (instantiate_flags)
         self.nodes = []              # the nodes added here, in order (not captured ones)
         self.hosts = []              # _HostEntry of every host node, children's included
         self.sources = []            # (binary, name) of kernel nodes that record errors
@@ -139,8 +149,10 @@ class GpuGraph:
         params, buffer = kernel_params(self.backend, kernel, loaded, grid, block,
                                        shared_bytes, args)
         self.buffers.append(buffer)
-        if loaded.binary.can_fail:
-            self.sources.append((loaded.binary, kernel.__name__))
+        graph = self
+        while loaded.binary.can_fail and graph is not None:     # a body's: the outer's too
+            graph.sources.append((loaded.binary, kernel.__name__))
+            graph = graph.outer
         return self._add(api().cuGraphAddKernelNode, deps, params,
                          config=(grid, block, shared_bytes))
 
@@ -194,23 +206,55 @@ class GpuGraph:
     def add_event_wait(self, event, deps):
         return self._add(api().cuGraphAddEventWaitNode, deps, event.handle)
 
-    def instantiate(self):
-        return GpuGraphExec(self)
+    def conditional_handle(self, default):
+        self.backend.make_current()
+        return graphnodes.GpuCondition(self.backend, self.handle, default)
+
+    def add_conditional(self, kind, condition, n, deps):
+        self.backend.make_current()
+        handle, bodies = graphnodes.add_conditional(self.backend, self.handle, kind,
+                                                    condition, n, deps)
+        return _wrap(self, handle), [GpuGraph(self.backend, body, outer=self)
+                                     for body in bodies]
+
+    def add_alloc(self, nbytes, deps):
+        self.backend.make_current()
+        handle, ptr = graphnodes.add_alloc(self.backend, self.handle, nbytes, deps)
+        self.allocations = True
+        # the graph's memory: nothing to free when the array dies (release does nothing)
+        return _wrap(self, handle), Allocation(ptr, nbytes, self.backend, keepalive=self)
+
+    def add_free(self, alloc_node, ptr, deps):
+        self.backend.make_current()
+        return _wrap(self, graphnodes.add_free(self.handle, ptr, deps))
+
+    def instantiate(self, device_launch=False):
+        return GpuGraphExec(self, device_launch)
 
     def __del__(self):
-        destroy("cuGraphDestroy", getattr(self, "handle", None))
+        if getattr(self, "outer", None) is None:
+            destroy("cuGraphDestroy", getattr(self, "handle", None))
 
 
 class GpuGraphExec:
     """A CUgraphExec. Per-node updates name the nodes of the graph it was made from,
     as the driver wants, whichever graph ``update`` took the parameters of since."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, device_launch=False):
         self.backend = graph.backend
         self.origin = graph            # whose node handles cuGraphExec*SetParams takes
         self.graph = graph             # whose parameters it has now (update)
         self.backend.make_current()
-        self.handle = call(api().cuGraphInstantiate, graph.handle, 0)
+        flags = graphnodes.instantiate_flags(device_launch, graph.allocations)
+        self.handle = call(api().cuGraphInstantiate, graph.handle, flags)
+        self.device_value = 0
+        if device_launch:              # a device launch needs the exec on the device
+            graphnodes.upload(self.handle, None)
+            self.device_value = int(self.handle)
+
+    def upload(self, stream):
+        self.backend.make_current()
+        graphnodes.upload(self.handle, stream)
 
     def launch(self, stream):
         backend = self.backend

@@ -35,7 +35,8 @@ def require_devrt(kernel_name):
     library = find_devrt()
     if library is None:
         raise NotSupportedError(
-            f"kernel '{kernel_name}' launches kernels (dynamic parallelism), which needs "
+            f"kernel '{kernel_name}' calls the CUDA device runtime (it launches kernels or "
+            "graphs, or sets a graph's condition), which needs "
             f"the CUDA toolkit's {LIBRARY} to link with, and none was found (looked in "
             "$CUDA_HOME/lib64, next to nvcc, /usr/local/cuda/lib64 and NVIDIA's pip "
             "wheels): install the CUDA toolkit or set CUDA_HOME")

@@ -7,8 +7,8 @@ from ....lang.registry import declare_target, refuse
 TARGET = declare_target("cpu")
 
 from ....compiler import intrinsics  # noqa: E402,F401  (the shared lowerings)
-from . import (asm, asynccopy, cachehints, cluster, math, mbarrier, mma, printf,  # noqa: E402,F401
-               timers, tma, warpspec, wgmma, wmma)
+from . import (asm, asynccopy, cachehints, cluster, graphs, math, mbarrier, mma,  # noqa: E402,F401
+               printf, timers, tma, warpspec, wgmma, wmma)
 
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
 refuse(python.breakpoint_, target=TARGET,

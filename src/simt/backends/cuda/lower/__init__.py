@@ -8,8 +8,8 @@ from ....lang.registry import declare_target, refuse
 TARGET = declare_target("cuda")
 
 from ....compiler import intrinsics  # noqa: E402,F401  (the shared lowerings)
-from . import (asm, asynccopy, cachehints, cluster, extern, float8, lanemasks,  # noqa: E402,F401
-               math, mbarrier, mma, printf, timers, tma, warpspec, wgmma, wmma)
+from . import (asm, asynccopy, cachehints, cluster, extern, float8, graphs,  # noqa: E402,F401
+               lanemasks, math, mbarrier, mma, printf, timers, tma, warpspec, wgmma, wmma)
 
 refuse(python.breakpoint_, target=TARGET,
        why="breakpoint() stops in pdb only on the sim device: run the kernel under "

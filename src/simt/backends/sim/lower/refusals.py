@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import cluster, heap, linking, wmma
+from ....lang import cluster, graphs, heap, linking, wmma
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
@@ -39,3 +39,6 @@ refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], ta
 refuse(device_launch, target=TARGET,
        why=_not_yet("launches from kernels (dynamic parallelism)"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
+refuse(graphs.graph_set_condition, graphs.graph_launch, target=TARGET,
+       why="the sim device has no graphs (simt.Graph raises there), so no kernel of it runs "
+           "in one: run the graph on the 'cpu' device, which has the same semantics")
