@@ -127,8 +127,7 @@ from .lang.half import (to_bfloat16 as to_bfloat16, from_bfloat16 as from_bfloat
 from .lang.inline_asm import asm as asm
 from .lang.warpspec import (setmaxnreg as setmaxnreg, elect_one as elect_one,
                             barrier_sync as barrier_sync, barrier_arrive as barrier_arrive)
-from .lang.graphs import (graph_set_condition as graph_set_condition,
-                          graph_launch as graph_launch)
+from .lang.graphs import (graph_set_condition as graph_set_condition, graph_launch as graph_launch)
 
 
 class _Shared:
