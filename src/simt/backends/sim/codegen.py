@@ -251,7 +251,9 @@ class Generator:
         self.emit(i, "continue", s.loc)
 
     def stmt_Return(self, s, i):
-        if s.value is None:
+        if s.value is None and self.fn.is_kernel and is_sync(self.fn):
+            self.emit(i, "return True", s.loc)     # returned: excused from later barriers
+        elif s.value is None:
             self.emit(i, "return", s.loc)
         else:
             self.emit(i, f"return {self.convert(s.value, self.fn.return_type)}", s.loc)

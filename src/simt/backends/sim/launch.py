@@ -228,6 +228,14 @@ class Launch:
     def divergence(self, th1, site1, th2, site2):
         raise Fault(self.report.divergence(th1, self.sites[site1], th2, self.sites[site2]))
 
+    def skipped_barrier(self, th, site, missing):
+        """th waits at barrier ``site``, which thread ``missing`` passed by: it ran to the
+        kernel's end without returning (the CPU device's checked mode reports it so too)."""
+        where = self.sites[site]
+        raise Fault(fault.checked_error(fault.BARRIER_DIVERGENCE, self.binary.name,
+                                        fault.Thread(th.bid, th.tid, where.file, where.line),
+                                        fault.Thread(missing.bid, missing.tid, None, 0)))
+
     def own_lane(self, th, site, mask):
         """A warp function whose mask leaves out th's own lane (undefined in CUDA)."""
         where = self.sites[site]
