@@ -87,6 +87,14 @@ def thread_bound_loop(out):
 
 def test_thread_dependent_loop_stays_masked(device):
     out = poison(N, np.int32)
+    if device.kind == "sim":
+        # threads that leave the loop early run to the kernel's end past barriers the
+        # others wait at: the checked devices report it, as checked mode on cpu does
+        # (compute-sanitizer's divergent_threads sample: tests/test_sanitizer_samples.py)
+        with pytest.raises(simt.BarrierDivergenceError, match="which has not returned"):
+            thread_bound_loop[1, N](out)
+            simt.synchronize()
+        return
     thread_bound_loop[1, N](out)
     t = np.arange(N)
     n = t % 5

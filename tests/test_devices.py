@@ -57,9 +57,9 @@ def test_use_device_restores_previous(device):
 
 def test_cpu_options():
     with use_device("cpu") as cpu:
-        assert cpu.options == {"boundscheck": True, "checks": False}
+        assert cpu.options == {"boundscheck": True, "checks": False, "narrowing": False}
     with use_device("cpu", boundscheck=False) as unchecked:
-        assert unchecked.options == {"boundscheck": False, "checks": False}
+        assert unchecked.options == {"boundscheck": False, "checks": False, "narrowing": False}
         assert unchecked == Device("cpu") and unchecked.backend is Device("cpu").backend
         assert "boundscheck=False" in repr(unchecked)
     with pytest.raises(ValueError, match="no option fast"):
@@ -152,7 +152,7 @@ def test_backends_are_found_by_name():
 
 def test_sim_takes_a_seed_and_always_checks():
     with use_device("sim", seed=3) as device:
-        assert device.options == {"seed": 3, "boundscheck": True}
+        assert device.options == {"seed": 3, "boundscheck": True, "narrowing": False}
     with pytest.raises(ValueError, match="no option checks"):
         Device("sim", checks=True)
 

@@ -18,6 +18,7 @@ from .version import __version__
 from .errors import (CudaError, CompileError, CompileWarning, InvalidConfiguration,
                      LaunchError, IllegalAddressError, DeviceAssertError, MisalignedAddressError,
                      RaceConditionError, BarrierDivergenceError, UninitializedReadError,
+                     NarrowingConversionError,
                      OutOfMemoryError, NotSupportedError, ContextUnusableError)
 if _os.environ.get("SIMT_LOG_LEVEL", "").strip():    # else logging loads with the runtime
     from . import logs as _logs

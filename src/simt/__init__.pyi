@@ -45,6 +45,7 @@ from .errors import (BarrierDivergenceError as BarrierDivergenceError, CompileEr
                      IllegalAddressError as IllegalAddressError,
                      InvalidConfiguration as InvalidConfiguration, LaunchError as LaunchError,
                      MisalignedAddressError as MisalignedAddressError,
+                     NarrowingConversionError as NarrowingConversionError,
                      NotSupportedError as NotSupportedError, OutOfMemoryError as OutOfMemoryError,
                      RaceConditionError as RaceConditionError,
                      UninitializedReadError as UninitializedReadError)

@@ -79,6 +79,14 @@ class UninitializedReadError(LaunchError):
     variable = None
 
 
+class NarrowingConversionError(LaunchError):
+    """``narrowing=True``: an implicit integer conversion to a narrower type changed the
+    value (``value``: the value before, ``result``: after; ``source``, ``target``: the
+    two types' names)."""
+
+    value = result = source = target = None
+
+
 class ContextUnusableError(CudaError):
     """A sticky error happened earlier on this GPU: its context can no longer be used."""
 

@@ -12,7 +12,8 @@ device. An assert's message is recorded as an id: ``MESSAGE_BASE + i`` in the
 import linecache
 
 from .errors import (BarrierDivergenceError, DeviceAssertError, IllegalAddressError,
-                     LaunchError, RaceConditionError, UninitializedReadError)
+                     LaunchError, NarrowingConversionError, RaceConditionError,
+                     UninitializedReadError)
 
 WORDS = 32
 FIELDS = ("code", "line", "array", "dim", "index", "extent", "file",
@@ -40,6 +41,8 @@ DEVICE_LAUNCH = 12       # a launch inside a kernel that the device runtime refu
 UNASSIGNED = 13          # checked mode: a read of a local variable this thread did not assign
 STACK_OVERFLOW = 14      # a recursive device function past the 'stack_size' limit (CPU device)
 OWN_LANE = 15            # a warp function whose mask leaves out the calling lane (index: mask, lane)
+NARROWING = 16           # narrowing=True: an implicit integer conversion changed the value
+                         # (index: the value, extent: the result, dim: narrowing_types())
 
 # the label a refused device graph launch records (DEVICE_LAUNCH's array word names it)
 GRAPH_LABEL = "simt.graph_launch"
@@ -89,6 +92,10 @@ def decode(record, binary, kernel_name):
         return LaunchError(f"grid.sync() {place} at {where}\n  needs a cooperative "
                            f"launch: {kernel_name}.launch_cooperative(grid, block, args)",
                            **common)
+    if code == NARROWING:
+        source, target = INTEGERS[dim // len(INTEGERS)], INTEGERS[dim % len(INTEGERS)]
+        return narrowing_error(kernel_name, place, Thread(block, thread, filename, line),
+                               index, source, extent, target)
     if code in CHECKED:
         return _decode_checked(code, record, binary, kernel_name, place, where, common)
     if code == INTERRUPTED:
@@ -136,6 +143,33 @@ _LAUNCH_ERRORS = {
          "launch fewer children at once, or raise the 'dev_runtime_pending_launch_count' "
          "limit"),
 }
+
+
+INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def narrowing_types(source, target):
+    """The ``dim`` word of a NARROWING record: the two integer types' names."""
+    return INTEGERS.index(source) * len(INTEGERS) + INTEGERS.index(target)
+
+
+def narrowing_error(kernel, place, where, value, source, result, target):
+    """The NarrowingConversionError of ``value`` (a ``source`` integer) becoming ``result``
+    (a ``target``) in thread ``where`` (a Thread with its file and line); ``place`` names
+    the kernel (and device function)."""
+    if source.startswith("u"):
+        value &= (1 << 64) - 1            # the record holds a uint64 as its int64 bits
+    text = (f"Narrowing conversion {place}: {where} converts {value} ({source}) to "
+            f"{target} at {where.at}, which changes it to {result}"
+            f"{_source_line(where.filename, where.line)}\n  the value does not fit in "
+            f"{target}: give the variable or array a wider type, or convert explicitly "
+            f"(np.{target}(v)) where the wrap is meant (narrowing=True reports implicit "
+            f"conversions only; CUDA wraps them silently)")
+    error = NarrowingConversionError(text, kernel=kernel, block=where.block,
+                                     thread=where.thread, filename=where.filename,
+                                     line=where.line)
+    error.value, error.result, error.source, error.target = value, result, source, target
+    return error
 
 
 def _source_line(filename, line):

@@ -150,6 +150,14 @@ def cast(fc, value, t, loc):
     return ir.Cast(t, loc, value)
 
 
+def explicit(value):
+    """``value``, a conversion the user wrote (``np.int32(v)``): the narrowing check
+    (narrowing=True) leaves it alone."""
+    if isinstance(value, ir.Cast):
+        value.explicit = True
+    return value
+
+
 def _convert_const(value, t):
     if t.is_bfloat16:
         return float(bfloat16.to_float32(bfloat16.bits(value.real if isinstance(value, complex)
@@ -402,7 +410,7 @@ def call(fc, node, statement):
         value = fc.expr(args[0], node)
         if value.type.kind == "c" and dtype.kind != "c":
             fc.fail(node, "cannot convert complex to a real type", "take .real first")
-        return cast(fc, value, T.Scalar(dtype), loc)
+        return explicit(cast(fc, value, T.Scalar(dtype), loc))
     if hasattr(callee, "_simt_kernel"):
         refuse_launch(fc, callee, node)
     fc.fail(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",

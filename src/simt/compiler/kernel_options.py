@@ -124,6 +124,7 @@ def capability(target):
 CHECKS = {"launch_bounds": launch_bounds, "maxnreg": maxnreg, "cluster_dims": cluster_dims,
           "lineinfo": flag("lineinfo"),
           "boundscheck": flag("boundscheck"), "checks": flag("checks"),
+          "narrowing": flag("narrowing"),
           "noalias": flag("noalias"), "arch": arch,
           **{name: flag(name, unset=True) for name in ("ftz", "prec_div", "prec_sqrt", "fmad")}}
 

@@ -18,6 +18,10 @@ class CompileOptions:
     access raises IllegalAddressError): on by default on the CPU device, off on GPUs.
     ``checks``: checked mode (docs/finding-bugs.md): bounds, races, barrier divergence,
     uninitialized reads; CPU device only, off by default.
+    ``narrowing``: report an implicit integer conversion to a narrower type that changes
+    the value (an int64 stored into an int32 element that does not fit: UBSan's
+    implicit-conversion check) as a NarrowingConversionError; off by default, since CUDA
+    defines the wrap. Explicit conversions (``np.int32(v)``) are never reported.
     ``fastmath``: nvcc's --use_fast_math (docs/math.md says what it changes).
     ``launch_bounds``, ``maxnreg``, ``lineinfo``: CUDA's ``__launch_bounds__``,
     ``-maxrregcount`` and ``-lineinfo`` (compiler/kernel_options.py checks their values;
@@ -57,6 +61,7 @@ class CompileOptions:
     prec_sqrt: Optional[bool] = None
     fmad: Optional[bool] = None
     noalias: bool = False
+    narrowing: bool = False
     arch: Optional[str] = None                # 'sm_80': the GPU target, else the device's
     block: "tuple | None" = None
     wraparound: bool = False
@@ -93,7 +98,7 @@ class MathFlags(NamedTuple):
     fmad: bool          # a*b+c may become one fma
 
 
-_UNSET_LEFT_OUT = ("block", "link", "cluster_dims", "noalias", "wraparound")   # when false
+_UNSET_LEFT_OUT = ("block", "link", "cluster_dims", "noalias", "wraparound", "narrowing")   # when false
 _NONE_LEFT_OUT = ("ftz", "prec_div", "prec_sqrt", "fmad", "arch")   # when None
 
 

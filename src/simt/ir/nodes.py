@@ -78,8 +78,10 @@ class Param(Expr):
 
 @dataclass(eq=False)
 class Cast(Expr):
-    """Convert a scalar to ``type`` (float to int saturates, NaN gives 0)."""
+    """Convert a scalar to ``type`` (float to int saturates, NaN gives 0). ``explicit``:
+    the user's own conversion (``np.int32(v)``), which the narrowing check leaves alone."""
     value: Expr
+    explicit: bool = False
 
 
 @dataclass(eq=False)

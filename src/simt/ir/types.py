@@ -98,6 +98,13 @@ class Scalar(Type):
         return ("weak " if self.weak else "") + name
 
 
+def narrows(source, target):
+    """Whether converting a ``source`` value to ``target`` may change it because the
+    target integer type is narrower (what ``narrowing=True`` checks: bool excluded)."""
+    return isinstance(source, Scalar) and isinstance(target, Scalar) and \
+        source.kind in "iu" and target.kind in "iu" and target.bits < source.bits
+
+
 class Vector(Type):
     """One of CUDA's built-in vector types (float4, int2, half2 ...): ``n`` components of
     scalar dtype ``dtype``, named .x .y .z .w. In memory it is the aligned NumPy struct

@@ -109,7 +109,10 @@ def _conversion(dtype):
             return fc.truth(v, loc)
         if v.type.kind == "c" and np.dtype(dtype).kind != "c":
             fc.fail(loc, "cannot convert complex to a real number", "take .real or abs() first")
-        return fc.cast(v, T.Scalar(dtype), loc)
+        converted = fc.cast(v, T.Scalar(dtype), loc)
+        if isinstance(converted, ir.Cast):
+            converted.explicit = True        # the user's own: narrowing=True leaves it alone
+        return converted
     return build
 
 

@@ -15,6 +15,8 @@ import contextlib
 import sys
 import threading
 
+import numpy as np
+
 from simt.compiler.options import CompileOptions
 from simt.errors import CudaError, IllegalAddressError, MisalignedAddressError, NotSupportedError
 from simt.ir import types as T
@@ -497,15 +499,16 @@ def refuse_in_host_function(what):
 
 
 def refuse_misaligned(kernel, params, args):
-    """Checked mode: an array of a vector type (float4, int2 ...) whose
-    data or strides are not aligned as CUDA aligns the type: each access of an element
-    is one vector access, which a GPU refuses at such an address (misaligned address).
-    A MisalignedAddressError naming the argument; the launch does not run."""
+    """Checked mode: an array of a vector type (float4, int2 ...) whose data or strides
+    are not aligned as CUDA aligns the type (each access of an element is one vector
+    access), or a device array of a scalar type whose data or strides are not a multiple
+    of its item's alignment (a view made at a byte offset: ``raw[1:5].view(np.int32)``):
+    a GPU refuses such an access (misaligned address). A MisalignedAddressError naming
+    the argument; the launch does not run."""
     for position, (t, value) in enumerate(zip(params, args)):
-        if not isinstance(t, T.Array) or not isinstance(t.element, T.Vector) or \
-                t.align is not None:
+        align = _alignment_needed(t, value)
+        if not align:
             continue
-        align = t.element.align
         address = value.ctypes.data if hasattr(value, "ctypes") else getattr(value, "ptr", 0)
         bad = [s for s in value.strides if s % align]
         if address % align or bad:
@@ -513,11 +516,27 @@ def refuse_misaligned(kernel, params, args):
             name = code.co_varnames[position] if position < code.co_argcount else "?"
             what = f"its data at {address:#x} is" if address % align else \
                 f"its strides {tuple(value.strides)} are"
+            vector = isinstance(t.element, T.Vector)
+            fix = f"simt.{t.element!r}.view of an aligned array" if vector else \
+                "a view that starts at a multiple of the item size"
             raise MisalignedAddressError(
                 f"kernel '{kernel.__name__}', argument '{name}': {what} not aligned to "
-                f"{align} bytes, as each {t.element!r} access needs (a misaligned vector "
-                f"access on a GPU). Copy the data to a fresh array (simt.to_device, or "
-                f"simt.{t.element!r}.view of an aligned array) first")
+                f"{align} bytes, as each {t.element!r} access needs (a misaligned "
+                f"{'vector ' if vector else ''}access on a GPU). Copy the data to a fresh "
+                f"array (simt.to_device, or {fix}) first")
+
+
+def _alignment_needed(t, value):
+    """The alignment each element access of argument ``value`` (of type ``t``) needs on a
+    GPU, or 0 when it is not checked: a vector type's CUDA alignment; a scalar's own for a
+    device array (a NumPy argument is copied to aligned device memory on a GPU)."""
+    if not isinstance(t, T.Array) or t.align is not None:
+        return 0
+    if isinstance(t.element, T.Vector):
+        return t.element.align
+    if isinstance(t.element, T.Scalar) and not isinstance(value, np.ndarray):
+        return t.dtype.alignment
+    return 0
 
 
 from .restrict import refuse_overlapping    # noqa: E402,F401  (checked mode's noalias test)

@@ -103,8 +103,10 @@ class CpuBackend(CpuMemory):
     @classmethod
     def default_options(cls):
         """boundscheck: check every array index (on by default: ``compile_options``);
-        checks: checked mode (checked.py, docs/finding-bugs.md), off by default."""
-        return {"boundscheck": cls.compile_options.boundscheck, "checks": False}
+        checks: checked mode (checked.py, docs/finding-bugs.md), off by default;
+        narrowing: report implicit integer conversions that change the value, off."""
+        return {"boundscheck": cls.compile_options.boundscheck, "checks": False,
+                "narrowing": False}
 
     def _team(self):
         """The native team of config.cpu_threads members (remade when that changes), or

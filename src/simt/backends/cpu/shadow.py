@@ -4,8 +4,11 @@ checker state (checked.py is the code half; docs/finding-bugs.md the user's view
 Each allocation a checked launch touches gets a shadow: one record (checked.RECORD_WORDS
 int32) per element, made at its first checked launch with the element size of the array
 passed then. An allocation made by ``device_array``/``empty`` starts unwritten; copies,
-``zeros`` and memsets from the host mark what they cover as written (a partial write to
-an allocation that has no shadow yet marks all of it). Shared memory has one record per
+``zeros`` and memsets from the host mark what they cover as written, byte for byte: an
+element counts as written once all of its bytes are (a memset of ``n`` bytes where ``n``
+elements were meant leaves the rest unwritten, as compute-sanitizer's initcheck sees it).
+Writes before the allocation's first checked launch are kept as byte ranges until its
+shadow is made. Shared memory has one record per
 byte, reused by every block: records are stamped with the launch's sync counter, so
 nothing needs clearing between blocks or launches.
 """
@@ -27,6 +30,7 @@ class Shadow:
         self.base, self.end, self.shift = base, base + nbytes, shift
         self.records = np.zeros(((nbytes >> shift) + 1, checked.RECORD_WORDS), np.int32)
         self.full = written
+        self.partial = {}        # record -> bit mask of its bytes the host wrote (not all)
         if written:
             self.records[:, checked.FLAGS] = checked.INIT_FLAG
 
@@ -43,8 +47,30 @@ class Shadow:
         return first, (min(stop, self.end) - self.base - 1 >> self.shift) + 1
 
     def mark_written(self, start, stop):
-        first, last = self.span(start, stop)
-        self.records[first:last, checked.FLAGS] |= checked.INIT_FLAG
+        """The host wrote the bytes [start, stop): the records all of whose bytes are now
+        written count as written (a record's bytes past the allocation's end need none)."""
+        start, stop = max(start, self.base) - self.base, min(stop, self.end) - self.base
+        if start >= stop:
+            return
+        size = 1 << self.shift
+        first = -(-start // size)
+        last = (self.end - self.base - 1) // size + 1 if stop == self.end - self.base \
+            else stop // size
+        if first < last:
+            self.records[first:last, checked.FLAGS] |= checked.INIT_FLAG
+        for record in {start // size, (stop - 1) // size}:
+            if not first <= record < last:
+                self._mark_bytes(record, start - record * size, stop - record * size, size)
+
+    def _mark_bytes(self, record, lo, hi, size):
+        """Bytes lo..hi (clipped to the record's) of ``record`` written by the host."""
+        lo, hi = max(lo, 0), min(hi, size, self.end - self.base - record * size)
+        mask = self.partial.get(record, 0) | ((1 << hi - lo) - 1) << lo
+        if mask == (1 << min(size, self.end - self.base - record * size)) - 1:
+            self.partial.pop(record, None)
+            self.records[record, checked.FLAGS] |= checked.INIT_FLAG
+        else:
+            self.partial[record] = mask
 
     def forget_accesses(self):
         """Keep only what was written (the stamps start over)."""
@@ -57,7 +83,9 @@ class ShadowMemory:
     """The CPU backend's shadows, and which allocations nothing has written yet."""
 
     def __init__(self):
-        self.unwritten = {}          # base -> end, of allocations no one wrote
+        # base -> [end, the byte ranges written so far], of allocations with no shadow yet
+        # that are not wholly written
+        self.unwritten = {}
         self.shadows = {}            # base -> Shadow
         self.gen = 1                 # the next launch's first stamp
         self.shared = np.zeros(0, np.int32)
@@ -71,7 +99,7 @@ class ShadowMemory:
         """A new allocation: uninitialized until something writes it."""
         with self.table_lock:
             self._forget_dead()
-            self.unwritten[base] = base + nbytes
+            self.unwritten[base] = [base + nbytes, []]
         weakref.finalize(owner, self.dead.append, base)
 
     def _forget_dead(self):
@@ -94,9 +122,13 @@ class ShadowMemory:
         lo, hi = min(start for start, _ in spans), max(stop for _, stop in spans)
         with self.table_lock:
             self._forget_dead()
-            for base, end in list(self.unwritten.items()):
-                if any(base < stop and start < end for start, stop in spans):
+            for base, (end, done) in list(self.unwritten.items()):
+                done = _merged(done + [(max(start, base), min(stop, end))
+                                       for start, stop in spans if base < stop and start < end])
+                if done == [(base, end)]:
                     del self.unwritten[base]
+                else:
+                    self.unwritten[base][1] = done
             shadows = [s for s in self.shadows.values() if s.base < hi and lo < s.end]
         if not shadows:
             return
@@ -112,9 +144,12 @@ class ShadowMemory:
             found = self.shadows.get(base)
             if found is None or found.end != base + nbytes:
                 shift = (itemsize & -itemsize).bit_length() - 1   # the largest power of 2 in it
-                found = Shadow(base, nbytes, shift, base not in self.unwritten)
+                pending = self.unwritten.pop(base, None)     # the shadow keeps it now
+                found = Shadow(base, nbytes, shift, pending is None)
+                for start, stop in pending[1] if pending is not None else ():
+                    found.mark_written(start, stop)
                 self.shadows[base] = found
-                if base not in self.unwritten:
+                if pending is None:     # allocated() registered the others already
                     weakref.finalize(owner, self.dead.append, base)
         return found
 
@@ -195,6 +230,17 @@ class ShadowMemory:
 
     def launch_done(self, st):
         self.gen = int(st[checked.GEN]) + 1
+
+
+def _merged(spans):
+    """The byte ranges ``spans`` as sorted, disjoint ranges."""
+    out = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _region(arg):

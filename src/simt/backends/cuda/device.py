@@ -79,8 +79,9 @@ class CudaBackend(Backend):
     @classmethod
     def default_options(cls):
         """boundscheck: check every array index (off by default, as CUDA has no checks:
-        ``compile_options``)."""
-        return {"boundscheck": cls.compile_options.boundscheck}
+        ``compile_options``); narrowing: report implicit integer conversions that change
+        the value (off)."""
+        return {"boundscheck": cls.compile_options.boundscheck, "narrowing": False}
 
     def make_current(self, force=False):
         """Make this device's context current on the calling host thread (cheap if it is).

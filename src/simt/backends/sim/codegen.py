@@ -89,9 +89,10 @@ class Generator:
     """The Python source of one kernel (after ir/inline.py inlined the device functions
     with barriers): ``generate()`` returns (Source, sites, [(name, MemoryDecl)])."""
 
-    def __init__(self, kernel, warp):
+    def __init__(self, kernel, warp, narrowing=False):
         self.kernel = kernel
         self.warp = warp         # the device's warp facts (ir/types.Warp)
+        self.narrowing = narrowing      # check implicit narrowing conversions (options)
         self.src = Source()
         self.sites = []          # Site per site number
         self.decls = {}          # id(MemoryDecl) -> (name, decl)
@@ -251,7 +252,9 @@ class Generator:
         self.emit(i, "continue", s.loc)
 
     def stmt_Return(self, s, i):
-        if s.value is None:
+        if s.value is None and self.fn.is_kernel and is_sync(self.fn):
+            self.emit(i, "return True", s.loc)     # returned: excused from later barriers
+        elif s.value is None:
             self.emit(i, "return", s.loc)
         else:
             self.emit(i, f"return {self.convert(s.value, self.fn.return_type)}", s.loc)
@@ -299,8 +302,8 @@ class Generator:
         method = getattr(self, "expr_" + type(e).__name__, None)
         if method is None:
             raise _cannot_run(e)
-        if self.hoisting or self.fn is not self.kernel or not _block_uniform(e) or \
-                isinstance(e, (ir.Const, ir.Intrinsic)):
+        if self.hoisting or self.fn is not self.kernel or \
+                not _block_uniform(e, self.narrowing) or isinstance(e, (ir.Const, ir.Intrinsic)):
             return method(e)
         self.hoisting = True         # the block computes it once, not each thread
         text = method(e)
@@ -329,6 +332,9 @@ class Generator:
         return py_name(self.fn.params[e.index][0])
 
     def expr_Cast(self, e):
+        if self.narrowing and _checked_cast(e):        # the check returns the new value
+            site = self.site(e.loc, f"{e.value.type.dtype.name}>{e.type.dtype.name}")
+            return f"_k_L.narrowed(_k_t, {site}, {self.expr(e.value)})"
         return cast(self.expr(e.value), e.value.type, e.type)
 
     def expr_BinOp(self, e):
@@ -406,9 +412,15 @@ class Generator:
         return lower_intrinsic(self, e)
 
 
-def _block_uniform(e):
+def _checked_cast(e):
+    """Whether narrowing=True checks the conversion ``e`` (an ir.Cast)."""
+    return not e.explicit and T.narrows(e.value.type, e.type)
+
+
+def _block_uniform(e, narrowing=False):
     """Whether ``e`` is the same for every thread of a block and cannot fail: sums and
-    products of constants and blockIdx, blockDim, gridDim."""
+    products of constants and blockIdx, blockDim, gridDim (with ``narrowing``, no
+    conversion that the narrowing check may fail)."""
     if isinstance(e, ir.Const):
         return True
     if isinstance(e, ir.Intrinsic):
@@ -416,9 +428,11 @@ def _block_uniform(e):
         return op.partition(".")[0] in ("blockIdx", "blockDim", "gridDim")
     if isinstance(e, ir.Cast):             # between integers: it cannot raise
         kinds = getattr(e.type, "kind", ""), getattr(e.value.type, "kind", "")
-        return kinds[0] in ("i", "u") and kinds[1] in ("i", "u", "b") and _block_uniform(e.value)
+        return kinds[0] in ("i", "u") and kinds[1] in ("i", "u", "b") and \
+            not (narrowing and _checked_cast(e)) and _block_uniform(e.value, narrowing)
     if isinstance(e, ir.BinOp):
-        return e.op in ("add", "sub", "mul") and _block_uniform(e.lhs) and _block_uniform(e.rhs)
+        return e.op in ("add", "sub", "mul") and _block_uniform(e.lhs, narrowing) and \
+            _block_uniform(e.rhs, narrowing)
     return False
 
 

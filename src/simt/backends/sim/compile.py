@@ -37,7 +37,7 @@ def compile_kernel(fn, options, warp):
     out = {}
 
     def generate(inlined):
-        generator = Generator(inlined, warp)
+        generator = Generator(inlined, warp, options.narrowing)
         src, sites, decls = generator.generate()
         out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files)
         return src.text()

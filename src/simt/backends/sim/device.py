@@ -90,8 +90,9 @@ class SimBackend(HostMemory):
     @classmethod
     def default_options(cls):
         """seed: the order of threads and blocks (0: in order; SIMT_SIM_SEED);
-        boundscheck: always on (False is refused when a kernel compiles)."""
-        return {"seed": config.sim_seed, "boundscheck": True}
+        boundscheck: always on (False is refused when a kernel compiles); narrowing:
+        report implicit integer conversions that change the value, off by default."""
+        return {"seed": config.sim_seed, "boundscheck": True, "narrowing": False}
 
     def unsupported(self, feature):
         """The error for a runtime feature the sim does not have (graphs, memory pools,

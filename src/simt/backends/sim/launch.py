@@ -228,6 +228,32 @@ class Launch:
     def divergence(self, th1, site1, th2, site2):
         raise Fault(self.report.divergence(th1, self.sites[site1], th2, self.sites[site2]))
 
+    def skipped_barrier(self, th, site, missing):
+        """th waits at barrier ``site``, which thread ``missing`` passed by: it ran to the
+        kernel's end without returning (the CPU device's checked mode reports it so too)."""
+        where = self.sites[site]
+        raise Fault(fault.checked_error(fault.BARRIER_DIVERGENCE, self.binary.name,
+                                        fault.Thread(th.bid, th.tid, where.file, where.line),
+                                        fault.Thread(missing.bid, missing.tid, None, 0)))
+
+    def narrowed(self, th, site, value):
+        """narrowing=True: ``value`` converted to a narrower integer type (the site's
+        label: 'int64>int32'); a NarrowingConversionError when that changes it."""
+        where = self.sites[site]
+        source, target = where.label.split(">")
+        bits, signed = np.dtype(target).itemsize * 8, target.startswith("i")
+        result = int(value) & (1 << bits) - 1
+        if signed and result >> bits - 1:
+            result -= 1 << bits
+        if result != value:
+            place = f"in kernel '{self.binary.name}'" + (
+                f" (device function '{where.function}')"
+                if where.function not in ("?", self.binary.name) else "")
+            raise Fault(fault.narrowing_error(
+                self.binary.name, place, fault.Thread(th.bid, th.tid, where.file, where.line),
+                int(value), source, result, target))
+        return result
+
     def own_lane(self, th, site, mask):
         """A warp function whose mask leaves out th's own lane (undefined in CUDA)."""
         where = self.sites[site]

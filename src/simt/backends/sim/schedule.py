@@ -197,16 +197,19 @@ def _run_sync(launch, block, body, threads, order):
     ths, gens = list(order), [body(th) for th in order]
     held = []                      # (thread, generator, what it yielded) still waiting
     done = set()
+    ran_off = []                   # threads that ended without a return: no barrier excuses them
     while True:
         ys = []
         for th, gen in zip(ths, gens):
             launch.cur = th
             try:
                 ys.append(gen.send(th.result))
-            except StopIteration:
+            except StopIteration as end:
                 ys.append(None)
                 done.add(th)
                 block.exited()
+                if not end.value:
+                    ran_off.append(th)
         if None in ys:
             alive = [th for th, y in zip(ths, ys) if y is not None]
             keep = [gen for gen, y in zip(gens, ys) if y is not None]
@@ -215,6 +218,8 @@ def _run_sync(launch, block, body, threads, order):
             alive, keep = ths, gens
         if not held and ys and (ys.count(ys[0]) == len(ys) and ys[0][0] == "bar" or
                                 _one_barrier(ys)):
+            if ran_off:
+                _skipped(launch, alive, ys, ran_off)
             _barrier(launch, block, alive, ys)     # the usual case: one barrier, all there
             ths, gens = alive, keep
             continue
@@ -228,13 +233,27 @@ def _run_sync(launch, block, body, threads, order):
         waits = {th: y for th, _, y in waiting}
         results = {}
         released = _release_mbarriers(waits, results) or _release_named(block, waits) or \
-            _release_warps(launch, threads, waits, results, done) or \
-            _release_barrier(launch, block, threads, waits, results, done)
+            _release_warps(launch, threads, waits, results, done)
+        if not released:
+            if ran_off:
+                _skipped(launch, list(waits), list(waits.values()), ran_off)
+            released = _release_barrier(launch, block, threads, waits, results, done)
         ths = [th for th, _, _ in waiting if th in released]
         gens = [gen for th, gen, _ in waiting if th in released]
         held = [w for w in waiting if w[0] not in released]
         for th in ths:
             th.result = results.get(th)
+
+
+def _skipped(launch, waiting, ys, ran_off):
+    """Threads wait at a block barrier that the threads of ``ran_off`` never reached: they
+    ended without a ``return`` (a thread that returned is excused, as on a GPU, where
+    an exited thread no longer counts). The first waiting thread and the first such
+    thread are reported, as checked mode on the CPU device reports them."""
+    for th, (kind, site, _) in zip(waiting, ys):
+        if kind in ("bar", "grid"):
+            launch.flush()
+            launch.skipped_barrier(th, site, min(ran_off, key=lambda t: t.tid[::-1]))
 
 
 def _one_barrier(ys):
