@@ -1,5 +1,8 @@
 """Cooperative groups (guide appendix C): thread blocks, tiles and their collectives,
 coalesced groups, cg.reduce, and grid sync under a cooperative launch."""
+import re
+import shutil
+import subprocess
 
 import math
 
@@ -486,6 +489,54 @@ def test_memcpy_async_tile(device, rng):
     tile_copy[1, 64](a, out, counts)
     np.testing.assert_array_equal(out, np.roll(a.reshape(2, 40), -7, axis=1).ravel())
     assert counts[0] == 13
+
+
+COPIED = 100
+
+
+@simt.kernel
+def two_copies_in_flight(a, out):                 # (group, dst, src, count), then wait_prior
+    block = cg.this_thread_block()
+    smem = simt.shared.array((2, 128), np.float32)
+    base = simt.blockIdx.x * 2 * COPIED
+    cg.memcpy_async(block, smem[0], a[base:], COPIED)
+    cg.memcpy_async(block, smem[1], a[base + COPIED:], COPIED)
+    cg.wait_prior(block, 1)                       # the first copy has landed
+    for j in range(block.thread_rank(), COPIED, block.size()):
+        out[base + j] = smem[0, COPIED - 1 - j] * 2
+    cg.wait(block)
+    for j in range(block.thread_rank(), COPIED, block.size()):
+        out[base + COPIED + j] = smem[1, j] + 1
+
+
+TWO_COPIES = "void(float32[::1], float32[::1])"
+
+
+def test_memcpy_async_count_form_and_wait_prior(device, rng):
+    a = random_array(rng, 3 * 2 * COPIED, np.float32)
+    out = poison(a.size, np.float32)
+    two_copies_in_flight[3, 64](a, out)
+    halves = a.reshape(3, 2, COPIED)
+    expected = np.concatenate([halves[:, 0, ::-1] * 2, halves[:, 1] + 1], axis=1).ravel()
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_memcpy_async_is_cp_async_on_the_gpu(tmp_path):
+    """Issue 35 item 7: 16-byte cp.async chunks (4-byte ones for the tail), one commit_group
+    per call, wait_prior(1) and wait as cp.async.wait_group 1 and 0; ptxas accepts it."""
+    with simt.use_device("cpu"):
+        ptx = str(two_copies_in_flight.inspect_ptx(TWO_COPIES))
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.ca.shared.global" in ptx
+    assert "cp.async.commit_group" in ptx
+    assert re.search(r"cp\.async\.wait_group\s+1;", ptx)
+    assert re.search(r"cp\.async\.wait_group\s+0;", ptx)
+    if shutil.which("ptxas") is None:
+        pytest.skip("needs CUDA's ptxas for the rest")
+    path = tmp_path / "copy.ptx"
+    path.write_text(ptx)
+    done = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 @simt.kernel

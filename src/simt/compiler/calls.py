@@ -74,12 +74,11 @@ def static_to_expr(fc, static, node):
     what = static.name or type(value).__name__
     if group_args.compile_time(value) and not getattr(value, "compile_time", False) or \
             hasattr(value, "_simt_device"):
-        fc.fail(loc, f"the device function '{what}' is used here as a run-time value: simt "
-                "passes device functions (and tuples of them) only where the function is "
-                "known at compile time", "call it, pass it to a device function, bind it to "
-                "a name (f = add) or index a tuple of them with a constant; to choose at run "
-                "time, call each function in its own branch (if p: r = add(x, y) else: "
-                "r = mul(x, y))")
+        fc.fail(loc, f"the device function '{what}' is used here as a number or an array: "
+                "device functions are values only where a function is expected",
+                "call it, pass it to a device function, bind it to a name (f = add), hold it "
+                "in a tuple, or choose between functions (f = add if p else mul); a device "
+                "function cannot be returned, stored in an array or mixed with numbers")
     fc.fail(loc, f"'{what}' ({type(value).__name__}) cannot be used as a value in a kernel",
             "kernels can use numbers, arrays, tuples and the names simt provides")
 

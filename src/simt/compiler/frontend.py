@@ -17,8 +17,8 @@ from . import unroll
 from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
-from . import calls, conditional, definite, foreach, group_args, records, recursion, \
-    wraparound
+from . import calls, conditional, definite, foreach, function_values, group_args, records, \
+    recursion, wraparound
 
 
 MAX_PASSES = 12
@@ -60,6 +60,7 @@ class FrontEnd:
         self.param_names, self.arg_types, self.group_bindings = group_args.parameters(
             self.all_params, list(arg_types), groups or {}, self.assigned)
         self.var_types = {}
+        self.function_sets = {}         # name -> the device functions it may hold
         self.var_lines = {}
         self.return_type = None
         self.device_cache = {}
@@ -271,8 +272,10 @@ class FrontEnd:
             self.binding_name = None
             if isinstance(value, ir.ArrayRef) and value.decl.space != "symbol":
                 return self.bind_static(target.id, value, node)
+            if function_values.is_function(value):          # chosen at run time or not
+                return function_values.bind(self, target.id, value, self.loc(node))
             if isinstance(value, Static) and group_args.compile_time(value.value):
-                # a cooperative group (lang/cg.py), a device function or a tuple of them
+                # a cooperative group (lang/cg.py) or a tuple of device functions
                 self.static_bindings[target.id] = value
                 return []
             return self.bind_name(target.id, self.expr(value, value_node), node)
@@ -645,10 +648,12 @@ class FrontEnd:
         if isinstance(test, Static):      # compile time: one side only, as stmt_If
             return self.any(node.body if test.value else node.orelse)
         cond = self.truth(self.expr(test, node.test), node)
-        then, then_pre = conditional.guarded(
-            self, lambda: self.expr(self.any(node.body), node.body))
-        orelse, else_pre = conditional.guarded(
-            self, lambda: self.expr(self.any(node.orelse), node.orelse))
+        then, then_pre = conditional.guarded(self, lambda: self.any(node.body))
+        orelse, else_pre = conditional.guarded(self, lambda: self.any(node.orelse))
+        if function_values.is_function(then) and function_values.is_function(orelse) and \
+                not (then_pre or else_pre):
+            return function_values.choose(self, cond, then, orelse, self.loc(node))
+        then, orelse = self.expr(then, node.body), self.expr(orelse, node.orelse)
         t = calls.common_type(self, then.type, orelse.type, node)
         return conditional.choose(self, t, cond, self.cast(then, t, node), then_pre,
                                   self.cast(orelse, t, node), else_pre, node)
@@ -667,6 +672,10 @@ class FrontEnd:
                 return Static(base.value[index.value])
             except Exception:
                 pass
+        if isinstance(base, Static) and isinstance(base.value, tuple) and base.value and \
+                all(function_values.candidates(v) is not None for v in base.value):
+            return function_values.pick(self, base.value, self.expr(index, node),
+                                        ast.unparse(node.value), self.loc(node))
         base = self.expr(base, node)
         if isinstance(index, Static) and isinstance(index.value, str):
             return records.by_name(self, base, index.value, node)

@@ -3,11 +3,14 @@
 
 A group is a compile-time value (lang/groups.py), so a device function is typed once per
 kind of group it is passed, as C++ instantiates a template per group type: the parameter
-is bound to the group in the callee and passes no value at run time. The one group with
-a run-time part, a coalesced group (its lane mask), passes that mask as a hidden uint32
-parameter ``$g.mask`` that the callee's group reads.
+is bound to the group in the callee and passes no value at run time. Groups with run-time
+parts name them in ``hidden_parts`` (a coalesced group its lane mask, a run-time tile its
+size and meta-group rank and size): each is passed as a hidden parameter ``$g.part`` that
+the callee's copy of the group reads.
 """
-from ..lang.groups import Coalesced
+import copy
+
+from ..ir import nodes as ir
 from ..lang.registry import Static
 
 
@@ -31,8 +34,9 @@ def split(fc, args, loc):
     for position, arg in enumerate(args):
         if isinstance(arg, Static):
             groups[position] = arg.value
-            if isinstance(arg.value, Coalesced):
-                values.append(arg.value.mask(fc, loc))
+            for part in getattr(arg.value, "hidden_parts", ()):
+                name = getattr(arg.value, part)
+                values.append(ir.Var(fc.var_types[name], loc, name))
         else:
             values.append(arg)
     return values, groups
@@ -46,7 +50,7 @@ def key(groups):
 def parameters(names, arg_types, groups, assigned):
     """(run-time parameter names, their types, {name: Static(group)}) of a function whose
     parameters ``names`` are passed ``groups`` at their positions; a coalesced group's
-    hidden mask parameter is added to ``assigned`` so that the callee reads it as a local."""
+    hidden parameters are added to ``assigned`` so that the callee reads them as locals."""
     if not groups:
         return names, arg_types, {}
     runtime, bindings = [], {}
@@ -54,11 +58,14 @@ def parameters(names, arg_types, groups, assigned):
         group = groups.get(position)
         if group is None:
             runtime.append(name)
-        elif isinstance(group, Coalesced):
-            hidden = f"${name}.mask"
-            runtime.append(hidden)
-            assigned.add(hidden)
-            bindings[name] = Static(Coalesced(hidden), name)
+        elif getattr(group, "hidden_parts", ()):
+            mine = copy.copy(group)
+            for part in group.hidden_parts:
+                hidden = f"${name}.{part}"
+                runtime.append(hidden)
+                assigned.add(hidden)
+                setattr(mine, part, hidden)
+            bindings[name] = Static(mine, name)
         else:
             bindings[name] = Static(group, name)
     return runtime, arg_types, bindings

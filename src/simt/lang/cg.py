@@ -9,7 +9,11 @@ CPU and the GPU share them. Ranks and sizes are int32 (API.md).
 from ..ir import nodes as ir
 from ..ir import types as T
 from .cg_copy import memcpy_async, wait, wait_prior
+from .cg_ops import (Operator, _combine, bit_and, bit_or, bit_xor, greater, less,  # noqa: F401
+                     operator_arg, plus)
+from .cg_scan import exclusive_scan, inclusive_scan, invoke_one
 from .cg_partition import binary_partition, labeled_partition
+from .cg_runtime_tile import RuntimeTile, partition as runtime_partition
 from .cg_tiles import BlockTile
 from .groups import (Coalesced, Grid, ThreadBlock, Tile, _bin, _const, _group_arg, _static)
 from .registry import Intrinsic, Static
@@ -34,7 +38,11 @@ def _tiled_partition(fc, args, kwargs, loc):
     if len(args) != 2 or kwargs:
         fc.fail(loc, "cg.tiled_partition(parent, n) takes a group and a tile size")
     parent = _group_arg(fc, args[0], "cg.tiled_partition", loc, (ThreadBlock, Tile, BlockTile))
+    if not isinstance(args[1], Static):                 # n computed at run time
+        return _static(runtime_partition(fc, parent, args[1], loc))
     n = fc.constant_int(args[1], "the tile size", loc)
+    if isinstance(parent, RuntimeTile):
+        return _static(runtime_partition(fc, parent, args[1], loc))
     limit = parent.n if isinstance(parent, (Tile, BlockTile)) else 1024
     size = fc.warp().size
     if n < 1 or n > limit or n & (n - 1):
@@ -49,41 +57,11 @@ def _sync(fc, args, kwargs, loc):
     return group._sync(fc, [], loc)
 
 
-class Operator:
-    """cg.plus, cg.less, ...: passed to cg.reduce as is (not called)."""
-
-    def __init__(self, name, binop, redux, doc):
-        self.name, self.binop, self.redux, self.__doc__ = name, binop, redux, doc
-
-    def __repr__(self):
-        return f"cg.{self.name}"
-
-
-plus = Operator("plus", "add", "add", "a + b")
-less = Operator("less", "min", "min", "the lesser of a and b")
-greater = Operator("greater", "max", "max", "the greater of a and b")
-bit_and = Operator("bit_and", "and", "and", "a & b")
-bit_or = Operator("bit_or", "or", "or", "a | b")
-bit_xor = Operator("bit_xor", "xor", "xor", "a ^ b")
-
-
-def _combine(fc, op, a, b, loc):
-    if isinstance(op, Operator):
-        if op.binop in ("and", "or", "xor") and a.type.kind not in "iub":
-            fc.fail(loc, f"cg.{op.name} needs integers, got {a.type}")
-        return fc.cast(fc.binop(op.binop, a, b, loc), a.type, loc)
-    return fc.cast(fc.call_device(op, [a, b], loc), a.type, loc)
-
-
 def _reduce(fc, args, kwargs, loc):
     if len(args) != 3 or kwargs:
         fc.fail(loc, "cg.reduce(group, value, op) takes a group, a value and an operator")
     group = _group_arg(fc, args[0], "cg.reduce", loc, (Tile, BlockTile, Coalesced))
-    op = args[2].value if isinstance(args[2], Static) else None
-    if not (isinstance(op, Operator) or hasattr(op, "_simt_device")):
-        fc.fail(loc, "the operator of cg.reduce must be cg.plus, cg.less, cg.greater, "
-                "cg.bit_and, cg.bit_or, cg.bit_xor or a @simt.device function of two values",
-                "pass it without calling it: cg.reduce(tile, v, cg.plus)")
+    op = operator_arg(fc, args[2], "cg.reduce", loc)
     if isinstance(group, BlockTile):          # each warp's total, then across the warps
         warp = _reduce_group(fc, Tile(group, fc.warp().size), args[1], op, loc)
         return group.across_warps(fc, warp, lambda a, b: _combine(fc, op, a, b, loc), loc)
@@ -102,12 +80,16 @@ def _reduce_group(fc, group, value, op, loc):
         return _reduce_coalesced(fc, group, v, op, loc)
     name = fc.temp("reduce")
     fc.hoist(*fc.bind_name(name, v, loc))
-    offset = group.n // 2
+    offset = (group.n or fc.warp().size) // 2
     while offset:
         current = ir.Var(v.type, loc, name)
         other = warp_op(fc, "shfl.bfly", [group.mask(fc, loc), current, _const(offset),
-                                          _const(group.n)], v.type, loc)
-        fc.hoist(*fc.bind_name(name, _combine(fc, op, current, other, loc), loc))
+                                          group.size_value(loc)], v.type, loc)
+        combined = _combine(fc, op, current, other, loc)
+        if group.n is None:            # a run-time tile: the steps inside it only
+            inside = ir.Compare(T.BOOL, loc, "lt", _const(offset), group.size_value(loc))
+            combined = ir.IfExp(v.type, loc, inside, combined, current)
+        fc.hoist(*fc.bind_name(name, combined, loc))
         offset //= 2
     return ir.Var(v.type, loc, name)
 
@@ -141,7 +123,8 @@ coalesced_threads = Intrinsic("cg.coalesced_threads", "cg.coalesced_threads(): t
                               python_name="cg.coalesced_threads", lowered_as=(ir.WarpOp,))
 tiled_partition = Intrinsic("cg.tiled_partition", "cg.tiled_partition(parent, n): tiles of n "
                             "consecutive threads (n = 1, 2, 4, 8, 16, 32 within a warp; 64 to "
-                            "1024 as whole warps: sync, ranks, any, all, shfl, cg.reduce).",
+                            "1024 as whole warps: sync, ranks, any, all, shfl, cg.reduce). n may "
+                            "be computed at run time (a power of 2 up to 32, checked).",
                             _tiled_partition,
                             python_name="cg.tiled_partition", lowered_as=())
 sync = Intrinsic("cg.sync", "cg.sync(group): group.sync().", _sync, statement=True,
@@ -152,4 +135,5 @@ reduce = Intrinsic("cg.reduce", "cg.reduce(group, value, op): op over the group'
 
 __all__ = ["this_thread_block", "this_grid", "this_cluster", "coalesced_threads", "tiled_partition", "sync",
            "reduce", "plus", "less", "greater", "bit_and", "bit_or", "bit_xor",
-           "labeled_partition", "binary_partition", "memcpy_async", "wait", "wait_prior"]
+           "labeled_partition", "binary_partition", "memcpy_async", "wait", "wait_prior",
+           "invoke_one", "inclusive_scan", "exclusive_scan"]

@@ -131,47 +131,47 @@ class Tile(Group):
     def signature(self):
         return ("Tile", self.n, self.parent.signature())
 
+    def size_value(self, loc):
+        """The tile's size as an int32 expression (a run-time tile's is a variable)."""
+        return _const(self.n, T.INT32, loc)
+
+    def low_bits(self, loc):
+        """n - 1: a lane's rank in its tile is ``lane & (n - 1)``."""
+        return _const(self.n - 1, T.INT32, loc)
+
+    def lane_bits(self, fc, loc):
+        """n one bits at the bottom of the warp's mask type."""
+        return _const((1 << self.n) - 1, fc.warp().mask, loc)
+
     def mask(self, fc, loc):
         """The lane mask (the warp's mask type) of this thread's tile."""
         warp = fc.warp()
         if self.n == warp.size:
             return _const(warp.full_mask, warp.mask, loc)
-        lane = ir.Cast(warp.mask, loc, laneid.node(T.INT32, loc, []))
-        first = _bin("and", lane, _const(~(self.n - 1) & warp.full_mask, warp.mask), loc,
-                     warp.mask)
-        return _bin("lshift", _const((1 << self.n) - 1, warp.mask), first, loc, warp.mask)
+        first = ir.Cast(warp.mask, loc, self.first_lane(fc, loc))
+        return _bin("lshift", self.lane_bits(fc, loc), first, loc, warp.mask)
 
     def first_lane(self, fc, loc):
         lane = laneid.node(T.INT32, loc, [])
-        return _bin("and", lane, _const(~(self.n - 1)), loc)
+        return _bin("and", lane, ir.UnaryOp(T.INT32, loc, "invert", self.low_bits(loc)), loc)
 
     def _sync(self, fc, args, loc):
         _no_args(fc, args, "tile.sync", loc)
         return ir.WarpOp(loc, None, "syncwarp", [self.mask(fc, loc)], T.VOID)
 
     def _thread_rank(self, fc, args, loc):
-        return _bin("and", laneid.node(T.INT32, loc, []), _const(self.n - 1), loc)
+        return _bin("and", laneid.node(T.INT32, loc, []), self.low_bits(loc), loc)
 
     def _size(self, fc, args, loc):
-        return _const(self.n, T.INT32, loc)
+        return self.size_value(loc)
 
     _num_threads = _size
 
     def _meta_group_rank(self, fc, args, loc):
-        if isinstance(self.parent, Tile):
-            inside = _bin("and", laneid.node(T.INT32, loc, []),
-                          _const(self.parent.n - 1), loc)
-            return _bin("floordiv", inside, _const(self.n), loc)
-        if not isinstance(self.parent, ThreadBlock):        # a tile of more than a warp
-            inside = _bin("and", flat_rank(fc, loc), _const(self.parent.n - 1), loc)
-            return _bin("floordiv", inside, _const(self.n), loc)
-        return _bin("floordiv", flat_rank(fc, loc), _const(self.n), loc)
+        return meta_group_rank(fc, self.parent, self.size_value(loc), loc)
 
     def _meta_group_size(self, fc, args, loc):
-        if not isinstance(self.parent, ThreadBlock):
-            return _const(self.parent.n // self.n, T.INT32, loc)
-        return _bin("floordiv", _bin("add", block_size(fc, loc), _const(self.n - 1), loc),
-                    _const(self.n), loc)
+        return meta_group_size(fc, self.parent, self.size_value(loc), loc)
 
     def _shuffle(self, kind, fc, args, loc):
         if len(args) != 2:
@@ -180,7 +180,7 @@ class Tile(Group):
         from .warp import int32_arg
         v = shuffle_value(fc, args[0], f"tile.{kind}", loc)
         op = {"shfl": "idx", "shfl_up": "up", "shfl_down": "down", "shfl_xor": "bfly"}[kind]
-        operands = [self.mask(fc, loc), v, int32_arg(fc, args[1], loc), _const(self.n)]
+        operands = [self.mask(fc, loc), v, int32_arg(fc, args[1], loc), self.size_value(loc)]
         return warp_op(fc, "shfl." + op, operands, v.type, loc)
 
     def _vote(self, kind, fc, args, loc):
@@ -216,6 +216,26 @@ class Tile(Group):
         return self.n
 
 
+def meta_group_rank(fc, parent, n, loc):
+    """The index of a tile of n (an int32 expression) among its parent's tiles."""
+    if isinstance(parent, Tile):
+        inside = _bin("and", laneid.node(T.INT32, loc, []), parent.low_bits(loc), loc)
+    elif isinstance(parent, ThreadBlock):
+        inside = flat_rank(fc, loc)
+    else:                                                   # a tile of more than a warp
+        inside = _bin("and", flat_rank(fc, loc), _const(parent.n - 1), loc)
+    return _bin("floordiv", inside, n, loc)
+
+
+def meta_group_size(fc, parent, n, loc):
+    """How many tiles of n (an int32 expression) the parent holds."""
+    if isinstance(parent, ThreadBlock):
+        return _bin("floordiv", _bin("add", block_size(fc, loc), _bin("sub", n, _const(1), loc),
+                                     loc), n, loc)
+    return _bin("floordiv", parent.size_value(loc) if isinstance(parent, Tile) else
+                _const(parent.n), n, loc)
+
+
 class Coalesced(Group):
     """cg.coalesced_threads(): the lanes of this warp that run this call together."""
 
@@ -223,6 +243,8 @@ class Coalesced(Group):
                "meta_group_size", "shfl", "shfl_up", "shfl_down", "any", "all", "ballot",
                "match_any", "match_all")
     by_kind = {"shfl": "_shuffle", "shfl_up": "_shuffle", "shfl_down": "_shuffle"}
+
+    hidden_parts = ("mask_var",)      # passed to device functions as a value: group_args.py
 
     def __init__(self, mask_var):
         self.mask_var = mask_var
