@@ -75,6 +75,7 @@ _home("lang.printf", "printf")
 _home("lang.heap", "malloc free trap")
 _home("runtime.limits", "set_limit get_limit")
 _home("lang.loops", "unroll")
+_home("lang.structs", "struct")
 _home("lang.vectors", "dot length normalize cross")
 _home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
 _home("lang.float8", "float8_e4m3 float8_e5m2")      # ml_dtypes', imported at first use

@@ -18,7 +18,8 @@ from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
 from . import calls, conditional, definite, foreach, group_args, records, recursion, \
-    wraparound
+    structs, wraparound
+from ..lang import structs as struct_classes
 
 
 MAX_PASSES = 12
@@ -45,8 +46,11 @@ class FrontEnd:
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
     def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
-                 frames=(), key=None, inline=None, wraparound=False):
+                 frames=(), key=None, inline=None, wraparound=False, returns_self=False):
         self.source = Source(pyfunc)
+        if returns_self:                # a struct method that changes self (structs.py)
+            structs.return_self(self.source.fndef)
+        self.returns_self = returns_self
         self.inline = inline            # a device function's @simt.device(inline=...)
         self.wraparound = wraparound    # numba's negative indices (cuda.jit): wraparound.py
         self.pyfunc, self.key = pyfunc, key
@@ -361,6 +365,8 @@ class FrontEnd:
 
     def store(self, array, index, value, node, label):
         loc = self.loc(node)
+        if structs.is_struct(array):
+            return structs.setitem(self, array, index, value, loc)
         if isinstance(array, ir.Field) and not records.in_memory(array):
             # r.v[k] = x: an element of an array field of a record held in a variable
             return records.assign_field(self, array.record, array.name, value, node,
@@ -526,6 +532,11 @@ class FrontEnd:
 
     def expr_Attribute(self, node):
         base = self.any(node.value)
+        if isinstance(base, Static) and isinstance(base.value, type) and \
+                struct_classes.info_of(base.value) is not None:
+            method = structs.static_attribute(self, base.value, node.attr, self.loc(node))
+            if method is not None:
+                return method
         if isinstance(base, Static):
             found, value = self.source.attribute(base.value, base.name, node.attr,
                                                  self.loc(node))
@@ -579,7 +590,8 @@ class FrontEnd:
             callee = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
                               groups=groups, warp=self.warp_facts, frames=self.frames, key=key,
                               inline=getattr(target, "inline", None),
-                              wraparound=self.wraparound)
+                              wraparound=self.wraparound,
+                              returns_self=getattr(target, "returns_self", False))
             function = callee.build()
             self.guesses += callee.guesses          # its type may rest on a guess too
             recursion.cache(self, callee, target.ir_cache, key, function)
