@@ -61,6 +61,7 @@ class FrontEnd:
         fndef = self.source.fndef
         self.all_params = [a.arg for a in fndef.args.args]
         self.assigned = _assigned_names(fndef)
+        self.params_to_copy = set()     # receivers of struct methods that change them
         self.param_names, self.arg_types, self.group_bindings = group_args.parameters(
             self.all_params, list(arg_types), groups or {}, self.assigned)
         self.var_types = {}
@@ -114,6 +115,7 @@ class FrontEnd:
                       f"arguments, got {given}")
 
     def _start_pass(self):
+        self.assigned |= self.params_to_copy
         self.changed = False
         self.unknown_reads = {}
         self.static_bindings = dict(self.group_bindings)

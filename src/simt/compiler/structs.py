@@ -266,12 +266,13 @@ def _call(fc, method, receiver, args, loc, result="value"):
 
 def _write_back(fc, place, new, loc):
     """The statements that give ``place`` (the receiver) the value ``new``."""
-    if isinstance(place, ir.Param):
-        name = fc.param_names[place.index]
-        if name not in fc.assigned:      # a parameter becomes a variable (next pass)
-            fc.assigned.add(name)
-            fc.changed = True
-        return fc.bind_name(name, new, loc)
+    root = _root(place)
+    if isinstance(root, ir.Param):
+        # a parameter (or a field of one) changes: from the next pass on it is a variable
+        # holding a copy, as for ``p.x = v`` (frontend's assigned names)
+        fc.params_to_copy.add(fc.param_names[root.index])
+        fc.changed = True
+        return []
     if isinstance(place, ir.Var):
         return fc.bind_name(place.name, new, loc)
     if isinstance(place, ir.Field):
@@ -287,6 +288,18 @@ def _write_back(fc, place, new, loc):
         return [fc.store(place.array, _index(place.indices, loc), new, loc,
                          place.label or "array")]
     return []           # a temporary (f().method()): its change is dropped, as in C++
+
+
+def _root(place):
+    """The variable, parameter or array element a receiver is part of."""
+    while True:
+        if isinstance(place, ir.Field):
+            place = place.record
+        elif isinstance(place, ir.Load) and isinstance(place.array, ir.Field) and \
+                not records.in_memory(place.array):
+            place = place.array.record
+        else:
+            return place
 
 
 def _simple(e):

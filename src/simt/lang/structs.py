@@ -98,6 +98,26 @@ def info_of(value):
     return getattr(value, "_simt_struct", None) if value is not None else None
 
 
+STEP = "struct:"       # runtime/cache.py: a dependency path's step into a struct method
+
+
+def method_step(function):
+    """``struct:<token>:<method>`` when ``function`` (typed IR) was built from a struct
+    method, else None: the disk cache's name for it."""
+    for cls in _CLASSES.values():
+        for method in cls._simt_struct.methods.values():
+            if any(function is f for f in method.ir_cache.values()):
+                return f"{STEP}{cls._simt_struct.token}:{method.name}"
+    return None
+
+
+def method_at(step):
+    """The Method a ``method_step`` names, if its class (that source) is defined here."""
+    token, _, name = step[len(STEP):].rpartition(":")
+    found = by_token(token)
+    return None if found is None else found.methods.get(name)
+
+
 def by_token(token):
     """The StructInfo of the struct class named by a Struct type's token, else None."""
     cls = _CLASSES.get(token)
