@@ -118,6 +118,7 @@ from .lang.printf import printf as printf
 from .lang.heap import (malloc as malloc, free as free, trap as trap)
 from .runtime.limits import (set_limit as set_limit, get_limit as get_limit)
 from .lang.loops import unroll as unroll
+from .lang.structs import struct as struct
 from .lang.vectors import (dot as dot, length as length, normalize as normalize, cross as cross)
 from .lang.half import (to_bfloat16 as to_bfloat16, from_bfloat16 as from_bfloat16)
 from .lang.inline_asm import asm as asm

@@ -19,6 +19,7 @@ import hashlib
 import inspect
 import textwrap
 import typing
+from typing import TypeVar
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ..errors import CompileError
 from ..ir import records
 from ..ir import types as T
 
+_C = TypeVar("_C")
 _CLASSES = {}           # token -> the struct class (compiler/structs.py, runtime/cache.py)
 _PYTHON = {int: np.int64, float: np.float64, bool: np.bool_, complex: np.complex128}
 _PLAIN_VALUES = (bool, int, float, complex, str, bytes, tuple, np.generic)
@@ -54,7 +56,8 @@ class StructInfo:
         self.constants = constants        # name -> ClassVar value
 
 
-def struct(cls):
+@typing.dataclass_transform()
+def struct(cls: "type[_C]") -> "type[_C]":
     """Decorator: make ``cls`` a struct usable in kernels (a C++ class in device code).
 
     Fields are the class's annotations (NumPy scalar types, Python int/float/bool/complex,
@@ -62,7 +65,8 @@ def struct(cls):
     default after ``=``); ``typing.ClassVar`` annotations are constants. Methods and
     operators (``__add__``, ``__mul__``, ``__rmul__``, ``__neg__``, ``__eq__``,
     ``__getitem__``, ``__setitem__`` ...) are compiled as device functions when a kernel
-    calls them. ``Vec.dtype`` is the struct's NumPy dtype."""
+    calls them. ``Vec.dtype`` is the struct's NumPy dtype. Type checkers see the class as
+    a dataclass (PEP 681): its constructor takes the fields' annotated types."""
     if not isinstance(cls, type):
         raise TypeError(f"@simt.struct decorates a class, not {cls!r}")
     where = _ClassSource(cls)
