@@ -122,7 +122,7 @@ def vec_ops(a, b, k, added, scaled, dots, lengths, mixed):
     if i < a.shape[0]:
         added[i] = a[i] + b[i]
         scaled[i] = a[i] * k
-        dots[i] = a[i].dot(b[i])
+        dots[i] = Vec3.dot(a[i], b[i])        # a method through the class
         lengths[i] = a[i].length()
         mixed[i] = -(k * (a[i] - b[i])) + Vec3.zero()
 
@@ -187,6 +187,12 @@ def by_value(s, out, copies):
         copies[i] = s
 
 
+@simt.kernel
+def scale_param(s, out):
+    s.scale(np.float32(2.0))        # the parameter, a copy, changes
+    out[0] = s
+
+
 def test_struct_passed_by_value(device, rng):
     n = 64
     host = Vec3(*rng.uniform(-1, 1, 3).astype(np.float32))
@@ -197,6 +203,9 @@ def test_struct_passed_by_value(device, rng):
         n2 = (ref * ref).sum()
         np.testing.assert_allclose(out, np.arange(n) * n2 + n2, rtol=1e-5)
         np.testing.assert_array_equal(columns(copies), np.tile(ref, (n, 1)).astype(np.float32))
+    out = poison(1, Vec3.dtype)
+    scale_param[1, 1](host, out)
+    np.testing.assert_array_equal(columns(out)[0], (2 * ref).astype(np.float32))
     assert (host.x, host.y, host.z) == tuple(np.float32(v) for v in ref)   # unchanged
 
 

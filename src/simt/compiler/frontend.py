@@ -536,7 +536,7 @@ class FrontEnd:
         base = self.any(node.value)
         if isinstance(base, Static) and isinstance(base.value, type) and \
                 struct_classes.info_of(base.value) is not None:
-            method = structs.static_attribute(self, base.value, node.attr, self.loc(node))
+            method = structs.class_attribute(base.value, node.attr)
             if method is not None:
                 return method
         if isinstance(base, Static):

@@ -98,12 +98,14 @@ def _zero(fc, t, loc):
 
 
 # ----------------------------------------------------------------- attributes
-class BoundMethod:
-    """``v.method`` read in a kernel: called as ``v.method(args)``."""
+class MethodCall:
+    """A struct method read in a kernel, called next: ``v.method`` (``receiver`` v) or
+    ``Vec.method`` (no receiver: a static method, or a method taking its receiver
+    first, ``Vec.dot(a, b)``)."""
 
     kernel_callable = True
 
-    def __init__(self, method, receiver):
+    def __init__(self, method, receiver=None):
         self.method, self.receiver = method, receiver
 
     def build(self, fc, args, kwargs, loc):
@@ -113,7 +115,12 @@ class BoundMethod:
         values = [fc.expr(a, loc) for a in args]
         if self.method.kind == "static":
             return fc.call_device(self.method, values, loc)
-        return _call(fc, self.method, self.receiver, values, loc)
+        if self.receiver is not None:
+            return _call(fc, self.method, self.receiver, values, loc)
+        if not values or not is_struct(values[0]):
+            fc.fail(loc, f"{self.method.__name__}() called through the class takes a "
+                    f"{self.method.owner.__name__} first", "call it on a value: v.method(...)")
+        return _call(fc, self.method, values[0], values[1:], loc)
 
 
 def attribute(fc, value, attr, node):
@@ -127,37 +134,18 @@ def attribute(fc, value, attr, node):
     if method is not None:
         if method.kind == "property":
             return _call(fc, method, value, [], fc.loc(node))
-        return Static(BoundMethod(method, value))
+        return Static(MethodCall(method, value))
     if attr in found.constants:
         return Static(found.constants[attr], f"{found.cls.__name__}.{attr}")
     fc.fail(node, f"struct {found.cls.__name__} has no field or method '{attr}'",
             _members_hint(found))
 
 
-def static_attribute(fc, cls, attr, loc):
-    """``Vec.attr`` on the class: a static method; an instance method called through the
-    class takes its receiver first (``Vec.dot(a, b)``)."""
-    found = lang.info_of(cls)
-    method = found.methods.get(attr)
-    if method is None:
-        return None
-    return Static(_Unbound(method))
-
-
-class _Unbound:
-    kernel_callable = True
-
-    def __init__(self, method):
-        self.method = method
-
-    def build(self, fc, args, kwargs, loc):
-        values = [fc.expr(a, loc) for a in args]
-        if self.method.kind == "static":
-            return fc.call_device(self.method, values, loc)
-        if not values or not is_struct(values[0]):
-            fc.fail(loc, f"{self.method.__name__}() called through the class takes a "
-                    f"{self.method.owner.__name__} first", "call it on a value: v.method(...)")
-        return _call(fc, self.method, values[0], values[1:], loc)
+def class_attribute(cls, attr):
+    """``Vec.attr`` on the class when it names a method (else None: a constant or
+    another attribute, read as Python reads it)."""
+    method = lang.info_of(cls).methods.get(attr)
+    return None if method is None else Static(MethodCall(method))
 
 
 def _members_hint(found):
