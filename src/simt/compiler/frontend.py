@@ -50,7 +50,6 @@ class FrontEnd:
         self.source = Source(pyfunc)
         if returns_self:                # a struct method that changes self (structs.py)
             structs.return_self(self.source.fndef)
-        self.returns_self = returns_self
         self.inline = inline            # a device function's @simt.device(inline=...)
         self.wraparound = wraparound    # numba's negative indices (cuda.jit): wraparound.py
         self.pyfunc, self.key = pyfunc, key
