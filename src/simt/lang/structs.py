@@ -28,7 +28,7 @@ from ..ir import records
 from ..ir import types as T
 
 _C = TypeVar("_C")
-_CLASSES = {}           # token -> the struct class (compiler/structs.py, runtime/cache.py)
+_CLASSES = {}           # token -> the struct class (by_token, method_at: typing, disk cache)
 _PYTHON = {int: np.int64, float: np.float64, bool: np.bool_, complex: np.complex128}
 _PLAIN_VALUES = (bool, int, float, complex, str, bytes, tuple, np.generic)
 
