@@ -16,8 +16,9 @@ from simt import errors  # noqa: E402
 
 # (title, the page's words before the entries, the modules whose names the section documents)
 SECTIONS = [
-    ("Kernels", "Compiling and launching kernels ([the kernel language](kernel-language.md)).",
-     ["runtime.kernel", "runtime.launch"]),
+    ("Kernels", "Compiling and launching kernels ([the kernel language](kernel-language.md), "
+     "[struct classes](structs.md)).",
+     ["runtime.kernel", "runtime.launch", "lang.structs"]),
     ("Devices", "Choosing a device and reading its properties and limits.",
      ["runtime.devices", "runtime.backend", "runtime.limits", "runtime.control",
       "runtime.peer"]),

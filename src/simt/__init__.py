@@ -79,6 +79,7 @@ _home("lang.devmem", "memcpy")
 _home("runtime.limits", "set_limit get_limit")
 _home("runtime.control", "set_cache_config get_cache_config reset_device")
 _home("lang.loops", "unroll")
+_home("lang.structs", "struct")
 _home("lang.vectors", "dot length normalize cross")
 _home("lang.half", "bfloat16 to_bfloat16 from_bfloat16")
 _home("lang.float8", "float8_e4m3 float8_e5m2")      # ml_dtypes', imported at first use

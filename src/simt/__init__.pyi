@@ -123,6 +123,7 @@ from .runtime.limits import (set_limit as set_limit, get_limit as get_limit)
 from .runtime.control import (set_cache_config as set_cache_config,
                               get_cache_config as get_cache_config, reset_device as reset_device)
 from .lang.loops import unroll as unroll
+from .lang.structs import struct as struct
 from .lang.vectors import (dot as dot, length as length, normalize as normalize, cross as cross)
 from .lang.half import (to_bfloat16 as to_bfloat16, from_bfloat16 as from_bfloat16)
 from .lang.inline_asm import asm as asm

@@ -14,7 +14,8 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import records, wraparound
+from . import records, structs, wraparound
+from ..lang import structs as struct_classes
 
 
 # ----------------------------------------------------------------- constants
@@ -198,6 +199,8 @@ def common_type(fc, a, b, node):
 
 # ----------------------------------------------------------------- operators
 def binop(fc, op, lhs, rhs, loc):
+    if structs.is_struct(lhs) or structs.is_struct(rhs):
+        return structs.binop(fc, op, lhs, rhs, loc)
     if vectors.is_vector(lhs) or vectors.is_vector(rhs):
         return vectors.binop(fc, op, lhs, rhs, loc)
     for side in (lhs, rhs):
@@ -222,6 +225,8 @@ def binop(fc, op, lhs, rhs, loc):
 
 
 def unary(fc, opname, value, loc):
+    if structs.is_struct(value) and opname != "Not":
+        return structs.unary(fc, opname, value, loc)
     if vectors.is_vector(value):
         return vectors.unary(fc, opname, value, loc)
     if not isinstance(value.type, T.Scalar):
@@ -243,6 +248,8 @@ def unary(fc, opname, value, loc):
 
 
 def compare(fc, op, lhs, rhs, loc):
+    if structs.is_struct(lhs) or structs.is_struct(rhs):
+        return structs.compare(fc, op, lhs, rhs, loc)
     if not (isinstance(lhs.type, T.Scalar) and isinstance(rhs.type, T.Scalar)):
         fc.fail(loc, f"cannot compare {lhs.type} with {rhs.type}")
     t = T.promote(lhs.type, rhs.type)
@@ -290,6 +297,8 @@ def subscript(fc, base, idx, loc, label):
         return tuple_get(fc, base, i, loc)
     if vectors.is_vector(base):
         return vectors.subscript(fc, base, idx, loc)
+    if structs.is_struct(base):
+        return structs.getitem(fc, base, idx, loc)
     if not isinstance(base.type, T.Array):
         fc.fail(loc, f"a {base.type} cannot be indexed")
     indices = index_list(fc, idx, loc)
@@ -340,6 +349,8 @@ def attribute(fc, value, attr, node):
         return wmma.num_elements_of(value, loc)
     if isinstance(t, wgmma.Accumulator) and attr == "store":
         return Static(wgmma.StoreMethod(value))
+    if isinstance(t, T.Struct):
+        return structs.attribute(fc, value, attr, node)
     if records.has_fields(t):
         return records.field(fc, value, attr, node)
     if isinstance(t, T.Array):
@@ -393,6 +404,8 @@ def call(fc, node, statement):
         if isinstance(result, ir.Stmt) and not statement:
             fc.fail(node, f"{callee.python_name}() is a statement", "call it on a line of its own")
         return result
+    if isinstance(callee, type) and struct_classes.info_of(callee) is not None:
+        return structs.construct(fc, callee, args, kwargs, loc)
     if records.is_namedtuple_class(callee):
         return records.make_namedtuple(fc, callee, args, kwargs, loc)
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)

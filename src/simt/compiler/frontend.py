@@ -18,7 +18,8 @@ from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
 from . import calls, conditional, definite, foreach, function_values, group_args, records, \
-    recursion, wraparound
+    recursion, structs, wraparound
+from ..lang import structs as struct_classes
 
 
 MAX_PASSES = 12
@@ -45,8 +46,10 @@ class FrontEnd:
     It is the ``Builder`` (lang/registry.py) that the typing rules of lang/ call."""
 
     def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
-                 frames=(), key=None, inline=None, wraparound=False):
+                 frames=(), key=None, inline=None, wraparound=False, returns_self=False):
         self.source = Source(pyfunc)
+        if returns_self:                # a struct method that changes self (structs.py)
+            structs.return_self(self.source.fndef)
         self.inline = inline            # a device function's @simt.device(inline=...)
         self.wraparound = wraparound    # numba's negative indices (cuda.jit): wraparound.py
         self.pyfunc, self.key = pyfunc, key
@@ -57,6 +60,7 @@ class FrontEnd:
         fndef = self.source.fndef
         self.all_params = [a.arg for a in fndef.args.args]
         self.assigned = _assigned_names(fndef)
+        self.params_to_copy = set()     # receivers of struct methods that change them
         self.param_names, self.arg_types, self.group_bindings = group_args.parameters(
             self.all_params, list(arg_types), groups or {}, self.assigned)
         self.var_types = {}
@@ -111,6 +115,7 @@ class FrontEnd:
                       f"arguments, got {given}")
 
     def _start_pass(self):
+        self.assigned |= self.params_to_copy
         self.changed = False
         self.unknown_reads = {}
         self.static_bindings = dict(self.group_bindings)
@@ -364,6 +369,8 @@ class FrontEnd:
 
     def store(self, array, index, value, node, label):
         loc = self.loc(node)
+        if structs.is_struct(array):
+            return structs.setitem(self, array, index, value, loc)
         if isinstance(array, ir.Field) and not records.in_memory(array):
             # r.v[k] = x: an element of an array field of a record held in a variable
             return records.assign_field(self, array.record, array.name, value, node,
@@ -529,6 +536,11 @@ class FrontEnd:
 
     def expr_Attribute(self, node):
         base = self.any(node.value)
+        if isinstance(base, Static) and isinstance(base.value, type) and \
+                struct_classes.info_of(base.value) is not None:
+            method = structs.class_attribute(base.value, node.attr)
+            if method is not None:
+                return method
         if isinstance(base, Static):
             found, value = self.source.attribute(base.value, base.name, node.attr,
                                                  self.loc(node))
@@ -582,7 +594,8 @@ class FrontEnd:
             callee = FrontEnd(pyfunc, arg_types, is_kernel=False, stack=self.stack,
                               groups=groups, warp=self.warp_facts, frames=self.frames, key=key,
                               inline=getattr(target, "inline", None),
-                              wraparound=self.wraparound)
+                              wraparound=self.wraparound,
+                              returns_self=getattr(target, "returns_self", False))
             function = callee.build()
             self.guesses += callee.guesses          # its type may rest on a guess too
             recursion.cache(self, callee, target.ir_cache, key, function)

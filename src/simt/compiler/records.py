@@ -194,6 +194,10 @@ def _space(e):
 
 
 def _field_dtype(fc, t, name, node):
+    if name not in t.dtype.names and isinstance(t, T.Struct):
+        fc.fail(node, f"struct {t.class_name} has no field '{name}'",
+                f"its fields: {', '.join(t.dtype.names)}; declare a field in the class body "
+                f"with its type: {name}: np.float32")
     if name not in t.dtype.names:
         fc.fail(node, f"the record has no field '{name}'", f"its fields: {', '.join(t.dtype.names)}")
     return t.dtype.fields[name][0]

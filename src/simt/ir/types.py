@@ -11,6 +11,9 @@ import numpy as np
 
 from .records import check as check_record, fields as record_fields, natural_alignment
 
+# the dtype metadata key that marks a @simt.struct class's dtype (lang/structs.py)
+STRUCT_METADATA = "simt.struct"
+
 _WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 
@@ -164,13 +167,28 @@ def _dtype_key(dtype):
         return "bfloat16"
     if float8_storage(dtype) is not None:
         return float8_storage(dtype).names[0]
-    return dtype.str if dtype.names is None else str(dtype)
+    if dtype.names is None:
+        return dtype.str
+    token = struct_token(dtype)
+    return str(dtype) if token is None else f"{dtype} struct {token}"
+
+
+def struct_token(dtype):
+    """The name of the ``@simt.struct`` class whose dtype this is (lang/structs.py marks
+    it in the dtype's metadata, which NumPy keeps on arrays, their elements and copies),
+    else None."""
+    metadata = dtype.metadata
+    return None if not metadata else metadata.get(STRUCT_METADATA)
 
 
 def element_type(dtype):
     """The type of one element of an array of ``dtype``: a Scalar, a Vector for the
-    struct of a vector type, else a Record for a structured dtype."""
+    struct of a vector type, a Struct for a ``@simt.struct`` class's dtype (checked
+    first: a struct of fields x, y, z has a float3's layout), else a Record for a
+    structured dtype."""
     dtype = np.dtype(dtype)
+    if dtype.names and struct_token(dtype) is not None:
+        return Struct(dtype)
     if dtype.names is None or is_bfloat16_dtype(dtype) or float8_storage(dtype) is not None:
         return Scalar(dtype)
     n = len(dtype.names)
@@ -264,6 +282,26 @@ class Record(Type):
     def __repr__(self):
         fields = ", ".join(f"{n}: {_dtype_text(d)} @{o}" for n, d, o in record_fields(self.dtype))
         return f"record{{{fields}}} ({self.dtype.itemsize} bytes)"
+
+
+class Struct(Record):
+    """A ``@simt.struct`` class's values: a record (its fields, layout and every record
+    rule) whose methods and operators are the class's (compiler/structs.py). ``token``
+    names the class and the hash of its source (lang/structs.py's registry)."""
+
+    def __init__(self, dtype):
+        super().__init__(dtype)
+        self.token = struct_token(self.dtype)
+
+    def key(self):
+        return super().key() + (self.token,)
+
+    @property
+    def class_name(self):
+        return self.token.partition("@")[0].rpartition(".")[2]
+
+    def __repr__(self):
+        return f"struct {self.class_name} ({self.dtype.itemsize} bytes)"
 
 
 def _dtype_text(dtype):

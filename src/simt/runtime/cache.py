@@ -27,6 +27,7 @@ from enum import Enum
 import numpy as np
 
 from ..compiler import source
+from ..lang import structs
 from ..config import config
 from ..errors import CompileError
 from ..version import __version__
@@ -57,6 +58,11 @@ def dependencies(fn):
                     if getattr(child, "pyfunc", None) is value.pyfunc and id(child) not in seen:
                         seen.add(id(child))
                         visit(child, path + (name,))
+        for callee in function.callees:     # struct methods: reached through types, not names
+            step = structs.method_step(callee) if id(callee) not in seen else None
+            if step is not None:
+                out.append((path, step, structs.method_at(step)))
+                visit(callee, path + (step,))
     visit(fn, ())
     return out
 
@@ -64,7 +70,16 @@ def dependencies(fn):
 def resolve(pyfunc, path, name):
     """(found, value) of ``name`` (a name or an attribute chain) as the function at
     ``path`` from ``pyfunc`` sees it: the value this process froze at its first read."""
+    if name.startswith(structs.STEP):
+        method = structs.method_at(name)
+        return method is not None, method
     for step in path:
+        if step.startswith(structs.STEP):     # a struct method: found by its class's token
+            method = structs.method_at(step)
+            if method is None:
+                return False, None
+            pyfunc = method.pyfunc
+            continue
         found, value = source.read(pyfunc, step)
         value = _fallback(value)
         if not found or not (hasattr(value, "_simt_device") or hasattr(value, "_simt_kernel")):
@@ -99,6 +114,8 @@ def value_key(value):
     if isinstance(value, np.ndarray):    # read by simt.const.array_like only: baked in
         return "ndarray:" + hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest() + \
             str(value.dtype) + str(value.shape)
+    if isinstance(value, type) and structs.info_of(value) is not None:
+        return "struct:" + structs.info_of(value).token     # its token hashes its source
     if isinstance(value, (type, pytypes.FunctionType, pytypes.BuiltinFunctionType)):
         return f"{type(value).__name__}:{value.__module__}.{value.__qualname__}"
     kind = type(value)

@@ -467,7 +467,8 @@ _PLAIN = (int, float, complex, bool, np.ndarray, np.generic, tuple)
 def adopt_foreign_arrays(args, device):
     """Arrays of other libraries (PyTorch, CuPy, JAX, numba: anything with
     ``__cuda_array_interface__`` or ``__dlpack__``) as DeviceArrays over the same memory:
-    no copy, and a kernel's writes land in the caller's tensor."""
+    no copy, and a kernel's writes land in the caller's tensor. A host instance of a
+    ``@simt.struct`` class becomes its record (np.void), passed by value."""
     adopted = tuple(_adopt(a, device) for a in args)
     return args if all(a is b for a, b in zip(adopted, args)) else adopted
 
@@ -475,6 +476,9 @@ def adopt_foreign_arrays(args, device):
 def _adopt(value, device):
     if isinstance(value, _PLAIN) or hasattr(value, "simt_type"):
         return value
+    record = getattr(value, "_simt_value", None)   # a host @simt.struct instance: by value
+    if record is not None and hasattr(type(value), "_simt_struct"):
+        return record
     key = _fast_key(value)
     if key is not None:                      # PyTorch, CuPy: no interface dict to build
         entry = _adopted.get(id(value))

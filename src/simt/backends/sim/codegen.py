@@ -32,9 +32,20 @@ def _cannot_run(node):
         place = getattr(node, "place", None)         # a StoreField's: a vector's component
         vector = place is not None and isinstance(place.type, T.Vector)
         what = "vector types (float3, int4 ...)" if vector else "records (NumPy structured dtypes)"
+        struct = _struct_of(node)
+        if struct is not None:
+            what = f"values of @simt.struct {struct.class_name} (records underneath)"
         return NotSupportedError(f"{what} are not built on the sim device yet: run the kernel "
                                  f"on the 'cpu' device, which has the same semantics ({node.loc})")
     return NotSupportedError(f"the sim device cannot run {type(node).__name__} ({node.loc})")
+
+
+def _struct_of(node):
+    """The Struct type a record node works on, else None."""
+    for part in (node, getattr(node, "record", None), getattr(node, "place", None)):
+        if isinstance(getattr(part, "type", None), T.Struct):
+            return part.type
+    return None
 
 
 class Site:
