@@ -105,11 +105,13 @@ def _read_only_index(em, array):
     return None
 
 
-def check_access(em, array, indices, address, access, label, loc, order="relaxed"):
+def check_access(em, array, indices, address, access, label, loc, order="relaxed",
+                 site=None):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
     a report ends the thread, its array and index written into the fault record. A read
     of a read-only parameter skips the call when the launch says it may (READ_ONLY).
-    ``order``: an atomic's memory order."""
+    ``order``: an atomic's memory order; ``site``: the Load or Store node (a read that
+    ir/intervals.py finds nothing can race with is checked but not recorded)."""
     if array.type.space == "local":
         _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
@@ -121,7 +123,11 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         bit = b.and_(_launch_word(em, READ_ONLY), i64(1 << param))
         skip = b.icmp_unsigned("!=", bit, i64(0))
     elif access in ("read", "write") and array.type.space != "generic":
-        skip = _fast_path(em, address, access, array.type.space != "global", loc)
+        keep = id(site) not in getattr(em, "unrecorded", ())
+        skip = _fast_path(em, address, access, array.type.space != "global", loc, keep)
+    elif access == "atomic" and order == "relaxed" and array.type.space != "generic":
+        fast = _FastAccess(em, address, array.type.space != "global", loc)
+        skip = fast.record(access, fast.condition(access))
     else:
         _call_checker(em, indices, address, access, label, loc, ORDER_BITS[order])
         return
@@ -259,15 +265,18 @@ def _launch_word(em, index):
     return words[index]
 
 
-def _fast_path(em, address, access, shared, loc):
+def _fast_path(em, address, access, shared, loc, keep=True):
     """simt.chk's fast path for a plain read or write, inline (most accesses take it).
     A read: the element was written (in shared memory: in this block), by this thread,
     before this launch or before the last barrier of this block; it is recorded in the
     first reader's slot when that one is ordered before it, else in the second. A write:
     the last write and both reads are so; it becomes the last write. Global memory finds
     the shadow through the table entry this site hit last. Returns i1: done (false:
-    call the checker)."""
+    call the checker). ``keep=False``: a read of shared memory that no write of its
+    interval can race with (ir/intervals.py) is checked but not recorded."""
     fast = _FastAccess(em, address, shared, loc)
+    if not keep and shared and access == "read":
+        return fast.condition(access)
     return fast.record(access, fast.condition(access))
 
 
@@ -314,6 +323,9 @@ class _FastAccess:
         return self.b.load(self.field_ptr(k), typ=I32)
 
     def now(self, index):
+        turn = getattr(self.em, "checked_turn", None)
+        if turn and index in turn:
+            return turn[index]
         return self.b.trunc(self.b.load(word(self.b, self.st, index), typ=I64), I32)
 
     def alone(self, who, when):
@@ -331,6 +343,8 @@ class _FastAccess:
         b, get = self.b, self.get
         w_gen = get(W_GEN)
         w_alone = self.alone(get(W_WHO), w_gen)
+        if access == "atomic":
+            return self._atomic_condition(w_gen, w_alone)
         if access == "read":
             written = b.icmp_unsigned("!=", b.and_(get(FLAGS), i32(INIT_FLAG)), i32(0))
             if self.shared:
@@ -343,6 +357,23 @@ class _FastAccess:
             fast = b.and_(fast, live)
         return fast
 
+    def _atomic_condition(self, w_gen, w_alone):
+        """A relaxed read-modify-write of a written element whose last write is an atomic
+        or another thread's plain write ordered before it, which released nothing, by a
+        thread with no fence before it (FENCED): no race, nothing acquired or released
+        (simt.chk's ``write`` with every condition false but the new gen)."""
+        b, get = self.b, self.get
+        flags = get(FLAGS)
+        bits = i32(INIT_FLAG | RELEASE_FLAG | FREED_FLAG)
+        plain_ok = b.and_(w_alone, b.icmp_unsigned("!=", get(W_WHO), self.me))
+        atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
+        fast = b.and_(b.icmp_unsigned("==", b.and_(flags, bits), i32(INIT_FLAG)),
+                      b.or_(atomic, plain_ok))
+        if self.shared:     # written in this block
+            fast = b.and_(fast, b.icmp_signed(">=", w_gen, self.now(BLOCK_START)))
+        fenced = b.load(word(b, self.st, FENCED), typ=I64)
+        return b.and_(fast, b.icmp_unsigned("==", fenced, i64(0)))
+
     def record(self, access, fast):
         """Record the access when ``fast``; returns i1: it was."""
         b, em, field_ptr = self.b, self.em, self.field_ptr
@@ -353,7 +384,13 @@ class _FastAccess:
         b.cbranch(fast, record, self.after)
         b.position_at_end(record)
         gen, at = self.now(GEN), i32(site(em, self.loc))
-        if access == "read":
+        if access == "atomic":      # a new point in the order; the reads stay on record
+            new_gen = b.add(b.load(word(b, self.st, GEN), typ=I64), i64(1))
+            b.store(new_gen, word(b, self.st, GEN))
+            for k, value in ((W_WHO, self.me), (W_GEN, b.trunc(new_gen, I32)), (W_SITE, at),
+                             (FLAGS, i32(INIT_FLAG | ATOMIC_FLAG))):
+                b.store(value, field_ptr(k))
+        elif access == "read":
             r1_alone = self.alone(self.get(R1_WHO), self.get(R1_GEN))
             for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, gen),
                                   (R1_SITE, R2_SITE, at)):
@@ -800,14 +837,25 @@ def settle(em):
 
 
 def thread_start(em, block_lin):
-    """At the top of each thread's turn in a thread loop: who is running."""
+    """At the top of each thread's turn in a thread loop: who is running (``thread_end``
+    closes the turn)."""
     b = em.builder
     who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
                 i32(1))
-    b.store(b.zext(who, I64), word(b, state(em), ME))
+    st = state(em)
+    b.store(b.zext(who, I64), word(b, st, ME))
+    # what stays the same for the thread's turn, loaded once (the shadow records the fast
+    # paths store to could alias the state words, so LLVM would load them per access)
+    em.checked_turn = {ME: who, **{k: b.trunc(b.load(word(b, st, k), typ=I64), I32)
+                                   for k in (BLOCK_LAST, BLOCK_START)}}
     _order_start(em)
     if em.plan is None:             # the thread's one turn: its local arrays start unwritten
         _forget_locals(em, i64(1))
+
+
+def thread_end(em):
+    """The end of the thread's turn: the words thread_start loaded are out of scope."""
+    em.checked_turn = None
 
 
 def _order_start(em):
