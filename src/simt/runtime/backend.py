@@ -513,11 +513,13 @@ def refuse_in_host_function(what):
                         "stream's synchronize, or signal a host thread from the function")
 
 
-def refuse_misaligned(kernel, params, args):
+def refuse_misaligned(kernel, params, args, data=True):
     """Checked mode: an array of a vector type (float4, int2 ...) whose
     data or strides are not aligned as CUDA aligns the type: each access of an element
     is one vector access, which a GPU refuses at such an address (misaligned address).
-    A MisalignedAddressError naming the argument; the launch does not run."""
+    A MisalignedAddressError naming the argument; the launch does not run.
+    ``data=False``: the strides only (the CPU device's checked mode reports an access
+    of misaligned data at its line)."""
     for position, (t, value) in enumerate(zip(params, args)):
         if not isinstance(t, T.Array) or not isinstance(t.element, T.Vector) or \
                 t.align is not None:
@@ -525,10 +527,10 @@ def refuse_misaligned(kernel, params, args):
         align = t.element.align
         address = value.ctypes.data if hasattr(value, "ctypes") else getattr(value, "ptr", 0)
         bad = [s for s in value.strides if s % align]
-        if address % align or bad:
+        if (data and address % align) or bad:
             code = kernel.pyfunc.__code__
             name = code.co_varnames[position] if position < code.co_argcount else "?"
-            what = f"its data at {address:#x} is" if address % align else \
+            what = f"its data at {address:#x} is" if data and address % align else \
                 f"its strides {tuple(value.strides)} are"
             raise MisalignedAddressError(
                 f"kernel '{kernel.__name__}', argument '{name}': {what} not aligned to "

@@ -112,6 +112,8 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     of a read-only parameter skips the call when the launch says it may (READ_ONLY).
     ``order``: an atomic's memory order; ``site``: the Load or Store node (a read that
     ir/intervals.py finds nothing can race with is checked but not recorded)."""
+    if isinstance(array.type.element, T.Vector) and array.type.align is None:
+        _check_alignment(em, indices, address, array.type.element.align, access, label, loc)
     if array.type.space == "local":
         _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
@@ -137,6 +139,25 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     _call_checker(em, indices, address, access, label, loc, 0)
     em.builder.branch(done)
     em.builder.position_at_end(done)
+
+
+def _check_alignment(em, indices, address, align, access, label, loc):
+    """A vector element (float4 ...) is one access of the whole vector, which a GPU
+    makes only at an address aligned as CUDA aligns the type: report one off it here,
+    at its line (the record's index and extent words: the address and the alignment)."""
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    off = b.icmp_unsigned("!=", b.and_(addr, i64(align - 1)), i64(0))
+    bad, fine = em.new_block("misaligned"), em.new_block("aligned")
+    b.cbranch(off, bad, fine)
+    b.position_at_end(bad)
+    st = _report_mine(em, fault.MISALIGNED, loc, KINDS[access])
+    err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
+    for field, value in (("index", addr), ("extent", i64(align))):
+        b.store(value, b.gep(err, [i64(fault.FIELDS.index(field))], source_etype=I64))
+    _record_element(em, indices, label)
+    em.abort()
+    b.position_at_end(fine)
 
 
 # ------------------------------------------------------------------ local arrays
