@@ -118,11 +118,13 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
         return                      # local arrays are the thread's own; constants read-only
+    if id(site) in getattr(em, "checked_seen", ()):
+        return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
     b = em.builder
     param = _read_only_index(em, array) if access == "read" else None
     if param is not None:
-        bit = b.and_(_launch_word(em, READ_ONLY), i64(1 << param))
+        bit = b.and_(launch_word(em, READ_ONLY), i64(1 << param))
         skip = b.icmp_unsigned("!=", bit, i64(0))
     elif access in ("read", "write") and array.type.space != "generic":
         keep = id(site) not in getattr(em, "unrecorded", ())
@@ -277,7 +279,7 @@ def _record_element(em, indices, label):
         b.store(index, b.gep(err, [i64(first + d)], source_etype=I64))
 
 
-def _launch_word(em, index):
+def launch_word(em, index):
     """A state word that stays the same for the whole launch, loaded once at entry."""
     words = em.__dict__.setdefault("checked_words", {})
     if index not in words:
@@ -311,19 +313,19 @@ class _FastAccess:
         self.after = None
         self.rec = self._shared_record(addr) if shared else self._global_record(addr)
         self.me, self.last = self.now(ME), self.now(BLOCK_LAST)
-        self.start = None if shared else self.b.trunc(_launch_word(em, BASE), I32)
+        self.start = None if shared else self.b.trunc(launch_word(em, BASE), I32)
 
     def _shared_record(self, addr):
         b, em = self.b, self.em
-        offset = b.sub(addr, _launch_word(em, SHARED_BASE))
-        return b.gep(b.inttoptr(_launch_word(em, SHARED_SHADOW), ptr()),
+        offset = b.sub(addr, launch_word(em, SHARED_BASE))
+        return b.gep(b.inttoptr(launch_word(em, SHARED_SHADOW), ptr()),
                      [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
 
     def _global_record(self, addr):
         """Through the table entry this site hit last; a miss leaves for the checker."""
         b, em = self.b, self.em
         cache = word(b, self.st, SITE_CACHE + (site(em, self.loc) & (SITE_SLOTS - 1)))
-        entry = b.gep(b.inttoptr(_launch_word(em, TABLE), ptr()),
+        entry = b.gep(b.inttoptr(launch_word(em, TABLE), ptr()),
                       [b.mul(b.load(cache, typ=I64), i64(4))], source_etype=I64)
         base, end, records, shift = (b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64)
                                      for k in range(4))

@@ -15,7 +15,7 @@ from ...compiler.codegen import FunctionEmitter, alias_scopes, inline_attribute
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, symbol_part, value_type)
-from . import checked, cluster, cooperative, guards, hoist, independent, stack, warp
+from . import checked, checkscan, cluster, cooperative, guards, hoist, independent, stack, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
@@ -281,6 +281,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         the block can check before it are hoisted out (hoist.py)."""
         if self.boundscheck and not self.checks:
             hoist.thread_loops(self, stmts, lambda: self.emit_stmts(stmts), guards, state)
+        elif self.checks:
+            checkscan.thread_loops(self, stmts, lambda: self.thread_loop(
+                lambda: self.emit_stmts(stmts), guards, state=state))
         else:
             self.thread_loop(lambda: self.emit_stmts(stmts), guards, state=state)
 
