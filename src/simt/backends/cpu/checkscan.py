@@ -19,7 +19,7 @@ from ...compiler.flat import counted_loop
 from ...compiler.lltypes import I8, I32, I64, i32, i64, ptr
 from ...ir import nodes as ir
 from ...ir.walk import walk
-from . import checked
+from . import checklayout
 
 _SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", None, "shadow_scan_done")
 
@@ -65,26 +65,26 @@ def _written_before_barrier(em, decl, ref):
     """i1: every element of ``decl`` was written in this block, before its last barrier
     (as the slow path sees it: the record of the element's first byte)."""
     b = em.builder
-    st = checked.state(em)
+    st = checklayout.state(em)
     count = 1
     for n in decl.shape:
         count *= int(n)
     data = b.ptrtoint(em.expr(ref).data, I64)
-    shadow = b.inttoptr(checked.launch_word(em, checked.SHARED_SHADOW), ptr())
-    first = b.sub(data, checked.launch_word(em, checked.SHARED_BASE))
-    start, last = (b.trunc(b.load(checked.word(b, st, k), typ=I64), I32)
-                   for k in (checked.BLOCK_START, checked.BLOCK_LAST))
+    shadow = b.inttoptr(checklayout.launch_word(em, checklayout.SHARED_SHADOW), ptr())
+    first = b.sub(data, checklayout.launch_word(em, checklayout.SHARED_BASE))
+    start, last = (b.trunc(b.load(checklayout.word(b, st, k), typ=I64), I32)
+                   for k in (checklayout.BLOCK_START, checklayout.BLOCK_LAST))
     span = b.sub(last, start)
     bad = em.alloca(I8, name=f"{decl.name}.unseen")
     b.store(ll.Constant(I8, 0), bad)
     with counted_loop(em, i64(count), "shadow_i", _SCAN_BLOCKS) as e:
         b = em.builder
         byte = b.add(first, b.mul(e, i64(decl.dtype.itemsize)))
-        rec = b.gep(shadow, [b.mul(byte, i64(checked.RECORD_WORDS))], source_etype=I32)
+        rec = b.gep(shadow, [b.mul(byte, i64(checklayout.RECORD_WORDS))], source_etype=I32)
         w_gen, flags = (b.load(b.gep(rec, [i64(k)], source_etype=I32), typ=I32)
-                        for k in (checked.W_GEN, checked.FLAGS))
+                        for k in (checklayout.W_GEN, checklayout.FLAGS))
         fresh = b.icmp_unsigned("<", b.sub(w_gen, start), span)   # start <= gen < last
-        written = b.icmp_unsigned("!=", b.and_(flags, i32(checked.INIT_FLAG)), i32(0))
+        written = b.icmp_unsigned("!=", b.and_(flags, i32(checklayout.INIT_FLAG)), i32(0))
         good = b.and_(fresh, written)
         b.store(b.or_(b.load(bad, typ=I8), b.zext(b.not_(good), I8)), bad)
     b = em.builder

@@ -23,7 +23,7 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
-from . import checked
+from . import checklayout
 from ...errors import NotSupportedError
 from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shadow, streams, team, \
     texmem
@@ -597,8 +597,8 @@ class CpuBackend(CpuMemory):
                 arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
             keep = self.shadow.begin(err, arrays, plan.grid, plan.block, plan.shared_size)
             state = err[fault.WORDS:]
-            shared = state[checked.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
-            state[checked.READ_ONLY] = self.shadow.read_only_mask(
+            shared = state[checklayout.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
+            state[checklayout.READ_ONLY] = self.shadow.read_only_mask(
                 arrays, binary.read_only if read_only else ())
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
