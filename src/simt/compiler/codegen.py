@@ -478,7 +478,7 @@ class FunctionEmitter:
                         source_etype=elem, inbounds=True)
         if access is not None and self.options.checks:
             self.target.check_access(self, array, indices, address, access, label, loc,
-                                     order)
+                                     order, site=site)
         return address
 
     def check_index(self, array, dim, index, label, loc):
