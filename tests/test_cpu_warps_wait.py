@@ -267,14 +267,61 @@ def test_a_2d_block_run_as_warps(device):
 
 
 @simt.kernel
-def _counted_in_a_branch(flags, polled, out):
+def _counted_in_a_branch(flags, polled, out, marks):
     """Fuzz seed 702327, reduced: shared atomics under a branch in a kernel whose spin loop
-    (an atomic.load in a while) makes the cpu device run its warps as fibers."""
+    (an atomic.load in a while) makes the cpu device run its warps as fibers. LLVM's loop
+    vectorizer took ``counts[tid % 4]`` for consecutive elements in a warp's lane loop (it
+    knew the loop started at a multiple of 32): updates were lost and ``after`` clobbered."""
+    tid = simt.threadIdx.x
+    counts = simt.shared.array(4, np.uint32)
+    after = simt.shared.array(64, np.uint32)
+    if tid < 4:
+        counts[tid] = np.uint32(0)
+    if tid < 64:
+        after[tid] = np.uint32(7)
+    simt.syncthreads()
+    if flags[tid] > 0:
+        simt.atomic.add(counts, tid % 4, np.uint32(1))
+    simt.syncthreads()
+    out[tid] = counts[tid % 4]
+    if tid < 64:
+        marks[tid] = after[tid]
+    w = 0
+    while w < 3:
+        w += 1
+        simt.atomic.load(polled, tid, order="seq_cst", scope="block")
+
+
+@simt.kernel
+def _added_in_a_branch(flags, polled, out, marks):
+    """The same with a plain read-modify-write of shared memory (lost the same). A data
+    race on a GPU (the sim device reports it); the cpu device runs a warp's lanes one after
+    another, so it counts each thread."""
     tid = simt.threadIdx.x
     counts = simt.shared.array(4, np.uint32)
     if tid < 4:
         counts[tid] = np.uint32(0)
     simt.syncthreads()
+    if flags[tid] > 0:
+        counts[tid % 4] += np.uint32(1)
+    simt.syncthreads()
+    out[tid] = counts[tid % 4]
+    w = 0
+    while w < 3:
+        w += 1
+        simt.atomic.load(polled, tid, order="seq_cst", scope="block")
+
+
+@simt.kernel
+def _counted_beside_a_global_store(flags, polled, out, marks):
+    """The same with a global store in the region (right on main: it kept LLVM from
+    vectorizing the lane loop)."""
+    tid = simt.threadIdx.x
+    counts = simt.shared.array(4, np.uint32)
+    if tid < 4:
+        counts[tid] = np.uint32(0)
+    simt.syncthreads()
+    marks[tid] = np.uint32(tid)
     if flags[tid] > 0:
         simt.atomic.add(counts, tid % 4, np.uint32(1))
     simt.syncthreads()
@@ -285,16 +332,59 @@ def _counted_in_a_branch(flags, polled, out):
         simt.atomic.load(polled, tid, order="seq_cst", scope="block")
 
 
-def test_shared_atomics_under_a_branch_in_a_fiber_kernel(device, rng, request):
-    if device.kind == "cpu":
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason=(
-            "open (issue 33): on the cpu device a kernel run as fibers loses shared atomics "
-            "made under a branch: 64 threads count 4 per element instead of 16 (fuzz seed "
-            "702327); its unoptimized and optimized LLVM IR read right, so the fault is "
-            "not found yet")))
-    n = 64
+@simt.kernel
+def _counted_without_a_branch(flags, polled, out, marks):
+    """The same without the branch: every thread counts."""
+    tid = simt.threadIdx.x
+    counts = simt.shared.array(4, np.uint32)
+    if tid < 4:
+        counts[tid] = np.uint32(0)
+    simt.syncthreads()
+    simt.atomic.add(counts, tid % 4, np.uint32(1))
+    simt.syncthreads()
+    out[tid] = counts[tid % 4]
+    w = 0
+    while w < 3:
+        w += 1
+        simt.atomic.load(polled, tid, order="seq_cst", scope="block")
+
+
+def _count_shared(kernel, n, rng):
+    """Launch ``kernel`` on one block of ``n`` threads; its counts and the flags."""
     flags = rng.integers(0, 3, size=n).astype(np.int32)
-    out = poison(n, np.uint32)
-    _counted_in_a_branch[1, n](flags, np.zeros(n, np.int32), out)
-    per = np.array([(flags[k::4] > 0).sum() for k in range(4)], np.uint32)
-    np.testing.assert_array_equal(out, per[np.arange(n) % 4])
+    out, marks = poison(n, np.uint32), poison(max(n, 64), np.uint32)
+    kernel[1, n](flags, np.zeros(n, np.int32), out, marks)
+    return out, marks, flags
+
+
+def _per_element(n, counted):
+    per = np.array([counted[k::4].sum() for k in range(4)], np.uint32)
+    return per[np.arange(n) % 4]
+
+
+@pytest.mark.parametrize("n", [32, 64, 80, 128])
+def test_shared_atomics_under_a_branch_in_a_fiber_kernel(device, rng, n):
+    out, marks, flags = _count_shared(_counted_in_a_branch, n, rng)
+    np.testing.assert_array_equal(out, _per_element(n, flags > 0))
+    np.testing.assert_array_equal(marks[:min(n, 64)], 7)      # nothing written past counts
+
+
+@pytest.mark.parametrize("n", [64, 128])
+def test_shared_read_modify_write_under_a_branch_in_a_fiber_kernel(device, rng, n):
+    if device.kind != "cpu":
+        pytest.skip("a data race everywhere but on the cpu device, whose lanes run in turn")
+    out, _, flags = _count_shared(_added_in_a_branch, n, rng)
+    np.testing.assert_array_equal(out, _per_element(n, flags > 0))
+
+
+@pytest.mark.parametrize("n", [64, 128])
+def test_shared_atomics_beside_a_global_store_in_a_fiber_kernel(device, rng, n):
+    out, marks, flags = _count_shared(_counted_beside_a_global_store, n, rng)
+    np.testing.assert_array_equal(out, _per_element(n, flags > 0))
+    np.testing.assert_array_equal(marks[:n], np.arange(n))
+
+
+@pytest.mark.parametrize("n", [64, 128])
+def test_shared_atomics_without_a_branch_in_a_fiber_kernel(device, rng, n):
+    out, _, _ = _count_shared(_counted_without_a_branch, n, rng)
+    np.testing.assert_array_equal(out, _per_element(n, np.ones(n, bool)))

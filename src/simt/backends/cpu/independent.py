@@ -119,7 +119,7 @@ def lanes(em, warp):
     """In the warp function's entry: this warp's first and end flat thread indices (i32),
     and the first lane's thread index (for barrier faults, raised outside thread loops)."""
     eb = em.entry_builder
-    first = eb.mul(warp, i64(WARP))
+    first = _opaque(eb, eb.mul(warp, i64(WARP)))
     end = eb.add(first, i64(WARP))
     end = eb.select(eb.icmp_unsigned("<", end, em.nthreads), end, em.nthreads)
     em.lane_span = (eb.trunc(first, I32), eb.trunc(end, I32))
@@ -128,6 +128,20 @@ def lanes(em, warp):
     rest = eb.udiv(flat, bx)
     em.first_lane = {"threadIdx.x": eb.urem(flat, bx), "threadIdx.y": eb.urem(rest, by),
                      "threadIdx.z": eb.udiv(rest, by)}
+
+
+def _opaque(b, value):
+    """``value`` (an i64), its bits hidden from LLVM's optimizer by an empty inline asm.
+
+    LLVM 22's loop vectorizer miscompiles a lane loop whose start it knows to be a multiple
+    of 32 (warp * 32): an index such as ``tid % 4`` of a block of known shape becomes a
+    narrow induction that wraps every 4 lanes, and the vectorizer drops the run-time check
+    that it does not, then treats ``shared[tid % 4]`` as consecutive elements: a read-
+    modify-write loses updates and writes past the array (issue 33, fuzz seed 702327).
+    With the start unknown, the check stays and such loops run lane by lane, as a GPU's
+    would; loops without such an index still vectorize."""
+    fnty = ll.FunctionType(I64, [I64])
+    return b.asm(fnty, "", "=r,0", [value], side_effect=False, name="first_lane")
 
 
 def lane_loop(em, body_fn, guards, check_exit, state):
