@@ -89,9 +89,10 @@ class Graph:
         control.check_kernel_handles(self, kernel, args)
         loaded, grid, block, shared_bytes = _prepare(kernel, self.device, grid, block,
                                                      shared_bytes, args)
+        from .launch import runtime_args      # (launch.py imports this module)
         self.keep.append(args)
         node = self._add("kernel", deps, self.impl.add_kernel, kernel, loaded, grid, block,
-                         shared_bytes, args)
+                         shared_bytes, runtime_args(args))
         node.kernel = kernel
         return node
 
@@ -277,7 +278,8 @@ class GraphExec:
         index = self.graph.nodes.index(node)
         grid, block, shared = self.impl.kernel_config(index)
         loaded = _prepare(node.kernel, self.device, grid, block, shared, args)[0]
-        self.impl.set_kernel_args(index, node.kernel, loaded, args)
+        from .launch import runtime_args
+        self.impl.set_kernel_args(index, node.kernel, loaded, runtime_args(args))
         self.keep.append(args)
 
     def __repr__(self):
