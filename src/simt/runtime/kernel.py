@@ -21,8 +21,8 @@ from .backend import deep_recursion
 from .devices import backend_class, get_device
 from . import control, nvtx, peer
 from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
-                     check_dimensions, dim3_tuple, exact_guard, launch_cluster, runtime_args,
-                     shared_size)
+                     check_dimensions, dim3_tuple, exact_guard, launch_cluster, shared_size)
+from .function_args import runtime_args
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")

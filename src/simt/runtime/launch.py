@@ -11,6 +11,7 @@ from ..ir import types as T
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from ..compiler import kernel_options
+from .function_args import is_function_arg, runtime_args
 from .streams import Stream, stream_handle
 from .control import check_dynamic_shared
 from ..lazy import lazy_module
@@ -240,19 +241,6 @@ def arg_type(value):
     elif isinstance(value, np.generic):
         _check_dtype(value.dtype, "a scalar")
     return T.typeof(value)
-
-
-def is_function_arg(value):
-    """Whether a launch's argument is a ``@simt.device`` function (no run-time value)."""
-    return getattr(type(value), "_simt_device", False) is True and hasattr(value, "ir_cache")
-
-
-def runtime_args(args):
-    """A launch's arguments less the device functions passed (the kernel's code holds
-    them: the back ends pass only the others)."""
-    if any(is_function_arg(a) for a in args):
-        return tuple(a for a in args if not is_function_arg(a))
-    return args
 
 
 def _check_aligned(array):
