@@ -219,10 +219,10 @@ def test_a_kernel_node_launches_a_device_graph(device, rng):
 
 
 def test_a_device_graph_launch_outside_a_graph_fails_naming_the_line(device, rng):
-    child = simt.Graph()
-    child.add_empty()
-    exe = child.instantiate(device_launch=True)
     x = simt.to_device(random_array(rng, N, np.float32))
+    child = simt.Graph()
+    child.add_kernel(scale, *CFG, (simt.to_device(poison(N, np.float32)), x, np.float32(2)))
+    exe = child.instantiate(device_launch=True)
     with pytest.raises(LaunchError, match=r"graph launch \(simt.graph_launch\).*"
                                           r"cudaErrorInvalidValue") as info:
         launch_graph[CFG](exe, x)
@@ -301,6 +301,10 @@ def test_device_launch_misuse_is_refused(device, rng):
     g.add_host(print)
     with pytest.raises(InvalidConfiguration, match="has a host node"):
         g.instantiate(device_launch=True)
+    only_empty = simt.Graph()
+    only_empty.add_empty()
+    with pytest.raises(InvalidConfiguration, match="has an empty node"):
+        only_empty.instantiate(device_launch=True)
     plain = simt.Graph()
     plain.add_empty()
     x = simt.to_device(random_array(rng, N, np.float32))

@@ -12,7 +12,8 @@ device. An assert's message is recorded as an id: ``MESSAGE_BASE + i`` in the
 import linecache
 
 from .errors import (BarrierDivergenceError, DeviceAssertError, IllegalAddressError,
-                     LaunchError, NarrowingConversionError, RaceConditionError,
+                     LaunchError, MisalignedAddressError, NarrowingConversionError,
+                     RaceConditionError,
                      UninitializedReadError)
 
 WORDS = 32
@@ -43,6 +44,8 @@ STACK_OVERFLOW = 14      # a recursive device function past the 'stack_size' lim
 OWN_LANE = 15            # a warp function whose mask leaves out the calling lane (index: mask, lane)
 NARROWING = 16           # narrowing=True: an implicit integer conversion changed the value
                          # (index: the value, extent: the result, dim: narrowing_types())
+MISALIGNED = 17          # checked mode: a vector access off its alignment (index: address,
+#                          extent: the alignment)
 
 # the label a refused device graph launch records (DEVICE_LAUNCH's array word names it)
 GRAPH_LABEL = "simt.graph_launch"
@@ -178,7 +181,8 @@ def _source_line(filename, line):
 
 
 CHECKED = (RACE, UNINITIALIZED, BARRIER_DIVERGENCE, WARP_MASK, USE_AFTER_FREE, UNASSIGNED,
-           OWN_LANE)
+           OWN_LANE, MISALIGNED)
+_ALONE = (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED, OWN_LANE, MISALIGNED)  # no other thread
 
 
 class Thread:
@@ -196,13 +200,15 @@ class Thread:
         return f"{_short(self.filename)}:{self.line}" if self.line else None
 
 
-def checked_error(code, kernel, first, second=None, array=None, index=None, accesses=(0, 0)):
+def checked_error(code, kernel, first, second=None, array=None, index=None, accesses=(0, 0),
+                  address=(0, 0)):
     """The LaunchError subclass of a checked-mode report, worded the same on every device
     (the CPU device's checked mode and the sim device).
 
     ``first`` is the thread that found the problem (a ``Thread``), ``second`` the other
     thread involved (None: none); ``index`` a tuple; ``accesses`` (mine, other) are READ,
-    WRITE or ATOMIC for a race. The first line reads ``<Kind> in kernel '<name>': ...``
+    WRITE or ATOMIC for a race; ``address``: (address, alignment) of a misaligned
+    access. The first line reads ``<Kind> in kernel '<name>': ...``
     naming both threads as ``block (x, y, z) thread (x, y, z)`` and lines as ``file.py:N``.
     """
     element = f"'{array}[{', '.join(str(i) for i in index)}]'" if index else f"'{array}'"
@@ -246,6 +252,15 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 f"not returned must reach the same simt.syncthreads(): move it out of the "
                 f"branch or loop whose condition differs between threads")
         cls = BarrierDivergenceError
+    elif code == MISALIGNED:
+        at, align = address
+        verb = _VERBS.get(accesses[0], ("accesses", "accessed"))[0]
+        text = (f"Misaligned address in kernel '{kernel}': {first} {verb} {element} at "
+                f"{first.at}, a {align}-byte vector at {at:#x}, which is not aligned to "
+                f"{align} bytes (a GPU refuses it){source}\n  give '{array}' data and "
+                f"strides on {align} bytes: copy it to a fresh array (simt.to_device, or "
+                f"the vector type's .view of an aligned array) first")
+        cls = MisalignedAddressError
     elif code == OWN_LANE:
         mask, lane = index
         text = (f"Barrier divergence in kernel '{kernel}': {first} calls a warp function "
@@ -276,7 +291,7 @@ def _decode_checked(code, record, binary, kernel_name, place, where, common):
     first = Thread(common["block"], common["thread"], common["filename"], common["line"])
     other_line, other_file = words[OTHER], words[OTHER + 1]
     second = None
-    if code not in (UNINITIALIZED, USE_AFTER_FREE, UNASSIGNED, OWN_LANE):
+    if code not in _ALONE:
         files = binary.files
         filename = files[other_file][1] if other_line and other_file < len(files) else None
         second = Thread(words[OTHER + 2:OTHER + 5], words[OTHER + 5:OTHER + 8], filename,
@@ -287,7 +302,7 @@ def _decode_checked(code, record, binary, kernel_name, place, where, common):
     label = binary.labels[words[2]] if words[2] < len(binary.labels) else "array"
     index = tuple(words[start:start + ndim]) if 0 < ndim <= 4 else None
     return checked_error(code, kernel_name, first, second, label, index,
-                         (accesses & 15, accesses >> 4))
+                         (accesses & 15, accesses >> 4), (words[4], words[5]))
 
 
 def _short(filename):

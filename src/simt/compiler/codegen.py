@@ -333,10 +333,10 @@ class FunctionEmitter:
     def check_narrowing(self, e, value, result):
         """narrowing=True: end the thread with a NARROWING fault unless ``result``, the
         implicit conversion ``e`` of ``value``, is the same number."""
-        b, source, target = self.builder, e.value.type, e.type
-        back = (b.sext if target.kind == "i" else b.zext)(result, value.type)
+        b, source, to = self.builder, e.value.type, e.type
+        back = (b.sext if to.kind == "i" else b.zext)(result, value.type)
         fits = b.icmp_unsigned("==", back, value)
-        if source.kind == "u" and target.kind == "i":     # a uint above the int's range
+        if source.kind == "u" and to.kind == "i":     # a uint above the int's range
             fits = b.and_(fits, b.icmp_signed(">=", result, ll.Constant(result.type, 0)))
         ok_bb, fail_bb = self.new_block("fits"), self.new_block("narrowed")
         b.cbranch(fits, ok_bb, fail_bb)
@@ -345,9 +345,9 @@ class FunctionEmitter:
         def wide(v, signed):
             return v if v.type.width == 64 else (b.sext if signed else b.zext)(v, I64)
         self.target.emit_error(self, fault.NARROWING, e.loc,
-                               dim=fault.narrowing_types(source.dtype.name, target.dtype.name),
+                               dim=fault.narrowing_types(source.dtype.name, to.dtype.name),
                                index=wide(value, source.kind == "i"),
-                               extent=wide(result, target.kind == "i"))
+                               extent=wide(result, to.kind == "i"))
         b.position_at_end(ok_bb)
 
     def expr_BinOp(self, e):
@@ -478,7 +478,7 @@ class FunctionEmitter:
                         source_etype=elem, inbounds=True)
         if access is not None and self.options.checks:
             self.target.check_access(self, array, indices, address, access, label, loc,
-                                     order)
+                                     order, site=site)
         return address
 
     def check_index(self, array, dim, index, label, loc):

@@ -163,9 +163,10 @@ class Target:
                                   failure.get(order, order))
         return em.builder.extract_value(pair, 0)
 
-    def check_access(self, em, array, indices, address, access, label, loc, order="relaxed"):
+    def check_access(self, em, array, indices, address, access, label, loc, order="relaxed",
+                     site=None):
         """Checked mode: check one access ("read", "write", "atomic" ...) of ``array``;
-        ``order``: an atomic's memory order."""
+        ``order``: an atomic's memory order; ``site``: the Load or Store node, if any."""
         raise self._missing("check_access")
 
     def emit_fence(self, em, scope):

@@ -102,3 +102,6 @@ def leaves(dtype, path=()):
             else:
                 out.append((step, base))
     return out
+
+
+STRUCT_STEP = "struct:"   # the disk cache's name for a step into a struct method (lang/structs)

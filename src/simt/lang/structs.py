@@ -102,7 +102,7 @@ def info_of(value):
     return getattr(value, "_simt_struct", None) if value is not None else None
 
 
-STEP = "struct:"       # runtime/cache.py: a dependency path's step into a struct method
+STEP = records.STRUCT_STEP   # runtime/cache.py: a dependency path's step into a struct method
 
 
 def method_step(function):

@@ -498,25 +498,28 @@ def refuse_in_host_function(what):
                         "stream's synchronize, or signal a host thread from the function")
 
 
-def refuse_misaligned(kernel, params, args):
+def refuse_misaligned(kernel, params, args, data=True):
     """Checked mode: an array of a vector type (float4, int2 ...) whose data or strides
     are not aligned as CUDA aligns the type (each access of an element is one vector
     access), or a device array of a scalar type whose data or strides are not a multiple
     of its item's alignment (a view made at a byte offset: ``raw[1:5].view(np.int32)``):
     a GPU refuses such an access (misaligned address). A MisalignedAddressError naming
-    the argument; the launch does not run."""
+    the argument; the launch does not run. ``data=False``: a vector array's strides only
+    (the CPU device's checked mode reports an access of misaligned vector data at its
+    line); scalar arrays are checked whole either way."""
     for position, (t, value) in enumerate(zip(params, args)):
         align = _alignment_needed(t, value)
         if not align:
             continue
         address = value.ctypes.data if hasattr(value, "ctypes") else getattr(value, "ptr", 0)
         bad = [s for s in value.strides if s % align]
-        if address % align or bad:
+        vector = isinstance(t.element, T.Vector)
+        misplaced = (data or not vector) and address % align
+        if misplaced or bad:
             code = kernel.pyfunc.__code__
             name = code.co_varnames[position] if position < code.co_argcount else "?"
-            what = f"its data at {address:#x} is" if address % align else \
+            what = f"its data at {address:#x} is" if misplaced else \
                 f"its strides {tuple(value.strides)} are"
-            vector = isinstance(t.element, T.Vector)
             fix = f"simt.{t.element!r}.view of an aligned array" if vector else \
                 "a view that starts at a multiple of the item size"
             raise MisalignedAddressError(

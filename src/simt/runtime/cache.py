@@ -27,7 +27,7 @@ from enum import Enum
 import numpy as np
 
 from ..compiler import source
-from ..lang import structs
+from ..ir.records import STRUCT_STEP
 from ..config import config
 from ..errors import CompileError
 from ..version import __version__
@@ -62,7 +62,8 @@ def dependencies(fn):
                     if getattr(child, "pyfunc", None) is value.pyfunc and id(child) not in seen:
                         seen.add(id(child))
                         visit(child, path + (name,))
-        for callee in function.callees:     # struct methods: reached through types, not names
+        for callee in callees:     # struct methods: reached through types, not names
+            from ..lang import structs      # (here: see _struct_method)
             step = structs.method_step(callee) if id(callee) not in seen else None
             if step is not None:
                 out.append((path, step, structs.method_at(step)))
@@ -88,15 +89,20 @@ def _lambdas(fn):
     return owned
 
 
+def _struct_method(step):
+    from ..lang import structs      # only for struct methods: a cached kernel's load needs
+    return structs.method_at(step)  # no kernel language
+
+
 def resolve(pyfunc, path, name):
     """(found, value) of ``name`` (a name or an attribute chain) as the function at
     ``path`` from ``pyfunc`` sees it: the value this process froze at its first read."""
-    if name.startswith(structs.STEP):
-        method = structs.method_at(name)
+    if name.startswith(STRUCT_STEP):
+        method = _struct_method(name)
         return method is not None, method
     for step in path:
-        if step.startswith(structs.STEP):     # a struct method: found by its class's token
-            method = structs.method_at(step)
+        if step.startswith(STRUCT_STEP):     # a struct method: found by its class's token
+            method = _struct_method(step)
             if method is None:
                 return False, None
             pyfunc = method.pyfunc
@@ -135,8 +141,9 @@ def value_key(value):
     if isinstance(value, np.ndarray):    # read by simt.const.array_like only: baked in
         return "ndarray:" + hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest() + \
             str(value.dtype) + str(value.shape)
-    if isinstance(value, type) and structs.info_of(value) is not None:
-        return "struct:" + structs.info_of(value).token     # its token hashes its source
+    info = getattr(value, "_simt_struct", None) if isinstance(value, type) else None
+    if info is not None:
+        return "struct:" + info.token     # its token hashes its source
     if isinstance(value, (type, pytypes.FunctionType, pytypes.BuiltinFunctionType)):
         return f"{type(value).__name__}:{value.__module__}.{value.__qualname__}"
     kind = type(value)

@@ -153,17 +153,20 @@ def has_memory_nodes(graph):
 
 
 # what a graph launched from kernels may hold (the driver's rule for device graphs)
-DEVICE_GRAPH_KINDS = ("kernel", "memcpy", "memset", "empty", "graph", "conditional")
+# no empty nodes: the H200's driver refused a device-launch graph of one (2026-12-02,
+# cuGraphInstantiate: CUDA_ERROR_INVALID_VALUE), so every device refuses them alike
+DEVICE_GRAPH_KINDS = ("kernel", "memcpy", "memset", "graph", "conditional")
 
 
 def check_device_graph(graph):
-    """instantiate(device_launch=True): kernel, copy, memset, empty, child and conditional
-    nodes only (no host, event or memory nodes), all on one device."""
+    """instantiate(device_launch=True): kernel, copy, memset, child and conditional nodes
+    only (no host, event, empty or memory nodes), all on one device."""
     for node in graph.nodes:
         if node.kind not in DEVICE_GRAPH_KINDS:
+            article = "an" if node.kind[0] in "aeiou" else "a"
             raise InvalidConfiguration(
-                f"instantiate(device_launch=True): the graph has a {node.kind} node; a graph "
-                "launched from kernels holds kernel, memcpy, memset, empty, child graph and "
-                "conditional nodes only")
+                f"instantiate(device_launch=True): the graph has {article} {node.kind} node; "
+                "a graph launched from kernels holds kernel, memcpy, memset, child graph and "
+                "conditional nodes only (the GPU driver refuses the others)")
         for body in node.bodies:
             check_device_graph(body)

@@ -29,53 +29,13 @@ from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
 from ...ir import nodes as ir
 from ...ir import types as T
 from ...ir.walk import fields, walk
-
-# the checker's state: int64 words after the fault record (shadow.py fills them)
-GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
-SHARED_SHADOW, SHARED_BASE, SHARED_SIZE, TABLE, TABLE_SIZE, PENDING, ACQUIRED = range(9, 16)
-READ_ONLY = 16                      # bit p: parameter p needs no checks in this launch
-WARP_LAST = 17
-SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry it last hit
-SITE_SLOTS = 64
-# the memory model (what atomics and fences order): the acquisitions of the block's threads
-# up to its last barrier and in the current run of its threads, and the running thread's
-# fence stamp, relaxed loads' acquisitions a fence would confirm, and its slot of the three
-BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR = range(SITE_CACHE + SITE_SLOTS,
-                                                                      SITE_CACHE + SITE_SLOTS + 5)
-STATE_WORDS = ORDER_PTR + 1
-ORDER_SLOT = "$chk.order"            # per thread: ACQUIRED, FENCED, PENDING_ACQ
-# a shadow record: int32 words
-W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
-RECORD_WORDS = 10
-ATOMIC_FLAG, INIT_FLAG, FREED_FLAG = 1, 2, 4     # FREED: device heap memory simt.free released
-RELEASE_FLAG = 8            # the last atomic write released what came before it (its W_GEN)
-LINE_BITS = 20              # a site is file id << LINE_BITS | line
-KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
-         "atomic_store": fault.ATOMIC_STORE, "atomic_load": fault.ATOMIC_LOAD}
-# an atomic's memory order as the checker's ``order`` bits
-RELEASES, ACQUIRES = 1, 2
-ORDER_BITS = {"relaxed": 0, "release": RELEASES, "acquire": ACQUIRES,
-              "acq_rel": RELEASES | ACQUIRES, "seq_cst": RELEASES | ACQUIRES}
-CHECKED_SPACES = ("global", "shared", "dynamic_shared", "generic")
-
-REPORT, NOTED = 1, 2        # what simt.chk returns besides 0 (fine)
-
-
-def site(em, loc):
-    return (em.target.file_id(em.function, loc) << LINE_BITS) | loc.line
-
-
-def state(em):
-    """i64* to the checker's state (right after the launch's fault record)."""
-    st = getattr(em, "checked_state", None)
-    if st is None:
-        st = em.checked_state = em.entry_builder.gep(em.err_ptr, [i64(fault.WORDS)],
-                                                    source_etype=I64)
-    return st
-
-
-def word(b, st, index):
-    return b.gep(st, [i64(index)], source_etype=I64)
+from .checker import call_checker
+from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
+                          CHECKED_SPACES, FENCED, GEN, KINDS, ME, ORDER_BITS, ORDER_PTR,
+                          ORDER_SLOT, PENDING, PENDING_ACQ, READ_ONLY, TURN_ACQUIRED,
+                          WARP_LAST, launch_word, raise_to, record_element, report_mine,
+                          reporter, site, state, word)
+from .fastpath import FastAccess, fast_path
 
 
 # ------------------------------------------------------------------ memory accesses
@@ -105,32 +65,61 @@ def _read_only_index(em, array):
     return None
 
 
-def check_access(em, array, indices, address, access, label, loc, order="relaxed"):
+def check_access(em, array, indices, address, access, label, loc, order="relaxed",
+                 site=None):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
     a report ends the thread, its array and index written into the fault record. A read
     of a read-only parameter skips the call when the launch says it may (READ_ONLY).
-    ``order``: an atomic's memory order."""
+    ``order``: an atomic's memory order; ``site``: the Load or Store node (a read that
+    ir/intervals.py finds nothing can race with is checked but not recorded)."""
+    if isinstance(array.type.element, T.Vector) and array.type.align is None:
+        _check_alignment(em, indices, address, array.type.element.align, access, label, loc)
     if array.type.space == "local":
         _local_access(em, indices, address, access, label, loc)
     if array.type.space not in CHECKED_SPACES:
         return                      # local arrays are the thread's own; constants read-only
+    if id(site) in getattr(em, "checked_seen", ()):
+        return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
     b = em.builder
     param = _read_only_index(em, array) if access == "read" else None
     if param is not None:
-        bit = b.and_(_launch_word(em, READ_ONLY), i64(1 << param))
+        bit = b.and_(launch_word(em, READ_ONLY), i64(1 << param))
         skip = b.icmp_unsigned("!=", bit, i64(0))
     elif access in ("read", "write") and array.type.space != "generic":
-        skip = _fast_path(em, address, access, array.type.space != "global", loc)
+        keep = id(site) not in getattr(em, "unrecorded", ())
+        skip = fast_path(em, address, access, array.type.space != "global", loc, keep)
+    elif access == "atomic" and order == "relaxed" and array.type.space != "generic":
+        fast = FastAccess(em, address, array.type.space != "global", loc)
+        skip = fast.record(access, fast.condition(access))
     else:
-        _call_checker(em, indices, address, access, label, loc, ORDER_BITS[order])
+        call_checker(em, indices, address, access, label, loc, ORDER_BITS[order])
         return
     done, check = em.new_block("checked"), em.new_block("check")
     b.cbranch(skip, done, check)
     b.position_at_end(check)
-    _call_checker(em, indices, address, access, label, loc, 0)
+    call_checker(em, indices, address, access, label, loc, 0)
     em.builder.branch(done)
     em.builder.position_at_end(done)
+
+
+def _check_alignment(em, indices, address, align, access, label, loc):
+    """A vector element (float4 ...) is one access of the whole vector, which a GPU
+    makes only at an address aligned as CUDA aligns the type: report one off it here,
+    at its line (the record's index and extent words: the address and the alignment)."""
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    off = b.icmp_unsigned("!=", b.and_(addr, i64(align - 1)), i64(0))
+    bad, fine = em.new_block("misaligned"), em.new_block("aligned")
+    b.cbranch(off, bad, fine)
+    b.position_at_end(bad)
+    st = report_mine(em, fault.MISALIGNED, loc, KINDS[access])
+    err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
+    for field, value in (("index", addr), ("extent", i64(align))):
+        b.store(value, b.gep(err, [i64(fault.FIELDS.index(field))], source_etype=I64))
+    record_element(em, indices, label)
+    em.abort()
+    b.position_at_end(fine)
 
 
 # ------------------------------------------------------------------ local arrays
@@ -205,8 +194,8 @@ def _local_access(em, indices, address, access, label, loc):
         stop, go = em.new_block("local_uninitialized"), em.new_block("local_written")
         b.cbranch(unwritten, stop, go)
         b.position_at_end(stop)
-        _report_mine(em, fault.UNINITIALIZED, loc, fault.READ)
-        _record_element(em, indices, label)
+        report_mine(em, fault.UNINITIALIZED, loc, fault.READ)
+        record_element(em, indices, label)
         em.abort()
         b.position_at_end(go)
     if access != "read":
@@ -222,543 +211,10 @@ def unassigned_read(em, assigned, name, loc):
     stop, go = em.new_block("unassigned"), em.new_block("assigned")
     b.cbranch(assigned, go, stop)
     b.position_at_end(stop)
-    _report_mine(em, fault.UNASSIGNED, loc, fault.READ)
-    _record_element(em, [], name)
+    report_mine(em, fault.UNASSIGNED, loc, fault.READ)
+    record_element(em, [], name)
     em.abort()
     b.position_at_end(go)
-
-
-def _report_mine(em, code, loc, access=0):
-    """Report ``code`` at ``loc`` for the calling thread (its id from the state word);
-    returns the state pointer. The caller records the details and ends the thread."""
-    b = em.builder
-    st = state(em)
-    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
-    b.call(_reporter(em.module), [st, i32(code), me, i32(site(em, loc)), i32(0), i32(0),
-                                  i32(access)])
-    return st
-
-
-def _record_element(em, indices, label):
-    """The array and index of a report, into the fault record."""
-    b = em.builder
-    err = em.err_ptr
-    b.store(i64(em.target.label_id(label)), b.gep(err, [i64(2)], source_etype=I64))
-    b.store(i64(len(indices)), b.gep(err, [i64(fault.FIELDS.index("ndim"))], source_etype=I64))
-    first = fault.FIELDS.index("index.0")
-    for d, index in enumerate(indices[:4]):
-        b.store(index, b.gep(err, [i64(first + d)], source_etype=I64))
-
-
-def _launch_word(em, index):
-    """A state word that stays the same for the whole launch, loaded once at entry."""
-    words = em.__dict__.setdefault("checked_words", {})
-    if index not in words:
-        eb = em.entry_builder
-        words[index] = eb.load(word(eb, state(em), index), typ=I64)
-    return words[index]
-
-
-def _fast_path(em, address, access, shared, loc):
-    """simt.chk's fast path for a plain read or write, inline (most accesses take it).
-    A read: the element was written (in shared memory: in this block), by this thread,
-    before this launch or before the last barrier of this block; it is recorded in the
-    first reader's slot when that one is ordered before it, else in the second. A write:
-    the last write and both reads are so; it becomes the last write. Global memory finds
-    the shadow through the table entry this site hit last. Returns i1: done (false:
-    call the checker)."""
-    fast = _FastAccess(em, address, shared, loc)
-    return fast.record(access, fast.condition(access))
-
-
-class _FastAccess:
-    """One inline fast path: the element's shadow record, and who and when this is."""
-
-    def __init__(self, em, address, shared, loc):
-        self.em, self.b, self.st, self.shared, self.loc = em, em.builder, state(em), shared, loc
-        self.slow = []              # the blocks that leave for the checker
-        addr = self.b.ptrtoint(address, I64)
-        self.after = None
-        self.rec = self._shared_record(addr) if shared else self._global_record(addr)
-        self.me, self.last = self.now(ME), self.now(BLOCK_LAST)
-        self.start = None if shared else self.b.trunc(_launch_word(em, BASE), I32)
-
-    def _shared_record(self, addr):
-        b, em = self.b, self.em
-        offset = b.sub(addr, _launch_word(em, SHARED_BASE))
-        return b.gep(b.inttoptr(_launch_word(em, SHARED_SHADOW), ptr()),
-                     [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
-
-    def _global_record(self, addr):
-        """Through the table entry this site hit last; a miss leaves for the checker."""
-        b, em = self.b, self.em
-        cache = word(b, self.st, SITE_CACHE + (site(em, self.loc) & (SITE_SLOTS - 1)))
-        entry = b.gep(b.inttoptr(_launch_word(em, TABLE), ptr()),
-                      [b.mul(b.load(cache, typ=I64), i64(4))], source_etype=I64)
-        base, end, records, shift = (b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64)
-                                     for k in range(4))
-        inside = b.and_(b.icmp_unsigned(">=", addr, base), b.icmp_unsigned("<", addr, end))
-        found = em.new_block("shadow_found")
-        self.slow.append(b.block)
-        self.after = em.new_block("access_checked")
-        b.cbranch(inside, found, self.after)
-        b.position_at_end(found)
-        index = b.lshr(b.sub(addr, base), shift)
-        return b.gep(b.inttoptr(records, ptr()), [b.mul(index, i64(RECORD_WORDS))],
-                     source_etype=I32)
-
-    def field_ptr(self, k):
-        return self.b.gep(self.rec, [i64(k)], source_etype=I32)
-
-    def get(self, k):
-        return self.b.load(self.field_ptr(k), typ=I32)
-
-    def now(self, index):
-        return self.b.trunc(self.b.load(word(self.b, self.st, index), typ=I64), I32)
-
-    def alone(self, who, when):
-        b, me = self.b, self.me
-        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, me))
-        barrier = b.icmp_signed("<", when, self.last)
-        if self.start is not None:   # shared records stamped since the block began are its own
-            same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)),
-                                         b.lshr(b.sub(me, i32(1)), i32(10)))
-            barrier = b.or_(b.and_(same_block, barrier), b.icmp_signed("<", when, self.start))
-        return b.or_(mine, barrier)
-
-    def condition(self, access):
-        """i1: this access may take the fast path."""
-        b, get = self.b, self.get
-        w_gen = get(W_GEN)
-        w_alone = self.alone(get(W_WHO), w_gen)
-        if access == "read":
-            written = b.icmp_unsigned("!=", b.and_(get(FLAGS), i32(INIT_FLAG)), i32(0))
-            if self.shared:
-                written = b.and_(written, b.icmp_signed(">=", w_gen, self.now(BLOCK_START)))
-            return b.and_(w_alone, written)
-        fast = b.and_(w_alone, b.and_(self.alone(get(R1_WHO), get(R1_GEN)),
-                                      self.alone(get(R2_WHO), get(R2_GEN))))
-        if not self.shared:     # a write to freed heap memory: the checker reports it
-            live = b.icmp_unsigned("==", b.and_(get(FLAGS), i32(FREED_FLAG)), i32(0))
-            fast = b.and_(fast, live)
-        return fast
-
-    def record(self, access, fast):
-        """Record the access when ``fast``; returns i1: it was."""
-        b, em, field_ptr = self.b, self.em, self.field_ptr
-        record = em.new_block("fast_access")
-        if self.shared:
-            self.after = em.new_block("access_checked")
-        self.slow.append(b.block)
-        b.cbranch(fast, record, self.after)
-        b.position_at_end(record)
-        gen, at = self.now(GEN), i32(site(em, self.loc))
-        if access == "read":
-            r1_alone = self.alone(self.get(R1_WHO), self.get(R1_GEN))
-            for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, gen),
-                                  (R1_SITE, R2_SITE, at)):
-                b.store(value, b.select(r1_alone, field_ptr(k1), field_ptr(k2)))
-        else:
-            for k, value in ((W_WHO, self.me), (W_GEN, gen), (W_SITE, at),
-                             (FLAGS, i32(INIT_FLAG)), (R1_WHO, i32(0)), (R2_WHO, i32(0))):
-                b.store(value, field_ptr(k))
-        b.branch(self.after)
-        b.position_at_end(self.after)
-        done = b.phi(I1)
-        for block in self.slow:
-            done.add_incoming(ll.Constant(I1, 0), block)
-        done.add_incoming(ll.Constant(I1, 1), record)
-        return done
-
-
-def _call_checker(em, indices, address, access, label, loc, order):
-    b = em.builder
-    result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
-                                          i32(KINDS[access]), i32(site(em, loc)), i32(order)])
-    ok, failed = em.new_block("access_ok"), em.new_block("access_reported")
-    b.cbranch(b.icmp_unsigned("==", result, i32(0)), ok, failed)
-    b.position_at_end(failed)
-    _record_element(em, indices, label)
-    stop = em.new_block("access_stop")
-    b.cbranch(b.icmp_unsigned("==", result, i32(REPORT)), stop, ok)
-    b.position_at_end(stop)
-    em.abort()
-    b.position_at_end(ok)
-
-
-def _checker(module):
-    """i32 simt.chk(state, address, kind, site, order): 0, REPORT (the record is filled:
-    stop) or NOTED (an uninitialized read held back: the caller adds the index, goes on).
-    ``order``: RELEASES | ACQUIRES bits of an atomic."""
-    name = "simt.chk"
-    if name in module.globals:
-        return module.globals[name]
-    fn = ll.Function(module, ll.FunctionType(I32, [ptr(), I64, I32, I32, I32]), name)
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    chk = _Checker(module, fn)
-    chk.find_record()
-    chk.refuse_freed()
-    chk.fast_paths()
-    chk.uninitialized_read()
-    chk.write_race()
-    chk.read()
-    chk.atomic_read()
-    chk.write()
-    return fn
-
-
-class _Checker:
-    """The body of simt.chk, written one rule at a time; each method starts at its
-    blocks and ends each path with a return or a branch to the next rule's."""
-
-    BLOCKS = ("entry", "global", "scan", "probe", "next", "none", "found", "record",
-              "fast_read", "not_fast_read", "fast_write", "slow", "uninit", "note", "inited",
-              "wrace", "wok", "read", "atomic_read", "write", "r1race", "r1ok", "r2race",
-              "store", "not_read")
-
-    def __init__(self, module, fn):
-        self.module, self.fn = module, fn
-        self.st, self.addr, self.kind, self.here, self.order = fn.args
-        self.blocks = {n: fn.append_basic_block(n) for n in self.BLOCKS}
-        self.b = ll.IRBuilder(self.blocks["entry"])
-        self.me = self.b.trunc(self.load(ME), I32)
-        self.gen = self.b.trunc(self.load(GEN), I32)
-
-    def load(self, index):
-        return self.b.load(word(self.b, self.st, index), typ=I64)
-
-    def at(self, name):
-        self.b.position_at_end(self.blocks[name])
-
-    def field_ptr(self, k):
-        return self.b.gep(self.rec, [i64(k)], source_etype=I32)
-
-    def get(self, k):
-        return self.b.load(self.field_ptr(k), typ=I32)
-
-    # ------------------------------------------------------------ the element's record
-    def find_record(self):
-        """``rec``, the element's shadow record, and ``is_shared``: shared memory has one
-        record per byte of the block's shared memory; global memory is looked up in the
-        launch's table of (base, end, shadow, shift), one per allocation."""
-        b, blocks = self.b, self.blocks
-        offset = b.sub(self.addr, self.load(SHARED_BASE))
-        shared = b.icmp_unsigned("<", offset, self.load(SHARED_SIZE))
-        shared_rec = b.gep(b.inttoptr(self.load(SHARED_SHADOW), ptr()),
-                           [b.mul(offset, i64(RECORD_WORDS))], source_etype=I32)
-        b.cbranch(shared, blocks["record"], blocks["global"])
-        global_rec = self._probe()
-        self.at("record")
-        self.rec = b.phi(ptr())
-        self.rec.add_incoming(shared_rec, blocks["entry"])
-        self.rec.add_incoming(global_rec, blocks["found"])
-        self.is_shared = b.phi(I1)
-        self.is_shared.add_incoming(ll.Constant(I1, 1), blocks["entry"])
-        self.is_shared.add_incoming(ll.Constant(I1, 0), blocks["found"])
-
-    def _probe(self):
-        """The table entry this access site hit last, then every entry in order; memory
-        simt did not hand out returns 0 (nothing to check). Returns the record."""
-        b, blocks, addr = self.b, self.blocks, self.addr
-        self.at("global")
-        table = b.inttoptr(self.load(TABLE), ptr())
-        count = self.load(TABLE_SIZE)
-        cache = b.gep(self.st, [b.add(i64(SITE_CACHE),
-                                      b.zext(b.and_(self.here, i32(SITE_SLOTS - 1)), I64))],
-                      source_etype=I64)
-        first = b.load(cache, typ=I64)
-        b.branch(blocks["probe"])
-        self.at("scan")
-        i = b.phi(I64)
-        b.cbranch(b.icmp_unsigned("<", i, count), blocks["probe"], blocks["none"])
-        self.at("probe")
-        at = b.phi(I64)
-        at.add_incoming(first, blocks["global"])
-        at.add_incoming(i, blocks["scan"])
-        scanning = b.phi(I1)
-        scanning.add_incoming(ll.Constant(I1, 0), blocks["global"])
-        scanning.add_incoming(ll.Constant(I1, 1), blocks["scan"])
-        entry = b.gep(table, [b.mul(at, i64(4))], source_etype=I64)
-        field = [b.load(b.gep(entry, [i64(k)], source_etype=I64), typ=I64) for k in range(4)]
-        inside = b.and_(b.icmp_unsigned(">=", addr, field[0]),
-                        b.icmp_unsigned("<", addr, field[1]))
-        b.cbranch(inside, blocks["found"], blocks["next"])
-        self.at("next")
-        i.add_incoming(b.select(scanning, b.add(at, i64(1)), i64(0)), blocks["next"])
-        b.branch(blocks["scan"])
-        self.at("none")
-        b.ret(i32(0))
-        self.at("found")
-        b.store(at, cache)
-        index = b.lshr(b.sub(addr, field[0]), field[3])
-        global_rec = b.gep(b.inttoptr(field[2], ptr()), [b.mul(index, i64(RECORD_WORDS))],
-                           source_etype=I32)
-        b.branch(blocks["record"])
-        return global_rec
-
-    # ------------------------------------------------------------ ordering and reports
-    def concurrent(self, who, when):
-        """i1: an access by ``who`` at ``when`` is not ordered before this one."""
-        b, me = self.b, self.me
-        other, mine = b.sub(who, i32(1)), b.sub(me, i32(1))
-        this_launch = b.icmp_signed(">=", when, b.trunc(self.load(BASE), I32))
-        same_block = b.icmp_unsigned("==", b.lshr(other, i32(10)), b.lshr(mine, i32(10)))
-        warp = b.lshr(b.and_(other, i32(1023)), i32(5))
-        same_warp = b.icmp_unsigned("==", warp, b.lshr(b.and_(mine, i32(1023)), i32(5)))
-        since_barrier = b.icmp_signed(">=", when, b.trunc(self.load(BLOCK_LAST), I32))
-        warp_last = b.load(b.gep(self.st, [b.add(i64(WARP_LAST), b.zext(warp, I64))],
-                                 source_etype=I64), typ=I64)
-        since_syncwarp = b.icmp_signed(">=", when, b.trunc(warp_last, I32))
-        within = b.and_(since_barrier, b.or_(b.not_(same_warp), since_syncwarp))
-        across = b.not_(self.is_shared)     # shared memory of another block is another memory
-        unordered = b.select(same_block, within, across)
-        since_acquired = b.icmp_signed(">=", when, b.trunc(self.load(ACQUIRED), I32))
-        unordered = b.and_(unordered, since_acquired)
-        other_thread = b.and_(b.icmp_unsigned("!=", who, i32(0)), b.icmp_unsigned("!=", who, me))
-        return b.and_(b.and_(other_thread, this_launch), unordered)
-
-    def alone(self, who, when):
-        """i1: an access by ``who`` at ``when`` is this thread's, older than this launch
-        (shared memory: than this block), or of this block before its last barrier."""
-        b = self.b
-        mine = b.or_(b.icmp_unsigned("==", who, i32(0)), b.icmp_unsigned("==", who, self.me))
-        same_block = b.icmp_unsigned("==", b.lshr(b.sub(who, i32(1)), i32(10)), self.my_block)
-        barrier = b.and_(same_block, b.icmp_signed("<", when, self.block_last))
-        return b.or_(b.or_(mine, b.icmp_signed("<", when, self.start)), barrier)
-
-    def report(self, code, who, where, theirs):
-        """Fill the fault record and return REPORT."""
-        b = self.b
-        accesses = b.or_(self.kind, b.shl(theirs, i32(4)))
-        b.call(_reporter(self.module), [self.st, i32(code), self.me, self.here, who, where,
-                                        accesses])
-        b.ret(i32(REPORT))
-
-    def record_read(self, gen):
-        """Keep this read: in the first reader's slot when that one is empty, this
-        thread's, or ordered before this read; else in the second slot (the latest other
-        reader)."""
-        b, field_ptr = self.b, self.field_ptr
-        r1 = self.get(R1_WHO)
-        keep_first = b.or_(b.icmp_unsigned("==", r1, self.me),
-                           b.not_(self.concurrent(r1, self.get(R1_GEN))))
-        for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, gen),
-                              (R1_SITE, R2_SITE, self.here)):
-            b.store(value, b.select(keep_first, field_ptr(k1), field_ptr(k2)))
-
-    # ------------------------------------------------------------ the rules
-    def refuse_freed(self):
-        """An access of device heap memory that simt.free released."""
-        b, get = self.b, self.get
-        self.w_who, self.w_gen, self.flags = get(W_WHO), get(W_GEN), get(FLAGS)
-        freed, live = self.fn.append_basic_block("freed"), self.fn.append_basic_block("live")
-        b.cbranch(b.icmp_unsigned("!=", b.and_(self.flags, i32(FREED_FLAG)), i32(0)),
-                  freed, live)
-        b.position_at_end(freed)
-        self.report(fault.USE_AFTER_FREE, i32(0), i32(0), i32(0))
-        b.position_at_end(live)
-
-    def fast_paths(self):
-        """The element's last write and reads are alone (no other thread's access can
-        race with this one): a read after no other thread's write is kept in the first
-        reader's slot when that one is alone too, else in the second; a plain write
-        becomes the last write."""
-        b, get, blocks, flags = self.b, self.get, self.blocks, self.flags
-        self.w_atomic = b.icmp_unsigned("!=", b.and_(flags, i32(ATOMIC_FLAG)), i32(0))
-        # a read (an atomic reads too) of an element nothing wrote: in shared memory,
-        # nothing wrote it in this block
-        written = b.icmp_unsigned("!=", b.and_(flags, i32(INIT_FLAG)), i32(0))
-        fresh = b.icmp_signed(">=", self.w_gen, b.trunc(self.load(BLOCK_START), I32))
-        self.written = b.and_(written, b.or_(b.not_(self.is_shared), fresh))
-        self.start = b.trunc(b.select(self.is_shared, self.load(BLOCK_START),
-                                      self.load(BASE)), I32)
-        self.block_last = b.trunc(self.load(BLOCK_LAST), I32)
-        self.my_block = b.lshr(b.sub(self.me, i32(1)), i32(10))
-        w_alone, r1_alone = self.alone(self.w_who, self.w_gen), self.alone(get(R1_WHO),
-                                                                           get(R1_GEN))
-        quiet = b.and_(w_alone, r1_alone)
-        fast_read = b.and_(b.and_(w_alone, self.written),
-                           b.icmp_unsigned("==", self.kind, i32(fault.READ)))
-        b.cbranch(fast_read, blocks["fast_read"], blocks["not_fast_read"])
-        self.at("fast_read")
-        for k1, k2, value in ((R1_WHO, R2_WHO, self.me), (R1_GEN, R2_GEN, self.gen),
-                              (R1_SITE, R2_SITE, self.here)):
-            b.store(value, b.select(r1_alone, self.field_ptr(k1), self.field_ptr(k2)))
-        b.ret(i32(0))
-        self.at("not_fast_read")
-        fast_write = b.and_(b.and_(quiet, self.alone(get(R2_WHO), get(R2_GEN))),
-                            b.icmp_unsigned("==", self.kind, i32(fault.WRITE)))
-        b.cbranch(fast_write, blocks["fast_write"], blocks["slow"])
-        self.at("fast_write")
-        for k, value in ((W_WHO, self.me), (W_GEN, self.gen), (W_SITE, self.here),
-                         (FLAGS, i32(INIT_FLAG)), (R1_WHO, i32(0)), (R2_WHO, i32(0))):
-            b.store(value, self.field_ptr(k))
-        b.ret(i32(0))
-
-    def uninitialized_read(self):
-        """A read of an element nothing wrote: the first is held back (PENDING, NOTED:
-        a later write by another thread before the next barrier makes it a race)."""
-        b, kind = self.b, self.kind
-        self.at("slow")
-        reads = b.or_(b.icmp_unsigned("==", kind, i32(fault.READ)),
-                      b.icmp_unsigned("==", kind, i32(fault.ATOMIC)))
-        reads = b.or_(reads, b.icmp_unsigned("==", kind, i32(fault.ATOMIC_LOAD)))
-        b.cbranch(b.and_(reads, b.not_(self.written)), self.blocks["uninit"],
-                  self.blocks["inited"])
-        self.at("uninit")
-        pending = word(b, self.st, PENDING)
-        first = b.icmp_unsigned("==", b.load(pending, typ=I64), i64(0))
-        b.cbranch(first, self.blocks["note"], self.blocks["read"])
-        self.at("note")
-        b.store(i64(fault.UNINITIALIZED), pending)
-        b.call(_reporter(self.module), [self.st, i32(0), self.me, self.here, i32(0), i32(0),
-                                        kind])
-        self.record_read(self.gen)
-        b.ret(i32(NOTED))
-
-    def write_race(self):
-        """The last write, by another thread, not ordered before this access: a race
-        when one of the two is a plain write."""
-        b, w_atomic = self.b, self.w_atomic
-        self.at("inited")
-        plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", self.kind, i32(fault.WRITE)))
-        race = b.and_(self.concurrent(self.w_who, self.w_gen), plain)
-        b.cbranch(race, self.blocks["wrace"], self.blocks["wok"])
-        self.at("wrace")
-        self.report(fault.RACE, self.w_who, self.get(W_SITE),
-                    b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
-        self.at("wok")
-        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.READ)), self.blocks["read"],
-                  self.blocks["not_read"])
-        self.at("not_read")
-        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.ATOMIC_LOAD)),
-                  self.blocks["atomic_read"], self.blocks["write"])
-
-    def read(self):
-        self.at("read")
-        self.record_read(self.gen)
-        self.b.ret(i32(0))
-
-    def atomic_read(self):
-        """An atomic load: a read on record (a plain write of another thread after it
-        races); it acquires a release it reads when its order acquires, else only once a
-        fence of this thread follows (PENDING_ACQ)."""
-        b = self.b
-        self.at("atomic_read")
-        released = self.released_by_other()
-        acquires = b.icmp_unsigned("!=", b.and_(self.order, i32(ACQUIRES)), i32(0))
-        gen = b.sext(self.w_gen, I64)
-        raise_to(b, self.st, b.and_(released, acquires), gen, ACQUIRED, TURN_ACQUIRED,
-                 slot_index=0)
-        raise_to(b, self.st, b.and_(released, b.not_(acquires)), gen, PENDING_ACQ,
-                 slot_index=2)
-        self.record_read(self.gen)
-        b.ret(i32(0))
-
-    def released_by_other(self):
-        """i1: the element's last write is another thread's atomic that released."""
-        b = self.b
-        released = b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0))
-        other = b.and_(b.icmp_unsigned("!=", self.w_who, i32(0)),
-                       b.icmp_unsigned("!=", self.w_who, self.me))
-        return b.and_(released, other)
-
-    def write(self):
-        """A plain write: against the reads since the last write. An atomic: a
-        read-modify-write acquires the release it replaces (whatever its own order: the
-        guide's B.5 last block acquires through a relaxed atomicInc); an atomic write
-        releases when its order says so, when this thread called a fence before it, or
-        when it continues a release (a read-modify-write after one). It is a new point
-        in the order."""
-        b, st = self.b, self.st
-        self.at("write")
-        is_atomic = b.icmp_unsigned(">=", self.kind, i32(fault.ATOMIC))
-        rmw = b.icmp_unsigned("==", self.kind, i32(fault.ATOMIC))
-        released = self.released_by_other()
-        raise_to(b, st, b.and_(rmw, released), b.sext(self.w_gen, I64), ACQUIRED,
-                 TURN_ACQUIRED, slot_index=0)
-        was_release = b.and_(  # a release of this launch (what came before it is ordered)
-            b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0)),
-            b.icmp_signed(">=", self.w_gen, b.trunc(self.load(BASE), I32)))
-        releases = b.or_(b.icmp_unsigned("!=", b.and_(self.order, i32(RELEASES)), i32(0)),
-                         b.icmp_unsigned("!=", self.load(FENCED), i64(0)))
-        self.releasing = b.and_(is_atomic, b.or_(releases, b.and_(rmw, was_release)))
-        new_gen = b.add(self.load(GEN), b.zext(is_atomic, I64))
-        b.store(new_gen, word(b, st, GEN))
-        gen = b.trunc(new_gen, I32)
-        self.reader_race(is_atomic, R1_WHO, R1_GEN, R1_SITE, "r1race", "r1ok")
-        self.reader_race(is_atomic, R2_WHO, R2_GEN, R2_SITE, "r2race", "store")
-        self.store_write(is_atomic, gen)
-
-    def reader_race(self, is_atomic, who, gen, at, race, ok):
-        """A plain write after a read of another thread not ordered before it."""
-        b = self.b
-        reader_race = b.and_(b.not_(is_atomic), self.concurrent(self.get(who), self.get(gen)))
-        b.cbranch(reader_race, self.blocks[race], self.blocks[ok])
-        self.at(race)
-        self.report(fault.RACE, self.get(who), self.get(at), i32(fault.READ))
-        self.at(ok)
-
-    def store_write(self, is_atomic, gen):
-        """The write on record. An atomic after this thread's own plain write keeps that
-        write: the other threads' atomics race with it."""
-        b, field_ptr, get = self.b, self.field_ptr, self.get
-        keep = b.and_(is_atomic, b.and_(b.not_(self.w_atomic),
-                                        b.icmp_unsigned("==", self.w_who, self.me)))
-        for k, value in ((W_WHO, self.me), (W_GEN, gen), (W_SITE, self.here)):
-            b.store(b.select(keep, get(k), value), field_ptr(k))
-        for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
-            b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
-        atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
-        release_flag = b.select(b.and_(self.releasing, b.not_(keep)), i32(RELEASE_FLAG), i32(0))
-        b.store(b.or_(b.or_(i32(INIT_FLAG), atomic_flag), release_flag), field_ptr(FLAGS))
-        b.ret(i32(0))
-
-
-def _reporter(module):
-    """void simt.chk.report(state, code, me, site, other, other_site, accesses): fill the
-    fault record (code 0: all but the code, for a report held back)."""
-    name = "simt.chk.report"
-    if name in module.globals:
-        return module.globals[name]
-    fnty = ll.FunctionType(ll.VoidType(), [ptr()] + [I32] * 6)
-    fn = ll.Function(module, fnty, name)
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    fn.attributes.add("cold")
-    st, code, me, here, other, there, accesses = fn.args
-    b = ll.IRBuilder(fn.append_basic_block("entry"))
-    err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
-    dims = [b.load(word(b, st, k), typ=I64) for k in (GX, GY, BX, BY)]
-
-    def put(field, value):
-        b.store(b.zext(value, I64) if value.type != I64 else value,
-                b.gep(err, [i64(fault.FIELDS.index(field))], source_etype=I64))
-
-    def where(prefix, who, at):
-        valid = b.icmp_unsigned("!=", who, i32(0))
-        flat = b.zext(b.sub(who, b.zext(valid, I32)), I64)
-        block, thread = b.lshr(flat, i64(10)), b.and_(flat, i64(1023))
-        for axis, value in zip("xyz", _unflatten(b, block, dims[0], dims[1])):
-            put(f"{prefix}block.{axis}", b.select(valid, value, i64(0)))
-        for axis, value in zip("xyz", _unflatten(b, thread, dims[2], dims[3])):
-            put(f"{prefix}thread.{axis}", b.select(valid, value, i64(0)))
-        put(f"{prefix}line", b.and_(at, i32((1 << LINE_BITS) - 1)))
-        put(f"{prefix}file", b.lshr(at, i32(LINE_BITS)))
-
-    where("", me, here)
-    where("other.", other, there)
-    put("accesses", accesses)
-    put("code", b.sext(code, I64))
-    b.ret_void()
-    return fn
-
-
-def _unflatten(b, flat, nx, ny):
-    x = b.urem(flat, nx)
-    rest = b.udiv(flat, nx)
-    return x, b.urem(rest, ny), b.udiv(rest, ny)
 
 
 # ------------------------------------------------------------------ the block's steps
@@ -800,14 +256,25 @@ def settle(em):
 
 
 def thread_start(em, block_lin):
-    """At the top of each thread's turn in a thread loop: who is running."""
+    """At the top of each thread's turn in a thread loop: who is running (``thread_end``
+    closes the turn)."""
     b = em.builder
     who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
                 i32(1))
-    b.store(b.zext(who, I64), word(b, state(em), ME))
+    st = state(em)
+    b.store(b.zext(who, I64), word(b, st, ME))
+    # what stays the same for the thread's turn, loaded once (the shadow records the fast
+    # paths store to could alias the state words, so LLVM would load them per access)
+    em.checked_turn = {ME: who, **{k: b.trunc(b.load(word(b, st, k), typ=I64), I32)
+                                   for k in (BLOCK_LAST, BLOCK_START)}}
     _order_start(em)
     if em.plan is None:             # the thread's one turn: its local arrays start unwritten
         _forget_locals(em, i64(1))
+
+
+def thread_end(em):
+    """The end of the thread's turn: the words thread_start loaded are out of scope."""
+    em.checked_turn = None
 
 
 def _order_start(em):
@@ -832,18 +299,6 @@ def _order_start(em):
     b.store(b.select(b.icmp_signed(">", block, mine[0]), block, mine[0]), word(b, st, ACQUIRED))
     b.store(mine[1], word(b, st, FENCED))
     b.store(mine[2], word(b, st, PENDING_ACQ))
-
-
-def raise_to(b, st, cond, value, index, turn_index=None, slot_index=None):
-    """Where ``cond``: the state word ``index`` (and the word ``turn_index``, and word
-    ``slot_index`` of the running thread's ORDER_SLOT) become at least ``value`` (i64)."""
-    places = [word(b, st, k) for k in (index, turn_index) if k is not None]
-    if slot_index is not None:
-        slot = b.inttoptr(b.load(word(b, st, ORDER_PTR), typ=I64), ptr())
-        places.append(b.gep(slot, [i64(slot_index)], source_etype=I64))
-    for at in places:
-        old = b.load(at, typ=I64)
-        b.store(b.select(b.and_(cond, b.icmp_signed(">", value, old)), value, old), at)
 
 
 def fence(em):
@@ -919,7 +374,7 @@ def _arrivals(em, stmt, guards, flag_sites):
     stop, go = em.new_block("barrier_divergence"), em.new_block("barrier_reached")
     b.cbranch(b.icmp_unsigned("!=", a, i32(0)), stop, go)
     b.position_at_end(stop)
-    b.call(_reporter(em.module), [state(em), i32(fault.BARRIER_DIVERGENCE), a,
+    b.call(reporter(em.module), [state(em), i32(fault.BARRIER_DIVERGENCE), a,
                                   i32(site(em, stmt.loc)), b.load(slots["found_m"], typ=I32),
                                   b.load(slots["found_site"], typ=I32), i32(0)])
     em.abort()
@@ -975,7 +430,7 @@ def check_own_lane(em, lanes, mask, loc):
     own = b.and_(b.lshr(mask, lanes.lane), i32(1))
     b.cbranch(b.icmp_unsigned("==", own, i32(0)), bad, fine)
     b.position_at_end(bad)
-    st = _report_mine(em, fault.OWN_LANE, loc)
+    st = report_mine(em, fault.OWN_LANE, loc)
     err = b.gep(st, [i64(-fault.WORDS)], source_etype=I64)
     for field, value in (("ndim", i64(2)), ("index.0", b.zext(mask, I64)),
                          ("index.1", b.zext(lanes.lane, I64))):
@@ -1007,7 +462,7 @@ def check_mask(em, lanes, mask, loc, syncwarp=False):
         b.position_at_end(bad)
         me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
         other = b.add(b.sub(me, lanes.lane), lane)
-        b.call(_reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
+        b.call(reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
                                       other, i32(0), i32(0)])
         em.abort()
         b.position_at_end(step)

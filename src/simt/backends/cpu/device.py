@@ -23,7 +23,7 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .args import ArgPacker
-from . import checked
+from . import checklayout
 from ...errors import NotSupportedError
 from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shadow, streams, team, \
     texmem
@@ -456,7 +456,9 @@ class CpuBackend(CpuMemory):
     def run_launch(self, kernel, loaded, grid, block, shared_bytes, stream, args):
         if loaded.binary.checked:
             refuse_freed(kernel, args)
-            refuse_misaligned(kernel, loaded.binary.params, args)
+            # data off the alignment is reported at the access (checked.py); strides
+            # off it cannot be indexed at all
+            refuse_misaligned(kernel, loaded.binary.params, args, data=False)
             refuse_overlapping(kernel, loaded.binary.params, args)
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
@@ -634,8 +636,8 @@ class CpuBackend(CpuMemory):
                 arrays = arrays + [self.shadow.heap_region(heap.get_heap())]
             keep = self.shadow.begin(err, arrays, plan.grid, plan.block, plan.shared_size)
             state = err[fault.WORDS:]
-            shared = state[checked.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
-            state[checked.READ_ONLY] = self.shadow.read_only_mask(
+            shared = state[checklayout.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
+            state[checklayout.READ_ONLY] = self.shadow.read_only_mask(
                 arrays, binary.read_only if read_only else ())
             heap.watch(self.shadow if binary.uses_heap else None)
             try:

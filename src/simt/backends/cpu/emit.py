@@ -15,10 +15,11 @@ from ...compiler.codegen import FunctionEmitter, alias_scopes, inline_attribute
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import (I1, I8, I32, I64, ArrayValue, const, i32, i64, memory, ptr,
                                  static_array, symbol_part, value_type)
-from . import checked, cluster, cooperative, guards, hoist, independent, stack, warp
+from . import checked, checkscan, cluster, cooperative, guards, hoist, independent, stack, warp
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
+from ...ir import intervals
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -101,6 +102,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
         self.checks = options.checks
         self.read_only = checked.read_only_params(function) if self.checks else frozenset()
+        # checked mode: shared-memory reads no write can race with (checked but not recorded)
+        self.unrecorded = intervals.unrecorded_reads(function) if self.checks else frozenset()
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
         self.flag_syncwarps = {}   # checked mode: an if's flag -> (then, else) call syncwarp
         self.run_guards = []       # checked mode: the guards of the syncwarp run being made
@@ -278,6 +281,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         the block can check before it are hoisted out (hoist.py)."""
         if self.boundscheck and not self.checks:
             hoist.thread_loops(self, stmts, lambda: self.emit_stmts(stmts), guards, state)
+        elif self.checks:
+            checkscan.thread_loops(self, stmts, lambda: self.thread_loop(
+                lambda: self.emit_stmts(stmts), guards, state=state))
         else:
             self.thread_loop(lambda: self.emit_stmts(stmts), guards, state=state)
 
@@ -343,6 +349,8 @@ class CpuKernelEmitter(CpuEmitterBase):
             body_fn()
         finally:
             self.access_group = None
+            if self.checks:
+                checked.thread_end(self)
         if not self.terminated():
             self.builder.branch(blocks["write_back"])
         self.recompute_builder.branch(blocks["run"])

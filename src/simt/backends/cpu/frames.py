@@ -6,7 +6,7 @@ import ctypes
 import numpy as np
 
 from ...fault import WORDS
-from . import checked
+from . import checklayout
 
 
 class Frame:
@@ -17,7 +17,7 @@ class Frame:
     def __init__(self, loaded, plan):
         self.packed = loaded.packer.struct()
         self.args_ptr = ctypes.addressof(self.packed)
-        words = WORDS + (checked.STATE_WORDS if loaded.binary.checked else 0)
+        words = WORDS + (checklayout.STATE_WORDS if loaded.binary.checked else 0)
         self.err = np.zeros(words, np.int64)        # the fault record, then the checker's
         self.launch = (ctypes.c_int64 * 8)(*plan.grid, *plan.block, plan.shared_bytes,
                                            self.err.ctypes.data)

@@ -1,7 +1,7 @@
 """Checked mode on the CPU device, the runtime half: shadow memory and a launch's
 checker state (checked.py is the code half; docs/finding-bugs.md the user's view).
 
-Each allocation a checked launch touches gets a shadow: one record (checked.RECORD_WORDS
+Each allocation a checked launch touches gets a shadow: one record (checklayout.RECORD_WORDS
 int32) per element, made at its first checked launch with the element size of the array
 passed then. An allocation made by ``device_array``/``empty`` starts unwritten; copies,
 ``zeros`` and memsets from the host mark what they cover as written, byte for byte: an
@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 import simt.fault as fault
-from . import checked
+from . import checklayout
 
 RESET_AT = 1 << 30          # the int32 stamps start over before they could wrap
 
@@ -28,17 +28,17 @@ class Shadow:
 
     def __init__(self, base, nbytes, shift, written):
         self.base, self.end, self.shift = base, base + nbytes, shift
-        self.records = np.zeros(((nbytes >> shift) + 1, checked.RECORD_WORDS), np.int32)
+        self.records = np.zeros(((nbytes >> shift) + 1, checklayout.RECORD_WORDS), np.int32)
         self.full = written
         self.partial = {}        # record -> bit mask of its bytes the host wrote (not all)
         if written:
-            self.records[:, checked.FLAGS] = checked.INIT_FLAG
+            self.records[:, checklayout.FLAGS] = checklayout.INIT_FLAG
 
     def complete(self):
         """Every element written (it stays so: flags are never cleared)."""
         if not self.full:
             count = (self.end - self.base - 1 >> self.shift) + 1
-            self.full = bool(np.all(self.records[:count, checked.FLAGS] & checked.INIT_FLAG))
+            self.full = bool(np.all(self.records[:count, checklayout.FLAGS] & checklayout.INIT_FLAG))
         return self.full
 
     def span(self, start, stop):
@@ -57,7 +57,7 @@ class Shadow:
         last = (self.end - self.base - 1) // size + 1 if stop == self.end - self.base \
             else stop // size
         if first < last:
-            self.records[first:last, checked.FLAGS] |= checked.INIT_FLAG
+            self.records[first:last, checklayout.FLAGS] |= checklayout.INIT_FLAG
         for record in {start // size, (stop - 1) // size}:
             if not first <= record < last:
                 self._mark_bytes(record, start - record * size, stop - record * size, size)
@@ -68,15 +68,15 @@ class Shadow:
         mask = self.partial.get(record, 0) | ((1 << hi - lo) - 1) << lo
         if mask == (1 << min(size, self.end - self.base - record * size)) - 1:
             self.partial.pop(record, None)
-            self.records[record, checked.FLAGS] |= checked.INIT_FLAG
+            self.records[record, checklayout.FLAGS] |= checklayout.INIT_FLAG
         else:
             self.partial[record] = mask
 
     def forget_accesses(self):
         """Keep only what was written (the stamps start over)."""
-        flags = self.records[:, checked.FLAGS] & checked.INIT_FLAG
+        flags = self.records[:, checklayout.FLAGS] & checklayout.INIT_FLAG
         self.records[:] = 0
-        self.records[:, checked.FLAGS] = flags
+        self.records[:, checklayout.FLAGS] = flags
 
 
 class ShadowMemory:
@@ -172,20 +172,20 @@ class ShadowMemory:
                 table.append((shadow.base, shadow.end, shadow.records.ctypes.data, shadow.shift))
         count = len(table)
         table = np.array(table or [(0, 0, 0, 0)], np.int64)
-        if self.shared.size < shared_bytes * checked.RECORD_WORDS:
-            self.shared = np.zeros(shared_bytes * checked.RECORD_WORDS, np.int32)
+        if self.shared.size < shared_bytes * checklayout.RECORD_WORDS:
+            self.shared = np.zeros(shared_bytes * checklayout.RECORD_WORDS, np.int32)
         st = err[fault.WORDS:]
         st[:] = 0
-        st[checked.GEN] = st[checked.BASE] = self.gen
-        st[checked.GX], st[checked.GY] = grid[0], grid[1]
-        st[checked.BX], st[checked.BY] = block[0], block[1]
-        st[checked.SHARED_SHADOW] = self.shared.ctypes.data
-        st[checked.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
-        st[checked.TABLE], st[checked.TABLE_SIZE] = table.ctypes.data, count
+        st[checklayout.GEN] = st[checklayout.BASE] = self.gen
+        st[checklayout.GX], st[checklayout.GY] = grid[0], grid[1]
+        st[checklayout.BX], st[checklayout.BY] = block[0], block[1]
+        st[checklayout.SHARED_SHADOW] = self.shared.ctypes.data
+        st[checklayout.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
+        st[checklayout.TABLE], st[checklayout.TABLE_SIZE] = table.ctypes.data, count
         return table, self.shared
 
     def read_only_mask(self, args, candidates):
-        """checked.READ_ONLY for a launch (after ``begin``): the bits of the parameters
+        """checklayout.READ_ONLY for a launch (after ``begin``): the bits of the parameters
         in ``candidates`` (those the kernel only reads) whose memory is fully written and
         overlaps no other argument that the kernel may write."""
         regions = [_region(arg) for arg in args]
@@ -218,7 +218,7 @@ class ShadowMemory:
         shadow = self._owner(address)
         if shadow is not None:
             first, last = shadow.span(address, address + nbytes)
-            shadow.records[first:last, checked.FLAGS] = checked.FREED_FLAG
+            shadow.records[first:last, checklayout.FLAGS] = checklayout.FREED_FLAG
 
     def _owner(self, address):
         with self.table_lock:
@@ -229,7 +229,7 @@ class ShadowMemory:
         return None
 
     def launch_done(self, st):
-        self.gen = int(st[checked.GEN]) + 1
+        self.gen = int(st[checklayout.GEN]) + 1
 
 
 def _merged(spans):

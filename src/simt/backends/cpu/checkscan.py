@@ -1,0 +1,97 @@
+"""Checked mode: the reads of a thread loop that one check per array can stand for.
+
+A read of a static shared array that no write of its barrier interval can race with
+(ir/intervals.py) is checked but not recorded, and nothing in the interval changes
+the array's shadow: its check gives the same answer for every thread that reads the
+element. So before such a thread loop the block looks at the shadow of every element
+of each array the loop only reads: when each was written in this block before its last
+barrier (what a read's fast path asks of the element it reads, for any thread), the
+loop runs with those reads unchecked; otherwise it runs as written, each read checked,
+so a report names the same thread, element and line as before. A tiled matmul's tile
+is read by a row of threads per element: one look per element, not one per read.
+
+Bounds checks stay in both loops (an index in bounds is an element of the array, whose
+shadow was looked at).
+"""
+from llvmlite import ir as ll
+
+from ...compiler.flat import counted_loop
+from ...compiler.lltypes import I8, I32, I64, i32, i64, ptr
+from ...ir import nodes as ir
+from ...ir.walk import walk
+from . import checklayout
+
+_SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", None, "shadow_scan_done")
+
+
+def thread_loops(em, stmts, emit_loop):
+    """Emit the thread loop of ``stmts`` (``emit_loop()``), twice when some of its reads
+    can be checked once per element before it."""
+    reads = _unrecorded_reads(em, stmts)
+    if not reads:
+        emit_loop()
+        return
+    ok = None
+    for decl, ref in _arrays(reads).values():
+        this = _written_before_barrier(em, decl, ref)
+        ok = this if ok is None else em.builder.and_(ok, this)
+    fast, slow, done = (em.new_block(n) for n in ("reads_seen", "reads_checked",
+                                                  "threads_checked"))
+    em.builder.cbranch(ok, fast, slow).set_weights([1 << 20, 1])
+    for block, skipped in ((fast, frozenset(id(load) for load in reads)), (slow, frozenset())):
+        em.builder.position_at_end(block)
+        em.checked_seen = skipped
+        try:
+            emit_loop()
+        finally:
+            em.checked_seen = frozenset()
+        em.builder.branch(done)
+    em.builder.position_at_end(done)
+
+
+def _unrecorded_reads(em, stmts):
+    if not em.boundscheck:
+        return []
+    unrecorded = getattr(em, "unrecorded", frozenset())
+    return [n for n in walk(*stmts) if isinstance(n, ir.Load) and id(n) in unrecorded]
+
+
+def _arrays(reads):
+    """decl id -> (decl, an ArrayRef of it), for the arrays ``reads`` read."""
+    return {id(load.array.decl): (load.array.decl, load.array) for load in reads}
+
+
+def _written_before_barrier(em, decl, ref):
+    """i1: every element of ``decl`` was written in this block, before its last barrier
+    (as the slow path sees it: the record of the element's first byte)."""
+    b = em.builder
+    st = checklayout.state(em)
+    count = 1
+    for n in decl.shape:
+        count *= int(n)
+    data = b.ptrtoint(em.expr(ref).data, I64)
+    shadow = b.inttoptr(checklayout.launch_word(em, checklayout.SHARED_SHADOW), ptr())
+    first = b.sub(data, checklayout.launch_word(em, checklayout.SHARED_BASE))
+    start, last = (b.trunc(b.load(checklayout.word(b, st, k), typ=I64), I32)
+                   for k in (checklayout.BLOCK_START, checklayout.BLOCK_LAST))
+    span = b.sub(last, start)
+    bad = em.alloca(I8, name=f"{decl.name}.unseen")
+    b.store(ll.Constant(I8, 0), bad)
+    with counted_loop(em, i64(count), "shadow_i", _SCAN_BLOCKS) as e:
+        b = em.builder
+        byte = b.add(first, b.mul(e, i64(decl.dtype.itemsize)))
+        rec = b.gep(shadow, [b.mul(byte, i64(checklayout.RECORD_WORDS))], source_etype=I32)
+        w_gen, flags = (b.load(b.gep(rec, [i64(k)], source_etype=I32), typ=I32)
+                        for k in (checklayout.W_GEN, checklayout.FLAGS))
+        fresh = b.icmp_unsigned("<", b.sub(w_gen, start), span)   # start <= gen < last
+        written = b.icmp_unsigned("!=", b.and_(flags, i32(checklayout.INIT_FLAG)), i32(0))
+        good = b.and_(fresh, written)
+        b.store(b.or_(b.load(bad, typ=I8), b.zext(b.not_(good), I8)), bad)
+    b = em.builder
+    return b.icmp_unsigned("==", b.load(bad, typ=I8), ll.Constant(I8, 0))
+
+
+def seen(em, site):
+    """Whether the read ``site`` needs no check in the thread loop being emitted."""
+    return id(site) in getattr(em, "checked_seen", ())
+
