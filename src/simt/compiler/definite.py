@@ -26,6 +26,11 @@ HINTS = {
 }
 
 
+LAMBDA_HINT = ("a lambda copies the variables it reads where it is made, as a C++ lambda with "
+               "[=] does: assign it before the lambda (a lambda cannot call itself; write a "
+               "@simt.device function for that)")
+
+
 class State:
     def __init__(self, must, maybe):
         self.must = set(must)
@@ -192,21 +197,36 @@ class Checker:
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 self.read(node, state)
-        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+        elif isinstance(node, ast.Lambda):  # it copies the locals it reads where it is
+            self.lambda_reads(node.body, {a.arg for a in node.args.args}, state)  # made
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp,
                                ast.GeneratorExp, ast.NamedExpr)):
             return                          # the front end refuses these
         else:
             for child in ast.iter_child_nodes(node):
                 self.reads(child, state)
 
-    def read(self, node, state):
+    def lambda_reads(self, node, params, state):
+        """The reads of a lambda's body that none of its parameters (nor those of the
+        lambdas inside it) bind: compiler/lambdas.py captures them."""
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id not in params:
+                self.read(node, state, LAMBDA_HINT)
+        elif isinstance(node, ast.Lambda):
+            self.lambda_reads(node.body, params | {a.arg for a in node.args.args}, state)
+        else:
+            for child in ast.iter_child_nodes(node):
+                self.lambda_reads(child, params, state)
+
+    def read(self, node, state, hint=None):
         name = node.id
         if name not in self.locals or name in state.must:
             return
         why = state.maybe.get(name)
         if why is None:
             self.report(node, f"'{name}' is read before it is assigned",
-                        "assign it before this line (Python would raise UnboundLocalError)")
+                        hint or "assign it before this line (Python would raise "
+                        "UnboundLocalError)")
         self.warn(node, f"'{name}' may be read before it is assigned: {HINTS[why]}",
                   "a thread that reads it unassigned gets an undefined value, as in C "
                   "(checks=True and the sim device report it): assign it on every path "

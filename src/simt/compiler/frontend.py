@@ -17,8 +17,8 @@ from . import unroll
 from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
-from . import calls, conditional, definite, foreach, function_values, group_args, records, \
-    recursion, structs, wraparound
+from . import calls, conditional, definite, foreach, function_values, group_args, lambdas, \
+    records, recursion, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -47,7 +47,11 @@ class FrontEnd:
 
     def __init__(self, pyfunc, arg_types, is_kernel, stack=(), groups=None, warp=T.WARP32,
                  frames=(), key=None, inline=None, wraparound=False, returns_self=False):
-        self.source = Source(pyfunc)
+        # a lambda's code (lambdas.py) brings its own source
+        self.source = pyfunc.source() if isinstance(pyfunc, lambdas.LambdaCode) else \
+            Source(pyfunc)
+        if is_kernel:                   # device functions passed to the kernel
+            arg_types, groups = group_args.kernel_arguments(arg_types)
         if returns_self:                # a struct method that changes self (structs.py)
             structs.return_self(self.source.fndef)
         self.inline = inline            # a device function's @simt.device(inline=...)
@@ -65,6 +69,8 @@ class FrontEnd:
             self.all_params, list(arg_types), groups or {}, self.assigned)
         self.var_types = {}
         self.function_sets = {}         # name -> the device functions it may hold
+        self.lambda_codes = {}          # (line, column) -> LambdaCode: lambdas.py
+        self.lambda_values = {}
         self.var_lines = {}
         self.return_type = None
         self.device_cache = {}
@@ -101,6 +107,8 @@ class FrontEnd:
             callees=list(self.callees.values()),
             uses_barrier=any(ir.contains_barrier(s) for s in body),
             reads=ir.Reads(self.source.reads), inline=self.inline).__dict__)
+        if isinstance(self.pyfunc, lambdas.LambdaCode):  # its reads are its owner's
+            function.lambda_owner = id(self.pyfunc.owner_function)      # (runtime/cache.py)
         return function
 
     def _check_signature(self, fndef):
@@ -510,6 +518,9 @@ class FrontEnd:
         return self.expr(self.expr_Name(ast.Name(id=name, lineno=getattr(node, "lineno", 0),
                                                  col_offset=0)), node)
 
+    def expr_Lambda(self, node):
+        return lambdas.make(self, node)
+
     def expr_Constant(self, node):
         return Static(node.value)
 
@@ -580,6 +591,8 @@ class FrontEnd:
         pyfunc = target.pyfunc
         if len(self.stack) >= MAX_CALL_DEPTH:
             self.fail(loc, *_too_deep(self.stack))
+        if isinstance(target, lambdas.LambdaValue):       # its captured values go first
+            args = target.captured_args(self, self.loc(loc)) + list(args)
         args, groups = group_args.split(self, args, loc)
         arg_types = tuple(a.type for a in args)
         key = ((arg_types, group_args.key(groups)) if groups else arg_types, self.warp_facts)
@@ -815,7 +828,6 @@ _UNSUPPORTED_HINTS = {
     "Raise": "use assert cond, 'message' to stop a kernel with an error",
     "With": "with blocks are not supported in kernels",
     "FunctionDef": "define helpers at module level with @simt.device",
-    "Lambda": "define helpers at module level with @simt.device",
     "Global": "use simt.Global(shape, dtype) for device globals",
     "Nonlocal": "pass values as arguments",
     "Delete": "kernel variables cannot be deleted",

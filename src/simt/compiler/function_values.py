@@ -79,8 +79,14 @@ def _index(value, functions, loc):
     return chosen
 
 
+def arity(fn):
+    """How many parameters a device function (or a lambda: lambdas.py) takes."""
+    own = getattr(fn, "arity", None)
+    return own() if own is not None else len(inspect.signature(fn.pyfunc).parameters)
+
+
 def _check_arity(fc, functions, what, loc):
-    counts = {c: len(inspect.signature(c.pyfunc).parameters) for c in functions}
+    counts = {c: arity(c) for c in functions}
     if len(set(counts.values())) > 1:
         listed = ", ".join(f"'{c.__name__}' ({n} parameters)" for c, n in counts.items())
         fc.fail(loc, f"{what} may hold device functions of different signatures: {listed}",

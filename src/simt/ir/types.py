@@ -394,6 +394,21 @@ class TensorMap(Type):
                 f"fill {self.oob_fill}>")
 
 
+class FunctionArg(Type):
+    """A ``@simt.device`` function passed to a kernel: the kernel's code is specialised for
+    it (the function is part of the launch's type key, as numba specialises on
+    dispatchers), and nothing is passed at run time (compiler/group_args.py)."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def key(self):
+        return (id(self.function),)       # the type holds the function: the id stays its own
+
+    def __repr__(self):
+        return f"device_function<{self.function.__name__}>"
+
+
 class Void(Type):
     def key(self):
         return ()

@@ -42,15 +42,19 @@ def dependencies(fn):
     which the function that read it is reached from the kernel (() for the kernel)."""
     out = []
     seen = {id(fn)}
+    owned = _lambdas(fn)
 
     def visit(function, path):
         seen.add(id(function))        # a recursive device function: visited once
+        callees = list(function.callees)
+        for body in owned.get(id(function), ()):     # what the lambdas it makes call
+            callees += body.callees
         for name, value in sorted(function.reads.items()):
             out.append((path, name, value))
             device = _fallback(value)
             cached = getattr(device, "ir_cache", None)
             if cached is not None and hasattr(device, "_simt_device"):
-                for callee in function.callees:
+                for callee in callees:
                     if id(callee) not in seen and any(callee is f for f in cached.values()):
                         visit(callee, path + (name,))
             if hasattr(value, "_simt_kernel"):        # launched from the kernel (family.py)
@@ -58,7 +62,7 @@ def dependencies(fn):
                     if getattr(child, "pyfunc", None) is value.pyfunc and id(child) not in seen:
                         seen.add(id(child))
                         visit(child, path + (name,))
-        for callee in function.callees:     # struct methods: reached through types, not names
+        for callee in callees:     # struct methods: reached through types, not names
             from ..lang import structs      # (here: see _struct_method)
             step = structs.method_step(callee) if id(callee) not in seen else None
             if step is not None:
@@ -66,6 +70,23 @@ def dependencies(fn):
                 visit(callee, path + (step,))
     visit(fn, ())
     return out
+
+
+def _lambdas(fn):
+    """{id of a function: the lambdas written in it} among the functions ``fn`` reaches
+    (compiler/lambdas.py): a lambda's reads are those of the function it is written in,
+    wherever it is called, so that function's path finds what the lambda calls."""
+    owned, stack, seen = {}, [fn], set()
+    while stack:
+        function = stack.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        owner = getattr(function, "lambda_owner", None)
+        if owner is not None:
+            owned.setdefault(owner, []).append(function)
+        stack += function.callees
+    return owned
 
 
 def _struct_method(step):

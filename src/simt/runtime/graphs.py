@@ -22,6 +22,7 @@ import numpy as np
 from . import graphcontrol as control
 from .devices import get_device, stream_handle_of
 from .arrays import DeviceArray
+from .function_args import runtime_args
 from ..errors import InvalidConfiguration
 from ..ir import types as T
 
@@ -91,7 +92,7 @@ class Graph:
                                                      shared_bytes, args)
         self.keep.append(args)
         node = self._add("kernel", deps, self.impl.add_kernel, kernel, loaded, grid, block,
-                         shared_bytes, args)
+                         shared_bytes, runtime_args(args))
         node.kernel = kernel
         return node
 
@@ -277,7 +278,7 @@ class GraphExec:
         index = self.graph.nodes.index(node)
         grid, block, shared = self.impl.kernel_config(index)
         loaded = _prepare(node.kernel, self.device, grid, block, shared, args)[0]
-        self.impl.set_kernel_args(index, node.kernel, loaded, args)
+        self.impl.set_kernel_args(index, node.kernel, loaded, runtime_args(args))
         self.keep.append(args)
 
     def __repr__(self):

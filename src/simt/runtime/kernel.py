@@ -22,6 +22,7 @@ from .devices import backend_class, get_device
 from . import control, nvtx, peer
 from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
                      check_dimensions, dim3_tuple, exact_guard, launch_cluster, shared_size)
+from .function_args import runtime_args
 
 pipeline = lazy_module("simt.compiler.pipeline")     # loaded at the first compile
 cache = lazy_module("simt.runtime.cache")
@@ -261,7 +262,7 @@ class Kernel(Generic[P]):
         loaded, grid, block, shared_bytes = self.checked_launch(device, grid, block,
                                                                 shared_bytes, args)
         device.backend.run_cooperative(self, loaded, grid, block, shared_bytes, stream,
-                                       args)
+                                       runtime_args(args))
 
     def checked_launch(self, device, grid, block, shared_bytes, args):
         """(loaded kernel, grid, block, shared bytes) of a launch on ``device``, with the
@@ -276,7 +277,7 @@ class Kernel(Generic[P]):
         peer.check_args(args, device, self.__name__)
         types = arg_types(self, args)
         loaded = self.binary_for(types, device, block)
-        access.check_writes(self, types, args)
+        access.check_writes(self, types, runtime_args(args))
         check_config(self.__name__, device, grid, block, shared_bytes,
                      loaded.binary.shared_static_bytes, self.launch_bounds(device))
         if self.attributes:
@@ -512,7 +513,10 @@ class Kernel(Generic[P]):
         the disk cache is off). ``usable(binary)``: an entry it refuses is not loaded.
         A miss is not logged here: a launch may look for several entries (for its block
         shape, for any shape) before it compiles; _load_deep logs the one miss."""
-        if not (self.use_disk_cache and config.cache):
+        if not (self.use_disk_cache and config.cache) or \
+                any(isinstance(t, T.FunctionArg) for t in arg_types):
+            # a device function passed to the kernel is compiled into it, and its source
+            # and what it reads are no part of the cache's keys: kept in memory only
             return None, None
         started = time.perf_counter()
         lookup = cache.lookup_key(self.pyfunc, arg_types, options, device.backend.target_id())
@@ -653,7 +657,11 @@ def _describe(arg_types):
 
 
 def _types(signature):
-    return tuple(T.parse_signature(signature) if isinstance(signature, str) else signature)
+    """A signature's argument types: a string, or a sequence of types in which a
+    ``@simt.device`` function stands for itself (a kernel specialised on it)."""
+    if isinstance(signature, str):
+        return tuple(T.parse_signature(signature))
+    return tuple(T.FunctionArg(t) if isinstance(t, DeviceFunction) else t for t in signature)
 
 
 def signatures(signature):
@@ -661,8 +669,8 @@ def signatures(signature):
     types) or a list of them."""
     if signature is None:
         return []
-    if isinstance(signature, str) or (isinstance(signature, (tuple, list)) and
-                                      all(isinstance(t, T.Type) for t in signature)):
+    if isinstance(signature, str) or (isinstance(signature, (tuple, list)) and all(
+            isinstance(t, (T.Type, DeviceFunction)) for t in signature)):
         return [signature]
     return list(signature)
 

@@ -11,6 +11,7 @@ from ..ir import types as T
 from .devices import _local, get_device
 from ..errors import InvalidConfiguration
 from ..compiler import kernel_options
+from .function_args import is_function_arg, runtime_args
 from .streams import Stream, stream_handle
 from .control import check_dynamic_shared
 from ..lazy import lazy_module
@@ -205,6 +206,12 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)
 
 
 def arg_type(value):
+    if is_function_arg(value):               # specialised on: compiler/group_args.py
+        return T.FunctionArg(value)
+    if callable(value) and getattr(value, "__code__", None) is not None:
+        raise TypeError(f"the Python function {getattr(value, '__name__', value)!r} cannot be "
+                        "passed to a kernel: decorate it with @simt.device (the kernel is "
+                        "then compiled for that function)")
     simt_type = getattr(value, "simt_type", None)
     if simt_type is not None:
         t = simt_type()
@@ -226,6 +233,10 @@ def arg_type(value):
                             "split the value")
     if isinstance(value, tuple):
         for item in value:
+            if is_function_arg(item):
+                raise TypeError(f"a tuple holding the device function '{item.__name__}' "
+                                "cannot be passed to a kernel: pass each device function "
+                                "as an argument of its own")
             arg_type(item)
     elif isinstance(value, np.generic):
         _check_dtype(value.dtype, "a scalar")
@@ -381,6 +392,7 @@ class Launch:
         peer.check_args(args, device, kernel.__name__)
         types = arg_types(kernel, args)
         loaded = kernel.binary_for(types, device, self.block)
+        given, args = args, runtime_args(args)       # the back end gets the run-time ones
         access.check_writes(kernel, types, args)
         check_config(kernel.__name__, device, self.grid, self.block, self.shared_bytes,
                      loaded.binary.shared_static_bytes, kernel.launch_bounds(device))
@@ -407,9 +419,9 @@ class Launch:
         used, self.used = self.used, True
         if not used and not _binder_loading:
             _load_binder_soon()
-        guards = launch_guards(types, args) if used else None
+        guards = launch_guards(types, given) if used else None
         if guards is not None:
-            self._bind(device, loaded, types, stream, tuple(map(type, args)), guards)
+            self._bind(device, loaded, types, stream, tuple(map(type, given)), guards)
 
     def _bind(self, device, loaded, types, stream, classes, guards, replacing=None):
         """Bind the launch function for these classes (``replacing``: only if the one
