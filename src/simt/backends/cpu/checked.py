@@ -33,8 +33,8 @@ from .checker import call_checker
 from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
                           CHECKED_SPACES, FENCED, GEN, KINDS, ME, ORDER_BITS, ORDER_PTR,
                           ORDER_SLOT, PENDING, PENDING_ACQ, READ_ONLY, TURN_ACQUIRED,
-                          WARP_LAST, launch_word, raise_to, record_element, report_mine,
-                          reporter, site, state, word)
+                          WARP_ACQUIRED, WARP_LAST, launch_word, raise_to, record_element,
+                          report_mine, reporter, site, state, word)
 from .fastpath import FastAccess, fast_path
 
 
@@ -383,17 +383,38 @@ def _arrivals(em, stmt, guards, flag_sites):
 
 # ------------------------------------------------------------------ warps
 def syncwarp_start(em):
-    """Block-level, before the thread loop that completes a ``syncwarp``: a new gen."""
+    """Block-level, before the thread loop that completes a ``syncwarp``: a new gen, and
+    what each warp's lanes acquired so far gathered per warp (WARP_ACQUIRED): the CUDA
+    memory model orders a syncwarp's lanes as a barrier does, so what one lane acquired
+    before it, the others have after it (syncwarp_done hands it out)."""
     bump(em)
+    if em.plan is None or ORDER_SLOT not in em.slot_layout:
+        return
+    b, st = em.builder, state(em)
+    for w in range(32):
+        b.store(i64(0), word(b, st, WARP_ACQUIRED + w))
+    base, kind = em.slot_layout[ORDER_SLOT]
+    with counted_loop(em, em.nthreads, "acq_thread", signed=False) as t:
+        b = em.builder
+        mine = b.load(b.gep(base, [t, i32(0)], source_etype=kind), typ=I64)
+        at = b.gep(st, [b.add(i64(WARP_ACQUIRED), b.lshr(t, i64(5)))], source_etype=I64)
+        old = b.load(at, typ=I64)
+        b.store(b.select(b.icmp_signed(">", mine, old), mine, old), at)
 
 
 def syncwarp_done(em, lanes):
-    """In that loop: this thread's warp is synchronized from the new gen on."""
+    """In that loop: this thread's warp is synchronized from the new gen on, and the
+    thread has what its warp's lanes acquired before the syncwarp (all lanes of the
+    warp, whatever the mask: as WARP_LAST, the model keeps one word per warp)."""
     b = em.builder
     st = state(em)
     warp = b.lshr(b.zext(lanes.base, I64), i64(5))
     b.store(b.load(word(b, st, GEN), typ=I64),
             b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
+    if em.plan is None or ORDER_SLOT not in em.slot_layout:
+        return
+    shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64), typ=I64)
+    raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
 
 
 def branches(em, flag, stmt):

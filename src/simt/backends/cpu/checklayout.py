@@ -20,7 +20,8 @@ SITE_SLOTS = 64
 # fence stamp, relaxed loads' acquisitions a fence would confirm, and its slot of the three
 BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR = range(SITE_CACHE + SITE_SLOTS,
                                                                       SITE_CACHE + SITE_SLOTS + 5)
-STATE_WORDS = ORDER_PTR + 1
+WARP_ACQUIRED = ORDER_PTR + 1      # per warp of the block: what its lanes acquired by its
+STATE_WORDS = WARP_ACQUIRED + 32    # last syncwarp (syncwarp_start gathers it)
 ORDER_SLOT = "$chk.order"            # per thread: ACQUIRED, FENCED, PENDING_ACQ
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)

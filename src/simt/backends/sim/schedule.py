@@ -334,6 +334,8 @@ def _release_warps(launch, threads, waits, results, done):
         for th in lanes:
             results[th] = _warp_result(th, present, arrived, waits, types)
         warp.log.append(arrived)
+        if waits[lanes[0]][2][0] == "syncwarp":     # orders memory as a barrier of its lanes
+            ordering.share(lanes)
         for th in lanes:
             del waits[th]
         released.update(lanes)
