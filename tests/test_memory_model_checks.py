@@ -28,9 +28,9 @@ def device(spec):
 
 
 def run_publish(spec, kernel, value, threads=THREADS):
-    """Launch kernel(value, data, flag, out) on BLOCKS blocks: out's blocks 1.. as read."""
+    """Launch kernel(value, data, flag, out) on BLOCKS blocks; returns out."""
     with device(spec):
-        data, flag = simt.to_device(poison(1, np.int32)), simt.zeros(1, np.int32)
+        data, flag = simt.to_device(poison(BLOCKS, np.int32)), simt.zeros(BLOCKS, np.int32)
         out = simt.to_device(poison(BLOCKS, np.int32))
         kernel[BLOCKS, threads](value, data, flag, out)
         simt.synchronize()
@@ -87,3 +87,106 @@ def test_syncwarp_hands_an_acquisition_to_the_other_lanes(spec, rng):
     np.testing.assert_array_equal(got[1:], np.full(BLOCKS - 1, value))
     error = expect_race(spec, warp_handoff_no_syncwarp, value, "handoff_write", "handoff_read")
     assert error.block == (1, 0, 0) and error.thread == (1, 0, 0)
+
+
+# ---------------------------------------------------------------- scopes
+# across blocks: block 0 publishes data[0] through flag[0], the other blocks read it
+@simt.kernel
+def publish_system_scope(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value
+        simt.atomic.store(flag, 0, 1, order="release", scope="system")
+    elif simt.atomic.load(flag, 0, order="acquire", scope="system") == 1:
+        out[blockIdx.x] = data[0]
+
+
+@simt.kernel
+def publish_block_scope_release(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value                                             # <- block_release_write
+        simt.atomic.store(flag, 0, 1, order="release", scope="block")
+    elif simt.atomic.load(flag, 0, order="acquire") == 1:
+        out[blockIdx.x] = data[0]                                   # <- block_release_read
+
+
+@simt.kernel
+def publish_block_scope_acquire(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value                                             # <- block_acquire_write
+        simt.atomic.exch(flag, 0, 1, order="release")
+    elif simt.atomic.add(flag, 0, 0, order="acquire", scope="block") == 1:
+        out[blockIdx.x] = data[0]                                   # <- block_acquire_read
+
+
+@simt.kernel
+def publish_block_fence(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value                                             # <- block_fence_write
+        simt.threadfence_block()
+        simt.atomic.store(flag, 0, 1)
+    elif simt.atomic.load(flag, 0) == 1:
+        simt.threadfence()
+        out[blockIdx.x] = data[0]                                   # <- block_fence_read
+
+
+@simt.kernel
+def publish_reader_block_fence(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value                                             # <- reader_fence_write
+        simt.threadfence()
+        simt.atomic.store(flag, 0, 1)
+    elif simt.atomic.load(flag, 0) == 1:
+        simt.threadfence_block()
+        out[blockIdx.x] = data[0]                                   # <- reader_fence_read
+
+
+# within each block: thread 0 publishes data[b] to thread 1 (which runs after it here)
+@simt.kernel
+def publish_in_block_atomics(value, data, flag, out):
+    b = blockIdx.x
+    if threadIdx.x == 0:
+        data[b] = value + b
+        simt.atomic.store(flag, b, 1, order="release", scope="block")
+    elif threadIdx.x == 1 and simt.atomic.load(flag, b, order="acquire", scope="block") == 1:
+        out[b] = data[b]
+
+
+@simt.kernel
+def publish_in_block_fences(value, data, flag, out):
+    b = blockIdx.x
+    if threadIdx.x == 0:
+        data[b] = value + b
+        simt.threadfence_block()
+        simt.atomic.store(flag, b, 1, scope="block")
+    elif threadIdx.x == 1 and simt.atomic.load(flag, b, scope="block") == 1:
+        simt.threadfence_block()
+        out[b] = data[b]
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_device_and_system_scopes_publish_across_blocks(spec, rng):
+    value = np.int32(rng.integers(1, 1000))
+    got = run_publish(spec, publish_system_scope, value, threads=1)
+    np.testing.assert_array_equal(got[1:], np.full(BLOCKS - 1, value))
+
+
+@pytest.mark.parametrize("kernel", [publish_in_block_atomics, publish_in_block_fences],
+                         ids=lambda k: k.__name__)
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_block_scope_publishes_within_the_block(spec, kernel, rng):
+    value = np.int32(rng.integers(1, 1000))
+    got = run_publish(spec, kernel, value)
+    np.testing.assert_array_equal(got, value + np.arange(BLOCKS, dtype=np.int32))
+
+
+@pytest.mark.parametrize("case", ["block_release", "block_acquire", "block_fence",
+                                  "reader_fence"])
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_block_scope_publishes_nothing_to_other_blocks(spec, case, rng):
+    kernel = {"block_release": publish_block_scope_release,
+              "block_acquire": publish_block_scope_acquire,
+              "block_fence": publish_block_fence,
+              "reader_fence": publish_reader_block_fence}[case]
+    value = np.int32(rng.integers(1, 1000))
+    error = expect_race(spec, kernel, value, f"{case}_write", f"{case}_read", threads=1)
+    assert error.block == (1, 0, 0)

@@ -87,7 +87,8 @@ def _address(em, e, first_index, access):
     array = em.expr(e.args[0])
     indices = [em.expr(i) for i in e.args[first_index:]]
     return em.element_address(array, indices, e.attrs["label"], e.loc, access,
-                              order=e.attrs.get("order", "relaxed")), e.args[0].type
+                              order=e.attrs.get("order", "relaxed"),
+                              scope=e.attrs.get("scope", "device")), e.args[0].type
 
 
 def _memory_type(t):

@@ -9,12 +9,13 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from ...compiler.lltypes import I1, I32, I64, i32, i64, ptr
 from .checklayout import (ACQUIRED, ACQUIRES, ATOMIC_FLAG, BASE, BLOCK_LAST, BLOCK_START,
-                          FENCED, FLAGS, FREED_FLAG, GEN, INIT_FLAG, KINDS, ME, NOTED,
-                          PENDING, PENDING_ACQ, R1_GEN, R1_SITE, R1_WHO, R2_GEN, R2_SITE,
-                          R2_WHO, RECORD_WORDS, RELEASE_FLAG, RELEASES, REPORT, SHARED_BASE,
-                          SHARED_SHADOW, SHARED_SIZE, SITE_CACHE, SITE_SLOTS, TABLE,
-                          TABLE_SIZE, TURN_ACQUIRED, W_GEN, W_SITE, W_WHO, WARP_LAST,
-                          raise_to, record_element, reporter, site, state, word)
+                          FENCED, FENCED_WIDE, FLAGS, FREED_FLAG, GEN, INIT_FLAG, KINDS, ME,
+                          NARROW, NOTED, PENDING, PENDING_ACQ, PENDING_FAR, R1_GEN, R1_SITE,
+                          R1_WHO, R2_GEN, R2_SITE, R2_WHO, RECORD_WORDS, RELEASE_FLAG,
+                          RELEASE_WIDE, RELEASES, REPORT, SHARED_BASE, SHARED_SHADOW,
+                          SHARED_SIZE, SITE_CACHE, SITE_SLOTS, TABLE, TABLE_SIZE,
+                          TURN_ACQUIRED, W_GEN, W_SITE, W_WHO, WARP_LAST, raise_to,
+                          record_element, reporter, site, state, word)
 
 
 def call_checker(em, indices, address, access, label, loc, order):
@@ -297,18 +298,35 @@ class _Checker:
         gen = b.sext(self.w_gen, I64)
         raise_to(b, self.st, b.and_(released, acquires), gen, ACQUIRED, TURN_ACQUIRED,
                  slot_index=0)
-        raise_to(b, self.st, b.and_(released, b.not_(acquires)), gen, PENDING_ACQ,
-                 slot_index=2)
+        later = b.and_(released, b.not_(acquires))      # a fence of this thread confirms it
+        near = self.writer_in_my_block()
+        raise_to(b, self.st, b.and_(later, near), gen, PENDING_ACQ, slot_index=2)
+        raise_to(b, self.st, b.and_(later, b.not_(near)), gen, PENDING_FAR, slot_index=4)
         self.record_read(self.gen)
         b.ret(i32(0))
 
     def released_by_other(self):
-        """i1: the element's last write is another thread's atomic that released."""
+        """i1: the element's last write is another thread's atomic that released, to this
+        thread: one of its block, or wide (scope and fence wider than the block) when this
+        access's scope is too (scope='block' acquires from the block only)."""
         b = self.b
         released = b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0))
         other = b.and_(b.icmp_unsigned("!=", self.w_who, i32(0)),
                        b.icmp_unsigned("!=", self.w_who, self.me))
-        return b.and_(released, other)
+        wide = b.and_(self.flag(RELEASE_WIDE), b.not_(self.bit(NARROW)))
+        reaches = b.or_(self.writer_in_my_block(), wide)
+        return b.and_(b.and_(released, other), reaches)
+
+    def flag(self, bit):
+        return self.b.icmp_unsigned("!=", self.b.and_(self.flags, i32(bit)), i32(0))
+
+    def bit(self, bit):
+        """i1: the access's ``order`` word has ``bit``."""
+        return self.b.icmp_unsigned("!=", self.b.and_(self.order, i32(bit)), i32(0))
+
+    def writer_in_my_block(self):
+        b = self.b
+        return b.icmp_unsigned("==", b.lshr(b.sub(self.w_who, i32(1)), i32(10)), self.my_block)
 
     def write(self):
         """A plain write: against the reads since the last write. An atomic: a
@@ -325,11 +343,17 @@ class _Checker:
         raise_to(b, st, b.and_(rmw, released), b.sext(self.w_gen, I64), ACQUIRED,
                  TURN_ACQUIRED, slot_index=0)
         was_release = b.and_(  # a release of this launch (what came before it is ordered)
-            b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0)),
+            self.flag(RELEASE_FLAG),
             b.icmp_signed(">=", self.w_gen, b.trunc(self.load(BASE), I32)))
-        releases = b.or_(b.icmp_unsigned("!=", b.and_(self.order, i32(RELEASES)), i32(0)),
-                         b.icmp_unsigned("!=", self.load(FENCED), i64(0)))
-        self.releasing = b.and_(is_atomic, b.or_(releases, b.and_(rmw, was_release)))
+        was_wide = b.and_(was_release, self.flag(RELEASE_WIDE))
+        # what reached only the writer's block is carried on in that block only
+        carried = b.and_(rmw, b.and_(was_release, b.or_(was_wide, self.writer_in_my_block())))
+        order_releases = self.bit(RELEASES)
+        releases = b.or_(order_releases, b.icmp_unsigned("!=", self.load(FENCED), i64(0)))
+        wide = b.and_(b.not_(self.bit(NARROW)), b.or_(
+            order_releases, b.icmp_unsigned("!=", self.load(FENCED_WIDE), i64(0))))
+        self.releasing = b.and_(is_atomic, b.or_(releases, carried))
+        self.releasing_wide = b.and_(is_atomic, b.or_(wide, b.and_(rmw, was_wide)))
         new_gen = b.add(self.load(GEN), b.zext(is_atomic, I64))
         b.store(new_gen, word(b, st, GEN))
         gen = b.trunc(new_gen, I32)
@@ -358,5 +382,8 @@ class _Checker:
             b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
         atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
         release_flag = b.select(b.and_(self.releasing, b.not_(keep)), i32(RELEASE_FLAG), i32(0))
-        b.store(b.or_(b.or_(i32(INIT_FLAG), atomic_flag), release_flag), field_ptr(FLAGS))
+        wide_flag = b.select(b.and_(self.releasing_wide, b.not_(keep)), i32(RELEASE_WIDE),
+                             i32(0))
+        flags = b.or_(b.or_(i32(INIT_FLAG), atomic_flag), b.or_(release_flag, wide_flag))
+        b.store(flags, field_ptr(FLAGS))
         b.ret(i32(0))

@@ -121,7 +121,7 @@ class Shadow:
             L.race(w, "write", site, "atomic update", idx, th)
         if self.clocks is None:
             self.clocks = {}
-        ordering.atomic(th, self.clocks, k, kind, L.sites[site].order)
+        ordering.atomic(th, self.clocks, k, kind, L.sites[site])
         self.w[k] = INIT
 
 

@@ -110,11 +110,12 @@ class Thread:
     ``vc``: its arrive/wait barrier releases and what it acquired (mbarrier.py)."""
 
     __slots__ = ("tid", "lane", "warp", "block", "locals", "result", "rel", "vc", "fenced",
-                 "pend")
+                 "fenced_wide", "pend", "pend_far")
 
     def __init__(self, tid, block, warp, lane):
         self.tid, self.block, self.warp, self.lane = tid, block, warp, lane
-        self.locals = self.result = self.vc = self.fenced = self.pend = None
+        self.locals = self.result = self.vc = None
+        self.fenced = self.fenced_wide = self.pend = self.pend_far = None
         self.rel = 0
 
     @property
@@ -178,7 +179,8 @@ def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
     for th in threads:
         th.block = block
-        th.locals = th.result = th.vc = th.fenced = th.pend = None
+        th.locals = th.result = th.vc = None
+        th.fenced = th.fenced_wide = th.pend = th.pend_far = None
         th.rel = 0
     for warp in {id(th.warp): th.warp for th in threads[::WARP.size]}.values():
         warp.log = []

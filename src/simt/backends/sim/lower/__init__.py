@@ -61,8 +61,9 @@ def _nothing(g, e, args):
 
 @rule(threadfence, threadfence_block, threadfence_system)
 def _fence(g, e, args):
-    """Memory is one Python heap: a fence only tells the race check what it orders."""
-    return "_k_fence(_k_t)"
+    """Memory is one Python heap: a fence only tells the race check what it orders
+    (threadfence_block: within the block)."""
+    return f"_k_fence(_k_t, {e.attrs.get('scope', 'device') != 'block'})"
 
 
 @rule(clock, clock64, globaltimer)
@@ -142,7 +143,8 @@ rule(pylang.complex_abs)(
 def _atomic(g, e, args):
     kind = e.attrs.get("op", _name(e.entry))    # atomic.load and atomic.store: by name
     nvalues = {"cas": 2, "load": 0}.get(kind, 1)
-    site = g.site(e.loc, e.attrs.get("label", ""), e.attrs.get("order", "relaxed"))
+    site = g.site(e.loc, e.attrs.get("label", ""), e.attrs.get("order", "relaxed"),
+                  e.attrs.get("scope", "device"))
     values = "".join(a + ", " for a in args[1:1 + nvalues])
     idx = ", ".join(args[1 + nvalues:])
     return f"{args[0]}.atomic({site}, {kind!r}, ({values}), {idx})"
