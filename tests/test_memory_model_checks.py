@@ -46,6 +46,71 @@ def expect_race(spec, kernel, value, write, read, threads=THREADS):
     return info.value
 
 
+# ---------------------------------------------------------------- volatile flags
+# the guide's fence idiom (writeXY/readXY): block 0 writes data[0], fences, sets the flag
+# through a volatile store; the other blocks poll the flag through volatile loads, fence,
+# then read the data
+@simt.kernel
+def volatile_flag(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value
+        simt.threadfence()
+        simt.volatile_store(flag, 0, 1)
+    else:
+        while simt.volatile_load(flag, 0) == 0:
+            pass
+        simt.threadfence()
+        out[blockIdx.x] = data[0]
+
+
+@simt.kernel
+def volatile_flag_no_writer_fence(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value
+        simt.volatile_store(flag, 0, 1)                             # <- unfenced_flag_write
+    else:
+        while simt.volatile_load(flag, 0) == 0:                     # <- unfenced_flag_read
+            pass
+        simt.threadfence()
+        out[blockIdx.x] = data[0]
+
+
+@simt.kernel
+def volatile_flag_no_reader_fence(value, data, flag, out):
+    if blockIdx.x == 0:
+        data[0] = value                                             # <- reader_unfenced_write
+        simt.threadfence()
+        simt.volatile_store(flag, 0, 1)
+    else:
+        while simt.volatile_load(flag, 0) == 0:
+            pass
+        out[blockIdx.x] = data[0]                                   # <- reader_unfenced_read
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_a_volatile_flag_after_a_fence_publishes(spec, rng):
+    value = np.int32(rng.integers(1, 1000))
+    got = run_publish(spec, volatile_flag, value, threads=1)
+    np.testing.assert_array_equal(got[1:], np.full(BLOCKS - 1, value))
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_a_volatile_flag_without_the_writers_fence_is_a_race(spec, rng):
+    """The flag's write publishes nothing: its volatile read races with it."""
+    error = expect_race(spec, volatile_flag_no_writer_fence, np.int32(rng.integers(1, 1000)),
+                        "unfenced_flag_write", "unfenced_flag_read", threads=1)
+    assert error.block == (1, 0, 0) and "simt.threadfence() before" in str(error)
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS))
+def test_a_volatile_flag_without_the_readers_fence_is_a_race(spec, rng):
+    """The flag was published, but the data read may come before the flag's (the guide's
+    readXY fences between them): it races with the data's write."""
+    error = expect_race(spec, volatile_flag_no_reader_fence, np.int32(rng.integers(1, 1000)),
+                        "reader_unfenced_write", "reader_unfenced_read", threads=1)
+    assert error.block == (1, 0, 0)
+
+
 # ---------------------------------------------------------------- syncwarp
 # block 0 publishes data[0] with a release; in each other block lane 0 acquires it, hands
 # what it saw to lane 1 by a shuffle (which orders no memory), and lane 1 reads the data

@@ -139,7 +139,7 @@ def _volatile(instr):
 
 @volatile_load.lowering()
 def _volatile_load(em, e):
-    address, array_type = _address(em, e, 1, "read")
+    address, array_type = _address(em, e, 1, "volatile_load")
     t = array_type.element
     value = _volatile(em.builder.load(address, typ=_memory_type(t),
                                       align=array_type.dtype.itemsize))
@@ -148,7 +148,7 @@ def _volatile_load(em, e):
 
 @volatile_store.lowering()
 def _volatile_store(em, e):
-    address, array_type = _address(em, e, 2, "write")
+    address, array_type = _address(em, e, 2, "volatile_store")
     t = array_type.element
     _volatile(em.builder.store(_to_memory(em, em.expr(e.args[1]), t), address,
                                align=array_type.dtype.itemsize))

@@ -191,7 +191,7 @@ def _local_access(em, indices, address, access, label, loc):
         inside = b.icmp_unsigned("<", offset, i64(count * size))
         element = b.gep(bits, [b.udiv(offset, i64(size))], source_etype=I8)
         written = b.select(inside, element, written)
-    if access in ("read", "atomic"):
+    if access in ("read", "atomic", "atomic_load", "volatile_load"):
         em.target.can_fail = True
         unwritten = b.icmp_unsigned("==", b.load(written, typ=I8), ll.Constant(I8, 0))
         stop, go = em.new_block("local_uninitialized"), em.new_block("local_written")
@@ -201,7 +201,7 @@ def _local_access(em, indices, address, access, label, loc):
         record_element(em, indices, label)
         em.abort()
         b.position_at_end(go)
-    if access != "read":
+    if access not in ("read", "atomic_load", "volatile_load"):
         b.store(ll.Constant(I8, 1), written)
 
 

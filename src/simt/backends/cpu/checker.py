@@ -14,8 +14,8 @@ from .checklayout import (ACQUIRED, ACQUIRES, ATOMIC_FLAG, BASE, BLOCK_LAST, BLO
                           R1_WHO, R2_GEN, R2_SITE, R2_WHO, RECORD_WORDS, RELEASE_FLAG,
                           RELEASE_WIDE, RELEASES, REPORT, SHARED_BASE, SHARED_SHADOW,
                           SHARED_SIZE, SITE_CACHE, SITE_SLOTS, TABLE, TABLE_SIZE,
-                          TURN_ACQUIRED, W_GEN, W_SITE, W_WHO, WARP_LAST, raise_to,
-                          record_element, reporter, site, state, word)
+                          TURN_ACQUIRED, VOLATILE_FLAG, W_GEN, W_SITE, W_WHO, WARP_LAST,
+                          raise_to, record_element, reporter, site, state, word)
 
 
 def call_checker(em, indices, address, access, label, loc, order):
@@ -250,7 +250,8 @@ class _Checker:
         self.at("slow")
         reads = b.or_(b.icmp_unsigned("==", kind, i32(fault.READ)),
                       b.icmp_unsigned("==", kind, i32(fault.ATOMIC)))
-        reads = b.or_(reads, b.icmp_unsigned("==", kind, i32(fault.ATOMIC_LOAD)))
+        for load in (fault.ATOMIC_LOAD, fault.VOLATILE_LOAD):
+            reads = b.or_(reads, b.icmp_unsigned("==", kind, i32(load)))
         b.cbranch(b.and_(reads, b.not_(self.written)), self.blocks["uninit"],
                   self.blocks["inited"])
         self.at("uninit")
@@ -266,21 +267,31 @@ class _Checker:
 
     def write_race(self):
         """The last write, by another thread, not ordered before this access: a race
-        when one of the two is a plain write."""
-        b, w_atomic = self.b, self.w_atomic
+        when one of the two is a plain write. A volatile store is a relaxed write of
+        system scope (PTX's st.volatile) that atomics and volatile stores do not race
+        with; a plain read of it does, and so does a volatile read unless it released to
+        this thread (the guide's flag: a fence, then the volatile write of the flag)."""
+        b, w_atomic, kind = self.b, self.w_atomic, self.kind
         self.at("inited")
-        plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", self.kind, i32(fault.WRITE)))
+        w_volatile = self.flag(VOLATILE_FLAG)
+        is_kind = {k: b.icmp_unsigned("==", kind, i32(k))
+                   for k in (fault.READ, fault.WRITE, fault.VOLATILE_LOAD)}
+        plain = b.or_(b.not_(b.or_(w_atomic, w_volatile)), is_kind[fault.WRITE])
+        stale = b.or_(is_kind[fault.READ],
+                      b.and_(is_kind[fault.VOLATILE_LOAD], b.not_(self.released_by_other())))
+        plain = b.or_(plain, b.and_(w_volatile, stale))
         race = b.and_(self.concurrent(self.w_who, self.w_gen), plain)
         b.cbranch(race, self.blocks["wrace"], self.blocks["wok"])
         self.at("wrace")
+        theirs = b.select(w_volatile, i32(fault.VOLATILE_STORE), i32(fault.WRITE))
         self.report(fault.RACE, self.w_who, self.get(W_SITE),
-                    b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
+                    b.select(w_atomic, i32(fault.ATOMIC), theirs))
         self.at("wok")
-        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.READ)), self.blocks["read"],
-                  self.blocks["not_read"])
+        b.cbranch(is_kind[fault.READ], self.blocks["read"], self.blocks["not_read"])
         self.at("not_read")
-        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.ATOMIC_LOAD)),
-                  self.blocks["atomic_read"], self.blocks["write"])
+        loads = b.or_(b.icmp_unsigned("==", kind, i32(fault.ATOMIC_LOAD)),
+                      is_kind[fault.VOLATILE_LOAD])
+        b.cbranch(loads, self.blocks["atomic_read"], self.blocks["write"])
 
     def read(self):
         self.at("read")
@@ -288,9 +299,9 @@ class _Checker:
         self.b.ret(i32(0))
 
     def atomic_read(self):
-        """An atomic load: a read on record (a plain write of another thread after it
-        races); it acquires a release it reads when its order acquires, else only once a
-        fence of this thread follows (PENDING_ACQ)."""
+        """An atomic or volatile load: a read on record (a plain write of another thread
+        after it races); it acquires a release it reads when its order acquires, else
+        only once a fence of this thread follows (PENDING_ACQ, PENDING_FAR)."""
         b = self.b
         self.at("atomic_read")
         released = self.released_by_other()
@@ -372,18 +383,22 @@ class _Checker:
 
     def store_write(self, is_atomic, gen):
         """The write on record. An atomic after this thread's own plain write keeps that
-        write: the other threads' atomics race with it."""
+        write: the other threads' atomics race with it. A volatile store is on record as
+        one (VOLATILE_FLAG), not as an atomic."""
         b, field_ptr, get = self.b, self.field_ptr, self.get
-        keep = b.and_(is_atomic, b.and_(b.not_(self.w_atomic),
-                                        b.icmp_unsigned("==", self.w_who, self.me)))
+        volatile = b.icmp_unsigned("==", self.kind, i32(fault.VOLATILE_STORE))
+        keep = b.and_(b.and_(is_atomic, b.not_(volatile)),
+                      b.and_(b.not_(self.w_atomic), b.icmp_unsigned("==", self.w_who, self.me)))
         for k, value in ((W_WHO, self.me), (W_GEN, gen), (W_SITE, self.here)):
             b.store(b.select(keep, get(k), value), field_ptr(k))
         for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
             b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
-        atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
+        atomic_flag = b.zext(b.and_(b.and_(is_atomic, b.not_(volatile)), b.not_(keep)), I32)
+        volatile_flag = b.select(volatile, i32(VOLATILE_FLAG), i32(0))
         release_flag = b.select(b.and_(self.releasing, b.not_(keep)), i32(RELEASE_FLAG), i32(0))
         wide_flag = b.select(b.and_(self.releasing_wide, b.not_(keep)), i32(RELEASE_WIDE),
                              i32(0))
         flags = b.or_(b.or_(i32(INIT_FLAG), atomic_flag), b.or_(release_flag, wide_flag))
+        flags = b.or_(flags, volatile_flag)
         b.store(flags, field_ptr(FLAGS))
         b.ret(i32(0))

@@ -32,9 +32,11 @@ RECORD_WORDS = 10
 ATOMIC_FLAG, INIT_FLAG, FREED_FLAG = 1, 2, 4     # FREED: device heap memory simt.free released
 RELEASE_FLAG = 8            # the last atomic write released what came before it (its W_GEN)
 RELEASE_WIDE = 16           # ... to the other blocks too (scope and fence wider than 'block')
+VOLATILE_FLAG = 32          # the last write is a volatile store (a relaxed one of system scope)
 LINE_BITS = 20              # a site is file id << LINE_BITS | line
 KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
-         "atomic_store": fault.ATOMIC_STORE, "atomic_load": fault.ATOMIC_LOAD}
+         "atomic_store": fault.ATOMIC_STORE, "atomic_load": fault.ATOMIC_LOAD,
+         "volatile_load": fault.VOLATILE_LOAD, "volatile_store": fault.VOLATILE_STORE}
 # an atomic's memory order as the checker's ``order`` bits; NARROW: its scope is 'block'
 RELEASES, ACQUIRES, NARROW = 1, 2, 4
 ORDER_BITS = {"relaxed": 0, "release": RELEASES, "acquire": ACQUIRES,

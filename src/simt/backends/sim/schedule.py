@@ -505,10 +505,14 @@ class Report:
     def race(self, rec, first, site, second, label, idx, th):
         other, other_site = rec
         element = _element(label, idx)
-        fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
-               "use atomics") if other.block is th.block else \
-            ("the threads are in different blocks, which nothing orders within a launch: "
-             "give each block its own elements, or use atomics")
+        if (first, second) == ("volatile write", "volatile read"):
+            fix = fault.VOLATILE_FLAG_FIX
+        elif other.block is th.block:
+            fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
+                   "use atomics")
+        else:
+            fix = ("the threads are in different blocks, which nothing orders within a launch: "
+                   "give each block its own elements, or use atomics")
         text = (f"Race condition in kernel '{self.name}': {first} and {second} of {element} by "
                 f"two threads with no barrier between them\n  {first}: "
                 f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n  {fix}")

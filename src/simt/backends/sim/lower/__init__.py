@@ -150,16 +150,29 @@ def _atomic(g, e, args):
     return f"{args[0]}.atomic({site}, {kind!r}, ({values}), {idx})"
 
 
-@rule(atomics_ordered.volatile_load, *(cachehints.ENTRIES[n] for n in cachehints.LOADS))
+@rule(*(cachehints.ENTRIES[n] for n in cachehints.LOADS))
 def _load(g, e, args):
-    """volatile_load, __ldg and the other cache hints: a plain load here."""
+    """__ldg and the other cache hints: a plain load here."""
     return f"{args[0]}.ld({g.site(e.loc, e.attrs.get('label', ''))}, {', '.join(args[1:])})"
 
 
-@rule(atomics_ordered.volatile_store, *(cachehints.ENTRIES[n] for n in cachehints.STORES))
+@rule(*(cachehints.ENTRIES[n] for n in cachehints.STORES))
 def _store(g, e, args):
     site = g.site(e.loc, e.attrs.get("label", ""))
     return f"{args[0]}.st({site}, {args[1]}, {', '.join(args[2:])})"
+
+
+@rule(atomics_ordered.volatile_load)
+def _volatile_load(g, e, args):
+    """A relaxed access of system scope for the race check (memory.Shadow.volatile_read)."""
+    site = g.site(e.loc, e.attrs.get("label", ""), scope="system")
+    return f"{args[0]}.vld({site}, {', '.join(args[1:])})"
+
+
+@rule(atomics_ordered.volatile_store)
+def _volatile_store(g, e, args):
+    site = g.site(e.loc, e.attrs.get("label", ""), scope="system")
+    return f"{args[0]}.vst({site}, {args[1]}, {', '.join(args[2:])})"
 
 
 # ---------------------------------------------------------------- inline PTX, warp specialisation
