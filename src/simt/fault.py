@@ -51,11 +51,19 @@ MISALIGNED = 17          # checked mode: a vector access off its alignment (inde
 GRAPH_LABEL = "simt.graph_launch"
 
 # what an access was, in the "accesses" word (mine | other << 4)
-READ, WRITE, ATOMIC, ATOMIC_STORE, ATOMIC_LOAD = 1, 2, 3, 4, 5
+READ, WRITE, ATOMIC, ATOMIC_STORE, ATOMIC_LOAD, VOLATILE_LOAD, VOLATILE_STORE = range(1, 8)
 _VERBS = {READ: ("reads", "read"), WRITE: ("writes", "wrote"),
           ATOMIC: ("atomically accesses", "atomically accessed"),
           ATOMIC_STORE: ("atomically writes", "atomically wrote"),
-          ATOMIC_LOAD: ("atomically reads", "atomically read")}
+          ATOMIC_LOAD: ("atomically reads", "atomically read"),
+          VOLATILE_LOAD: ("reads (volatile)", "read (volatile)"),
+          VOLATILE_STORE: ("writes (volatile)", "wrote (volatile)")}
+
+# a volatile read of a volatile write that released nothing (no fence before it)
+VOLATILE_FLAG_FIX = ("a volatile flag publishes what its writer did before a fence: call "
+                     "simt.threadfence() before the flag's volatile_store (and after its "
+                     "volatile_load), or use simt.atomic.store/load with order='release'/"
+                     "'acquire'")
 
 MESSAGE_BASE = 1000
 
@@ -220,7 +228,8 @@ def checked_error(code, kernel, first, second=None, array=None, index=None, acce
                 f"{first.at}, and {second} {other[1]} it at {second.at} with no "
                 f"{'barrier' if same_block else 'ordering (the threads are in different blocks)'}"
                 f" between them{source}\n  "
-                + ("order the two accesses with simt.syncthreads() (or simt.syncwarp() "
+                + (VOLATILE_FLAG_FIX if accesses == (VOLATILE_LOAD, VOLATILE_STORE) else
+                   "order the two accesses with simt.syncthreads() (or simt.syncwarp() "
                    "within a warp), or make both atomic" if same_block else
                    "blocks of one launch run in no set order: have one thread write the "
                    "element, use atomics, or split the work into two launches"))

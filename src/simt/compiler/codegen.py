@@ -460,11 +460,12 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------ memory
     def element_address(self, array, indices, label, loc, access=None, site=None,
-                        order="relaxed"):
+                        order="relaxed", scope="device"):
         """The address of ``array[indices]``, each index checked when boundscheck is on
         (unless the access, ``site``, is in ``proven``); in checked mode an ``access``
-        ("read", "write", "atomic", "atomic_store", "atomic_load", the atomics with their
-        memory ``order``) is checked too."""
+        ("read", "write", "atomic", "atomic_store", "atomic_load", "volatile_load",
+        "volatile_store"; the atomics with their memory ``order`` and ``scope``) is
+        checked too."""
         b = self.builder
         offset = None
         check = self.boundscheck and id(site) not in self.proven
@@ -478,7 +479,7 @@ class FunctionEmitter:
                         source_etype=elem, inbounds=True)
         if access is not None and self.options.checks:
             self.target.check_access(self, array, indices, address, access, label, loc,
-                                     order, site=site)
+                                     order, site=site, scope=scope)
         return address
 
     def check_index(self, array, dim, index, label, loc):

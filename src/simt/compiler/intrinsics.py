@@ -67,7 +67,7 @@ def _atomic(em, e):
     values = [em.expr(a) for a in e.args[1:1 + nvalues]]
     indices = [em.expr(i) for i in e.args[1 + nvalues:]]
     address = em.element_address(array, indices, e.attrs.get("label", "array"), e.loc,
-                                 access="atomic", order=order)
+                                 access="atomic", order=order, scope=scope)
     t = e.type
     if kind == "cas":
         cmp, new = values

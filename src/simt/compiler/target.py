@@ -164,9 +164,10 @@ class Target:
         return em.builder.extract_value(pair, 0)
 
     def check_access(self, em, array, indices, address, access, label, loc, order="relaxed",
-                     site=None):
+                     site=None, scope="device"):
         """Checked mode: check one access ("read", "write", "atomic" ...) of ``array``;
-        ``order``: an atomic's memory order; ``site``: the Load or Store node, if any."""
+        ``order``, ``scope``: an atomic's memory order and scope; ``site``: the Load or
+        Store node, if any."""
         raise self._missing("check_access")
 
     def emit_fence(self, em, scope):

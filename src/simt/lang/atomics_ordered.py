@@ -87,7 +87,8 @@ def _address(em, e, first_index, access):
     array = em.expr(e.args[0])
     indices = [em.expr(i) for i in e.args[first_index:]]
     return em.element_address(array, indices, e.attrs["label"], e.loc, access,
-                              order=e.attrs.get("order", "relaxed")), e.args[0].type
+                              order=e.attrs.get("order", "relaxed"),
+                              scope=e.attrs.get("scope", "device")), e.args[0].type
 
 
 def _memory_type(t):
@@ -138,7 +139,7 @@ def _volatile(instr):
 
 @volatile_load.lowering()
 def _volatile_load(em, e):
-    address, array_type = _address(em, e, 1, "read")
+    address, array_type = _address(em, e, 1, "volatile_load")
     t = array_type.element
     value = _volatile(em.builder.load(address, typ=_memory_type(t),
                                       align=array_type.dtype.itemsize))
@@ -147,7 +148,7 @@ def _volatile_load(em, e):
 
 @volatile_store.lowering()
 def _volatile_store(em, e):
-    address, array_type = _address(em, e, 2, "write")
+    address, array_type = _address(em, e, 2, "volatile_store")
     t = array_type.element
     _volatile(em.builder.store(_to_memory(em, em.expr(e.args[1]), t), address,
                                align=array_type.dtype.itemsize))

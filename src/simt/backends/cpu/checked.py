@@ -31,10 +31,11 @@ from ...ir import types as T
 from ...ir.walk import fields, walk
 from .checker import call_checker
 from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
-                          CHECKED_SPACES, FENCED, GEN, KINDS, ME, ORDER_BITS, ORDER_PTR,
-                          ORDER_SLOT, PENDING, PENDING_ACQ, READ_ONLY, TURN_ACQUIRED,
-                          WARP_LAST, launch_word, raise_to, record_element, report_mine,
-                          reporter, site, state, word)
+                          CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, NARROW,
+                          ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, PENDING,
+                          PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
+                          WARP_ACQUIRED, WARP_LAST, launch_word, raise_to, record_element,
+                          report_mine, reporter, site, state, word)
 from .fastpath import FastAccess, fast_path
 
 
@@ -66,12 +67,13 @@ def _read_only_index(em, array):
 
 
 def check_access(em, array, indices, address, access, label, loc, order="relaxed",
-                 site=None):
+                 site=None, scope="device"):
     """Call the checker for one access of ``array`` (global or shared) at ``address``;
     a report ends the thread, its array and index written into the fault record. A read
     of a read-only parameter skips the call when the launch says it may (READ_ONLY).
-    ``order``: an atomic's memory order; ``site``: the Load or Store node (a read that
-    ir/intervals.py finds nothing can race with is checked but not recorded)."""
+    ``order``, ``scope``: an atomic's memory order and scope; ``site``: the Load or Store
+    node (a read that ir/intervals.py finds nothing can race with is checked but not
+    recorded)."""
     if isinstance(array.type.element, T.Vector) and array.type.align is None:
         _check_alignment(em, indices, address, array.type.element.align, access, label, loc)
     if array.type.space == "local":
@@ -82,6 +84,7 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
     b = em.builder
+    bits = ORDER_BITS[order] | (NARROW if scope == "block" else 0)
     param = _read_only_index(em, array) if access == "read" else None
     if param is not None:
         bit = b.and_(launch_word(em, READ_ONLY), i64(1 << param))
@@ -93,12 +96,12 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         fast = FastAccess(em, address, array.type.space != "global", loc)
         skip = fast.record(access, fast.condition(access))
     else:
-        call_checker(em, indices, address, access, label, loc, ORDER_BITS[order])
+        call_checker(em, indices, address, access, label, loc, bits)
         return
     done, check = em.new_block("checked"), em.new_block("check")
     b.cbranch(skip, done, check)
     b.position_at_end(check)
-    call_checker(em, indices, address, access, label, loc, 0)
+    call_checker(em, indices, address, access, label, loc, bits)
     em.builder.branch(done)
     em.builder.position_at_end(done)
 
@@ -188,7 +191,7 @@ def _local_access(em, indices, address, access, label, loc):
         inside = b.icmp_unsigned("<", offset, i64(count * size))
         element = b.gep(bits, [b.udiv(offset, i64(size))], source_etype=I8)
         written = b.select(inside, element, written)
-    if access in ("read", "atomic"):
+    if access in ("read", "atomic", "atomic_load", "volatile_load"):
         em.target.can_fail = True
         unwritten = b.icmp_unsigned("==", b.load(written, typ=I8), ll.Constant(I8, 0))
         stop, go = em.new_block("local_uninitialized"), em.new_block("local_written")
@@ -198,7 +201,7 @@ def _local_access(em, indices, address, access, label, loc):
         record_element(em, indices, label)
         em.abort()
         b.position_at_end(go)
-    if access != "read":
+    if access not in ("read", "atomic_load", "volatile_load"):
         b.store(ll.Constant(I8, 1), written)
 
 
@@ -236,10 +239,10 @@ def block_start(em):
     if em.plan is not None:         # local arrays live in the slots of every thread
         _forget_locals(em, em.nthreads)
         if ORDER_SLOT not in em.slot_layout:
-            em.add_slot(ORDER_SLOT, ll.ArrayType(I64, 3))
+            em.add_slot(ORDER_SLOT, ll.ArrayType(I64, ORDER_WORDS))
         memset = em.module.declare_intrinsic("llvm.memset", [ptr(), I64])
         b.call(memset, [em.slot_layout[ORDER_SLOT][0], ll.Constant(I8, 0),
-                        b.mul(em.nthreads, i64(24)), ll.Constant(I1, 0)])
+                        b.mul(em.nthreads, i64(8 * ORDER_WORDS)), ll.Constant(I1, 0)])
 
 
 def settle(em):
@@ -282,7 +285,7 @@ def _order_start(em):
     without barriers runs each thread in one turn: a scratch slot, zeroed here). What its
     block acquired before its last barrier counts as acquired by every thread of it."""
     b, st = em.builder, state(em)
-    kind = ll.ArrayType(I64, 3)
+    kind = ll.ArrayType(I64, ORDER_WORDS)
     if em.plan is not None:
         if ORDER_SLOT not in em.slot_layout:
             em.add_slot(ORDER_SLOT, kind)
@@ -292,23 +295,31 @@ def _order_start(em):
         slot = getattr(em, "order_scratch", None)
         if slot is None:
             slot = em.order_scratch = em.alloca(kind, name="order")
-        b.store(ll.Constant(kind, [0, 0, 0]), slot)
+        b.store(ll.Constant(kind, [0] * ORDER_WORDS), slot)
     b.store(b.ptrtoint(slot, I64), word(b, st, ORDER_PTR))
-    mine = [b.load(b.gep(slot, [i32(0), i32(k)], source_etype=kind), typ=I64) for k in range(3)]
+    mine = [b.load(b.gep(slot, [i32(0), i32(k)], source_etype=kind), typ=I64)
+            for k in range(ORDER_WORDS)]
     block = b.load(word(b, st, BLOCK_ACQUIRED), typ=I64)
     b.store(b.select(b.icmp_signed(">", block, mine[0]), block, mine[0]), word(b, st, ACQUIRED))
-    b.store(mine[1], word(b, st, FENCED))
-    b.store(mine[2], word(b, st, PENDING_ACQ))
+    for k, index in enumerate((FENCED, PENDING_ACQ, FENCED_WIDE, PENDING_FAR), 1):
+        b.store(mine[k], word(b, st, index))
 
 
-def fence(em):
-    """threadfence (any scope): this thread's later relaxed atomic writes release what
-    it did before (FENCED), and the releases its relaxed atomic loads read are acquired."""
+def fence(em, scope="device"):
+    """A fence of ``scope``: this thread's later relaxed atomic writes release what it
+    did before (FENCED; to other blocks too, FENCED_WIDE, only after a fence wider than
+    the block), and the releases its relaxed atomic loads read are acquired (another
+    block's, PENDING_FAR, only by such a fence: threadfence_block orders nothing for
+    other blocks)."""
     b, st = em.builder, state(em)
+    wide = scope != "block"
     gen = b.load(word(b, st, GEN), typ=I64)
     raise_to(b, st, ll.Constant(I1, 1), gen, FENCED, slot_index=1)
-    pending = b.load(word(b, st, PENDING_ACQ), typ=I64)
-    raise_to(b, st, ll.Constant(I1, 1), pending, ACQUIRED, TURN_ACQUIRED, slot_index=0)
+    if wide:
+        raise_to(b, st, ll.Constant(I1, 1), gen, FENCED_WIDE, slot_index=3)
+    for index in (PENDING_ACQ, PENDING_FAR) if wide else (PENDING_ACQ,):
+        pending = b.load(word(b, st, index), typ=I64)
+        raise_to(b, st, ll.Constant(I1, 1), pending, ACQUIRED, TURN_ACQUIRED, slot_index=0)
 
 
 def barrier(em, stmt, guards, flag_sites):
@@ -383,17 +394,38 @@ def _arrivals(em, stmt, guards, flag_sites):
 
 # ------------------------------------------------------------------ warps
 def syncwarp_start(em):
-    """Block-level, before the thread loop that completes a ``syncwarp``: a new gen."""
+    """Block-level, before the thread loop that completes a ``syncwarp``: a new gen, and
+    what each warp's lanes acquired so far gathered per warp (WARP_ACQUIRED): the CUDA
+    memory model orders a syncwarp's lanes as a barrier does, so what one lane acquired
+    before it, the others have after it (syncwarp_done hands it out)."""
     bump(em)
+    if em.plan is None or ORDER_SLOT not in em.slot_layout:
+        return
+    b, st = em.builder, state(em)
+    for w in range(32):
+        b.store(i64(0), word(b, st, WARP_ACQUIRED + w))
+    base, kind = em.slot_layout[ORDER_SLOT]
+    with counted_loop(em, em.nthreads, "acq_thread", signed=False) as t:
+        b = em.builder
+        mine = b.load(b.gep(base, [t, i32(0)], source_etype=kind), typ=I64)
+        at = b.gep(st, [b.add(i64(WARP_ACQUIRED), b.lshr(t, i64(5)))], source_etype=I64)
+        old = b.load(at, typ=I64)
+        b.store(b.select(b.icmp_signed(">", mine, old), mine, old), at)
 
 
 def syncwarp_done(em, lanes):
-    """In that loop: this thread's warp is synchronized from the new gen on."""
+    """In that loop: this thread's warp is synchronized from the new gen on, and the
+    thread has what its warp's lanes acquired before the syncwarp (all lanes of the
+    warp, whatever the mask: as WARP_LAST, the model keeps one word per warp)."""
     b = em.builder
     st = state(em)
     warp = b.lshr(b.zext(lanes.base, I64), i64(5))
     b.store(b.load(word(b, st, GEN), typ=I64),
             b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
+    if em.plan is None or ORDER_SLOT not in em.slot_layout:
+        return
+    shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64), typ=I64)
+    raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
 
 
 def branches(em, flag, stmt):

@@ -9,11 +9,12 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from ...compiler.lltypes import I1, I32, I64, i32, i64, ptr
 from .checklayout import (ACQUIRED, ACQUIRES, ATOMIC_FLAG, BASE, BLOCK_LAST, BLOCK_START,
-                          FENCED, FLAGS, FREED_FLAG, GEN, INIT_FLAG, KINDS, ME, NOTED,
-                          PENDING, PENDING_ACQ, R1_GEN, R1_SITE, R1_WHO, R2_GEN, R2_SITE,
-                          R2_WHO, RECORD_WORDS, RELEASE_FLAG, RELEASES, REPORT, SHARED_BASE,
-                          SHARED_SHADOW, SHARED_SIZE, SITE_CACHE, SITE_SLOTS, TABLE,
-                          TABLE_SIZE, TURN_ACQUIRED, W_GEN, W_SITE, W_WHO, WARP_LAST,
+                          FENCED, FENCED_WIDE, FLAGS, FREED_FLAG, GEN, INIT_FLAG, KINDS, ME,
+                          NARROW, NOTED, PENDING, PENDING_ACQ, PENDING_FAR, R1_GEN, R1_SITE,
+                          R1_WHO, R2_GEN, R2_SITE, R2_WHO, RECORD_WORDS, RELEASE_FLAG,
+                          RELEASE_WIDE, RELEASES, REPORT, SHARED_BASE, SHARED_SHADOW,
+                          SHARED_SIZE, SITE_CACHE, SITE_SLOTS, TABLE, TABLE_SIZE,
+                          TURN_ACQUIRED, VOLATILE_FLAG, W_GEN, W_SITE, W_WHO, WARP_LAST,
                           raise_to, record_element, reporter, site, state, word)
 
 
@@ -249,7 +250,8 @@ class _Checker:
         self.at("slow")
         reads = b.or_(b.icmp_unsigned("==", kind, i32(fault.READ)),
                       b.icmp_unsigned("==", kind, i32(fault.ATOMIC)))
-        reads = b.or_(reads, b.icmp_unsigned("==", kind, i32(fault.ATOMIC_LOAD)))
+        for load in (fault.ATOMIC_LOAD, fault.VOLATILE_LOAD):
+            reads = b.or_(reads, b.icmp_unsigned("==", kind, i32(load)))
         b.cbranch(b.and_(reads, b.not_(self.written)), self.blocks["uninit"],
                   self.blocks["inited"])
         self.at("uninit")
@@ -265,21 +267,31 @@ class _Checker:
 
     def write_race(self):
         """The last write, by another thread, not ordered before this access: a race
-        when one of the two is a plain write."""
-        b, w_atomic = self.b, self.w_atomic
+        when one of the two is a plain write. A volatile store is a relaxed write of
+        system scope (PTX's st.volatile) that atomics and volatile stores do not race
+        with; a plain read of it does, and so does a volatile read unless it released to
+        this thread (the guide's flag: a fence, then the volatile write of the flag)."""
+        b, w_atomic, kind = self.b, self.w_atomic, self.kind
         self.at("inited")
-        plain = b.or_(b.not_(w_atomic), b.icmp_unsigned("==", self.kind, i32(fault.WRITE)))
+        w_volatile = self.flag(VOLATILE_FLAG)
+        is_kind = {k: b.icmp_unsigned("==", kind, i32(k))
+                   for k in (fault.READ, fault.WRITE, fault.VOLATILE_LOAD)}
+        plain = b.or_(b.not_(b.or_(w_atomic, w_volatile)), is_kind[fault.WRITE])
+        stale = b.or_(is_kind[fault.READ],
+                      b.and_(is_kind[fault.VOLATILE_LOAD], b.not_(self.released_by_other())))
+        plain = b.or_(plain, b.and_(w_volatile, stale))
         race = b.and_(self.concurrent(self.w_who, self.w_gen), plain)
         b.cbranch(race, self.blocks["wrace"], self.blocks["wok"])
         self.at("wrace")
+        theirs = b.select(w_volatile, i32(fault.VOLATILE_STORE), i32(fault.WRITE))
         self.report(fault.RACE, self.w_who, self.get(W_SITE),
-                    b.select(w_atomic, i32(fault.ATOMIC), i32(fault.WRITE)))
+                    b.select(w_atomic, i32(fault.ATOMIC), theirs))
         self.at("wok")
-        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.READ)), self.blocks["read"],
-                  self.blocks["not_read"])
+        b.cbranch(is_kind[fault.READ], self.blocks["read"], self.blocks["not_read"])
         self.at("not_read")
-        b.cbranch(b.icmp_unsigned("==", self.kind, i32(fault.ATOMIC_LOAD)),
-                  self.blocks["atomic_read"], self.blocks["write"])
+        loads = b.or_(b.icmp_unsigned("==", kind, i32(fault.ATOMIC_LOAD)),
+                      is_kind[fault.VOLATILE_LOAD])
+        b.cbranch(loads, self.blocks["atomic_read"], self.blocks["write"])
 
     def read(self):
         self.at("read")
@@ -287,9 +299,9 @@ class _Checker:
         self.b.ret(i32(0))
 
     def atomic_read(self):
-        """An atomic load: a read on record (a plain write of another thread after it
-        races); it acquires a release it reads when its order acquires, else only once a
-        fence of this thread follows (PENDING_ACQ)."""
+        """An atomic or volatile load: a read on record (a plain write of another thread
+        after it races); it acquires a release it reads when its order acquires, else
+        only once a fence of this thread follows (PENDING_ACQ, PENDING_FAR)."""
         b = self.b
         self.at("atomic_read")
         released = self.released_by_other()
@@ -297,18 +309,35 @@ class _Checker:
         gen = b.sext(self.w_gen, I64)
         raise_to(b, self.st, b.and_(released, acquires), gen, ACQUIRED, TURN_ACQUIRED,
                  slot_index=0)
-        raise_to(b, self.st, b.and_(released, b.not_(acquires)), gen, PENDING_ACQ,
-                 slot_index=2)
+        later = b.and_(released, b.not_(acquires))      # a fence of this thread confirms it
+        near = self.writer_in_my_block()
+        raise_to(b, self.st, b.and_(later, near), gen, PENDING_ACQ, slot_index=2)
+        raise_to(b, self.st, b.and_(later, b.not_(near)), gen, PENDING_FAR, slot_index=4)
         self.record_read(self.gen)
         b.ret(i32(0))
 
     def released_by_other(self):
-        """i1: the element's last write is another thread's atomic that released."""
+        """i1: the element's last write is another thread's atomic that released, to this
+        thread: one of its block, or wide (scope and fence wider than the block) when this
+        access's scope is too (scope='block' acquires from the block only)."""
         b = self.b
         released = b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0))
         other = b.and_(b.icmp_unsigned("!=", self.w_who, i32(0)),
                        b.icmp_unsigned("!=", self.w_who, self.me))
-        return b.and_(released, other)
+        wide = b.and_(self.flag(RELEASE_WIDE), b.not_(self.bit(NARROW)))
+        reaches = b.or_(self.writer_in_my_block(), wide)
+        return b.and_(b.and_(released, other), reaches)
+
+    def flag(self, bit):
+        return self.b.icmp_unsigned("!=", self.b.and_(self.flags, i32(bit)), i32(0))
+
+    def bit(self, bit):
+        """i1: the access's ``order`` word has ``bit``."""
+        return self.b.icmp_unsigned("!=", self.b.and_(self.order, i32(bit)), i32(0))
+
+    def writer_in_my_block(self):
+        b = self.b
+        return b.icmp_unsigned("==", b.lshr(b.sub(self.w_who, i32(1)), i32(10)), self.my_block)
 
     def write(self):
         """A plain write: against the reads since the last write. An atomic: a
@@ -325,11 +354,17 @@ class _Checker:
         raise_to(b, st, b.and_(rmw, released), b.sext(self.w_gen, I64), ACQUIRED,
                  TURN_ACQUIRED, slot_index=0)
         was_release = b.and_(  # a release of this launch (what came before it is ordered)
-            b.icmp_unsigned("!=", b.and_(self.flags, i32(RELEASE_FLAG)), i32(0)),
+            self.flag(RELEASE_FLAG),
             b.icmp_signed(">=", self.w_gen, b.trunc(self.load(BASE), I32)))
-        releases = b.or_(b.icmp_unsigned("!=", b.and_(self.order, i32(RELEASES)), i32(0)),
-                         b.icmp_unsigned("!=", self.load(FENCED), i64(0)))
-        self.releasing = b.and_(is_atomic, b.or_(releases, b.and_(rmw, was_release)))
+        was_wide = b.and_(was_release, self.flag(RELEASE_WIDE))
+        # what reached only the writer's block is carried on in that block only
+        carried = b.and_(rmw, b.and_(was_release, b.or_(was_wide, self.writer_in_my_block())))
+        order_releases = self.bit(RELEASES)
+        releases = b.or_(order_releases, b.icmp_unsigned("!=", self.load(FENCED), i64(0)))
+        wide = b.and_(b.not_(self.bit(NARROW)), b.or_(
+            order_releases, b.icmp_unsigned("!=", self.load(FENCED_WIDE), i64(0))))
+        self.releasing = b.and_(is_atomic, b.or_(releases, carried))
+        self.releasing_wide = b.and_(is_atomic, b.or_(wide, b.and_(rmw, was_wide)))
         new_gen = b.add(self.load(GEN), b.zext(is_atomic, I64))
         b.store(new_gen, word(b, st, GEN))
         gen = b.trunc(new_gen, I32)
@@ -348,15 +383,22 @@ class _Checker:
 
     def store_write(self, is_atomic, gen):
         """The write on record. An atomic after this thread's own plain write keeps that
-        write: the other threads' atomics race with it."""
+        write: the other threads' atomics race with it. A volatile store is on record as
+        one (VOLATILE_FLAG), not as an atomic."""
         b, field_ptr, get = self.b, self.field_ptr, self.get
-        keep = b.and_(is_atomic, b.and_(b.not_(self.w_atomic),
-                                        b.icmp_unsigned("==", self.w_who, self.me)))
+        volatile = b.icmp_unsigned("==", self.kind, i32(fault.VOLATILE_STORE))
+        keep = b.and_(b.and_(is_atomic, b.not_(volatile)),
+                      b.and_(b.not_(self.w_atomic), b.icmp_unsigned("==", self.w_who, self.me)))
         for k, value in ((W_WHO, self.me), (W_GEN, gen), (W_SITE, self.here)):
             b.store(b.select(keep, get(k), value), field_ptr(k))
         for k in (R1_WHO, R2_WHO):          # a plain write ends the reads; an atomic keeps them
             b.store(b.select(is_atomic, get(k), i32(0)), field_ptr(k))
-        atomic_flag = b.zext(b.and_(is_atomic, b.not_(keep)), I32)
+        atomic_flag = b.zext(b.and_(b.and_(is_atomic, b.not_(volatile)), b.not_(keep)), I32)
+        volatile_flag = b.select(volatile, i32(VOLATILE_FLAG), i32(0))
         release_flag = b.select(b.and_(self.releasing, b.not_(keep)), i32(RELEASE_FLAG), i32(0))
-        b.store(b.or_(b.or_(i32(INIT_FLAG), atomic_flag), release_flag), field_ptr(FLAGS))
+        wide_flag = b.select(b.and_(self.releasing_wide, b.not_(keep)), i32(RELEASE_WIDE),
+                             i32(0))
+        flags = b.or_(b.or_(i32(INIT_FLAG), atomic_flag), b.or_(release_flag, wide_flag))
+        flags = b.or_(flags, volatile_flag)
+        b.store(flags, field_ptr(FLAGS))
         b.ret(i32(0))

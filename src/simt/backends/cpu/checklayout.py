@@ -17,21 +17,28 @@ SITE_CACHE = WARP_LAST + 32         # per access site (hashed): the table entry 
 SITE_SLOTS = 64
 # the memory model (what atomics and fences order): the acquisitions of the block's threads
 # up to its last barrier and in the current run of its threads, and the running thread's
-# fence stamp, relaxed loads' acquisitions a fence would confirm, and its slot of the three
-BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR = range(SITE_CACHE + SITE_SLOTS,
-                                                                      SITE_CACHE + SITE_SLOTS + 5)
-STATE_WORDS = ORDER_PTR + 1
-ORDER_SLOT = "$chk.order"            # per thread: ACQUIRED, FENCED, PENDING_ACQ
+# fence stamp, relaxed loads' acquisitions (of its own block's releases) a fence would
+# confirm, its slot of these, its stamp of a fence wider than the block, and relaxed loads'
+# acquisitions of other blocks' releases (that only such a fence confirms)
+BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR, FENCED_WIDE, PENDING_FAR = \
+    range(SITE_CACHE + SITE_SLOTS, SITE_CACHE + SITE_SLOTS + 7)
+WARP_ACQUIRED = PENDING_FAR + 1     # per warp of the block: what its lanes acquired by its
+STATE_WORDS = WARP_ACQUIRED + 32    # last syncwarp (syncwarp_start gathers it)
+ORDER_SLOT = "$chk.order"           # per thread: ACQUIRED, FENCED, PENDING_ACQ, FENCED_WIDE,
+ORDER_WORDS = 5                     # PENDING_FAR (slot_index of raise_to: 0 .. 4)
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10
 ATOMIC_FLAG, INIT_FLAG, FREED_FLAG = 1, 2, 4     # FREED: device heap memory simt.free released
 RELEASE_FLAG = 8            # the last atomic write released what came before it (its W_GEN)
+RELEASE_WIDE = 16           # ... to the other blocks too (scope and fence wider than 'block')
+VOLATILE_FLAG = 32          # the last write is a volatile store (a relaxed one of system scope)
 LINE_BITS = 20              # a site is file id << LINE_BITS | line
 KINDS = {"read": fault.READ, "write": fault.WRITE, "atomic": fault.ATOMIC,
-         "atomic_store": fault.ATOMIC_STORE, "atomic_load": fault.ATOMIC_LOAD}
-# an atomic's memory order as the checker's ``order`` bits
-RELEASES, ACQUIRES = 1, 2
+         "atomic_store": fault.ATOMIC_STORE, "atomic_load": fault.ATOMIC_LOAD,
+         "volatile_load": fault.VOLATILE_LOAD, "volatile_store": fault.VOLATILE_STORE}
+# an atomic's memory order as the checker's ``order`` bits; NARROW: its scope is 'block'
+RELEASES, ACQUIRES, NARROW = 1, 2, 4
 ORDER_BITS = {"relaxed": 0, "release": RELEASES, "acquire": ACQUIRES,
               "acq_rel": RELEASES | ACQUIRES, "seq_cst": RELEASES | ACQUIRES}
 CHECKED_SPACES = ("global", "shared", "dynamic_shared", "generic")

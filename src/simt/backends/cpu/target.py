@@ -88,7 +88,7 @@ class CpuTarget(Target):
     def emit_fence(self, em, scope):
         super().emit_fence(em, scope)
         if em.options.checks:
-            checked.fence(em)         # what the fence orders, for checked mode's model
+            checked.fence(em, scope)  # what the fence orders, for checked mode's model
 
     def atomic_rmw(self, em, op, address, value, t, scope="device", order="relaxed"):
         """Every scope is the same on the CPU: one process, coherent memory."""

@@ -50,17 +50,20 @@ def _struct_of(node):
 
 class Site:
     """Where an access or a check is: the user's line, file and the array's name (and
-    an atomic's memory order)."""
+    an atomic's memory order and scope)."""
 
     order = "relaxed"
+    scope = "device"
 
-    def __init__(self, loc, label="", order="relaxed"):
+    def __init__(self, loc, label="", order="relaxed", scope="device"):
         self.file = loc.filename if loc else "?"
         self.line = loc.line if loc else 0
         self.function = loc.function if loc else "?"
         self.label = label
         if order != "relaxed":
             self.order = order
+        if scope != "device":
+            self.scope = scope
 
     def __str__(self):
         return f"{self.file}:{self.line}"
@@ -196,8 +199,8 @@ class Generator:
         if len(self.src.lines) == start:
             self.src.add(indent, "pass", None)
 
-    def site(self, loc, label="", order="relaxed"):
-        self.sites.append(Site(loc, label, order))
+    def site(self, loc, label="", order="relaxed", scope="device"):
+        self.sites.append(Site(loc, label, order, scope))
         return len(self.sites) - 1
 
     # ---------------------------------------------------------------- statements

@@ -19,6 +19,7 @@ from ...ir.types import float8_storage, is_bfloat16_dtype
 from . import ordering
 
 INIT = ()              # an element written before this launch (or by an atomic)
+_WROTE = {6: "write", 7: "volatile write"}     # a write's record (7: volatile) as reports say
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
             "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
 
@@ -83,7 +84,10 @@ class Shadow:
         if w is None:
             L.uninitialized(site, idx, th)
         elif w is not INIT and not ordered(w, th):
-            L.race(w, "write", site, "read", idx, th)
+            L.race(w, _WROTE[len(w)], site, "read", idx, th)
+        self.note_read(k, site, th)
+
+    def note_read(self, k, site, th):
         if self.reads:
             rec = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel)
             r = self.r[k]
@@ -99,7 +103,7 @@ class Shadow:
         th = L.cur
         w = self.w[k]
         if w is not None and w is not INIT and not ordered(w, th):
-            L.race(w, "write", site, "write", idx, th)
+            L.race(w, _WROTE[len(w)], site, "write", idx, th)
         if self.reads:
             r = self.r[k]
             if r is not None:
@@ -109,19 +113,53 @@ class Shadow:
                 self.r[k] = None
         self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel)
 
-    def atomic(self, k, site, idx, kind):
-        """Atomics do not race with each other: only a plain write of another thread
-        races; what they order, ordering.py follows."""
+    def volatile_read(self, k, site, idx):
+        """A volatile load, a relaxed atomic one of system scope (PTX's ld.volatile): a
+        plain write of another thread not ordered before it races, and so does a
+        volatile one that released nothing to this thread (the guide's flag is written
+        after a fence); what it reads, a later fence acquires (ordering.py)."""
         L = self.launch
         th = L.cur
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and not ordered(w, th):
+        elif w is not INIT and not ordered(w, th) and (len(w) == 6 or not self._released(k, th)):
+            L.race(w, _WROTE[len(w)], site, "volatile read", idx, th)
+        self.note_read(k, site, th)
+        if self.clocks is not None:
+            ordering.atomic(th, self.clocks, k, "load", L.sites[site])
+
+    def _released(self, k, th):
+        release = self.clocks.get(k) if self.clocks is not None else None
+        return release is not None and release.seen_by(th, True) is not None
+
+    def volatile_write(self, k, site, idx):
+        """A volatile store, a relaxed atomic one of system scope: it races with another
+        thread's plain write not ordered before it, not with reads (as an atomic store),
+        and releases what came before a fence of its thread (ordering.py)."""
+        L = self.launch
+        th = L.cur
+        w = self.w[k]
+        if w is not None and w is not INIT and len(w) == 6 and not ordered(w, th):
+            L.race(w, "write", site, "volatile write", idx, th)
+        self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel, True)
+        if self.clocks is None:
+            self.clocks = {}
+        ordering.atomic(th, self.clocks, k, "store", L.sites[site])
+
+    def atomic(self, k, site, idx, kind):
+        """Atomics do not race with each other (nor with volatile writes): only a plain
+        write of another thread races; what they order, ordering.py follows."""
+        L = self.launch
+        th = L.cur
+        w = self.w[k]
+        if w is None:
+            L.uninitialized(site, idx, th)
+        elif w is not INIT and len(w) == 6 and not ordered(w, th):
             L.race(w, "write", site, "atomic update", idx, th)
         if self.clocks is None:
             self.clocks = {}
-        ordering.atomic(th, self.clocks, k, kind, L.sites[site].order)
+        ordering.atomic(th, self.clocks, k, kind, L.sites[site])
         self.w[k] = INIT
 
 
@@ -177,6 +215,20 @@ class SimArray:
         k = self._flat(site, idx)
         if self.shadow is not None:
             self.shadow.write(k, site, idx)
+        self.data[k] = value
+
+    def vld(self, site, *idx):
+        """simt.volatile_load (shadow.volatile_read)."""
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            self.shadow.volatile_read(k, site, idx)
+        return self.data[k]
+
+    def vst(self, site, value, *idx):
+        """simt.volatile_store (shadow.volatile_write)."""
+        k = self._flat(site, idx)
+        if self.shadow is not None:
+            self.shadow.volatile_write(k, site, idx)
         self.data[k] = value
 
     def atomic(self, site, kind, values, *idx):

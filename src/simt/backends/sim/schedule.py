@@ -110,11 +110,12 @@ class Thread:
     ``vc``: its arrive/wait barrier releases and what it acquired (mbarrier.py)."""
 
     __slots__ = ("tid", "lane", "warp", "block", "locals", "result", "rel", "vc", "fenced",
-                 "pend")
+                 "fenced_wide", "pend", "pend_far")
 
     def __init__(self, tid, block, warp, lane):
         self.tid, self.block, self.warp, self.lane = tid, block, warp, lane
-        self.locals = self.result = self.vc = self.fenced = self.pend = None
+        self.locals = self.result = self.vc = None
+        self.fenced = self.fenced_wide = self.pend = self.pend_far = None
         self.rel = 0
 
     @property
@@ -178,7 +179,8 @@ def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
     for th in threads:
         th.block = block
-        th.locals = th.result = th.vc = th.fenced = th.pend = None
+        th.locals = th.result = th.vc = None
+        th.fenced = th.fenced_wide = th.pend = th.pend_far = None
         th.rel = 0
     for warp in {id(th.warp): th.warp for th in threads[::WARP.size]}.values():
         warp.log = []
@@ -334,6 +336,8 @@ def _release_warps(launch, threads, waits, results, done):
         for th in lanes:
             results[th] = _warp_result(th, present, arrived, waits, types)
         warp.log.append(arrived)
+        if waits[lanes[0]][2][0] == "syncwarp":     # orders memory as a barrier of its lanes
+            ordering.share(lanes)
         for th in lanes:
             del waits[th]
         released.update(lanes)
@@ -501,10 +505,14 @@ class Report:
     def race(self, rec, first, site, second, label, idx, th):
         other, other_site = rec
         element = _element(label, idx)
-        fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
-               "use atomics") if other.block is th.block else \
-            ("the threads are in different blocks, which nothing orders within a launch: "
-             "give each block its own elements, or use atomics")
+        if (first, second) == ("volatile write", "volatile read"):
+            fix = fault.VOLATILE_FLAG_FIX
+        elif other.block is th.block:
+            fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
+                   "use atomics")
+        else:
+            fix = ("the threads are in different blocks, which nothing orders within a launch: "
+                   "give each block its own elements, or use atomics")
         text = (f"Race condition in kernel '{self.name}': {first} and {second} of {element} by "
                 f"two threads with no barrier between them\n  {first}: "
                 f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n  {fix}")

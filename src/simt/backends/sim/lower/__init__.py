@@ -61,8 +61,9 @@ def _nothing(g, e, args):
 
 @rule(threadfence, threadfence_block, threadfence_system)
 def _fence(g, e, args):
-    """Memory is one Python heap: a fence only tells the race check what it orders."""
-    return "_k_fence(_k_t)"
+    """Memory is one Python heap: a fence only tells the race check what it orders
+    (threadfence_block: within the block)."""
+    return f"_k_fence(_k_t, {e.attrs.get('scope', 'device') != 'block'})"
 
 
 @rule(clock, clock64, globaltimer)
@@ -142,22 +143,36 @@ rule(pylang.complex_abs)(
 def _atomic(g, e, args):
     kind = e.attrs.get("op", _name(e.entry))    # atomic.load and atomic.store: by name
     nvalues = {"cas": 2, "load": 0}.get(kind, 1)
-    site = g.site(e.loc, e.attrs.get("label", ""), e.attrs.get("order", "relaxed"))
+    site = g.site(e.loc, e.attrs.get("label", ""), e.attrs.get("order", "relaxed"),
+                  e.attrs.get("scope", "device"))
     values = "".join(a + ", " for a in args[1:1 + nvalues])
     idx = ", ".join(args[1 + nvalues:])
     return f"{args[0]}.atomic({site}, {kind!r}, ({values}), {idx})"
 
 
-@rule(atomics_ordered.volatile_load, *(cachehints.ENTRIES[n] for n in cachehints.LOADS))
+@rule(*(cachehints.ENTRIES[n] for n in cachehints.LOADS))
 def _load(g, e, args):
-    """volatile_load, __ldg and the other cache hints: a plain load here."""
+    """__ldg and the other cache hints: a plain load here."""
     return f"{args[0]}.ld({g.site(e.loc, e.attrs.get('label', ''))}, {', '.join(args[1:])})"
 
 
-@rule(atomics_ordered.volatile_store, *(cachehints.ENTRIES[n] for n in cachehints.STORES))
+@rule(*(cachehints.ENTRIES[n] for n in cachehints.STORES))
 def _store(g, e, args):
     site = g.site(e.loc, e.attrs.get("label", ""))
     return f"{args[0]}.st({site}, {args[1]}, {', '.join(args[2:])})"
+
+
+@rule(atomics_ordered.volatile_load)
+def _volatile_load(g, e, args):
+    """A relaxed access of system scope for the race check (memory.Shadow.volatile_read)."""
+    site = g.site(e.loc, e.attrs.get("label", ""), scope="system")
+    return f"{args[0]}.vld({site}, {', '.join(args[1:])})"
+
+
+@rule(atomics_ordered.volatile_store)
+def _volatile_store(g, e, args):
+    site = g.site(e.loc, e.attrs.get("label", ""), scope="system")
+    return f"{args[0]}.vst({site}, {args[1]}, {', '.join(args[2:])})"
 
 
 # ---------------------------------------------------------------- inline PTX, warp specialisation
