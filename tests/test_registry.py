@@ -377,6 +377,19 @@ def launches_a_kernel(flags, f, n):
 
 
 @simt.kernel
+def poke_child(flags, n):
+    if simt.threadIdx.x < n:
+        flags[simt.threadIdx.x] = 1
+
+
+@simt.kernel
+def launches_on_named_streams(flags, n):
+    """A family every device compiles (the child of launches_a_kernel needs the heap)."""
+    poke_child[1, 32, 0, simt.stream_fire_and_forget](flags, n)
+    poke_child[1, 32, 0, simt.stream_tail_launch](flags, n)
+
+
+@simt.kernel
 def graph_calls(cond, exe, flags):
     if simt.threadIdx.x == 0:
         simt.graph_set_condition(cond, flags[0] > 0)
@@ -500,6 +513,7 @@ def _kernels(tmp_path):
         (warp_specialised, [i32, i32]),
         (named_barriers, [i32]),
         (launches_a_kernel, [i32, f32, T.INT64]),
+        (launches_on_named_streams, [i32, T.INT64]),
         (graph_calls, [T.GraphHandle("conditional"), T.GraphHandle("exec"), i32]),
         (completion_barrier, [i32]),
         (tma_copies, [T.TensorMap(np.float32, 2, (8, 16), "none", "zero"), f32, f32]),
@@ -527,8 +541,9 @@ def _kernels(tmp_path):
 
 
 def _entries(fn):
-    """The registry entries the intrinsic nodes of fn and its callees carry."""
-    found, stack = set(), [fn.body] + [c.body for c in fn.callees]
+    """The registry entries the intrinsic nodes of fn, its callees and the kernels it
+    launches (compiled with it) carry."""
+    found, stack = set(), [f.body for k in [fn, *fn.launches] for f in [k, *k.callees]]
     while stack:
         item = stack.pop()
         if isinstance(item, (list, tuple)):

@@ -205,6 +205,30 @@ def test_shared_reduction_matches_the_cpu_device(rng):
 
 
 @simt.kernel
+def shift_then_swap(out, a, first):
+    """Assigns its parameter, then waits at a barrier (a thread's function is a generator)."""
+    first += simt.blockIdx.x * simt.blockDim.x
+    t = simt.threadIdx.x
+    s = simt.shared.array(64, np.float32)
+    s[t] = a[first + t]
+    simt.syncthreads()
+    out[first + t] = s[63 - t]
+
+
+def test_a_kernel_assigning_its_parameter_reads_the_launchs_value(rng):
+    a = random_array(rng, 256, np.float32)
+    results = []
+    for device in (SIM, "cpu"):
+        out = poison(256, np.float32)
+        with simt.use_device(device):
+            shift_then_swap[4, 64](out, a, 0)
+        results.append(out)
+    sim, cpu = results
+    np.testing.assert_array_equal(sim, cpu)
+    np.testing.assert_array_equal(sim, a.reshape(4, 64)[:, ::-1].ravel())
+
+
+@simt.kernel
 def warp_work(a, out):
     t = simt.threadIdx.x
     v = a[t]

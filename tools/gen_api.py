@@ -27,7 +27,9 @@ SECTIONS = [
      "2-D/3-D copies, pools and virtual memory ([memory](memory.md)).",
      ["runtime.hostarrays", "runtime.memory", "runtime.pools", "runtime.vmm", "runtime.ipc"]),
     ("Streams, events and graphs", "Asynchronous work ([the runtime](runtime.md), "
-     "[graphs](graphs.md)).", ["runtime.streams", "runtime.graphs"]),
+     "[graphs](graphs.md); the device runtime's streams, for launches inside kernels: "
+     "[dynamic parallelism](dynamic-parallelism.md)).",
+     ["runtime.streams", "runtime.graphs", "devstreams"]),
     ("Other array libraries", "Arrays of NumPy, CuPy, PyTorch and JAX ([interop](interop.md)).",
      ["runtime.interop"]),
     ("Textures, surfaces and tensor maps", "([textures](textures.md), "

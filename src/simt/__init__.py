@@ -86,6 +86,7 @@ _home("lang.float8", "float8_e4m3 float8_e5m2")      # ml_dtypes', imported at f
 _home("lang.inline_asm", "asm")
 _home("lang.warpspec", "setmaxnreg elect_one barrier_sync barrier_arrive griddepcontrol")
 _home("lang.graphs", "graph_set_condition graph_launch")
+_home("devstreams", "stream_fire_and_forget stream_tail_launch")
 
 
 def _tables():

@@ -130,6 +130,8 @@ from .lang.inline_asm import asm as asm
 from .lang.warpspec import (setmaxnreg as setmaxnreg, elect_one as elect_one,
                             barrier_sync as barrier_sync, barrier_arrive as barrier_arrive)
 from .lang.graphs import (graph_set_condition as graph_set_condition, graph_launch as graph_launch)
+from .devstreams import (stream_fire_and_forget as stream_fire_and_forget,
+                         stream_tail_launch as stream_tail_launch)
 
 
 class _Shared:

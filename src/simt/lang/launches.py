@@ -6,33 +6,45 @@ and argument types in the node's attrs; compiler/family.py then builds the typed
 every kernel a compile can reach this way and numbers them (``attrs['index']``: 0 is the
 kernel being compiled, i is ``fn.launches[i - 1]``). The lowerings are the targets'
 ``device_launch`` hooks: the device runtime's parameter buffer and launch on the GPU, a
-queue the CPU device runs at the parent's end.
+queue the CPU and sim devices run at the parent's end.
+
+The fourth item in the brackets names one of the device runtime's named streams
+(``child[grid, block, shared, simt.stream_tail_launch](args)``): ``attrs['stream']`` is
+its ``cudaStream_t`` value, 0 for the block's own stream.
 """
 from ..ir import nodes as ir
 from ..ir import types as T
+from ..devstreams import DeviceStream
 from .registry import Intrinsic, Static
 
-_DOC = ("child[grid, block](args) or child[grid, block, shared_bytes](args) inside a kernel: "
-        "launches the @simt.kernel child from every thread that runs the line (dynamic "
-        "parallelism, guide appendix D). grid and block are ints or tuples of up to three "
-        "ints, computed at run time if need be; the child is compiled for the argument types "
-        "as a host launch would be, with the options of the kernel the host launched (a child that declares others is refused). Children of a block "
-        "run in the order its threads launch them, each after the one before has finished "
-        "with all its own children; every child has finished before the parent's grid "
-        "counts as finished, so the host sees their results after synchronizing. The parent "
-        "cannot wait for a child (CUDA 12 removed cudaDeviceSynchronize in kernels), so it "
-        "must not read what its children write. Arguments: scalars, tuples and global-memory "
-        "arrays (never shared or local memory). A launch the device runtime refuses (a bad "
-        "configuration, more than simt.get_limit('dev_runtime_pending_launch_count') "
-        "launches unfinished) fails the whole launch with a LaunchError "
-        "naming the line. GPU: links the CUDA toolkit's libcudadevrt.a. CPU: each child grid "
-        "runs after its parent's grid, in launch order.")
+_DOC = ("child[grid, block](args), child[grid, block, shared_bytes](args) or "
+        "child[grid, block, shared_bytes, stream](args) inside a kernel: launches the "
+        "@simt.kernel child from every thread that runs the line (dynamic parallelism, guide "
+        "appendix D). grid and block are ints or tuples of up to three ints, computed at run "
+        "time if need be; the child is compiled for the argument types as a host launch would "
+        "be, with the options of the kernel the host launched (a child that declares others "
+        "is refused). Children of a block run in the order its threads launch them, each "
+        "after the one before has finished with all its own children; every child has "
+        "finished before the parent's grid counts as finished, so the host sees their "
+        "results after synchronizing. The parent cannot wait for a child (CUDA 12 removed "
+        "cudaDeviceSynchronize in kernels), so it must not read what its children write. "
+        "stream: None or 0 (the block's stream), simt.stream_fire_and_forget (the child is "
+        "ordered with nothing else the parent launches) or simt.stream_tail_launch (the "
+        "child starts after the parent's grid and everything else it launched have "
+        "finished; tail launches run in the order they were made). Arguments: scalars, "
+        "tuples and global-memory arrays (never shared or local memory). A launch the "
+        "device runtime refuses (a bad configuration, more than "
+        "simt.get_limit('dev_runtime_pending_launch_count') launches unfinished) fails the "
+        "whole launch with a LaunchError naming the line. GPU: links the CUDA toolkit's "
+        "libcudadevrt.a. CPU and sim: each child grid runs after its parent's grid, in "
+        "launch order, tail launches last.")
+
 
 
 def build(fc, kernel, config, args, loc):
     """The node of ``kernel[config](*args)`` met in kernel code: ``config`` the values in
     the brackets, ``args`` the arguments' values (built, not yet made expressions)."""
-    grid, block, shared = _config(fc, kernel, config, loc)
+    grid, block, shared, stream = _config(fc, kernel, config, loc)
     values = [fc.expr(a, loc) for a in args]
     names = _param_names(kernel)
     if names is not None and len(names) != len(values):
@@ -41,7 +53,8 @@ def build(fc, kernel, config, args, loc):
     for i, v in enumerate(values):
         _check_argument(fc, kernel, i, v, loc)
     types = tuple(v.type for v in values)
-    attrs = {"kernel": kernel, "types": types, "index": None, "name": kernel.__name__}
+    attrs = {"kernel": kernel, "types": types, "index": None, "name": kernel.__name__,
+             "stream": stream}
     return device_launch.node(T.VOID, loc, grid + block + [shared] + values, attrs)
 
 
@@ -52,23 +65,38 @@ def _param_names(kernel):
 
 def _config(fc, kernel, items, loc):
     name = kernel.__name__
-    if len(items) == 4:
-        fc.fail(loc, f"launching '{name}' from a kernel with a stream: device-side streams "
-                "are not offered by simt (the children of a block go to its one default "
-                "stream, in launch order)", f"write {name}[grid, block] or "
-                f"{name}[grid, block, shared_bytes]")
-    if len(items) not in (2, 3):
-        fc.fail(loc, f"a launch inside a kernel is {name}[grid, block] or "
-                f"{name}[grid, block, shared_bytes], got {len(items)} items in the brackets")
+    if len(items) not in (2, 3, 4):
+        fc.fail(loc, f"a launch inside a kernel is {name}[grid, block], "
+                f"{name}[grid, block, shared_bytes] or {name}[grid, block, shared_bytes, "
+                f"stream], got {len(items)} items in the brackets")
     grid = _dims(fc, items[0], "grid", loc)
     block = _dims(fc, items[1], "block", loc)
     shared = ir.Const(T.UINT32, loc, 0)
-    if len(items) == 3:
+    if len(items) >= 3:
         shared = fc.expr(items[2], loc)
         if not _is_int(shared.type):
             fc.fail(loc, "the shared memory size of a launch is an integer number of bytes")
         shared = fc.cast(shared, T.UINT32, loc)
-    return grid, block, shared
+    stream = _stream(fc, name, items[3], loc) if len(items) == 4 else 0
+    return grid, block, shared, stream
+
+
+def _stream(fc, name, item, loc):
+    """The cudaStream_t value of a launch's stream item: 0 (the block's stream) for None
+    or 0, as CUDA's ``<<<grid, block, shared, 0>>>``."""
+    value = item.value if isinstance(item, Static) else item
+    if value is None or (type(value) is int and value == 0):
+        return 0
+    if isinstance(value, DeviceStream):
+        return value.value
+    got = repr(value) if isinstance(item, Static) else f"a run-time {item.type}"
+    fc.fail(loc, f"the stream of a launch of '{name}' inside a kernel is "
+            "simt.stream_fire_and_forget, simt.stream_tail_launch, or None or 0 (the block's "
+            f"own stream), not {got}: device-side streams of one's own "
+            "(cudaStreamCreateWithFlags in kernels) are not offered, and a simt.Stream "
+            "belongs to the host",
+            f"write {name}[grid, block, shared_bytes, simt.stream_tail_launch](...) or "
+            "leave the stream out")
 
 
 def _dims(fc, value, what, loc):

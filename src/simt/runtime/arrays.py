@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from simt.runtime import devices, dlpack, nvtx, pools
 from simt.errors import NotSupportedError, OutOfMemoryError
+from simt.devstreams import refuse_on_host
 
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
 
@@ -105,6 +106,7 @@ def _stream_handle(stream):
     """The backend handle of a simt Stream (None or 0: the default stream)."""
     if stream is None or (isinstance(stream, int) and stream == 0):
         return None
+    refuse_on_host(stream, "a copy")
     return getattr(stream, "handle", stream)
 
 

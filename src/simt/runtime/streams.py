@@ -11,6 +11,7 @@ from typing import Any, Callable, ContextManager, Optional
 from .devices import Device, get_device
 from .graphs import CAPTURING, Graph
 from ..errors import InvalidConfiguration
+from ..devstreams import refuse_on_host
 from .backend import refuse_in_host_function
 
 CAPTURE_MODES = ("global", "thread_local", "relaxed")    # cudaStreamCaptureMode
@@ -45,6 +46,7 @@ class Stream:
         address (an int), or an object with ``__cuda_stream__`` (cuda.core, CuPy 13+,
         PyTorch 2.5+), ``cuda_stream`` (torch.cuda.Stream) or ``ptr`` (cupy.cuda.Stream).
         Work put in it is ordered with that library's work in the same stream."""
+        refuse_on_host(stream, "Stream.from_handle")
         device = device or get_device()
         handle = foreign_handle(stream)
         wrapped = cls._wrap(device, device.backend.wrap_stream(handle))
@@ -254,6 +256,7 @@ def stream_handle(stream, device, what):
     if stream is None or (isinstance(stream, int) and stream == 0):
         return None
     if not isinstance(stream, Stream):
+        refuse_on_host(stream, what)
         try:
             stream = Stream.from_handle(stream, device)
         except InvalidConfiguration as exc:

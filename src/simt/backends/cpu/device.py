@@ -22,6 +22,7 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned, refuse_overlapping)
 from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
+from .. import devqueue
 from .args import ArgPacker
 from . import checklayout
 from ...errors import NotSupportedError
@@ -193,7 +194,7 @@ class CpuBackend(CpuMemory):
     # ------------------------------------------------------------ limits
     NO_LIMIT = {"printf_fifo_size": "its printf writes each line at once, through no buffer"}
 
-    pending_launch_limit = devlaunch.PENDING_LIMIT
+    pending_launch_limit = devqueue.PENDING_LIMIT
     persisting_l2 = 0
 
     def reset(self):

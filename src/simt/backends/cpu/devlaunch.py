@@ -7,10 +7,13 @@ grid. The launch is checked as the device runtime checks it (cudaErrorInvalidCon
 for a bad shape; cudaErrorLaunchPendingCountExceeded past the pending-launch limit, 2048
 unless set_limit('dev_runtime_pending_launch_count') says otherwise) and queued. When the
 host launch's grid has finished, ``run_children`` runs the queue in launch order, each
-child followed by its own children: so the children of one block run in the order they
-were launched, each after the one before and all its descendants, and all finish before
-the host launch does, as on a GPU. CUDA promises nothing more, so nothing more is kept:
-children run after their parent's whole grid rather than alongside it.
+child followed by its own children, then the grid's tail launches in the order they were
+made (``in_order``): so the children of one block run in the order they were launched,
+each after the one before and all its descendants, a tail launch after everything else
+its parent launched, and all finish before the host launch does, as on a GPU. CUDA
+promises nothing more, so nothing more is kept: children run after their parent's whole
+grid rather than alongside it (a fire-and-forget child may start earlier on a GPU, which
+no correct program can tell).
 
 A device graph launch (``simt.graph_launch``) goes through ``simt_cpu_graph_launch`` into
 the same queue: the graph runs where a child grid would, after the launching grid.
@@ -24,54 +27,26 @@ from llvmlite import ir as ll
 from ...compiler.lltypes import I32, I64, function, i32, i64, ptr, value_type
 from ...ir import types as T
 import simt.fault as fault
+from .. import devqueue
+from ..devqueue import INVALID_VALUE, PENDING_COUNT_EXCEEDED, in_order
 from . import frames
 
 LAUNCH = "simt_cpu_device_launch"
 GRAPH_LAUNCH = "simt_cpu_graph_launch"
-INVALID_VALUE = 1                 # cudaErrorInvalidValue
-INVALID_CONFIGURATION = 9         # cudaErrorInvalidConfiguration
-PENDING_COUNT_EXCEEDED = 69       # cudaErrorLaunchPendingCountExceeded
-PENDING_LIMIT = 2048              # cudaLimitDevRuntimePendingLaunchCount's default
 
 
-class Family:
-    """What the launches of one host launch share: the loaded kernels by family index,
-    the host launch's arrays (checked mode watches them in every child), the device's
-    limits a launch is checked against, and the count of launches made and not yet
-    finished, which the device runtime bounds."""
+class Family(devqueue.Family):
+    """devqueue's Family, plus the host launch's arrays (checked mode watches them in
+    every child) and whether the host launch is a kernel node of a graph's replay."""
 
     def __init__(self, kernels, arrays, limit, properties, in_graph=False):
-        self.kernels, self.arrays, self.limit = kernels, arrays, limit
-        self.properties = properties
-        self.in_graph = in_graph      # the host launch is a kernel node of a graph's replay
-        self.outstanding = 0
-        self.lock = threading.Lock()
-
-    def add(self):
-        """Count one more launch; False when that would pass the limit."""
-        with self.lock:
-            if self.outstanding >= self.limit:
-                return False
-            self.outstanding += 1
-            return True
-
-    def finished(self):
-        with self.lock:
-            self.outstanding -= 1
-
-    def fits(self, grid, block, shared):
-        """Whether a launch's shape is one the device takes."""
-        p = self.properties
-        return all(grid) and all(block) and \
-            block[0] * block[1] * block[2] <= p.max_threads_per_block and \
-            all(b <= m for b, m in zip(block, p.max_block_dim)) and \
-            all(g <= m for g, m in zip(grid, p.max_grid_dim)) and \
-            shared <= p.shared_memory_per_block_optin
+        super().__init__(kernels, limit, properties)
+        self.arrays, self.in_graph = arrays, in_graph
 
 
 class Queue:
     """The launches the threads of one running grid made: (family index, grid, block,
-    shared bytes, argument bytes), in the order they reached the queue."""
+    shared bytes, argument bytes, stream), in the order they reached the queue."""
 
     def __init__(self, family):
         self.family = family
@@ -93,18 +68,18 @@ def close_queue(record_address):
         del _queues[record_address]
 
 
-def _launch(record, index, gx, gy, gz, bx, by, bz, shared, args, nbytes):
+def _launch(record, index, stream, gx, gy, gz, bx, by, bz, shared, args, nbytes):
     queue = _queues[record]       # every launch that can launch opens one (device.py)
     grid, block = (gx, gy, gz), (bx, by, bz)
-    if not queue.family.fits(grid, block, shared):
-        return INVALID_CONFIGURATION
-    if not queue.family.add():
-        return PENDING_COUNT_EXCEEDED
-    queue.pending.append((index, grid, block, shared, ctypes.string_at(args, nbytes)))
+    code = queue.family.check(grid, block, shared)
+    if code:
+        return code
+    queue.pending.append((index, grid, block, shared, ctypes.string_at(args, nbytes),
+                          stream))
     return 0
 
 
-_callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
+_callback = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32,
                              *[ctypes.c_uint32] * 7, ctypes.c_void_p, ctypes.c_int64)(_launch)
 llvm.add_symbol(LAUNCH, ctypes.cast(_callback, ctypes.c_void_p).value)
 
@@ -145,13 +120,17 @@ def fill(packed, argbytes, symbols):
         setattr(packed, f"s{i}", sym.host.ctypes.data)
 
 
+def _stream(launch):
+    return launch[-1] if launch[0] != GRAPH_LAUNCH else 0    # a graph: fire-and-forget
+
+
 def run_children(backend, queue):
     """Run the launches of a host launch's grid depth first: each child grid, then its
-    own children, before the next launch of the same grid. A loop, not a recursion, so
-    that nesting is bounded by the pending-launch limit as on a GPU, not by Python's
-    stack. Returns the first error, which ends the host launch."""
+    own children, before the next launch of the same grid (tail launches last). A loop,
+    not a recursion, so that nesting is bounded by the pending-launch limit as on a GPU,
+    not by Python's stack. Returns the first error, which ends the host launch."""
     family = queue.family
-    levels = [iter(queue.pending)]
+    levels = [iter(in_order(queue.pending, _stream))]
     while levels:
         launch = next(levels[-1], None)
         if launch is None:
@@ -165,14 +144,14 @@ def run_children(backend, queue):
             if error is not None:
                 return error
             continue
-        index, grid, block, shared, argbytes = launch
+        index, grid, block, shared, argbytes, _ = launch
         child = family.kernels[index]
         run = backend.prepare(child, frames.plan(child, grid, block, shared), None,
                               child_of=(argbytes, family))
         error = run()
         if error is not None:
             return error
-        levels.append(iter(run.queue.pending))
+        levels.append(iter(in_order(run.queue.pending, _stream)))
     return None
 
 
@@ -188,10 +167,10 @@ def emit(em, e, grid, block, shared, values):
             v = v.pack(b, em.target)
         b.store(v, b.gep(slot, [i32(0), i32(i)], source_etype=struct))
     nbytes = struct.get_abi_size(em.target.data_layout)
-    fnty = ll.FunctionType(I32, [ptr(), I32] + [I32] * 7 + [ptr(), I64])
+    fnty = ll.FunctionType(I32, [ptr(), I32, I32] + [I32] * 7 + [ptr(), I64])
     code = b.call(function(em.module, LAUNCH, fnty),
-                  [em.err_ptr, i32(e.attrs["index"])] + grid + block + [shared, slot,
-                                                                       i64(nbytes)])
+                  [em.err_ptr, i32(e.attrs["index"]), i32(e.attrs["stream"])] + grid +
+                  block + [shared, slot, i64(nbytes)])
     failed, done = em.new_block("device_launch_failed"), em.new_block("device_launch_done")
     b.cbranch(b.icmp_unsigned("!=", code, i32(0)), failed, done)
     b.position_at_end(failed)

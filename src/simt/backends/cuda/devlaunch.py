@@ -3,7 +3,8 @@ CUDA device runtime as nvcc -rdc=true compiles ``child<<<grid, block, shared>>>(
 
     buf = cudaGetParameterBufferV2(&child, grid, block, shared)   // null: none free
     ... each argument stored at its offset in buf (params.py's flattening) ...
-    err = cudaLaunchDeviceV2(buf, stream)                          // stream 0: the block's
+    err = cudaLaunchDeviceV2(buf, stream)     // 0: the block's; 0x4 cudaStreamFireAndForget,
+                                              // 0x3 cudaStreamTailLaunch (lang/launches.py)
 
 (under the names nvcc gives them, GET_BUFFER and LAUNCH below).
 
@@ -42,7 +43,9 @@ def emit(em, e, grid, block, shared, values):
             offset = (offset + size - 1) // size * size
             b.store(part, b.gep(buf, [i64(offset)], source_etype=I8), align=size)
             offset += size
-    code = b.call(launch, [buf, ll.Constant(ptr(), None)])
+    stream = e.attrs["stream"]
+    handle = ll.Constant(I64, stream).inttoptr(ptr()) if stream else ll.Constant(ptr(), None)
+    code = b.call(launch, [buf, handle])
     _fail_unless(em, e, b.icmp_unsigned("==", code, i32(0)), b.sext(code, I64))
 
 

@@ -343,7 +343,12 @@ class Generator:
                 f"_k_L.unassigned(_k_t, {site}))")
 
     def expr_Param(self, e):
-        return py_name(self.fn.params[e.index][0])
+        name = self.fn.params[e.index][0]
+        if self.fn.is_kernel and name in self.fn.locals:
+            # the kernel assigns a variable of the parameter's name, which the thread's
+            # function binds: read the launch's value itself, not that unbound local
+            return f"_k_L.params[{e.index}]"
+        return py_name(name)
 
     def expr_Cast(self, e):
         if self.narrowing and _checked_cast(e):        # the check returns the new value

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...compiler import pipeline
 from ...compiler.binary import Binary
+from ...compiler.family import launch_nodes
 from ...compiler.writes import written_params
 from ...ir import verify
 from ...ir.assigned import check_reads
@@ -30,6 +31,8 @@ class SimBinary(Binary):
     function_files: dict          # python function name -> its file
     param_names: list             # the kernel's parameter names, for reports
     written: list                 # the indices of the array parameters it writes
+    launches_kernels: bool = False  # it holds launches of kernels (lang/launches.py)
+    children: tuple = ()          # the SimBinary of each other kernel it reaches by launches
 
 
 def compile_kernel(fn, options, warp):
@@ -61,7 +64,9 @@ def compile_kernel(fn, options, warp):
         source=out["src"].text(), places=out["src"].places(), sites=out["sites"],
         statics=statics, sync=is_sync(inlined), debug=debug, seed=options.seed or 0,
         function_files=out["files"], param_names=[name for name, _ in fn.params],
-        written=sorted(written_params(fn)))
+        written=sorted(written_params(fn)),
+        launches_kernels=any(launch_nodes(fn)),
+        children=tuple(compile_kernel(child, options, warp) for child in fn.launches))
 
 
 def _inlined(fn):

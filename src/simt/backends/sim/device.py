@@ -20,9 +20,9 @@ from ...errors import CudaError, NotSupportedError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned, refuse_overlapping)
 from ...runtime.backend import deep_recursion
-from .. import occupancy
+from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
-from . import copies, lanes, matrix, mbarrier, ordering, values
+from . import copies, devlaunch, lanes, matrix, mbarrier, ordering, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -68,6 +68,8 @@ class SimKernel:
     def __init__(self, binary):
         self.binary = binary
         self.launch_fn = load(binary, _NAMES)
+        # the kernels its launches name by index (compiler/family.py): 0 is this one
+        self.family = [self] + [SimKernel(child) for child in binary.children]
 
 
 class SimBackend(HostMemory):
@@ -172,12 +174,14 @@ class SimBackend(HostMemory):
         self.written.pop(interface["data"][0] if interface is not None else None, None)
 
     def _mark(self, ptr, nbytes):
-        for start, (size, written) in list(self.written.items()):
+        # a copy made in one C call: the garbage collector can free an allocation (and
+        # drop its entry) while a Python-level walk of the dict is under way
+        for start, (size, written) in self.written.copy().items():
             if ptr < start + size and start < ptr + nbytes:
                 lo = max(ptr, start) - start
                 written[lo:min(ptr + nbytes, start + size) - start] = True
                 if written.all():
-                    del self.written[start]
+                    self.written.pop(start, None)
 
     def copy_htod(self, dst_ptr, host_array, stream=None):
         refuse_in_host_function("a copy")
@@ -270,8 +274,9 @@ class SimBackend(HostMemory):
         self.pending = Pending()
 
     def set_limit(self, name, value):
-        """The heap and pending-launch limits are kept and read back (the sim device runs
-        neither simt.malloc nor launches from kernels, so they limit nothing here)."""
+        """The heap and pending-launch limits are kept and read back (the pending-launch
+        limit bounds launches from kernels; the sim device has no simt.malloc, so the heap
+        size limits nothing here)."""
         self._refuse_limit(name)
         self.limits[name] = value
 
@@ -324,6 +329,15 @@ class SimBackend(HostMemory):
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
         """Run a kernel now on the calling thread; returns its error or None."""
+        family = devqueue.Family(kernel.family,
+                                 self.limits["dev_runtime_pending_launch_count"],
+                                 self.properties()) if kernel.binary.launches_kernels else None
         # a chain of device functions runs as nested generators, one frame per call
         with self.lock, deep_recursion():
-            return Launch(kernel, grid, block, shared_bytes, symbols, self).run(args)
+            run = Launch(kernel, grid, block, shared_bytes, symbols, self, family)
+            error = run.run(args)
+            if error is not None or not run.children:
+                return error
+            return devlaunch.run_children(self, family, run.children, lambda child, *shape:
+                                          Launch(child, *shape, child.binary.symbol_objects,
+                                                 self, family, child=True))

@@ -9,7 +9,7 @@ import simt.fault as fault
 from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
-from . import values
+from . import devlaunch, values
 from .copies import SimTensorMap
 from .memory import INIT, Shadow, SimArray, VecArray, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
@@ -36,7 +36,8 @@ def adder(dtype):
 class Launch:
     """A launch's state; generated code calls its methods as ``_k_L``."""
 
-    def __init__(self, loaded, grid, block, shared_bytes, symbols, memory):
+    def __init__(self, loaded, grid, block, shared_bytes, symbols, memory, family=None,
+                 child=False):
         binary = loaded.binary
         self.binary, self.loaded = binary, loaded
         self.grid, self.block, self.shared_bytes = tuple(grid), tuple(block), shared_bytes
@@ -49,6 +50,10 @@ class Launch:
         self.shadows = {}             # (root address, itemsize) -> Shadow of global memory
         self.cur = None
         self.unwritten = None         # the first uninitialized read: (site, index, thread)
+        self.family = family          # devqueue.Family of the host launch, if it launches
+        self.children = []            # the launches its threads made (devlaunch.py)
+        self.child = child            # launched from a kernel: scalars come as sim values
+        self.addresses = {}           # id(global buffer) -> (its address, its unit's size)
 
     # ------------------------------------------------------------ running
     def run(self, args):
@@ -124,7 +129,7 @@ class Launch:
         if isinstance(t, T.Array):
             raise Fault(NotSupportedError("arrays inside tuples are not supported on the sim "
                                           "device: pass them as arguments of their own"))
-        return scalar(t, value)
+        return value if self.child else scalar(t, value)
 
     def span(self, t, value, label):
         """((buffer address, itemsize), buffer bytes, written, address, shape, strides)."""
@@ -156,7 +161,9 @@ class Launch:
                  .reshape(-1, item).all(axis=1).tolist()]
             shadow = self.shadows[key] = Shadow(self, root_bytes // item, init, written)
         unit, n = unit_of(dtype)
-        return new_array(self, flat_buffer(root, root_bytes, unit), (ptr - root) // item, shape,
+        buffer = flat_buffer(root, root_bytes, unit)
+        self.addresses[id(buffer)] = (root, item)
+        return new_array(self, buffer, (ptr - root) // item, shape,
                          tuple(s // item for s in strides), dtype, label, shadow, n)
 
     def make_shared(self, decl, block):
@@ -188,6 +195,19 @@ class Launch:
         est = tuple(s // unit.itemsize for s in data.strides)
         return new_array(self, _buffer_of(data, unit), 0, tuple(data.shape), est, dtype,
                          name.split("_", 3)[-1], None, n)
+
+    # ------------------------------------------------------------ launches from kernels
+    def device_launch(self, th, site, index, stream, grid, block, shared, values):
+        """``child[grid, block, shared, stream](values)`` run by thread th: checked as the
+        device runtime checks it, then queued for when this grid has finished."""
+        code = self.family.check(grid, block, shared)
+        if code:
+            raise Fault(self.report.device_launch(self.sites[site], th, code))
+        try:
+            args = tuple(devlaunch.argument(self, v) for v in values)
+        except NotSupportedError as error:
+            raise Fault(error) from None
+        self.children.append((index, grid, block, shared, args, stream))
 
     # ------------------------------------------------------------ errors
     def out_of_bounds(self, site, index, dim, extent, array):

@@ -495,6 +495,12 @@ class Report:
     def trap(self, site, th):
         return fault.decode(fault_record(fault.TRAP, site, th), self._binary(site), self.name)
 
+    def device_launch(self, site, th, code):
+        """A launch inside the kernel that the device runtime refuses (cudaError ``code``);
+        the site's label names the child."""
+        record = fault_record(fault.DEVICE_LAUNCH, site, th, index=code)
+        return fault.decode(record, self._binary(site, [site.label]), self.name)
+
     def not_cooperative(self, site, th):
         return fault.decode(fault_record(fault.NOT_COOPERATIVE, site, th), self._binary(site),
                             self.name)

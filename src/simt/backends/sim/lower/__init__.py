@@ -9,6 +9,7 @@ from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
 from ....lang.intrinsics_int import BY_NAME as INT, SIMD_ENTRIES, int_abs
+from ....lang.launches import device_launch
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.printf import printf
 from ....lang.sync import threadfence, threadfence_block, threadfence_system
@@ -209,6 +210,16 @@ def _barrier_arrive(g, e, args):
 def _printf(g, e, args):
     values = "".join(a + ", " for a in args)
     return f"_k_v.cprintf({e.attrs['format']!r}, {e.attrs['slots']!r}, ({values}))"
+
+
+@rule(device_launch)
+def _device_launch(g, e, args):
+    """Checked and queued: the grid's launches run when it has finished (sim/devlaunch.py)."""
+    site = g.site(e.loc, e.attrs["name"])
+    grid, block, shared = ", ".join(args[0:3]), ", ".join(args[3:6]), args[6]
+    values = "".join(a + ", " for a in args[7:])
+    return (f"_k_L.device_launch(_k_t, {site}, {e.attrs['index']}, {e.attrs['stream']}, "
+            f"({grid}), ({block}), {shared}, ({values}))")
 
 
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")

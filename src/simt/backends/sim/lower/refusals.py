@@ -5,7 +5,6 @@ from ....lang import cluster, graphs, heap, linking, wmma
 from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
-from ....lang.launches import device_launch
 from ....lang.registry import REGISTRY, declare_target, refuse
 
 TARGET = declare_target("sim", llvm=False)
@@ -36,8 +35,6 @@ refuse(cluster.block_rank, cluster.num_blocks, cluster.dim_blocks, cluster.block
        cluster.map_shared_rank, target=TARGET, why=CLUSTERS)
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
        why=_not_yet("textures and surfaces"))
-refuse(device_launch, target=TARGET,
-       why=_not_yet("launches from kernels (dynamic parallelism)"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
 refuse(graphs.graph_set_condition, graphs.graph_launch, target=TARGET,
        why="the sim device has no graphs (simt.Graph raises there), so no kernel of it runs "
