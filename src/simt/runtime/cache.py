@@ -191,7 +191,8 @@ def hashed_sources():
     """The simt sources that make binaries: the IR and its passes, lang, the compiler, the
     back ends, and the modules they share (tests/test_layers.py checks that this covers
     everything the compile hooks import)."""
-    paths = [os.path.join(_ROOT, name) for name in ("fault.py", "errors.py", "config.py", "lazy.py", "diskblob.py")]
+    shared = ("fault.py", "errors.py", "config.py", "lazy.py", "diskblob.py", "devstreams.py")
+    paths = [os.path.join(_ROOT, name) for name in shared]
     for folder in ("ir", "lang", "compiler", "backends"):
         for base, _, files in sorted(os.walk(os.path.join(_ROOT, folder))):
             paths += [os.path.join(base, name) for name in sorted(files) if name.endswith(".py")]
