@@ -69,3 +69,13 @@ def device(request):
 def rng(request):
     """A NumPy Generator seeded from the test's id: reproducible, different per test."""
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+def marked_line(path, marker):
+    """The line of file ``path`` whose text ends with the comment ``# <- marker`` (checked
+    mode's reports name lines; the tests mark them in their kernels' source)."""
+    with open(path) as f:
+        hits = [n for n, text in enumerate(f, 1) if text.rstrip().endswith(f"# <- {marker}")]
+    assert len(hits) == 1, marker
+    return hits[0]
+

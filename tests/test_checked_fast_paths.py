@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import simt
-from conftest import poison, random_array
+from conftest import poison, random_array, marked_line
 from simt import blockIdx, threadIdx
 from simt.ir import intervals
 from simt.ir import nodes as ir
@@ -18,14 +18,11 @@ from simt.ir import types
 from simt.ir.walk import walk
 
 FILE = __file__.rsplit("/", 1)[-1]
-SOURCE = open(__file__).read().splitlines()
 T = 16                       # the tiles' side
 
 
 def line(marker):
-    hits = [n for n, text in enumerate(SOURCE, 1) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1, marker
-    return hits[0]
+    return marked_line(__file__, marker)
 
 
 @pytest.fixture

@@ -7,19 +7,16 @@ import numpy as np
 import pytest
 
 import simt
-from conftest import poison
+from conftest import poison, marked_line
 from simt import blockIdx, threadIdx
 
 SPECS = {"cpu-checked": ("cpu", {"checks": True}), "sim": ("sim", {})}
 FILE = __file__.rsplit("/", 1)[-1]
-SOURCE = open(__file__).read().splitlines()
 BLOCKS, THREADS = 4, 32
 
 
 def line(marker):
-    hits = [n for n, text in enumerate(SOURCE, 1) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1, marker
-    return hits[0]
+    return marked_line(__file__, marker)
 
 
 def device(spec):

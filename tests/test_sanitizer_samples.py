@@ -13,19 +13,15 @@ import numpy as np
 import pytest
 
 import simt
-from conftest import poison, random_array
+from conftest import poison, random_array, marked_line
 from simt import blockDim, blockIdx, threadIdx
 from simt.config import config
 
 FILE = __file__.rsplit("/", 1)[-1]
-SOURCE = open(__file__).read().splitlines()
 
 
 def line(marker):
-    """The line of this file whose comment ends with ``# <- marker``."""
-    hits = [n for n, text in enumerate(SOURCE, 1) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1, marker
-    return hits[0]
+    return marked_line(__file__, marker)
 
 
 @pytest.fixture(params=["cpu", "cpu-env", "sim"])
