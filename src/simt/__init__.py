@@ -49,8 +49,11 @@ _home("runtime.arrays", "DeviceArray device_array empty zeros device_array_like 
                         "empty_like zeros_like mem_get_info")
 _home("runtime.interop", "asarray from_dlpack to_device")
 _home("runtime.hostarrays", "pinned_array mapped_array managed_array")
+_home("runtime.symbols", "Constant Global Managed")
+_home("runtime.pointers", "pointer_attributes PointerAttributes")
+_home("runtime.uva", "copy")
 _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize arch shared local const "
-              "Constant Global syncthreads syncthreads_count syncthreads_and syncthreads_or "
+              "syncthreads syncthreads_count syncthreads_and syncthreads_or "
               "threadfence threadfence_block threadfence_system fence_proxy_async atomic math "
               "float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "

@@ -452,6 +452,23 @@ class Backend:
         'accessed_by'; ``target`` a backend or None (the host)."""
         raise self.unsupported("managed memory")
 
+    def symbol_storage(self, symbol):
+        """The Allocation holding module-level ``symbol`` (a lang.memory._Symbol) on this
+        device, made now if no kernel placed it yet (cudaGetSymbolAddress); for a
+        ``Managed`` symbol flagged ``managed``."""
+        raise self.unsupported("the addresses of module-level symbols")
+
+    def attach_mem(self, stream, ptr, nbytes, flags):
+        """cuStreamAttachMemAsync: managed memory at ``ptr`` is reached by the work of
+        ``stream`` only ('single'), by every stream ('global') or by the host ('host')."""
+        raise self.unsupported("managed memory")
+
+    def pointer_attributes(self, ptr):
+        """cuPointerGetAttributes of an address, as a dict (memory_type, device,
+        device_pointer, host_pointer, ...), or None where this device has no driver to
+        ask (runtime/pointers.py then answers from simt's own records)."""
+        return None
+
     def virtual_memory(self, reserve_bytes):
         """A VirtualMemory object: granularity, grow(nbytes) -> Allocation of the mapped
         range, release() (cuMemAddressReserve / cuMemCreate / cuMemMap)."""

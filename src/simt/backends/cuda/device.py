@@ -625,6 +625,18 @@ class CudaBackend(Backend):
         from .managed import advise
         advise(self, ptr, nbytes, advice, target, unset)
 
+    def attach_mem(self, stream, ptr, nbytes, flags):
+        from .managed import attach_mem
+        attach_mem(self, _handle(stream), ptr, nbytes, flags)
+
+    def pointer_attributes(self, ptr):
+        from .managed import pointer_attributes
+        return pointer_attributes(self, ptr)
+
+    def symbol_storage(self, symbol):
+        from .kernels import symbol_storage
+        return symbol_storage(self, symbol)
+
     def virtual_memory(self, reserve_bytes):
         from .vmm import VirtualRange
         return VirtualRange(self, reserve_bytes)
