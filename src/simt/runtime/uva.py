@@ -20,6 +20,7 @@ def copy(dst: Any, src: Any, stream: Any = None) -> Any:
     ordered after the work of the legacy default stream and done on return. Between two
     host arrays the copy waits for that work (a kernel may be writing managed memory the
     host array views), then NumPy moves the bytes."""
+    given = dst
     dst, src = _side(dst, "dst"), _side(src, "src")
     if dst.shape != src.shape:
         raise ValueError(f"simt.copy: dst has shape {dst.shape}, src {src.shape}; both "
@@ -35,7 +36,7 @@ def copy(dst: Any, src: Any, stream: Any = None) -> Any:
         dst.copy_from(src, stream=stream)
     else:
         _host_to_host(dst, src, stream)
-    return dst
+    return given
 
 
 def _side(value, name):
