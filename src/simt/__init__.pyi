@@ -73,8 +73,11 @@ from .runtime.interop import (asarray as asarray, from_dlpack as from_dlpack,
                               to_device as to_device)
 from .runtime.hostarrays import (pinned_array as pinned_array, mapped_array as mapped_array,
                                  managed_array as managed_array)
-from .lang import (grid as grid, gridsize as gridsize, arch as arch, Constant as Constant,
-                   Global as Global, syncthreads as syncthreads,
+from .runtime.symbols import (Constant as Constant, Global as Global, Managed as Managed)
+from .runtime.pointers import (pointer_attributes as pointer_attributes,
+                               PointerAttributes as PointerAttributes)
+from .runtime.uva import copy as copy
+from .lang import (grid as grid, gridsize as gridsize, arch as arch, syncthreads as syncthreads,
                    syncthreads_count as syncthreads_count, syncthreads_and as syncthreads_and,
                    syncthreads_or as syncthreads_or, threadfence as threadfence,
                    threadfence_block as threadfence_block, threadfence_system as threadfence_system,
