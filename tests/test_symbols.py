@@ -112,3 +112,18 @@ def test_constant_device_array(device, rng):
         np.testing.assert_array_equal(out, new[idx])
     finally:
         TABLE.copy_from(np.arange(1, 17, dtype=np.float64))
+
+
+def test_a_symbol_view_is_not_freed(device):
+    with pytest.raises(ValueError, match="view of another array's memory"):
+        COUNTS.device_array().free()
+
+
+def test_symbol_views_in_checked_mode(rng):
+    """A symbol's view passed as an argument, with checked mode watching (cpu)."""
+    with simt.use_device("cpu", checks=True):
+        start = random_array(rng, 16, np.int64)
+        COUNTS.copy_from(start)
+        add_through[1, 16](COUNTS.device_array(), 16)
+        simt.synchronize()
+        np.testing.assert_array_equal(COUNTS.copy_to_host(), 2 * start)

@@ -25,8 +25,10 @@ class PointerAttributes:
     know: pageable host memory) or 'array' (a CUDA array); ``device``: the simt Device the
     memory belongs to (None for unregistered memory); ``device_pointer``: the address a
     kernel on that device uses, ``host_pointer``: the address the host uses, None where
-    there is none. On the CPU and sim devices device memory is host memory, so both
-    pointers of device and managed memory are the address itself."""
+    there is none (unregistered memory: the address itself for the host, and for kernels
+    of a device with ``pageable_memory_access``). On the CPU and sim devices device memory
+    is host memory, so both pointers of device and managed memory are the address
+    itself."""
 
     type: str
     device: Any
@@ -72,7 +74,7 @@ def _of_device_array(array):
     backend = array.device.backend
     answer = backend.pointer_attributes(array.ptr)
     if answer is not None:
-        return _from_driver(answer)
+        return _from_driver(answer, array.ptr)
     kind = "managed" if getattr(array.alloc, "managed", False) else "device"
     return PointerAttributes(kind, array.device, array.ptr, array.ptr)
 
@@ -82,19 +84,24 @@ def _of_address(ptr, host_array):
     device = devices.get_device()
     answer = device.backend.pointer_attributes(ptr)
     if answer is not None:
-        return _from_driver(answer)
+        return _from_driver(answer, ptr)
     mapped = getattr(host_array, "device_ptr", None)
     if mapped is not None:
         return PointerAttributes("host", host_array.device, mapped, ptr)
     found = memrecords.lookup(ptr)
-    if found is None:
-        return PointerAttributes("unregistered", None, None, None)
+    if found is None:          # pageable: kernels here reach it where the host does
+        reach = ptr if device.properties.pageable_memory_access else None
+        return PointerAttributes("unregistered", None, reach, ptr)
     kind, owner = found
     return PointerAttributes(kind, owner, ptr, ptr)
 
 
-def _from_driver(answer):
-    """PointerAttributes of a backend's dict (its device a name, or None)."""
+def _from_driver(answer, ptr):
+    """PointerAttributes of a backend's dict (its device a name, or None). Unregistered
+    memory's host pointer is the address itself, as cudaPointerGetAttributes gives it."""
     device = devices.lookup(answer["device"]) if answer["device"] is not None else None
+    host_pointer = answer["host_pointer"]
+    if answer["memory_type"] == "unregistered" and host_pointer is None:
+        host_pointer = ptr
     return PointerAttributes(answer["memory_type"], device, answer["device_pointer"],
-                             answer["host_pointer"])
+                             host_pointer)

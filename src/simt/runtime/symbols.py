@@ -31,6 +31,7 @@ class _HostSide:
         alloc = device.backend.symbol_storage(self)
         view = DeviceArray(self.shape, self.dtype, alloc=alloc, device=device)
         view.readonly = bool(self.readonly)
+        view.base = self          # a view: free() refuses it (the symbol owns the memory)
         return view
 
     @property
@@ -80,6 +81,15 @@ class Managed(_HostSide, _Symbol):
         if copy:
             host = host.copy()
         return host if dtype is None else host.astype(dtype, copy=False)
+
+    def copy_to_host(self, stream=None):
+        """A copy of the current device's storage (cudaMemcpyFromSymbol), in the order of
+        ``stream`` (None: the legacy default stream, and done on return)."""
+        view = self.device_array()
+        host = view.copy_to_host(stream=stream)
+        if stream is not None:
+            stream.synchronize()
+        return host
 
     def __getitem__(self, key):
         return np.asarray(self)[key]
