@@ -43,6 +43,11 @@ def accumulate(a):
     return acc
 
 
+@simt.device
+def divmod_pair(a, b):
+    return a // b, a % b
+
+
 @simt.kernel
 def in_kernel(x, y, t, out_lerp, out_norm, out_mul, ints):
     i = simt.grid(1)
@@ -91,3 +96,8 @@ def test_host_call_errors(device):
         lerp(1.0, 2.0, t=0.5)
     with pytest.raises(simt.CompileError):
         lerp(1.0, 2.0)                                        # a missing argument
+    with pytest.raises(simt.NotSupportedError, match="'divmod_pair' returns .*call it from "
+                                                     "a kernel"):
+        divmod_pair(7, 2)
+    with pytest.raises(simt.NotSupportedError, match="at most 6"):
+        lerp(*range(7))
