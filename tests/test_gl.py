@@ -29,10 +29,6 @@ def rgba(pixels, grey):
         pixels[i, 3] = 255
 
 
-def _gl_missing():
-    return simt.gl.available()
-
-
 @pytest.mark.parametrize("spec", ["cpu", "sim"])
 def test_cpu_and_sim_refuse_opengl_interop(spec):
     with simt.use_device(spec):
@@ -129,14 +125,19 @@ def test_mapping_misuse_is_refused():
 def test_read_only_resources_give_read_only_arrays():
     with simt.use_device("cpu"):
         resource, _ = _resource(64, "read_only")
-        with resource.mapped() as array:
+        with resource.mapped(dtype=np.float32) as array:
             assert array.readonly
+            x = simt.to_device(np.ones(16, np.float32))
+            with pytest.raises(ValueError, match="kernel 'scale_into' writes its parameter "
+                                                 "'out'"):
+                scale_into[1, 16](array, x, np.float32(2))
+            scale_into[1, 16](x, array, np.float32(2))       # reading it is allowed
 
 
 @pytest.fixture
 def egl():
     """A headless context on EGL's first device (any vendor's: no GPU needed)."""
-    why = _gl_missing()
+    why = simt.gl.available()
     if why is not None:
         pytest.skip(why)
     context = simt.gl.EglContext()
@@ -167,52 +168,105 @@ def test_egl_context_and_buffer_calls(egl, rng):
     egl.make_current()
 
 
-def _gpu_gl(device):
+@pytest.fixture
+def gpu_gl(device):
+    """A headless OpenGL context on the GPU under test (skips where there is none)."""
     if device.kind != "cuda":
         pytest.skip("GPU only: test_cpu_and_sim_refuse_opengl_interop covers the others")
-    why = _gl_missing()
-    if why is not None:
-        pytest.skip(why)
+    try:
+        context = simt.gl.egl_context()
+    except simt.NotSupportedError as exc:      # no libEGL, or no NVIDIA EGL driver
+        pytest.skip(str(exc))
+    yield context
+    context.destroy()
 
 
-def test_a_kernel_writes_an_opengl_buffer(device, rng):
-    _gpu_gl(device)
+def test_a_kernel_writes_an_opengl_buffer(gpu_gl, rng):
     n = 512 * 64
     grey = rng.integers(0, 256, n, dtype=np.uint8)
-    with simt.gl.egl_context() as context:
-        assert "NVIDIA" in context.vendor, context.vendor
-        pbo = simt.gl.create_buffer(n * 4)
-        simt.gl.write_buffer(pbo, poison(n * 4, np.uint8))
-        resource = simt.gl.register_buffer(pbo)
-        stream = simt.Stream()
-        with resource.mapped(stream, np.uint8, (n, 4)) as pixels:
-            assert resource.size == n * 4
-            rgba[n // 256, 256, 0, stream](pixels, simt.to_device(grey))
-        expected = np.stack([grey, grey // 2, 255 - grey, np.full_like(grey, 255)], axis=-1)
-        np.testing.assert_array_equal(simt.gl.read_buffer(pbo).reshape(n, 4), expected)
-        resource.unregister()
-        simt.gl.delete_buffer(pbo)
+    assert "NVIDIA" in gpu_gl.vendor, gpu_gl.vendor
+    pbo = simt.gl.create_buffer(n * 4)
+    simt.gl.write_buffer(pbo, poison(n * 4, np.uint8))
+    resource = simt.gl.register_buffer(pbo)
+    stream = simt.Stream()
+    with resource.mapped(stream, np.uint8, (n, 4)) as pixels:
+        assert resource.size == n * 4
+        rgba[n // 256, 256, 0, stream](pixels, simt.to_device(grey))
+    expected = np.stack([grey, grey // 2, 255 - grey, np.full_like(grey, 255)], axis=-1)
+    np.testing.assert_array_equal(simt.gl.read_buffer(pbo).reshape(n, 4), expected)
+    resource.unregister()
+    simt.gl.delete_buffer(pbo)
 
 
-def test_a_kernel_reads_what_opengl_wrote(device, rng):
-    _gpu_gl(device)
+def test_a_kernel_reads_what_opengl_wrote(gpu_gl, rng):
     x = random_array(rng, 4096, np.float32)
-    with simt.gl.egl_context():
-        vbo = simt.gl.create_buffer(data=x, usage="static_draw", target="array")
-        out = simt.to_device(poison(4096, np.float32))
-        with simt.gl.register_buffer(vbo, "read_only") as resource:
-            with resource.mapped(dtype=np.float32) as mapped:
-                assert mapped.readonly and mapped.shape == (4096,)
-                scale_into[16, 256](out, mapped, np.float32(-2))
-        np.testing.assert_array_equal(out.copy_to_host(), x * np.float32(-2))
-        simt.gl.delete_buffer(vbo)
+    vbo = simt.gl.create_buffer(data=x, usage="static_draw", target="array")
+    out = simt.to_device(poison(4096, np.float32))
+    with simt.gl.register_buffer(vbo, "read_only") as resource:
+        with resource.mapped(dtype=np.float32) as mapped:
+            assert mapped.readonly and mapped.shape == (4096,)
+            scale_into[16, 256](out, mapped, np.float32(-2))
+    np.testing.assert_array_equal(out.copy_to_host(), x * np.float32(-2))
+    simt.gl.delete_buffer(vbo)
 
 
-def test_registering_needs_a_current_context(device):
-    _gpu_gl(device)
+def test_registering_needs_a_current_context(gpu_gl):
+    with pytest.raises(ValueError, match="unknown flags 'write'"):
+        simt.gl.register_buffer(1, "write")
+    gpu_gl.release()
     with pytest.raises(RuntimeError, match=r"simt.gl.register_buffer\(1\): no OpenGL context "
                                            "is current on this thread"):
         simt.gl.register_buffer(1)
-    with simt.gl.egl_context():
-        with pytest.raises(ValueError, match="unknown flags 'write'"):
-            simt.gl.register_buffer(1, "write")
+
+
+class Shared(StandIn):
+    """A registered buffer without a GPU: the kernel writes a cpu array, which unmap
+    copies into the OpenGL buffer (a GPU shares the memory instead)."""
+
+    def __init__(self, buffer_id):
+        super().__init__(simt.gl.buffer_size(buffer_id))
+        self.buffer_id = buffer_id
+
+    def unmap(self, stream):
+        super().unmap(stream)
+        simt.gl.write_buffer(self.buffer_id, self.memory.copy_to_host())
+
+
+@pytest.mark.parametrize("program", ["basic_interop_gl", "ripple_interop_gl"])
+def test_gl_examples_on_mesa(egl, monkeypatch, tmp_path, program):
+    """The chapter 8 examples' OpenGL path on the cpu device: an EGL context of any
+    vendor, and registration standing in for the driver's."""
+    from simt.examples import gl_interop, interop, ripple
+    egl.release()
+
+    def register(buffer_id, flags="none"):
+        return GraphicsResource(Shared(buffer_id), simt.get_device(), flags, "buffer")
+    monkeypatch.setattr(simt.gl, "egl_context", simt.gl.EglContext)
+    monkeypatch.setattr(simt.gl, "register_buffer", register)
+    with simt.use_device("cpu"):
+        if program == "basic_interop_gl":
+            image = gl_interop.basic_interop_gl(out_dir=str(tmp_path), dim=64)
+            expected = interop.reference(64)
+        else:
+            image = gl_interop.ripple_interop_gl(out_dir=str(tmp_path), dim=64, frames=3)
+            expected = ripple.reference(64, 2)
+    _nearly(image, expected)
+    assert any(p.name.startswith(program) for p in tmp_path.iterdir())
+    egl.make_current()
+
+
+def _nearly(image, expected):
+    assert np.abs(image.astype(int) - expected).max() <= 1     # sin/cos: an ulp apart
+    assert np.mean(image != expected) < 0.01
+
+
+@pytest.mark.parametrize("program", ["basic_interop_gl", "ripple_interop_gl"])
+def test_gl_examples_on_the_gpu(gpu_gl, tmp_path, program):
+    from simt.examples import gl_interop, interop, ripple
+    if program == "basic_interop_gl":
+        image = gl_interop.basic_interop_gl(out_dir=str(tmp_path), dim=64)
+        _nearly(image, interop.reference(64))
+    else:
+        image = gl_interop.ripple_interop_gl(out_dir=str(tmp_path), dim=64, frames=3)
+        _nearly(image, ripple.reference(64, 2))
+    assert any(p.name.startswith(program) for p in tmp_path.iterdir())

@@ -13,10 +13,11 @@ the buffer must be current on the thread that registers, maps and unmaps it.
 """
 from typing import Any
 
+from simt.errors import NotSupportedError
 from simt.runtime import devices
 from simt.runtime.graphics import FLAGS, GraphicsResource, require_gpu
 from .egl import EglContext
-from .libs import available
+from .libs import INSTALL, available
 from .opengl import (buffer_size, create_buffer, current, delete_buffer, finish, read_buffer,
                      require_context, write_buffer)
 
@@ -50,4 +51,11 @@ def egl_context(device: Any = None) -> EglContext:
     ``with simt.gl.egl_context() as ctx:`` destroys it at the end. GPU only."""
     device = devices.lookup(device)
     require_gpu(device, "OpenGL interop (simt.gl.egl_context)")
-    return EglContext(device.backend.index)
+    context = EglContext(device.backend.index)
+    if "NVIDIA" not in context.vendor:
+        context.destroy()
+        raise NotSupportedError(
+            f"simt.gl.egl_context: EGL made the context on {context.renderer!r} "
+            f"({context.vendor}), not on {device.name}, so CUDA cannot map its buffers: "
+            f"NVIDIA's EGL driver (libEGL_nvidia.so.0) is missing; {INSTALL}")
+    return context

@@ -11,6 +11,7 @@ import ctypes
 import threading
 from typing import Any, Optional
 
+from simt.errors import NotSupportedError
 from .libs import INSTALL, egl as _load_egl
 
 EGL_SUCCESS = 0x3000
@@ -65,8 +66,8 @@ def _extension(lib, name, prototype):
 
 
 def _fail(lib, call):
-    raise RuntimeError(f"{call} failed with EGL error {lib.eglGetError():#x}: the EGL driver "
-                       f"could not make a headless OpenGL context; {INSTALL}")
+    raise NotSupportedError(f"{call} failed with EGL error {lib.eglGetError():#x}: EGL could "
+                            f"not make a headless OpenGL context here; {INSTALL}")
 
 
 def _devices(lib):
