@@ -441,6 +441,14 @@ class Backend:
         """The event object of another process's interprocess event (cuIpcOpenEventHandle)."""
         raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
 
+    # ------------------------------------------------------------ graphics interop
+    def register_gl_buffer(self, buffer_id, flags):
+        """An OpenGL buffer object of the GL context current on this thread, registered
+        for this device (cuGraphicsGLRegisterBuffer): an object with ``map(stream)``,
+        ``pointer()`` -> (address, bytes) while mapped, ``unmap(stream)`` and
+        ``unregister()``. ``flags``: 'none', 'read_only' or 'write_discard'."""
+        raise self.unsupported(f"OpenGL interop (simt.gl.register_buffer){self._GPU_ONLY}")
+
     # ------------------------------------------------------------ unified memory, VMM
     def prefetch(self, ptr, nbytes, target, stream=None):
         """Move managed memory to ``target`` (a backend, or None for the host) in stream

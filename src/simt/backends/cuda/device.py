@@ -616,6 +616,11 @@ class CudaBackend(Backend):
         from .ipc import open_event
         return open_event(self, handle)
 
+    # ------------------------------------------------------------ graphics interop
+    def register_gl_buffer(self, buffer_id, flags):
+        from .graphics import RegisteredBuffer
+        return RegisteredBuffer(self, buffer_id, flags)
+
     # ------------------------------------------------------------ unified memory, VMM
     def prefetch(self, ptr, nbytes, target, stream=None):
         from .managed import prefetch

@@ -90,6 +90,11 @@ _ERRORS = {
                                              "the same kinds, with the same dependencies as "
                                              "the instantiated one; only parameters may "
                                              "change. Instantiate the new graph instead"),
+    "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT": (CudaError, False,
+                                            "no OpenGL context of this GPU is current on "
+                                            "this thread: make one current (simt.gl."
+                                            "egl_context() without a display) on the thread "
+                                            "that registers, maps and unmaps the buffer"),
     "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE": (InvalidConfiguration, False,
                                                 "a cooperative grid must fit on the device "
                                                 "at once: launch fewer blocks"),
