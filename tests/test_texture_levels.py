@@ -193,6 +193,39 @@ def test_grad_matches_model(device, rng, name):
     np.testing.assert_array_equal(got, want)
 
 
+def check_lod_sweep(mipmap_filter, grad, rng=None):
+    """Levels of constant value l (level l) read at every lod step of 1/1024 (or gradients
+    of every 1/64 step of log2): the result is the level, or level plus blend weight,
+    the GPU picks, so a difference shows the rule directly."""
+    m = simt.MipmappedArray((16, 16), np.float32, 5)
+    hosts = []
+    for l in range(5):
+        level = m.level(l)
+        hosts.append(np.full(level.host_shape + (1,), float(l), np.float32))
+        level.copy_from(hosts[-1][..., 0])
+    tex = simt.Texture(m, filter="linear", normalized_coords=True, mipmap_filter=mipmap_filter)
+    x = np.full(6 * 1024, 0.375, np.float32)
+    if grad:
+        g = np.exp2(np.arange(-6 * 64, 2 * 64) / 64.0 - 4).astype(np.float32)
+        x = x[:len(g)]
+        got = _launch("grad2", 1, tex, [x, x, g, g], np.float32)
+        lod = model.gradient_lod([g, (g * np.float32(0.5)).astype(np.float32)],
+                                 [(g * np.float32(0.25)).astype(np.float32), -g], 16, 16)
+    else:
+        lod = (np.arange(len(x)) / 1024.0 - 0.5).astype(np.float32)
+        got = _launch("lod2", 1, tex, [x, x, x, lod], np.float32)
+    want = model.sample_mipmap(hosts, 2, "linear", mipmap_filter, ("clamp", "clamp"),
+                               "element", [x, x], lod)
+    return got, want
+
+
+@pytest.mark.parametrize("mipmap_filter", ["point", "linear"])
+@pytest.mark.parametrize("grad", [False, True], ids=["lod", "grad"])
+def test_lod_sweep_matches_model(device, mipmap_filter, grad):
+    got, want = check_lod_sweep(mipmap_filter, grad)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_mipmapped_array_levels(device, rng):
     m = simt.MipmappedArray((13, 40), np.float32, 6, channels=2)
     assert [m.level(l).shape for l in range(6)] == [(13, 40), (6, 20), (3, 10), (1, 5),
@@ -433,6 +466,8 @@ def test_cpu_matches_gpu_bit_for_bit():
     checks += [(f"grad:{n}", functools.partial(check_mipmap, n, grad=True))
                for n in ("2d-f32-linear-linear", "2d-f32-point-point")]
     checks += [(f"cube:{n}", functools.partial(check_cube, n)) for n in sorted(CUBE_SPECS)]
+    checks += [(f"sweep:{f}:{'grad' if g else 'lod'}", functools.partial(check_lod_sweep, f, g))
+               for f in ("point", "linear") for g in (False, True)]
     for label, check in checks:
         results = {}
         for dev in ("cpu", gpu):

@@ -1,9 +1,11 @@
-"""CUDA arrays, texture objects and surface objects (guide 3.2.12; API.md section 5).
+"""CUDA arrays, texture objects and surface objects (guide 3.2.12; API.md sections 5, 11).
 
-``CudaArray(shape, dtype, channels=1, layered=False, surface=False)`` holds texels in
-NumPy order: x is the last axis of ``shape`` (before the channel axis, when
+``CudaArray(shape, dtype, channels=1, layered=False, surface=False, cubemap=False)`` holds
+texels in NumPy order: x is the last axis of ``shape`` (before the channel axis, when
 ``channels`` is 2 or 4), y the one before, then z; a layered array has the layer
-first. ``Texture(source, ...)`` reads a CudaArray, a 1D device array (linear memory,
+first, a cubemap its 6 faces (after the layer, when layered). ``MipmappedArray(shape,
+dtype, levels)`` holds levels of halving extents. ``Texture(source, ...)`` reads a
+CudaArray, a MipmappedArray, a 1D device array (linear memory,
 fetched with ``tex.fetch(i)``) or a 2D device array whose rows are 32-byte aligned
 (pitched memory). ``Surface(cuda_array)`` reads and writes a CudaArray made with
 ``surface=True``. Textures and surfaces are kernel arguments.
@@ -153,6 +155,11 @@ class MipmappedArray:
         self._impl = self.device.backend.mipmapped_array(self)
         self._levels = [CudaArray._level(self, l, functools.partial(self._impl.level, l))
                         for l in range(self.levels)]
+
+    @property
+    def extent(self) -> "tuple[int, ...]":
+        """Level 0's (width, height, depth, layers), 1 where a dimension is absent."""
+        return tuple(reversed(self.shape)) + (1,) * (3 - self.ndim) + (1,)
 
     def level(self, level: int) -> CudaArray:
         """Level ``level`` (0 is the full size) as a CudaArray."""

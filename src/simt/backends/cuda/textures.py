@@ -119,11 +119,7 @@ class GpuMipmap:
         d = api()
         backend.make_current()
         self.backend = backend
-        extent = tuple(reversed(mipmap.shape)) + (1,) * (3 - mipmap.ndim) + (1,)
-        shim = type("Level0", (), dict(extent=extent, ndim=mipmap.ndim, layered=False,
-                                       cubemap=False, dtype=mipmap.dtype,
-                                       channels=mipmap.channels))
-        self.handle = call(d.cuMipmappedArrayCreate, _array_descriptor(d, shim, 0),
+        self.handle = call(d.cuMipmappedArrayCreate, _array_descriptor(d, mipmap, 0),
                            mipmap.levels)
 
     def level(self, index, array):
