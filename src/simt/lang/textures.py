@@ -233,10 +233,10 @@ def _surf_read_builder(ndim, shape=None):
                     "(x is a byte offset, as in CUDA)")
         values = [fc.expr(a, loc) for a in args]
         surf = _surface_arg(fc, values[0], name, ndim, shape, loc)
-        coords_ = [_int(fc, v, loc) for v in values[1:]]
+        indices = [_int(fc, v, loc) for v in values[1:]]
         t = surf.type
         return _SURF_READ[(ndim, shape)].node(_result(T.Scalar(t.dtype), t.channels), loc,
-                                              [surf] + coords_,
+                                              [surf] + indices,
                                               {"boundary": mode, "label": fc.label_of(args[0])})
     return build
 
@@ -264,8 +264,8 @@ def _surf_write_builder(ndim, shape=None):
                         f"or tuple of {t.channels} values, got {value.type}")
             parts = [fc.cast(ir.TupleGet(it, loc, value, i), T.Scalar(t.dtype), loc)
                      for i, it in enumerate(value.type.items)]
-        coords_ = [_int(fc, v, loc) for v in values[2:]]
-        return _SURF_WRITE[(ndim, shape)].node(T.VOID, loc, [surf] + coords_ + parts,
+        indices = [_int(fc, v, loc) for v in values[2:]]
+        return _SURF_WRITE[(ndim, shape)].node(T.VOID, loc, [surf] + indices + parts,
                                                {"boundary": mode, "label": fc.label_of(args[1])})
     return build
 
