@@ -376,6 +376,11 @@ class Backend:
         copy_from_device(device_array), copy_to_host(out)."""
         raise self.unsupported("CUDA arrays")
 
+    def mipmapped_array(self, mipmap):
+        """The storage of a runtime MipmappedArray: ``level(l, level_array)`` gives the
+        storage of level l (as texture_array does for a CudaArray)."""
+        raise self.unsupported("mipmapped arrays")
+
     def texture_object(self, texture):
         """The device object of a runtime Texture (what kernels get)."""
         raise self.unsupported("textures")

@@ -561,6 +561,10 @@ class CudaBackend(Backend):
         from .textures import GpuArray
         return GpuArray(self, array)
 
+    def mipmapped_array(self, mipmap):
+        from .textures import GpuMipmap
+        return GpuMipmap(self, mipmap)
+
     def texture_object(self, texture):
         from .textures import TextureObject
         return TextureObject(self, texture)
