@@ -38,6 +38,10 @@ SECTIONS = [
      "[Hopper](hopper.md)).", ["runtime.textures", "runtime.tensormaps"]),
     ("Constant, global and managed memory", "Module-level data a kernel reads and writes "
      "([globals](kernel-globals.md)).", ["runtime.symbols", "lang:declare_device"]),
+    ("OpenGL interop", "`simt.gl`: OpenGL buffers mapped for kernels, and a headless EGL "
+     "context; GPU only ([OpenGL interop](opengl.md)).",
+     ["gl:gl.register_buffer gl.GraphicsResource gl.egl_context gl.EglContext "
+      "gl.create_buffer gl.read_buffer gl.write_buffer gl.delete_buffer gl.buffer_size"]),
     ("Modules and CUDA C++", "PTX, cubins and CUDA C++ compiled by NVRTC "
      "([modules](modules.md)).", ["runtime.modules"]),
     ("bfloat16", "`simt.bfloat16`, `simt.float8_e4m3` and `simt.float8_e5m2` are ml_dtypes' "

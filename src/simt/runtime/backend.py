@@ -376,6 +376,11 @@ class Backend:
         copy_from_device(device_array), copy_to_host(out)."""
         raise self.unsupported("CUDA arrays")
 
+    def mipmapped_array(self, mipmap):
+        """The storage of a runtime MipmappedArray: ``level(l, level_array)`` gives the
+        storage of level l (as texture_array does for a CudaArray)."""
+        raise self.unsupported("mipmapped arrays")
+
     def texture_object(self, texture):
         """The device object of a runtime Texture (what kernels get)."""
         raise self.unsupported("textures")
@@ -440,6 +445,14 @@ class Backend:
     def open_ipc_event(self, handle):
         """The event object of another process's interprocess event (cuIpcOpenEventHandle)."""
         raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
+
+    # ------------------------------------------------------------ graphics interop
+    def register_gl_buffer(self, buffer_id, flags):
+        """An OpenGL buffer object of the GL context current on this thread, registered
+        for this device (cuGraphicsGLRegisterBuffer): an object with ``map(stream)``,
+        ``pointer()`` -> (address, bytes) while mapped, ``unmap(stream)`` and
+        ``unregister()``. ``flags``: 'none', 'read_only' or 'write_discard'."""
+        raise self.unsupported(f"OpenGL interop (simt.gl.register_buffer){self._GPU_ONLY}")
 
     # ------------------------------------------------------------ unified memory, VMM
     def prefetch(self, ptr, nbytes, target, stream=None):

@@ -561,6 +561,10 @@ class CudaBackend(Backend):
         from .textures import GpuArray
         return GpuArray(self, array)
 
+    def mipmapped_array(self, mipmap):
+        from .textures import GpuMipmap
+        return GpuMipmap(self, mipmap)
+
     def texture_object(self, texture):
         from .textures import TextureObject
         return TextureObject(self, texture)
@@ -615,6 +619,11 @@ class CudaBackend(Backend):
     def open_ipc_event(self, handle):
         from .ipc import open_event
         return open_event(self, handle)
+
+    # ------------------------------------------------------------ graphics interop
+    def register_gl_buffer(self, buffer_id, flags):
+        from .graphics import RegisteredBuffer
+        return RegisteredBuffer(self, buffer_id, flags)
 
     # ------------------------------------------------------------ unified memory, VMM
     def prefetch(self, ptr, nbytes, target, stream=None):
