@@ -1,0 +1,485 @@
+"""Checked mode on GPUs (``checks=True`` on ``cuda:N``): what a kernel runs besides its
+own work (docs/finding-bugs.md has the table of what each device checks).
+
+Indices are checked as with ``boundscheck`` (codegen.check_index). The rest lives in
+shared memory, per block, zeroed by every thread at the kernel's start (then a barrier):
+
+- a shadow of two 64-bit words for each element of each static shared array (``plan``
+  says which): the last plain write and the last plain read, each as a ``stamp`` (the
+  thread + 1, the block's barrier epoch, the line and file id). A read or write that finds
+  another thread's stamp of the same epoch, from another warp, is a race (lanes of one
+  warp are not checked: syncwarp is not followed); a read of an element whose write word
+  is 0 is held back (``pending``, one per block) until the reader's next barrier or its
+  end: unwritten still, it is an uninitialized read (written by then: a race, which the
+  writer reported);
+- a barrier's words (``STATE``): each thread sets its bit in ``arrived`` and its site
+  in ``SITE``, waits at ``barrier.sync 0`` (not ``bar.sync``: divergent threads may
+  meet there), and then checks that every thread arrived at the same site or returned
+  (``gone``: a kernel's ``return``; a thread that ran to the end is not excused, as on
+  the CPU device). A ticket elects one thread to advance the epoch; a second barrier
+  ends the check.
+
+A failed check writes the launch's fault record (target.record_fault: the first thread
+wins) with the words of simt/fault.py, so the runtime raises what the CPU device raises.
+"""
+from llvmlite import ir as ll
+
+import simt.fault as fault
+from ...compiler.lltypes import I32, I64, function, i32, i64, ptr
+from ...ir import nodes as ir
+from ...ir import types as T
+from ...ir.walk import walk
+from ...errors import NotSupportedError
+
+SHARED = 3
+# STATE words
+EPOCH, TICKET, SITE, DONE, P_WHO, P_SLOT, P_LABEL, P_NDIM, P_INDEX = range(9)
+STATE_WORDS = P_INDEX + 4
+WARPS = 32                              # bitmap words: 1024 threads
+# a stamp: thread + 1 (11 bits), epoch (24), line (20), file id (8)
+TID_BITS, EPOCH_BITS, LINE_BITS = 11, 24, 20
+EPOCH_SHIFT, LINE_SHIFT = TID_BITS, TID_BITS + EPOCH_BITS
+FILE_SHIFT = LINE_SHIFT + LINE_BITS
+# intrinsics whose element accesses go through element_address (and so check_access)
+CHECKED_OPS = ("atomic", "volatile_load", "volatile_store", "ld", "st")
+# what orders threads besides syncthreads, which the shadows do not follow: a kernel that
+# uses one has no shadows (its races would be false reports), only bounds and barriers
+UNFOLLOWED = ("barrier.", "pipeline.", "cg.wait", "cluster.", "threadfence", "volatile_",
+              "wgmma", "wmma", "mma", "tma")
+
+
+class Plan:
+    """Which static shared arrays get a shadow: all of them, less those that code other
+    than plain element accesses and atomics writes (async copies, TMA, wmma, linked
+    device code...), whose writes the shadow would not see."""
+
+    def __init__(self, functions):
+        decls, excluded, every = [], set(), False
+        self.unfollowed = None           # the op that turned the shadows off, if one did
+        for fn in functions:
+            for decl in fn.decls:
+                if decl.space == "shared" and all(d is not decl for d in decls):
+                    decls.append(decl)
+            for node in walk(*fn.body):
+                if isinstance(node, ir.Intrinsic) and (
+                        node.op.startswith(UNFOLLOWED) or
+                        node.attrs.get("order", "relaxed") != "relaxed"):
+                    self.unfollowed = self.unfollowed or node.op
+                    every = True
+                if isinstance(node, ir.Intrinsic) and node.op.startswith(CHECKED_OPS) \
+                        and "label" in node.attrs:
+                    continue
+                if not isinstance(node, (ir.Intrinsic, ir.CallDevice)) or (
+                        isinstance(node, ir.CallDevice) and node.extern is None):
+                    continue
+                for arg in node.args:
+                    t = getattr(arg, "type", None)
+                    if isinstance(t, T.Array) and t.space == "shared":
+                        if isinstance(arg, ir.ArrayRef):
+                            excluded.add(id(arg.decl))
+                        else:
+                            every = True
+        self.decls = [] if every else [d for d in decls if id(d) not in excluded
+                                       and d.dtype.fields is None]
+        self.shadows = {}                # id(decl) -> (write words, read words) globals
+
+    @property
+    def shadow_bytes(self):
+        return sum(16 * _count(d) for d in self.decls)
+
+
+def _count(decl):
+    n = 1
+    for extent in decl.shape:
+        n *= int(extent)
+    return n
+
+
+def _shared(module, name, lltype):
+    gv = module.globals.get(name)
+    if gv is None:
+        gv = ll.GlobalVariable(module, lltype, name, addrspace=SHARED)
+        gv.linkage = "internal"
+        gv.initializer = ll.Constant(lltype, ll.Undefined)
+        gv.align = 8
+    return gv
+
+
+def _state(em):
+    return _shared(em.module, "simt_check_state", ll.ArrayType(I64, STATE_WORDS))
+
+
+def _bitmap(em, name):
+    return _shared(em.module, f"simt_check_{name}", ll.ArrayType(I32, WARPS))
+
+
+def _put(b, value, address, ordering="monotonic", align=8):
+    """An atomic store (IRBuilder.store_atomic reads the pointee type opaque pointers lack)."""
+    b._insert(ll.instructions.StoreAtomicInstr(b.block, value, address, ordering, align))
+
+
+def _word(em, gv, index):
+    """A pointer (opaque) to element ``index`` of shared global ``gv``."""
+    base = ll.FormattedConstant(ptr(SHARED), gv.get_reference())
+    return em.builder.gep(base, [index if isinstance(index, ll.Value) else i64(index)],
+                          source_etype=gv.value_type.element)
+
+
+def _shadows(em, decl):
+    plan = em.target.check_plan
+    found = plan.shadows.get(id(decl))
+    if found is None:
+        n = len(plan.shadows)
+        kind = ll.ArrayType(I64, _count(decl))
+        found = plan.shadows[id(decl)] = (_shared(em.module, f"simt_check_w{n}", kind),
+                                          _shared(em.module, f"simt_check_r{n}", kind))
+    return found
+
+
+# ------------------------------------------------------------------ the thread
+def _tid(em):
+    """(linear thread index in the block, thread count), i32."""
+    sp = lambda name: em.target.special(em, name)     # noqa: E731
+    b = em.builder
+    x, y, z = sp("threadIdx.x"), sp("threadIdx.y"), sp("threadIdx.z")
+    dx, dy, dz = sp("blockDim.x"), sp("blockDim.y"), sp("blockDim.z")
+    tid = b.add(b.mul(b.add(b.mul(z, dy), y), dx), x)
+    return tid, b.mul(b.mul(dx, dy), dz)
+
+
+def _thread_of(em, linear):
+    """The (x, y, z) words (i64) of linear thread index ``linear`` (i64) of this block."""
+    b = em.builder
+    dx, dy = (b.zext(em.target.special(em, f"blockDim.{a}"), I64) for a in "xy")
+    return [b.urem(linear, dx), b.urem(b.udiv(linear, dx), dy), b.udiv(linear, b.mul(dx, dy))]
+
+
+def _where(em, loc):
+    """(line, file id) of ``loc`` as i64 constants, clamped to a stamp's fields."""
+    line = min(loc.line or 0, (1 << LINE_BITS) - 1)
+    return i64(line), i64(min(em.target.file_id(em.function, loc), 255))
+
+
+def _stamp(em, loc, tid):
+    b = em.builder
+    epoch = b.load_atomic(_word(em, _state(em), EPOCH), "monotonic", 8, typ=I64)
+    epoch = b.and_(epoch, i64((1 << EPOCH_BITS) - 1))
+    line, file = _where(em, loc)
+    word = b.or_(b.add(b.zext(tid, I64), i64(1)), b.shl(epoch, i64(EPOCH_SHIFT)))
+    return b.or_(word, i64((line.constant << LINE_SHIFT) | (file.constant << FILE_SHIFT)))
+
+
+def _conflict(em, other, mine):
+    """Whether stamp ``other`` is another thread's, of another warp, in this epoch."""
+    b = em.builder
+    mask = i64((1 << TID_BITS) - 1)
+    who, me = b.and_(other, mask), b.and_(mine, mask)
+    epoch_mask = i64(((1 << EPOCH_BITS) - 1) << EPOCH_SHIFT)
+    same_epoch = b.icmp_unsigned("==", b.and_(other, epoch_mask), b.and_(mine, epoch_mask))
+    warp_other = b.lshr(b.sub(who, i64(1)), i64(5))
+    warp_mine = b.lshr(b.sub(me, i64(1)), i64(5))
+    c = b.and_(b.icmp_unsigned("!=", who, i64(0)), b.icmp_unsigned("!=", who, me))
+    return b.and_(b.and_(c, same_epoch), b.icmp_unsigned("!=", warp_other, warp_mine))
+
+
+# ------------------------------------------------------------------ reports
+def _report(em, code, line, file, label=0, other=None, accesses=0, indices=(),
+            index=None, extent=None, ndim=None, thread=None):
+    """Fill the fault record and end the thread (the caller positions after it).
+    ``other``: (linear thread, line, file) of the other thread, of this block (i64);
+    ``indices``: the element's index values; ``ndim``: their count, when a value;
+    ``thread``: the linear index (i64) of the thread to name, when not this one."""
+    b = em.builder
+    em.target.can_fail = True
+    words = [line, label if isinstance(label, ll.Value) else i64(label), i64(0),
+             index if index is not None else i64(0), extent if extent is not None else i64(0),
+             file]
+    field = fault.FIELDS.index
+    extra = [(field("accesses"), i64(accesses)),
+             (field("ndim"), ndim if ndim is not None else i64(len(indices)))]
+    extra += [(field(f"index.{k}"), _i64(b, v)) for k, v in enumerate(indices[:4])]
+    if other is not None:
+        linear, oline, ofile = other
+        block = [b.zext(em.target.special(em, f"blockIdx.{a}"), I64) for a in "xyz"]
+        values = [oline, ofile] + block + _thread_of(em, linear)
+        extra += [(fault.OTHER + k, v) for k, v in enumerate(values)]
+    ids = None
+    if thread is not None:
+        ids = [b.zext(em.target.special(em, f"blockIdx.{a}"), I64) for a in "xyz"]
+        ids += _thread_of(em, thread)
+    em.target.record_fault(em, code, words, extra, ids)
+
+
+def _i64(b, value):
+    return value if value.type == I64 else b.sext(value, I64)
+
+
+def _branch(em, cond, name):
+    """Branch to a new block when ``cond``; returns it (the builder stays on the other)."""
+    b = em.builder
+    bad, ok = em.new_block(name), em.new_block(name + "_ok")
+    b.cbranch(cond, bad, ok)
+    return bad, ok
+
+
+def _fail_when(em, cond, name, report):
+    b = em.builder
+    bad, ok = _branch(em, cond, name)
+    b.position_at_end(bad)
+    report()
+    b.position_at_end(ok)
+
+
+# ------------------------------------------------------------------ accesses
+def check_access(em, array, indices, address, access, label, loc, order="relaxed",
+                 site=None, scope="device"):
+    """One access of ``array`` at ``address`` (codegen.element_address): vectors'
+    alignment everywhere, races and uninitialized reads in shadowed shared arrays."""
+    if isinstance(array.type.element, T.Vector) and array.type.align is None:
+        _alignment(em, indices, address, array.type.element.align, access, label, loc)
+    plan = getattr(em.target, "check_plan", None)
+    if array.type.space != "shared" or plan is None or not plan.decls:
+        return
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    found, wslot, rslot = ll.Constant(ll.IntType(1), 0), None, None
+    for decl in plan.decls:
+        data = ll.FormattedConstant(ptr(SHARED), em.target.shared_data(em, decl).get_reference())
+        w, r = _shadows(em, decl)
+        offset = b.sub(addr, b.ptrtoint(data, I64))
+        inside = b.icmp_unsigned("<", offset, i64(_count(decl) * decl.dtype.itemsize))
+        element = b.udiv(offset, i64(decl.dtype.itemsize))
+        ws, rs = _word(em, w, element), _word(em, r, element)
+        wslot = ws if wslot is None else b.select(inside, ws, wslot)
+        rslot = rs if rslot is None else b.select(inside, rs, rslot)
+        found = b.or_(found, inside)
+    check, done = _branch(em, found, "shadowed")
+    b.position_at_end(check)
+    tid, _ = _tid(em)
+    mine = _stamp(em, loc, tid)
+    label_id = em.target.label_id(label)
+    line, file = _where(em, loc)
+
+    def race(other, verbs):
+        who = b.sub(b.and_(other, i64((1 << TID_BITS) - 1)), i64(1))
+        oline = b.and_(b.lshr(other, i64(LINE_SHIFT)), i64((1 << LINE_BITS) - 1))
+        ofile = b.lshr(other, i64(FILE_SHIFT))
+        mine_kind, other_kind = verbs
+        return lambda: _report(em, fault.RACE, line, file, label_id, (who, oline, ofile),
+                               mine_kind | other_kind << 4, indices)
+
+    if access == "read":
+        w = b.load_atomic(wslot, "monotonic", 8, typ=I64)
+        unwritten = b.icmp_unsigned("==", w, i64(0))
+        _fail_when(em, _conflict(em, w, mine), "race", race(w, (fault.READ, fault.WRITE)))
+        _hold(em, unwritten, mine, wslot, label_id, indices)
+        _put(b, mine, rslot, "monotonic", 8)
+    elif access == "write":
+        old = b.atomic_rmw("xchg", wslot, mine, "monotonic")
+        _fail_when(em, _conflict(em, old, mine), "race", race(old, (fault.WRITE, fault.WRITE)))
+        r = b.load_atomic(rslot, "monotonic", 8, typ=I64)
+        _fail_when(em, _conflict(em, r, mine), "race", race(r, (fault.WRITE, fault.READ)))
+    elif access in ("atomic", "atomic_store", "volatile_store"):
+        # written, by no thread in particular: atomics race with no access here
+        _put(b, b.and_(mine, i64(~((1 << TID_BITS) - 1))), wslot, "monotonic", 8)
+    b.branch(done)
+    b.position_at_end(done)
+
+
+def _hold(em, unwritten, mine, wslot, label_id, indices):
+    """An unwritten element's read: claim the block's pending slot (if free) with its
+    stamp, element and index; ``settle`` reports it if still unwritten then."""
+    b = em.builder
+    claim, done = _branch(em, unwritten, "unwritten")
+    b.position_at_end(claim)
+    state = _state(em)
+    pair = b.cmpxchg(_word(em, state, P_WHO), i64(0), mine, "monotonic", "monotonic")
+    won, lost = _branch(em, b.extract_value(pair, 1), "pending")
+    b.position_at_end(won)
+    b.store(b.ptrtoint(wslot, I64), _word(em, state, P_SLOT))
+    b.store(i64(label_id), _word(em, state, P_LABEL))
+    b.store(i64(len(indices)), _word(em, state, P_NDIM))
+    for k, v in enumerate(indices[:4]):
+        b.store(_i64(b, v), _word(em, state, P_INDEX + k))
+    b.branch(lost)
+    b.position_at_end(lost)
+    b.branch(done)
+    b.position_at_end(done)
+
+
+def settle(em, tid, last=False):
+    """The block's held-back read: still unwritten, report it as uninitialized; then free
+    the slot. At each barrier (after the wait) its reader settles it; at the end of the
+    kernel, the block's last thread to end (``last``: ``tid`` is then unused)."""
+    b = em.builder
+    state = _state(em)
+    who = b.load_atomic(_word(em, state, P_WHO), "monotonic", 8, typ=I64)
+    mask = i64((1 << TID_BITS) - 1)
+    reader = b.and_(who, mask)
+    held = b.icmp_unsigned("!=", reader, i64(0)) if last else \
+        b.icmp_unsigned("==", reader, b.add(b.zext(tid, I64), i64(1)))
+    check, done = _branch(em, held, "held_read")
+    b.position_at_end(check)
+    slot = b.inttoptr(b.load(_word(em, state, P_SLOT), typ=I64), ptr(SHARED))
+    unwritten = b.icmp_unsigned("==", b.load_atomic(slot, "monotonic", 8, typ=I64), i64(0))
+    line = b.and_(b.lshr(who, i64(LINE_SHIFT)), i64((1 << LINE_BITS) - 1))
+    file = b.lshr(who, i64(FILE_SHIFT))
+    label = b.load(_word(em, state, P_LABEL), typ=I64)
+    ndim = b.load(_word(em, state, P_NDIM), typ=I64)
+    values = [b.load(_word(em, state, P_INDEX + k), typ=I64) for k in range(4)]
+    _fail_when(em, unwritten, "uninitialized",
+               lambda: _report(em, fault.UNINITIALIZED, line, file, label, None,
+                               fault.READ, values, ndim=ndim, thread=b.sub(reader, i64(1))))
+    _put(b, i64(0), _word(em, state, P_WHO), "monotonic", 8)
+    b.branch(done)
+    b.position_at_end(done)
+
+
+def _alignment(em, indices, address, align, access, label, loc):
+    """A vector element off its alignment: the GPU would stop the context
+    (CUDA_ERROR_MISALIGNED_ADDRESS); report it at its line instead."""
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    off = b.icmp_unsigned("!=", b.and_(addr, i64(align - 1)), i64(0))
+    line, file = _where(em, loc)
+    kinds = {"read": fault.READ, "write": fault.WRITE}
+    _fail_when(em, off, "misaligned", lambda: _report(
+        em, fault.MISALIGNED, line, file, em.target.label_id(label), None,
+        kinds.get(access, fault.ATOMIC), indices, index=addr, extent=i64(align)))
+
+
+# ------------------------------------------------------------------ barriers
+def _sync(em):
+    """``barrier.sync 0``, not ``bar.sync 0`` (``barrier.sync.aligned``): every non-exited
+    thread of the block, wherever each waits (a warp's threads may wait apart)."""
+    fn = function(em.module, "llvm.nvvm.barrier.cta.sync.all",
+                  ll.FunctionType(ll.VoidType(), [I32]))
+    em.builder.call(fn, [i32(0)])
+
+
+def _bit(em, tid):
+    b = em.builder
+    return b.lshr(tid, i32(5)), b.shl(i32(1), b.and_(tid, i32(31)))
+
+
+def barrier(em, loc):
+    """A checked syncthreads at ``loc`` (see the module's doc)."""
+    b = em.builder
+    tid, count = _tid(em)
+    warp, bit = _bit(em, tid)
+    state, arrived, gone = _state(em), _bitmap(em, "arrived"), _bitmap(em, "gone")
+    line, file = _where(em, loc)
+    site = (line.constant | file.constant << LINE_BITS) << 32
+    b.atomic_rmw("or", _word(em, arrived, b.zext(warp, I64)), bit, "monotonic")
+    ticket = b.atomic_rmw("add", _word(em, state, TICKET), i64(1), "monotonic")
+    _put(b, b.or_(i64(site), b.zext(tid, I64)), _word(em, state, SITE), "monotonic", 8)
+    _sync(em)
+    # the same barrier?
+    there = b.load_atomic(_word(em, state, SITE), "monotonic", 8, typ=I64)
+    other_site = b.lshr(there, i64(32))
+    _fail_when(em, b.icmp_unsigned("!=", other_site, i64(site >> 32)), "divergent",
+               lambda: _report(em, fault.BARRIER_DIVERGENCE, line, file, 0, (
+                   b.and_(there, i64(0xFFFFFFFF)),
+                   b.and_(other_site, i64((1 << LINE_BITS) - 1)),
+                   b.lshr(other_site, i64(LINE_BITS)))))
+    # every thread arrived or returned?
+    words = b.lshr(b.add(count, i32(31)), i32(5))
+    head = b.block
+    loop, body, after = (em.new_block(n) for n in ("barrier_scan", "barrier_word", "barrier_scanned"))
+    b.branch(loop)
+    b.position_at_end(loop)
+    k = b.phi(I32)
+    k.add_incoming(i32(0), head)
+    b.cbranch(b.icmp_unsigned("<", k, words), body, after)
+    b.position_at_end(body)
+    here = b.or_(b.load_atomic(_word(em, arrived, b.zext(k, I64)), "monotonic", 4, typ=I32),
+                 b.load_atomic(_word(em, gone, b.zext(k, I64)), "monotonic", 4, typ=I32))
+    left = b.sub(count, b.shl(k, i32(5)))            # threads in this word
+    full = b.icmp_unsigned(">=", left, i32(32))
+    valid = b.select(full, i32(-1), b.sub(b.shl(i32(1), b.and_(left, i32(31))), i32(1)))
+    missing = b.and_(valid, b.xor(here, i32(-1)))
+    cttz = em.module.declare_intrinsic("llvm.cttz", [I32], ll.FunctionType(I32, [I32, ll.IntType(1)]))
+    first = b.add(b.shl(k, i32(5)), b.call(cttz, [missing, ll.Constant(ll.IntType(1), 1)]))
+    _fail_when(em, b.icmp_unsigned("!=", missing, i32(0)), "missing",
+               lambda: _report(em, fault.BARRIER_DIVERGENCE, line, file, 0,
+                               (b.zext(first, I64), i64(0), i64(0))))
+    k.add_incoming(b.add(k, i32(1)), b.block)
+    b.branch(loop)
+    b.position_at_end(after)
+    settle(em, tid)
+    # the ticket's first thread starts the next epoch
+    lead, go = _branch(em, b.icmp_unsigned("==", ticket, i64(0)), "epoch")
+    b.position_at_end(lead)
+    epoch = b.load(_word(em, state, EPOCH), typ=I64)
+    _put(b, b.add(epoch, i64(1)), _word(em, state, EPOCH), "monotonic", 8)
+    _put(b, i64(0), _word(em, state, TICKET), "monotonic", 8)
+    b.branch(go)
+    b.position_at_end(go)
+    _sync(em)
+    b.atomic_rmw("and", _word(em, arrived, b.zext(warp, I64)), b.xor(bit, i32(-1)),
+                 "monotonic")
+
+
+def refuse(em, what, loc):
+    """A barrier the GPU checks cannot follow (named or tile barriers)."""
+    where = f" at {loc.filename}:{loc.line}" if loc is not None else ""
+    raise NotSupportedError(
+        f"checked mode on GPUs (checks=True on cuda) does not follow {what} (kernel "
+        f"'{em.target.kernel.name}'{where}): run the kernel with "
+        f"simt.use_device('cpu', checks=True), which checks them, or without checks")
+
+
+def returned(em):
+    """A kernel's ``return``: excused from the barriers after this; then ``ended``."""
+    tid, _ = _tid(em)
+    warp, bit = _bit(em, tid)
+    em.builder.atomic_rmw("or", _word(em, _bitmap(em, "gone"), em.builder.zext(warp, I64)),
+                          bit, "monotonic")
+    ended(em)
+
+
+def ended(em):
+    """A thread's end (a thread that runs to the end is not excused from barriers, as on
+    the CPU device): the block's last thread to end settles the held-back read, not its
+    reader, which may end before the writer writes (that is a race, the writer's report)."""
+    b = em.builder
+    tid, count = _tid(em)
+    b.fence("seq_cst", "block")       # its shadow writes, before its count (NVPTX
+    done = b.atomic_rmw("add", _word(em, _state(em), DONE), i64(1), "monotonic")
+    b.fence("seq_cst", "block")       # drops the orders of atomicrmw: fences instead)
+    last, after = _branch(em, b.icmp_unsigned("==", b.add(done, i64(1)), b.zext(count, I64)),
+                          "last_thread")
+    b.position_at_end(last)
+    settle(em, tid, last=True)
+    b.branch(after)
+    b.position_at_end(after)
+
+
+def prologue(em):
+    """Zero the shadows and the barrier words (every thread a share), then wait."""
+    b = em.builder
+    tid, count = _tid(em)
+    tid, count = b.zext(tid, I64), b.zext(count, I64)
+    regions = [(_state(em), STATE_WORDS, I64), (_bitmap(em, "arrived"), WARPS, I32),
+               (_bitmap(em, "gone"), WARPS, I32)]
+    for decl in em.target.check_plan.decls:
+        regions += [(gv, _count(decl), I64) for gv in _shadows(em, decl)]
+    for gv, n, etype in regions:
+        head = b.block
+        loop, body, after = (em.new_block(f"zero_{gv.name}{s}") for s in ("", "_body", "_done"))
+        b.branch(loop)
+        b.position_at_end(loop)
+        k = b.phi(I64)
+        k.add_incoming(tid, head)
+        b.cbranch(b.icmp_unsigned("<", k, i64(n)), body, after)
+        b.position_at_end(body)
+        b.store(ll.Constant(etype, 0), _word(em, gv, k))
+        k.add_incoming(b.add(k, count), body)
+        b.branch(loop)
+        b.position_at_end(after)
+    _sync(em)
+
+
+def state_bytes(plan):
+    """The shared memory checked mode adds to a block: shadows, state and bitmaps."""
+    return plan.shadow_bytes + 8 * STATE_WORDS + 8 * WARPS
