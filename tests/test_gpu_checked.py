@@ -8,6 +8,8 @@ reported as the CPU device reports them, and clean kernels run clean, with NumPy
     python -m pytest -q -p no:cacheprovider tests/test_gpu_checked.py --device cuda:0
 """
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -176,6 +178,19 @@ def test_clean_kernels_compile_with_checks():
                         (count_positive, "void(float32[::1], int32[::1])"),
                         (histogram, "void(int32[::1], int32[::1])")]:
         assert 9 in recorded_codes(ptx(kernel, sig))
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
+def test_checked_ptx_assembles(tmp_path):
+    """ptxas takes the checked PTX (barrier.sync, 64-bit shared atomics, the record)."""
+    for kernel, sig in [(planted.race_shared, F32), (planted.uninit_shared, F32),
+                        (planted.diverge_return, F32),
+                        (transpose_tile, "void(float32[:, ::1], float32[:, ::1])"),
+                        (histogram, "void(int32[::1], int32[::1])")]:
+        path = tmp_path / f"{kernel.__name__}.ptx"
+        path.write_text(ptx(kernel, sig))
+        subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", str(tmp_path / "out.cubin")],
+                       check=True, capture_output=True)
 
 
 # ---------------------------------------------------------------- on a GPU
