@@ -268,15 +268,22 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         return lambda: _report(em, fault.RACE, line, file, label_id, (who, oline, ofile),
                                mine_kind | other_kind << 4, indices)
 
+    # a read stamps its word, then looks at the write word again; a write stamps its
+    # word, then looks at the read word: with a fence between, one of two racing threads
+    # sees the other's stamp, whatever the order (Dekker's)
     if access == "read":
         w = b.load_atomic(wslot, "monotonic", 8, typ=I64)
         unwritten = b.icmp_unsigned("==", w, i64(0))
         _fail_when(em, _conflict(em, w, mine), "race", race(w, (fault.READ, fault.WRITE)))
         _hold(em, unwritten, mine, wslot, label_id, indices)
         _put(b, mine, rslot, "monotonic", 8)
+        b.fence("seq_cst", "block")
+        w = b.load_atomic(wslot, "monotonic", 8, typ=I64)
+        _fail_when(em, _conflict(em, w, mine), "race", race(w, (fault.READ, fault.WRITE)))
     elif access == "write":
         old = b.atomic_rmw("xchg", wslot, mine, "monotonic")
         _fail_when(em, _conflict(em, old, mine), "race", race(old, (fault.WRITE, fault.WRITE)))
+        b.fence("seq_cst", "block")
         r = b.load_atomic(rslot, "monotonic", 8, typ=I64)
         _fail_when(em, _conflict(em, r, mine), "race", race(r, (fault.WRITE, fault.READ)))
     elif access in ("atomic", "atomic_store", "volatile_store"):
@@ -435,7 +442,8 @@ def returned(em):
     warp, bit = _bit(em, tid)
     em.builder.atomic_rmw("or", _word(em, _bitmap(em, "gone"), em.builder.zext(warp, I64)),
                           bit, "monotonic")
-    ended(em)
+    em.builder.fence("seq_cst", "block")     # done before the thread exits (and releases
+    ended(em)                                # the barrier the others wait at)
 
 
 def ended(em):
