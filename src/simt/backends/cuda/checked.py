@@ -4,14 +4,14 @@ own work (docs/finding-bugs.md has the table of what each device checks).
 Indices are checked as with ``boundscheck`` (codegen.check_index). The rest lives in
 shared memory, per block, zeroed by every thread at the kernel's start (then a barrier):
 
-- a shadow of two 64-bit words for each element of each static shared array (``plan``
+- a shadow of two 64-bit words for each element of each static shared array (``Plan``
   says which): the last plain write and the last plain read, each as a ``stamp`` (the
   thread + 1, the block's barrier epoch, the line and file id). A read or write that finds
   another thread's stamp of the same epoch, from another warp, is a race (lanes of one
   warp are not checked: syncwarp is not followed); a read of an element whose write word
-  is 0 is held back (``pending``, one per block) until the reader's next barrier or its
-  end: unwritten still, it is an uninitialized read (written by then: a race, which the
-  writer reported);
+  is 0 is held back (``P_WHO``..., one per block) until the reader's next barrier or the
+  end of the block's last thread: unwritten still, it is an uninitialized read (written
+  by then: a race, which the writer reported);
 - a barrier's words (``STATE``): each thread sets its bit in ``arrived`` and its site
   in ``SITE``, waits at ``barrier.sync 0`` (not ``bar.sync``: divergent threads may
   meet there), and then checks that every thread arrived at the same site or returned
@@ -51,7 +51,9 @@ UNFOLLOWED = ("barrier.", "pipeline.", "cg.wait", "cluster.", "threadfence", "vo
 class Plan:
     """Which static shared arrays get a shadow: all of them, less those that code other
     than plain element accesses and atomics writes (async copies, TMA, wmma, linked
-    device code...), whose writes the shadow would not see."""
+    device code...), whose writes the shadow would not see, and records; none in a
+    kernel that orders threads by other means than barriers (``UNFOLLOWED``, or an
+    atomic of another order than relaxed)."""
 
     def __init__(self, functions):
         decls, excluded, every = [], set(), False
@@ -80,7 +82,7 @@ class Plan:
                         else:
                             every = True
         self.decls = [] if every else [d for d in decls if id(d) not in excluded
-                                       and d.dtype.fields is None]
+                                       and getattr(d.dtype, "fields", None) is None]
         self.shadows = {}                # id(decl) -> (write words, read words) globals
 
     @property
