@@ -61,6 +61,8 @@ def test_checked_ptx_holds_the_checks(kernel, sig, code):
 
 def test_shared_arrays_get_a_shadow_unless_something_else_orders_them():
     assert "simt_check_w0" in ptx(planted.race_shared, F32)
+    text = ptx(planted.fixed_in_warp, "void(int32[::1])")
+    assert "simt_check_warp_epoch" in text and text.count("bar.warp.sync") == 2
     assert "simt_check_w0" not in ptx(publish_in_block, F32)   # a fence: no shadows
     text = ptx(publish_in_block, F32)
     assert 9 in recorded_codes(text)                           # barriers still checked
@@ -243,6 +245,15 @@ def test_every_thread_out_of_bounds_reads_as_on_the_cpu_but_the_thread(gpu):
     assert "index 5 is outside dimension 1 (size 5) of 'm'" in str(mine)
     thread = f"thread {mine.thread}"
     assert str(mine) == str(cpu).replace(f"thread {cpu.thread}", thread)
+
+
+def test_race_between_lanes_of_one_warp_and_syncwarp(gpu):
+    out = _out(1, np.int32)
+    mine, cpu = _same_report(gpu, planted.race_in_warp, 1, 32, lambda: (out,))
+    assert mine.line == mine.other.line == cpu.line and mine.array == "s"
+    planted.fixed_in_warp[1, 32](out)
+    simt.synchronize()
+    assert out.copy_to_host()[0] == sum(range(32))
 
 
 def test_shared_race_names_both_lines(gpu):

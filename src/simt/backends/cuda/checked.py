@@ -6,9 +6,11 @@ shared memory, per block, zeroed by every thread at the kernel's start (then a b
 
 - a shadow of two 64-bit words for each element of each static shared array (``Plan``
   says which): the last plain write and the last plain read, each as a ``stamp`` (the
-  thread + 1, the block's barrier epoch, the line and file id). A read or write that finds
-  another thread's stamp of the same epoch, from another warp, is a race (lanes of one
-  warp are not checked: syncwarp is not followed); a read of an element whose write word
+  thread + 1, the block's barrier epoch, its warp's syncwarp count, the access's site:
+  its line and file id, from the table SITES). A read or write that finds
+  another thread's stamp of the same epoch, from another warp or from a lane of this
+  warp since the warp's last syncwarp (``warp_epoch``), is a race; a read of an element
+  whose write word
   is 0 is held back (``P_WHO``..., one per block) until the reader's next barrier or the
   end of the block's last thread: unwritten still, it is an uninitialized read (written
   by then: a race, which the writer reported);
@@ -36,10 +38,13 @@ SHARED = 3
 EPOCH, TICKET, SITE, DONE, P_WHO, P_SLOT, P_LABEL, P_NDIM, P_INDEX = range(9)
 STATE_WORDS = P_INDEX + 4
 WARPS = 32                              # bitmap words: 1024 threads
-# a stamp: thread + 1 (11 bits), epoch (24), line (20), file id (8)
-TID_BITS, EPOCH_BITS, LINE_BITS = 11, 24, 20
-EPOCH_SHIFT, LINE_SHIFT = TID_BITS, TID_BITS + EPOCH_BITS
-FILE_SHIFT = LINE_SHIFT + LINE_BITS
+# a stamp: thread + 1 (11 bits), barrier epoch (24), warp epoch (13: its syncwarps), site
+# (16: an index into SITES, the (line, file id) of each checked access and barrier)
+TID_BITS, EPOCH_BITS, WARP_BITS, SITE_BITS = 11, 24, 13, 16
+EPOCH_SHIFT = TID_BITS
+WARP_SHIFT = EPOCH_SHIFT + EPOCH_BITS
+SITE_SHIFT = WARP_SHIFT + WARP_BITS
+SITES = "simt_check_sites"              # constant table, line | file id << 32, by site
 # intrinsics whose element accesses go through element_address (and so check_access)
 CHECKED_OPS = ("atomic", "volatile_load", "volatile_store", "ld", "st")
 # what orders threads besides syncthreads, which the shadows do not follow: a kernel that
@@ -84,6 +89,7 @@ class Plan:
         self.decls = [] if every else [d for d in decls if id(d) not in excluded
                                        and getattr(d.dtype, "fields", None) is None]
         self.shadows = {}                # id(decl) -> (write words, read words) globals
+        self.sites = {}                  # (line, file id) -> site index (SITES)
 
     @property
     def shadow_bytes(self):
@@ -157,31 +163,67 @@ def _thread_of(em, linear):
 
 
 def _where(em, loc):
-    """(line, file id) of ``loc`` as i64 constants, clamped to a stamp's fields."""
-    line = min(loc.line or 0, (1 << LINE_BITS) - 1)
-    return i64(line), i64(min(em.target.file_id(em.function, loc), 255))
+    """(line, file id) of ``loc`` as i64 constants."""
+    return i64(loc.line or 0), i64(em.target.file_id(em.function, loc))
+
+
+def _site(em, loc):
+    """The site index of ``loc`` (SITES; the last one stands for any past the table)."""
+    sites = em.target.check_plan.sites
+    key = (loc.line or 0, em.target.file_id(em.function, loc))
+    return sites.setdefault(key, min(len(sites), (1 << SITE_BITS) - 1))
+
+
+def _located(em, site):
+    """(line, file id) words (i64) of site index ``site`` (an i64 value)."""
+    b = em.builder
+    table = ll.FormattedConstant(ptr(4), f'@"{SITES}"')
+    entry = b.load(b.gep(table, [site], source_etype=I64), typ=I64)
+    return b.and_(entry, i64(0xFFFFFFFF)), b.lshr(entry, i64(32))
+
+
+def finish(target, module):
+    """The SITES table, once every check of the module has its site."""
+    sites = sorted(target.check_plan.sites.items(), key=lambda item: item[1])
+    values = [ll.Constant(I64, line | file << 32) for (line, file), _ in sites] or [i64(0)]
+    gv = ll.GlobalVariable(module, ll.ArrayType(I64, len(values)), SITES, addrspace=4)
+    gv.initializer = ll.Constant(gv.value_type, values)
+    gv.global_constant = True
+    gv.linkage = "internal"
+
+
+def _warp_epoch(em, tid):
+    """The count of syncwarps of this thread's warp so far (i64)."""
+    b = em.builder
+    word = _word(em, _bitmap(em, "warp_epoch"), b.zext(b.lshr(tid, i32(5)), I64))
+    return b.zext(b.load_atomic(word, "monotonic", 4, typ=I32), I64)
 
 
 def _stamp(em, loc, tid):
     b = em.builder
     epoch = b.load_atomic(_word(em, _state(em), EPOCH), "monotonic", 8, typ=I64)
     epoch = b.and_(epoch, i64((1 << EPOCH_BITS) - 1))
-    line, file = _where(em, loc)
+    warp = b.and_(_warp_epoch(em, tid), i64((1 << WARP_BITS) - 1))
     word = b.or_(b.add(b.zext(tid, I64), i64(1)), b.shl(epoch, i64(EPOCH_SHIFT)))
-    return b.or_(word, i64((line.constant << LINE_SHIFT) | (file.constant << FILE_SHIFT)))
+    word = b.or_(word, b.shl(warp, i64(WARP_SHIFT)))
+    return b.or_(word, i64(_site(em, loc) << SITE_SHIFT))
 
 
 def _conflict(em, other, mine):
-    """Whether stamp ``other`` is another thread's, of another warp, in this epoch."""
+    """Whether stamp ``other`` is another thread's of this barrier interval, from another
+    warp or from this warp since its last syncwarp."""
     b = em.builder
     mask = i64((1 << TID_BITS) - 1)
     who, me = b.and_(other, mask), b.and_(mine, mask)
-    epoch_mask = i64(((1 << EPOCH_BITS) - 1) << EPOCH_SHIFT)
-    same_epoch = b.icmp_unsigned("==", b.and_(other, epoch_mask), b.and_(mine, epoch_mask))
-    warp_other = b.lshr(b.sub(who, i64(1)), i64(5))
-    warp_mine = b.lshr(b.sub(me, i64(1)), i64(5))
+    field = lambda shift, bits: i64(((1 << bits) - 1) << shift)     # noqa: E731
+    epoch, warp_epoch = field(EPOCH_SHIFT, EPOCH_BITS), field(WARP_SHIFT, WARP_BITS)
+    same_epoch = b.icmp_unsigned("==", b.and_(other, epoch), b.and_(mine, epoch))
+    same_warp_epoch = b.icmp_unsigned("==", b.and_(other, warp_epoch),
+                                      b.and_(mine, warp_epoch))
+    other_warp = b.icmp_unsigned("!=", b.lshr(b.sub(who, i64(1)), i64(5)),
+                                 b.lshr(b.sub(me, i64(1)), i64(5)))
     c = b.and_(b.icmp_unsigned("!=", who, i64(0)), b.icmp_unsigned("!=", who, me))
-    return b.and_(b.and_(c, same_epoch), b.icmp_unsigned("!=", warp_other, warp_mine))
+    return b.and_(b.and_(c, same_epoch), b.or_(other_warp, same_warp_epoch))
 
 
 # ------------------------------------------------------------------ reports
@@ -264,8 +306,7 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
 
     def race(other, verbs):
         who = b.sub(b.and_(other, i64((1 << TID_BITS) - 1)), i64(1))
-        oline = b.and_(b.lshr(other, i64(LINE_SHIFT)), i64((1 << LINE_BITS) - 1))
-        ofile = b.lshr(other, i64(FILE_SHIFT))
+        oline, ofile = _located(em, b.lshr(other, i64(SITE_SHIFT)))
         mine_kind, other_kind = verbs
         return lambda: _report(em, fault.RACE, line, file, label_id, (who, oline, ofile),
                                mine_kind | other_kind << 4, indices)
@@ -331,8 +372,7 @@ def settle(em, tid, last=False):
     b.position_at_end(check)
     slot = b.inttoptr(b.load(_word(em, state, P_SLOT), typ=I64), ptr(SHARED))
     unwritten = b.icmp_unsigned("==", b.load_atomic(slot, "monotonic", 8, typ=I64), i64(0))
-    line = b.and_(b.lshr(who, i64(LINE_SHIFT)), i64((1 << LINE_BITS) - 1))
-    file = b.lshr(who, i64(FILE_SHIFT))
+    line, file = _located(em, b.lshr(who, i64(SITE_SHIFT)))
     label = b.load(_word(em, state, P_LABEL), typ=I64)
     ndim = b.load(_word(em, state, P_NDIM), typ=I64)
     values = [b.load(_word(em, state, P_INDEX + k), typ=I64) for k in range(4)]
@@ -378,7 +418,7 @@ def barrier(em, loc):
     warp, bit = _bit(em, tid)
     state, arrived, gone = _state(em), _bitmap(em, "arrived"), _bitmap(em, "gone")
     line, file = _where(em, loc)
-    site = (line.constant | file.constant << LINE_BITS) << 32
+    site = _site(em, loc) << 32
     b.atomic_rmw("or", _word(em, arrived, b.zext(warp, I64)), bit, "monotonic")
     ticket = b.atomic_rmw("add", _word(em, state, TICKET), i64(1), "monotonic")
     _put(b, b.or_(i64(site), b.zext(tid, I64)), _word(em, state, SITE), "monotonic", 8)
@@ -388,9 +428,7 @@ def barrier(em, loc):
     other_site = b.lshr(there, i64(32))
     _fail_when(em, b.icmp_unsigned("!=", other_site, i64(site >> 32)), "divergent",
                lambda: _report(em, fault.BARRIER_DIVERGENCE, line, file, 0, (
-                   b.and_(there, i64(0xFFFFFFFF)),
-                   b.and_(other_site, i64((1 << LINE_BITS) - 1)),
-                   b.lshr(other_site, i64(LINE_BITS)))))
+                   b.and_(there, i64(0xFFFFFFFF)), *_located(em, other_site))))
     # every thread arrived or returned?
     words = b.lshr(b.add(count, i32(31)), i32(5))
     head = b.block
@@ -470,8 +508,8 @@ def prologue(em):
     b = em.builder
     tid, count = _tid(em)
     tid, count = b.zext(tid, I64), b.zext(count, I64)
-    regions = [(_state(em), STATE_WORDS, I64), (_bitmap(em, "arrived"), WARPS, I32),
-               (_bitmap(em, "gone"), WARPS, I32)]
+    regions = [(_state(em), STATE_WORDS, I64)] + [
+        (_bitmap(em, name), WARPS, I32) for name in ("arrived", "gone", "warp_epoch")]
     for decl in em.target.check_plan.decls:
         regions += [(gv, _count(decl), I64) for gv in _shadows(em, decl)]
     for gv, n, etype in regions:
@@ -492,4 +530,24 @@ def prologue(em):
 
 def state_bytes(plan):
     """The shared memory checked mode adds to a block: shadows, state and bitmaps."""
-    return plan.shadow_bytes + 8 * STATE_WORDS + 8 * WARPS
+    return plan.shadow_bytes + 8 * STATE_WORDS + 3 * 4 * WARPS
+
+
+def syncwarp(em, s):
+    """A checked syncwarp(mask): after it, its first lane starts the warp's next epoch,
+    and a second syncwarp lets the lanes of the mask see it (what a lane of the warp did
+    before it no longer races with what another does after)."""
+    b = em.builder
+    mask = em.expr(s.args[0])
+    sync = function(em.module, "llvm.nvvm.bar.warp.sync", ll.FunctionType(ll.VoidType(), [I32]))
+    b.call(sync, [mask])
+    cttz = em.module.declare_intrinsic("llvm.cttz", [I32], ll.FunctionType(I32, [I32, ll.IntType(1)]))
+    first = b.call(cttz, [mask, ll.Constant(ll.IntType(1), 1)])
+    tid, _ = _tid(em)
+    lead, after = _branch(em, b.icmp_unsigned("==", first, em.target.laneid(em)), "warp_epoch")
+    b.position_at_end(lead)
+    word = _word(em, _bitmap(em, "warp_epoch"), b.zext(b.lshr(tid, i32(5)), I64))
+    b.atomic_rmw("add", word, i32(1), "monotonic")
+    b.branch(after)
+    b.position_at_end(after)
+    b.call(sync, [mask])

@@ -38,7 +38,6 @@ class CudaTarget(Target):
     loop_hint = staticmethod(loops.loop_hint)
     counted_range_loops = True
     texture_op = staticmethod(texlower.texture_op)
-    emit_warp = staticmethod(warp.emit_warp)
     laneid = staticmethod(warp.laneid)
     device_launch = staticmethod(devlaunch.emit)
     kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
@@ -201,6 +200,11 @@ class CudaTarget(Target):
             return checked.barrier(em, stmt.loc)
         fn = function(em.module, "llvm.nvvm.barrier0", ll.FunctionType(ll.VoidType(), []))
         em.builder.call(fn, [])
+
+    def emit_warp(self, em, stmt):
+        if self.options.checks and stmt.op == "syncwarp":
+            return checked.syncwarp(em, stmt)      # orders the warp's lanes' accesses
+        return warp.emit_warp(em, stmt)
 
     def emit_grid_sync(self, em, stmt):
         if self.options.checks:         # a block barrier too: checked as one first
