@@ -85,6 +85,16 @@ def publish_in_block(out):
 
 
 @simt.kernel
+def own_lane_missing(out):
+    i = threadIdx.x
+    out[i] = simt.shfl_sync(0x0000FFFF, i, 0)      # lanes 16..31 are not in the mask
+
+
+def test_warp_functions_check_the_callers_own_lane():
+    assert 15 in recorded_codes(ptx(own_lane_missing, "void(int32[::1])"))
+
+
+@simt.kernel
 def named_barrier(out):
     i = threadIdx.x
     simt.barrier_sync(1, 64)
@@ -187,6 +197,8 @@ def test_checked_ptx_assembles(tmp_path):
     """ptxas takes the checked PTX (barrier.sync, 64-bit shared atomics, the record)."""
     for kernel, sig in [(planted.race_shared, F32), (planted.uninit_shared, F32),
                         (planted.diverge_return, F32),
+                        (planted.fixed_in_warp, "void(int32[::1])"),
+                        (own_lane_missing, "void(int32[::1])"),
                         (transpose_tile, "void(float32[:, ::1], float32[:, ::1])"),
                         (histogram, "void(int32[::1], int32[::1])")]:
         path = tmp_path / f"{kernel.__name__}.ptx"
@@ -254,6 +266,13 @@ def test_race_between_lanes_of_one_warp_and_syncwarp(gpu):
     planted.fixed_in_warp[1, 32](out)
     simt.synchronize()
     assert out.copy_to_host()[0] == sum(range(32))
+
+
+def test_a_mask_without_the_callers_lane_reads_as_on_the_cpu(gpu):
+    mine, cpu = _same_report(gpu, own_lane_missing, 1, 32, lambda: (_out(32, np.int32),))
+    assert mine.line == cpu.line and mine.mask == cpu.mask == 0x0000FFFF
+    lane = mine.thread[0]
+    assert 16 <= lane < 32 and f"does not name its own lane {lane}" in str(mine)
 
 
 def test_shared_race_names_both_lines(gpu):

@@ -533,12 +533,11 @@ def state_bytes(plan):
     return plan.shadow_bytes + 8 * STATE_WORDS + 3 * 4 * WARPS
 
 
-def syncwarp(em, s):
-    """A checked syncwarp(mask): after it, its first lane starts the warp's next epoch,
+def syncwarp(em, mask):
+    """A checked syncwarp(``mask``): after it, its first lane starts the warp's next epoch,
     and a second syncwarp lets the lanes of the mask see it (what a lane of the warp did
     before it no longer races with what another does after)."""
     b = em.builder
-    mask = em.expr(s.args[0])
     sync = function(em.module, "llvm.nvvm.bar.warp.sync", ll.FunctionType(ll.VoidType(), [I32]))
     b.call(sync, [mask])
     cttz = em.module.declare_intrinsic("llvm.cttz", [I32], ll.FunctionType(I32, [I32, ll.IntType(1)]))
@@ -551,3 +550,14 @@ def syncwarp(em, s):
     b.branch(after)
     b.position_at_end(after)
     b.call(sync, [mask])
+
+
+def own_lane(em, mask, loc):
+    """A warp function whose ``mask`` (i32) leaves out the calling lane: undefined in
+    CUDA; reported at the call (the record's index: the mask and the lane)."""
+    b = em.builder
+    lane = em.target.laneid(em)
+    missing = b.icmp_unsigned("==", b.and_(b.lshr(mask, lane), i32(1)), i32(0))
+    line, file = _where(em, loc)
+    _fail_when(em, missing, "own_lane", lambda: _report(
+        em, fault.OWN_LANE, line, file, 0, None, 0, [b.zext(mask, I64), b.zext(lane, I64)]))

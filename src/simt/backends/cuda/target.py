@@ -202,9 +202,14 @@ class CudaTarget(Target):
         em.builder.call(fn, [])
 
     def emit_warp(self, em, stmt):
-        if self.options.checks and stmt.op == "syncwarp":
-            return checked.syncwarp(em, stmt)      # orders the warp's lanes' accesses
-        return warp.emit_warp(em, stmt)
+        if not self.options.checks:
+            return warp.emit_warp(em, stmt)
+        args = [em.expr(a) for a in stmt.args]
+        if stmt.op.partition(".")[0] not in ("activemask", "elect", "exchange"):
+            checked.own_lane(em, args[0], stmt.loc)
+        if stmt.op == "syncwarp":
+            return checked.syncwarp(em, args[0])   # orders the warp's lanes' accesses
+        return warp.emit_warp(em, stmt, args)
 
     def emit_grid_sync(self, em, stmt):
         if self.options.checks:         # a block barrier too: checked as one first
