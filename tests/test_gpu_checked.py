@@ -95,6 +95,25 @@ def test_warp_functions_check_the_callers_own_lane():
 
 
 @simt.kernel
+def big_tile(out):
+    s = simt.shared.array(4096, np.float32)
+    t = simt.shared.array(64, np.float32)
+    i = threadIdx.x
+    s[i] = 1.0
+    t[i] = 2.0
+    simt.syncthreads()
+    out[i] = s[63 - i] + t[63 - i]
+
+
+def test_arrays_too_large_to_shadow_are_named_in_a_warning():
+    """16 bytes of shadow per element must fit in 48 KB of static shared memory with the
+    arrays: the largest ones are left out, and a CompileWarning says so."""
+    with pytest.warns(simt.CompileWarning, match="shared array\\(s\\) 's' too large to shadow"):
+        text = ptx(big_tile, F32)
+    assert "simt_check_w0[512]" in text and "simt_check_w1" not in text     # t: 64 x 8
+
+
+@simt.kernel
 def named_barrier(out):
     i = threadIdx.x
     simt.barrier_sync(1, 64)

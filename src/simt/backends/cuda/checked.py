@@ -34,6 +34,7 @@ from ...ir.walk import walk
 from ...errors import NotSupportedError
 
 SHARED = 3
+STATIC_LIMIT = 48 * 1024                # a block's static shared memory (CUDA's limit)
 # STATE words
 EPOCH, TICKET, SITE, DONE, P_WHO, P_SLOT, P_LABEL, P_NDIM, P_INDEX = range(9)
 STATE_WORDS = P_INDEX + 4
@@ -60,7 +61,7 @@ class Plan:
     kernel that orders threads by other means than barriers (``UNFOLLOWED``, or an
     atomic of another order than relaxed)."""
 
-    def __init__(self, functions):
+    def __init__(self, functions, shared_bytes=0):
         decls, excluded, every = [], set(), False
         self.unfollowed = None           # the op that turned the shadows off, if one did
         for fn in functions:
@@ -88,6 +89,11 @@ class Plan:
                             every = True
         self.decls = [] if every else [d for d in decls if id(d) not in excluded
                                        and getattr(d.dtype, "fields", None) is None]
+        self.dropped = []                # too large to shadow within STATIC_LIMIT
+        while self.decls and shared_bytes + state_bytes(self) > STATIC_LIMIT:
+            largest = max(self.decls, key=_count)
+            self.decls.remove(largest)
+            self.dropped.append(largest.name)
         self.shadows = {}                # id(decl) -> (write words, read words) globals
         self.sites = {}                  # (line, file id) -> site index (SITES)
 
@@ -561,3 +567,16 @@ def own_lane(em, mask, loc):
     line, file = _where(em, loc)
     _fail_when(em, missing, "own_lane", lambda: _report(
         em, fault.OWN_LANE, line, file, 0, None, 0, [b.zext(mask, I64), b.zext(lane, I64)]))
+
+
+def warn_dropped(plan, kernel):
+    """A CompileWarning naming the shared arrays too large to shadow (their races and
+    uninitialized reads go unchecked on the GPU)."""
+    if plan.dropped and kernel is not None:
+        from ...compiler.errors import warn
+        names = ", ".join(f"'{name}'" for name in plan.dropped)
+        warn(None, kernel.loc, f"checked mode on GPUs: shared array(s) {names} too large to "
+             f"shadow (16 bytes per element, within {STATIC_LIMIT // 1024} KB of static shared "
+             f"memory): their races and uninitialized reads are not checked",
+             "check the kernel on the cpu device (simt.use_device('cpu', checks=True)), or "
+             "with smaller arrays", kernel.name)

@@ -52,8 +52,9 @@ class CudaTarget(Target):
     def layout_memory(self, functions):
         super().layout_memory(functions)
         if getattr(self.options, "checks", False):
-            self.check_plan = checked.Plan(functions)
+            self.check_plan = checked.Plan(functions, self.shared_static_bytes)
             self.shared_static_bytes += checked.state_bytes(self.check_plan)
+            checked.warn_dropped(self.check_plan, self.kernel)
 
     def call_extern(self, em, extern, args):
         return externcall.call_extern(em, extern, args)
