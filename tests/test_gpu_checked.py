@@ -94,6 +94,10 @@ def test_warp_functions_check_the_callers_own_lane():
     assert 15 in recorded_codes(ptx(own_lane_missing, "void(int32[::1])"))
 
 
+def test_local_arrays_are_checked_for_uninitialized_reads():
+    assert 8 in recorded_codes(ptx(planted.local_unwritten, "void(float32[::1], float32[::1])"))
+
+
 @simt.kernel
 def big_tile(out):
     s = simt.shared.array(4096, np.float32)
@@ -292,6 +296,24 @@ def test_a_mask_without_the_callers_lane_reads_as_on_the_cpu(gpu):
     assert mine.line == cpu.line and mine.mask == cpu.mask == 0x0000FFFF
     lane = mine.thread[0]
     assert 16 <= lane < 32 and f"does not name its own lane {lane}" in str(mine)
+
+
+def test_uninitialized_local_arrays(gpu, rng):
+    host = random_array(rng, 4, np.float32)
+    make = lambda: (simt.to_device(host), _out(4))         # noqa: E731
+    for bad in (planted.local_unwritten, planted.local_unwritten_barrier):
+        mine, cpu = _same_report(gpu, bad, 1, 4, make)
+        assert mine.line == cpu.line
+        if bad is planted.local_unwritten:
+            assert mine.thread != (0, 0, 0)            # thread 0 wrote its own
+        assert "a[" in str(mine) and "which nothing wrote" in str(mine)
+    data, out = make()
+    planted.local_written[1, 4](data, out)
+    simt.synchronize()
+    np.testing.assert_allclose(out.copy_to_host(), (host[0] + host[3]) * np.arange(4), rtol=1e-6)
+    planted.local_written_barrier[1, 4](data, out)
+    simt.synchronize()
+    np.testing.assert_allclose(out.copy_to_host(), 3 * host, rtol=1e-6)
 
 
 def test_shared_race_names_both_lines(gpu):

@@ -64,6 +64,7 @@ class Plan:
     def __init__(self, functions, shared_bytes=0):
         decls, excluded, every = [], set(), False
         self.unfollowed = None           # the op that turned the shadows off, if one did
+        self.local_every = False         # a local array goes where its writes are not seen
         for fn in functions:
             for decl in fn.decls:
                 if decl.space == "shared" and all(d is not decl for d in decls):
@@ -82,13 +83,16 @@ class Plan:
                     continue
                 for arg in node.args:
                     t = getattr(arg, "type", None)
-                    if isinstance(t, T.Array) and t.space == "shared":
+                    if isinstance(t, T.Array) and t.space in ("shared", "local"):
                         if isinstance(arg, ir.ArrayRef):
                             excluded.add(id(arg.decl))
-                        else:
+                        elif t.space == "shared":
                             every = True
+                        else:
+                            self.local_every = True
         self.decls = [] if every else [d for d in decls if id(d) not in excluded
                                        and getattr(d.dtype, "fields", None) is None]
+        self.local_excluded = excluded   # ids of the local arrays passed to calls
         self.dropped = []                # too large to shadow within STATIC_LIMIT
         while self.decls and shared_bytes + state_bytes(self) > STATIC_LIMIT:
             largest = max(self.decls, key=_count)
@@ -288,6 +292,8 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     if isinstance(array.type.element, T.Vector) and array.type.align is None:
         _alignment(em, indices, address, array.type.element.align, access, label, loc)
     plan = getattr(em.target, "check_plan", None)
+    if array.type.space == "local" and plan is not None:
+        _local_access(em, plan, indices, address, access, label, loc)
     if array.type.space != "shared" or plan is None or not plan.decls:
         return
     b = em.builder
@@ -340,6 +346,61 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         _put(b, b.and_(mine, i64(~((1 << TID_BITS) - 1))), wslot, "monotonic", 8)
     b.branch(done)
     b.position_at_end(done)
+
+
+def _locals(em, plan):
+    """The kernel's local arrays, each with its "written" bytes (one per element, this
+    thread's: an entry-block slot, zeroed there): [(decl, bytes, element count)]. None in
+    a device function (its local arrays are checked for bounds only, as on the CPU)."""
+    found = getattr(em, "local_written", None)
+    if found is None and getattr(em, "kernel_entry", False) and not plan.local_every:
+        found = em.local_written = []
+        memset = em.module.declare_intrinsic("llvm.memset", [ptr(), I64])
+        for node in walk(*em.function.body):
+            decl = getattr(node, "decl", None)
+            if isinstance(node, ir.ArrayRef) and decl.space == "local" and \
+                    id(decl) not in plan.local_excluded and all(d is not decl for d, _, _ in found):
+                count = _count(decl)
+                bits = em.alloca(ll.ArrayType(ll.IntType(8), count), name=f"{decl.name}.written")
+                em.entry_builder.call(memset, [bits, ll.Constant(ll.IntType(8), 0), i64(count),
+                                               ll.Constant(ll.IntType(1), 0)])
+                found.append((decl, bits, count))
+    return found
+
+
+def _local_access(em, plan, indices, address, access, label, loc):
+    """A read of an element of a local array this thread did not write: reported at
+    once (no other thread can write it); a write marks it written."""
+    arrays = _locals(em, plan)
+    if not arrays:
+        return
+    b = em.builder
+    addr = b.ptrtoint(address, I64)
+    written = None
+    for decl, bits, count in arrays:
+        value = em.decl_values.get(id(decl))
+        if value is None:
+            continue
+        size = decl.dtype.itemsize
+        offset = b.sub(addr, b.ptrtoint(value.data, I64))
+        inside = b.icmp_unsigned("<", offset, i64(count * size))
+        element = b.gep(bits, [b.udiv(offset, i64(size))], source_etype=ll.IntType(8))
+        if written is None:
+            scratch = em.alloca(ll.IntType(8), name="written.none")
+            em.entry_builder.store(ll.Constant(ll.IntType(8), 1), scratch)
+            written = scratch
+        written = b.select(inside, element, written)
+    if written is None:
+        return
+    if access in ("read", "atomic", "atomic_load", "volatile_load"):
+        unwritten = b.icmp_unsigned("==", b.load(written, typ=ll.IntType(8)),
+                                    ll.Constant(ll.IntType(8), 0))
+        line, file = _where(em, loc)
+        _fail_when(em, unwritten, "local_uninitialized", lambda: _report(
+            em, fault.UNINITIALIZED, line, file, em.target.label_id(label), None, fault.READ,
+            indices))
+    if access != "read":
+        b.store(ll.Constant(ll.IntType(8), 1), written)
 
 
 def _hold(em, unwritten, mine, wslot, label_id, indices):
