@@ -385,10 +385,11 @@ def _local_access(em, plan, indices, address, access, label, loc):
         offset = b.sub(addr, b.ptrtoint(value.data, I64))
         inside = b.icmp_unsigned("<", offset, i64(count * size))
         element = b.gep(bits, [b.udiv(offset, i64(size))], source_etype=ll.IntType(8))
-        if written is None:
-            scratch = em.alloca(ll.IntType(8), name="written.none")
-            em.entry_builder.store(ll.Constant(ll.IntType(8), 1), scratch)
-            written = scratch
+        if written is None:             # an address in no local array: nothing to check
+            written = getattr(em, "local_scratch", None)
+            if written is None:
+                written = em.local_scratch = em.alloca(ll.IntType(8), name="written.none")
+                em.entry_builder.store(ll.Constant(ll.IntType(8), 1), written)
         written = b.select(inside, element, written)
     if written is None:
         return
