@@ -361,6 +361,12 @@ def test_clean_kernels_run_clean_with_numpy_results(gpu, rng):
     histogram[1, 256](simt.to_device(v), h)
     np.testing.assert_array_equal(h.copy_to_host(), np.bincount(v % 8, minlength=8))
 
+    lanes = _out(32, np.int32)
+    planted.syncwarp_exited[1, 32](lanes)         # lane 31 returned: its syncwarp is excused
+    expected = poison(32, np.int32)
+    expected[:31] = 30
+    np.testing.assert_array_equal(lanes.copy_to_host(), expected)
+
     out = _out(64)
     planted.fixed_shared[1, 64](out)
     planted.fixed_barrier[1, 32](_out(32))

@@ -602,14 +602,17 @@ def state_bytes(plan):
 
 
 def syncwarp(em, mask):
-    """A checked syncwarp(``mask``): after it, its first lane starts the warp's next epoch,
-    and a second syncwarp lets the lanes of the mask see it (what a lane of the warp did
+    """A checked syncwarp(``mask``): after it, its first lane there starts the warp's next
+    epoch, and a second syncwarp lets the lanes of the mask see it (what a lane of the warp did
     before it no longer races with what another does after)."""
     b = em.builder
     sync = function(em.module, "llvm.nvvm.bar.warp.sync", ll.FunctionType(ll.VoidType(), [I32]))
     b.call(sync, [mask])
+    # its first lane that is here (a lane of the mask may have exited)
+    active = b.call(ll.InlineAsm(ll.FunctionType(I32, []), "activemask.b32 $0;", "=r",
+                                 side_effect=True), [], attrs=("convergent",))
     cttz = em.module.declare_intrinsic("llvm.cttz", [I32], ll.FunctionType(I32, [I32, ll.IntType(1)]))
-    first = b.call(cttz, [mask, ll.Constant(ll.IntType(1), 1)])
+    first = b.call(cttz, [b.and_(mask, active), ll.Constant(ll.IntType(1), 1)])
     tid, _ = _tid(em)
     lead, after = _branch(em, b.icmp_unsigned("==", first, em.target.laneid(em)), "warp_epoch")
     b.position_at_end(lead)
