@@ -173,14 +173,17 @@ def _thread_of(em, linear):
 
 
 def _where(em, loc):
-    """(line, file id) of ``loc`` as i64 constants."""
-    return i64(loc.line or 0), i64(em.target.file_id(em.function, loc))
+    """(line, file id) of ``loc`` as i64 constants (a statement lowering made: its
+    function's)."""
+    line = (loc.line if loc is not None else em.function.loc.line) or 0
+    return i64(line), i64(em.target.file_id(em.function, loc))
 
 
 def _site(em, loc):
     """The site index of ``loc`` (SITES; the last one stands for any past the table)."""
     sites = em.target.check_plan.sites
-    key = (loc.line or 0, em.target.file_id(em.function, loc))
+    line, file = _where(em, loc)
+    key = (line.constant, file.constant)
     return sites.setdefault(key, min(len(sites), (1 << SITE_BITS) - 1))
 
 
