@@ -80,8 +80,9 @@ class CudaBackend(Backend):
     def default_options(cls):
         """boundscheck: check every array index (off by default, as CUDA has no checks:
         ``compile_options``); narrowing: report implicit integer conversions that change
-        the value (off)."""
-        return {"boundscheck": cls.compile_options.boundscheck, "narrowing": False}
+        the value (off); checks: checked mode (off; checked.py says what a GPU checks)."""
+        return {"boundscheck": cls.compile_options.boundscheck, "narrowing": False,
+                "checks": False}
 
     def make_current(self, force=False):
         """Make this device's context current on the calling host thread (cheap if it is).
@@ -520,11 +521,6 @@ class CudaBackend(Backend):
     def compile_for(cls, fn, options, arch, link=True):
         """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere (and
         nvJitLink links device code, unless ``link`` is False: PTX to read only)."""
-        if options.checks:
-            raise NotSupportedError(
-                f"checked mode (checks=True) runs on the 'cpu' device only, not on GPUs "
-                f"(kernel '{fn.name}'): run it with simt.use_device('cpu', checks=True), or "
-                f"under compute-sanitizer on the GPU (docs/finding-bugs.md)")
         _refuse_packed_records(fn)
         from .archspecific import target_for
         from .compile import compile_kernel
