@@ -226,3 +226,42 @@ def test_a_widened_variable_is_typed_again(device, rng):
     out = poison(n, np.float32)
     widened[2, 128](a, out)
     np.testing.assert_allclose(out, 3 * a, rtol=1e-6)
+
+
+def test_no_garbage_collection_during_a_compile(tmp_path, rng):
+    """Python's collector is off while a kernel compiles (runtime/backend.py's
+    collector_paused: its full collections walked every object the compile had made, a
+    quadratic cost; this compile met 70-80 collections), and on again after it; a
+    collector the program turned off stays off."""
+    import gc
+    lines = ["acc = a[i]"] + [f"acc = acc * 0.5 + a[i + {k % 4}]" for k in range(200)]
+    lines.append("out[0, i] = acc")
+    kernel = simt.kernel(cache=False)(
+        kernel_from_lines(tmp_path, "collected", "a, out", lines).pyfunc)
+    simt.get_device()               # started before: its start is no part of a compile
+    collections = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+    gc.callbacks.append(seen)
+    try:
+        kernel.compile("void(float32[::1], float32[:, ::1])")
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(collections) <= 1, collections     # the one as the collector comes back
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        simt.kernel(cache=False)(kernel.pyfunc).compile("void(float64[::1], float32[:, ::1])")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    n = 100
+    a = rng.standard_normal(n + 4).astype(np.float32)
+    out = poison((1, n), np.float32)
+    kernel[1, 128](a, out)
+    expected = a[:n].astype(np.float64)
+    for k in range(200):
+        expected = expected * 0.5 + a[k % 4:k % 4 + n]
+    np.testing.assert_allclose(out[0], expected, rtol=1e-4, atol=1e-4)
