@@ -17,7 +17,7 @@ exactly. The rules, for float32 and float64 (docs/math.md):
   math function) stays unfused, so evaluation order is never changed where it could show.
 """
 from ..ir import nodes as ir, types as T
-from ..ir.walk import all_functions, map_children, walk
+from ..ir.walk import all_functions, children, map_children
 from ..lang.registry import REGISTRY
 
 FLOATS = (T.FLOAT32, T.FLOAT64)
@@ -26,36 +26,86 @@ FLOATS = (T.FLOAT32, T.FLOAT64)
 def contract_functions(fn):
     """Rewrite ``fn`` and the device functions it calls in place; returns ``fn``."""
     for f in all_functions(fn):
-        f.body = [_rewrite(s) for s in f.body]
+        pass_ = _Contract()
+        f.body = [pass_.rewrite(s) for s in f.body]
     return fn
 
 
-def _rewrite(node):
-    """``node`` with its fusable adds made fmas, outermost first (so that ``t + t + c``
-    is seen whole before ``t + t`` could fuse on its own)."""
-    if isinstance(node, ir.BinOp) and node.op in ("add", "sub") and node.type in FLOATS:
-        fused = _fused(node)
-        if fused is not None:
-            return fused
-    return map_children(node, _rewrite)
+class _Contract:
+    """One function's rewrite. Whether an expression is pure is asked of every add and
+    of its operands on the way down: it is remembered per node, so a long sum (a chain
+    of 2,000 adds) is walked once, not once per add (that was quadratic: 5 s of a
+    400-term sum's compile)."""
 
+    def __init__(self):
+        self.purity = {}            # id(node) -> (node, pure): the node kept alive
 
-def _fused(e):
-    """The fma that ``e`` (an add or sub of float type) becomes, or None (``t + t`` itself
-    stays: it is exact, and LLVM writes the same product twice as one)."""
-    lhs, rhs, sub = e.lhs, e.rhs, e.op == "sub"
-    if _doubled(e) is not None:
+    def rewrite(self, node):
+        """``node`` with its fusable adds made fmas, outermost first (so that ``t + t +
+        c`` is seen whole before ``t + t`` could fuse on its own)."""
+        if isinstance(node, ir.BinOp) and node.op in ("add", "sub") and \
+                node.type in FLOATS:
+            fused = self.fused(node)
+            if fused is not None:
+                return fused
+        kids = list(children(node))
+        done = [self.rewrite(k) for k in kids]
+        if all(a is b for a, b in zip(kids, done)):
+            return node                 # nothing fused below: the node itself, not a copy
+        made = iter(done)               # map_children visits them in children's order
+        return map_children(node, lambda _: next(made))
+
+    def fused(self, e):
+        """The fma that ``e`` (an add or sub of float type) becomes, or None (``t + t``
+        itself stays: it is exact, and LLVM writes the same product twice as one)."""
+        lhs, rhs, sub = e.lhs, e.rhs, e.op == "sub"
+        rewrite, doubled = self.rewrite, self.doubled
+        if doubled(e) is not None:
+            return None
+        two = ir.Const(e.type, e.loc, 2.0)
+        if doubled(lhs) is not None:                                # (t + t) +- c
+            return _fma(e, rewrite(doubled(lhs)), two, _signed(rewrite(rhs), sub))
+        if not sub and doubled(rhs) is not None and self.pure(lhs):  # c + (t + t)
+            return _fma(e, rewrite(doubled(rhs)), two, rewrite(lhs))
+        if _is_product(lhs, e.type):                                # a*b +- c
+            return _fma(e, rewrite(lhs.lhs), rewrite(lhs.rhs), _signed(rewrite(rhs), sub))
+        if _is_product(rhs, e.type) and self.pure(lhs):             # c + a*b, c - a*b
+            return _fma(e, _signed(rewrite(rhs.lhs), sub), rewrite(rhs.rhs), rewrite(lhs))
         return None
-    two = ir.Const(e.type, e.loc, 2.0)
-    if _doubled(lhs) is not None:                           # (t + t) +- c
-        return _fma(e, _rewrite(_doubled(lhs)), two, _signed(_rewrite(rhs), sub))
-    if not sub and _doubled(rhs) is not None and _pure(lhs):     # c + (t + t)
-        return _fma(e, _rewrite(_doubled(rhs)), two, _rewrite(lhs))
-    if _is_product(lhs, e.type):                            # a*b +- c
-        return _fma(e, _rewrite(lhs.lhs), _rewrite(lhs.rhs), _signed(_rewrite(rhs), sub))
-    if _is_product(rhs, e.type) and _pure(lhs):             # c + a*b, c - a*b
-        return _fma(e, _signed(_rewrite(rhs.lhs), sub), _rewrite(rhs.rhs), _rewrite(lhs))
-    return None
+
+    def doubled(self, e):
+        """t where ``e`` is t + t' with t and t' the same value (one pure expression
+        twice, or the same two factors in either order), else None."""
+        if not (isinstance(e, ir.BinOp) and e.op == "add" and e.type in FLOATS):
+            return None
+        p, q = e.lhs, e.rhs
+        alike = _same(p, q) or (_is_product(p, e.type) and _is_product(q, e.type) and
+                                _same(p.lhs, q.rhs) and _same(p.rhs, q.lhs))
+        # _same looks no further than the two differ (at once, nearly always); purity
+        # is asked only of the pairs that are alike
+        return p if alike and self.pure(p) and self.pure(q) else None
+
+    def pure(self, e):
+        """No call in ``e`` whose evaluation could be seen to move (math functions may):
+        each node's answer computed once, children first, without recursion."""
+        purity = self.purity
+        hit = purity.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        stack = [(e, False)]
+        while stack:
+            node, expanded = stack.pop()
+            hit = purity.get(id(node))
+            if hit is not None and hit[0] is node:
+                continue
+            kids = list(children(node))
+            if not expanded:
+                stack.append((node, True))
+                stack.extend((k, False) for k in kids)
+                continue
+            purity[id(node)] = (node, not _moves(node) and all(
+                purity[id(k)][1] for k in kids))
+        return purity[id(e)][1]
 
 
 def _fma(e, a, b, c):
@@ -74,27 +124,11 @@ def _is_product(e, t):
     return isinstance(e, ir.BinOp) and e.op == "mul" and e.type == t
 
 
-def _doubled(e):
-    """t where ``e`` is t + t' with t and t' the same value (one pure expression twice, or
-    the same two factors in either order), else None."""
-    if not (isinstance(e, ir.BinOp) and e.op == "add" and e.type in FLOATS):
-        return None
-    p, q = e.lhs, e.rhs
-    if not (_pure(p) and _pure(q)):
-        return None
-    if _same(p, q):
-        return p
-    if _is_product(p, e.type) and _is_product(q, e.type) and \
-            _same(p.lhs, q.rhs) and _same(p.rhs, q.lhs):
-        return p
-    return None
-
-
-def _pure(e):
-    """No call in ``e`` whose evaluation could be seen to move (math functions may)."""
-    return not any(isinstance(n, ir.CallDevice) or
-                   (isinstance(n, ir.Intrinsic) and not n.op.startswith("math."))
-                   for n in walk(e))
+def _moves(node):
+    """A call whose evaluation could be seen to move (a device function, an intrinsic
+    other than a math function)."""
+    return isinstance(node, ir.CallDevice) or \
+        (isinstance(node, ir.Intrinsic) and not node.op.startswith("math."))
 
 
 def _same(p, q):

@@ -182,7 +182,11 @@ class FrontEnd:
         if merged != old:
             self.var_types[name] = merged
             self.var_lines.setdefault(name, getattr(node, "lineno", "?"))
-            self.changed = True
+            # A type given for the first time needs no other pass: a read before this
+            # assignment found no type and asked for one itself (expr_Name). A kernel of
+            # straight-line code is then built once, not twice (issue 37 item 1).
+            if old is not None:
+                self.changed = True
         return merged
 
     # ------------------------------------------------------------ statements

@@ -12,6 +12,7 @@ Pointers are plain ints (device addresses; host addresses on the CPU device).
 """
 
 import contextlib
+import gc
 import sys
 import threading
 
@@ -601,6 +602,34 @@ def refuse_freed(kernel, args):
                 f"kernel '{kernel.__name__}', argument '{name}': its device array was freed "
                 f"(DeviceArray.free) before this launch: a use after free. Launch it with an "
                 f"array that is still allocated, or free it after the kernels that use it")
+
+
+# ------------------------------------------------------------ the garbage collector during a compile (runtime/kernel.py)
+_quiet = {"depth": 0, "was_enabled": False}
+_quiet_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while compiling: a compile makes objects by
+    the hundred thousand (typed IR, llvmlite's IR), nearly all alive until its end, and
+    each full collection walks every one of them, so collections made a long kernel's
+    compile superlinear (0.3-0.5 s of a 3,000-statement kernel's 2.8 s: bench/NOTES.md,
+    issue 37 item 1). What the compile leaves is collected once it is back on.
+    Process-wide, as the collector is, and turned back on (if it was on) when the last
+    compile in any thread ends."""
+    with _quiet_lock:
+        if _quiet["depth"] == 0:
+            _quiet["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _quiet["depth"] += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet["depth"] -= 1
+            if _quiet["depth"] == 0 and _quiet["was_enabled"]:
+                gc.enable()
 
 
 # ------------------------------------------------------------ the compile recursion limit (runtime/kernel.py and the sim device launch under it)

@@ -17,7 +17,7 @@ from ..errors import CompileError, InvalidConfiguration, NotSupportedError
 from ..ir import types as T
 from ..lazy import lazy_module
 from ..logs import log
-from .backend import deep_recursion
+from .backend import collector_paused, deep_recursion
 from .devices import backend_class, get_device
 from . import control, nvtx, peer
 from .launch import (Launch, access, arg_types, by_value, check_cluster, check_config,
@@ -418,7 +418,7 @@ class Kernel(Generic[P]):
         return fn
 
     def _build_typed_ir(self, types, warp):
-        with deep_recursion():
+        with deep_recursion(), collector_paused():
             fn = pipeline.typed_ir(self.pyfunc, types, warp, self.wraparound,
                                    contract=self.options.get("fmad") is not False)
         if fn.launches or any(family.launch_nodes(fn)):
@@ -513,7 +513,7 @@ class Kernel(Generic[P]):
         return next((e for e in self.eager if accepts(e, arg_types)), arg_types)
 
     def _load(self, arg_types, device, options):
-        with deep_recursion():
+        with deep_recursion(), collector_paused():
             return self._load_deep(arg_types, device, options)
 
     def _cached(self, arg_types, device, options, usable=None):
@@ -555,7 +555,7 @@ class Kernel(Generic[P]):
         """(binary, dependencies): the typed IR stage for the device's warp facts, then
         the back end's stages (``compile_fn(typed_ir, options)``); the binary keeps every
         stage."""
-        with _compiling.lock, deep_recursion():
+        with _compiling.lock, deep_recursion(), collector_paused():
             fn = self.typed_ir(arg_types, warp)
             if config.dump:
                 pipeline.dump(self.__name__, "typed_ir", fn)
