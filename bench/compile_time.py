@@ -5,7 +5,10 @@ process with an empty SIMT_CACHE_DIR. Reports seconds per phase and the compile'
 memory (the child's maxrss, minus its maxrss before the compile).
 
 Usage: python bench/compile_time.py [--runs N] [--sizes 300,1000,3000] [--params 20,200]
-         [--no-ptx] [--profile NAME] [--src DIR] [--out FILE]
+         [--no-ptx] [--nvcc] [--profile NAME] [--src DIR] [--out FILE]
+``--nvcc`` (a machine with the CUDA toolkit): the same kernels written in CUDA C, compiled by
+``nvcc -cubin -arch=sm_90``, beside simt's GPU compile to the same point: its PTX (the "ptx"
+target's time) plus ``ptxas -arch=sm_90`` on that PTX (what the driver's JIT does at load).
 Each configuration runs ``--runs`` times (default 3), and the minimum is kept: other
 processes share the machine's cores. ``--src DIR`` measures the simt in DIR (another
 checkout's src/, for before and after). ``--profile straight_3000`` prints a cProfile of one
@@ -76,6 +79,54 @@ def kernel_source(name):
 def array_count(name):
     kind, size = name.rsplit("_", 1)
     return 3 if kind == "straight" else int(size) + 1
+
+
+def cuda_source(name):
+    """Generated kernel ``name`` in CUDA C: the same statements on float pointers."""
+    kind, size = name.rsplit("_", 1)
+    if kind == "params":
+        count = int(size)
+        params = ", ".join(f"const float* p{k}" for k in range(count))
+        body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                "    if (i < n) {", "        float acc = p0[i];"]
+        body += [f"        acc = acc + p{k}[i];" for k in range(1, count)]
+        body += ["        out[i] = acc;", "    }"]
+        return (f'extern "C" __global__ void {name}({params}, float* out, int n) {{\n'
+                + "\n".join(body) + "\n}\n")
+    body = ["    int i = blockIdx.x * blockDim.x + threadIdx.x;",
+            "    if (i + 16 >= n) return;"]
+    for line in straight_kernel(int(size)).splitlines()[4:]:
+        text = line.strip().replace("0.5", "0.5f").replace("0.25", "0.25f")
+        body.append(("    float " if text.startswith("t") else "    ") + text + ";")
+    return (f'extern "C" __global__ void {name}(const float* a, const float* b, float* out, '
+            f'int n) {{\n' + "\n".join(body) + "\n}\n")
+
+
+def nvcc_row(name, folder, runs):
+    """nvcc -cubin of ``name``'s CUDA C twin, and ptxas of simt's PTX for it: the fastest
+    of ``runs`` each, seconds."""
+    import time
+    cu = os.path.join(folder, f"{name}.cu")
+    with open(cu, "w") as f:
+        f.write(cuda_source(name))
+    code = (f"import sys; sys.path.insert(0, {folder!r}); import simt, generated; "
+            f"k = simt.kernel(cache=False)(generated.{name}.pyfunc); "
+            f"sig = 'void(' + ', '.join(['float32[::1]'] * {array_count(name)}) + ')'; "
+            f"open({os.path.join(folder, name + '.ptx')!r}, 'w').write(k.ptx(sig, arch='sm_90'))")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env=dict(os.environ, PYTHONPATH=SRC,
+                            SIMT_CACHE_DIR=tempfile.mkdtemp(prefix="simt-ct-cache-")))
+    best = {"nvcc_s": float("inf"), "ptxas_s": float("inf")}
+    for _ in range(runs):
+        for key, cmd in (("nvcc_s", ["nvcc", "-cubin", "-arch=sm_90", "-O3", "-o",
+                                     os.path.join(folder, name + ".nvcc.cubin"), cu]),
+                         ("ptxas_s", ["ptxas", "-arch=sm_90", "-O3", "-o",
+                                      os.path.join(folder, name + ".simt.cubin"),
+                                      os.path.join(folder, name + ".ptx")])):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            best[key] = min(best[key], time.perf_counter() - t0)
+    return {k: round(v, 3) for k, v in best.items()}
 
 
 # ---------------------------------------------------------------- the child process
@@ -210,6 +261,7 @@ def main():
     ap.add_argument("--sizes", default="300,1000,3000")
     ap.add_argument("--params", default="20,200")
     ap.add_argument("--no-ptx", action="store_true")
+    ap.add_argument("--nvcc", action="store_true")
     ap.add_argument("--profile")
     ap.add_argument("--src", help="the src/ folder of the simt to measure")
     ap.add_argument("--out")
@@ -229,6 +281,15 @@ def main():
             row = results[target][name] = measure(name, target, folder, args.runs)
             print(f"{target:4s} {name:15s} {row['total_s']:8.3f} s (cpu {row['cpu_s']:.3f} s)  "
                   f"{row['compile_rss_mib']:7.1f} MiB  {row['phases']}", flush=True)
+    if args.nvcc:
+        results["nvcc"] = {}
+        for name in names:
+            row = results["nvcc"][name] = nvcc_row(name, folder, args.runs)
+            simt_s = results["ptx"][name]["total_s"] + row["ptxas_s"] if "ptx" in targets \
+                else None
+            row["simt_ptx_plus_ptxas_s"] = None if simt_s is None else round(simt_s, 3)
+            print(f"nvcc {name:15s} nvcc -cubin {row['nvcc_s']:.3f} s; simt PTX + ptxas "
+                  f"{row['simt_ptx_plus_ptxas_s']} s (ptxas {row['ptxas_s']:.3f} s)", flush=True)
     sizes = [n for n in names if n.startswith("straight_")]
     if len(sizes) > 1:
         for target in targets:
