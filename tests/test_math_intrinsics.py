@@ -1,6 +1,7 @@
 """The floating-point and integer intrinsics (guide F.2, B.15): rounding-mode arithmetic and
 conversions exact against Python's fractions on random inputs, the integer intrinsics
 against Python ints, bit reinterpretations, fast intrinsics and fastmath=True."""
+import itertools
 import math
 from fractions import Fraction
 
@@ -410,3 +411,46 @@ def test_fns_finds_the_nth_set_bit_from_base(device, rng):
     np.testing.assert_array_equal(out, np.array(want, np.uint32))
     assert list(out[:4]) == [3, 3, 3, 1]            # the PTX ISA's own examples
     assert list(out[4:8]) == [0xFFFFFFFF, 0, 0, 31]
+
+
+# ---------------------------------------------------------------- on the sim device
+# CI runs the suite on the cpu device: these run the tests above on the sim device as well
+# (its exact rounding in sim/exact.py, its integer intrinsics in sim/intbits.py).
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_sim_rounding_mode_arithmetic_is_exact(rng, rounding_kernels, dtype):
+    with simt.use_device("sim") as sim:
+        test_rounding_mode_arithmetic_is_exact(sim, rng, rounding_kernels, dtype)
+
+
+def test_sim_conversions_round_and_saturate(rng, conversion_kernels, request):
+    with simt.use_device("sim") as sim:
+        test_conversions_round_and_saturate(sim, rng, conversion_kernels, request)
+
+
+def test_sim_integer_and_bit_intrinsics(rng):
+    with simt.use_device("sim") as sim:
+        test_integer_intrinsics_against_python(sim, rng)
+        test_bit_intrinsics_saturate_and_fast_sincos(sim, rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_sim_rounding_special_values_as_the_cpu_device(rng, rounding_kernels, dtype):
+    """Signed zeros, infinities, NaN, subnormals and overflow, in every combination of
+    three operands: the sim device's results are the cpu device's (its FPU's), bit for bit."""
+    kernel, rows = rounding_kernels["f" if dtype == np.float32 else "d"]
+    fi = np.finfo(dtype)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, fi.max, fi.smallest_subnormal,
+              -fi.tiny, 3.0]
+    a = np.array(list(itertools.product(values, repeat=3)), dtype).T.copy()
+    a[:, ::7] = rng.standard_normal((3, a[:, ::7].shape[1])) * 1e30    # some finite overflow
+    results = []
+    for name in ("cpu", "sim"):
+        out = poison((len(rows), a.shape[1]), dtype)
+        with simt.use_device(name):
+            kernel[(a.shape[1] + 127) // 128, 128](a, out)
+        results.append(out)
+    cpu, sim = results
+    bits = np.int32 if dtype == np.float32 else np.int64
+    same = (cpu.view(bits) == sim.view(bits)) | (np.isnan(cpu) & np.isnan(sim))
+    for r, i in zip(*np.nonzero(~same)):
+        pytest.fail(f"{rows[r]}{tuple(a[:, i])}: cpu {cpu[r, i]!r}, sim {sim[r, i]!r}")

@@ -22,7 +22,7 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
 from ...runtime.backend import deep_recursion
 from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
-from . import copies, devlaunch, lanes, matrix, mbarrier, ordering, values
+from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -38,7 +38,8 @@ def _names():
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence}
+             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
+             "_k_x": exact, "_k_ib": intbits}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)

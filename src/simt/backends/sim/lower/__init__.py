@@ -19,6 +19,7 @@ from ....lang import inline_asm, warpspec
 from ..scalars import cast, rounded, wrap, wrap_fn
 from ..values import MATH
 from .rules import TARGET, rule
+from . import exact as exact_casts
 
 
 def lower_intrinsic(g, e):
@@ -94,7 +95,7 @@ for _entry in MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]:
         rule(_entry)(_math(_entry))
 
 
-@rule(*BITCASTS)
+@rule(*(e for e in BITCASTS if e.op not in exact_casts.HALVES))
 def _bitcast(g, e, args):
     return f"_k_v.bitcast({args[0]}, {e.args[0].type.dtype.str!r}, {e.type.dtype.str!r})"
 
