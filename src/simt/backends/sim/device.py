@@ -22,7 +22,7 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
 from ...runtime.backend import deep_recursion
 from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
-from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, values
+from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -89,6 +89,8 @@ class SimBackend(HostMemory):
         self.default = SimStream(self, default=True)
         self.registered = {}              # id(root buffer) -> it, while host_register holds it
         self.limits = dict(self.DEFAULT_LIMITS)
+        self.pools = weakref.WeakSet()    # memory pools, trimmed at synchronizing calls
+        self._default_pool = None
 
     @classmethod
     def default_options(cls):
@@ -108,7 +110,27 @@ class SimBackend(HostMemory):
     # ------------------------------------------------------------ work, at once
     def synchronize(self):
         refuse_in_host_function("synchronize")
+        self.trim_pools()
         self.pending.raise_it()
+
+    # ------------------------------------------------------------ memory pools (pools.py)
+    def create_pool(self):
+        return pools.SimPool(self)
+
+    def default_pool(self):
+        if self._default_pool is None:
+            self._default_pool = pools.SimPool(self)
+        return self._default_pool
+
+    def trim_pools(self):
+        """At a synchronizing call, each pool hands back the freed memory it holds above
+        its release threshold (as CUDA's pools do)."""
+        for pool in list(self.pools):
+            pool.trim(pool.threshold)
+
+    def drain_blocking(self):
+        """Legacy default-stream rule: nothing is queued anywhere, so nothing to finish."""
+        refuse_in_host_function("work on the default stream")
 
     def create_stream(self, non_blocking=False, priority=0):
         return SimStream(self, non_blocking, priority)
@@ -151,8 +173,12 @@ class SimBackend(HostMemory):
     # ------------------------------------------------------------ what memory was written
     def alloc(self, nbytes, alignment=64):
         allocation = super().alloc(nbytes, alignment)
-        self.written[allocation.ptr] = (nbytes, np.zeros(nbytes, np.bool_))
+        self.track(allocation.ptr, nbytes)
         return allocation
+
+    def track(self, ptr, nbytes):
+        """Memory at ``ptr`` holds nothing written yet (the uninitialized-read check)."""
+        self.written[ptr] = (nbytes, np.zeros(nbytes, np.bool_))
 
     def _buffer(self, nbytes, alignment):
         buffer = super()._buffer(nbytes, alignment)

@@ -31,6 +31,7 @@ class SimStream:
     def __init__(self, backend, non_blocking=False, priority=0, default=False):
         self.backend, self.non_blocking, self.priority = backend, non_blocking, priority
         self.handle = None if default else self    # the default stream's handle is None
+        self.capture = None               # the capture recording this stream's work
 
     def synchronize(self):
         refuse_in_host_function("Stream.synchronize")
