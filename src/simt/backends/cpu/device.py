@@ -26,7 +26,8 @@ from .. import devqueue
 from .args import ArgPacker
 from . import checklayout
 from ...errors import NotSupportedError
-from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shadow, streams, team, \
+from .. import hostcapture as capture, hostgraphs as graphs, hostpools as pools
+from . import devlaunch, fibers, frames, interrupt, shadow, streams, team, \
     texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
@@ -154,7 +155,7 @@ class CpuBackend(CpuMemory):
         for pool in list(self.pools):
             pool.trim(pool.threshold)
 
-    # ------------------------------------------------------------ memory pools (pools.py)
+    # ------------------------------------------------------------ memory pools (../hostpools.py)
     def create_pool(self):
         return pools.HostPool(self)
 
@@ -319,9 +320,18 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, self.host_write(
             ptr, element_size * count, lambda: graphs.fill(ptr, bits, element_size, count)))
 
-    # ------------------------------------------------------------ graphs (see graphs.py)
+    # ------------------------------------------------------------ graphs (../hostgraphs.py)
     def create_graph(self):
-        return graphs.CpuGraph(self)
+        return graphs.HostGraph(self)
+
+    interrupt = interrupt          # Ctrl-C stops a replay between nodes (interrupt.py)
+
+    def add_device_graph(self, ident, replay):
+        """An exec that kernels launch as ``ident`` (simt.graph_launch: devlaunch.py)."""
+        devlaunch.add_device_graph(ident, replay)
+
+    def remove_device_graph(self, ident):
+        devlaunch.remove_device_graph(ident)
 
     def run_graph(self, stream, replay, nodes=None):
         """A graph launch: ``replay`` in stream order (its errors kept as a launch's); in a

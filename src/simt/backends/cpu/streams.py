@@ -23,7 +23,7 @@ import weakref
 
 from ...errors import CudaError
 from ...runtime.backend import refuse_in_host_function, running_host_function
-from . import capture
+from .. import hostcapture as capture
 
 
 STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
@@ -181,7 +181,7 @@ class CpuStream:
         self.priority = priority          # accepted; the CPU device does not reorder by it
         self.worker = _Worker("simt-cpu-stream", blocking=not non_blocking)
         self.handle = self
-        self.capture = None               # the CpuCapture recording this stream's work
+        self.capture = None               # the HostCapture recording this stream's work
         backend.workers.add(self.worker)     # a running worker outlives its stream
 
     def enqueue(self, fn, kind="work", config=None, kernel=None):
@@ -240,7 +240,7 @@ class CpuStream:
         if self.capture is not None:
             raise CudaError("Stream.capture: the stream is already being captured "
                             "(cudaErrorIllegalState); end that capture first")
-        self.capture = capture.CpuCapture(self, mode, where)
+        self.capture = capture.HostCapture(self, mode, where)
 
     def end_capture(self, failed=False):
         return self.capture.end(check=not failed)
@@ -295,7 +295,7 @@ class CpuEvent:
         self.backend = backend
         self.timing = timing
         self.mark = None          # the latest recording; None until recorded
-        self.captured = None      # (CpuCapture, its nodes) when last recorded in a capture
+        self.captured = None      # (HostCapture, its nodes) when last recorded in a capture
 
     def record(self, stream=None):
         stream = self.backend.per_thread(stream)

@@ -1,9 +1,9 @@
-"""Memory pools of the sim device: the CPU device's pools (backends/cpu/pools.py), with
+"""Memory pools of the sim device: the CPU device's pools (backends/hostpools.py), with
 the sim's two differences. Work runs when it is queued, so a block freed in a stream is
 free at once; and what a block holds is tracked for the uninitialized-read check: each
 allocation from a pool starts unwritten (a block handed out again holds what its last
 owner left there, which CUDA leaves undefined), and its record goes with the block."""
-from ..cpu.pools import HostPool
+from ..hostpools import HostPool
 
 
 def _address(buffer):

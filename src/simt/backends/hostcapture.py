@@ -1,6 +1,6 @@
-"""Stream capture on the CPU device (guide 3.2.6.6.3), and the calls a capture forbids.
+"""Stream capture on the host devices (CPU, sim; guide 3.2.6.6.3), and the calls a capture forbids.
 
-``CpuCapture`` turns the work a capturing stream would queue into nodes of a CpuGraph:
+``HostCapture`` turns the work a capturing stream would queue into nodes of a HostGraph:
 each depends on the stream's previous node; an event recorded in a capturing stream
 carries that stream's position, and a stream that waits for such an event joins the
 capture from there (how work spread over several streams is captured, as in CUDA).
@@ -17,8 +17,8 @@ A capture forbids two kinds of calls, as CUDA does:
 """
 import threading
 
-from ...errors import CudaError
-from .graphs import CpuGraph
+from ..errors import CudaError
+from .hostgraphs import HostGraph
 
 class _Capturing(threading.local):
     def __init__(self):
@@ -70,12 +70,12 @@ def refuse_unsafe(what):
             "this call before the capture begins or after it ends")
 
 
-class CpuCapture:
+class HostCapture:
     """One capture under way: the graph it records and where each joined stream is.
     ``where`` names the captured stream for error messages; ``thread`` began it."""
 
     def __init__(self, origin, mode="thread_local", where="a stream"):
-        self.graph = CpuGraph(origin.backend)
+        self.graph = HostGraph(origin.backend)
         self.origin = origin
         self.tails = {origin: []}     # stream -> the nodes its next node depends on
         self.active = True
