@@ -9,11 +9,6 @@ from simt.errors import CompileError, InvalidConfiguration, LaunchError, NotSupp
 from conftest import poison, random_array
 
 
-@pytest.fixture(autouse=True)
-def _not_on_sim(request):
-    # the sim device has no graphs: test_sim_has_no_graphs says so
-    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
-        pytest.skip("CUDA graphs are not on the sim device")
 
 
 N = 256
@@ -323,12 +318,23 @@ def test_graph_set_condition_takes_a_handle(device):
     assert "simt.graph_set_condition(flags[0], 1)" in str(info.value)
 
 
-def test_sim_has_no_graphs():
-    with simt.use_device("cpu"):
-        cpu_graph = simt.Graph()
-        handle = cpu_graph.conditional_handle()
+# ---------------------------------------------------------------- on the sim device
+@pytest.mark.parametrize("test", [test_while_runs_its_body_until_a_kernel_clears_the_condition,
+                                  test_switch_inside_while_sets_its_own_and_the_outer_condition,
+                                  test_alloc_and_free_nodes_give_kernels_scratch_memory],
+                         ids=lambda test: test.__name__[5:])
+def test_sim(test, rng):
+    """The cpu device's graphs on the sim device: conditions set by kernels, memory nodes."""
+    with simt.use_device("sim") as sim:
+        test(sim, rng)
+
+
+def test_sim_refuses_graph_launches_from_kernels(rng):
     with simt.use_device("sim"):
-        with pytest.raises(NotSupportedError, match="sim"):
-            simt.Graph()
-        with pytest.raises(NotSupportedError, match="the sim device has no graphs"):
-            set_to[1, 1](handle, np.zeros(1, np.uint32), 0)
+        x = simt.to_device(random_array(rng, N, np.float32))
+        child = simt.Graph()
+        child.add_kernel(scale, *CFG, (simt.to_device(poison(N, np.float32)), x, np.float32(2)))
+        exe = child.instantiate(device_launch=True)
+        with pytest.raises(NotSupportedError, match="simt.graph_launch is not supported on "
+                                                    "the sim device.*from the host works"):
+            launch_graph[CFG](exe, x)

@@ -473,7 +473,7 @@ class CpuBackend(CpuMemory):
             refuse_overlapping(kernel, loaded.binary.params, args)
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
-            _refuse_numpy(kernel, args)
+            capture.refuse_numpy(kernel, args)
             make = functools.partial(self.graph_node, loaded, grid, block, shared_bytes, args)
             stream.enqueue(make, "kernel", (grid, block, shared_bytes), kernel)
         else:
@@ -723,15 +723,6 @@ def _wait_all(futures, failed):
 def _raise(error):
     if error is not None:
         raise error
-
-
-def _refuse_numpy(kernel, args):
-    if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None for a in args):
-        from ...errors import InvalidConfiguration
-        raise InvalidConfiguration(
-            f"kernel '{kernel.__name__}' launched in a stream under capture with a NumPy "
-            "argument: it is copied in and out around each launch, which a graph cannot "
-            "repeat; pass device arrays (simt.to_device) or mapped memory")
 
 
 def _after_fork_in_child(backend):

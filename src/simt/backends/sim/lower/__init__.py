@@ -4,7 +4,7 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, float8, groups, heap, python as pylang
+from ....lang import atomics_ordered, cachehints, float8, graphs, groups, heap, python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
@@ -223,6 +223,7 @@ def _device_launch(g, e, args):
             f"({grid}), ({block}), {shared}, ({values}))")
 
 
+rule(graphs.graph_set_condition)(lambda g, e, a: f"_k_gs({a[0]}, {a[1]})")
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
 
