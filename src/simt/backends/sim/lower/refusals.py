@@ -3,7 +3,6 @@ NotSupportedError gives (every other device of the host has each of these: the '
 device runs them with the same results)."""
 from ....lang import cluster, graphs, heap, linking, wmma
 from ....lang.intrinsics_fp import ENTRIES as FP_ENTRIES
-from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.registry import REGISTRY, declare_target, refuse
 
@@ -22,9 +21,6 @@ def _without_lowering(entries):
 refuse(*_without_lowering(MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]),
        target=TARGET, why=_not_yet("this math function (the sim device has Python's math "
                                    "module's functions and a few of CUDA's)"))
-refuse(*_without_lowering(INT_ENTRIES), target=TARGET,
-       why=_not_yet("this integer intrinsic (64-bit forms, funnel shifts, byte permutes, sums "
-                    "of differences, averages, dot products of packed bytes)"))
 refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
