@@ -5,6 +5,7 @@ plus a record of which bytes of each allocation something wrote, for the
 uninitialized-read check; work runs at once on the calling thread (streams.py).
 """
 import dataclasses
+import math
 import functools
 import platform
 import uuid
@@ -43,7 +44,8 @@ def _names():
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
              "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
-             "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition}
+             "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition,
+             "_k_math_modf": math.modf, "_k_math_frexp": math.frexp}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)

@@ -7,6 +7,8 @@ IEEE-754 as the CPU device's FPU gives them (backends/cpu/rounding.py)."""
 import math
 from fractions import Fraction
 
+import numpy as np
+
 # float format -> (significand bits, least normal exponent, greatest exponent)
 FORMATS = {"F": (24, -126, 127), "D": (53, -1022, 1023)}
 _INF = math.inf
@@ -145,3 +147,51 @@ def to_float(x, mode, fmt):
     if x == 0:
         return x if isinstance(x, float) else 0.0
     return round_fraction(Fraction(x), fmt, mode)
+
+
+# ---------------------------------------------------------------- exact math functions
+_INT64_MIN = -(1 << 63)
+
+
+def ldexp(x, n, fmt):
+    """x * 2**n rounded once (to nearest) to fmt; n beyond any float's range is clamped."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    n = max(-2200, min(2200, n))
+    return round_fraction(Fraction(x) * Fraction(2) ** n, fmt, "rn")
+
+
+def logb(x):
+    """The unbiased exponent of x as a float (subnormals: their true exponent)."""
+    if x != x or math.isinf(x):
+        return abs(x)
+    if x == 0:
+        return -_INF
+    return float(math.frexp(x)[1] - 1)
+
+
+def ilogb(x):
+    """The unbiased exponent of x as an int32: 0 and NaN give INT_MIN, infinities INT_MAX."""
+    if x != x or x == 0:
+        return -(1 << 31)
+    if math.isinf(x):
+        return (1 << 31) - 1
+    return math.frexp(x)[1] - 1
+
+
+def to_int64(x, mode):
+    """lrint (mode 'rn', ties to even) and lround ('away'): NaN and values out of range
+    give INT64_MIN, as the CPU's cvtsd2si does."""
+    if not math.isfinite(x):
+        return _INT64_MIN
+    n = round(x) if mode == "rn" else int(math.copysign(math.floor(abs(x) + 0.5), x))
+    return n if -(1 << 63) <= n < (1 << 63) else _INT64_MIN
+
+
+def nextafter(x, y, fmt):
+    """The next float of fmt after x toward y."""
+    if x != x or y != y:
+        return math.nan
+    if fmt == "D":
+        return math.nextafter(x, y)
+    return float(np.nextafter(np.float32(x), np.float32(y)))

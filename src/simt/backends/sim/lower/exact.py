@@ -3,6 +3,7 @@ sim/exact.py) and the integer intrinsics beyond values.py's bit counts (sim/intb
 from ....lang.intrinsics_fp import BITCASTS, CONVERSION_OPS, CONVERSIONS, \
     ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ....lang.intrinsics_int import BY_NAME as INT
+from ....lang.mathlib import MATH_FUNCS
 from ..scalars import rounded, wrap_fn
 from .rules import rule
 
@@ -57,17 +58,39 @@ _FP = {e.op: e for e in FP_ENTRIES}
 rule(_FP["fast.saturate"])(lambda g, e, a: f"_k_ib.saturate({a[0]})")
 
 
-@rule(_FP["fast.sincos"])
-def _sincos(g, e, args):
-    """The accurate functions, as on the CPU device."""
-    sin, cos = (rounded(f"_k_math[{name!r}]({args[0]})", t)
-                for name, t in zip(("sin", "cos"), e.type.items))
-    return f"({sin}, {cos})"
-
-
 # a float64's 32-bit halves (the other bit casts are values.bitcast of one width)
 HALVES = ("bitcast.double2hiint", "bitcast.double2loint", "bitcast.hiloint2double")
 _CASTS = {e.op: e for e in BITCASTS}
 rule(_CASTS["bitcast.double2hiint"])(lambda g, e, a: f"_k_ib.double_half({a[0]}, True)")
 rule(_CASTS["bitcast.double2loint"])(lambda g, e, a: f"_k_ib.double_half({a[0]}, False)")
 rule(_CASTS["bitcast.hiloint2double"])(lambda g, e, a: f"_k_ib.halves_double({a[0]}, {a[1]})")
+
+
+# ---------------------------------------------------------------- math functions with exact results
+_MATH = {e.op: e for e in MATH_FUNCS}
+
+
+def _fmt(t):
+    return "F" if t.dtype.itemsize == 4 else "D"
+
+
+rule(_MATH["math.nearbyint"])(lambda g, e, a: f"_k_math['rint']({a[0]})")
+rule(_MATH["math.logb"])(lambda g, e, a: f"_k_x.logb({a[0]})")
+rule(_MATH["math.ilogb"])(lambda g, e, a: f"_k_x.ilogb({a[0]})")
+rule(_MATH["math.lrint"], _MATH["math.llrint"])(lambda g, e, a: f"_k_x.to_int64({a[0]}, 'rn')")
+rule(_MATH["math.lround"], _MATH["math.llround"])(
+    lambda g, e, a: f"_k_x.to_int64({a[0]}, 'away')")
+rule(_MATH["math.nextafter"])(
+    lambda g, e, a: f"_k_x.nextafter({a[0]}, {a[1]}, {_fmt(e.type)!r})")
+rule(_MATH["math.ldexp"], _MATH["math.scalbn"], _MATH["math.scalbln"])(
+    lambda g, e, a: f"_k_x.ldexp({a[0]}, {a[1]}, {_fmt(e.type)!r})")
+rule(_MATH["math.modf"])(lambda g, e, a: f"_k_math_modf({a[0]})")
+rule(_MATH["math.frexp"])(lambda g, e, a: f"_k_math_frexp({a[0]})")
+
+
+@rule(_FP["fast.sincos"], _MATH["math.sincos"])
+def _sincos(g, e, args):
+    """__sincosf as the accurate functions, as on the CPU device."""
+    sin, cos = (rounded(f"_k_math[{name!r}]({args[0]})", t)
+                for name, t in zip(("sin", "cos"), e.type.items))
+    return f"({sin}, {cos})"
