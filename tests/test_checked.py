@@ -562,12 +562,12 @@ def test_module_level_global_arrays_are_checked(checked):
     assert_threads(info.value, (B0, t(1)), (B0, t(0)), "global_symbol", "global_symbol")
 
 
-def test_checked_mode_is_a_cpu_device_option():
-    """A kernel may ask for it too; a GPU compile refuses it (PTX made without a GPU)."""
+def test_checked_mode_is_a_kernel_option_too():
+    """A kernel may ask for it too, on every device; a GPU compile holds its GPU checks
+    (PTX made without a GPU: tests/test_gpu_checked.py)."""
     k = simt.kernel(checks=True)(fixed_shared.pyfunc)
-    assert k.options_for("cpu").checks
-    with pytest.raises(simt.NotSupportedError, match="runs on the 'cpu' device only"):
-        k.ptx("void(float32[::1])")
+    assert k.options_for("cpu").checks and k.options_for("cuda").checks
+    assert "simt_check_state" in k.ptx("void(float32[::1])")
     with pytest.raises(TypeError, match="checks is True or False"):
         simt.kernel(checks="yes")(fixed_shared.pyfunc)
 

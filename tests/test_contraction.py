@@ -68,3 +68,36 @@ def test_the_typed_ir_shows_the_decision():
     text = forms.inspect_types("void(float32, float32[:], float32[:], float32[:, :])")
     assert text.count("math.fma{contracted=True}(") == 5, text
     assert "t + %a" in text
+
+
+@simt.kernel
+def shared_product(x, y, r, out):
+    i = simt.grid(1)
+    if i < x.size:
+        dx = x[i]
+        dy = y[i]
+        out[0, i] = dx * dx + dy * dy             # fma(dx, dx, dy*dy)
+        out[1, i] = r * r - dx * dx - dy * dy     # fma(-dy, dy, fma(r, r, -(dx*dx)))
+
+
+SHARED = "void(float32[::1], float32[::1], float32, float32[:, ::1])"
+
+
+def test_a_product_fused_in_one_expression_and_rounded_in_another(device, rng):
+    """dx*dx is fused in the first line and rounded on its own in the second: the GPU's
+    optimizer must not merge the two products (which dropped the fusion on the GPU alone:
+    bench raytrace's sphere test, 2026-12-02)."""
+    x, y = (rng.standard_normal(300).astype(np.float32) for _ in range(2))
+    r = np.float32(1.0 + 1 / 3)
+    out = poison((2, 300), np.float32)
+    shared_product[5, 64](x, y, r, out)
+    f = np.float32
+    want0 = fma_exact(x, x, y * y, f)
+    want1 = fma_exact(-y, y, fma_exact(r, r, -(x * x), f), f)
+    np.testing.assert_array_equal(out, np.stack([want0, want1]))
+
+
+def test_the_gpu_code_fuses_a_product_also_rounded_elsewhere():
+    """The same kernel's PTX (made without a GPU): three fmas, one per fused product."""
+    ptx = str(shared_product.inspect_ptx(SHARED))
+    assert ptx.count("fma.rn.f32") == 3, ptx

@@ -206,8 +206,9 @@ def test_missing_hooks_raise_not_supported(null_device):
 def test_every_hook_of_the_contract_has_a_default(null_device):
     """Each hook the runtime may call exists on the base: a device without it raises
     NotSupportedError (native_launch, an optional fast path, release, which has
-    nothing to keep on a device without queued work, device_attribute, which has no
-    driver to ask, and profiler, which no CUDA profiler watches, answer None)."""
+    nothing to keep on a device without queued work, device_attribute and
+    pointer_attributes, which have no driver to ask, and profiler, which no CUDA profiler
+    watches, answer None)."""
     import inspect
     backend = null_device.backend
     hooks = [name for name, fn in vars(Backend).items()
@@ -219,7 +220,8 @@ def test_every_hook_of_the_contract_has_a_default(null_device):
         args = [None] * len(inspect.signature(method).parameters)
         if name == "properties":
             continue                                   # NullBackend has it
-        if name in ("native_launch", "release", "device_attribute", "profiler"):
+        if name in ("native_launch", "release", "device_attribute", "profiler",
+                    "pointer_attributes"):
             assert method(*args) is None
             continue
         with pytest.raises(NotSupportedError, match="'null' device does not support"):

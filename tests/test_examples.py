@@ -78,4 +78,6 @@ def test_every_example_runs_at_its_default_size_on_the_gpu(device, name, tmp_pat
     out = subprocess.run([sys.executable, "-m", "simt", "run", name, "--device", device.name,
                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300,
                          env=env)
+    if name.endswith("_gl") and out.returncode == 1 and "NotSupportedError" in out.stderr:
+        pytest.skip(out.stderr.strip().splitlines()[-1])   # no EGL here (tests/test_gl.py)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]

@@ -197,7 +197,8 @@ def test_lambdas_capture_by_value_and_are_function_values(device, rng):
         (x * x) ** 2 + 0.0 + s,
         x * 3.0 + x + (x + 3.0),
         np.zeros(50)], axis=1)
-    np.testing.assert_allclose(out, expected, rtol=1e-14)
+    # rtol: the GPU contracts x * (2 * s) + x[0] into one fma (as nvcc does)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")

@@ -298,3 +298,34 @@ def test_an_untyped_cuda_interface_goes_by_dlpack(device, rng):
     a = simt.to_device(values)
     wrapped = simt.asarray(_UntypedCudaInterface(a))
     assert wrapped.dtype == a.dtype and wrapped.ptr == a.ptr
+
+
+@simt.kernel
+def scale_again(a, out, s):
+    i = simt.grid(1)
+    if i < out.size:
+        out[i] = a[i] * s
+
+
+def test_a_foreign_array_passed_after_the_bound_launch_takes_its_wrappers_function(
+        rng, monkeypatch):
+    """Once a launch function is bound (for the wrappers' classes), another library's
+    array passed to it is wrapped and handed to that function, not to the full path that
+    compiles types and binds again at every launch (113 us a launch on the H200 with
+    PyTorch tensors, 2026-12-02, against 3.8 us for simt's own arrays)."""
+    from simt.runtime import launch as launching
+    with simt.use_device("cpu"):
+        a = random_array(rng, 64, np.float32)
+        out = simt.to_device(poison(64, np.float32))
+        run = scale_again[2, 32]            # a kernel of its own: this is the Launch
+        run(simt.to_device(a), out, np.float32(2))
+        run(simt.to_device(a), out, np.float32(2))        # bound now, for DeviceArrays
+        full = []
+        real = launching.Launch._run
+        monkeypatch.setattr(launching.Launch, "_run",
+                            lambda self, *args: (full.append(1), real(self, *args))[1])
+        for k in range(4):   # what a back end's own launch function (the GPU's) calls
+            out2 = simt.to_device(poison(64, np.float32))      # with arguments it refuses
+            run._retry(None, HostExporter(a), out2, np.float32(k))
+            np.testing.assert_array_equal(out2.copy_to_host(), a * np.float32(k))
+        assert len(full) <= 1, f"{len(full)} of 4 launches took the full path"

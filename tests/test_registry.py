@@ -290,9 +290,23 @@ def vectors(a, out):
     out[0] = simt.cross(simt.normalize(v), a[1])
 
 
-def _texture(source, ndim, layered=False):
-    return T.Texture(np.float32, 1, ndim, layered, source, "point", ("clamp",) * ndim, False,
-                     "element")
+@simt.kernel
+def texture_levels(m1, m2, m3, cube, acube, s2l, sc, scl, out):
+    out[0] = simt.tex1DLod(m1, 0.5, 1.0) + simt.tex2DLod(m2, 0.5, 0.5, 0.5) + \
+        simt.tex3DLod(m3, 0.5, 0.5, 0.5, 2.0) + \
+        simt.tex2DGrad(m2, 0.5, 0.5, simt.make_float2(0.1, 0.0), (0.0, 0.1)) + \
+        simt.texCubemap(cube, 1.0, 0.5, 0.25) + simt.texCubemapLayered(acube, 1.0, 0.5, 0.25, 1)
+    out[1] = simt.surf2DLayeredread(s2l, 0, 0, 1) + simt.surfCubemapread(sc, 0, 0, 5) + \
+        simt.surfCubemapLayeredread(scl, 0, 0, 7)
+    simt.surf2DLayeredwrite(out[2], s2l, 0, 0, 1)
+    simt.surfCubemapwrite(out[2], sc, 0, 0, 5)
+    simt.surfCubemapLayeredwrite(out[2], scl, 0, 0, 7)
+
+
+def _texture(source, ndim, layered=False, cubemap=False, mipmap_filter=None):
+    filter = "point" if mipmap_filter is None and not cubemap else "linear"
+    return T.Texture(np.float32, 1, ndim, layered, source, filter, ("clamp",) * ndim,
+                     cubemap or mipmap_filter is not None, "element", cubemap, mipmap_filter)
 
 
 def _math_kernel(tmp_path, target=None):
@@ -529,6 +543,10 @@ def _kernels(tmp_path):
                     _texture("array", 3), _texture("array", 1, True),
                     _texture("array", 2, True)]
          + [T.Surface(np.float32, 1, n, False) for n in (1, 2, 3)] + [f32]),
+        (texture_levels, [_texture("mipmap", n, mipmap_filter="linear") for n in (1, 2, 3)]
+         + [_texture("array", 2, cubemap=True), _texture("array", 2, True, cubemap=True),
+            T.Surface(np.float32, 1, 2, True), T.Surface(np.float32, 1, 2, False, True),
+            T.Surface(np.float32, 1, 2, True, True), f32]),
         (_math_kernel(tmp_path), [f64, f32, i32, f64]),
         (vectors, [T.Array(simt.float3.dtype, 1, "C")] * 2),
         (warp_matrix, [T.Array(np.dtype(np.float16), 1, "C"), f32]),

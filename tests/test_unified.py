@@ -66,3 +66,72 @@ def test_concurrent_managed_access_is_a_property(device):
     assert isinstance(value, bool)
     if device.kind == "cpu":
         assert value                          # the host and the CPU device are one processor
+
+
+LEVELS = simt.Managed(256, np.float32)
+
+
+@simt.kernel
+def raise_levels(a, n):
+    i = simt.grid(1)
+    if i < n:
+        a[i] = a[i] * 3 - 1
+        LEVELS[i] = LEVELS[i] + a[i]
+
+
+def _fma3(x):
+    """float32 x * 3 - 1 as the kernel computes it: one fma (exact in float64, then
+    rounded once)."""
+    return (x.astype(np.float64) * 3 - 1).astype(np.float32)
+
+
+def test_stream_attached_managed_memory(device, rng):
+    """cudaStreamAttachMemAsync (guide L.2.2.3): a managed array attached to one stream,
+    another to the host, a Managed symbol to the stream; results as without them."""
+    n = 256
+    x, y = random_array(rng, n, np.float32), random_array(rng, n, np.float32)
+    a, spare = simt.managed_array(n, np.float32), simt.managed_array(n, np.float32)
+    np.asarray(a)[:] = x
+    LEVELS[:] = y
+    stream = simt.Stream()
+    stream.attach_mem(a)                                  # 'single': this stream only
+    stream.attach_mem(LEVELS, "single")
+    stream.attach_mem(spare, flags="host")                # the host's alone
+    stream.synchronize()
+    raise_levels[1, n, 0, stream](a, n)
+    np.asarray(spare)[:] = x                              # the host may touch it meanwhile
+    stream.synchronize()
+    once = _fma3(x)
+    np.testing.assert_array_equal(np.asarray(a), once)
+    np.testing.assert_array_equal(np.asarray(LEVELS), y + once)
+    np.testing.assert_array_equal(np.asarray(spare), x)
+    stream.attach_mem(a, "global")                        # every stream again
+    raise_levels[1, n](a, n)
+    simt.synchronize()
+    np.testing.assert_array_equal(np.asarray(a), _fma3(once))
+
+
+def test_attach_is_for_managed_memory(device):
+    stream = simt.Stream()
+    with pytest.raises(ValueError, match=r"attach_mem applies to managed memory"):
+        stream.attach_mem(simt.zeros(4))
+    with pytest.raises(ValueError, match="flags is one of 'single', 'host', 'global'"):
+        stream.attach_mem(simt.managed_array(4), "device")
+    with pytest.raises(ValueError, match="legacy default stream is not one"):
+        simt.default_stream().attach_mem(simt.managed_array(4))
+    simt.default_stream().attach_mem(simt.managed_array(4), "global")
+
+
+def test_unified_memory_properties(device):
+    """cudaDeviceProp's unified-memory fields; on the cpu and sim devices device memory is
+    host memory, so the device reaches pageable memory through the host's page tables, and
+    the host reaches managed memory directly."""
+    props = device.properties
+    fields = ("managed_memory", "concurrent_managed_access", "pageable_memory_access",
+              "pageable_memory_access_uses_host_page_tables",
+              "direct_managed_mem_access_from_host", "unified_addressing",
+              "can_map_host_memory")
+    for name in fields:
+        assert isinstance(getattr(props, name), bool), name
+    if device.kind in ("cpu", "sim"):
+        assert all(getattr(props, name) for name in fields)

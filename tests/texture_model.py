@@ -198,3 +198,86 @@ def gather(texels, modes, normalized, read_mode, x, y, comp):
         yi, yok = address(j, h, modes[1])
         out.append(np.where(xok & yok, values[yi, xi], 0))
     return np.stack(out, axis=1)
+
+
+# ------------------------------------------------------------------ cubemaps and mipmaps
+# The guide's rules (3.2.12.1.5, table 2; cudaTextureDesc's mipmap fields) with choices it
+# leaves open made as backends/cpu/texcube.py and texmip.py make them (docs/textures.md):
+# major-axis ties go x, then y, then z; the face coordinates are float32 (s/m + 1) / 2;
+# point mipmap filtering reads level floor(lod + 1/2); linear splits the clamped lod into
+# a level and an 8-bit fraction f (floor) and blends the two levels' results (256 - f, f)
+# / 256, rounded once to float32.
+
+# face: (axis of m, sign, (axis, sign) of s, (axis, sign) of t)
+CUBE_FACES = ((0, 1, (2, -1), (1, -1)), (0, -1, (2, 1), (1, -1)),
+              (1, 1, (0, 1), (2, 1)), (1, -1, (0, 1), (2, -1)),
+              (2, 1, (0, 1), (1, -1)), (2, -1, (0, -1), (1, -1)))
+
+
+def cube_coords(x, y, z):
+    """(face, u, v) of directions (x, y, z): float32 arrays in, u and v float32."""
+    xyz = [np.asarray(c, np.float32) for c in (x, y, z)]
+    mag = [np.abs(c) for c in xyz]
+    axis = np.where((mag[0] >= mag[1]) & (mag[0] >= mag[2]), 0, np.where(mag[1] >= mag[2], 1, 2))
+    negative = np.choose(axis, [c < 0 for c in xyz])
+    face = 2 * axis + negative
+    m, s, t = (np.zeros_like(xyz[0]) for _ in range(3))
+    for f, (ax, sign, (sa, ss), (ta, ts)) in enumerate(CUBE_FACES):
+        here = face == f
+        m = np.where(here, sign * xyz[ax], m)
+        s = np.where(here, ss * xyz[sa], s)
+        t = np.where(here, ts * xyz[ta], t)
+    one, half = np.float32(1.0), np.float32(0.5)
+    with np.errstate(all="ignore"):
+        u = ((s / m) + one) * half
+        v = ((t / m) + one) * half
+    return face, u.astype(np.float32), v.astype(np.float32)
+
+
+def sample_cube(texels, layered, filter, modes, read_mode, x, y, z, layer=None):
+    """texCubemap / texCubemapLayered of texels (6, w, w, C) or (layers, 6, w, w, C)."""
+    face, u, v = cube_coords(x, y, z)
+    w = texels.shape[-2]
+    faces = texels.reshape((-1, w, w, texels.shape[-1]))
+    index = face.astype(np.int64)
+    if layered:
+        cubes = faces.shape[0] // 6
+        index = index + 6 * np.minimum(layer.astype(np.int64) & 0xFFFFFFFF, cubes - 1)
+    return sample(faces, 2, True, filter, modes, True, read_mode, [u, v], index)
+
+
+def mipmap_lod(lod, bias, low, high, levels):
+    """The level of detail a mipmapped fetch uses (float32): lod + bias, clamped."""
+    lod = np.asarray(lod, np.float32) + np.float32(bias)
+    lod = np.fmin(np.fmax(lod, np.float32(low)), np.float32(high))
+    return np.fmin(np.fmax(lod, np.float32(0.0)), np.float32(levels - 1)).astype(np.float32)
+
+
+def gradient_lod(dx, dy, width, height):
+    """tex2DGrad's level of detail: log2 of the longer gradient in texels of level 0."""
+    def length2(g):
+        a, b = g[0].astype(np.float64) * width, g[1].astype(np.float64) * height
+        return a * a + b * b
+    with np.errstate(divide="ignore"):
+        return (0.5 * np.log2(np.fmax(length2(dx), length2(dy)))).astype(np.float32)
+
+
+def sample_mipmap(levels, ndim, filter, mipmap_filter, modes, read_mode, coords, lod,
+                  bias=0.0, low=0.0, high=None):
+    """tex1DLod/2DLod/3DLod of a mipmapped texture: ``levels`` the host arrays of the
+    levels (trailing channel axis), normalized coordinates."""
+    n = len(levels)
+    high = n - 1 if high is None else high
+    lod = mipmap_lod(lod, bias, low, high, n).astype(np.float64)
+    per_level = [sample(t, ndim, False, filter, modes, True, read_mode, coords) for t in levels]
+    stacked = np.stack(per_level)                           # (levels, N, C)
+    points = np.arange(len(lod))
+    if mipmap_filter == "point":
+        return stacked[np.floor(lod + 0.5).astype(np.int64), points]
+    q = np.floor(lod * 256.0).astype(np.int64)
+    first, frac = q >> 8, q & 255
+    second = np.minimum(first + 1, n - 1)
+    v0 = stacked[first, points].astype(np.float64)
+    v1 = stacked[second, points].astype(np.float64)
+    total = (256 - frac)[:, None] * v0 + frac[:, None] * v1
+    return (total * 2.0 ** -8).astype(np.float32)

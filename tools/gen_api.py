@@ -24,8 +24,10 @@ SECTIONS = [
       "runtime.peer"]),
     ("Arrays", "Device arrays and the functions that make them.", ["runtime.arrays"]),
     ("Host memory, copies and pools", "Pinned, mapped and managed host memory, pitched and "
-     "2-D/3-D copies, pools and virtual memory ([memory](memory.md)).",
-     ["runtime.hostarrays", "runtime.memory", "runtime.pools", "runtime.vmm", "runtime.ipc"]),
+     "2-D/3-D copies, copies between any two memories and what memory an address is, pools "
+     "and virtual memory ([memory](memory.md)).",
+     ["runtime.hostarrays", "runtime.memory", "runtime.uva", "runtime.pointers",
+      "runtime.pools", "runtime.vmm", "runtime.ipc"]),
     ("Streams, events and graphs", "Asynchronous work ([the runtime](runtime.md), "
      "[graphs](graphs.md); the device runtime's streams, for launches inside kernels: "
      "[dynamic parallelism](dynamic-parallelism.md)).",
@@ -34,8 +36,12 @@ SECTIONS = [
      ["runtime.interop"]),
     ("Textures, surfaces and tensor maps", "([textures](textures.md), "
      "[Hopper](hopper.md)).", ["runtime.textures", "runtime.tensormaps"]),
-    ("Constant and global memory", "Module-level data a kernel reads "
-     "([globals](kernel-globals.md)).", ["lang:Constant Global declare_device"]),
+    ("Constant, global and managed memory", "Module-level data a kernel reads and writes "
+     "([globals](kernel-globals.md)).", ["runtime.symbols", "lang:declare_device"]),
+    ("OpenGL interop", "`simt.gl`: OpenGL buffers mapped for kernels, and a headless EGL "
+     "context; GPU only ([OpenGL interop](opengl.md)).",
+     ["gl:gl.register_buffer gl.GraphicsResource gl.egl_context gl.EglContext "
+      "gl.create_buffer gl.read_buffer gl.write_buffer gl.delete_buffer gl.buffer_size"]),
     ("Modules and CUDA C++", "PTX, cubins and CUDA C++ compiled by NVRTC "
      "([modules](modules.md)).", ["runtime.modules"]),
     ("bfloat16", "`simt.bfloat16`, `simt.float8_e4m3` and `simt.float8_e5m2` are ml_dtypes' "

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors as errors, version as version
+from . import errors as errors, gl as gl, version as version
 from .version import __version__ as __version__
 from .lang.registry import Intrinsic as _Intrinsic
 from .lang.vectors import VectorValue as _VectorValue

@@ -3,8 +3,8 @@ item 5): bugs.cu holds them in CUDA C, tests/test_checked.py in Python.
 
 For each case: build bugs.cu once with nvcc, run it under compute-sanitizer's memcheck,
 racecheck, synccheck and initcheck (found or not, and the wall time of each run), then
-run the Python twin on the CPU device with checks=True (the exception class, or clean,
-and the time). Writes bench/results/issue13-sanitizer-<date>.md and .json.
+run the Python twin with checks=True on the CPU device and (with a GPU) on cuda:0 (the
+exception class, or clean, and the time of the launch, compile excluded). Writes bench/results/issue13-sanitizer-<date>.md and .json.
 
 Usage (on a machine with a GPU and the CUDA toolkit):
     python bench/sanitizer/run.py [--only CASE ...] [--arch sm_90] [--no-cuda]
@@ -60,6 +60,7 @@ CASES = {
 
 def twins():
     """The Python twins: the kernels of tests/test_checked.py, with their launches."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))          # its conftest helpers
     spec = importlib.util.spec_from_file_location(
         "test_checked", os.path.join(ROOT, "tests", "test_checked.py"))
     t = importlib.util.module_from_spec(spec)
@@ -90,10 +91,10 @@ def twins():
     }
 
 
-def run_simt(case, twin):
+def run_simt(case, twin, device="cpu"):
     import simt
     kernel, grid, block, make = twin
-    with simt.use_device("cpu", checks=True):
+    with simt.use_device(device, checks=True):
         args = make()
         kernel[grid, block](*args)          # compile outside the timing
         try:
@@ -156,6 +157,10 @@ def main():
                                                   or "Error" in line)), "")[:200]
         found, ms = run_simt(case, pythons[case])
         row["simt"] = {"found": found, "ms": round(ms, 2), "right": found == expected}
+        if cuda:                    # the same twin under checks=True on the GPU
+            gfound, gms = run_simt(case, pythons[case], "cuda:0")
+            row["simt_cuda"] = {"found": gfound, "ms": round(gms, 2),
+                                "right": gfound == expected}
         results["cases"][case] = row
         cells = [case, what]
         if cuda:
@@ -164,9 +169,14 @@ def main():
                 mark = "found" if n > 0 else ("-" if n == 0 else "?")
                 cells.append(f"{mark} ({row[name]['s']:.1f} s)")
         cells.append(f"{found or 'clean'} ({ms:.1f} ms)" + ("" if found == expected else " WRONG"))
+        if cuda:
+            g = row["simt_cuda"]
+            cells.append(f"{g['found'] or 'clean'} ({g['ms']:.1f} ms)"
+                         + ("" if g["right"] else " WRONG"))
         rows.append(cells)
         print(" | ".join(cells), flush=True)
-    header = ["case", "bug"] + ([f"{t}" for t in TOOLS] if cuda else []) + ["simt checks=True"]
+    header = ["case", "bug"] + ([f"{t}" for t in TOOLS] if cuda else []) + \
+        ["simt checks=True, cpu"] + (["simt checks=True, cuda:0"] if cuda else [])
     table = "\n".join(["| " + " | ".join(header) + " |",
                        "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows])
     base = os.path.join(ROOT, "bench", "results", f"issue13-sanitizer-{C.DATE}")

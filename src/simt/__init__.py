@@ -49,21 +49,27 @@ _home("runtime.arrays", "DeviceArray device_array empty zeros device_array_like 
                         "empty_like zeros_like mem_get_info")
 _home("runtime.interop", "asarray from_dlpack to_device")
 _home("runtime.hostarrays", "pinned_array mapped_array managed_array")
+_home("runtime.symbols", "Constant Global Managed")
+_home("runtime.pointers", "pointer_attributes PointerAttributes")
+_home("runtime.uva", "copy")
 _home("lang", "threadIdx blockIdx blockDim gridDim warpSize grid gridsize arch shared local const "
-              "Constant Global syncthreads syncthreads_count syncthreads_and syncthreads_or "
+              "syncthreads syncthreads_count syncthreads_and syncthreads_or "
               "threadfence threadfence_block threadfence_system fence_proxy_async atomic math "
               "float_as_int "
               "int_as_float float_as_uint uint_as_float double_as_longlong longlong_as_double "
               "ldg clock clock64 globaltimer nanosleep double2hiint double2loint "
               "hiloint2double cg wmma mma wgmma tma declare_device")
-_home("runtime.textures", "CudaArray Texture Surface")
+_home("runtime.textures", "CudaArray MipmappedArray Texture Surface")
 _home("runtime.tensormaps", "tensor_map TensorMap")
 _home("runtime.modules", "Module SourceModule RawKernel")
 _home("runtime.peer", "can_access_peer enable_peer_access")
 _home("runtime.ipc", "open_ipc_handle")
 _home("runtime.vmm", "VirtualMemory")
 _home("lang.textures", "tex1D tex2D tex3D tex1DLayered tex2DLayered tex2Dgather surf1Dread "
-                       "surf2Dread surf3Dread surf1Dwrite surf2Dwrite surf3Dwrite")
+                       "surf2Dread surf3Dread surf1Dwrite surf2Dwrite surf3Dwrite tex1DLod "
+                       "tex2DLod tex3DLod tex2DGrad texCubemap texCubemapLayered "
+                       "surf2DLayeredread surf2DLayeredwrite surfCubemapread surfCubemapwrite "
+                       "surfCubemapLayeredread surfCubemapLayeredwrite")
 _home("lang.warp", "all_sync any_sync ballot_sync activemask match_any_sync match_all_sync "
                    "reduce_add_sync reduce_min_sync reduce_max_sync reduce_and_sync "
                    "reduce_or_sync reduce_xor_sync shfl_sync shfl_up_sync shfl_down_sync "

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors as errors, version as version
+from . import errors as errors, gl as gl, version as version
 from .version import __version__ as __version__
 from .lang.registry import Intrinsic as _Intrinsic
 from .lang.vectors import VectorValue as _VectorValue
@@ -73,8 +73,11 @@ from .runtime.interop import (asarray as asarray, from_dlpack as from_dlpack,
                               to_device as to_device)
 from .runtime.hostarrays import (pinned_array as pinned_array, mapped_array as mapped_array,
                                  managed_array as managed_array)
-from .lang import (grid as grid, gridsize as gridsize, arch as arch, Constant as Constant,
-                   Global as Global, syncthreads as syncthreads,
+from .runtime.symbols import (Constant as Constant, Global as Global, Managed as Managed)
+from .runtime.pointers import (pointer_attributes as pointer_attributes,
+                               PointerAttributes as PointerAttributes)
+from .runtime.uva import copy as copy
+from .lang import (grid as grid, gridsize as gridsize, arch as arch, syncthreads as syncthreads,
                    syncthreads_count as syncthreads_count, syncthreads_and as syncthreads_and,
                    syncthreads_or as syncthreads_or, threadfence as threadfence,
                    threadfence_block as threadfence_block, threadfence_system as threadfence_system,
@@ -86,7 +89,8 @@ from .lang import (grid as grid, gridsize as gridsize, arch as arch, Constant as
                    double2hiint as double2hiint, double2loint as double2loint,
                    hiloint2double as hiloint2double, cg as cg, wmma as wmma, mma as mma,
                    wgmma as wgmma, tma as tma, declare_device as declare_device)
-from .runtime.textures import (CudaArray as CudaArray, Texture as Texture, Surface as Surface)
+from .runtime.textures import (CudaArray as CudaArray, MipmappedArray as MipmappedArray,
+                               Texture as Texture, Surface as Surface)
 from .runtime.tensormaps import (tensor_map as tensor_map, TensorMap as TensorMap)
 from .runtime.modules import (Module as Module, SourceModule as SourceModule,
                               RawKernel as RawKernel)
@@ -99,7 +103,15 @@ from .lang.textures import (tex1D as tex1D, tex2D as tex2D, tex3D as tex3D,
                             tex2Dgather as tex2Dgather, surf1Dread as surf1Dread,
                             surf2Dread as surf2Dread, surf3Dread as surf3Dread,
                             surf1Dwrite as surf1Dwrite, surf2Dwrite as surf2Dwrite,
-                            surf3Dwrite as surf3Dwrite)
+                            surf3Dwrite as surf3Dwrite, tex1DLod as tex1DLod, tex2DLod as tex2DLod,
+                            tex3DLod as tex3DLod, tex2DGrad as tex2DGrad, texCubemap as texCubemap,
+                            texCubemapLayered as texCubemapLayered,
+                            surf2DLayeredread as surf2DLayeredread,
+                            surf2DLayeredwrite as surf2DLayeredwrite,
+                            surfCubemapread as surfCubemapread,
+                            surfCubemapwrite as surfCubemapwrite,
+                            surfCubemapLayeredread as surfCubemapLayeredread,
+                            surfCubemapLayeredwrite as surfCubemapLayeredwrite)
 from .lang.warp import (all_sync as all_sync, any_sync as any_sync, ballot_sync as ballot_sync,
                         activemask as activemask, match_any_sync as match_any_sync,
                         match_all_sync as match_all_sync, reduce_add_sync as reduce_add_sync,

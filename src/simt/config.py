@@ -55,7 +55,7 @@ class Config:
                                 "doc": "starting device ('cuda:0', 'cpu'); unset: first GPU, else cpu"})
     checks: bool = dataclasses.field(
         default=False, metadata={"env": "SIMT_CHECKS",
-                                 "doc": "checked mode on the CPU device (docs/finding-bugs.md)"})
+                                 "doc": "checked mode on the CPU device and GPUs (docs/finding-bugs.md)"})
     cache: bool = dataclasses.field(
         default=True, metadata={"env": "SIMT_CACHE", "doc": "keep compiled kernels on disk; '0' disables"})
     cache_dir: str = dataclasses.field(

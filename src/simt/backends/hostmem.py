@@ -227,6 +227,17 @@ class HostMemory(Backend):
     def advise(self, ptr, nbytes, advice, target, unset=False):
         """Nothing to advise: managed memory is host memory, read by the host."""
 
+    def attach_mem(self, stream, ptr, nbytes, flags):
+        """Nothing to attach: the host and every stream reach all memory at any time
+        (concurrent_managed_access); the runtime checked the arguments."""
+
+    def symbol_storage(self, symbol):
+        """The symbol's own host array, which kernels of this device read and write."""
+        host = symbol.host
+        allocation = Allocation(host.ctypes.data, host.nbytes, self, keepalive=host)
+        allocation.managed = symbol.managed
+        return allocation
+
 
 @functools.lru_cache(maxsize=1)
 def _cpu_properties():

@@ -271,7 +271,7 @@ class FunctionEmitter:
         self.target.emit_barrier(self, s)
 
     def stmt_Collective(self, s):
-        self.store_var(s.name, self.target.emit_collective(self, s.op, self.expr(s.value)))
+        self.store_var(s.name, self.target.emit_collective(self, s.op, self.expr(s.value), s.loc))
 
     def stmt_WarpOp(self, s):
         value = self.target.emit_warp(self, s)

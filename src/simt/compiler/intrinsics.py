@@ -114,7 +114,10 @@ def _complex_abs(em, e):
 
 @lowering(tex.fetch, tex.tex1D, tex.tex2D, tex.tex3D, tex.tex1DLayered, tex.tex2DLayered,
           tex.tex2Dgather, tex.surf1Dread, tex.surf2Dread, tex.surf3Dread, tex.surf1Dwrite,
-          tex.surf2Dwrite, tex.surf3Dwrite)
+          tex.surf2Dwrite, tex.surf3Dwrite, tex.tex1DLod, tex.tex2DLod, tex.tex3DLod,
+          tex.tex2DGrad, tex.texCubemap, tex.texCubemapLayered, tex.surf2DLayeredread,
+          tex.surf2DLayeredwrite, tex.surfCubemapread, tex.surfCubemapwrite,
+          tex.surfCubemapLayeredread, tex.surfCubemapLayeredwrite)
 def _texture(em, e):
     """Texture fetches and surface reads/writes: wholly the target's (appendix H on the
     CPU, texture instructions on the GPU)."""

@@ -69,7 +69,9 @@ def _contracted(b, x, y, z):
     use), which NVPTX writes as the same ``fma.rn`` as llvm.fma, but which LLVM's loop
     unroller costs as two instructions, not a call (with llvm.fma, spmv's loop was unrolled
     8 times instead of 4 and ran 1.11x nvcc on the H200, 2026-12-02)."""
-    return b.fadd(b.fmul(x, y, flags=("contract",)), z, flags=("contract",))
+    fmuladd = b.module.declare_intrinsic("llvm.fmuladd", [x.type],
+                                         ll.FunctionType(x.type, [x.type] * 3))
+    return b.call(fmuladd, [x, y, z])
 
 
 for _entry in MATH_FUNCS:

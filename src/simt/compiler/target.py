@@ -298,7 +298,8 @@ class Target:
     def emit_barrier(self, em, stmt):
         raise self._missing("emit_barrier")
 
-    def emit_collective(self, em, op, value):
+    def emit_collective(self, em, op, value, loc=None):
+        """syncthreads_count/_and/_or (``op``: count, and, or) of ``value`` at ``loc``."""
         raise self._missing("emit_collective")
 
     def emit_warp(self, em, stmt):

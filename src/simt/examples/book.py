@@ -7,7 +7,8 @@
   opening a window.
 - cpu_anim.h / gpu_anim.h: ``CPUAnimBitmap`` and ``GPUAnimBitmap`` run a fixed number
   of frames and write them as numbered PNGs, or one animated GIF when Pillow is
-  installed; progress goes to stderr.
+  installed; progress goes to stderr. ``GLAnimBitmap`` is gpu_anim.h with a real OpenGL
+  pixel buffer (simt.gl, headless EGL; GPU only).
 """
 import sys
 import threading
@@ -231,23 +232,10 @@ class CPUAnimBitmap(CPUBitmap):
 class GPUAnimBitmap:
     """gpu_anim.h without a window: ``f_anim(dev_ptr, data, tick)`` draws into device memory.
 
-    With a display, the book registers an OpenGL pixel buffer object with CUDA and
-    maps it each frame, so the kernel writes straight into what OpenGL draws. In
-    Python that is, with PyOpenGL and glfw for the window and cuda.bindings for CUDA
-    (see docs/cuda-by-example.md)::
-
-        pbo = glGenBuffers(1); glBindBuffer(GL_PIXEL_UNPACK_BUFFER, pbo)
-        glBufferData(GL_PIXEL_UNPACK_BUFFER, w * h * 4, None, GL_DYNAMIC_DRAW)
-        err, resource = cudart.cudaGraphicsGLRegisterBuffer(pbo, cudaGraphicsRegisterFlagsNone)
-        # every frame:
-        cudart.cudaGraphicsMapResources(1, resource, 0)
-        err, ptr, size = cudart.cudaGraphicsResourceGetMappedPointer(resource)
-        f_anim(simt.asarray(<object exposing ptr through __cuda_array_interface__>), data, tick)
-        cudart.cudaGraphicsUnmapResources(1, resource, 0)
-        glDrawPixels(w, h, GL_RGBA, GL_UNSIGNED_BYTE, None)   # draws from the bound PBO
-
-    Here the device buffer stands in for the mapped PBO, and each frame is copied to
-    the host only to be written to a file.
+    The book registers an OpenGL pixel buffer object with CUDA and maps it each frame,
+    so the kernel writes straight into what OpenGL draws: GLAnimBitmap does that (GPU
+    only, with simt.gl). Here a device array stands in for the mapped buffer, on any
+    device, and each frame is copied to the host only to be written to a file.
     """
 
     def __init__(self, width, height, data=None):
@@ -275,6 +263,52 @@ class GPUAnimBitmap:
     def last_frame(self):
         """The pixels of the latest frame as a (height, width, 4) host array."""
         return self.dev_pixels.copy_to_host().reshape(self.height, self.width, 4)
+
+
+class GLAnimBitmap:
+    """gpu_anim.h with OpenGL: ``f_anim(pixels, data, tick)`` draws into a pixel buffer
+    object registered with CUDA, mapped for each frame as a (height * width, 4) uint8
+    array (the book's uchar4 pointer) and unmapped for OpenGL. There is no window: the
+    context is a headless EGL one (simt.gl.egl_context, GPU only), and OpenGL reads each
+    saved frame back from the buffer (glGetBufferSubData) where the book draws it
+    (glDrawPixels from the bound buffer)."""
+
+    def __init__(self, width, height, data=None):
+        self.width, self.height, self.data = width, height, data
+        self.context = simt.gl.egl_context()            # the book: glutInit, glutCreateWindow
+        self.buffer = simt.gl.create_buffer(width * height * 4)      # bound as the PBO
+        self.resource = simt.gl.register_buffer(self.buffer)          # flags 'none'
+
+    def image_size(self):
+        return self.width * self.height * 4
+
+    def frame(self, f_anim, tick):
+        """One idle_func: map, ``f_anim``, unmap."""
+        with self.resource.mapped(shape=(self.width * self.height, 4)) as pixels:
+            f_anim(pixels, self.data, tick)
+
+    def last_frame(self):
+        """The buffer as OpenGL sees it: a (height, width, 4) host array."""
+        return simt.gl.read_buffer(self.buffer).reshape(self.height, self.width, 4)
+
+    def anim_and_exit(self, f_anim, f_exit=None, frames=10, out_dir=None, stem="anim",
+                      save_every=1):
+        sink = _FrameSink(out_dir, stem, save_every)
+        try:
+            for tick in steps(range(frames), what="frames"):
+                self.frame(f_anim, tick)
+                if tick % save_every == 0:
+                    sink.add(tick, self.last_frame())
+        finally:
+            if f_exit is not None:
+                f_exit(self.data)
+        return sink.close()
+
+    def free_resources(self):
+        """The book's Esc key: unregister, delete the buffer, destroy the context."""
+        self.resource.unregister()
+        simt.gl.delete_buffer(self.buffer)
+        self.context.destroy()
 
 
 def mapped_device_view(mapped, device=None):

@@ -316,14 +316,17 @@ class Texture(Type):
     ('linear', 'pitch2d', 'array'), filter, address mode, coordinates and read mode."""
 
     FIELDS = ("dtype", "channels", "ndim", "layered", "source", "filter", "address",
-              "normalized_coords", "read_mode")
+              "normalized_coords", "read_mode", "cubemap", "mipmap_filter")
 
     def __init__(self, dtype, channels, ndim, layered, source, filter, address,
-                 normalized_coords, read_mode):
+                 normalized_coords, read_mode, cubemap=False, mipmap_filter=None):
         self.dtype = np.dtype(dtype)
         self.channels, self.ndim, self.layered, self.source = channels, ndim, layered, source
         self.filter, self.address = filter, address
         self.normalized_coords, self.read_mode = normalized_coords, read_mode
+        # a cubemap reads 6 faces (x 'layers' when layered); a texture over a
+        # MipmappedArray ('mipmap' source) filters between levels with mipmap_filter
+        self.cubemap, self.mipmap_filter = cubemap, mipmap_filter
         # made once: a launch function compares a new texture's type with its own
         self._key = tuple(str(getattr(self, f)) for f in self.FIELDS)
 
@@ -335,17 +338,20 @@ class Texture(Type):
 
 
 class Surface(Type):
-    """A surface object argument over a CUDA array of ``dtype`` x ``channels``."""
+    """A surface object argument over a CUDA array of ``dtype`` x ``channels`` (a cubemap
+    surface is a 2D layered one of 6 faces per layer)."""
 
-    def __init__(self, dtype, channels, ndim, layered):
+    def __init__(self, dtype, channels, ndim, layered, cubemap=False):
         self.dtype = np.dtype(dtype)
         self.channels, self.ndim, self.layered = channels, ndim, layered
+        self.cubemap = cubemap
 
     def key(self):
-        return (self.dtype.str, self.channels, self.ndim, self.layered)
+        return (self.dtype.str, self.channels, self.ndim, self.layered, self.cubemap)
 
     def __repr__(self):
-        return f"surface<{self.dtype.name}x{self.channels}, {self.ndim}d>"
+        kind = ("cubemap " if self.cubemap else "") + ("layered " if self.layered else "")
+        return f"surface<{self.dtype.name}x{self.channels}, {kind}{self.ndim}d>"
 
 
 class GraphHandle(Scalar):

@@ -3,7 +3,7 @@ lowerings (see registry.py)."""
 from .registry import REGISTRY, Intrinsic, Namespace, Static
 from . import python
 from .indices import threadIdx, blockIdx, blockDim, gridDim, warpSize, grid, gridsize, arch
-from .memory import shared, local, const, Constant, Global
+from .memory import shared, local, const
 from .sync import (syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
                    threadfence, threadfence_block, threadfence_system, fence_proxy_async)
 from .atomics import atomic

@@ -1,5 +1,7 @@
-"""Memory spaces kernels may declare: shared, local and constant arrays, and
-module-level ``Constant`` / ``Global`` symbols (``__constant__`` / ``__device__``)."""
+"""Memory spaces kernels may declare: shared, local and constant arrays, and the
+storage of module-level symbols (``__constant__`` / ``__device__`` / ``__managed__``), whose
+host-side classes, ``simt.Constant``, ``simt.Global`` and ``simt.Managed``, are in
+runtime/symbols.py."""
 import numpy as np
 
 from ..ir import nodes as ir
@@ -76,7 +78,8 @@ const = Namespace(
 class _Symbol:
     """A module-level device array reached by kernels through its global name."""
 
-    readonly = False
+    readonly = False        # Constant: kernels read it from constant memory
+    managed = False         # Managed: unified memory on a GPU, the host reads it in place
 
     def __init__(self, shape, dtype):
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -108,20 +111,3 @@ class _Symbol:
             handle.read(self.host, stream)
             break
         return self.host.copy()
-
-
-class Constant(_Symbol):
-    """A module-level ``__constant__`` array: kernels read it as ``C[i]``; the host
-    updates it with ``.copy_from(host_array)`` (cudaMemcpyToSymbol)."""
-
-    readonly = True
-
-    def __init__(self, host_array):
-        host = np.ascontiguousarray(host_array)
-        super().__init__(host.shape, host.dtype)
-        self.host[...] = host
-
-
-class Global(_Symbol):
-    """A module-level ``__device__`` array, read and written by kernels; the host
-    reads it with ``.copy_to_host()`` and writes it with ``.copy_from()``."""

@@ -41,14 +41,17 @@ def _texture_arg(fc, value, name, loc):
 def _fail_kind(fc, t, name, loc, wanted):
     fc.fail(loc, f"{name} reads {wanted}, but this texture is {_describe(t)}",
             "use the fetch function that matches the texture: tex.fetch(i) for linear memory, "
-            "tex1D/tex2D/tex3D for CUDA arrays and pitched 2D memory, the Layered forms for "
-            "layered arrays")
+            "tex1D/tex2D/tex3D (and the Lod and Grad forms) for CUDA arrays, mipmapped arrays "
+            "and pitched 2D memory, the Layered forms for layered arrays, texCubemap and "
+            "texCubemapLayered for cubemaps")
 
 
 def _describe(t):
     layered = "layered " if t.layered else ""
     where = {"linear": "over linear memory", "pitch2d": "over pitched 2D memory",
-             "array": "over a CUDA array"}[t.source]
+             "array": "over a CUDA array", "mipmap": "over a mipmapped array"}[t.source]
+    if t.cubemap:
+        return f"a {layered}cubemap texture {where}"
     return f"a {t.ndim}D {layered}texture {where}"
 
 
@@ -65,7 +68,7 @@ def _tex_builder(kind):
         values = [fc.expr(a, loc) for a in args]
         tex = _texture_arg(fc, values[0], name, loc)
         t = tex.type
-        if t.source == "linear" or t.ndim != ndim or t.layered != layered:
+        if t.source == "linear" or t.ndim != ndim or t.layered != layered or t.cubemap:
             _fail_kind(fc, t, name, loc, f"a {ndim}D {'layered ' if layered else ''}texture")
         coords = [_float(fc, v, loc) for v in values[1:1 + ncoords]]
         extra = [_int(fc, values[-1], loc)] if layered else []
@@ -111,6 +114,67 @@ def _gather_build(fc, args, kwargs, loc):
                             {"comp": comp})
 
 
+# (kind: name, coordinates, dimensions, what follows the coordinates)
+_LEVEL_KINDS = {"1dlod": ("simt.tex1DLod", 1, "level"), "2dlod": ("simt.tex2DLod", 2, "level"),
+                "3dlod": ("simt.tex3DLod", 3, "level"), "2dgrad": ("simt.tex2DGrad", 2, "grad")}
+
+
+def _level_builder(kind):
+    """tex1DLod/2DLod/3DLod(tex, x[, y[, z]], level) and tex2DGrad(tex, x, y, dx, dy)."""
+    name, ndim, extra = _LEVEL_KINDS[kind]
+    coords = ", ".join("xyz"[:ndim])
+    usage = f"{name}(tex, {coords}, level)" if extra == "level" else \
+        f"{name}(tex, {coords}, dx, dy) with dx and dy float2 gradients"
+
+    def build(fc, args, kwargs, loc):
+        nargs = 1 + ndim + (1 if extra == "level" else 2)
+        if len(args) != nargs or kwargs:
+            fc.fail(loc, f"{usage} takes {nargs} arguments, got {len(args) + len(kwargs)}")
+        values = [fc.expr(a, loc) for a in args]
+        t = _texture_arg(fc, values[0], name, loc).type
+        if t.source not in ("array", "mipmap") or t.ndim != ndim or t.layered or t.cubemap:
+            _fail_kind(fc, t, name, loc, f"a {ndim}D texture over a CUDA or mipmapped array")
+        operands = [_float(fc, v, loc) for v in values[1:1 + ndim]]
+        if extra == "level":
+            operands.append(_float(fc, values[-1], loc))
+        else:
+            for g in values[-2:]:
+                operands += _gradient(fc, g, loc)
+        return _LEVEL[kind].node(_result(texel_type(t), t.channels), loc, [values[0]] + operands)
+    return build
+
+
+def _gradient(fc, value, loc):
+    """The two float32 parts of a tex2DGrad gradient (a float2, or a tuple of two)."""
+    if isinstance(value.type, T.Vector) and value.type.n == 2:
+        value = as_tuple(fc, value, loc)
+    if not isinstance(value.type, T.Tuple) or len(value.type.items) != 2:
+        fc.fail(loc, f"simt.tex2DGrad gradients are float2 values (dx = (dx/dx, dy/dx)), "
+                f"got {value.type}", "pass simt.make_float2(a, b) or a tuple (a, b)")
+    return [_float(fc, ir.TupleGet(it, loc, value, i), loc)
+            for i, it in enumerate(value.type.items)]
+
+
+def _cube_builder(layered):
+    name = "simt.texCubemapLayered" if layered else "simt.texCubemap"
+
+    def build(fc, args, kwargs, loc):
+        nargs = 4 + layered
+        if len(args) != nargs or kwargs:
+            fc.fail(loc, f"{name}(tex, x, y, z{', layer' if layered else ''}) takes {nargs} "
+                    f"arguments (x, y, z: a direction), got {len(args) + len(kwargs)}")
+        values = [fc.expr(a, loc) for a in args]
+        t = _texture_arg(fc, values[0], name, loc).type
+        if not t.cubemap or t.layered != layered:
+            _fail_kind(fc, t, name, loc, f"a {'layered ' if layered else ''}cubemap texture")
+        operands = [_float(fc, v, loc) for v in values[1:4]]
+        if layered:
+            operands.append(_int(fc, values[4], loc))
+        op = texCubemapLayered if layered else texCubemap
+        return op.node(_result(texel_type(t), t.channels), loc, [values[0]] + operands)
+    return build
+
+
 # ------------------------------------------------------------------ surfaces
 def _boundary(fc, kwargs, name, loc):
     mode = kwargs.pop("boundary", None)
@@ -123,45 +187,71 @@ def _boundary(fc, kwargs, name, loc):
     return mode
 
 
-def _surface_arg(fc, value, name, ndim, loc):
+# shape -> (name's middle, the surface it needs: layered, cubemap; the layer's name)
+_SURF_SHAPES = {None: ("{n}D", False, False, None), "layered": ("2DLayered", True, False, "layer"),
+                "cube": ("Cubemap", False, True, "face"),
+                "cubelayered": ("CubemapLayered", True, True, "layerFace")}
+
+
+def _surface_arg(fc, value, name, ndim, shape, loc):
     if not isinstance(value.type, T.Surface):
         fc.fail(loc, f"{name} needs a surface (a simt.Surface argument), got {value.type}")
-    if value.type.ndim != ndim or value.type.layered:
-        fc.fail(loc, f"{name} reads a {ndim}D surface, but this one is {value.type.ndim}D"
-                f"{' layered' if value.type.layered else ''}", f"use surf{value.type.ndim}Dread")
+    t = value.type
+    _, layered, cubemap, _ = _SURF_SHAPES[shape]
+    if t.ndim != ndim or t.layered != layered or t.cubemap != cubemap:
+        fc.fail(loc, f"{name} needs a {_surface_kind(ndim, layered, cubemap)} surface, but "
+                f"this one is {_surface_kind(t.ndim, t.layered, t.cubemap)}",
+                f"use simt.surf{_surface_name(t)}read/write")
     return value
 
 
-def _surf_read_builder(ndim):
-    name = f"simt.surf{ndim}Dread"
+def _surface_kind(ndim, layered, cubemap):
+    return ("layered " if layered else "") + ("cubemap" if cubemap else f"{ndim}D")
+
+
+def _surface_name(t):
+    for shape, (middle, layered, cubemap, _) in _SURF_SHAPES.items():
+        if (layered, cubemap) == (t.layered, t.cubemap):
+            return middle.format(n=t.ndim)
+    return f"{t.ndim}D"
+
+
+def _surf_names(ndim, shape, what):
+    middle, _, _, layer = _SURF_SHAPES[shape]
+    coords = ", ".join(list("xyz"[:ndim]) + ([layer] if layer else []))
+    return f"simt.surf{middle.format(n=ndim)}{what}", coords, ndim + bool(layer)
+
+
+def _surf_read_builder(ndim, shape=None):
+    name, coords, ncoords = _surf_names(ndim, shape, "read")
 
     def build(fc, args, kwargs, loc):
         kwargs = dict(kwargs)
         mode = _boundary(fc, kwargs, name, loc)
-        if len(args) != 1 + ndim:
-            fc.fail(loc, f"{name}(surf, {', '.join('xyz'[:ndim])}) takes {1 + ndim} arguments "
+        if len(args) != 1 + ncoords:
+            fc.fail(loc, f"{name}(surf, {coords}) takes {1 + ncoords} arguments "
                     "(x is a byte offset, as in CUDA)")
         values = [fc.expr(a, loc) for a in args]
-        surf = _surface_arg(fc, values[0], name, ndim, loc)
-        coords = [_int(fc, v, loc) for v in values[1:]]
+        surf = _surface_arg(fc, values[0], name, ndim, shape, loc)
+        indices = [_int(fc, v, loc) for v in values[1:]]
         t = surf.type
-        return _SURF_READ[ndim].node(_result(T.Scalar(t.dtype), t.channels), loc,
-                                     [surf] + coords,
-                                     {"boundary": mode, "label": fc.label_of(args[0])})
+        return _SURF_READ[(ndim, shape)].node(_result(T.Scalar(t.dtype), t.channels), loc,
+                                              [surf] + indices,
+                                              {"boundary": mode, "label": fc.label_of(args[0])})
     return build
 
 
-def _surf_write_builder(ndim):
-    name = f"simt.surf{ndim}Dwrite"
+def _surf_write_builder(ndim, shape=None):
+    name, coords, ncoords = _surf_names(ndim, shape, "write")
 
     def build(fc, args, kwargs, loc):
         kwargs = dict(kwargs)
         mode = _boundary(fc, kwargs, name, loc)
-        if len(args) != 2 + ndim:
-            fc.fail(loc, f"{name}(value, surf, {', '.join('xyz'[:ndim])}) takes {2 + ndim} "
+        if len(args) != 2 + ncoords:
+            fc.fail(loc, f"{name}(value, surf, {coords}) takes {2 + ncoords} "
                     "arguments (x is a byte offset, as in CUDA)")
         values = [fc.expr(a, loc) for a in args]
-        surf = _surface_arg(fc, values[1], name, ndim, loc)
+        surf = _surface_arg(fc, values[1], name, ndim, shape, loc)
         t = surf.type
         value = values[0]
         if t.channels == 1:
@@ -174,9 +264,9 @@ def _surf_write_builder(ndim):
                         f"or tuple of {t.channels} values, got {value.type}")
             parts = [fc.cast(ir.TupleGet(it, loc, value, i), T.Scalar(t.dtype), loc)
                      for i, it in enumerate(value.type.items)]
-        coords = [_int(fc, v, loc) for v in values[2:]]
-        return _SURF_WRITE[ndim].node(T.VOID, loc, [surf] + coords + parts,
-                                      {"boundary": mode, "label": fc.label_of(args[1])})
+        indices = [_int(fc, v, loc) for v in values[2:]]
+        return _SURF_WRITE[(ndim, shape)].node(T.VOID, loc, [surf] + indices + parts,
+                                               {"boundary": mode, "label": fc.label_of(args[1])})
     return build
 
 
@@ -228,6 +318,28 @@ tex2Dgather = Intrinsic("tex.gather", "simt.tex2Dgather(tex, x, y, comp=0): chan
                         "(T[i, j+1], T[i+1, j+1], T[i+1, j], T[i, j]) with T[x, y].",
                         _gather_build, python_name="simt.tex2Dgather")
 
+tex1DLod = Intrinsic("tex.1dlod", "simt.tex1DLod(tex, x, level): fetch from a 1D texture at "
+                     "level of detail `level` (a mipmapped array: the level's bias, clamps and "
+                     "mipmap filter apply; level 0 of a plain array).", _level_builder("1dlod"),
+                     python_name="simt.tex1DLod")
+tex2DLod = Intrinsic("tex.2dlod", "simt.tex2DLod(tex, x, y, level): fetch from a 2D texture at "
+                     "level of detail `level`.", _level_builder("2dlod"),
+                     python_name="simt.tex2DLod")
+tex3DLod = Intrinsic("tex.3dlod", "simt.tex3DLod(tex, x, y, z, level): fetch from a 3D texture "
+                     "at level of detail `level`.", _level_builder("3dlod"),
+                     python_name="simt.tex3DLod")
+tex2DGrad = Intrinsic("tex.2dgrad", "simt.tex2DGrad(tex, x, y, dx, dy): fetch from a 2D "
+                      "texture at the level of detail of the float2 gradients dx and dy: "
+                      "log2 of the longer one in texels of level 0.", _level_builder("2dgrad"),
+                      python_name="simt.tex2DGrad")
+texCubemap = Intrinsic("tex.cube", "simt.texCubemap(tex, x, y, z): fetch from a cubemap "
+                       "texture in direction (x, y, z): the face of the major axis, at "
+                       "((s/m + 1)/2, (t/m + 1)/2) on it (guide 3.2.12.1.5, table 2).",
+                       _cube_builder(False), python_name="simt.texCubemap")
+texCubemapLayered = Intrinsic("tex.acube", "simt.texCubemapLayered(tex, x, y, z, layer): fetch "
+                              "from cubemap `layer` of a cubemap layered texture.",
+                              _cube_builder(True), python_name="simt.texCubemapLayered")
+
 _SURF_DOC = ("x is a byte offset (as in CUDA); boundary='trap' (default: an out-of-range access "
              "fails the launch), 'clamp' or 'zero'.")
 surf1Dread = Intrinsic("surf.read1d", "simt.surf1Dread(surf, x, boundary='trap'): " + _SURF_DOC,
@@ -244,10 +356,44 @@ surf3Dwrite = Intrinsic("surf.write3d", "simt.surf3Dwrite(value, surf, x, y, z, 
                         "boundary='trap'): " + _SURF_DOC, _surf_write_builder(3),
                         python_name="simt.surf3Dwrite")
 
+_LAYER_DOC = ("x is a byte offset; {layer} selects the {what}; boundary='trap' (default), "
+              "'clamp' or 'zero' as for surf2Dread.")
+surf2DLayeredread = Intrinsic(
+    "surf.read2dlayered", "simt.surf2DLayeredread(surf, x, y, layer, boundary='trap'): "
+    + _LAYER_DOC.format(layer="layer", what="layer of a 2D layered surface"),
+    _surf_read_builder(2, "layered"), python_name="simt.surf2DLayeredread")
+surf2DLayeredwrite = Intrinsic(
+    "surf.write2dlayered", "simt.surf2DLayeredwrite(value, surf, x, y, layer, boundary='trap'): "
+    + _LAYER_DOC.format(layer="layer", what="layer of a 2D layered surface"),
+    _surf_write_builder(2, "layered"), python_name="simt.surf2DLayeredwrite")
+surfCubemapread = Intrinsic(
+    "surf.readcube", "simt.surfCubemapread(surf, x, y, face, boundary='trap'): "
+    + _LAYER_DOC.format(layer="face", what="face (+x, -x, +y, -y, +z, -z) of a cubemap surface"),
+    _surf_read_builder(2, "cube"), python_name="simt.surfCubemapread")
+surfCubemapwrite = Intrinsic(
+    "surf.writecube", "simt.surfCubemapwrite(value, surf, x, y, face, boundary='trap'): "
+    + _LAYER_DOC.format(layer="face", what="face (+x, -x, +y, -y, +z, -z) of a cubemap surface"),
+    _surf_write_builder(2, "cube"), python_name="simt.surfCubemapwrite")
+surfCubemapLayeredread = Intrinsic(
+    "surf.readcubelayered", "simt.surfCubemapLayeredread(surf, x, y, layerFace, "
+    "boundary='trap'): " + _LAYER_DOC.format(layer="layerFace = 6 * layer + face",
+                                             what="face of a cubemap layered surface"),
+    _surf_read_builder(2, "cubelayered"), python_name="simt.surfCubemapLayeredread")
+surfCubemapLayeredwrite = Intrinsic(
+    "surf.writecubelayered", "simt.surfCubemapLayeredwrite(value, surf, x, y, layerFace, "
+    "boundary='trap'): " + _LAYER_DOC.format(layer="layerFace = 6 * layer + face",
+                                             what="face of a cubemap layered surface"),
+    _surf_write_builder(2, "cubelayered"), python_name="simt.surfCubemapLayeredwrite")
+
 _TEX = {"1d": tex1D, "2d": tex2D, "3d": tex3D, "1dlayered": tex1DLayered,
         "2dlayered": tex2DLayered}
-_SURF_READ = {1: surf1Dread, 2: surf2Dread, 3: surf3Dread}
-_SURF_WRITE = {1: surf1Dwrite, 2: surf2Dwrite, 3: surf3Dwrite}
+_LEVEL = {"1dlod": tex1DLod, "2dlod": tex2DLod, "3dlod": tex3DLod, "2dgrad": tex2DGrad}
+_SURF_READ = {(1, None): surf1Dread, (2, None): surf2Dread, (3, None): surf3Dread,
+              (2, "layered"): surf2DLayeredread, (2, "cube"): surfCubemapread,
+              (2, "cubelayered"): surfCubemapLayeredread}
+_SURF_WRITE = {(1, None): surf1Dwrite, (2, None): surf2Dwrite, (3, None): surf3Dwrite,
+               (2, "layered"): surf2DLayeredwrite, (2, "cube"): surfCubemapwrite,
+               (2, "cubelayered"): surfCubemapLayeredwrite}
 
 TEXEL_DTYPES = tuple(np.dtype(d) for d in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
                                            np.uint32, np.float16, np.float32))

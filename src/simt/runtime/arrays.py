@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence, Union, overload
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from simt.runtime import devices, dlpack, nvtx, pools
+from simt.runtime import devices, dlpack, memrecords, nvtx, pools
 from simt.errors import NotSupportedError, OutOfMemoryError
 from simt.devstreams import refuse_on_host
 
@@ -457,13 +457,15 @@ class DeviceArray:
         """A NumPy array aliasing this array's memory (CPU device and managed memory only).
         Where the device has no concurrent managed access (guide: unified memory on
         devices of compute capability below 6.0, Windows), the host must not touch managed
-        memory while a kernel runs: the device is synchronized first."""
+        memory while a kernel runs: the device is synchronized first (only the stream
+        the memory is attached to, or nothing for memory attached to the host:
+        Stream.attach_mem)."""
         backend = self.device.backend
         if not backend.host_accessible:
             if not getattr(self.alloc, "managed", False):
                 raise NotSupportedError(f"{self!r} is not host-accessible; use copy_to_host()")
             if not backend.properties().concurrent_managed_access:
-                backend.synchronize()
+                _wait_for_owner(self.alloc, backend)
         return _host_array(self.ptr, self.shape, self.strides, self.dtype, self)
 
     # -- unified memory, IPC ------------------------------------------------------------
@@ -588,6 +590,17 @@ class DeviceArray:
         return kind, index
 
 
+def _wait_for_owner(alloc, backend):
+    """Before the host touches managed memory on a device without concurrent managed
+    access: wait for the work that may use it (Stream.attach_mem says which: one
+    stream's, none for 'host', else the whole device's)."""
+    flags, stream = getattr(alloc, "attached", ("global", None))
+    if flags == "single":
+        stream.synchronize()
+    elif flags == "global":
+        backend.synchronize()
+
+
 def _as_bytes(host):
     """The bytes of a contiguous NumPy array (C or F order) as a flat uint8 view."""
     return host.ravel(order="K").view(np.uint8)
@@ -633,11 +646,30 @@ def _same_layout(a, b):
 def _allocate(device, nbytes, method="alloc", *options):
     backend = device.backend
     try:
-        return getattr(backend, method)(nbytes, *options)
+        made = getattr(backend, method)(nbytes, *options)
     except MemoryError:
         free, _ = backend.mem_get_info()
         raise OutOfMemoryError(f"cannot allocate {nbytes} bytes on {device.name}: "
                                f"{free} bytes are free") from None
+    _remember(method, made, nbytes, device)
+    return made
+
+
+_KINDS = {"alloc": "device", "alloc_managed": "managed", "alloc_pinned": "host",
+          "alloc_mapped": "host"}
+
+
+def _remember(method, made, nbytes, device):
+    """Record what an allocating hook made, for simt.pointer_attributes (runtime/pointers.py):
+    an Allocation, a pinned uint8 buffer, or a mapped one with its device pointer."""
+    owner = made[0] if isinstance(made, tuple) else made
+    if isinstance(owner, np.ndarray):
+        ptr = owner.__array_interface__["data"][0]
+        while isinstance(owner.base, np.ndarray):    # the array that owns the memory: views
+            owner = owner.base                       # of the buffer keep it alive, not it
+    else:
+        ptr = owner.ptr
+    memrecords.record(owner, ptr, nbytes, _KINDS[method], device)
 
 
 def _cuda_pointers(device):

@@ -376,6 +376,11 @@ class Backend:
         copy_from_device(device_array), copy_to_host(out)."""
         raise self.unsupported("CUDA arrays")
 
+    def mipmapped_array(self, mipmap):
+        """The storage of a runtime MipmappedArray: ``level(l, level_array)`` gives the
+        storage of level l (as texture_array does for a CudaArray)."""
+        raise self.unsupported("mipmapped arrays")
+
     def texture_object(self, texture):
         """The device object of a runtime Texture (what kernels get)."""
         raise self.unsupported("textures")
@@ -441,6 +446,14 @@ class Backend:
         """The event object of another process's interprocess event (cuIpcOpenEventHandle)."""
         raise self.unsupported(f"interprocess events{self._GPU_ONLY}")
 
+    # ------------------------------------------------------------ graphics interop
+    def register_gl_buffer(self, buffer_id, flags):
+        """An OpenGL buffer object of the GL context current on this thread, registered
+        for this device (cuGraphicsGLRegisterBuffer): an object with ``map(stream)``,
+        ``pointer()`` -> (address, bytes) while mapped, ``unmap(stream)`` and
+        ``unregister()``. ``flags``: 'none', 'read_only' or 'write_discard'."""
+        raise self.unsupported(f"OpenGL interop (simt.gl.register_buffer){self._GPU_ONLY}")
+
     # ------------------------------------------------------------ unified memory, VMM
     def prefetch(self, ptr, nbytes, target, stream=None):
         """Move managed memory to ``target`` (a backend, or None for the host) in stream
@@ -451,6 +464,23 @@ class Backend:
         """cuMemAdvise: ``advice`` one of 'read_mostly', 'preferred_location',
         'accessed_by'; ``target`` a backend or None (the host)."""
         raise self.unsupported("managed memory")
+
+    def symbol_storage(self, symbol):
+        """The Allocation holding module-level ``symbol`` (a lang.memory._Symbol) on this
+        device, made now if no kernel placed it yet (cudaGetSymbolAddress); for a
+        ``Managed`` symbol flagged ``managed``."""
+        raise self.unsupported("the addresses of module-level symbols")
+
+    def attach_mem(self, stream, ptr, nbytes, flags):
+        """cuStreamAttachMemAsync: managed memory at ``ptr`` is reached by the work of
+        ``stream`` only ('single'), by every stream ('global') or by the host ('host')."""
+        raise self.unsupported("managed memory")
+
+    def pointer_attributes(self, ptr):
+        """cuPointerGetAttributes of an address, as a dict (memory_type, device,
+        device_pointer, host_pointer, ...), or None where this device has no driver to
+        ask (runtime/pointers.py then answers from simt's own records)."""
+        return None
 
     def virtual_memory(self, reserve_bytes):
         """A VirtualMemory object: granularity, grow(nbytes) -> Allocation of the mapped

@@ -187,8 +187,8 @@ def lookup(spec=None, **options):
 
 
 def _checked_mode(device):
-    """SIMT_CHECKS=1 selects checked mode on a device that has the ``checks`` option (an
-    explicit ``checks=False`` in the same call still turns it off)."""
+    """SIMT_CHECKS=1 selects checked mode on a device that has the ``checks`` option (the
+    CPU and GPUs; an explicit ``checks=False`` in the same call still turns it off)."""
     if config.checks and device.options.get("checks") is False:
         return device.with_options(checks=True)
     return device
@@ -226,7 +226,7 @@ def set_device(spec: "str | int | Device", **options) -> "Device":
     """Make ``spec`` the current device of this host thread, and return it.
 
     ``spec`` is 'cpu', 'cuda:N', an int (a GPU index) or a Device.
-    Options (CPU: ``boundscheck=True``, ``checks=False``: docs/finding-bugs.md) apply to this selection; selecting the device again without them restores the defaults.
+    Options (CPU: ``boundscheck=True``, ``checks=False``; GPUs: ``boundscheck=False``, ``checks=False``, ``narrowing=False``: docs/finding-bugs.md) apply to this selection; selecting the device again without them restores the defaults.
     """
     device = lookup(spec, **options)
     _local.device = device

@@ -101,8 +101,16 @@ class DeviceFunction(Generic[P, R]):
         self.__doc__ = pyfunc.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:   # R: what kernels get
-        raise RuntimeError(f"device function '{self.__name__}' can only be called from kernels "
-                           "(or run the kernel on the 'sim' device to step through it)")
+        """A call from host Python (``__host__ __device__``): the function compiled for
+        the CPU device and run there in one thread, so it computes what a kernel's call
+        computes (runtime/hostcall.py); returns a NumPy scalar, or None. Arguments are
+        typed as a kernel's: NumPy scalars keep their dtype, a Python int is int64 and a
+        float float64; arrays are NumPy arrays or CPU-device arrays, which it may write."""
+        if kwargs:
+            raise TypeError(f"device function '{self.__name__}' takes positional arguments "
+                            f"only, got {', '.join(kwargs)}=")
+        from .hostcall import call
+        return call(self, args, Kernel)
 
 
 def check_function(pyfunc, what):

@@ -380,7 +380,13 @@ class Launch:
         if entry is not None and entry[1] is not caller and \
                 entry[0] is getattr(_local, "device", None):
             return entry[1](*args)
-        return self._launch(get_device(), args)
+        device = get_device()
+        adopted = adopt_foreign_arrays(args, device)
+        if adopted is not args:          # other libraries' arrays: their wrappers' function
+            entry = self.prepared.get(tuple(map(type, adopted)))
+            if entry is not None and entry[0] is device:
+                return entry[1](*adopted)
+        return self._run(device, adopted)
 
     def _launch(self, device, args):
         self._run(device, adopt_foreign_arrays(args, device))

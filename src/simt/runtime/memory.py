@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from . import devices
+from . import devices, memrecords
 from .arrays import DeviceArray, DeviceSpec, HostArray, Shape, _normalize_shape
 from .textures import CudaArray
 from .graphs import element_bits
@@ -135,12 +135,14 @@ def host_register(array: HostArray) -> HostArray:
     but makes stream copies with it asynchronous, as on a GPU. Undo with host_unregister."""
     device = devices.get_device()
     device.backend.host_register(_host_span(array, "host_register"))
+    memrecords.record(array, array.ctypes.data, array.nbytes, "host", device)
     return array
 
 
 def host_unregister(array: HostArray) -> None:
     """Undo host_register (cudaHostUnregister) for the same array."""
     devices.get_device().backend.host_unregister(_host_span(array, "host_unregister"))
+    memrecords.forget(array.ctypes.data)
 
 
 def _host_span(array, what):

@@ -81,6 +81,18 @@ class Stream:
 
     access_policy = None     # the window set_access_policy gave the stream, or None
 
+    def attach_mem(self, array: Any, flags: str = "single") -> None:
+        """Say which work reaches a managed array or ``simt.Managed`` symbol
+        (cudaStreamAttachMemAsync, in this stream's order): 'single' (the default, as
+        CUDA's) only kernels of this stream, 'host' the host alone (no stream), 'global'
+        every stream (what managed memory starts as). The whole allocation is attached,
+        as CUDA attaches it. On devices without concurrent managed access the host may
+        then touch the array once this stream's work is done (with 'host': at any time);
+        on the rest (H100/H200, the cpu and sim devices) it is a hint, and the host may
+        touch managed memory whenever no kernel is using it."""
+        from .unified import attach
+        attach(self, array, flags)
+
     def synchronize(self) -> None:
         """Wait until all work in the stream is done (cudaStreamSynchronize); raise its errors."""
         self.impl.synchronize()

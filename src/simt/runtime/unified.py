@@ -25,3 +25,28 @@ def advise(array, ptr, nbytes, advice, device, unset):
         raise ValueError(f"unknown advice {advice!r}; the advice is one of {', '.join(ADVICE)}")
     target = _target(device)
     array.device.backend.advise(ptr, nbytes, advice, target, bool(unset))
+
+
+ATTACH = ("single", "host", "global")        # cudaMemAttachSingle, Host, Global
+
+
+def attach(stream, array, flags):
+    """Stream.attach_mem: checked here, then the device attaches it."""
+    if flags not in ATTACH:
+        raise ValueError(f"attach_mem: flags is one of {', '.join(map(repr, ATTACH))} "
+                         f"(cudaMemAttachSingle, Host, Global), not {flags!r}")
+    if hasattr(array, "device_array") and hasattr(array, "placements"):     # a symbol
+        array = array.device_array(stream.device)
+    if not getattr(getattr(array, "alloc", None), "managed", False):
+        raise ValueError(f"attach_mem applies to managed memory (simt.managed_array or a "
+                         f"simt.Managed symbol), not {array!r}")
+    if array.device != stream.device:
+        raise ValueError(f"attach_mem: the array is on {array.device.name}, the stream on "
+                         f"{stream.device.name}")
+    if flags == "single" and stream.handle is None:
+        raise ValueError("attach_mem: 'single' attaches memory to one stream, and the legacy "
+                         "default stream is not one (CUDA refuses it: cudaErrorInvalidValue); "
+                         "use a simt.Stream(), or flags 'global' or 'host'")
+    alloc = array.alloc
+    array.device.backend.attach_mem(stream.handle, alloc.ptr, alloc.nbytes, flags)
+    alloc.attached = (flags, stream)

@@ -529,8 +529,12 @@ class CpuBackend(CpuMemory):
     def texture_array(self, array):
         return texmem.HostArray(self, array)
 
+    def mipmapped_array(self, mipmap):
+        return texmem.HostMipmap(self, mipmap)
+
     def texture_object(self, texture):
-        return texmem.HostTexture(texture.source, texture._simt_type.source)
+        return texmem.HostTexture(texture.source, texture._simt_type.source,
+                                  getattr(texture, "mipmap_levels", None))
 
     def surface_object(self, surface):
         return texmem.HostTexture(surface.source, "array")

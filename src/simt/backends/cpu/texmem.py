@@ -12,7 +12,7 @@ class HostArray:
 
     def __init__(self, backend, array):
         self.backend = backend
-        self.layered, self.ndim = array.layered, array.ndim
+        self.lead, self.ndim = array.lead_axes, array.ndim
         self.host = np.zeros(array.host_shape, array.dtype)
         self._descriptor = None
 
@@ -35,26 +35,57 @@ class HostArray:
 
     def _describe(self):
         host = self.host
-        spatial = list(range(int(self.layered), int(self.layered) + self.ndim))
+        spatial = list(range(self.lead, self.lead + self.ndim))
         extent, strides = [1, 1, 1, 1], [0, 0, 0, 0]
         for d, axis in enumerate(reversed(spatial)):
             extent[d], strides[d] = host.shape[axis], host.strides[axis]
-        if self.layered:
-            extent[3], strides[3] = host.shape[0], host.strides[0]
+        if self.lead:          # layers, faces or (layer, face): one run of layer-faces
+            extent[3] = int(np.prod(host.shape[:self.lead]))
+            strides[3] = host.strides[self.lead - 1]
         return host.ctypes.data, extent, strides
+
+
+class HostMipmap:
+    """A MipmappedArray's levels (HostArrays) and the table of their descriptors a
+    mipmapped texture reads: one row (address, extent[4], byte strides[4]) per level,
+    the layout of textures.TEX_STRUCT."""
+
+    def __init__(self, backend, mipmap):
+        self.backend, self.levels = backend, [None] * mipmap.levels
+        self._table = None
+
+    def level(self, index, array):
+        self.levels[index] = HostArray(self.backend, array)
+        return self.levels[index]
+
+    def table(self):
+        if self._table is None:
+            rows = np.zeros((len(self.levels), 9), np.int64)
+            for l, level in enumerate(self.levels):
+                data, extent, strides = level.descriptor()
+                rows[l] = [data] + list(extent) + list(strides)
+            self._table = rows
+        return self._table
 
 
 class HostTexture:
     """A texture or surface: the descriptor of what it reads (a CudaArray, or a 1D or
     pitched 2D device array, ``kind`` 'array', 'linear' or 'pitch2d')."""
 
-    def __init__(self, source, kind):
-        self.source, self.kind = source, kind
+    def __init__(self, source, kind, mipmap_levels=None):
+        self.source, self.kind, self.mipmap_levels = source, kind, mipmap_levels
 
     def descriptor(self):
         source = self.source
         if self.kind == "array":
             return source._impl.descriptor()
+        if self.kind == "mipmap":
+            # data: the level table; extent: level 0's; strides: the level count and the
+            # bias and clamps as float32 bits (textures.py _mipmap_lod reads them)
+            table = source._impl.table()
+            bits = np.array(self.mipmap_levels, np.float32).view(np.uint32).astype(np.int64)
+            return (table.ctypes.data, [int(n) for n in table[0, 1:5]],
+                    [len(table)] + [int(b) for b in bits])
         if self.kind == "linear":
             return source.ptr, [source.shape[0], 1, 1, 1], [source.itemsize, 0, 0, 0]
         return (source.ptr, [source.shape[1], source.shape[0], 1, 1],

@@ -16,6 +16,7 @@ from llvmlite import ir as ll
 from ...ir import types as T
 import simt.fault as fault
 from ...compiler.lltypes import F32, F64, I64, const, i64, memory, ptr, result_of
+from . import texcube as cube, texmip as mipmaps
 
 TEX_STRUCT = ll.LiteralStructType([ptr(), ll.ArrayType(I64, 4), ll.ArrayType(I64, 4)])
 FRACTION_BITS = 8                      # appendix H: 8 fractional bits of coordinates and weights
@@ -25,9 +26,15 @@ _NORM_SCALE = {("u", 1): 255.0, ("i", 1): 127.0, ("u", 2): 65535.0, ("i", 2): 32
 
 
 class _Descriptor:
-    """A texture/surface descriptor unpacked into LLVM values."""
+    """A texture/surface descriptor unpacked into LLVM values (data, extent[4], stride[4]).
+    For a texture over a mipmapped array, data is the table of the levels' descriptors
+    (texmem.HostMipmap), extent level 0's, and stride (levels, then the float32 bits of the
+    level bias, the min and the max level clamps)."""
 
-    def __init__(self, b, value):
+    def __init__(self, b, value=None, parts=None):
+        if parts is not None:
+            self.data, self.extent, self.stride = parts
+            return
         self.data = b.extract_value(value, 0)
         self.extent = [b.extract_value(value, [1, d]) for d in range(4)]
         self.stride = [b.extract_value(value, [2, d]) for d in range(4)]
@@ -45,8 +52,20 @@ def texture_op(em, e):
         return result_of(em.builder, e.type, _fetch_linear(em, t, desc, args[0]))
     if kind == "gather":
         return result_of(em.builder, e.type, _gather(em, t, desc, args, e.attrs["comp"]))
-    layer = args.pop() if "layered" in kind else None
-    return result_of(em.builder, e.type, _sample(em, t, desc, args, layer))
+    lod, layer_index = None, None
+    if kind in ("cube", "acube"):
+        args, layer_index = cube.face_coords(em, desc, args)
+    elif kind.endswith("lod"):
+        lod = args.pop()
+    elif kind == "2dgrad":
+        lod = mipmaps.gradient_lod(em, desc, args[2:4], args[4:6])
+        args = args[:2]
+    elif "layered" in kind:
+        layer_index = _layer_index(em, desc, args.pop())
+    if t.source == "mipmap":
+        lod = const(F32, 0.0) if lod is None else lod
+        return result_of(em.builder, e.type, mipmaps.sample(em, t, desc, args, lod, _sample))
+    return result_of(em.builder, e.type, _sample(em, t, desc, args, layer_index))
 
 
 # ------------------------------------------------------------------ texels
@@ -206,13 +225,13 @@ def _weights(em, fracs):
     return out
 
 
-def _sample(em, t, desc, coords, layer):
-    """tex1D/2D/3D and the layered forms: nearest-point or linear filtering."""
+def _sample(em, t, desc, coords, layer_index):
+    """tex1D/2D/3D, the layered forms (``layer_index`` an i64, or None) and one level
+    of a mipmapped texture: nearest-point or linear filtering."""
     b = em.builder
     linear = t.filter == "linear"
     per_dim = [_taps(em, t, x, desc.extent[d], linear, t.address[d])
                for d, x in enumerate(coords)]
-    layer_index = _layer_index(em, desc, layer) if layer is not None else None
     raw = linear and t.dtype.kind in "iu"        # normalized integers filter the raw texels
     texels = {}
     for corner in itertools.product(range(len(per_dim[0])), repeat=len(coords)):
@@ -353,13 +372,19 @@ def _fetch_linear(em, t, desc, index):
 
 # ------------------------------------------------------------------ surfaces
 def _surface(em, e, kind):
+    """surf{1,2,3}D, surf2DLayered, surfCubemap and surfCubemapLayered reads and writes:
+    the layered and cubemap forms address (x, y, layer), the layer a face (6 per cubemap)."""
     b = em.builder
     t = e.args[0].type
-    ndim = int(kind[-2])
+    shape = kind[4:] if kind.startswith("read") else kind[5:]
+    ndim = 2 if shape.startswith(("2d", "cube")) else int(shape[0])
+    layered = shape not in ("1d", "2d", "3d")
     desc = _Descriptor(b, em.expr(e.args[0]))
-    coords = [b.sext(em.expr(a), I64) for a in e.args[1:1 + ndim]]
+    ncoords = ndim + layered
+    coords = [b.sext(em.expr(a), I64) for a in e.args[1:1 + ncoords]]
     texel_bytes = i64(t.dtype.itemsize * t.channels)
-    extents = [b.mul(desc.extent[0], texel_bytes)] + desc.extent[1:ndim]
+    extents = [b.mul(desc.extent[0], texel_bytes)] + desc.extent[1:ndim] + \
+        ([desc.extent[3]] if layered else [])
     mode = e.attrs["boundary"]
     valid = None
     if mode == "trap":
@@ -376,10 +401,11 @@ def _surface(em, e, kind):
         if mode == "clamp" or mode == "zero":
             c, _ = _address(em, "clamp", c, extents[d])
         index.append(b.sdiv(c, texel_bytes) if d == 0 else c)
-    index += [None] * (4 - ndim)
+    layer = index.pop() if layered else None
+    index += [None] * (3 - ndim) + [layer]
     if kind.startswith("read"):
         return result_of(em.builder, e.type, _surface_read(em, t, desc, index, valid))
-    values = [em.expr(a) for a in e.args[1 + ndim:]]
+    values = [em.expr(a) for a in e.args[1 + ncoords:]]
     _surface_write(em, t, desc, index, valid, values)
     return None
 

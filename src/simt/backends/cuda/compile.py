@@ -20,7 +20,7 @@ from ...ir.walk import all_functions
 from . import devlaunch, mathcalls
 from .lower import graphs
 from .binary import PTX_FEATURES, CudaBinary
-from . import ptxfix
+from . import checked, ptxfix
 from .emit import CudaKernelEmitter
 from .target import CudaTarget
 
@@ -131,6 +131,8 @@ class _Compile:
         target.kernel_entries = [em.llfunc for em in emitters]
         for em in emitters:
             annotate(module, em.build(), self.options)
+        if self.options.checks:
+            checked.finish(target, module)        # the table of the checks' sites
         if self.options.math().ftz:
             mathcalls.flush_denormals(module)
         no_jump_tables(module)

@@ -80,8 +80,9 @@ class CudaBackend(Backend):
     def default_options(cls):
         """boundscheck: check every array index (off by default, as CUDA has no checks:
         ``compile_options``); narrowing: report implicit integer conversions that change
-        the value (off)."""
-        return {"boundscheck": cls.compile_options.boundscheck, "narrowing": False}
+        the value (off); checks: checked mode (off; checked.py says what a GPU checks)."""
+        return {"boundscheck": cls.compile_options.boundscheck, "narrowing": False,
+                "checks": False}
 
     def make_current(self, force=False):
         """Make this device's context current on the calling host thread (cheap if it is).
@@ -520,11 +521,6 @@ class CudaBackend(Backend):
     def compile_for(cls, fn, options, arch, link=True):
         """PTX for ``arch`` needs no GPU: LLVM's NVPTX back end makes it anywhere (and
         nvJitLink links device code, unless ``link`` is False: PTX to read only)."""
-        if options.checks:
-            raise NotSupportedError(
-                f"checked mode (checks=True) runs on the 'cpu' device only, not on GPUs "
-                f"(kernel '{fn.name}'): run it with simt.use_device('cpu', checks=True), or "
-                f"under compute-sanitizer on the GPU (docs/finding-bugs.md)")
         _refuse_packed_records(fn)
         from .archspecific import target_for
         from .compile import compile_kernel
@@ -560,6 +556,10 @@ class CudaBackend(Backend):
     def texture_array(self, array):
         from .textures import GpuArray
         return GpuArray(self, array)
+
+    def mipmapped_array(self, mipmap):
+        from .textures import GpuMipmap
+        return GpuMipmap(self, mipmap)
 
     def texture_object(self, texture):
         from .textures import TextureObject
@@ -616,6 +616,11 @@ class CudaBackend(Backend):
         from .ipc import open_event
         return open_event(self, handle)
 
+    # ------------------------------------------------------------ graphics interop
+    def register_gl_buffer(self, buffer_id, flags):
+        from .graphics import RegisteredBuffer
+        return RegisteredBuffer(self, buffer_id, flags)
+
     # ------------------------------------------------------------ unified memory, VMM
     def prefetch(self, ptr, nbytes, target, stream=None):
         from .managed import prefetch
@@ -624,6 +629,18 @@ class CudaBackend(Backend):
     def advise(self, ptr, nbytes, advice, target, unset=False):
         from .managed import advise
         advise(self, ptr, nbytes, advice, target, unset)
+
+    def attach_mem(self, stream, ptr, nbytes, flags):
+        from .managed import attach_mem
+        attach_mem(self, _handle(stream), ptr, nbytes, flags)
+
+    def pointer_attributes(self, ptr):
+        from .managed import pointer_attributes
+        return pointer_attributes(self, ptr)
+
+    def symbol_storage(self, symbol):
+        from .kernels import symbol_storage
+        return symbol_storage(self, symbol)
 
     def virtual_memory(self, reserve_bytes):
         from .vmm import VirtualRange

@@ -39,6 +39,12 @@ INSTALL_CUDA = ("pip install 'cuda-bindings==13.*' 'cuda-pathfinder>=1.3.1' 'nvi
 _RESTART = "the CUDA context is unusable (as in CUDA); restart the process to use the GPU again"
 _LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchKernelEx")
 
+_NOT_SUPPORTED_LAUNCH = (
+    "the driver refuses this launch (cudaErrorNotSupported). A kernel that launches device "
+    "graphs (the graph launch, simt.graph_launch) must itself run as a kernel node of a graph: "
+    "add it to a simt.Graph and launch that graph (the CPU device reports the same mistake "
+    "at the simt.graph_launch line, as cudaErrorInvalidValue)")
+
 _CAPTURED = ("captured work is recorded into the graph, not run, so nothing can wait for it; "
              "end the `with stream.capture()` block first, then launch the graph and wait "
              "for that")
@@ -84,6 +90,11 @@ _ERRORS = {
                                              "the same kinds, with the same dependencies as "
                                              "the instantiated one; only parameters may "
                                              "change. Instantiate the new graph instead"),
+    "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT": (CudaError, False,
+                                            "no OpenGL context of this GPU is current on "
+                                            "this thread: make one current (simt.gl."
+                                            "egl_context() without a display) on the thread "
+                                            "that registers, maps and unmaps the buffer"),
     "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE": (InvalidConfiguration, False,
                                                 "a cooperative grid must fit on the device "
                                                 "at once: launch fewer blocks"),
@@ -234,6 +245,8 @@ def check(err, name, request=None):
     if cuda_name == "CUDA_ERROR_INVALID_VALUE" and name.startswith(_LAUNCH_CALLS):
         cls, advice = InvalidConfiguration, ("the launch configuration is invalid: check grid "
                                              "and block sizes and dynamic shared memory")
+    if cuda_name == "CUDA_ERROR_NOT_SUPPORTED" and name.startswith(_LAUNCH_CALLS):
+        cls, advice = LaunchError, _NOT_SUPPORTED_LAUNCH
     message = f"{name} failed with {cuda_name}"
     if cls is OutOfMemoryError:
         message += _oom_detail(request)

@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 from ...ir import types as T
 from ...compiler.codegen import FunctionEmitter, inline_attribute
 from ...compiler.lltypes import ArrayValue, symbol_part, value_type
-from . import params as P
+from . import checked, params as P
 from . import lower  # noqa: F401  (registers this target's lowerings)
 
 
@@ -21,6 +21,7 @@ class CudaEmitterBase(FunctionEmitter):
 
 
 class CudaKernelEmitter(CudaEmitterBase):
+    kernel_entry = True            # a kernel's return ends its thread (checked mode: checked.py)
 
     def __init__(self, target, module, function, options, symbol):
         types = [lt for _, t in function.params for lt in P.llvm_types(t)]
@@ -36,8 +37,12 @@ class CudaKernelEmitter(CudaEmitterBase):
         args = iter(self.llfunc.args)
         self.params = [P.unflatten(self.entry_builder, t, args, self.target)
                        for _, t in self.function.params]
+        if self.options.checks:
+            checked.prologue(self)
         self.emit_stmts(self.function.body)
         if not self.terminated():
+            if self.options.checks:
+                checked.ended(self)
             self.builder.ret_void()
         self.finish_entry(body)
         return self.llfunc

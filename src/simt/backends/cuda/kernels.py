@@ -1,8 +1,9 @@
 """Compiled kernels on a GPU: loading PTX, placing module-level symbols, and the
 launch path (NumPy arguments are copied in, the kernel runs, they are copied back).
 
-Module-level ``simt.Global`` arrays live in one device allocation per device; each
-module that uses one holds a pointer to it in a __constant__ global. ``simt.Constant``
+Module-level ``simt.Global`` arrays live in one device allocation per device (managed
+memory for ``simt.Managed``); each module that uses one holds a pointer to it in a
+__constant__ global. ``simt.Constant``
 arrays are __constant__ globals of each module that uses them; ``copy_from`` writes
 every copy.
 """
@@ -65,7 +66,12 @@ class SymbolPlacement:
         self.backend = backend
         self.kind = kind
         self.addresses = []       # 'array': the __constant__ copy in each module
-        self.alloc = backend.alloc(symbol.nbytes) if kind == "pointer" else None
+        self.alloc = None
+        if kind == "pointer" and symbol.managed:      # __managed__: the host reaches it too
+            self.alloc = backend.alloc_managed(symbol.nbytes)
+            self.alloc.managed = True
+        elif kind == "pointer":
+            self.alloc = backend.alloc(symbol.nbytes)
         if self.alloc is not None:
             backend.copy_htod(self.alloc.ptr, np.ascontiguousarray(symbol.host))
 
@@ -79,6 +85,24 @@ class SymbolPlacement:
         if source is not None:
             self.backend.synchronize()
             self.backend.copy_dtoh(host, source)
+
+
+def symbol_storage(backend, symbol):
+    """cudaGetSymbolAddress: the allocation of a Global or Managed symbol on this GPU,
+    made now if no kernel placed it yet. A Constant is a __constant__ global of each
+    module that reads it: no one address holds it."""
+    if symbol.readonly:
+        raise NotSupportedError(
+            f"device_array() of a simt.Constant on cuda:{backend.index}: a GPU holds a "
+            "Constant in each module that reads it, so no one address holds it; update it "
+            "with .copy_from(host_array), or make it a simt.Global (the cpu and sim devices "
+            "give a view of a Constant)")
+    device = f"cuda:{backend.index}"
+    placement = symbol.placements.get(device)
+    if placement is None:
+        backend.make_current()
+        placement = symbol.placements[device] = SymbolPlacement(backend, symbol, "pointer")
+    return placement.alloc
 
 
 def place_symbols(backend, kernel, loaded):

@@ -13,7 +13,7 @@ import simt.fault as fault
 from ...ir import types as T
 from ...compiler.lltypes import I8, I32, I64, function, i32, i64, memory, ptr, symbol_part
 from ...compiler.target import FAULT_IDS, Target
-from . import atomics, devlaunch, externcall, loops, mathcalls, texlower, warp
+from . import atomics, checked, devlaunch, externcall, loops, mathcalls, texlower, warp
 
 COLLECTIVE = {"count": "llvm.nvvm.barrier0.popc", "and": "llvm.nvvm.barrier0.and",
               "or": "llvm.nvvm.barrier0.or"}
@@ -38,8 +38,6 @@ class CudaTarget(Target):
     loop_hint = staticmethod(loops.loop_hint)
     counted_range_loops = True
     texture_op = staticmethod(texlower.texture_op)
-    emit_warp = staticmethod(warp.emit_warp)
-    emit_grid_sync = staticmethod(warp.emit_grid_sync)
     laneid = staticmethod(warp.laneid)
     device_launch = staticmethod(devlaunch.emit)
     kernel_entries = ()            # the family's entries by index (compile.py, devlaunch.py)
@@ -49,6 +47,14 @@ class CudaTarget(Target):
     def __init__(self, kernel, options):
         super().__init__(kernel, options)
         self.shared_globals = {}       # id(MemoryDecl) -> its shared global (shared_data)
+        self.check_plan = None         # checked mode: the shared arrays it shadows (checked.py)
+
+    def layout_memory(self, functions):
+        super().layout_memory(functions)
+        if getattr(self.options, "checks", False):
+            self.check_plan = checked.Plan(functions, self.shared_static_bytes)
+            self.shared_static_bytes += checked.state_bytes(self.check_plan)
+            checked.warn_dropped(self.check_plan, self.kernel)
 
     def call_extern(self, em, extern, args):
         return externcall.call_extern(em, extern, args)
@@ -131,6 +137,8 @@ class CudaTarget(Target):
             return atomics.cas16(em, address, cmp, new, scope, order)
         return super().atomic_cas(em, address, cmp, new, scope, order)
 
+    check_access = staticmethod(checked.check_access)
+
     def heap_malloc(self, em, nbytes):
         """The CUDA runtime's device malloc (the driver links it when it loads the PTX)."""
         b = em.builder
@@ -148,11 +156,13 @@ class CudaTarget(Target):
         fn = function(em.module, "vprintf", ll.FunctionType(I32, [ptr(), ptr()]))
         em.builder.call(fn, [text, buf])
 
-    def record_fault(self, em, code, words):
+    def record_fault(self, em, code, words, extra=(), ids=None):
         """Into host-mapped memory (readable even when the context is in trouble), then
         PTX ``exit``: the device stays usable and the runtime raises the error at the
         next synchronizing call. simt.trap() ends with ``trap`` instead: the launch fails
-        and the context is lost, as CUDA's ``__trap()`` does."""
+        and the context is lost, as CUDA's ``__trap()`` does. ``extra``: (word, value)
+        pairs of checked mode's words (the other thread, the index: simt/fault.py);
+        ``ids``: the block and thread words (i64) when not this thread's."""
         b = em.builder
         gv = em.module.globals.get("simt_error_record")
         if gv is None:
@@ -164,9 +174,12 @@ class CudaTarget(Target):
         first, done = em.new_block("error_first"), em.new_block("error_exit")
         b.cbranch(b.extract_value(pair, 1), first, done)
         b.position_at_end(first)
-        ids = [b.zext(self.special(em, name), I64) for name in FAULT_IDS]
+        if ids is None:
+            ids = [b.zext(self.special(em, name), I64) for name in FAULT_IDS]
         for i, w in enumerate(words + ids):
             b.store(w, b.gep(record, [i64(i + 1)], source_etype=I64))
+        for i, w in extra:
+            b.store(w, b.gep(record, [i64(i)], source_etype=I64))
         b.fence("seq_cst")
         b.branch(done)
         b.position_at_end(done)
@@ -177,12 +190,32 @@ class CudaTarget(Target):
     def emit_barrier(self, em, stmt):
         if stmt.cpu_only:
             return None
+        if self.options.checks and (stmt.tile or stmt.named):
+            checked.refuse(em, "tile barriers (cg.tiled_partition of 64 threads or more)"
+                           if stmt.tile else "named barriers (simt.barrier_sync)", stmt.loc)
         if stmt.tile:
             return self.tile_barrier(em, stmt.tile)
         if stmt.named:
             return self.named_barrier(em, stmt.named)
+        if self.options.checks:
+            return checked.barrier(em, stmt.loc)
         fn = function(em.module, "llvm.nvvm.barrier0", ll.FunctionType(ll.VoidType(), []))
         em.builder.call(fn, [])
+
+    def emit_warp(self, em, stmt):
+        if not self.options.checks:
+            return warp.emit_warp(em, stmt)
+        args = [em.expr(a) for a in stmt.args]
+        if stmt.op.partition(".")[0] not in ("activemask", "elect", "exchange"):
+            checked.own_lane(em, args[0], stmt.loc)
+        if stmt.op == "syncwarp":
+            return checked.syncwarp(em, args[0])   # orders the warp's lanes' accesses
+        return warp.emit_warp(em, stmt, args)
+
+    def emit_grid_sync(self, em, stmt):
+        if self.options.checks:         # a block barrier too: checked as one first
+            checked.barrier(em, stmt.loc)
+        warp.emit_grid_sync(em, stmt)
 
     def named_barrier(self, em, named):
         """simt.barrier_sync(id) or (id, count): PTX ``bar.sync id`` / ``bar.sync id, count``
@@ -204,12 +237,19 @@ class CudaTarget(Target):
                       ll.FunctionType(ll.VoidType(), [I32, I32]))
         b.call(fn, [index, i32(n)])
 
-    def emit_collective(self, em, op, value):
+    def emit_collective(self, em, op, value, loc=None):
+        if self.options.checks:         # a barrier too: checked as one first
+            checked.barrier(em, loc)
         fn = function(em.module, COLLECTIVE[op], ll.FunctionType(I32, [I32]))
         result = em.builder.call(fn, [em.builder.zext(value, I32)])
         if op != "count":
             result = em.builder.zext(em.builder.icmp_unsigned("!=", result, i32(0)), I32)
         return result
+
+    def emit_return(self, em, value):
+        if self.options.checks and getattr(em, "kernel_entry", False):
+            checked.returned(em)        # excused from the barriers after this
+        super().emit_return(em, value)
 
 
 def _global(module, name, decl, addrspace):

@@ -15,7 +15,12 @@ I16 = ll.IntType(16)
 # kind -> (PTX geometry, positions of the coordinate vector: 'L' layer, 'x', 'y', 'z')
 _GEOMETRY = {"fetch": ("1d", "x"), "1d": ("1d", "x"), "2d": ("2d", "xy"), "3d": ("3d", "xyzz"),
              "1dlayered": ("a1d", "Lx"), "2dlayered": ("a2d", "Lxyy")}
-_SURF_COORDS = {1: ("1d", "x"), 2: ("2d", "xy"), 3: ("3d", "xyzz")}
+# kind -> (PTX geometry, coordinates, what follows them: a level or two 2D gradients)
+_LEVEL_GEOMETRY = {"1dlod": ("1d", "x", "level"), "2dlod": ("2d", "xy", "level"),
+                   "3dlod": ("3d", "xyzz", "level"), "2dgrad": ("2d", "xy", "grad")}
+_SURF_COORDS = {"1d": ("1d", "x"), "2d": ("2d", "xy"), "3d": ("3d", "xyzz"),
+                "2dlayered": ("a2d", "Lxyy"), "cube": ("a2d", "Lxyy"),
+                "cubelayered": ("a2d", "Lxyy")}
 
 
 def texture_op(em, e):
@@ -32,6 +37,9 @@ def texture_op(em, e):
         asm = f"tld4.{'rgba'[e.attrs['comp']]}.2d.v4.{dt}.f32 {{$0, $1, $2, $3}}, [$4, {{$5, $6}}];"
         values = _call(em, asm, out_type, [handle] + args)
         return result_of(em.builder, e.type, [_narrow(em, v, t, float_result) for v in values])
+    if kind in _LEVEL_GEOMETRY or kind in ("cube", "acube"):
+        values = _level_or_cube(em, kind, dt, out_type, handle, args)[:t.channels]
+        return result_of(em.builder, e.type, [_narrow(em, v, t, float_result) for v in values])
     geometry, order = _GEOMETRY[kind]
     named = {"x": args[0]}
     if kind in ("2d", "3d", "2dlayered"):
@@ -46,6 +54,34 @@ def texture_op(em, e):
     asm = f"tex.{geometry}.v4.{dt}.{coord_type} {{$0, $1, $2, $3}}, [$4, {{{vector}}}];"
     values = _call(em, asm, out_type, [handle] + operands)[:t.channels]
     return result_of(em.builder, e.type, [_narrow(em, v, t, float_result) for v in values])
+
+
+def _level_or_cube(em, kind, dt, out_type, handle, args):
+    """tex.level (tex1D/2D/3DLod), tex.grad (tex2DGrad), tex.cube (texCubemap) and
+    tex.acube (texCubemapLayered: the cubemap index first, as a .u32)."""
+    if kind == "cube":
+        x, y, z = args
+        asm = f"tex.cube.v4.{dt}.f32 {{$0, $1, $2, $3}}, [$4, {{$5, $6, $7, $8}}];"
+        return _call(em, asm, out_type, [handle, x, y, z, z])
+    if kind == "acube":
+        x, y, z, layer = args
+        asm = f"tex.acube.v4.{dt}.f32 {{$0, $1, $2, $3}}, [$4, {{$5, $6, $7, $8}}];"
+        return _call(em, asm, out_type, [handle, layer, x, y, z])
+    geometry, order, extra = _LEVEL_GEOMETRY[kind]
+    n = len(set(order))
+    named = dict(zip("xyz", args[:n]))
+    coords = [named[c] for c in order]
+    vector = ", ".join(f"${5 + k}" for k in range(len(coords)))
+    after = 5 + len(coords)
+    if extra == "level":
+        tail = f"${after}"
+        op = "level"
+    else:
+        tail = f"{{${after}, ${after + 1}}}, {{${after + 2}, ${after + 3}}}"
+        op = "grad"
+    asm = (f"tex.{op}.{geometry}.v4.{dt}.f32 {{$0, $1, $2, $3}}, [$4, {{{vector}}}], "
+           f"{tail};")
+    return _call(em, asm, out_type, [handle] + coords + list(args[n:]))
 
 
 def _call(em, asm, out_type, inputs, nout=4, side_effect=False):
@@ -79,13 +115,16 @@ def _narrow(em, value, t, float_result):
 
 # ------------------------------------------------------------------ surfaces
 def _surface(em, e, kind):
+    """suld/sust; the layered and cubemap forms are a2d accesses whose layer is the layer,
+    the face or 6 * layer + face (guide 3.2.12.2.3-4)."""
     b = em.builder
     t = e.args[0].type
-    ndim = int(kind[-2])
+    shape = kind[4:] if kind.startswith("read") else kind[5:]
+    geometry, order = _SURF_COORDS[shape]
+    ncoords = len(set(order))
     handle = em.expr(e.args[0])
-    coords = [em.expr(a) for a in e.args[1:1 + ndim]]
-    geometry, order = _SURF_COORDS[ndim]
-    named = dict(zip("xyz", coords))
+    coords = [em.expr(a) for a in e.args[1:1 + ncoords]]
+    named = dict(zip("xyL" if "L" in order else "xyz", coords))
     operands = [named[c] for c in order]
     bits = 8 * t.dtype.itemsize
     vec = {1: "", 2: ".v2", 4: ".v4"}[t.channels]
@@ -102,7 +141,7 @@ def _surface(em, e, kind):
         elem = scalar(T.Scalar(t.dtype))
         values = [_from_bits(b, v, elem) for v in raw]
         return result_of(em.builder, e.type, values)
-    values = [_to_bits(b, em.expr(a), reg) for a in e.args[1 + ndim:]]
+    values = [_to_bits(b, em.expr(a), reg) for a in e.args[1 + ncoords:]]
     vector = ", ".join(f"${1 + k}" for k in range(len(operands)))
     data = ", ".join(f"${1 + len(operands) + k}" for k in range(n))
     data = data if n == 1 else "{" + data + "}"

@@ -1,5 +1,6 @@
-"""CUDA arrays, texture objects and surface objects through the driver API
-(cuArray3DCreate, cuMemcpy3D, cuTexObjectCreate, cuSurfObjectCreate).
+"""CUDA arrays, mipmapped arrays, texture objects and surface objects through the driver
+API (cuArray3DCreate, cuMipmappedArrayCreate, cuMipmappedArrayGetLevel, cuMemcpy3D,
+cuTexObjectCreate, cuSurfObjectCreate).
 
 runtime/textures.py owns the user-facing objects and reaches these through the
 backend's texture hooks (CudaBackend.texture_array, texture_object, surface_object);
@@ -16,7 +17,8 @@ _FORMATS = {"int8": "CU_AD_FORMAT_SIGNED_INT8", "uint8": "CU_AD_FORMAT_UNSIGNED_
 _ADDRESS = {"wrap": "CU_TR_ADDRESS_MODE_WRAP", "clamp": "CU_TR_ADDRESS_MODE_CLAMP",
             "mirror": "CU_TR_ADDRESS_MODE_MIRROR", "border": "CU_TR_ADDRESS_MODE_BORDER"}
 # driver flag values (cuda.h): CUDA_ARRAY3D_* and CU_TRSF_*
-ARRAY3D_LAYERED, ARRAY3D_SURFACE_LDST, ARRAY3D_TEXTURE_GATHER = 0x01, 0x02, 0x08
+ARRAY3D_LAYERED, ARRAY3D_SURFACE_LDST, ARRAY3D_CUBEMAP, ARRAY3D_TEXTURE_GATHER = \
+    0x01, 0x02, 0x04, 0x08
 TRSF_READ_AS_INTEGER, TRSF_NORMALIZED_COORDINATES = 0x01, 0x02
 MAX_GATHER_EXTENT = 32768
 
@@ -25,27 +27,41 @@ def _format(dtype):
     return getattr(api().CUarray_format, _FORMATS[np.dtype(dtype).name])
 
 
-class GpuArray:
-    """The CUarray of a runtime CudaArray."""
+def _array_descriptor(d, array, flags):
+    """CUDA_ARRAY3D_DESCRIPTOR of a CudaArray or MipmappedArray (level 0's extents); a
+    cubemap's depth is its 6 faces per layer."""
+    width, height, depth, layers = array.extent
+    desc = d.CUDA_ARRAY3D_DESCRIPTOR()
+    desc.Width = width
+    desc.Height = height if array.ndim >= 2 else 0
+    desc.Depth = depth if array.ndim == 3 else \
+        (layers if array.layered or array.cubemap else 0)
+    desc.Format = _format(array.dtype)
+    desc.NumChannels = array.channels
+    desc.Flags = flags
+    return desc
 
-    def __init__(self, backend, array):
+
+class GpuArray:
+    """The CUarray of a runtime CudaArray (``handle`` given: a mipmapped array's level,
+    which the mipmapped array owns)."""
+
+    def __init__(self, backend, array, handle=None):
         d = api()
         backend.make_current()
         self.backend, self.array = backend, array
-        width, height, depth, layers = array.extent
-        desc = d.CUDA_ARRAY3D_DESCRIPTOR()
-        desc.Width = width
-        desc.Height = height if array.ndim >= 2 else 0
-        desc.Depth = depth if array.ndim == 3 else (layers if array.layered else 0)
-        desc.Format = _format(array.dtype)
-        desc.NumChannels = array.channels
+        if handle is not None:
+            self.handle, self.owned = handle, False
+            return
+        width, height = array.extent[:2]
         flags = ARRAY3D_LAYERED if array.layered else 0
+        flags |= ARRAY3D_CUBEMAP if array.cubemap else 0
         flags |= ARRAY3D_SURFACE_LDST if array.surface else 0
         if array.ndim == 2 and not array.layered and not array.surface and \
-                max(width, height) <= MAX_GATHER_EXTENT:
+                not array.cubemap and max(width, height) <= MAX_GATHER_EXTENT:
             flags |= ARRAY3D_TEXTURE_GATHER        # so that tex2Dgather works on it
-        desc.Flags = flags
-        self.handle = call(d.cuArray3DCreate, desc)
+        self.handle = call(d.cuArray3DCreate, _array_descriptor(d, array, flags))
+        self.owned = True
 
     def _copy_params(self):
         width, height, depth, layers = self.array.extent
@@ -91,7 +107,28 @@ class GpuArray:
             out[...] = host
 
     def __del__(self):
-        _destroy(self, "cuArrayDestroy")
+        if getattr(self, "owned", False):
+            _destroy(self, "cuArrayDestroy")
+
+
+class GpuMipmap:
+    """The CUmipmappedArray of a runtime MipmappedArray; ``level(l, array)`` wraps the
+    CUarray of level l (cuMipmappedArrayGetLevel) for copies."""
+
+    def __init__(self, backend, mipmap):
+        d = api()
+        backend.make_current()
+        self.backend = backend
+        self.handle = call(d.cuMipmappedArrayCreate, _array_descriptor(d, mipmap, 0),
+                           mipmap.levels)
+
+    def level(self, index, array):
+        self.backend.make_current()
+        handle = call(api().cuMipmappedArrayGetLevel, self.handle, index)
+        return GpuArray(self.backend, array, handle=handle)
+
+    def __del__(self):
+        _destroy(self, "cuMipmappedArrayDestroy")
 
 
 def _resource(d, source, kind):
@@ -101,6 +138,9 @@ def _resource(d, source, kind):
     if kind == "array":
         res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_ARRAY
         res.res.array.hArray = source._impl.handle
+    elif kind == "mipmap":
+        res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+        res.res.mipmap.hMipmappedArray = source._impl.handle
     elif kind == "linear":
         res.resType = d.CUresourcetype.CU_RESOURCE_TYPE_LINEAR
         res.res.linear.devPtr = d.CUdeviceptr(source.ptr)
@@ -129,8 +169,11 @@ class TextureObject:
         desc = d.CUDA_TEXTURE_DESC()
         modes = [getattr(d.CUaddress_mode, _ADDRESS[m]) for m in t.address]
         desc.addressMode = modes + [modes[-1]] * (3 - len(modes))
-        desc.filterMode = (d.CUfilter_mode.CU_TR_FILTER_MODE_LINEAR if t.filter == "linear"
-                           else d.CUfilter_mode.CU_TR_FILTER_MODE_POINT)
+        desc.filterMode = _filter(d, t.filter)
+        if t.source == "mipmap":
+            desc.mipmapFilterMode = _filter(d, t.mipmap_filter)
+            (desc.mipmapLevelBias, desc.minMipmapLevelClamp,
+             desc.maxMipmapLevelClamp) = texture.mipmap_levels
         flags = TRSF_NORMALIZED_COORDINATES if t.normalized_coords else 0
         if t.read_mode == "element" and t.dtype.kind in "iu":
             flags |= TRSF_READ_AS_INTEGER
@@ -141,6 +184,11 @@ class TextureObject:
 
     def __del__(self):
         _destroy(self, "cuTexObjectDestroy")
+
+
+def _filter(d, mode):
+    return (d.CUfilter_mode.CU_TR_FILTER_MODE_LINEAR if mode == "linear"
+            else d.CUfilter_mode.CU_TR_FILTER_MODE_POINT)
 
 
 class SurfaceObject:

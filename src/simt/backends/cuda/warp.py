@@ -40,11 +40,12 @@ def from_words(b, words, t):
     return value
 
 
-def emit_warp(em, s):
-    """Lower one ir.WarpOp; returns its value (None for syncwarp)."""
+def emit_warp(em, s, args=None):
+    """Lower one ir.WarpOp; returns its value (None for syncwarp). ``args``: its
+    arguments' values, when the caller evaluated them (checked mode)."""
     b = em.builder
     kind, _, sub = s.op.partition(".")
-    args = [em.expr(a) for a in s.args]
+    args = [em.expr(a) for a in s.args] if args is None else args
     if kind == "syncwarp":
         b.call(_fn(em, "llvm.nvvm.bar.warp.sync", ll.VoidType(), [I32]), args)
         return None
