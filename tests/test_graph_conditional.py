@@ -326,20 +326,12 @@ def test_graph_set_condition_takes_a_handle(device):
 # ---------------------------------------------------------------- on the sim device
 @pytest.mark.parametrize("test", [test_while_runs_its_body_until_a_kernel_clears_the_condition,
                                   test_switch_inside_while_sets_its_own_and_the_outer_condition,
-                                  test_alloc_and_free_nodes_give_kernels_scratch_memory],
+                                  test_alloc_and_free_nodes_give_kernels_scratch_memory,
+                                  test_a_kernel_node_launches_a_device_graph,
+                                  test_a_device_graph_launch_outside_a_graph_fails_naming_the_line],
                          ids=lambda test: test.__name__[5:])
 def test_sim(test, rng):
-    """The cpu device's graphs on the sim device: conditions set by kernels, memory nodes."""
+    """The cpu device's graphs on the sim device: conditions set by kernels, memory nodes,
+    graphs launched by kernels."""
     with simt.use_device("sim") as sim:
         test(sim, rng)
-
-
-def test_sim_refuses_graph_launches_from_kernels(rng):
-    with simt.use_device("sim"):
-        x = simt.to_device(random_array(rng, N, np.float32))
-        child = simt.Graph()
-        child.add_kernel(scale, *CFG, (simt.to_device(poison(N, np.float32)), x, np.float32(2)))
-        exe = child.instantiate(device_launch=True)
-        with pytest.raises(NotSupportedError, match="simt.graph_launch is not supported on "
-                                                    "the sim device.*from the host works"):
-            launch_graph[CFG](exe, x)

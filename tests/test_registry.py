@@ -410,13 +410,6 @@ def graph_calls(cond, exe, flags):
         simt.graph_launch(exe)
 
 
-@simt.kernel
-def graph_condition(cond, flags):
-    """graph_set_condition alone: the sim device runs it (not graph_launch)."""
-    if simt.threadIdx.x == 0:
-        simt.graph_set_condition(cond, flags[0] > 0)
-
-
 @simt.device
 def _count_phase(flags):
     flags[0] += 1
@@ -536,7 +529,6 @@ def _kernels(tmp_path):
         (launches_a_kernel, [i32, f32, T.INT64]),
         (launches_on_named_streams, [i32, T.INT64]),
         (graph_calls, [T.GraphHandle("conditional"), T.GraphHandle("exec"), i32]),
-        (graph_condition, [T.GraphHandle("conditional"), i32]),
         (completion_barrier, [i32]),
         (tma_copies, [T.TensorMap(np.float32, 2, (8, 16), "none", "zero"), f32, f32]),
         (textures, [_texture("linear", 1), _texture("array", 1), _texture("array", 2),

@@ -88,7 +88,10 @@ class SimBackend(SimGraphs, HostMemory):
 
     def __init__(self, index=0):
         super().__init__(index)
-        self.lock = threading.Lock()      # one launch at a time (values.py's buffers)
+        # one launch at a time (values.py's buffers); a graph launched from a kernel
+        # replays its kernel nodes once the launching grid has finished, within its launch
+        self.lock = threading.RLock()
+        self.device_graphs = {}           # id -> replay of an exec made with device_launch
         self.written = {}                 # allocation address -> (nbytes, bytes written)
         self.pending = Pending()
         self.live = {}                    # id(buffer) -> (weak reference, bytes)
@@ -383,11 +386,16 @@ class SimBackend(SimGraphs, HostMemory):
     def tensor_map(self, tmap):
         return None           # the kernel copies through the map's array (copies.py)
 
-    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        """Run a kernel now on the calling thread; returns its error or None."""
-        family = devqueue.Family(kernel.family,
-                                 self.limits["dev_runtime_pending_launch_count"],
-                                 self.properties()) if kernel.binary.launches_kernels else None
+    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
+               in_graph=False):
+        """Run a kernel now on the calling thread; returns its error or None. ``in_graph``:
+        it is a kernel node of a graph's replay (it may launch graphs: simt.graph_launch)."""
+        family = None
+        if kernel.binary.launches_kernels:
+            family = devqueue.Family(kernel.family,
+                                     self.limits["dev_runtime_pending_launch_count"],
+                                     self.properties())
+            family.in_graph = in_graph
         # a chain of device functions runs as nested generators, one frame per call
         with self.lock, deep_recursion():
             run = Launch(kernel, grid, block, shared_bytes, symbols, self, family)

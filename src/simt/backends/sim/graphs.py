@@ -2,7 +2,9 @@
 (backends/hostgraphs.py) and capture (backends/hostcapture.py), with the sim's hooks,
 mixed into SimBackend. A graph's launch replays its nodes at once, in their order, on the
 calling thread; each kernel node is a checked launch of its own, and a node's error
-stops the replay and is kept for the next synchronizing call, as a launch's is."""
+stops the replay and is kept for the next synchronizing call, as a launch's is. A graph
+that a kernel node launches (simt.graph_launch) replays once that kernel's grid has
+finished, before the launching graph's next node (sim/devlaunch.py)."""
 import ctypes
 
 from ...runtime.backend import refuse_in_host_function
@@ -21,7 +23,8 @@ class SimGraphs:
         """A kernel node's launch, run by calling it; raises the kernel's error."""
         def run():
             error = self.launch(loaded, grid, block, shared_bytes, args,
-                                loaded.binary.symbol_objects, loaded.binary.name)
+                                loaded.binary.symbol_objects, loaded.binary.name,
+                                in_graph=True)
             if error is not None:
                 raise error
         return run
@@ -68,12 +71,12 @@ class SimGraphs:
                                       "cudaErrorStreamCaptureImplicit")
 
     def add_device_graph(self, ident, replay):
-        """Nothing to register: a sim kernel cannot launch a graph (simt.graph_launch is
-        refused on the sim device), so an exec instantiated for it is launched from the
-        host only."""
+        """An exec that kernels launch as ``ident`` (simt.graph_launch: Launch.graph_launch;
+        ``replay()`` returns the first error or None)."""
+        self.device_graphs[ident] = replay
 
     def remove_device_graph(self, ident):
-        pass
+        self.device_graphs.pop(ident, None)
 
 
 def set_condition(handle, value):

@@ -9,6 +9,7 @@ from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
 from ....lang.intrinsics_int import BY_NAME as INT, SIMD_ENTRIES, int_abs
+from ....fault import GRAPH_LABEL
 from ....lang.launches import device_launch
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.printf import printf
@@ -224,6 +225,8 @@ def _device_launch(g, e, args):
 
 
 rule(graphs.graph_set_condition)(lambda g, e, a: f"_k_gs({a[0]}, {a[1]})")
+rule(graphs.graph_launch)(
+    lambda g, e, a: f"_k_L.graph_launch(_k_t, {g.site(e.loc, GRAPH_LABEL)}, {a[0]})")
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
 

@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import cluster, graphs, heap, linking, wmma
+from ....lang import cluster, heap, linking, wmma
 from ....lang.intrinsics_fp import ENTRIES as FP_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.registry import REGISTRY, declare_target, refuse
@@ -30,6 +30,4 @@ refuse(cluster.block_rank, cluster.num_blocks, cluster.dim_blocks, cluster.block
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
        why=_not_yet("textures and surfaces"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
-refuse(graphs.graph_launch, target=TARGET,
-       why=_not_yet("graph launches from kernels (simt.graph_launch; launching the graph "
-                    "from the host works)"))
+
