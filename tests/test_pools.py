@@ -11,6 +11,12 @@ CFG = ((N + 127) // 128, 128)
 SPIN = 300
 
 
+def spin(device):
+    """SPIN; on the sim device 1: its work runs in call order, so nothing can overtake,
+    and SPIN iterations of N threads take seconds at its speed."""
+    return 1 if device.kind == "sim" else SPIN
+
+
 @simt.kernel
 def slow_fill(y, x, spin):
     """y = 3x, after a busy loop: slow enough that unordered work would overtake it."""
@@ -30,7 +36,7 @@ def test_pool_arrays_compute_and_count(device, rng):
     x = simt.to_device(random_array(rng, N, np.float32))
     y = simt.device_array(N, np.float32, stream=s, pool=pool)
     y.copy_from(poison(N, np.float32))
-    slow_fill[CFG + (0, s)](y, x, SPIN)
+    slow_fill[CFG + (0, s)](y, x, spin(device))
     s.synchronize()
     np.testing.assert_allclose(y.copy_to_host(), 3 * x.copy_to_host(), rtol=1e-6)
     assert pool.used_bytes >= y.nbytes and pool.reserved_bytes >= pool.used_bytes
@@ -55,7 +61,7 @@ def test_free_is_ordered_after_the_work_before_it(device, rng):
     out = simt.pinned_array(N, np.float32)
     out[:] = np.nan
     a = simt.device_array(N, np.float32, stream=s)          # the default pool
-    slow_fill[CFG + (0, s)](a, x1, SPIN)
+    slow_fill[CFG + (0, s)](a, x1, spin(device))
     a.copy_to_host(out, stream=s)
     a.free(stream=s)
     b = simt.device_array(N, np.float32, stream=s)
