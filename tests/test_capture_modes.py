@@ -10,10 +10,6 @@ import simt
 from conftest import poison, random_array
 
 
-@pytest.fixture(autouse=True)
-def _not_on_sim(request):
-    if request.getfixturevalue("device").kind == "sim":
-        pytest.skip("stream capture is not on the sim device")
 
 
 N = 256

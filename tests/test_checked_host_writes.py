@@ -73,11 +73,7 @@ def test_host_writes_count_as_written(spec, write, dtype, rng):
         value = int(rng.integers(1, 100))
         src = simt.device_array(N, dtype)
         out = simt.to_device(poison(N, dtype))
-        try:
-            WRITES[write](src, value)
-        except simt.NotSupportedError as error:     # sim: graphs, 2-D copies (for now)
-            assert spec == "sim" and "sim" in str(error)
-            pytest.skip(f"sim: {error}")
+        WRITES[write](src, value)
         run(src, out)
         expected = np.full(N, value, dtype) * 2
         np.testing.assert_array_equal(out.copy_to_host(), expected.astype(dtype))

@@ -9,11 +9,6 @@ from simt.errors import CompileError, InvalidConfiguration, LaunchError, NotSupp
 from conftest import poison, random_array
 
 
-@pytest.fixture(autouse=True)
-def _not_on_sim(request):
-    # the sim device has no graphs: test_sim_has_no_graphs says so
-    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
-        pytest.skip("CUDA graphs are not on the sim device")
 
 
 N = 256
@@ -328,12 +323,15 @@ def test_graph_set_condition_takes_a_handle(device):
     assert "simt.graph_set_condition(flags[0], 1)" in str(info.value)
 
 
-def test_sim_has_no_graphs():
-    with simt.use_device("cpu"):
-        cpu_graph = simt.Graph()
-        handle = cpu_graph.conditional_handle()
-    with simt.use_device("sim"):
-        with pytest.raises(NotSupportedError, match="sim"):
-            simt.Graph()
-        with pytest.raises(NotSupportedError, match="the sim device has no graphs"):
-            set_to[1, 1](handle, np.zeros(1, np.uint32), 0)
+# ---------------------------------------------------------------- on the sim device
+@pytest.mark.parametrize("test", [test_while_runs_its_body_until_a_kernel_clears_the_condition,
+                                  test_switch_inside_while_sets_its_own_and_the_outer_condition,
+                                  test_alloc_and_free_nodes_give_kernels_scratch_memory,
+                                  test_a_kernel_node_launches_a_device_graph,
+                                  test_a_device_graph_launch_outside_a_graph_fails_naming_the_line],
+                         ids=lambda test: test.__name__[5:])
+def test_sim(test, rng):
+    """The cpu device's graphs on the sim device: conditions set by kernels, memory nodes,
+    graphs launched by kernels."""
+    with simt.use_device("sim") as sim:
+        test(sim, rng)

@@ -8,10 +8,6 @@ import simt
 from conftest import poison, random_array
 
 
-@pytest.fixture(autouse=True)
-def _not_on_sim(request):
-    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
-        pytest.skip("CUDA graphs and stream capture are not on the sim device")
 
 N = 1000
 CFG = ((N + 127) // 128, 128)
@@ -333,3 +329,25 @@ def test_event_record_after_a_failed_node_completes(device, rng):
     d_y = simt.to_device(poison(64, np.float32))
     square[1, 64](d_y, simt.to_device(x))
     np.testing.assert_array_equal(d_y.copy_to_host(), x * x)
+
+
+# ---------------------------------------------------------------- on the sim device
+# CI runs the suite on the cpu device: these run the tests above on the sim device too,
+# whose graphs and capture are the cpu device's (backends/hostgraphs.py, hostcapture.py)
+# with every node run at once, checked.
+ON_SIM = [test_explicit_graph_every_node_kind, test_capture_one_stream_replays_with_new_inputs,
+          test_capture_forks_and_joins_streams_through_events, test_unjoined_capture_is_an_error,
+          test_exec_update_and_set_kernel_args, test_child_graph_and_event_nodes,
+          test_capture_copies_pageable_host_memory_at_each_replay]
+
+
+@pytest.mark.parametrize("test", ON_SIM, ids=lambda test: test.__name__[5:])
+def test_sim(test, rng):
+    with simt.use_device("sim") as sim:
+        test(sim, rng)
+
+
+@pytest.mark.parametrize("call", ["device", "stream", "legacy"])
+def test_sim_calls_that_conflict_with_a_capture_raise(rng, call):
+    with simt.use_device("sim") as sim:
+        test_calls_that_conflict_with_a_capture_raise(sim, rng, call)

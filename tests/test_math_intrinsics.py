@@ -1,6 +1,7 @@
 """The floating-point and integer intrinsics (guide F.2, B.15): rounding-mode arithmetic and
 conversions exact against Python's fractions on random inputs, the integer intrinsics
 against Python ints, bit reinterpretations, fast intrinsics and fastmath=True."""
+import itertools
 import math
 from fractions import Fraction
 
@@ -410,3 +411,100 @@ def test_fns_finds_the_nth_set_bit_from_base(device, rng):
     np.testing.assert_array_equal(out, np.array(want, np.uint32))
     assert list(out[:4]) == [3, 3, 3, 1]            # the PTX ISA's own examples
     assert list(out[4:8]) == [0xFFFFFFFF, 0, 0, 31]
+
+
+# ---------------------------------------------------------------- on the sim device
+# CI runs the suite on the cpu device: these run the tests above on the sim device as well
+# (its exact rounding in sim/exact.py, its integer intrinsics in sim/intbits.py).
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_sim_rounding_mode_arithmetic_is_exact(rng, rounding_kernels, dtype):
+    with simt.use_device("sim") as sim:
+        test_rounding_mode_arithmetic_is_exact(sim, rng, rounding_kernels, dtype)
+
+
+def test_sim_conversions_round_and_saturate(rng, conversion_kernels, request):
+    with simt.use_device("sim") as sim:
+        test_conversions_round_and_saturate(sim, rng, conversion_kernels, request)
+
+
+def test_sim_integer_and_bit_intrinsics(rng):
+    with simt.use_device("sim") as sim:
+        test_integer_intrinsics_against_python(sim, rng)
+        test_bit_intrinsics_saturate_and_fast_sincos(sim, rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_sim_rounding_special_values_as_the_cpu_device(rng, rounding_kernels, dtype):
+    """Signed zeros, infinities, NaN, subnormals and overflow, in every combination of
+    three operands: the sim device's results are the cpu device's (its FPU's), bit for bit."""
+    kernel, rows = rounding_kernels["f" if dtype == np.float32 else "d"]
+    fi = np.finfo(dtype)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, fi.max, fi.smallest_subnormal,
+              -fi.tiny, 3.0]
+    a = np.array(list(itertools.product(values, repeat=3)), dtype).T.copy()
+    a[:, ::7] = rng.standard_normal((3, a[:, ::7].shape[1])) * 1e30    # some finite overflow
+    results = []
+    for name in ("cpu", "sim"):
+        out = poison((len(rows), a.shape[1]), dtype)
+        with simt.use_device(name):
+            kernel[(a.shape[1] + 127) // 128, 128](a, out)
+        results.append(out)
+    cpu, sim = results
+    bits = np.int32 if dtype == np.float32 else np.int64
+    same = (cpu.view(bits) == sim.view(bits)) | (np.isnan(cpu) & np.isnan(sim))
+    for r, i in zip(*np.nonzero(~same)):
+        pytest.fail(f"{rows[r]}{tuple(a[:, i])}: cpu {cpu[r, i]!r}, sim {sim[r, i]!r}")
+
+
+@simt.kernel
+def exact_math_kernel(x, y, n, out, out_i):
+    i = simt.grid(1)
+    if i < x.shape[0]:
+        out[0, i] = simt.math.nearbyint(x[i])
+        out[1, i] = simt.math.logb(x[i])
+        out[2, i] = simt.math.nextafter(x[i], y[i])
+        out[3, i] = simt.math.ldexp(x[i], n[i])
+        out[4, i] = simt.math.scalbn(x[i], n[i])
+        f, w = simt.math.modf(x[i])
+        out[5, i] = f
+        out[6, i] = w
+        m, e = simt.math.frexp(x[i])
+        out[7, i] = m
+        s, c = simt.math.sincos(x[i])
+        out[8, i] = s
+        out[9, i] = c
+        out_i[0, i] = simt.math.ilogb(x[i])
+        out_i[1, i] = simt.math.lrint(x[i])
+        out_i[2, i] = simt.math.llround(x[i])
+        out_i[3, i] = e
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_sim_math_functions_with_exact_results_as_the_cpu_device(rng, dtype):
+    """The math functions whose results are exact (or, sincos, rounded from float64) on
+    the sim device: the cpu device's bits, special values and out-of-range included."""
+    n = 256
+    fi = np.finfo(dtype)
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(dtype)
+    x[:12] = [0, -0.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 0.5, fi.smallest_subnormal,
+              fi.max, -fi.max, 1e30]
+    y = rng.standard_normal(n).astype(dtype)
+    y[:3] = [np.inf, -1, np.nan]
+    e = rng.integers(-300, 300, n).astype(np.int32)
+    e[:4] = [2 ** 31 - 1, -2 ** 31, 1000, -1000]
+    results = []
+    for name in ("cpu", "sim"):
+        out, out_i = poison((10, n), dtype), poison((4, n), np.int64)
+        with simt.use_device(name):
+            exact_math_kernel[2, 128](x, y, e, out, out_i)
+        results.append((out, out_i))
+    (cpu, cpu_i), (sim, sim_i) = results
+    bits = np.int32 if dtype == np.float32 else np.int64
+    same = (cpu.view(bits) == sim.view(bits)) | (np.isnan(cpu) & np.isnan(sim))
+    assert same[:8].all(), [(r, x[i], cpu[r, i], sim[r, i]) for r, i in zip(*np.nonzero(~same[:8]))]
+    np.testing.assert_array_equal(cpu_i, sim_i)
+    # sin and cos: float64's rounded on the sim, float32 libm's on the cpu: one ulp apart
+    finite = np.isfinite(x)
+    for row, fn in ((8, np.sin), (9, np.cos)):
+        want = fn(x[finite].astype(np.float64))
+        np.testing.assert_allclose(sim[row][finite], want, rtol=np.finfo(dtype).eps, atol=0)

@@ -11,6 +11,12 @@ CFG = ((N + 127) // 128, 128)
 SPIN = 300
 
 
+def spin(device):
+    """SPIN; on the sim device 1: its work runs in call order, so nothing can overtake,
+    and SPIN iterations of N threads take seconds at its speed."""
+    return 1 if device.kind == "sim" else SPIN
+
+
 @simt.kernel
 def slow_fill(y, x, spin):
     """y = 3x, after a busy loop: slow enough that unordered work would overtake it."""
@@ -30,7 +36,7 @@ def test_pool_arrays_compute_and_count(device, rng):
     x = simt.to_device(random_array(rng, N, np.float32))
     y = simt.device_array(N, np.float32, stream=s, pool=pool)
     y.copy_from(poison(N, np.float32))
-    slow_fill[CFG + (0, s)](y, x, SPIN)
+    slow_fill[CFG + (0, s)](y, x, spin(device))
     s.synchronize()
     np.testing.assert_allclose(y.copy_to_host(), 3 * x.copy_to_host(), rtol=1e-6)
     assert pool.used_bytes >= y.nbytes and pool.reserved_bytes >= pool.used_bytes
@@ -55,7 +61,7 @@ def test_free_is_ordered_after_the_work_before_it(device, rng):
     out = simt.pinned_array(N, np.float32)
     out[:] = np.nan
     a = simt.device_array(N, np.float32, stream=s)          # the default pool
-    slow_fill[CFG + (0, s)](a, x1, SPIN)
+    slow_fill[CFG + (0, s)](a, x1, spin(device))
     a.copy_to_host(out, stream=s)
     a.free(stream=s)
     b = simt.device_array(N, np.float32, stream=s)
@@ -99,3 +105,37 @@ def test_free_errors(device):
         simt.MemoryPool(release_threshold=-1)
     with pytest.raises(simt.InvalidConfiguration, match="must be a simt.Stream"):
         simt.device_array(4, np.float32, stream="s")
+
+
+@simt.kernel
+def add_one(y, x):
+    i = simt.grid(1)
+    if i < y.shape[0]:
+        y[i] = x[i] + 1.0
+
+
+def test_sim_pool_memory_computes_and_starts_unwritten(rng):
+    """On the sim device pool memory computes as any, a free in a stream is done at once
+    (its block is taken again by the next allocation of its size), and a block handed
+    out again counts as unwritten: reading it before writing is reported."""
+    with simt.use_device("sim"):
+        pool = simt.MemoryPool()
+        s = simt.Stream()
+        x = random_array(rng, 256, np.float32)
+        a = simt.device_array(256, np.float32, stream=s, pool=pool)
+        a.copy_from(x)
+        y = simt.device_array(256, np.float32, stream=s, pool=pool)
+        y.copy_from(poison(256, np.float32))
+        add_one[2, 128, 0, s](y, a)
+        np.testing.assert_array_equal(y.copy_to_host(), x + 1)
+        assert pool.used_bytes >= 2 * a.nbytes
+        where = a.alloc.ptr
+        a.free(stream=s)
+        b = simt.device_array(256, np.float32, stream=s, pool=pool)
+        assert b.alloc.ptr == where                 # a's block, still holding x
+        add_one[2, 128, 0, s](y, b)
+        with pytest.raises(simt.UninitializedReadError, match="add_one"):
+            s.synchronize()
+        b.copy_from(x)
+        add_one[2, 128, 0, s](y, b)
+        np.testing.assert_array_equal(y.copy_to_host(), x + 1)

@@ -11,6 +11,12 @@ N = 1 << 14
 SPIN = 400          # iterations that make a kernel slow enough to overtake if unordered
 
 
+def spin(device, n=SPIN):
+    """n; on the sim device 1: its work runs when it is queued, in call order, so nothing
+    can overtake, and 400 iterations of 16384 threads take minutes at its speed."""
+    return 1 if device.kind == "sim" else n
+
+
 @simt.kernel
 def slow_square(x, a, spin):
     """x = a*a, after a busy loop that does not change the result."""
@@ -47,7 +53,7 @@ def test_work_in_one_stream_runs_in_order(device, rng):
         simt.to_device(poison(N, np.float32))
     out = simt.pinned_array(N, np.float32)
     out[:] = np.nan
-    slow_square[launch_cfg() + (0, s)](d_x, d_a, SPIN)
+    slow_square[launch_cfg() + (0, s)](d_x, d_a, spin(device))
     plus_one[launch_cfg() + (0, s)](d_y, d_x)
     d_y.copy_to_host(out, stream=s)
     s.synchronize()
@@ -66,7 +72,7 @@ def test_wait_event_orders_two_streams(device, rng):
     slow_square[1, n](d_w, d_a, 1)                # compiled now, not while s1 works
     plus_one[1, n](d_w, d_w)
     simt.synchronize()
-    slow_square[1, n, 0, s1](d_x, d_a, 200_000)
+    slow_square[1, n, 0, s1](d_x, d_a, spin(device, 200_000))
     done.record(s1)
     s2.wait_event(done)
     plus_one[1, n, 0, s2](d_y, d_x)
@@ -83,7 +89,7 @@ def test_legacy_default_stream_waits_for_blocking_streams(device, rng):
     d_a, d_x, d_y = simt.to_device(a), simt.to_device(poison(N, np.float32)), \
         simt.to_device(poison(N, np.float32))
     simt.synchronize()
-    slow_square[launch_cfg() + (0, s)](d_x, d_a, SPIN * 4)
+    slow_square[launch_cfg() + (0, s)](d_x, d_a, spin(device) * 4)
     plus_one[launch_cfg()](d_y, d_x)                      # default stream: after s's work
     np.testing.assert_allclose(d_y.copy_to_host(), a * a + 1, rtol=1e-6)
     simt.default_stream().synchronize()
@@ -106,7 +112,7 @@ def test_host_function_runs_after_earlier_work(device, rng):
     out = simt.pinned_array(N, np.float32)
     out[:] = np.nan
     seen = []
-    slow_square[launch_cfg() + (0, s)](d_x, d_a, SPIN)
+    slow_square[launch_cfg() + (0, s)](d_x, d_a, spin(device))
     d_x.copy_to_host(out, stream=s)
     s.launch_host_func(lambda tag: seen.append((tag, out.copy())), "after copy")
     s.synchronize()
@@ -131,7 +137,7 @@ def test_async_copy_from_pageable_memory_is_staged(device, rng):
     d_a, d_x = simt.to_device(a), simt.to_device(poison(N, np.float32))
     host = random_array(rng, N, np.float32)
     expected = host.copy()
-    slow_square[launch_cfg() + (0, s)](d_x, d_a, SPIN)
+    slow_square[launch_cfg() + (0, s)](d_x, d_a, spin(device))
     d_x.copy_from(host, stream=s)
     host[:] = 0                         # pageable source: CUDA has staged it already
     s.synchronize()
@@ -144,7 +150,7 @@ def test_events_time_real_work(device, rng):
     start, stop = simt.Event(), simt.Event()
     d_a, d_x = simt.to_device(a), simt.to_device(poison(N, np.float32))
     start.record(s)
-    slow_square[launch_cfg() + (0, s)](d_x, d_a, SPIN)
+    slow_square[launch_cfg() + (0, s)](d_x, d_a, spin(device))
     stop.record(s)
     stop.synchronize()
     assert start.query() and stop.query()
@@ -152,7 +158,7 @@ def test_events_time_real_work(device, rng):
     assert 0 < elapsed < 60_000
     # default-stream records work as well
     start.record()
-    slow_square[launch_cfg()](d_x, d_a, SPIN)
+    slow_square[launch_cfg()](d_x, d_a, spin(device))
     stop.record()
     stop.synchronize()
     assert start.elapsed_time(stop) > 0

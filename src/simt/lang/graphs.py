@@ -7,7 +7,7 @@ Both take a handle made on the host and passed as a kernel argument: a condition
 kernel type is ``T.GraphHandle`` (a uint64 underneath). On the GPU they are calls into the
 CUDA device runtime (cudaGraphSetConditional, cudaGraphLaunch: backends/cuda/lower/graphs.py,
 the kernel then linked with libcudadevrt). On the CPU device the conditional handle is the
-address of the condition's cell, which the graph's replay reads (backends/cpu/graphs.py),
+address of the condition's cell, which the graph's replay reads (backends/hostgraphs.py),
 and a device graph launch is queued to run after the launching grid, as a launch from a
 kernel is. The sim device has no graphs.
 """

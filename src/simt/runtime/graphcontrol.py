@@ -1,7 +1,7 @@
 """Conditional and memory nodes of graphs, the runtime half (API.md section 11; guide
 3.2.6.6 and the CUDA 12.3+ driver's conditional nodes, guide 3.2.6.7's graph memory
 nodes). runtime/graphs.py's Graph methods call these checks; the backends build the
-nodes (backends/cuda/graphs.py, backends/cpu/graphs.py).
+nodes (backends/cuda/graphs.py, backends/hostgraphs.py).
 
 A conditional node runs its body graphs by the value of a condition that kernels of the
 graph set with ``simt.graph_set_condition(handle, value)``; the value is set to the

@@ -10,7 +10,7 @@ explicit API (``g.add_kernel(...)``) or recorded from streams
 The runtime checks the arguments and compiles the kernels; the device half comes from
 the backend (``create_graph``, a stream's ``begin_capture``/``end_capture``): real CUDA
 graphs on a GPU (backends/cuda/graphs.py), a recorded DAG replayed in dependency order
-on the CPU (backends/cpu/graphs.py).
+on the CPU (backends/hostgraphs.py).
 
 Conditional nodes, memory nodes and device graph launches: runtime/graphcontrol.py.
 """

@@ -10,7 +10,7 @@ is dropped without ``free`` goes back in the order of the legacy default stream.
 
 The backend supplies the pool (``create_pool``, ``default_pool``): a CUDA memory pool on
 a GPU (backends/cuda/pools.py), a host pool with the same behaviour on the CPU
-(backends/cpu/pools.py).
+(backends/hostpools.py).
 """
 from numbers import Integral
 from typing import Any

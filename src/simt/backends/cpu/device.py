@@ -26,7 +26,8 @@ from .. import devqueue
 from .args import ArgPacker
 from . import checklayout
 from ...errors import NotSupportedError
-from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shadow, streams, team, \
+from .. import hostcapture as capture, hostgraphs as graphs, hostpools as pools
+from . import devlaunch, fibers, frames, interrupt, shadow, streams, team, \
     texmem
 from . import cooperative     # registers simt_cpu_grid_sync with the JIT
 from . import cluster as cluster_mod   # registers the cluster queries with the JIT
@@ -154,7 +155,7 @@ class CpuBackend(CpuMemory):
         for pool in list(self.pools):
             pool.trim(pool.threshold)
 
-    # ------------------------------------------------------------ memory pools (pools.py)
+    # ------------------------------------------------------------ memory pools (../hostpools.py)
     def create_pool(self):
         return pools.HostPool(self)
 
@@ -319,9 +320,18 @@ class CpuBackend(CpuMemory):
         self._in_order(stream, self.host_write(
             ptr, element_size * count, lambda: graphs.fill(ptr, bits, element_size, count)))
 
-    # ------------------------------------------------------------ graphs (see graphs.py)
+    # ------------------------------------------------------------ graphs (../hostgraphs.py)
     def create_graph(self):
-        return graphs.CpuGraph(self)
+        return graphs.HostGraph(self)
+
+    interrupt = interrupt          # Ctrl-C stops a replay between nodes (interrupt.py)
+
+    def add_device_graph(self, ident, replay):
+        """An exec that kernels launch as ``ident`` (simt.graph_launch: devlaunch.py)."""
+        devlaunch.add_device_graph(ident, replay)
+
+    def remove_device_graph(self, ident):
+        devlaunch.remove_device_graph(ident)
 
     def run_graph(self, stream, replay, nodes=None):
         """A graph launch: ``replay`` in stream order (its errors kept as a launch's); in a
@@ -463,7 +473,7 @@ class CpuBackend(CpuMemory):
             refuse_overlapping(kernel, loaded.binary.params, args)
         stream = self.per_thread(stream)
         if stream is not None and stream.capture is not None:
-            _refuse_numpy(kernel, args)
+            capture.refuse_numpy(kernel, args)
             make = functools.partial(self.graph_node, loaded, grid, block, shared_bytes, args)
             stream.enqueue(make, "kernel", (grid, block, shared_bytes), kernel)
         else:
@@ -717,15 +727,6 @@ def _wait_all(futures, failed):
 def _raise(error):
     if error is not None:
         raise error
-
-
-def _refuse_numpy(kernel, args):
-    if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None for a in args):
-        from ...errors import InvalidConfiguration
-        raise InvalidConfiguration(
-            f"kernel '{kernel.__name__}' launched in a stream under capture with a NumPy "
-            "argument: it is copied in and out around each launch, which a graph cannot "
-            "repeat; pass device arrays (simt.to_device) or mapped memory")
 
 
 def _after_fork_in_child(backend):

@@ -23,7 +23,7 @@ import weakref
 
 from ...errors import CudaError
 from ...runtime.backend import refuse_in_host_function, running_host_function
-from . import capture
+from .. import hostcapture as capture
 
 
 STACK_BYTES = 64 * 1024 * 1024   # stack of each thread simt starts: kernels' local arrays
@@ -181,7 +181,7 @@ class CpuStream:
         self.priority = priority          # accepted; the CPU device does not reorder by it
         self.worker = _Worker("simt-cpu-stream", blocking=not non_blocking)
         self.handle = self
-        self.capture = None               # the CpuCapture recording this stream's work
+        self.capture = None               # the HostCapture recording this stream's work
         backend.workers.add(self.worker)     # a running worker outlives its stream
 
     def enqueue(self, fn, kind="work", config=None, kernel=None):
@@ -217,15 +217,8 @@ class CpuStream:
                                  captured=self.capture is not None)
 
     def wait_event(self, event):
-        captured = event.captured
-        if captured is not None and captured[0].active:
-            captured[0].join(self, captured[1])
+        if capture.wait_in_capture(self, event):
             return
-        if self.capture is not None:
-            raise CudaError("Stream.wait_event in a stream under capture, for an event not "
-                            "recorded in that capture (cudaErrorStreamCaptureIsolation): "
-                            "a captured stream may only wait for events recorded in the "
-                            "same capture; use Graph.add_event_wait for an outside event")
         mark = event.mark
         if mark is not None:
             self.enqueue(mark.done.wait, "event_wait")
@@ -237,10 +230,7 @@ class CpuStream:
         self.enqueue(run, "host")
 
     def begin_capture(self, mode="thread_local", where="a stream"):
-        if self.capture is not None:
-            raise CudaError("Stream.capture: the stream is already being captured "
-                            "(cudaErrorIllegalState); end that capture first")
-        self.capture = capture.CpuCapture(self, mode, where)
+        capture.begin(self, mode, where)
 
     def end_capture(self, failed=False):
         return self.capture.end(check=not failed)
@@ -295,7 +285,7 @@ class CpuEvent:
         self.backend = backend
         self.timing = timing
         self.mark = None          # the latest recording; None until recorded
-        self.captured = None      # (CpuCapture, its nodes) when last recorded in a capture
+        self.captured = None      # (HostCapture, its nodes) when last recorded in a capture
 
     def record(self, stream=None):
         stream = self.backend.per_thread(stream)
@@ -330,11 +320,7 @@ class CpuEvent:
         return self.mark is None or self.mark.done.is_set()
 
     def _refuse_captured(self, what):
-        if self.captured is not None and self.captured[0].active:
-            raise CudaError(f"{what} of an event recorded in a stream under capture "
-                            "(cudaErrorStreamCaptureUnsupported): the record is a position "
-                            "in the graph being captured, not work that runs; wait for it "
-                            "with Stream.wait_event inside the capture")
+        capture.refuse_captured_event(self, what)
 
     def elapsed_time(self, end):
         for event, which in ((self, "start"), (end, "end")):

@@ -14,7 +14,9 @@ from ...compiler.writes import written_params
 from ...ir import verify
 from ...ir.assigned import check_reads
 from ...ir.inline import inline_barrier_calls
-from ...ir.walk import all_functions
+from ...ir import nodes as ir
+from ...ir.walk import all_functions, walk
+from ...lang.graphs import graph_launch
 from .codegen import Generator, is_sync, py_name
 
 
@@ -65,8 +67,14 @@ def compile_kernel(fn, options, warp):
         statics=statics, sync=is_sync(inlined), debug=debug, seed=options.seed or 0,
         function_files=out["files"], param_names=[name for name, _ in fn.params],
         written=sorted(written_params(fn)),
-        launches_kernels=any(launch_nodes(fn)),
+        launches_kernels=any(launch_nodes(fn)) or _launches_graphs(fn),
         children=tuple(compile_kernel(child, options, warp) for child in fn.launches))
+
+
+def _launches_graphs(fn):
+    """Whether fn or a device function it calls holds simt.graph_launch."""
+    return any(isinstance(node, ir.Intrinsic) and node.entry is graph_launch
+               for node in _nodes(fn))
 
 
 def _inlined(fn):
@@ -77,7 +85,6 @@ def _inlined(fn):
 
 
 def _nodes(fn):
-    from ...ir.walk import walk
     for f in all_functions(fn):
         yield from walk(*f.body)
 

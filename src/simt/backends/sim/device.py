@@ -5,6 +5,8 @@ plus a record of which bytes of each allocation something wrote, for the
 uninitialized-read check; work runs at once on the calling thread (streams.py).
 """
 import dataclasses
+import math
+import functools
 import platform
 import uuid
 import threading
@@ -22,7 +24,10 @@ from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
 from ...runtime.backend import deep_recursion
 from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
-from . import copies, devlaunch, lanes, matrix, mbarrier, ordering, values
+from .. import hostcapture
+from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
+from . import graphs
+from .graphs import SimGraphs
 from .compile import compile_kernel, load
 from .launch import Launch
 from .schedule import WARP
@@ -38,7 +43,9 @@ def _names():
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
              "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence}
+             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
+             "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition,
+             "_k_math_modf": math.modf, "_k_math_frexp": math.frexp}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
@@ -72,7 +79,7 @@ class SimKernel:
         self.family = [self] + [SimKernel(child) for child in binary.children]
 
 
-class SimBackend(HostMemory):
+class SimBackend(SimGraphs, HostMemory):
     """Kernels run as checked, deterministic Python on the host: a debugger's device."""
 
     kind = "sim"
@@ -81,13 +88,18 @@ class SimBackend(HostMemory):
 
     def __init__(self, index=0):
         super().__init__(index)
-        self.lock = threading.Lock()      # one launch at a time (values.py's buffers)
+        # one launch at a time (values.py's buffers); a graph launched from a kernel
+        # replays its kernel nodes once the launching grid has finished, within its launch
+        self.lock = threading.RLock()
+        self.device_graphs = {}           # id -> replay of an exec made with device_launch
         self.written = {}                 # allocation address -> (nbytes, bytes written)
         self.pending = Pending()
         self.live = {}                    # id(buffer) -> (weak reference, bytes)
         self.default = SimStream(self, default=True)
         self.registered = {}              # id(root buffer) -> it, while host_register holds it
         self.limits = dict(self.DEFAULT_LIMITS)
+        self.pools = weakref.WeakSet()    # memory pools, trimmed at synchronizing calls
+        self._default_pool = None
 
     @classmethod
     def default_options(cls):
@@ -110,7 +122,25 @@ class SimBackend(HostMemory):
     # ------------------------------------------------------------ work, at once
     def synchronize(self):
         refuse_in_host_function("synchronize")
+        hostcapture.refuse_in_capture("synchronize")
+        self.trim_pools()
         self.pending.raise_it()
+
+    # ------------------------------------------------------------ memory pools (pools.py)
+    def create_pool(self):
+        return pools.SimPool(self)
+
+    def default_pool(self):
+        if self._default_pool is None:
+            self._default_pool = pools.SimPool(self)
+        return self._default_pool
+
+    def trim_pools(self):
+        """At a synchronizing call, each pool hands back the freed memory it holds above
+        its release threshold (as CUDA's pools do)."""
+        for pool in list(self.pools):
+            pool.trim(pool.threshold)
+
 
     def create_stream(self, non_blocking=False, priority=0):
         return SimStream(self, non_blocking, priority)
@@ -126,6 +156,13 @@ class SimBackend(HostMemory):
         refuse_freed(kernel, args)
         refuse_overlapping(kernel, loaded.binary.params, args)
         refuse_misaligned(kernel, loaded.binary.params, args)     # as checked mode does
+        if self.captured(stream):
+            hostcapture.refuse_numpy(kernel, args)
+            stream.capture.record(stream, "kernel", functools.partial(
+                self.graph_node, loaded, grid, block, shared_bytes, args),
+                (grid, block, shared_bytes), kernel)
+            return
+        self.in_order(stream, lambda: None)         # the legacy default stream's rule
         self.pending.raise_it()
         error = self.launch(loaded, grid, block, shared_bytes, args,
                             loaded.binary.symbol_objects, kernel.__name__)
@@ -152,9 +189,14 @@ class SimBackend(HostMemory):
 
     # ------------------------------------------------------------ what memory was written
     def alloc(self, nbytes, alignment=64):
+        hostcapture.refuse_unsafe("allocating device memory")
         allocation = super().alloc(nbytes, alignment)
-        self.written[allocation.ptr] = (nbytes, np.zeros(nbytes, np.bool_))
+        self.track(allocation.ptr, nbytes)
         return allocation
+
+    def track(self, ptr, nbytes):
+        """Memory at ``ptr`` holds nothing written yet (the uninitialized-read check)."""
+        self.written[ptr] = (nbytes, np.zeros(nbytes, np.bool_))
 
     def _buffer(self, nbytes, alignment):
         buffer = super()._buffer(nbytes, alignment)
@@ -168,7 +210,12 @@ class SimBackend(HostMemory):
         return sum(nbytes for _, nbytes in list(self.live.values()))
 
     def alloc_managed(self, nbytes):
+        hostcapture.refuse_unsafe("allocating managed memory")
         return HostMemory.alloc(self, nbytes)          # the host writes it directly
+
+    def alloc_pinned(self, nbytes, write_combined=False):
+        hostcapture.refuse_unsafe("allocating pinned host memory")
+        return super().alloc_pinned(nbytes, write_combined)
 
     def release(self, owner):
         # the address through __array_interface__, not ndarray.ctypes: that imports a
@@ -187,29 +234,34 @@ class SimBackend(HostMemory):
                     self.written.pop(start, None)
 
     def copy_htod(self, dst_ptr, host_array, stream=None):
+        # in a stream under capture: a memcpy node that reads the host memory each time
+        # the graph runs, as CUDA records one
         refuse_in_host_function("a copy")
-        self._mark(dst_ptr, host_array.nbytes)
-        super().copy_htod(dst_ptr, host_array, stream)
+        self.in_order(stream, self.host_write(
+            dst_ptr, host_array.nbytes,
+            lambda: HostMemory.copy_htod(self, dst_ptr, host_array)))
 
     def copy_dtoh(self, host_array, src_ptr, stream=None):
         refuse_in_host_function("a copy")
-        self.pending.raise_it()
-        super().copy_dtoh(host_array, src_ptr, stream)
+        if not self.captured(stream):
+            self.pending.raise_it()
+        self.in_order(stream, lambda: HostMemory.copy_dtoh(self, host_array, src_ptr))
 
     def copy_dtod(self, dst_ptr, src_ptr, nbytes, stream=None):
         refuse_in_host_function("a copy")
-        self._mark(dst_ptr, nbytes)
-        super().copy_dtod(dst_ptr, src_ptr, nbytes, stream)
+        self.in_order(stream, self.host_write(
+            dst_ptr, nbytes, lambda: HostMemory.copy_dtod(self, dst_ptr, src_ptr, nbytes)))
 
     def memset(self, ptr, byte, nbytes, stream=None):
         refuse_in_host_function("a memset")
-        self._mark(ptr, nbytes)
-        super().memset(ptr, byte, nbytes, stream)
+        self.in_order(stream, self.host_write(
+            ptr, nbytes, lambda: HostMemory.memset(self, ptr, byte, nbytes)))
 
     def memset_elements(self, ptr, bits, element_size, count, stream=None):
         refuse_in_host_function("a memset")
-        self._mark(ptr, element_size * count)
-        super().memset_elements(ptr, bits, element_size, count, stream)
+        self.in_order(stream, self.host_write(
+            ptr, element_size * count,
+            lambda: HostMemory.memset_elements(self, ptr, bits, element_size, count)))
 
     def region(self, lo, hi):
         """(first address, bytes, written) of the memory an array argument lies in:
@@ -239,16 +291,20 @@ class SimBackend(HostMemory):
         """A 2-D/3-D copy between host and device rows (both host memory here): NumPy moves
         the rows, which count as written."""
         refuse_in_host_function("a copy")
-        if dst.kind == "host":
+        if dst.kind == "host" and not self.captured(stream):
             self.pending.raise_it()
-        np.copyto(byte_rows(dst, extent), byte_rows(src, extent))
-        if dst.kind == "device":
-            for start, stop in row_spans(dst, extent):
-                self._mark(start, stop - start)
+
+        def copy():
+            np.copyto(byte_rows(dst, extent), byte_rows(src, extent))
+            if dst.kind == "device":
+                for start, stop in row_spans(dst, extent):
+                    self._mark(start, stop - start)
+        self.in_order(stream, copy)
 
     def host_register(self, array):
         """Nothing to lock: host memory is this device's memory. Registering twice, or
         unregistering what is not registered, is refused as CUDA refuses it."""
+        hostcapture.refuse_unsafe("host_register")
         root = _root(array)
         if id(root) in self.registered:
             raise CudaError("host_register: this array's memory is registered already "
@@ -330,11 +386,16 @@ class SimBackend(HostMemory):
     def tensor_map(self, tmap):
         return None           # the kernel copies through the map's array (copies.py)
 
-    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name):
-        """Run a kernel now on the calling thread; returns its error or None."""
-        family = devqueue.Family(kernel.family,
-                                 self.limits["dev_runtime_pending_launch_count"],
-                                 self.properties()) if kernel.binary.launches_kernels else None
+    def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
+               in_graph=False):
+        """Run a kernel now on the calling thread; returns its error or None. ``in_graph``:
+        it is a kernel node of a graph's replay (it may launch graphs: simt.graph_launch)."""
+        family = None
+        if kernel.binary.launches_kernels:
+            family = devqueue.Family(kernel.family,
+                                     self.limits["dev_runtime_pending_launch_count"],
+                                     self.properties())
+            family.in_graph = in_graph
         # a chain of device functions runs as nested generators, one frame per call
         with self.lock, deep_recursion():
             run = Launch(kernel, grid, block, shared_bytes, symbols, self, family)

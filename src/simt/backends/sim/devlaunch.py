@@ -2,7 +2,8 @@
 the CPU device runs them (backends/devqueue.py): a thread that runs
 ``child[grid, block](args)`` has the launch checked as the device runtime checks it and
 queued on its grid's Launch; when the grid has finished, ``run_children`` runs the queue,
-each child followed by its own launches, a grid's tail launches last. Every child is a
+each child followed by its own launches, a grid's tail launches last; a graph a kernel
+node launched (simt.graph_launch) replays in its place. Every child is a
 launch of its own with all of the sim device's checks: it sees what its parent wrote as
 written, and its arguments are its parent's values as they were at the launch.
 """
@@ -14,6 +15,12 @@ from .memory import SimArray
 
 # a global array passed to a child: what Launch.span reads of a device array
 View = namedtuple("View", "ptr shape strides")
+GRAPH = "graph"            # a queued simt.graph_launch: (GRAPH, the exec's replay)
+
+
+def graph_entry(replay):
+    """The queue entry of a graph launched from a kernel (fire-and-forget)."""
+    return (GRAPH, replay)
 
 
 def argument(launch, value):
@@ -46,6 +53,12 @@ def run_children(backend, family, pending, make_launch):
             if levels:                  # the grid that made that level has finished
                 family.finished()
             continue
+        if launch[0] == GRAPH:           # a device graph launch: the whole graph, now
+            error = launch[1]()
+            family.finished()
+            if error is not None:
+                return error
+            continue
         index, grid, block, shared, args, _ = launch
         run = make_launch(family.kernels[index], grid, block, shared)
         error = run.run(args)
@@ -56,4 +69,4 @@ def run_children(backend, family, pending, make_launch):
 
 
 def _stream(launch):
-    return launch[-1]
+    return launch[-1] if launch[0] != GRAPH else 0     # a graph: fire-and-forget

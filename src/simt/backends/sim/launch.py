@@ -9,6 +9,7 @@ import simt.fault as fault
 from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
+from .. import devqueue
 from . import devlaunch, values
 from .copies import SimTensorMap
 from .memory import INIT, Shadow, SimArray, VecArray, elements, flat_buffer
@@ -208,6 +209,19 @@ class Launch:
         except NotSupportedError as error:
             raise Fault(error) from None
         self.children.append((index, grid, block, shared, args, stream))
+
+    def graph_launch(self, th, site, ident):
+        """simt.graph_launch(exe) run by thread th: refused (cudaErrorInvalidValue) unless
+        this grid is a kernel node of a graph's replay and exe was instantiated with
+        device_launch=True; then queued, fire-and-forget, for when this grid has finished."""
+        replay = self.memory.device_graphs.get(ident)
+        if replay is None or not self.family.in_graph:
+            code = devqueue.INVALID_VALUE
+        else:
+            code = 0 if self.family.add() else devqueue.PENDING_COUNT_EXCEEDED
+        if code:
+            raise Fault(self.report.device_launch(self.sites[site], th, code))
+        self.children.append(devlaunch.graph_entry(replay))
 
     # ------------------------------------------------------------ errors
     def out_of_bounds(self, site, index, dim, extent, array):

@@ -4,11 +4,12 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, float8, groups, heap, python as pylang
+from ....lang import atomics_ordered, cachehints, float8, graphs, groups, heap, python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
 from ....lang.intrinsics_int import BY_NAME as INT, SIMD_ENTRIES, int_abs
+from ....fault import GRAPH_LABEL
 from ....lang.launches import device_launch
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.printf import printf
@@ -19,6 +20,7 @@ from ....lang import inline_asm, warpspec
 from ..scalars import cast, rounded, wrap, wrap_fn
 from ..values import MATH
 from .rules import TARGET, rule
+from . import exact as exact_casts
 
 
 def lower_intrinsic(g, e):
@@ -94,7 +96,7 @@ for _entry in MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]:
         rule(_entry)(_math(_entry))
 
 
-@rule(*BITCASTS)
+@rule(*(e for e in BITCASTS if e.op not in exact_casts.HALVES))
 def _bitcast(g, e, args):
     return f"_k_v.bitcast({args[0]}, {e.args[0].type.dtype.str!r}, {e.type.dtype.str!r})"
 
@@ -222,6 +224,9 @@ def _device_launch(g, e, args):
             f"({grid}), ({block}), {shared}, ({values}))")
 
 
+rule(graphs.graph_set_condition)(lambda g, e, a: f"_k_gs({a[0]}, {a[1]})")
+rule(graphs.graph_launch)(
+    lambda g, e, a: f"_k_L.graph_launch(_k_t, {g.site(e.loc, GRAPH_LABEL)}, {a[0]})")
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
 

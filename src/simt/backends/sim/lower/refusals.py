@@ -1,9 +1,8 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import cluster, graphs, heap, linking, wmma
-from ....lang.intrinsics_fp import CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
-from ....lang.intrinsics_int import ENTRIES as INT_ENTRIES
+from ....lang import cluster, heap, linking, wmma
+from ....lang.intrinsics_fp import ENTRIES as FP_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.registry import REGISTRY, declare_target, refuse
 
@@ -22,11 +21,6 @@ def _without_lowering(entries):
 refuse(*_without_lowering(MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]),
        target=TARGET, why=_not_yet("this math function (the sim device has Python's math "
                                    "module's functions and a few of CUDA's)"))
-refuse(*_without_lowering(INT_ENTRIES), target=TARGET,
-       why=_not_yet("this integer intrinsic (64-bit forms, funnel shifts, byte permutes, sums "
-                    "of differences, averages, dot products of packed bytes)"))
-refuse(*ROUNDED_OPS, *CONVERSION_OPS, target=TARGET,
-       why=_not_yet("arithmetic and conversions in a chosen rounding mode"))
 refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
@@ -36,6 +30,4 @@ refuse(cluster.block_rank, cluster.num_blocks, cluster.dim_blocks, cluster.block
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
        why=_not_yet("textures and surfaces"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
-refuse(graphs.graph_set_condition, graphs.graph_launch, target=TARGET,
-       why="the sim device has no graphs (simt.Graph raises there), so no kernel of it runs "
-           "in one: run the graph on the 'cpu' device, which has the same semantics")
+

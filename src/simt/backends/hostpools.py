@@ -1,4 +1,4 @@
-"""Memory pools of the CPU device: the stream-ordered allocator with host memory.
+"""Memory pools of the host devices (CPU, sim): the stream-ordered allocator with host memory.
 
 A pool keeps freed blocks, by size, for the next allocation of that size; a block freed
 in a stream goes back once the work queued there before the free is done (a queue item,
@@ -9,8 +9,8 @@ handed back to the system at the next synchronizing call (CpuBackend.trim_pools)
 """
 import threading
 
-from ...errors import NotSupportedError
-from ...runtime.backend import Allocation
+from ..errors import NotSupportedError
+from ..runtime.backend import Allocation
 
 GRANULE = 512          # sizes round up to this, so near sizes share blocks (as CUDA's do)
 
@@ -40,7 +40,7 @@ class Block:
 
 
 class HostPool:
-    """A memory pool of the CPU device (the backend object behind a simt.MemoryPool)."""
+    """A memory pool of a host device (the backend object behind a simt.MemoryPool)."""
 
     def __init__(self, backend):
         self.backend = backend

@@ -1,14 +1,21 @@
-"""CUDA graphs on the CPU device: a recorded DAG replayed in dependency order.
+"""CUDA graphs on the host devices (CPU, sim): a recorded DAG replayed in dependency order.
 
 Nodes are made in an order where every dependency comes first (``add_*`` takes nodes
 that exist, and capture records in issue order), so that order is the replay order:
 an instantiated graph is a flat list of callables, child graphs spliced in, run one
 after the other as one piece of stream work. Kernel nodes are made at
-instantiation (arguments packed once: CpuBackend.graph_node), which is what makes a
+instantiation (arguments packed once: the backend's graph_node), which is what makes a
 replay cheaper than launching the kernels one by one.
 
-Stream capture (capture.py) records what a capturing stream would queue as nodes of a
-CpuGraph.
+Stream capture (hostcapture.py) records what a capturing stream would queue as nodes of
+a HostGraph.
+
+What differs between the devices comes from the backend: ``graph_node`` (a kernel
+node's launch), ``host_write`` (a copy or memset that marks what it writes),
+``run_graph`` and ``captured`` (a launch in stream order, or into a capture), ``alloc``,
+``add_device_graph``/``remove_device_graph`` (execs that kernels launch) and
+``interrupt`` (how Ctrl-C stops a replay: backends/cpu/interrupt.py's flag, or
+``Uninterrupted`` where Python raises KeyboardInterrupt itself).
 
 A conditional handle is a 32-bit cell whose address kernels get (lower/graphs.py stores
 to it); a conditional node replays its bodies' runnables as the cell says, and a graph's
@@ -23,10 +30,28 @@ import ctypes
 import functools
 import threading
 
-from ...errors import CudaError
-from ...runtime.backend import running_host_function
-from ..hostmem import fill   # noqa: F401  (device.py calls graphs.fill)
-from . import devlaunch, interrupt
+from ..errors import CudaError
+from ..runtime.backend import running_host_function
+from .hostmem import fill   # noqa: F401  (device.py calls graphs.fill)
+
+
+class Uninterrupted:
+    """The interrupt hooks of a device whose replays run Python on the calling thread,
+    where Ctrl-C raises KeyboardInterrupt by itself: no flag is ever set."""
+
+    FLAG = ctypes.c_int32(0)
+
+    @staticmethod
+    def starting():
+        pass
+
+    @staticmethod
+    def ended():
+        pass
+
+    @staticmethod
+    def stopped(what):
+        pass
 
 
 class Condition:
@@ -99,8 +124,8 @@ def _event_wait(event):
     return run
 
 
-class CpuGraph:
-    """A graph of the CPU device (the backend object behind a simt.Graph)."""
+class HostGraph:
+    """A graph of a host device (the backend object behind a simt.Graph)."""
 
     def __init__(self, backend):
         self.backend = backend
@@ -148,7 +173,7 @@ class CpuGraph:
         return condition
 
     def add_conditional(self, kind, condition, n, deps):
-        bodies = [CpuGraph(self.backend) for _ in range(n)]
+        bodies = [HostGraph(self.backend) for _ in range(n)]
         return self.node("conditional", deps, None, (kind, condition, bodies)), bodies
 
     def add_alloc(self, nbytes, deps):
@@ -158,7 +183,7 @@ class CpuGraph:
         return self.node("free", deps, None)
 
     def instantiate(self, device_launch=False):
-        return CpuGraphExec(self, device_launch)
+        return HostGraphExec(self, device_launch)
 
 
 def _body_runs(graph):
@@ -169,6 +194,7 @@ def _body_runs(graph):
 
 def _conditional(kind, condition, bodies):
     """The runnable of a conditional node (runtime/graphcontrol.py has the semantics)."""
+    interrupt = bodies[0].backend.interrupt
     bodies = [_body_runs(body) for body in bodies]
     cell = condition.cell
 
@@ -256,7 +282,7 @@ class _Turn:
         self.done.set()
 
 
-def _replay_runs(runs):
+def _replay_runs(runs, interrupt):
     """One launch of a graph: its runnables in order, as one launch for Ctrl-C (the flag
     is cleared once, at the start, as interrupt.starting() says). Ctrl-C ends the replay
     after the node it stopped (a graph in a stream would otherwise run the rest of its
@@ -281,7 +307,7 @@ def _replay_runs(runs):
                 run()
 
 
-class CpuGraphExec:
+class HostGraphExec:
     """An instantiated graph: the flat list of what to run, replayed per launch, one
     launch at a time in the order of the ``launch`` calls (cudaGraphLaunch's rule: a
     replay shares its kernels' packed arguments and launch records with every other)."""
@@ -293,7 +319,7 @@ class CpuGraphExec:
         self.device_value = 0
         if device_launch:             # kernels launch it by this id (devlaunch.py)
             self.device_value = id(self)
-            devlaunch.add_device_graph(self.device_value, self._device_replay)
+            self.backend.add_device_graph(self.device_value, self._device_replay)
 
     def _build(self, graph):
         self.nodes = list(graph.nodes)
@@ -321,7 +347,7 @@ class CpuGraphExec:
     def __del__(self):
         if getattr(self, "device_value", 0):
             try:
-                devlaunch.remove_device_graph(self.device_value)
+                self.backend.remove_device_graph(self.device_value)
             except (AttributeError, TypeError):     # at exit, the module may be gone
                 pass
 
@@ -336,7 +362,7 @@ class CpuGraphExec:
         runs = self.runs               # updates after this launch do not reach it
         turn = self._take_turn()
         try:
-            self.backend.run_graph(stream, lambda: self._replay(runs, turn))
+            self.backend.run_graph(stream, lambda: self._replay(runs, turn, self.backend.interrupt))
         except BaseException:
             turn.skip()
             raise
@@ -347,11 +373,11 @@ class CpuGraphExec:
         return turn
 
     @staticmethod
-    def _replay(runs, turn):
+    def _replay(runs, turn, interrupt):
         try:
             if turn.before is not None:
                 turn.before.wait()
-            _replay_runs(runs)
+            _replay_runs(runs, interrupt)
         finally:
             turn.finish()
 

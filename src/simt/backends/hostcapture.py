@@ -1,6 +1,6 @@
-"""Stream capture on the CPU device (guide 3.2.6.6.3), and the calls a capture forbids.
+"""Stream capture on the host devices (CPU, sim; guide 3.2.6.6.3), and the calls a capture forbids.
 
-``CpuCapture`` turns the work a capturing stream would queue into nodes of a CpuGraph:
+``HostCapture`` turns the work a capturing stream would queue into nodes of a HostGraph:
 each depends on the stream's previous node; an event recorded in a capturing stream
 carries that stream's position, and a stream that waits for such an event joins the
 capture from there (how work spread over several streams is captured, as in CUDA).
@@ -17,8 +17,10 @@ A capture forbids two kinds of calls, as CUDA does:
 """
 import threading
 
-from ...errors import CudaError
-from .graphs import CpuGraph
+import numpy as np
+
+from ..errors import CudaError, InvalidConfiguration
+from .hostgraphs import HostGraph
 
 class _Capturing(threading.local):
     def __init__(self):
@@ -70,12 +72,54 @@ def refuse_unsafe(what):
             "this call before the capture begins or after it ends")
 
 
-class CpuCapture:
+def refuse_numpy(kernel, args):
+    """A kernel launched in a stream under capture with a NumPy argument is refused."""
+    if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None for a in args):
+        raise InvalidConfiguration(
+            f"kernel '{kernel.__name__}' launched in a stream under capture with a NumPy "
+            "argument: it is copied in and out around each launch, which a graph cannot "
+            "repeat; pass device arrays (simt.to_device) or mapped memory")
+
+
+def refuse_captured_event(event, what):
+    """Event.synchronize and Event.query of an event recorded in a capture under way."""
+    if event.captured is not None and event.captured[0].active:
+        raise CudaError(f"{what} of an event recorded in a stream under capture "
+                        "(cudaErrorStreamCaptureUnsupported): the record is a position "
+                        "in the graph being captured, not work that runs; wait for it "
+                        "with Stream.wait_event inside the capture")
+
+
+def begin(stream, mode, where):
+    """Stream.capture on ``stream`` (its ``capture`` attribute: None when not captured)."""
+    if stream.capture is not None:
+        raise CudaError("Stream.capture: the stream is already being captured "
+                        "(cudaErrorIllegalState); end that capture first")
+    stream.capture = HostCapture(stream, mode, where)
+
+
+def wait_in_capture(stream, event):
+    """Stream.wait_event's part in captures: True when ``stream`` has joined the capture
+    ``event`` was recorded in (from the event's position); a captured stream waiting for
+    an event recorded outside its capture is refused; False: an ordinary wait."""
+    captured = event.captured
+    if captured is not None and captured[0].active:
+        captured[0].join(stream, captured[1])
+        return True
+    if stream is not None and stream.capture is not None:
+        raise CudaError("Stream.wait_event in a stream under capture, for an event not "
+                        "recorded in that capture (cudaErrorStreamCaptureIsolation): "
+                        "a captured stream may only wait for events recorded in the "
+                        "same capture; use Graph.add_event_wait for an outside event")
+    return False
+
+
+class HostCapture:
     """One capture under way: the graph it records and where each joined stream is.
     ``where`` names the captured stream for error messages; ``thread`` began it."""
 
     def __init__(self, origin, mode="thread_local", where="a stream"):
-        self.graph = CpuGraph(origin.backend)
+        self.graph = HostGraph(origin.backend)
         self.origin = origin
         self.tails = {origin: []}     # stream -> the nodes its next node depends on
         self.active = True
