@@ -10,7 +10,7 @@ the medians are in the JSON too.
 numba is optional: when it does not import (not installed, or installed for another NumPy)
 its column says why and the rest runs.
 
-Usage: python bench/run_cpu_baselines.py [--threads N] [--only NAME ...] [--out FILE.txt]
+Usage: python bench/run_cpu_baselines.py [--threads N] [--only NAME ...] [--repeat K] [--out FILE.txt]
 Writes FILE.txt (the table) and FILE.json (every figure); default
 bench/results/cpu-baselines-<threads>core-<date>.txt"""
 import argparse
@@ -71,7 +71,7 @@ def host_copy(case, h, R):
     return hc
 
 
-def run_case(case, R, block_lib, idio_lib, nb, simt, rng, budget_s):
+def run_case(case, R, block_lib, idio_lib, nb, simt, rng, budget_s, spin=None):
     size = case.size("cpu", sms=int(R.THREADS))
     h = case.make(size, rng)
     expected = case.reference(h, size)
@@ -108,12 +108,41 @@ def run_case(case, R, block_lib, idio_lib, nb, simt, rng, budget_s):
     go()
     row["correct"]["simt"] = case.ok({k: d[k].copy_to_host() for k in case.outputs}, expected)
     ways.append(("simt", device, go))
-    times, row["rounds"] = R.timed_rounds(ways, budget_s=budget_s)
-    row["min_ms"] = {label: min(t) * 1e3 for label, t in times.items()}
-    row["median_ms"] = {label: R.C.median(t) * 1e3 for label, t in times.items()}
+    if spin is not None:
+        return spin_one(ways, *spin)
+    row["times_s"], row["rounds"] = R.timed_rounds(ways, budget_s=budget_s)
+    return row
+
+
+def merge(old, row):
+    """A repeat's row added to the earlier ones' (its rounds and its checks)."""
+    if old is None or "times_s" not in old:
+        return row
+    for label, t in row["times_s"].items():
+        old["times_s"][label] += t
+    old["rounds"] += row["rounds"]
+    old["correct"] = {k: v and row["correct"].get(k, False) for k, v in old["correct"].items()}
+    return old
+
+
+def finish(row, median):
+    row["min_ms"] = {label: min(t) * 1e3 for label, t in row["times_s"].items()}
+    row["median_ms"] = {label: median(t) * 1e3 for label, t in row["times_s"].items()}
     ratios(row, "min_ms")
     ratios(row, "median_ms")
-    return row
+
+
+def spin_one(ways, label, calls):
+    """Profiling: the way ``label`` alone, ``calls`` times, on its device."""
+    import simt
+    device, fn = [(dev, f) for lab, dev, f in ways if lab == label][0]
+    if device is not None:
+        simt.set_device(device)
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return {"spin": label, "calls": calls,
+            "ms_per_call": (time.perf_counter() - t0) / max(calls, 1) * 1e3}
 
 
 def ratios(row, key):
@@ -157,7 +186,15 @@ def main():
     ap.add_argument("--budget", type=float, default=6.0,
                     help="seconds of timed rounds per workload (at least 5 rounds)")
     ap.add_argument("--out", default=None, help="the table's file (.txt; the JSON beside it)")
+    ap.add_argument("--spin", nargs=2, metavar=("WAY", "CALLS"), default=None,
+                    help="profiling: after the checks, call WAY (c_block, c_idiomatic, numba "
+                         "or simt) CALLS times for each --only case, time nothing else and "
+                         "write nothing (perf stat the process with CALLS and with 0, and "
+                         "subtract)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="passes over the workloads; figures over every pass's rounds")
     args = ap.parse_args()
+    spin = (args.spin[0], int(args.spin[1])) if args.spin else None
     if args.threads:
         for k in ("OMP_NUM_THREADS", "SIMT_CPU_THREADS", "NUMBA_NUM_THREADS"):
             os.environ[k] = str(args.threads)
@@ -174,27 +211,37 @@ def main():
     results = {"device": "cpu", "date": R.C.DATE, "threads": threads, **R.C.machine(),
                "cpu_name": R._cpu_name(), "numpy": R.np.__version__, "numba": why,
                "timing": "ways take turns round by round; min and median over the rounds",
+               "repeat": args.repeat,
                "workloads": {}}
-    for case in [c for c in all_cases() if not args.only or c.name in args.only]:
+    cases = [c for c in all_cases() if not args.only or c.name in args.only]
+    for case in cases * args.repeat:
         t0 = time.perf_counter()
         try:
-            row = run_case(case, R, block_lib, idio_lib, nb, simt, rng, args.budget)
+            row = run_case(case, R, block_lib, idio_lib, nb, simt, rng, args.budget, spin)
+            if spin:
+                print(case.name, row, flush=True)
+                continue
         except Exception as exc:          # one failing case must not lose the others
             print(case.name, "failed:", type(exc).__name__, exc, flush=True)
-            results["workloads"][case.name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            results["workloads"].setdefault(
+                case.name, {"error": f"{type(exc).__name__}: {exc}"[:300]})
             continue
-        results["workloads"][case.name] = row
+        row = results["workloads"][case.name] = merge(results["workloads"].get(case.name), row)
+        finish(row, R.C.median)
         t, r = row["min_ms"], row["ratio"]["min_ms"]
         print(f"{case.name:17s} " + "  ".join(f"{k} {v:8.2f}" for k, v in t.items())
               + f"  simt/best {r['simt/best']:.2f} ({r['best']})  ok {row['correct']}  "
               f"[{time.perf_counter() - t0:.1f} s]", flush=True)
+    if spin:
+        return
     if nb is not None:
         import numba
         results["numba"] = f"numba {numba.__version__}, threading layer " \
                            f"{numba.threading_layer()}, {numba.get_num_threads()} threads"
     head = (f"simt CPU device against C+OpenMP (block twin, idiomatic) and numba, "
             f"{results['cpu_name']}, {threads} threads, {R.C.DATE}; numpy {R.np.__version__}; "
-            f"{results['numba']}\nms: minimum over the rounds (ways taking turns); "
+            f"{results['numba']}\nms: minimum over the rounds (ways taking turns; {args.repeat} "
+            f"passes over the workloads, {R.PAUSE_S} s pause before each turn); "
             f"ratio < 1: simt faster; best = fastest baseline of that workload\n\n")
     text = head + summarize(results, R, "min_ms") + "\n\nmedians over the rounds:\n\n" \
         + summarize(results, R, "median_ms") + "\n"
