@@ -76,3 +76,38 @@ def test_numba_matches_numpy(case, baselines):
     expected = case.reference(h, size)
     nb.twin(case.name)(h, size)
     assert case.ok({k: h[k] for k in case.outputs}, expected)
+
+
+@pytest.fixture(scope="module")
+def probe():
+    saved = dict(os.environ)
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "cpu_shaped_probe", os.path.join(BENCH, "cpu_shaped_probe.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return module
+
+
+@pytest.mark.parametrize("name", ["reduction_tree", "histogram_shared", "scan"])
+def test_cpu_shaped_simt_kernels_match_numpy(name, probe):
+    import simt
+    previous = simt.get_device()
+    simt.set_device("cpu", boundscheck=True)
+    try:
+        case = [c for c in all_cases() if c.name == name][0]
+        h, size = inputs(case)
+        h["part"] = np.zeros(probe.PARTS + 1, np.int32)       # scan's chunk totals
+        if name == "reduction_tree":                           # one partial sum a block
+            h["partial"], h["blocks"] = poison((probe.PARTS,), np.float32), probe.PARTS
+        d = {k: (simt.to_device(v) if isinstance(v, np.ndarray) else v) for k, v in h.items()}
+        run = {"reduction_tree": probe.reduction_run, "histogram_shared": probe.histogram_run,
+               "scan": probe.scan_run}[name]
+        run(d)
+        got = {k: d[k].copy_to_host() for k in case.outputs}
+    finally:
+        simt.set_device(previous)
+    assert case.ok(got, case.reference(h, size))
