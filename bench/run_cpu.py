@@ -49,6 +49,12 @@ def timed_in_turns(ways, budget_s=6.0, most=20, least=5, pause_s=None):
     go to sleep: libgomp's spin after a parallel region for longer than a 5 ms kernel, and
     a simt matmul started right after the C one took 6.7-7.3 ms against 5.2-5.4 after a
     pause, on the 2-core machine."""
+    times, rounds = timed_rounds(ways, budget_s, most, least, pause_s)
+    return {label: C.median(t) * 1e3 for label, t in times.items()}, rounds
+
+
+def timed_rounds(ways, budget_s=6.0, most=20, least=5, pause_s=None):
+    """timed_in_turns's rounds: {label: [wall time (s) of each round]} and their number."""
     import simt
     pause_s = PAUSE_S if pause_s is None else pause_s
     first = 0.0
@@ -70,7 +76,7 @@ def timed_in_turns(ways, budget_s=6.0, most=20, least=5, pause_s=None):
             t0 = time.perf_counter()
             fn()
             times[label].append(time.perf_counter() - t0)
-    return {label: C.median(t) * 1e3 for label, t in times.items()}, rounds
+    return times, rounds
 
 
 def fresh_outputs(case, h):
