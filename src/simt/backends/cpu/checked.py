@@ -34,7 +34,7 @@ from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
                           CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, NARROW,
                           ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, PENDING,
                           PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
-                          WARP_ACQUIRED, WARP_LAST, launch_word, raise_to, record_element,
+                          WARP_ACQUIRED, WARP_LAST, WRITE_ONLY, launch_word, raise_to, record_element,
                           report_mine, reporter, site, state, word)
 from .fastpath import FastAccess, fast_path
 
@@ -58,9 +58,9 @@ def read_only_params(fn):
     return frozenset(found)
 
 
-def _read_only_index(em, array):
-    """The parameter ``array`` is, when the kernel only reads it; else None."""
-    for index in getattr(em, "read_only", ()):
+def _param_index(em, array, candidates):
+    """The parameter ``array`` is, when it is one of ``candidates`` (indices); else None."""
+    for index in candidates:
         if em.params[index] is array:
             return index
     return None
@@ -85,9 +85,13 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     em.target.can_fail = True
     b = em.builder
     bits = ORDER_BITS[order] | (NARROW if scope == "block" else 0)
-    param = _read_only_index(em, array) if access == "read" else None
+    param, mask = None, None
+    if access == "read":
+        param, mask = _param_index(em, array, getattr(em, "read_only", ())), READ_ONLY
+    elif access == "write":
+        param, mask = _param_index(em, array, getattr(em, "write_only", ())), WRITE_ONLY
     if param is not None:
-        bit = b.and_(launch_word(em, READ_ONLY), i64(1 << param))
+        bit = b.and_(launch_word(em, mask), i64(1 << param))
         skip = b.icmp_unsigned("!=", bit, i64(0))
     elif access in ("read", "write") and array.type.space != "generic":
         keep = id(site) not in getattr(em, "unrecorded", ())

@@ -23,7 +23,9 @@ SITE_SLOTS = 64
 BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR, FENCED_WIDE, PENDING_FAR = \
     range(SITE_CACHE + SITE_SLOTS, SITE_CACHE + SITE_SLOTS + 7)
 WARP_ACQUIRED = PENDING_FAR + 1     # per warp of the block: what its lanes acquired by its
-STATE_WORDS = WARP_ACQUIRED + 32    # last syncwarp (syncwarp_start gathers it)
+                                    # last syncwarp (syncwarp_start gathers it)
+WRITE_ONLY = WARP_ACQUIRED + 32     # bit p: parameter p's writes need no record (disjoint.py)
+STATE_WORDS = WRITE_ONLY + 1
 ORDER_SLOT = "$chk.order"           # per thread: ACQUIRED, FENCED, PENDING_ACQ, FENCED_WIDE,
 ORDER_WORDS = 5                     # PENDING_FAR (slot_index of raise_to: 0 .. 4)
 # a shadow record: int32 words

@@ -19,7 +19,7 @@ from . import checked, checkscan, cluster, cooperative, guards, hoist, independe
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
-from ...ir import intervals
+from ...ir import disjoint, intervals
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -102,6 +102,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
         self.checks = options.checks
         self.read_only = checked.read_only_params(function) if self.checks else frozenset()
+        # checked mode: the parameters only written, at indices that may be disjoint
+        self.write_only = dict(disjoint.write_only_specs(function)) if self.checks else {}
         # checked mode: shared-memory reads no write can race with (checked but not recorded)
         self.unrecorded = intervals.unrecorded_reads(function) if self.checks else frozenset()
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it

@@ -1,0 +1,210 @@
+"""Checked mode's write-only arrays (issue 34 item 4): a global array a kernel only
+writes, at indices no two threads of the launch share (ir/disjoint.py at compile time,
+backends/cpu/disjoint.py at the launch), needs no record of its writes. Kernels in that
+pattern run clean and exact; the same patterns launched so that two threads share an
+element (blocks wider than the index assumes, one array passed twice, an index that
+wraps) are still reported as races, at their lines.
+
+Lines are found by the ``# <-`` markers in this file's kernels.
+"""
+import numpy as np
+import pytest
+
+import simt
+from conftest import poison, random_array, marked_line
+from simt import blockDim, blockIdx, gridDim, threadIdx
+from simt.backends.cpu import disjoint as launch_side
+from simt.ir import disjoint
+from simt.ir import types
+
+TILE, ROWS = 32, 8
+
+
+def line(marker):
+    return marked_line(__file__, marker)
+
+
+@pytest.fixture
+def checked():
+    with simt.use_device("cpu", checks=True) as device:
+        yield device
+
+
+def run(kernel, grid, block, *args):
+    kernel[grid, block](*args)
+    simt.synchronize()
+
+
+def reported(cls, kernel, grid, block, *args):
+    with pytest.raises(cls) as info:
+        run(kernel, grid, block, *args)
+    return info.value
+
+
+@simt.kernel
+def axpy(a, x, y, out):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < out.shape[0]:
+        out[i] = a * x[i] + y[i]
+
+
+@simt.kernel
+def transpose(a, out):
+    x = blockIdx.x * TILE + threadIdx.x
+    y = blockIdx.y * TILE + threadIdx.y
+    for j in range(0, TILE, ROWS):
+        out[x, y + j] = a[y + j, x]  # <- transposed write
+
+
+@simt.kernel
+def edges(src, dst):
+    x = blockIdx.x * blockDim.x + threadIdx.x
+    y = blockIdx.y * blockDim.y + threadIdx.y
+    if x < src.shape[1] and y < src.shape[0]:
+        c = src[y, x]
+        if x > 0 and x < src.shape[1] - 1:
+            dst[y, x] = c + src[y, x - 1] + src[y, x + 1]
+        else:
+            dst[y, x] = c
+
+
+@simt.kernel
+def grid_stride(x, out):
+    start = blockIdx.x * blockDim.x + threadIdx.x
+    for i in range(start, out.shape[0], gridDim.x * blockDim.x):
+        out[i] = x[i] * np.float32(2)
+
+
+@simt.kernel
+def fixed_width(x, out):
+    i = blockIdx.x * 32 + threadIdx.x
+    out[i] = x[i] + np.float32(1)  # <- fixed width write
+
+
+@simt.kernel
+def two_outputs(x, out1, out2):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    out1[i] = x[i]  # <- first output
+    out2[(i + 1) % out2.shape[0]] = x[i]  # <- second output
+
+
+@simt.kernel
+def narrow_index(x, out):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    out[np.uint16(i)] = x[i]  # <- narrow write
+
+
+@simt.kernel
+def halves(x, out):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    out[i // 2] = x[i]  # <- half write
+
+
+SIG1 = "void(float32[::1], float32[::1])"
+SIG2 = "void(float32[:, ::1], float32[:, ::1])"
+
+
+def _spec(kernel, sig, param):
+    found = dict(disjoint.write_only_specs(kernel.typed_ir(types.parse_signature(sig))))
+    return found.get(param)
+
+
+def test_write_only_arrays_and_their_index_forms():
+    """The output of axpy, transpose, the stencil and a grid-stride loop is write-only
+    with affine indices; an index through // has none; arrays read are not write-only."""
+    sig = "void(float32, float32[::1], float32[::1], float32[::1])"
+    assert _spec(axpy, sig, 3) is not None and _spec(axpy, sig, 1) is None
+    assert _spec(transpose, SIG2, 1) is not None and _spec(transpose, SIG2, 0) is None
+    assert _spec(edges, SIG2, 1) is not None
+    assert _spec(grid_stride, SIG1, 1) is not None
+    assert _spec(halves, SIG1, 1) is None
+
+
+def test_disjointness_depends_on_the_launch():
+    """transpose's writes are disjoint for blocks of up to 32 x 8 threads, fixed_width's
+    for blocks of up to 32; axpy's and the grid-stride loop's for any launch."""
+    a = np.zeros((64, 64), np.float32)
+    spec = _spec(transpose, SIG2, 1)
+    assert launch_side.disjoint(1, spec, [a, a], (2, 2, 1), (32, 8, 1))
+    assert not launch_side.disjoint(1, spec, [a, a], (2, 2, 1), (64, 8, 1))
+    assert not launch_side.disjoint(1, spec, [a, a], (2, 2, 1), (32, 16, 1))
+    assert not launch_side.disjoint(1, spec, [a, a], (2, 2, 1), (32, 8, 2))
+    v = np.zeros(4096, np.float32)
+    spec = _spec(fixed_width, SIG1, 1)
+    assert launch_side.disjoint(1, spec, [v, v], (8, 1, 1), (32, 1, 1))
+    assert not launch_side.disjoint(1, spec, [v, v], (8, 1, 1), (33, 1, 1))
+    spec = _spec(grid_stride, SIG1, 1)
+    for grid, block in (((3, 1, 1), (100, 1, 1)), ((7, 1, 1), (64, 1, 1))):
+        assert launch_side.disjoint(1, spec, [v, v], grid, block)
+    spec = _spec(narrow_index, SIG1, 1)
+    assert launch_side.disjoint(1, spec, [v, v], (256, 1, 1), (256, 1, 1))
+    assert not launch_side.disjoint(1, spec, [v, v], (257, 1, 1), (256, 1, 1))
+
+
+def test_write_only_outputs_are_exact(checked, rng):
+    n = 1000
+    x, y = random_array(rng, n, np.float32), random_array(rng, n, np.float32)
+    out = simt.to_device(poison(n, np.float32))
+    run(axpy, (n + 127) // 128, 128, np.float32(2.5), simt.to_device(x), simt.to_device(y), out)
+    fused = (2.5 * x.astype(np.float64) + y).astype(np.float32)      # one rounding: fma
+    np.testing.assert_array_equal(out.copy_to_host(), fused)
+    a = random_array(rng, (64, 64), np.float32)
+    out = simt.to_device(poison((64, 64), np.float32))
+    run(transpose, (2, 2), (TILE, ROWS), simt.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), a.T)
+    src = random_array(rng, (20, 50), np.float32)
+    dst = simt.to_device(poison((20, 50), np.float32))
+    run(edges, (4, 3), (16, 8), simt.to_device(src), dst)
+    want = src.copy()
+    want[:, 1:-1] = src[:, 1:-1] + src[:, :-2] + src[:, 2:]
+    np.testing.assert_array_equal(dst.copy_to_host(), want)
+    out = simt.to_device(poison(n, np.float32))
+    run(grid_stride, 3, 64, simt.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x * np.float32(2))
+
+
+def test_blocks_wider_than_the_index_assumes_race(checked, rng):
+    """fixed_width assumes 32 threads a block: with 64, block 1's threads write what
+    block 0's threads 32.. wrote."""
+    x = simt.to_device(random_array(rng, 256, np.float32))
+    error = reported(simt.RaceConditionError, fixed_width, 2, 64, x,
+                     simt.to_device(poison(256, np.float32)))
+    assert error.line == line("fixed width write") and error.other.line == error.line
+    assert error.thread[0] != error.other.thread[0] or \
+        error.block[0] != error.other.block[0]
+
+
+def test_transpose_with_taller_blocks_races(checked, rng):
+    a = simt.to_device(random_array(rng, (64, 64), np.float32))
+    error = reported(simt.RaceConditionError, transpose, (2, 1), (TILE, 2 * ROWS), a,
+                     simt.to_device(poison((64, 64), np.float32)))
+    assert error.line == line("transposed write")
+
+
+def test_one_array_as_two_write_only_outputs_races(checked, rng):
+    """Each output alone is written at distinct elements, but passed as one array the
+    two writes of threads i and i + 1 meet."""
+    x = simt.to_device(random_array(rng, 64, np.float32))
+    out = simt.to_device(poison(64, np.float32))
+    error = reported(simt.RaceConditionError, two_outputs, 1, 64, x, out, out)
+    assert {error.line, error.other.line} == {line("first output"), line("second output")}
+    out1, out2 = (simt.to_device(poison(64, np.float32)) for _ in range(2))
+    run(two_outputs, 1, 64, x, out1, out2)
+    host = x.copy_to_host()
+    np.testing.assert_array_equal(out1.copy_to_host(), host)
+    np.testing.assert_array_equal(out2.copy_to_host(), np.roll(host, 1))
+
+
+def test_a_wrapping_index_races(checked, rng):
+    """np.uint16(i) wraps past 65535: thread 65536 (block 256) writes element 0 again."""
+    x = simt.to_device(random_array(rng, 257 * 256, np.float32))
+    error = reported(simt.RaceConditionError, narrow_index, 257, 256, x,
+                     simt.to_device(poison(65536, np.float32)))
+    assert error.line == line("narrow write") and error.block == (256, 0, 0)
+
+
+def test_a_non_affine_index_still_races(checked, rng):
+    x = simt.to_device(random_array(rng, 64, np.float32))
+    error = reported(simt.RaceConditionError, halves, 1, 64, x,
+                     simt.to_device(poison(32, np.float32)))
+    assert error.line == line("half write")
