@@ -208,3 +208,131 @@ def test_a_non_affine_index_still_races(checked, rng):
     error = reported(simt.RaceConditionError, halves, 1, 64, x,
                      simt.to_device(poison(32, np.float32)))
     assert error.line == line("half write")
+
+
+# ---------------------------------------------------------------- shared arrays
+S = 64
+
+
+@simt.kernel
+def block_scan(x, y):
+    s = simt.shared.array(S, np.int32)
+    tid = threadIdx.x
+    i = blockIdx.x * S + tid
+    s[tid] = x[i]
+    simt.syncthreads()
+    off = 1
+    while off < S:
+        t = np.int32(0)
+        if tid >= off:
+            t = s[tid - off]
+        simt.syncthreads()
+        s[tid] += t  # <- own element
+        simt.syncthreads()
+        off *= 2
+    y[i] = s[tid]
+
+
+@simt.kernel
+def scan_missing_barrier(x, y):
+    s = simt.shared.array(S, np.int32)
+    tid = threadIdx.x
+    s[tid] = x[tid]
+    simt.syncthreads()
+    t = np.int32(0)
+    if tid >= 1:
+        t = s[tid - 1]  # <- neighbour read
+    s[tid] += t  # <- unordered write
+    simt.syncthreads()
+    y[tid] = s[tid]
+
+
+@simt.kernel
+def row_of_threads(x, y):
+    s = simt.shared.array(S, np.float32)
+    s[threadIdx.x] = x[threadIdx.x]  # <- row write
+    simt.syncthreads()
+    y[threadIdx.y * blockDim.x + threadIdx.x] = s[threadIdx.x]
+
+
+@simt.kernel
+def half_written(x, y):
+    s = simt.shared.array(S, np.float32)
+    tid = threadIdx.x
+    if tid < S // 2:
+        s[tid] = x[tid]
+    simt.syncthreads()
+    s[tid] += np.float32(1)  # <- unwritten half
+    simt.syncthreads()
+    y[tid] = s[tid]
+
+
+@simt.kernel
+def tile_transpose(a, out):
+    tile = simt.shared.array((TILE, TILE + 1), np.float32)
+    x = blockIdx.x * TILE + threadIdx.x
+    y = blockIdx.y * TILE + threadIdx.y
+    for j in range(0, TILE, ROWS):
+        tile[threadIdx.y + j, threadIdx.x] = a[y + j, x]  # <- tile write
+    simt.syncthreads()
+    x = blockIdx.y * TILE + threadIdx.x
+    y = blockIdx.x * TILE + threadIdx.y
+    for j in range(0, TILE, ROWS):
+        out[y + j, x] = tile[threadIdx.x, threadIdx.y + j]
+
+
+def test_private_shared_accesses_depend_on_the_block():
+    """block_scan's s[tid] accesses and the tile writes are private for their blocks;
+    row_of_threads's s[threadIdx.x] is not for blocks of more than one row."""
+    from simt.backends.cpu import checked as code_side
+    for kernel, sig, block, expected in (
+            (block_scan, "void(int32[::1], int32[::1])", (S, 1, 1), True),
+            (tile_transpose, SIG2, (TILE, ROWS, 1), True),
+            (tile_transpose, SIG2, (TILE, 2 * ROWS, 1), False),
+            (row_of_threads, SIG1, (S, 1, 1), True),
+            (row_of_threads, SIG1, (S, 2, 1), False)):
+        groups, sites = code_side.private_groups(kernel.typed_ir(types.parse_signature(sig)))
+        assert sites, kernel.__name__
+        mask = launch_side.private_mask(groups, block)
+        assert (mask != 0) == expected, (kernel.__name__, block)
+
+
+def test_a_block_scan_is_exact(checked, rng):
+    x = rng.integers(-100, 100, 4 * S, dtype=np.int32)
+    y = simt.to_device(poison(4 * S, np.int32))
+    run(block_scan, 4, S, simt.to_device(x), y)
+    np.testing.assert_array_equal(y.copy_to_host(),
+                                  np.cumsum(x.reshape(4, S), axis=1).reshape(-1))
+    a = random_array(rng, (64, 64), np.float32)
+    out = simt.to_device(poison((64, 64), np.float32))
+    run(tile_transpose, (2, 2), (TILE, ROWS), simt.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), a.T)
+
+
+def test_a_scan_step_without_its_barrier_races(checked, rng):
+    x = simt.to_device(rng.integers(-100, 100, S, dtype=np.int32))
+    error = reported(simt.RaceConditionError, scan_missing_barrier, 1, S, x,
+                     simt.to_device(poison(S, np.int32)))
+    assert {error.line, error.other.line} == {line("neighbour read"), line("unordered write")}
+
+
+def test_threads_of_two_rows_writing_one_row_race(checked, rng):
+    x = simt.to_device(random_array(rng, S, np.float32))
+    run(row_of_threads, 1, (S, 1), x, simt.to_device(poison(S, np.float32)))
+    error = reported(simt.RaceConditionError, row_of_threads, 1, (S, 2), x,
+                     simt.to_device(poison(2 * S, np.float32)))
+    assert error.line == line("row write") and error.thread[1] == 1
+
+
+def test_a_tile_written_by_taller_blocks_races(checked, rng):
+    a = simt.to_device(random_array(rng, (64, 64), np.float32))
+    error = reported(simt.RaceConditionError, tile_transpose, (2, 1), (TILE, 2 * ROWS), a,
+                     simt.to_device(poison((64, 64), np.float32)))
+    assert error.line == line("tile write")
+
+
+def test_a_private_read_of_an_unwritten_element_is_reported(checked, rng):
+    x = simt.to_device(random_array(rng, S, np.float32))
+    error = reported(simt.UninitializedReadError, half_written, 1, S, x,
+                     simt.to_device(poison(S, np.float32)))
+    assert error.line == line("unwritten half") and error.thread == (S // 2, 0, 0)

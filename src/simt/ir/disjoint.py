@@ -25,6 +25,7 @@ Every write of one array must have the same spec (the same dimensions' forms); a
 with any other write is left out.
 """
 from . import nodes as ir
+from .walk import children as _children
 from .walk import fields, walk
 
 _THREAD = {"threadIdx.x": ("t", 0), "threadIdx.y": ("t", 1), "threadIdx.z": ("t", 2),
@@ -129,20 +130,92 @@ def _loops_used(forms, fits, loops):
     return used
 
 
+def private_shared(function):
+    """{decl id: (decl, [(spec, ids of its Load and Store nodes)])}: the static shared arrays used
+    only as ``s[i]`` and ``s[i] = v`` (and ``s.shape``), and for each, the accesses whose
+    barrier intervals (ir/intervals.py) access that array at one index form only: when
+    that form takes distinct values for distinct threads of a block (decided with the
+    block's shape: backends/cpu/disjoint.private_in_block), no other thread touches an
+    element such an access touches in its interval, so it cannot race. ``spec`` as
+    write_only_specs makes them."""
+    from .intervals import _Flow
+    graph = _Flow(function.body)
+    labels = graph.intervals()
+    uses, unfit = {}, set()
+    for node, exprs in graph.exprs.items():
+        for root in exprs:
+            direct = set()
+            for e in walk(root):
+                if isinstance(e, (ir.Load, ir.Store)) and isinstance(e.array, ir.ArrayRef):
+                    direct.add(id(e.array))
+                    uses.setdefault(id(e.array.decl), []).append((e, node, e.array.decl))
+                elif isinstance(e, ir.ArrayAttr) and isinstance(e.array, ir.ArrayRef):
+                    direct.add(id(e.array))
+            for e in walk(root):
+                if isinstance(e, ir.ArrayRef) and id(e) not in direct:
+                    unfit.add(id(e.decl))       # a view, an atomic, a call's argument
+    walker = _Walker(function, set())
+    walker.shared = True
+    walker.stmts(function.body, {})
+    found = {}
+    for decl_id, sites in uses.items():
+        decl = sites[0][2]
+        if decl_id in unfit or decl.space != "shared":
+            continue
+        per_label = {}
+        for access, node, _ in sites:
+            for label in labels[node]:
+                per_label.setdefault(label, set()).add(walker.forms.get(id(access)))
+        groups = {}
+        for access, node, _ in sites:
+            specs = set()
+            for label in labels[node]:
+                specs |= per_label[label]
+            if len(specs) == 1 and None not in specs:
+                groups.setdefault(specs.pop(), []).append(id(access))
+        if groups:
+            found[decl_id] = (decl, [(_with_loops(spec, walker.loops), frozenset(ids))
+                                     for spec, ids in groups.items()])
+    return found
+
+
+def _with_loops(site_spec, loops):
+    forms, fits = site_spec
+    used = _loops_used(forms, fits, loops)
+    return forms, tuple((n, loops[n]) for n in sorted(used)), fits
+
+
 class _Walker:
-    """Walks the kernel in order, variables bound to their forms (or _UNKNOWN)."""
+    """Walks the kernel in order, variables bound to their forms (or _UNKNOWN);
+    ``shared``: the forms of shared array accesses too (``forms``: node id -> spec)."""
 
     def __init__(self, function, candidates):
         self.params = function.params
         self.candidates = candidates
         self.sites = {}            # parameter index -> [(forms, fits) or None]
         self.loops = {}            # n -> (start form spec, stop spec, step spec)
+        self.shared, self.forms = False, {}
 
     def stmts(self, body, env):
         for s in body:
             self.stmt(s, env)
 
+    def shared_sites(self, s, env):
+        """The forms of the shared accesses ``s`` makes itself (not in its bodies)."""
+        roots = [s]
+        if ir.child_bodies(s):      # a head: with the names its bodies set unknown
+            roots = [e for e in _children(s) if isinstance(e, ir.Expr)]
+            env = dict(env)
+            for name in _assigned(ir.child_bodies(s)[0] + ir.child_bodies(s)[-1]):
+                env[name] = _UNKNOWN
+        for root in roots:
+            for e in walk(root):
+                if isinstance(e, (ir.Load, ir.Store)) and isinstance(e.array, ir.ArrayRef):
+                    self.forms[id(e)] = self.site(e, env)
+
     def stmt(self, s, env):
+        if self.shared:
+            self.shared_sites(s, env)
         if isinstance(s, ir.Assign):
             env[s.name] = self.try_form(s.value, env, [])
         elif isinstance(s, ir.Store):

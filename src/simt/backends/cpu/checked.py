@@ -34,9 +34,11 @@ from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
                           CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, NARROW,
                           ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, PENDING,
                           PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
-                          WARP_ACQUIRED, WARP_LAST, WRITE_ONLY, launch_word, raise_to, record_element,
+                          PRIVATE, WARP_ACQUIRED, WARP_LAST, WRITE_ONLY, launch_word, raise_to, record_element,
                           report_mine, reporter, site, state, word)
-from .fastpath import FastAccess, fast_path
+from .disjoint import constant as _constant_spec
+from .fastpath import FastAccess, blind_write, fast_path
+from ...ir import disjoint
 
 
 # ------------------------------------------------------------------ memory accesses
@@ -56,6 +58,32 @@ def read_only_params(fn):
                 if isinstance(item, ir.Param) and not direct:
                     found.discard(item.index)
     return frozenset(found)
+
+
+def private_groups(function):
+    """((spec, shape), ...) of the groups of shared accesses of ``function`` that no
+    other thread's access meets in their barrier intervals when the launch's block shape
+    makes their index distinct per thread (ir/disjoint.py; bit g of the state word
+    PRIVATE: group g is so in this launch, shadow.private_mask), and {id of a Load or
+    Store: its group}. Such a read is checked but not recorded, such a write recorded
+    without a look at the record (fastpath.blind_write)."""
+    groups, found = [], {}
+    for decl, specs in disjoint.private_shared(function).values():
+        shape = tuple(int(n) for n in decl.shape)
+        for spec, ids in specs:
+            if len(groups) < 63 and _constant_spec(spec):
+                found.update(dict.fromkeys(ids, len(groups)))
+                groups.append((spec, shape))
+    return tuple(groups), found
+
+
+def private_bit(em, site):
+    """i1: the access ``site`` is private in this launch (None: it never is)."""
+    group = getattr(em, "private", {}).get(id(site))
+    if group is None:
+        return None
+    b = em.builder
+    return b.icmp_unsigned("!=", b.and_(launch_word(em, PRIVATE), i64(1 << group)), i64(0))
 
 
 def _param_index(em, array, candidates):
@@ -83,6 +111,27 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     if id(site) in getattr(em, "checked_seen", ()):
         return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
+    private = private_bit(em, site) if access in ("read", "write") else None
+    if private is not None and access == "write":
+        blind, check = em.new_block("private_write"), em.new_block("shared_write")
+        done = em.new_block("private_done")
+        em.builder.cbranch(private, blind, check)
+        em.builder.position_at_end(blind)
+        blind_write(em, address, loc)
+        em.builder.branch(done)
+        em.builder.position_at_end(check)
+        _check_access(em, array, indices, address, access, label, loc, order, site, scope)
+        em.builder.branch(done)
+        em.builder.position_at_end(done)
+        return
+    _check_access(em, array, indices, address, access, label, loc, order, site, scope,
+                  private)
+
+
+def _check_access(em, array, indices, address, access, label, loc, order, site, scope,
+                  private=None):
+    if access not in ("read", "write"):
+        orders(em)                  # atomics and volatiles: the memory model's words
     b = em.builder
     bits = ORDER_BITS[order] | (NARROW if scope == "block" else 0)
     param, mask = None, None
@@ -95,7 +144,8 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
         skip = b.icmp_unsigned("!=", bit, i64(0))
     elif access in ("read", "write") and array.type.space != "generic":
         keep = id(site) not in getattr(em, "unrecorded", ())
-        skip = fast_path(em, address, access, array.type.space != "global", loc, keep)
+        skip = fast_path(em, address, access, array.type.space != "global", loc, keep,
+                         private)
     elif access == "atomic" and order == "relaxed" and array.type.space != "generic":
         fast = FastAccess(em, address, array.type.space != "global", loc)
         skip = fast.record(access, fast.condition(access))
@@ -284,10 +334,48 @@ def thread_end(em):
     em.checked_turn = None
 
 
+def orders(em):
+    """Note that the kernel makes an atomic, volatile or fence access: its threads' turns
+    keep their memory-model words (_order_start). Without any, nothing raises those words
+    in the launch and the turns skip them."""
+    _order_flag(em).initializer = ll.Constant(I8, 1)
+
+
+def _order_flag(em):
+    """An i8 constant of the module, 1 once ``orders`` was called (set before the module
+    is optimized, which folds the branches on it)."""
+    name = "simt.chk.orders"
+    flag = em.module.globals.get(name)
+    if flag is None:
+        flag = ll.GlobalVariable(em.module, I8, name)
+        flag.linkage = "internal"
+        flag.global_constant = True
+        flag.initializer = ll.Constant(I8, 0)
+    return flag
+
+
 def _order_start(em):
     """The running thread's memory-model words from its slot (ORDER_SLOT; a kernel
     without barriers runs each thread in one turn: a scratch slot, zeroed here). What its
-    block acquired before its last barrier counts as acquired by every thread of it."""
+    block acquired before its last barrier counts as acquired by every thread of it.
+    Only in a kernel that has memory-model accesses (``orders``): in others the words
+    stay 0 for the whole launch (ShadowMemory.begin zeroes them)."""
+    _if_orders(em, _order_words)
+
+
+def _if_orders(em, emit):
+    """``emit(em)``'s code, run only in a kernel with memory-model accesses."""
+    b = em.builder
+    needed = b.icmp_unsigned("!=", b.load(_order_flag(em), typ=I8), ll.Constant(I8, 0))
+    then, done = em.new_block("order_words"), em.new_block("order_words_done")
+    b.cbranch(needed, then, done)
+    b.position_at_end(then)
+    emit(em)
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
+
+
+def _order_words(em):
     b, st = em.builder, state(em)
     kind = ll.ArrayType(I64, ORDER_WORDS)
     if em.plan is not None:
@@ -315,6 +403,7 @@ def fence(em, scope="device"):
     the block), and the releases its relaxed atomic loads read are acquired (another
     block's, PENDING_FAR, only by such a fence: threadfence_block orders nothing for
     other blocks)."""
+    orders(em)
     b, st = em.builder, state(em)
     wide = scope != "block"
     gen = b.load(word(b, st, GEN), typ=I64)
@@ -428,8 +517,13 @@ def syncwarp_done(em, lanes):
             b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
     if em.plan is None or ORDER_SLOT not in em.slot_layout:
         return
-    shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64), typ=I64)
-    raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
+
+    def hand_out(em):           # the slot (ORDER_PTR) is set only where _order_start ran
+        b = em.builder
+        shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64),
+                        typ=I64)
+        raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
+    _if_orders(em, hand_out)
 
 
 def branches(em, flag, stmt):

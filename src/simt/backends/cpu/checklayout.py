@@ -25,9 +25,11 @@ BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR, FENCED_WIDE, PEND
 WARP_ACQUIRED = PENDING_FAR + 1     # per warp of the block: what its lanes acquired by its
                                     # last syncwarp (syncwarp_start gathers it)
 WRITE_ONLY = WARP_ACQUIRED + 32     # bit p: parameter p's writes need no record (disjoint.py)
-STATE_WORDS = WRITE_ONLY + 1
+ORDER_SCRATCH = WRITE_ONLY + 1      # ORDER_PTR's slot where no turn set it (checked.orders)
 ORDER_SLOT = "$chk.order"           # per thread: ACQUIRED, FENCED, PENDING_ACQ, FENCED_WIDE,
 ORDER_WORDS = 5                     # PENDING_FAR (slot_index of raise_to: 0 .. 4)
+PRIVATE = ORDER_SCRATCH + ORDER_WORDS   # bit g: group g of shared accesses is private
+STATE_WORDS = PRIVATE + 1               # in this launch (checked.private_groups)
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10

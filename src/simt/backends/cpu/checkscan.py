@@ -20,6 +20,7 @@ from ...compiler.lltypes import I8, I32, I64, i32, i64, ptr
 from ...ir import nodes as ir
 from ...ir.walk import walk
 from . import checklayout
+from .checked import private_bit
 
 _SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", None, "shadow_scan_done")
 
@@ -35,6 +36,11 @@ def thread_loops(em, stmts, emit_loop):
     for decl, ref in _arrays(reads).values():
         this = _written_before_barrier(em, decl, ref)
         ok = this if ok is None else em.builder.and_(ok, this)
+    unrecorded = getattr(em, "unrecorded", frozenset())
+    for site in reads:
+        private = None if id(site) in unrecorded else private_bit(em, site)
+        if private is not None:          # private in this launch (else checked as before)
+            ok = em.builder.and_(ok, private)
     fast, slow, done = (em.new_block(n) for n in ("reads_seen", "reads_checked",
                                                   "threads_checked"))
     em.builder.cbranch(ok, fast, slow).set_weights([1 << 20, 1])
@@ -50,10 +56,15 @@ def thread_loops(em, stmts, emit_loop):
 
 
 def _unrecorded_reads(em, stmts):
+    """The unrecorded reads of ``stmts``, and their private writes (checked.py's
+    private_accesses: no other thread meets them in their interval, so when every element
+    was written in this block before its last barrier their records need no update)."""
     if not em.boundscheck:
         return []
     unrecorded = getattr(em, "unrecorded", frozenset())
-    return [n for n in walk(*stmts) if isinstance(n, ir.Load) and id(n) in unrecorded]
+    private = getattr(em, "private", {})
+    return [n for n in walk(*stmts) if isinstance(n, (ir.Load, ir.Store))
+            and (id(n) in unrecorded or id(n) in private)]
 
 
 def _arrays(reads):

@@ -62,6 +62,7 @@ def compile_kernel(fn, options):
         compile_seconds=time.perf_counter() - started, checked=options.checks,
         read_only=tuple(sorted(job.emitter.read_only)),
         write_only=tuple(sorted(job.emitter.write_only.items())),
+        private=job.emitter.private_groups,
         uses_heap=getattr(target, "uses_heap", False),
         launches_kernels=getattr(target, "launches_kernels", False),
         barriers=job.emitter.plan is not None, block=options.block,

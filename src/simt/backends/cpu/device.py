@@ -24,7 +24,7 @@ from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .. import devqueue
 from .args import ArgPacker
-from . import checklayout
+from . import checklayout, disjoint
 from ...errors import NotSupportedError
 from . import capture, devlaunch, fibers, frames, graphs, interrupt, pools, shadow, streams, team, \
     texmem
@@ -642,6 +642,7 @@ class CpuBackend(CpuMemory):
                 arrays, binary.read_only if read_only else ())
             state[checklayout.WRITE_ONLY] = self.shadow.write_only_mask(
                 arrays, binary.write_only if read_only else (), plan.grid, plan.block)
+            state[checklayout.PRIVATE] = disjoint.private_mask(binary.private, plan.block)
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
                 loaded.entry(args_ptr, launch_ptr, 0, plan.nblocks, shared,

@@ -16,20 +16,56 @@ def disjoint(index, spec, args, grid, block):
     """Whether the writes ``spec`` describes (of parameter ``index``) name distinct
     elements for distinct threads in a launch of ``grid`` x ``block`` with ``args`` (the
     launch's arguments)."""
-    forms, loops, fits = spec
     try:
         values = _Launch(args, grid, block)
-        for n, (start, stop, step) in loops:
-            values.trips(n, start, values.uniform(stop), values.uniform(step))
-        for form, signed, bits in fits:
-            lo, hi = values.range(form)
-            least, most = (-(1 << bits - 1), (1 << bits - 1) - 1) if signed else (0, (1 << bits) - 1)
-            if lo < least or hi > most:
-                return False
-        shape = [values.uniform(("s", index, d)) for d in range(len(forms))]
-        return _mixed_radix(values, forms, shape)
+        shape = [values.uniform(("s", index, d)) for d in range(len(spec[0]))]
+        return _holds(spec, values, shape)
     except (_No, TypeError, ValueError, IndexError, AttributeError, KeyError):
         return False
+
+
+def private_mask(groups, block):
+    """The state word PRIVATE of a launch with blocks of shape ``block``: bit g for each
+    group g of ``groups`` ((spec, shape): checked.private_groups) that is private."""
+    mask = 0
+    for g, (spec, shape) in enumerate(groups):
+        if private_in_block(spec, shape, block):
+            mask |= 1 << g
+    return mask
+
+
+def private_in_block(spec, shape, block):
+    """Whether the accesses ``spec`` describes (of a shared array of ``shape``, indices
+    with constant coefficients and offsets: ir/disjoint.private_shared) name distinct
+    elements for distinct threads of a block of shape ``block``."""
+    if not constant(spec):
+        return False
+    try:
+        return _holds(spec, _Launch((), (1, 1, 1), block), list(shape))
+    except (_No, TypeError, ValueError, IndexError, AttributeError, KeyError):
+        return False
+
+
+def constant(spec):
+    """No uniform value but constants in ``spec`` (no blockIdx term: one block's view)."""
+    forms, loops, fits = spec
+    parts = list(forms) + [f for f, _, _ in fits] + [start for _, (start, _, _) in loops]
+    for terms, offset in parts:
+        if offset[0] != "c" or any(c[0] != "c" or var[0] == "b" for var, c in terms):
+            return False
+    return all(stop[0] == step[0] == "c" for _, (_, stop, step) in loops)
+
+
+def _holds(spec, values, shape):
+    forms, loops, fits = spec
+    for n, (start, stop, step) in loops:
+        values.trips(n, start, values.uniform(stop), values.uniform(step))
+    for form, signed, bits in fits:
+        lo, hi = values.range(form)
+        least, most = (-(1 << bits - 1), (1 << bits - 1) - 1) if signed else (0, (1 << bits) - 1)
+        if lo < least or hi > most:
+            return False
+    return _mixed_radix(values, forms, shape)
 
 
 class _No(Exception):

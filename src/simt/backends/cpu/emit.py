@@ -106,6 +106,10 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.write_only = dict(disjoint.write_only_specs(function)) if self.checks else {}
         # checked mode: shared-memory reads no write can race with (checked but not recorded)
         self.unrecorded = intervals.unrecorded_reads(function) if self.checks else frozenset()
+        # checked mode: shared accesses no other thread's access may meet in their
+        # intervals, by group (checked.private_groups; the launch decides: PRIVATE)
+        self.private_groups, self.private = checked.private_groups(function) \
+            if self.checks else ((), {})
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
         self.flag_syncwarps = {}   # checked mode: an if's flag -> (then, else) call syncwarp
         self.run_guards = []       # checked mode: the guards of the syncwarp run being made

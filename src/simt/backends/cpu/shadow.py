@@ -182,6 +182,7 @@ class ShadowMemory:
         st[checklayout.SHARED_SHADOW] = self.shared.ctypes.data
         st[checklayout.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
         st[checklayout.TABLE], st[checklayout.TABLE_SIZE] = table.ctypes.data, count
+        st[checklayout.ORDER_PTR] = st[checklayout.ORDER_SCRATCH:].ctypes.data
         return table, self.shared
 
     def read_only_mask(self, args, candidates):
