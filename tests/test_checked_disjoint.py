@@ -105,7 +105,7 @@ SIG2 = "void(float32[:, ::1], float32[:, ::1])"
 
 
 def _spec(kernel, sig, param):
-    found = dict(disjoint.write_only_specs(kernel.typed_ir(types.parse_signature(sig))))
+    found = dict(disjoint.owned_specs(kernel.typed_ir(types.parse_signature(sig))))
     return found.get(param)
 
 
@@ -336,3 +336,43 @@ def test_a_private_read_of_an_unwritten_element_is_reported(checked, rng):
     error = reported(simt.UninitializedReadError, half_written, 1, S, x,
                      simt.to_device(poison(S, np.float32)))
     assert error.line == line("unwritten half") and error.thread == (S // 2, 0, 0)
+
+
+# ---------------------------------------------------------------- owned: read and written
+@simt.kernel
+def add_offsets(y, sums):
+    if blockIdx.x > 0:
+        i = blockIdx.x * blockDim.x + threadIdx.x
+        y[i] += sums[blockIdx.x - 1]
+
+
+@simt.kernel
+def shift_add(y):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i + 1 < y.shape[0]:
+        y[i] += y[i + 1]  # <- neighbour update
+
+
+@simt.kernel
+def bump_fixed_width(y):
+    i = blockIdx.x * 16 + threadIdx.x
+    y[i] += np.float32(1)  # <- fixed width update
+
+
+def test_an_array_read_and_written_at_one_index_is_owned(rng):
+    sig = "void(float32[::1], float32[::1])"
+    assert _spec(add_offsets, sig, 0) is not None and _spec(add_offsets, sig, 1) is None
+    assert _spec(shift_add, "void(float32[::1])", 0) is None
+
+
+def test_owned_updates_are_exact_and_their_overlaps_race(checked, rng):
+    y, sums = random_array(rng, 4 * 32, np.float32), random_array(rng, 4, np.float32)
+    dy = simt.to_device(y)
+    run(add_offsets, 4, 32, dy, simt.to_device(sums))
+    np.testing.assert_array_equal(dy.copy_to_host(),
+                                  y + np.repeat(np.concatenate([np.zeros(1, np.float32), sums[:3]]), 32))
+    error = reported(simt.RaceConditionError, shift_add, 2, 32, simt.to_device(y))
+    assert error.line == line("neighbour update")
+    run(bump_fixed_width, 8, 16, simt.to_device(y))
+    error = reported(simt.RaceConditionError, bump_fixed_width, 4, 32, simt.to_device(y))
+    assert error.line == line("fixed width update")

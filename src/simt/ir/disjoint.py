@@ -1,9 +1,10 @@
-"""Write-only arrays whose elements no two threads of a launch can both write.
+"""Arrays each of whose elements only one thread of a launch (or of a block) touches.
 
-A global array parameter that a kernel only writes (``a[i] = v``, ``a.shape``: no read,
-atomic, view or call takes it) cannot race in a launch when no element is written by two
-threads: nothing reads it, and one thread's writes are ordered among themselves. This
-pass finds the parameters whose every write has an index *affine* in the thread and block
+A global array parameter that a kernel writes and uses only as ``a[i]``, ``a[i] = v``
+and ``a.shape`` (no atomic, view or call takes it) cannot race in a launch when all its
+accesses are at one index that no two threads share: each element is one thread's, whose
+accesses are ordered among themselves (*owned* arrays). This pass finds the parameters
+whose every access has one index *affine* in the thread and block
 indices and the counters of the range loops around it (``blockIdx.x * blockDim.x +
 threadIdx.x``, ``out[x, y + j]`` in ``for j in range(0, 32, 8)``), with coefficients and
 offsets the same for the whole launch (constants, ``blockDim``, ``gridDim``, scalar
@@ -11,7 +12,9 @@ parameters, array shapes). Whether such an index takes distinct values for disti
 threads depends on the launch (``blockIdx.x * 32 + threadIdx.x`` does for blocks of up to
 32 threads only), so the pass writes each array's indices as a *spec* of plain tuples,
 and ``backends/cpu/disjoint.py`` decides at each launch (checked mode then needs no
-record of these writes: shadow.ShadowMemory.write_only_mask).
+check of these accesses when the array is fully written: shadow.ShadowMemory.owned_mask).
+``private_shared`` does the same for the accesses of a static shared array within each
+barrier interval, for one block.
 
 A spec: ``(forms, loops, fits)``. ``forms``: one per dimension, ``(terms, offset)``, the
 index as ``offset + sum(coefficient * variable)``; a variable is ``("t", axis)``
@@ -21,8 +24,8 @@ variable is ``start + step * k``); coefficients and offsets are uniform values:
 shape), ``("d", "blockDim.x")``, ``("+", u, v)``, ``("*", u, v)``.
 ``loops``: n -> (start form, stop, step). ``fits``: (form, signed, bits) of each integer
 value computed on the way, which must not wrap for the form to be the value.
-Every write of one array must have the same spec (the same dimensions' forms); an array
-with any other write is left out.
+Every access of one array must have the same spec (the same dimensions' forms); an
+array with any other access is left out.
 """
 from . import nodes as ir
 from .walk import children as _children
@@ -85,10 +88,11 @@ def _scaled(f, u):
     return Form({var: _mul(c, u) for var, c in f.terms.items()}, _mul(f.offset, u))
 
 
-def write_only_specs(function):
+def owned_specs(function):
     """((parameter index, spec), ...) of the kernel's global array parameters that it
-    only writes, each write at an affine index, all writes of one array alike."""
-    candidates = _write_only(function)
+    writes and uses as ``a[i]``, ``a[i] = v`` and ``a.shape`` only, each access at an
+    affine index, all of one array alike (each element is then one thread's)."""
+    candidates = _direct_only(function)
     if not candidates:
         return ()
     walker = _Walker(function, candidates)
@@ -104,18 +108,22 @@ def write_only_specs(function):
     return tuple(found)
 
 
-def _write_only(function):
-    """The global array parameters used only as ``a[i] = v``'s array and in ``a.shape``."""
+def _direct_only(function):
+    """The global array parameters written and used only as the array of ``a[i]``,
+    ``a[i] = v`` and ``a.shape``."""
     found = {i for i, (_, t) in enumerate(function.params)
              if getattr(t, "space", None) == "global" and hasattr(t, "ndim") and i < 63}
+    stored = set()
     for node in walk(*function.body):
+        if isinstance(node, ir.Store) and isinstance(node.array, ir.Param):
+            stored.add(node.array.index)
         for name, value in fields(node):
-            direct = (isinstance(node, ir.Store) and name == "array") or \
+            direct = (isinstance(node, (ir.Store, ir.Load)) and name == "array") or \
                 (isinstance(node, ir.ArrayAttr) and name == "array" and node.attr == "shape")
             for item in (value if isinstance(value, list) else [value]):
                 if isinstance(item, ir.Param) and not direct:
                     found.discard(item.index)
-    return found
+    return found & stored
 
 
 def _loops_used(forms, fits, loops):
@@ -137,7 +145,7 @@ def private_shared(function):
     that form takes distinct values for distinct threads of a block (decided with the
     block's shape: backends/cpu/disjoint.private_in_block), no other thread touches an
     element such an access touches in its interval, so it cannot race. ``spec`` as
-    write_only_specs makes them."""
+    owned_specs makes them."""
     from .intervals import _Flow
     graph = _Flow(function.body)
     labels = graph.intervals()
@@ -200,8 +208,9 @@ class _Walker:
         for s in body:
             self.stmt(s, env)
 
-    def shared_sites(self, s, env):
-        """The forms of the shared accesses ``s`` makes itself (not in its bodies)."""
+    def access_sites(self, s, env):
+        """The forms of the accesses ``s`` makes itself (not in its bodies) of the watched
+        arrays: candidate parameters, and shared arrays (``shared``)."""
         roots = [s]
         if ir.child_bodies(s):      # a head: with the names its bodies set unknown
             roots = [e for e in _children(s) if isinstance(e, ir.Expr)]
@@ -210,17 +219,17 @@ class _Walker:
                 env[name] = _UNKNOWN
         for root in roots:
             for e in walk(root):
-                if isinstance(e, (ir.Load, ir.Store)) and isinstance(e.array, ir.ArrayRef):
+                if not isinstance(e, (ir.Load, ir.Store)):
+                    continue
+                if isinstance(e.array, ir.ArrayRef) and self.shared:
                     self.forms[id(e)] = self.site(e, env)
+                elif isinstance(e.array, ir.Param) and e.array.index in self.candidates:
+                    self.sites.setdefault(e.array.index, []).append(self.site(e, env))
 
     def stmt(self, s, env):
-        if self.shared:
-            self.shared_sites(s, env)
+        self.access_sites(s, env)
         if isinstance(s, ir.Assign):
             env[s.name] = self.try_form(s.value, env, [])
-        elif isinstance(s, ir.Store):
-            if isinstance(s.array, ir.Param) and s.array.index in self.candidates:
-                self.sites.setdefault(s.array.index, []).append(self.site(s, env))
         elif isinstance(s, ir.If):
             arms = []
             for arm in (s.then, s.orelse):

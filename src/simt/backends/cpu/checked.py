@@ -30,11 +30,12 @@ from ...ir import nodes as ir
 from ...ir import types as T
 from ...ir.walk import fields, walk
 from .checker import call_checker
+from .checkscan import forget_scan
 from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
                           CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, NARROW,
                           ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, PENDING,
                           PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
-                          PRIVATE, WARP_ACQUIRED, WARP_LAST, WRITE_ONLY, launch_word, raise_to, record_element,
+                          WARP_ACQUIRED, WARP_LAST, OWNED, launch_word, private_bit, raise_to, record_element,
                           report_mine, reporter, site, state, word)
 from .disjoint import constant as _constant_spec
 from .fastpath import FastAccess, blind_write, fast_path
@@ -77,15 +78,6 @@ def private_groups(function):
     return tuple(groups), found
 
 
-def private_bit(em, site):
-    """i1: the access ``site`` is private in this launch (None: it never is)."""
-    group = getattr(em, "private", {}).get(id(site))
-    if group is None:
-        return None
-    b = em.builder
-    return b.icmp_unsigned("!=", b.and_(launch_word(em, PRIVATE), i64(1 << group)), i64(0))
-
-
 def _param_index(em, array, candidates):
     """The parameter ``array`` is, when it is one of ``candidates`` (indices); else None."""
     for index in candidates:
@@ -111,6 +103,8 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     if id(site) in getattr(em, "checked_seen", ()):
         return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
+    if access != "read" or id(site) not in getattr(em, "unrecorded", ()):
+        forget_scan(em, site)       # its array's records may change
     private = private_bit(em, site) if access in ("read", "write") else None
     if private is not None and access == "write":
         blind, check = em.new_block("private_write"), em.new_block("shared_write")
@@ -137,8 +131,8 @@ def _check_access(em, array, indices, address, access, label, loc, order, site, 
     param, mask = None, None
     if access == "read":
         param, mask = _param_index(em, array, getattr(em, "read_only", ())), READ_ONLY
-    elif access == "write":
-        param, mask = _param_index(em, array, getattr(em, "write_only", ())), WRITE_ONLY
+    if param is None and access in ("read", "write"):
+        param, mask = _param_index(em, array, getattr(em, "owned", ())), OWNED
     if param is not None:
         bit = b.and_(launch_word(em, mask), i64(1 << param))
         skip = b.icmp_unsigned("!=", bit, i64(0))

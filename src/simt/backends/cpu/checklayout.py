@@ -24,8 +24,8 @@ BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR, FENCED_WIDE, PEND
     range(SITE_CACHE + SITE_SLOTS, SITE_CACHE + SITE_SLOTS + 7)
 WARP_ACQUIRED = PENDING_FAR + 1     # per warp of the block: what its lanes acquired by its
                                     # last syncwarp (syncwarp_start gathers it)
-WRITE_ONLY = WARP_ACQUIRED + 32     # bit p: parameter p's writes need no record (disjoint.py)
-ORDER_SCRATCH = WRITE_ONLY + 1      # ORDER_PTR's slot where no turn set it (checked.orders)
+OWNED = WARP_ACQUIRED + 32     # bit p: parameter p's writes need no record (disjoint.py)
+ORDER_SCRATCH = OWNED + 1      # ORDER_PTR's slot where no turn set it (checked.orders)
 ORDER_SLOT = "$chk.order"           # per thread: ACQUIRED, FENCED, PENDING_ACQ, FENCED_WIDE,
 ORDER_WORDS = 5                     # PENDING_FAR (slot_index of raise_to: 0 .. 4)
 PRIVATE = ORDER_SCRATCH + ORDER_WORDS   # bit g: group g of shared accesses is private
@@ -96,6 +96,15 @@ def launch_word(em, index):
         eb = em.entry_builder
         words[index] = eb.load(word(eb, state(em), index), typ=I64)
     return words[index]
+
+
+def private_bit(em, site):
+    """i1: the access ``site`` is private in this launch (None: it never is)."""
+    group = getattr(em, "private", {}).get(id(site))
+    if group is None:
+        return None
+    b = em.builder
+    return b.icmp_unsigned("!=", b.and_(launch_word(em, PRIVATE), i64(1 << group)), i64(0))
 
 
 def raise_to(b, st, cond, value, index, turn_index=None, slot_index=None):

@@ -20,7 +20,7 @@ from ...compiler.lltypes import I8, I32, I64, i32, i64, ptr
 from ...ir import nodes as ir
 from ...ir.walk import walk
 from . import checklayout
-from .checked import private_bit
+from .checklayout import private_bit
 
 _SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", None, "shadow_scan_done")
 
@@ -33,8 +33,9 @@ def thread_loops(em, stmts, emit_loop):
         emit_loop()
         return
     ok = None
-    for decl, ref in _arrays(reads).values():
-        this = _written_before_barrier(em, decl, ref)
+    arrays = _arrays(reads)
+    for decl, ref in arrays.values():
+        this = _seen_or_scanned(em, decl, ref)
         ok = this if ok is None else em.builder.and_(ok, this)
     unrecorded = getattr(em, "unrecorded", frozenset())
     for site in reads:
@@ -51,8 +52,67 @@ def thread_loops(em, stmts, emit_loop):
             emit_loop()
         finally:
             em.checked_seen = frozenset()
+        if block is fast:           # the loop changed none of their records
+            start = em.builder.load(checklayout.word(em.builder, checklayout.state(em),
+                                                     checklayout.BLOCK_START), typ=I64)
+            for decl_id in _untouched(stmts, reads, arrays):
+                em.builder.store(start, seen_slot(em, decl_id))
         em.builder.branch(done)
     em.builder.position_at_end(done)
+
+
+def seen_slot(em, decl_id):
+    """i64 slot: the BLOCK_START of the block in which every element of static shared
+    array ``decl_id`` was last found written before a barrier, with no record of it
+    changed since (0: not so). A thread loop that accesses the array without the look
+    (checked.check_access) sets it to 0."""
+    slots = em.__dict__.setdefault("checked_scans", {})
+    if decl_id not in slots:
+        slots[decl_id] = em.alloca(I64, name="scan.seen")
+        em.entry_builder.store(i64(0), slots[decl_id])
+    return slots[decl_id]
+
+
+def forget_scan(em, site):
+    """The access ``site`` (a Load or Store of a static shared array) may change its
+    array's records: a later thread loop looks at them again."""
+    array = getattr(site, "array", None)
+    if isinstance(array, ir.ArrayRef) and array.decl.space == "shared":
+        em.builder.store(i64(0), seen_slot(em, id(array.decl)))
+
+
+def _untouched(stmts, reads, arrays):
+    """The arrays of ``arrays`` that ``stmts`` use at the sites ``reads`` only."""
+    covered = {id(n) for n in reads}
+    uses, at_covered = {}, {}
+    for n in walk(*stmts):
+        if isinstance(n, ir.ArrayRef):
+            uses[id(n.decl)] = uses.get(id(n.decl), 0) + 1
+        if isinstance(n, (ir.Load, ir.Store)) and id(n) in covered:
+            at_covered[id(n.array.decl)] = at_covered.get(id(n.array.decl), 0) + 1
+    return [d for d in arrays if uses.get(d, 0) == at_covered.get(d, 0)]
+
+
+def _seen_or_scanned(em, decl, ref):
+    """i1: every element of ``decl`` is known written in this block before its last
+    barrier: from an earlier look whose records nothing changed since (seen_slot), else
+    from a look now."""
+    b = em.builder
+    slot = seen_slot(em, id(decl))
+    start = b.load(checklayout.word(b, checklayout.state(em), checklayout.BLOCK_START), typ=I64)
+    seen = b.icmp_unsigned("==", b.load(slot, typ=I64), start)
+    before = b.block
+    look, done = em.new_block("shadow_look"), em.new_block("shadow_known")
+    b.cbranch(seen, done, look)
+    b.position_at_end(look)
+    scanned = _written_before_barrier(em, decl, ref)
+    after = em.builder.block
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
+    ok = em.builder.phi(ll.IntType(1))
+    ok.add_incoming(ll.Constant(ll.IntType(1), 1), before)
+    ok.add_incoming(scanned, after)
+    return ok
 
 
 def _unrecorded_reads(em, stmts):

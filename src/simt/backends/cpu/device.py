@@ -640,8 +640,8 @@ class CpuBackend(CpuMemory):
             shared = state[checklayout.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
             state[checklayout.READ_ONLY] = self.shadow.read_only_mask(
                 arrays, binary.read_only if read_only else ())
-            state[checklayout.WRITE_ONLY] = self.shadow.write_only_mask(
-                arrays, binary.write_only if read_only else (), plan.grid, plan.block)
+            state[checklayout.OWNED] = self.shadow.owned_mask(
+                arrays, binary.owned if read_only else (), plan.grid, plan.block)
             state[checklayout.PRIVATE] = disjoint.private_mask(binary.private, plan.block)
             heap.watch(self.shadow if binary.uses_heap else None)
             try:

@@ -8,7 +8,7 @@ one element number (row-major: each index is in bounds, or the write faults firs
 its terms are a mixed radix: sorted by size, each coefficient is larger than all that
 the smaller terms can add up to, so distinct threads (and loop trips) have distinct
 numbers. The array's strides must give distinct elements distinct bytes too. Then no
-element is written by two threads in this launch (shadow.ShadowMemory.write_only_mask).
+element is written by two threads in this launch (shadow.ShadowMemory.owned_mask).
 """
 
 

@@ -103,7 +103,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.checks = options.checks
         self.read_only = checked.read_only_params(function) if self.checks else frozenset()
         # checked mode: the parameters only written, at indices that may be disjoint
-        self.write_only = dict(disjoint.write_only_specs(function)) if self.checks else {}
+        self.owned = dict(disjoint.owned_specs(function)) if self.checks else {}
         # checked mode: shared-memory reads no write can race with (checked but not recorded)
         self.unrecorded = intervals.unrecorded_reads(function) if self.checks else frozenset()
         # checked mode: shared accesses no other thread's access may meet in their
@@ -283,10 +283,14 @@ class CpuKernelEmitter(CpuEmitterBase):
             checked.settle(self)
 
     def threads(self, stmts, guards, state=None):
-        """The thread loop running ``stmts``; with bounds checks (not checked mode), those
-        the block can check before it are hoisted out (hoist.py)."""
+        """The thread loop running ``stmts``; with bounds checks, those the block can check
+        before it are hoisted out (hoist.py); in checked mode, the reads one look per
+        element can stand for are checked before it too (checkscan.py)."""
         if self.boundscheck and not self.checks:
             hoist.thread_loops(self, stmts, lambda: self.emit_stmts(stmts), guards, state)
+        elif self.checks and self.boundscheck:      # both: a loop in up to four versions
+            checkscan.thread_loops(self, stmts, lambda: hoist.thread_loops(
+                self, stmts, lambda: self.emit_stmts(stmts), guards, state))
         elif self.checks:
             checkscan.thread_loops(self, stmts, lambda: self.thread_loop(
                 lambda: self.emit_stmts(stmts), guards, state=state))

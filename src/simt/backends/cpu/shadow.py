@@ -203,12 +203,13 @@ class ShadowMemory:
                 mask |= 1 << p
         return mask
 
-    def write_only_mask(self, args, specs, grid, block):
-        """checklayout.WRITE_ONLY for a launch (after ``begin``): the bits of the parameters
-        of ``specs`` (those the kernel only writes: ir/disjoint.py) whose memory is fully
-        written, overlaps no other argument, and whose writes no two threads of this
-        launch make to one element (disjoint.py): nothing else in the launch touches
-        them, so their writes cannot race and their records need nothing new."""
+    def owned_mask(self, args, specs, grid, block):
+        """checklayout.OWNED for a launch (after ``begin``): the bits of the parameters
+        of ``specs`` (written and accessed at one affine index: ir/disjoint.py) whose
+        memory is fully written, overlaps no other argument, and whose index no two
+        threads of this launch share (disjoint.py): each element is one thread's, so
+        their accesses cannot race nor read unwritten memory, and their records need
+        nothing new."""
         regions = [_region(arg) for arg in args]
         mask = 0
         for p, spec in specs:
