@@ -32,11 +32,12 @@ from ...ir.walk import fields, walk
 from .checker import call_checker
 from .checkscan import forget_scan
 from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
-                          CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, NARROW,
-                          ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, PENDING,
-                          PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
-                          WARP_ACQUIRED, WARP_LAST, OWNED, launch_word, private_bit, raise_to, record_element,
-                          report_mine, reporter, site, state, word)
+                          CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, ME_STORED,
+                          NARROW, ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, OWNED,
+                          PENDING, PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
+                          WARP_ACQUIRED, WARP_LAST, launch_word, module_flag, private_bit,
+                          raise_to, record_element, report_mine, reporter, running, site,
+                          state, word)
 from .disjoint import constant as _constant_spec
 from .fastpath import FastAccess, blind_write, fast_path
 from ...ir import disjoint
@@ -313,7 +314,7 @@ def thread_start(em, block_lin):
     who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
                 i32(1))
     st = state(em)
-    b.store(b.zext(who, I64), word(b, st, ME))
+    _if_flag(em, ME_STORED, lambda em: em.builder.store(b.zext(who, I64), word(b, st, ME)))
     # what stays the same for the thread's turn, loaded once (the shadow records the fast
     # paths store to could alias the state words, so LLVM would load them per access)
     em.checked_turn = {ME: who, **{k: b.trunc(b.load(word(b, st, k), typ=I64), I32)
@@ -332,20 +333,10 @@ def orders(em):
     """Note that the kernel makes an atomic, volatile or fence access: its threads' turns
     keep their memory-model words (_order_start). Without any, nothing raises those words
     in the launch and the turns skip them."""
-    _order_flag(em).initializer = ll.Constant(I8, 1)
+    module_flag(em, ORDERS).initializer = ll.Constant(I8, 1)
 
 
-def _order_flag(em):
-    """An i8 constant of the module, 1 once ``orders`` was called (set before the module
-    is optimized, which folds the branches on it)."""
-    name = "simt.chk.orders"
-    flag = em.module.globals.get(name)
-    if flag is None:
-        flag = ll.GlobalVariable(em.module, I8, name)
-        flag.linkage = "internal"
-        flag.global_constant = True
-        flag.initializer = ll.Constant(I8, 0)
-    return flag
+ORDERS = "simt.chk.orders"      # module_flag: the kernel has memory-model accesses
 
 
 def _order_start(em):
@@ -354,13 +345,13 @@ def _order_start(em):
     block acquired before its last barrier counts as acquired by every thread of it.
     Only in a kernel that has memory-model accesses (``orders``): in others the words
     stay 0 for the whole launch (ShadowMemory.begin zeroes them)."""
-    _if_orders(em, _order_words)
+    _if_flag(em, ORDERS, _order_words)
 
 
-def _if_orders(em, emit):
-    """``emit(em)``'s code, run only in a kernel with memory-model accesses."""
+def _if_flag(em, name, emit):
+    """``emit(em)``'s code, run only where module_flag ``name`` ends up set."""
     b = em.builder
-    needed = b.icmp_unsigned("!=", b.load(_order_flag(em), typ=I8), ll.Constant(I8, 0))
+    needed = b.icmp_unsigned("!=", b.load(module_flag(em, name), typ=I8), ll.Constant(I8, 0))
     then, done = em.new_block("order_words"), em.new_block("order_words_done")
     b.cbranch(needed, then, done)
     b.position_at_end(then)
@@ -440,7 +431,7 @@ def _arrivals(em, stmt, guards, flag_sites):
 
         def get(n):
             return b.load(slots[n], typ=I32)
-        who = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        who = running(em)
         group = b.trunc(b.udiv(em.flat_tid, i64(size)), I32)
         same = b.icmp_unsigned("==", group, get("group"))
         b.store(group, slots["group"])
@@ -517,7 +508,7 @@ def syncwarp_done(em, lanes):
         shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64),
                         typ=I64)
         raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
-    _if_orders(em, hand_out)
+    _if_flag(em, ORDERS, hand_out)
 
 
 def branches(em, flag, stmt):
@@ -584,7 +575,7 @@ def check_mask(em, lanes, mask, loc, syncwarp=False):
             absent = b.and_(absent, b.not_(_in_other_arm(em, lanes, lane)))
         b.cbranch(absent, bad, step)
         b.position_at_end(bad)
-        me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        me = running(em)
         other = b.add(b.sub(me, lanes.lane), lane)
         b.call(reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
                                       other, i32(0), i32(0)])

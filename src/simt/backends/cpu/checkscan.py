@@ -22,7 +22,7 @@ from ...ir.walk import walk
 from . import checklayout
 from .checklayout import private_bit
 
-_SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", None, "shadow_scan_done")
+_SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", "shadow_scan_next", "shadow_scan_done")
 
 
 def thread_loops(em, stmts, emit_loop):
@@ -134,7 +134,9 @@ def _arrays(reads):
 
 def _written_before_barrier(em, decl, ref):
     """i1: every element of ``decl`` was written in this block, before its last barrier
-    (as the slow path sees it: the record of the element's first byte)."""
+    (as the slow path sees it: the record of the element's first byte). The look ends
+    at the first element that was not, and there is none to take before the block's
+    first barrier."""
     b = em.builder
     st = checklayout.state(em)
     count = 1
@@ -147,8 +149,10 @@ def _written_before_barrier(em, decl, ref):
                    for k in (checklayout.BLOCK_START, checklayout.BLOCK_LAST))
     span = b.sub(last, start)
     bad = em.alloca(I8, name=f"{decl.name}.unseen")
-    b.store(ll.Constant(I8, 0), bad)
-    with counted_loop(em, i64(count), "shadow_i", _SCAN_BLOCKS) as e:
+    no_barrier = b.icmp_unsigned("==", span, i32(0))
+    b.store(b.zext(no_barrier, I8), bad)
+    loop = counted_loop(em, b.select(no_barrier, i64(0), i64(count)), "shadow_i", _SCAN_BLOCKS)
+    with loop as e:
         b = em.builder
         byte = b.add(first, b.mul(e, i64(decl.dtype.itemsize)))
         rec = b.gep(shadow, [b.mul(byte, i64(checklayout.RECORD_WORDS))], source_etype=I32)
@@ -157,7 +161,8 @@ def _written_before_barrier(em, decl, ref):
         fresh = b.icmp_unsigned("<", b.sub(w_gen, start), span)   # start <= gen < last
         written = b.icmp_unsigned("!=", b.and_(flags, i32(checklayout.INIT_FLAG)), i32(0))
         good = b.and_(fresh, written)
-        b.store(b.or_(b.load(bad, typ=I8), b.zext(b.not_(good), I8)), bad)
+        b.store(b.zext(b.not_(good), I8), bad)
+        b.cbranch(good, loop.step, loop.exit)
     b = em.builder
     return b.icmp_unsigned("==", b.load(bad, typ=I8), ll.Constant(I8, 0))
 

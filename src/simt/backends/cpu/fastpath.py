@@ -9,7 +9,7 @@ from .checklayout import (ATOMIC_FLAG, BASE, BLOCK_LAST, BLOCK_START, FENCED, FL
                           FREED_FLAG, GEN, INIT_FLAG, ME, R1_GEN, R1_SITE, R1_WHO, R2_GEN,
                           R2_SITE, R2_WHO, RECORD_WORDS, RELEASE_FLAG, SHARED_BASE,
                           SHARED_SHADOW, SITE_CACHE, SITE_SLOTS, TABLE, W_GEN, W_SITE, W_WHO,
-                          launch_word, site, state, word)
+                          launch_word, running, site, state, word)
 
 
 def fast_path(em, address, access, shared, loc, keep=True, private=None):
@@ -86,6 +86,8 @@ class FastAccess:
         return self.b.load(self.field_ptr(k), typ=I32)
 
     def now(self, index):
+        if index == ME:
+            return running(self.em)
         turn = getattr(self.em, "checked_turn", None)
         if turn and index in turn:
             return turn[index]
