@@ -376,3 +376,16 @@ def test_owned_updates_are_exact_and_their_overlaps_race(checked, rng):
     run(bump_fixed_width, 8, 16, simt.to_device(y))
     error = reported(simt.RaceConditionError, bump_fixed_width, 4, 32, simt.to_device(y))
     assert error.line == line("fixed width update")
+
+
+def test_accesses_before_any_barrier():
+    """block_scan's first s[tid] = x[i] comes before any barrier; its s[tid] += t does not
+    (checkscan does not look at a block's shared shadow before its first barrier)."""
+    from simt.ir import intervals
+    from simt.ir import nodes as ir
+    from simt.ir.walk import walk
+    fn = block_scan.typed_ir(types.parse_signature("void(int32[::1], int32[::1])"))
+    first = intervals.before_any_barrier(fn)
+    stores = [n for n in walk(*fn.body) if isinstance(n, ir.Store)
+              and isinstance(n.array, ir.ArrayRef)]
+    assert [id(s) in first for s in stores] == [True, False]

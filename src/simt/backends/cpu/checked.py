@@ -30,7 +30,6 @@ from ...ir import nodes as ir
 from ...ir import types as T
 from ...ir.walk import fields, walk
 from .checker import call_checker
-from .checkscan import forget_scan
 from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
                           CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, ME_STORED,
                           NARROW, ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, OWNED,
@@ -104,8 +103,6 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     if id(site) in getattr(em, "checked_seen", ()):
         return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
-    if access != "read" or id(site) not in getattr(em, "unrecorded", ()):
-        forget_scan(em, site)       # its array's records may change
     private = private_bit(em, site) if access in ("read", "write") else None
     if private is not None and access == "write":
         blind, check = em.new_block("private_write"), em.new_block("shared_write")

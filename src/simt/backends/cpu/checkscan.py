@@ -27,9 +27,12 @@ _SCAN_BLOCKS = ("shadow_scan", "shadow_scan_body", "shadow_scan_next", "shadow_s
 
 def thread_loops(em, stmts, emit_loop):
     """Emit the thread loop of ``stmts`` (``emit_loop()``), twice when some of its reads
-    can be checked once per element before it."""
+    can be checked once per element before it. The shared arrays it may change records
+    of are looked at again after it (seen_slot)."""
     reads = _unrecorded_reads(em, stmts)
+    used = _shared_used(stmts)
     if not reads:
+        _forget(em, used)
         emit_loop()
         return
     ok = None
@@ -45,8 +48,10 @@ def thread_loops(em, stmts, emit_loop):
     fast, slow, done = (em.new_block(n) for n in ("reads_seen", "reads_checked",
                                                   "threads_checked"))
     em.builder.cbranch(ok, fast, slow).set_weights([1 << 20, 1])
+    untouched = _untouched(stmts, reads, arrays)
     for block, skipped in ((fast, frozenset(id(load) for load in reads)), (slow, frozenset())):
         em.builder.position_at_end(block)
+        _forget(em, [d for d in used if block is slow or d not in untouched])
         em.checked_seen = skipped
         try:
             emit_loop()
@@ -55,7 +60,7 @@ def thread_loops(em, stmts, emit_loop):
         if block is fast:           # the loop changed none of their records
             start = em.builder.load(checklayout.word(em.builder, checklayout.state(em),
                                                      checklayout.BLOCK_START), typ=I64)
-            for decl_id in _untouched(stmts, reads, arrays):
+            for decl_id in untouched:
                 em.builder.store(start, seen_slot(em, decl_id))
         em.builder.branch(done)
     em.builder.position_at_end(done)
@@ -64,8 +69,8 @@ def thread_loops(em, stmts, emit_loop):
 def seen_slot(em, decl_id):
     """i64 slot: the BLOCK_START of the block in which every element of static shared
     array ``decl_id`` was last found written before a barrier, with no record of it
-    changed since (0: not so). A thread loop that accesses the array without the look
-    (checked.check_access) sets it to 0."""
+    changed since (0: not so). A thread loop that may change its records sets it to 0
+    before it runs (every thread loop of the kernel's code is made here: emit.threads)."""
     slots = em.__dict__.setdefault("checked_scans", {})
     if decl_id not in slots:
         slots[decl_id] = em.alloca(I64, name="scan.seen")
@@ -73,12 +78,16 @@ def seen_slot(em, decl_id):
     return slots[decl_id]
 
 
-def forget_scan(em, site):
-    """The access ``site`` (a Load or Store of a static shared array) may change its
-    array's records: a later thread loop looks at them again."""
-    array = getattr(site, "array", None)
-    if isinstance(array, ir.ArrayRef) and array.decl.space == "shared":
-        em.builder.store(i64(0), seen_slot(em, id(array.decl)))
+def _forget(em, decl_ids):
+    """The thread loop about to run may change the records of ``decl_ids``."""
+    for decl_id in decl_ids:
+        em.builder.store(i64(0), seen_slot(em, decl_id))
+
+
+def _shared_used(stmts):
+    """The ids of the shared arrays ``stmts`` use (any way)."""
+    return list(dict.fromkeys(id(n.decl) for n in walk(*stmts)
+                              if isinstance(n, ir.ArrayRef) and n.decl.space == "shared"))
 
 
 def _untouched(stmts, reads, arrays):
@@ -123,8 +132,9 @@ def _unrecorded_reads(em, stmts):
         return []
     unrecorded = getattr(em, "unrecorded", frozenset())
     private = getattr(em, "private", {})
+    first = getattr(em, "first_interval", frozenset())   # nothing written before a barrier
     return [n for n in walk(*stmts) if isinstance(n, (ir.Load, ir.Store))
-            and (id(n) in unrecorded or id(n) in private)]
+            and (id(n) in unrecorded or id(n) in private) and id(n) not in first]
 
 
 def _arrays(reads):

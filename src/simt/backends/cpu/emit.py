@@ -110,6 +110,9 @@ class CpuKernelEmitter(CpuEmitterBase):
         # intervals, by group (checked.private_groups; the launch decides: PRIVATE)
         self.private_groups, self.private = checked.private_groups(function) \
             if self.checks else ((), {})
+        # checked mode: shared accesses before any barrier (checkscan never covers them)
+        self.first_interval = intervals.before_any_barrier(function) if self.checks \
+            else frozenset()
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
         self.flag_syncwarps = {}   # checked mode: an if's flag -> (then, else) call syncwarp
         self.run_guards = []       # checked mode: the guards of the syncwarp run being made
