@@ -148,7 +148,8 @@ class FunctionEmitter:
         address = self.element_address(array, indices, s.label, s.loc, site=s)
         value = self.expr(s.value)
         if self.options.checks:        # after the value: it may read the same element
-            self.target.check_access(self, array, indices, address, "write", s.label, s.loc)
+            self.target.check_access(self, array, indices, address, "write", s.label, s.loc,
+                                     site=s)
         self.store_element(address, value, array.type, parallel=True, scope=array.scope)
 
     def stmt_If(self, s):

@@ -42,6 +42,20 @@ def unrecorded_reads(function):
     return frozenset(found)
 
 
+def before_any_barrier(function):
+    """The ids of the shared array accesses (Load, Store) of ``function`` that only the
+    kernel's first interval reaches: no barrier of the block can come before them."""
+    graph = _Flow(function.body)
+    labels = graph.intervals()
+    found = set()
+    for node, exprs in graph.exprs.items():
+        if labels[node] == {None}:
+            for expr in exprs:
+                found.update(id(e) for e in walk(expr) if isinstance(e, (ir.Load, ir.Store))
+                             and _direct_array(e) is not None)
+    return frozenset(found)
+
+
 def _uses(root, node, loads, writes, unfit):
     """Sort the uses of shared arrays under ``root`` (evaluated at flow node ``node``)."""
     direct = set()

@@ -12,6 +12,8 @@ class CpuBinary(Binary):
     slot_bytes: int               # per thread, for kernels with barriers
     checked: bool = False         # compiled for checked mode (checked.py, shadow.py)
     read_only: tuple = ()         # checked mode: the parameters the kernel only reads
+    owned: tuple = ()             # checked mode: (parameter, its accesses' spec) (ir/disjoint.py)
+    private: tuple = ()           # checked mode: (spec, shape) of shared access groups (same)
     uses_heap: bool = False       # calls simt.malloc (checked mode checks the heap)
     launches_kernels: bool = False  # has launches inside (devlaunch.py)
     children: tuple = ()          # the CpuBinary of each other kernel they reach (family.py)

@@ -31,12 +31,15 @@ from ...ir import types as T
 from ...ir.walk import fields, walk
 from .checker import call_checker
 from .checklayout import (ACQUIRED, BLOCK_ACQUIRED, BLOCK_LAST, BLOCK_START,
-                          CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, NARROW,
-                          ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, PENDING,
-                          PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
-                          WARP_ACQUIRED, WARP_LAST, launch_word, raise_to, record_element,
-                          report_mine, reporter, site, state, word)
-from .fastpath import FastAccess, fast_path
+                          CHECKED_SPACES, FENCED, FENCED_WIDE, GEN, KINDS, ME, ME_STORED,
+                          NARROW, ORDER_BITS, ORDER_PTR, ORDER_SLOT, ORDER_WORDS, OWNED,
+                          PENDING, PENDING_ACQ, PENDING_FAR, READ_ONLY, TURN_ACQUIRED,
+                          WARP_ACQUIRED, WARP_LAST, launch_word, module_flag, private_bit,
+                          raise_to, record_element, report_mine, reporter, running, site,
+                          state, word)
+from .disjoint import constant as _constant_spec
+from .fastpath import FastAccess, blind_write, fast_path
+from ...ir import disjoint
 
 
 # ------------------------------------------------------------------ memory accesses
@@ -58,9 +61,26 @@ def read_only_params(fn):
     return frozenset(found)
 
 
-def _read_only_index(em, array):
-    """The parameter ``array`` is, when the kernel only reads it; else None."""
-    for index in getattr(em, "read_only", ()):
+def private_groups(function):
+    """((spec, shape), ...) of the groups of shared accesses of ``function`` that no
+    other thread's access meets in their barrier intervals when the launch's block shape
+    makes their index distinct per thread (ir/disjoint.py; bit g of the state word
+    PRIVATE: group g is so in this launch, shadow.private_mask), and {id of a Load or
+    Store: its group}. Such a read is checked but not recorded, such a write recorded
+    without a look at the record (fastpath.blind_write)."""
+    groups, found = [], {}
+    for decl, specs in disjoint.private_shared(function).values():
+        shape = tuple(int(n) for n in decl.shape)
+        for spec, ids in specs:
+            if len(groups) < 63 and _constant_spec(spec):
+                found.update(dict.fromkeys(ids, len(groups)))
+                groups.append((spec, shape))
+    return tuple(groups), found
+
+
+def _param_index(em, array, candidates):
+    """The parameter ``array`` is, when it is one of ``candidates`` (indices); else None."""
+    for index in candidates:
         if em.params[index] is array:
             return index
     return None
@@ -83,15 +103,41 @@ def check_access(em, array, indices, address, access, label, loc, order="relaxed
     if id(site) in getattr(em, "checked_seen", ()):
         return                      # checked for the whole thread loop (checkscan.py)
     em.target.can_fail = True
+    private = private_bit(em, site) if access in ("read", "write") else None
+    if private is not None and access == "write":
+        blind, check = em.new_block("private_write"), em.new_block("shared_write")
+        done = em.new_block("private_done")
+        em.builder.cbranch(private, blind, check)
+        em.builder.position_at_end(blind)
+        blind_write(em, address, loc)
+        em.builder.branch(done)
+        em.builder.position_at_end(check)
+        _check_access(em, array, indices, address, access, label, loc, order, site, scope)
+        em.builder.branch(done)
+        em.builder.position_at_end(done)
+        return
+    _check_access(em, array, indices, address, access, label, loc, order, site, scope,
+                  private)
+
+
+def _check_access(em, array, indices, address, access, label, loc, order, site, scope,
+                  private=None):
+    if access not in ("read", "write"):
+        orders(em)                  # atomics and volatiles: the memory model's words
     b = em.builder
     bits = ORDER_BITS[order] | (NARROW if scope == "block" else 0)
-    param = _read_only_index(em, array) if access == "read" else None
+    param, mask = None, None
+    if access == "read":
+        param, mask = _param_index(em, array, getattr(em, "read_only", ())), READ_ONLY
+    if param is None and access in ("read", "write"):
+        param, mask = _param_index(em, array, getattr(em, "owned", ())), OWNED
     if param is not None:
-        bit = b.and_(launch_word(em, READ_ONLY), i64(1 << param))
+        bit = b.and_(launch_word(em, mask), i64(1 << param))
         skip = b.icmp_unsigned("!=", bit, i64(0))
     elif access in ("read", "write") and array.type.space != "generic":
         keep = id(site) not in getattr(em, "unrecorded", ())
-        skip = fast_path(em, address, access, array.type.space != "global", loc, keep)
+        skip = fast_path(em, address, access, array.type.space != "global", loc, keep,
+                         private)
     elif access == "atomic" and order == "relaxed" and array.type.space != "generic":
         fast = FastAccess(em, address, array.type.space != "global", loc)
         skip = fast.record(access, fast.condition(access))
@@ -265,7 +311,7 @@ def thread_start(em, block_lin):
     who = b.add(b.or_(b.shl(b.trunc(block_lin, I32), i32(10)), b.trunc(em.flat_tid, I32)),
                 i32(1))
     st = state(em)
-    b.store(b.zext(who, I64), word(b, st, ME))
+    _if_flag(em, ME_STORED, lambda em: em.builder.store(b.zext(who, I64), word(b, st, ME)))
     # what stays the same for the thread's turn, loaded once (the shadow records the fast
     # paths store to could alias the state words, so LLVM would load them per access)
     em.checked_turn = {ME: who, **{k: b.trunc(b.load(word(b, st, k), typ=I64), I32)
@@ -280,10 +326,38 @@ def thread_end(em):
     em.checked_turn = None
 
 
+def orders(em):
+    """Note that the kernel makes an atomic, volatile or fence access: its threads' turns
+    keep their memory-model words (_order_start). Without any, nothing raises those words
+    in the launch and the turns skip them."""
+    module_flag(em, ORDERS).initializer = ll.Constant(I8, 1)
+
+
+ORDERS = "simt.chk.orders"      # module_flag: the kernel has memory-model accesses
+
+
 def _order_start(em):
     """The running thread's memory-model words from its slot (ORDER_SLOT; a kernel
     without barriers runs each thread in one turn: a scratch slot, zeroed here). What its
-    block acquired before its last barrier counts as acquired by every thread of it."""
+    block acquired before its last barrier counts as acquired by every thread of it.
+    Only in a kernel that has memory-model accesses (``orders``): in others the words
+    stay 0 for the whole launch (ShadowMemory.begin zeroes them)."""
+    _if_flag(em, ORDERS, _order_words)
+
+
+def _if_flag(em, name, emit):
+    """``emit(em)``'s code, run only where module_flag ``name`` ends up set."""
+    b = em.builder
+    needed = b.icmp_unsigned("!=", b.load(module_flag(em, name), typ=I8), ll.Constant(I8, 0))
+    then, done = em.new_block("order_words"), em.new_block("order_words_done")
+    b.cbranch(needed, then, done)
+    b.position_at_end(then)
+    emit(em)
+    em.builder.branch(done)
+    em.builder.position_at_end(done)
+
+
+def _order_words(em):
     b, st = em.builder, state(em)
     kind = ll.ArrayType(I64, ORDER_WORDS)
     if em.plan is not None:
@@ -311,6 +385,7 @@ def fence(em, scope="device"):
     the block), and the releases its relaxed atomic loads read are acquired (another
     block's, PENDING_FAR, only by such a fence: threadfence_block orders nothing for
     other blocks)."""
+    orders(em)
     b, st = em.builder, state(em)
     wide = scope != "block"
     gen = b.load(word(b, st, GEN), typ=I64)
@@ -353,7 +428,7 @@ def _arrivals(em, stmt, guards, flag_sites):
 
         def get(n):
             return b.load(slots[n], typ=I32)
-        who = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        who = running(em)
         group = b.trunc(b.udiv(em.flat_tid, i64(size)), I32)
         same = b.icmp_unsigned("==", group, get("group"))
         b.store(group, slots["group"])
@@ -424,8 +499,13 @@ def syncwarp_done(em, lanes):
             b.gep(st, [b.add(i64(WARP_LAST), warp)], source_etype=I64))
     if em.plan is None or ORDER_SLOT not in em.slot_layout:
         return
-    shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64), typ=I64)
-    raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
+
+    def hand_out(em):           # the slot (ORDER_PTR) is set only where _order_start ran
+        b = em.builder
+        shared = b.load(b.gep(st, [b.add(i64(WARP_ACQUIRED), warp)], source_etype=I64),
+                        typ=I64)
+        raise_to(b, st, ll.Constant(I1, 1), shared, ACQUIRED, TURN_ACQUIRED, slot_index=0)
+    _if_flag(em, ORDERS, hand_out)
 
 
 def branches(em, flag, stmt):
@@ -492,7 +572,7 @@ def check_mask(em, lanes, mask, loc, syncwarp=False):
             absent = b.and_(absent, b.not_(_in_other_arm(em, lanes, lane)))
         b.cbranch(absent, bad, step)
         b.position_at_end(bad)
-        me = b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+        me = running(em)
         other = b.add(b.sub(me, lanes.lane), lane)
         b.call(reporter(em.module), [state(em), i32(fault.WARP_MASK), me, i32(site(em, loc)),
                                       other, i32(0), i32(0)])

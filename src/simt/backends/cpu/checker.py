@@ -15,10 +15,11 @@ from .checklayout import (ACQUIRED, ACQUIRES, ATOMIC_FLAG, BASE, BLOCK_LAST, BLO
                           RELEASE_WIDE, RELEASES, REPORT, SHARED_BASE, SHARED_SHADOW,
                           SHARED_SIZE, SITE_CACHE, SITE_SLOTS, TABLE, TABLE_SIZE,
                           TURN_ACQUIRED, VOLATILE_FLAG, W_GEN, W_SITE, W_WHO, WARP_LAST,
-                          raise_to, record_element, reporter, site, state, word)
+                          publish_me, raise_to, record_element, reporter, site, state, word)
 
 
 def call_checker(em, indices, address, access, label, loc, order):
+    publish_me(em)
     b = em.builder
     result = b.call(_checker(em.module), [state(em), b.ptrtoint(address, I64),
                                           i32(KINDS[access]), i32(site(em, loc)), i32(order)])

@@ -6,7 +6,7 @@ uses them; shadow.py fills the state)."""
 from llvmlite import ir as ll
 
 import simt.fault as fault
-from ...compiler.lltypes import I32, I64, i32, i64, ptr
+from ...compiler.lltypes import I8, I32, I64, i32, i64, ptr
 
 # the checker's state: int64 words after the fault record (shadow.py fills them)
 GEN, BASE, BLOCK_START, BLOCK_LAST, ME, GX, GY, BX, BY = range(9)
@@ -23,9 +23,13 @@ SITE_SLOTS = 64
 BLOCK_ACQUIRED, TURN_ACQUIRED, FENCED, PENDING_ACQ, ORDER_PTR, FENCED_WIDE, PENDING_FAR = \
     range(SITE_CACHE + SITE_SLOTS, SITE_CACHE + SITE_SLOTS + 7)
 WARP_ACQUIRED = PENDING_FAR + 1     # per warp of the block: what its lanes acquired by its
-STATE_WORDS = WARP_ACQUIRED + 32    # last syncwarp (syncwarp_start gathers it)
+                                    # last syncwarp (syncwarp_start gathers it)
+OWNED = WARP_ACQUIRED + 32     # bit p: parameter p's writes need no record (disjoint.py)
+ORDER_SCRATCH = OWNED + 1      # ORDER_PTR's slot where no turn set it (checked.orders)
 ORDER_SLOT = "$chk.order"           # per thread: ACQUIRED, FENCED, PENDING_ACQ, FENCED_WIDE,
 ORDER_WORDS = 5                     # PENDING_FAR (slot_index of raise_to: 0 .. 4)
+PRIVATE = ORDER_SCRATCH + ORDER_WORDS   # bit g: group g of shared accesses is private
+STATE_WORDS = PRIVATE + 1               # in this launch (checked.private_groups)
 # a shadow record: int32 words
 W_WHO, W_GEN, W_SITE, FLAGS, R1_WHO, R1_GEN, R1_SITE, R2_WHO, R2_GEN, R2_SITE = range(10)
 RECORD_WORDS = 10
@@ -63,12 +67,49 @@ def word(b, st, index):
     return b.gep(st, [i64(index)], source_etype=I64)
 
 
+def module_flag(em, name):
+    """An i8 constant of the module, 0 until code that needs it sets its initializer to
+    1 (before the module is optimized, which folds the branches on it)."""
+    flag = em.module.globals.get(name)
+    if flag is None:
+        flag = ll.GlobalVariable(em.module, I8, name)
+        flag.linkage = "internal"
+        flag.global_constant = True
+        flag.initializer = ll.Constant(I8, 0)
+    return flag
+
+
+ME_STORED = "simt.chk.me"   # module_flag: every turn stores ME (code read it from the state)
+
+
+def running(em):
+    """i32: the running thread (``who``): its turn's value; where there is none, the state
+    word ME, which every turn then stores (ME_STORED)."""
+    turn = getattr(em, "checked_turn", None)
+    if turn and ME in turn:
+        return turn[ME]
+    module_flag(em, ME_STORED).initializer = ll.Constant(I8, 1)
+    b = em.builder
+    return b.trunc(b.load(word(b, state(em), ME), typ=I64), I32)
+
+
+def publish_me(em):
+    """Before a call of code that reads the state word ME (simt.chk): store the turn's
+    ``who`` there (stores in the turn itself would keep LLVM from vectorizing it)."""
+    turn = getattr(em, "checked_turn", None)
+    if turn and ME in turn:
+        b = em.builder
+        b.store(b.zext(turn[ME], I64), word(b, state(em), ME))
+    else:
+        module_flag(em, ME_STORED).initializer = ll.Constant(I8, 1)
+
+
 def report_mine(em, code, loc, access=0):
-    """Report ``code`` at ``loc`` for the calling thread (its id from the state word);
-    returns the state pointer. The caller records the details and ends the thread."""
+    """Report ``code`` at ``loc`` for the calling thread; returns the state pointer. The
+    caller records the details and ends the thread."""
     b = em.builder
     st = state(em)
-    me = b.trunc(b.load(word(b, st, ME), typ=I64), I32)
+    me = running(em)
     b.call(reporter(em.module), [st, i32(code), me, i32(site(em, loc)), i32(0), i32(0),
                                   i32(access)])
     return st
@@ -92,6 +133,15 @@ def launch_word(em, index):
         eb = em.entry_builder
         words[index] = eb.load(word(eb, state(em), index), typ=I64)
     return words[index]
+
+
+def private_bit(em, site):
+    """i1: the access ``site`` is private in this launch (None: it never is)."""
+    group = getattr(em, "private", {}).get(id(site))
+    if group is None:
+        return None
+    b = em.builder
+    return b.icmp_unsigned("!=", b.and_(launch_word(em, PRIVATE), i64(1 << group)), i64(0))
 
 
 def raise_to(b, st, cond, value, index, turn_index=None, slot_index=None):

@@ -61,6 +61,8 @@ def compile_kernel(fn, options):
         symbol_objects=[d.data for d in target.symbols],
         compile_seconds=time.perf_counter() - started, checked=options.checks,
         read_only=tuple(sorted(job.emitter.read_only)),
+        owned=tuple(sorted(job.emitter.owned.items())),
+        private=job.emitter.private_groups,
         uses_heap=getattr(target, "uses_heap", False),
         launches_kernels=getattr(target, "launches_kernels", False),
         barriers=job.emitter.plan is not None, block=options.block,

@@ -24,7 +24,7 @@ from ..hostjit import LoadedObject
 from ..hostmem import HostMemory as CpuMemory
 from .. import devqueue
 from .args import ArgPacker
-from . import checklayout
+from . import checklayout, disjoint
 from ...errors import NotSupportedError
 from .. import hostcapture as capture, hostgraphs as graphs, hostpools as pools
 from . import devlaunch, fibers, frames, interrupt, shadow, streams, team, \
@@ -654,6 +654,9 @@ class CpuBackend(CpuMemory):
             shared = state[checklayout.SHARED_BASE] = self.arena.get("shared", plan.shared_size)
             state[checklayout.READ_ONLY] = self.shadow.read_only_mask(
                 arrays, binary.read_only if read_only else ())
+            state[checklayout.OWNED] = self.shadow.owned_mask(
+                arrays, binary.owned if read_only else (), plan.grid, plan.block)
+            state[checklayout.PRIVATE] = disjoint.private_mask(binary.private, plan.block)
             heap.watch(self.shadow if binary.uses_heap else None)
             try:
                 loaded.entry(args_ptr, launch_ptr, 0, plan.nblocks, shared,

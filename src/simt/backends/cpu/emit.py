@@ -19,7 +19,7 @@ from . import checked, checkscan, cluster, cooperative, guards, hoist, independe
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
-from ...ir import intervals
+from ...ir import disjoint, intervals
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -102,8 +102,17 @@ class CpuKernelEmitter(CpuEmitterBase):
         self.warp_counter = None   # warp.py's ticket counter, made at the first warp operation
         self.checks = options.checks
         self.read_only = checked.read_only_params(function) if self.checks else frozenset()
+        # checked mode: the parameters only written, at indices that may be disjoint
+        self.owned = dict(disjoint.owned_specs(function)) if self.checks else {}
         # checked mode: shared-memory reads no write can race with (checked but not recorded)
         self.unrecorded = intervals.unrecorded_reads(function) if self.checks else frozenset()
+        # checked mode: shared accesses no other thread's access may meet in their
+        # intervals, by group (checked.private_groups; the launch decides: PRIVATE)
+        self.private_groups, self.private = checked.private_groups(function) \
+            if self.checks else ((), {})
+        # checked mode: shared accesses before any barrier (checkscan never covers them)
+        self.first_interval = intervals.before_any_barrier(function) if self.checks \
+            else frozenset()
         self.flag_sites = {}       # checked mode: a flag -> the site of the branch that sets it
         self.flag_syncwarps = {}   # checked mode: an if's flag -> (then, else) call syncwarp
         self.run_guards = []       # checked mode: the guards of the syncwarp run being made
@@ -277,10 +286,14 @@ class CpuKernelEmitter(CpuEmitterBase):
             checked.settle(self)
 
     def threads(self, stmts, guards, state=None):
-        """The thread loop running ``stmts``; with bounds checks (not checked mode), those
-        the block can check before it are hoisted out (hoist.py)."""
+        """The thread loop running ``stmts``; with bounds checks, those the block can check
+        before it are hoisted out (hoist.py); in checked mode, the reads one look per
+        element can stand for are checked before it too (checkscan.py)."""
         if self.boundscheck and not self.checks:
             hoist.thread_loops(self, stmts, lambda: self.emit_stmts(stmts), guards, state)
+        elif self.checks and self.boundscheck:      # both: a loop in up to four versions
+            checkscan.thread_loops(self, stmts, lambda: hoist.thread_loops(
+                self, stmts, lambda: self.emit_stmts(stmts), guards, state))
         elif self.checks:
             checkscan.thread_loops(self, stmts, lambda: self.thread_loop(
                 lambda: self.emit_stmts(stmts), guards, state=state))

@@ -9,10 +9,10 @@ from .checklayout import (ATOMIC_FLAG, BASE, BLOCK_LAST, BLOCK_START, FENCED, FL
                           FREED_FLAG, GEN, INIT_FLAG, ME, R1_GEN, R1_SITE, R1_WHO, R2_GEN,
                           R2_SITE, R2_WHO, RECORD_WORDS, RELEASE_FLAG, SHARED_BASE,
                           SHARED_SHADOW, SITE_CACHE, SITE_SLOTS, TABLE, W_GEN, W_SITE, W_WHO,
-                          launch_word, site, state, word)
+                          launch_word, running, site, state, word)
 
 
-def fast_path(em, address, access, shared, loc, keep=True):
+def fast_path(em, address, access, shared, loc, keep=True, private=None):
     """simt.chk's fast path for a plain read or write, inline (most accesses take it).
     A read: the element was written (in shared memory: in this block), by this thread,
     before this launch or before the last barrier of this block; it is recorded in the
@@ -20,11 +20,27 @@ def fast_path(em, address, access, shared, loc, keep=True):
     the last write and both reads are so; it becomes the last write. Global memory finds
     the shadow through the table entry this site hit last. Returns i1: done (false:
     call the checker). ``keep=False``: a read of shared memory that no write of its
-    interval can race with (ir/intervals.py) is checked but not recorded."""
+    interval can race with (ir/intervals.py) is checked but not recorded; so is one
+    where ``private`` (i1: no other thread meets it in its interval in this launch)."""
     fast = FastAccess(em, address, shared, loc)
     if not keep and shared and access == "read":
         return fast.condition(access)
+    if private is not None and shared and access == "read":
+        cond = fast.condition(access)
+        fast.record(access, em.builder.and_(cond, em.builder.not_(private)))
+        return cond
     return fast.record(access, fast.condition(access))
+
+
+def blind_write(em, address, loc):
+    """A plain shared write that no other thread's access can meet in its barrier
+    interval (checked.private_accesses): nothing to check, the record is written as the
+    fast path writes it."""
+    fast = FastAccess(em, address, True, loc)
+    b = em.builder
+    for k, value in ((W_WHO, fast.me), (W_GEN, fast.now(GEN)), (W_SITE, i32(site(em, loc))),
+                     (FLAGS, i32(INIT_FLAG)), (R1_WHO, i32(0)), (R2_WHO, i32(0))):
+        b.store(value, fast.field_ptr(k))
 
 
 class FastAccess:
@@ -70,6 +86,8 @@ class FastAccess:
         return self.b.load(self.field_ptr(k), typ=I32)
 
     def now(self, index):
+        if index == ME:
+            return running(self.em)
         turn = getattr(self.em, "checked_turn", None)
         if turn and index in turn:
             return turn[index]

@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 import simt.fault as fault
-from . import checklayout
+from . import checklayout, disjoint
 
 RESET_AT = 1 << 30          # the int32 stamps start over before they could wrap
 
@@ -182,6 +182,7 @@ class ShadowMemory:
         st[checklayout.SHARED_SHADOW] = self.shared.ctypes.data
         st[checklayout.SHARED_SIZE] = shared_bytes        # SHARED_BASE: the caller's (arena)
         st[checklayout.TABLE], st[checklayout.TABLE_SIZE] = table.ctypes.data, count
+        st[checklayout.ORDER_PTR] = st[checklayout.ORDER_SCRATCH:].ctypes.data
         return table, self.shared
 
     def read_only_mask(self, args, candidates):
@@ -199,6 +200,29 @@ class ShadowMemory:
                 continue
             if not any(r is not None and q not in candidates and r[0] < end and base < r[0] + r[1]
                        for q, r in enumerate(regions)):
+                mask |= 1 << p
+        return mask
+
+    def owned_mask(self, args, specs, grid, block):
+        """checklayout.OWNED for a launch (after ``begin``): the bits of the parameters
+        of ``specs`` (written and accessed at one affine index: ir/disjoint.py) whose
+        memory is fully written, overlaps no other argument, and whose index no two
+        threads of this launch share (disjoint.py): each element is one thread's, so
+        their accesses cannot race nor read unwritten memory, and their records need
+        nothing new."""
+        regions = [_region(arg) for arg in args]
+        mask = 0
+        for p, spec in specs:
+            if regions[p] is None:
+                continue
+            base, end = regions[p][0], regions[p][0] + regions[p][1]
+            shadow = self.shadows.get(base)
+            if shadow is None or not shadow.complete():
+                continue
+            if any(r is not None and q != p and r[0] < end and base < r[0] + r[1]
+                   for q, r in enumerate(regions)):
+                continue
+            if disjoint.distinct_bytes(args[p]) and disjoint.disjoint(p, spec, args, grid, block):
                 mask |= 1 << p
         return mask
 

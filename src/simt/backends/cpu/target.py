@@ -139,14 +139,16 @@ class CpuTarget(Target):
         INTERRUPTED and ends, which ends the launch. An innermost range loop runs to its
         end: its trips are counted before it starts, and a check in it would cost the
         hot loops of kernels their unrolling (10% in bench's reduction_tree). In checked
-        mode every loop reads it: checks make a kernel 10 to 100 times slower, so an
-        innermost loop of a second becomes minutes that Ctrl-C could not end, and the
-        read costs nothing beside the checks. In a kernel run as warps (independent.py), a
-        spin loop's trip also lets the other warps run."""
+        mode every loop reads it (checks make a kernel slower, so an innermost loop of a
+        second could become minutes that Ctrl-C could not end) but an innermost one of
+        at most SHORT_LOOP trips counted from constants (``for k in range(32)``), whose
+        read would keep a tiled matmul's inner loop from vectorizing. In a kernel run as
+        warps (independent.py), a spin loop's trip also lets the other warps run."""
         if getattr(em, "fibers", None) is not None:
             independent.spin(em, stmt)
-        if not em.options.checks and isinstance(stmt, ir.ForRange) and not any(
-                isinstance(inner, (ir.While, ir.ForRange)) for inner in ir.walk_stmts(stmt.body)):
+        if isinstance(stmt, ir.ForRange) and not any(
+                isinstance(inner, (ir.While, ir.ForRange)) for inner in ir.walk_stmts(stmt.body)) \
+                and (not em.options.checks or _short(stmt)):
             return
         b = em.builder
         flag = em.module.globals.get(interrupt.SYMBOL)
@@ -233,3 +235,15 @@ def _fail_function(module):
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+SHORT_LOOP = 1024       # trips of an innermost range loop that need no Ctrl-C poll in checked mode
+
+
+def _short(stmt):
+    """Whether range loop ``stmt`` has constant bounds and at most SHORT_LOOP trips."""
+    parts = (stmt.start, stmt.stop, stmt.step)
+    if not all(isinstance(p, ir.Const) and isinstance(p.value, int) for p in parts):
+        return False
+    start, stop, step = (p.value for p in parts)
+    return step != 0 and len(range(start, stop, step)) <= SHORT_LOOP
