@@ -142,3 +142,45 @@ def test_enumerate_and_zip_over_arrays(device, rng):
     np.testing.assert_allclose(out[:5, 1], x[:5] + y + np.arange(10, 15))
     np.testing.assert_array_equal(out[:, 2], np.arange(6))
     assert np.isnan(out[n:, 0]).all() and np.isnan(out[5:, 1]).all()
+
+
+@cuda.jit(device=True)
+def _as_is(v):
+    return v
+
+
+@cuda.jit(device=True)
+def _shared_binop(out, idx, operand, dtype, n, shape2, binop, cast):
+    sm = cuda.shared.array(n, dtype)          # n and dtype: compile-time arguments
+    tile = cuda.shared.array(shape2, dtype)
+    tid = cuda.threadIdx.x
+    sm[tid] = 0
+    tile[tid % shape2[0], tid // shape2[0]] = tid
+    cuda.syncthreads()
+    binop(sm, cast(idx[tid] % n), operand)
+    cuda.syncthreads()
+    out[tid] = sm[tid] + tile[tid % shape2[0], tid // shape2[0]]
+
+
+def _histogram_add(out, idx):
+    _shared_binop(out, idx, 3, cuda.uint32, 32, (4, 8), cuda.atomic.add, _as_is)
+
+
+def _histogram_max(out, idx):
+    _shared_binop(out, idx, 7.5, np.float64, 32, (8, 4), cuda.atomic.max, _as_is)
+
+
+def test_types_intrinsics_and_literals_are_compile_time_arguments(device, rng):
+    idx = rng.integers(0, 1000, 32).astype(np.uint32)
+    counts = np.bincount(idx % 32, minlength=32)
+    out = np.full(32, 0xDEAD, np.uint32)
+    cuda.jit(_histogram_add)[1, 32](out, idx)
+    np.testing.assert_array_equal(out, counts * 3 + np.arange(32))
+    hist = np.full(32, np.nan)
+    cuda.jit(_histogram_max)[1, 32](hist, idx)
+    np.testing.assert_array_equal(hist, np.where(counts > 0, 7.5, 0.0) + np.arange(32))
+
+
+def test_types_are_not_arguments_of_simt_device_functions():
+    with pytest.raises(simt.CompileError, match="cannot be used as a value"):
+        simt.kernel(_histogram_add)[1, 32](np.zeros(32, np.uint32), np.zeros(32, np.uint32))

@@ -14,7 +14,7 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import records, structs, wraparound
+from . import records, static_args, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -411,6 +411,7 @@ def call(fc, node, statement):
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):
+        args = static_args.passed(fc, callee, args)
         return fc.call_device(callee, [a if is_group(a) else fc.expr(a, node) for a in args],
                               loc)
     dtype = as_dtype(callee)

@@ -93,6 +93,8 @@ def parameters(names, arg_types, groups, assigned):
         mine = _renamed(group, f"${name}", hidden)
         runtime += hidden
         assigned.update(hidden)
+        if hasattr(mine, "binding"):             # a type or constant (static_args.py)
+            mine = mine.binding()
         bindings[name] = Static(mine, name)
     return runtime, arg_types, bindings
 
