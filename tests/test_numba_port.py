@@ -184,3 +184,27 @@ def test_types_intrinsics_and_literals_are_compile_time_arguments(device, rng):
 def test_types_are_not_arguments_of_simt_device_functions():
     with pytest.raises(simt.CompileError, match="cannot be used as a value"):
         simt.kernel(_histogram_add)[1, 32](np.zeros(32, np.uint32), np.zeros(32, np.uint32))
+
+
+def test_numpy_globals_are_frozen_constants_under_cuda_jit(device, rng):
+    prices = rng.standard_normal(5)
+    weights = rng.standard_normal((2, 5)).astype(np.float32)
+    frozen = prices.copy(), weights.copy()
+
+    def totals(q, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = q[i] * prices[i] + weights[1, i] + prices[0]
+
+    k = cuda.jit(totals)
+    q = rng.standard_normal(5)
+    out = np.full(5, np.nan)
+    k[1, 32](q, out)
+    ref = q * frozen[0] + frozen[1][1] + frozen[0][0]
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+    prices[:] = 0                      # numba's rule: frozen at the first compile
+    out[:] = np.nan
+    k[1, 32](q, out)
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+    with pytest.raises(simt.CompileError, match="cannot be read inside a kernel"):
+        simt.kernel(totals)[1, 32](q, out)

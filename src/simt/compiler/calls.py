@@ -14,7 +14,7 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import records, static_args, structs, wraparound
+from . import numba_globals, records, static_args, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -69,6 +69,9 @@ def static_to_expr(fc, static, node):
             fc.decls.append(decl)
         return ir.ArrayRef(decl.type, loc, decl)
     if isinstance(value, np.ndarray):
+        frozen = numba_globals.constant(fc, static, loc)     # cuda.jit code: numba's rule
+        if frozen is not None:
+            return frozen
         fc.fail(loc, f"the NumPy array '{static.name}' cannot be read inside a kernel",
                 f"pass it as an argument, or bake it in with C = simt.const.array_like("
                 f"{static.name or 'ARRAY'}), or make it a module-level simt.Constant")
