@@ -1,6 +1,8 @@
 """Porting numba-cuda programs with ``from simt import cuda`` (issue 36 item 3): numba's
 profiler calls, its device attribute names, ``for v in array`` in kernels, and numba's
 negative indices under ``cuda.jit`` (``simt.kernel`` keeps CUDA's rule)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -208,3 +210,22 @@ def test_numpy_globals_are_frozen_constants_under_cuda_jit(device, rng):
     np.testing.assert_allclose(out, ref, rtol=1e-6)
     with pytest.raises(simt.CompileError, match="cannot be read inside a kernel"):
         simt.kernel(totals)[1, 32](q, out)
+
+
+@simt.kernel
+def _angles(x, out):
+    i = simt.grid(1)
+    if i < x.size:
+        out[i, 0] = math.degrees(x[i])
+        out[i, 1] = math.radians(x[i])
+        out[i, 2] = np.rad2deg(x[i])
+        out[i, 3] = np.deg2rad(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_math_degrees_and_radians_round_as_numpy(device, rng, dtype):
+    x = (rng.standard_normal(50) * 4).astype(dtype)
+    out = np.full((50, 4), np.nan, dtype)
+    _angles[1, 64](x, out)
+    for col, ref in enumerate((np.degrees(x), np.radians(x)) * 2):
+        np.testing.assert_array_equal(out[:, col], ref)

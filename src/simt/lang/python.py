@@ -2,12 +2,14 @@
 complex, round, pow, range) and the complex-number operations they and
 ``z.real``/``z.imag``/``z.conjugate()`` build."""
 import builtins
+import math
 
 import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
 from .intrinsics_int import int_abs
+from .mathbase import float_type
 from .mathlib import math_ns
 from .registry import Intrinsic, Static
 
@@ -126,6 +128,20 @@ def _round(fc, args, kwargs, loc):
     return fc.cast(math_ns.rint.node(ft, loc, [v]), T.INT64, loc)
 
 
+def _scaled(name, numerator, denominator):
+    """math.degrees and math.radians: x times numerator / denominator, that quotient
+    rounded in x's float type, as NumPy's np.degrees and np.radians compute (ints in
+    float64, float16 in float32 and rounded back)."""
+    def build(fc, args, kwargs, loc):
+        x = fc.expr(fc.one_arg(args, name, loc), loc)
+        ft = float_type(fc, x, loc, f"math.{name}")
+        wide = T.FLOAT32 if ft.dtype == np.float16 else ft
+        factor = float(wide.dtype.type(numerator) / wide.dtype.type(denominator))
+        product = ir.BinOp(wide, loc, "mul", fc.cast(x, wide, loc), ir.Const(wide, loc, factor))
+        return fc.cast(product, ft, loc)
+    return build
+
+
 def _pow(fc, args, kwargs, loc):
     a, b = (fc.expr(x, loc) for x in args)
     return fc.binop("pow", a, b, loc)
@@ -165,6 +181,14 @@ complex_ = _builtin(builtins.complex, "complex(x) or complex(re, im): complex128
                     _conversion(np.complex128), _SCALAR)
 round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python.", _round,
                   (ir.Cast, ir.Intrinsic))
+degrees = Intrinsic("math.degrees", "math.degrees(x): x * (180 / pi), radians to degrees, in "
+                    "x's float type (ints in float64); np.degrees and np.rad2deg too.",
+                    _scaled("degrees", 180.0, math.pi), python_name="math.degrees",
+                    python_objects=(math.degrees, np.degrees, np.rad2deg), lowered_as=(ir.BinOp,))
+radians = Intrinsic("math.radians", "math.radians(x): x * (pi / 180), degrees to radians, in "
+                    "x's float type (ints in float64); np.radians and np.deg2rad too.",
+                    _scaled("radians", math.pi, 180.0), python_name="math.radians",
+                    python_objects=(math.radians, np.radians, np.deg2rad), lowered_as=(ir.BinOp,))
 pow_ = _builtin(builtins.pow, "pow(x, y): x ** y.", _pow, (ir.BinOp,))
 range_ = _builtin(builtins.range, "range(stop) / range(start, stop, step): only as the "
                   "iterable of a for loop.", _range, (ir.ForRange,))
