@@ -229,3 +229,27 @@ def test_math_degrees_and_radians_round_as_numpy(device, rng, dtype):
     _angles[1, 64](x, out)
     for col, ref in enumerate((np.degrees(x), np.radians(x)) * 2):
         np.testing.assert_array_equal(out[:, col], ref)
+
+
+@simt.kernel
+def _bit_counts(a, b, c, d, out):
+    i = simt.grid(1)
+    if i < a.size:
+        out[i, 0] = a[i].bit_count()
+        out[i, 1] = b[i].bit_count()
+        out[i, 2] = c[i].bit_count()
+        out[i, 3] = d[i].bit_count()
+
+
+def test_int_bit_count_counts_abs_as_python(device, rng):
+    n = 64
+    a = rng.integers(-128, 128, n).astype(np.int8)
+    a[:2] = (-128, 0)
+    b = rng.integers(0, 2 ** 16, n).astype(np.uint16)
+    c = rng.integers(-2 ** 63, 2 ** 63 - 1, n, dtype=np.int64)
+    c[0] = -2 ** 63
+    d = rng.integers(0, 2 ** 64 - 1, n, dtype=np.uint64)
+    out = np.full((n, 4), -1, np.int64)
+    _bit_counts[1, n](a, b, c, d, out)
+    ref = [[int(v).bit_count() for v in col] for col in (a, b, c, d)]
+    np.testing.assert_array_equal(out, np.array(ref).T)

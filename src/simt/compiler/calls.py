@@ -9,7 +9,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, float8, launches, vectors, wgmma, wmma
+from ..lang import bfloat16, float8, intrinsics_int, launches, vectors, wgmma, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
@@ -374,12 +374,22 @@ def attribute(fc, value, attr, node):
             return pylang.complex_part(fc, value, attr, loc)
         if attr == "conjugate":
             return Static(_Method("conjugate", value))
+        if attr == "bit_count" and t.kind in "iub":
+            return Static(_Method("bit_count", value))
     fc.fail(node, f"{t} has no attribute '{attr}' in kernels")
 
 
 class _Method:
     def __init__(self, name, value):
         self.name, self.value = name, value
+
+
+def bit_count(fc, value, loc):
+    """``x.bit_count()`` of an integer: the set bits of abs(x), as Python and NumPy count
+    them (int32, from popc on 64 bits)."""
+    if value.type.kind == "i":
+        value = pylang.abs_.build(fc, [cast(fc, value, T.INT64, loc)], {}, loc)
+    return intrinsics_int.BY_NAME["popc"].build(fc, [cast(fc, value, T.UINT64, loc)], {}, loc)
 
 
 # ----------------------------------------------------------------- calls
@@ -395,6 +405,8 @@ def call(fc, node, statement):
         fc.fail(node, f"'{ast.unparse(node.func)}' is not callable in a kernel")
     callee = func.value
     if isinstance(callee, _Method):
+        if callee.name == "bit_count":
+            return bit_count(fc, callee.value, loc)
         return pylang.complex_conj.node(callee.value.type, loc, [callee.value])
     if any(isinstance(a, ast.Starred) for a in node.args):
         fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
