@@ -253,3 +253,53 @@ def test_int_bit_count_counts_abs_as_python(device, rng):
     _bit_counts[1, n](a, b, c, d, out)
     ref = [[int(v).bit_count() for v in col] for col in (a, b, c, d)]
     np.testing.assert_array_equal(out, np.array(ref).T)
+
+
+@cuda.jit
+def _addresses(out, g):
+    loc = cuda.local.array(5, np.uint64, alignment=None)
+    sh = cuda.shared.array((4, 3), np.float64, alignment=None)
+    i = cuda.grid(1)
+    loc[0] = i
+    sh[0, 0] = i
+    out[i, 0] = loc.ctypes.data
+    out[i, 1] = sh.ctypes.data
+    out[i, 2] = g.ctypes.data
+    out[i, 3] = g[2:].ctypes.data
+
+
+def test_ctypes_data_is_the_address_under_cuda_jit(device, rng):
+    g = cuda.to_device(rng.standard_normal(10))
+    out = np.full((4, 4), 0xDEADBEEF, np.uint64)
+    _addresses[1, 4](out, g)
+    assert (out[:, 2] == out[0, 2]).all() and (out[:, 3] - out[:, 2] == 16).all()
+    assert (out[:, 1] % 16 == 0).all() and (out[:, :2] != 0xDEADBEEF).all()
+    assert int(out[0, 2]) == g.ptr
+    overload = _addresses.overloads[_addresses.signatures[0]]     # numba's per-signature
+    assert overload.inspect_llvm() == _addresses.inspect_llvm(_addresses.signatures[0])
+    assert ".entry" in overload.inspect_asm()
+
+
+def test_array_keywords_are_checked():
+    def chosen(out):
+        a = cuda.shared.array(4, np.float64, alignment=64)
+        out[0] = a.ctypes.data
+
+    with pytest.raises(simt.CompileError, match="alignment"):
+        cuda.jit(chosen)[1, 1](np.zeros(1, np.uint64))
+    with pytest.raises(simt.CompileError, match="has no keyword 'alignment'"):
+        simt.kernel(chosen)[1, 1](np.zeros(1, np.uint64))
+
+
+def test_eager_signature_takes_any_integer_as_numba_converts(device, rng):
+    def reverse(out, c):
+        out[0] = cuda.brev(c)
+        out[1] = cuda.clz(c)
+
+    k = cuda.jit("void(uint32[:], uint32)")(reverse)
+    value = int(rng.integers(1, 2 ** 31))
+    out = np.full(2, 0xDEAD, np.uint32)
+    k[1, 1](out, value)                       # a Python int: converted to uint32
+    assert int(out[0]) == int(f"{value:032b}"[::-1], 2)
+    assert int(out[1]) == 32 - value.bit_length()
+    assert len(k.overloads) == 1

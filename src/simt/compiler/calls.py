@@ -14,7 +14,7 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import numba_globals, records, static_args, structs, wraparound
+from . import ctypes_data, numba_globals, records, static_args, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -369,6 +369,8 @@ def attribute(fc, value, attr, node):
             return size
         if attr == "dtype":
             return Static(t.dtype)
+        if attr == "ctypes" and fc.wraparound:            # numba's a.ctypes.data
+            return Static(ctypes_data.Ctypes(value))
     if isinstance(t, T.Scalar):
         if attr in ("real", "imag"):
             return pylang.complex_part(fc, value, attr, loc)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import NotSupportedError
 from ..runtime import devices as _devices
-from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R
+from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R, accepts
 from ..runtime.launch import adopt_foreign_arrays, arg_types
 from .host import numba_stream
 
@@ -150,6 +150,17 @@ class Dispatcher(Kernel[P]):
         grid, block, shared_bytes, stream = (tuple(config) + (0, None))[:4]
         self.launch_cooperative(grid, block, args, shared_bytes, stream)
 
+    def served(self, arg_types):
+        """numba's rule for eager signatures: an integer argument converts to any declared
+        integer type (a Python int, int64 to simt, serves a ``uint32`` parameter), where
+        simt.kernel asks NumPy's same-kind cast."""
+        arg_types = tuple(arg_types)
+        served = super().served(arg_types)
+        if served is not arg_types or not self.eager:
+            return served
+        return next((e for e in self.eager if accepts(e, _as_declared(e, arg_types))),
+                    arg_types)
+
     def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0,
                sharedmem: int = 0) -> Callable[P, None]:
         """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0);
@@ -197,6 +208,13 @@ class Dispatcher(Kernel[P]):
         return {types: inspect(types) for types in self.signatures}
 
 
+def _as_declared(declared, actual):
+    """``actual`` with each integer scalar replaced by the declared integer type there."""
+    from ..ir import types as T
+    return tuple(d if isinstance(d, T.Scalar) and isinstance(a, T.Scalar) and
+                 d.kind in "iu" and a.kind in "iub" else a for d, a in zip(declared, actual))
+
+
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
                 cc=None, opt=None, abi="c", abi_info=None, output="ptx"):
     """numba's compile_ptx: (the PTX of a kernel for ``sig`` and ``cc``, default (9, 0),
@@ -225,6 +243,12 @@ class _Overload:
 
     def __init__(self, kernel, types):
         self.kernel, self.signature = kernel, types
+
+    def inspect_llvm(self):
+        return Kernel.inspect_llvm(self.kernel, self.signature)
+
+    def inspect_asm(self):
+        return Kernel.inspect_ptx(self.kernel, self.signature)
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """The most blocks a cooperative launch of this kernel may have."""
