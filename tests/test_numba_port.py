@@ -303,3 +303,24 @@ def test_eager_signature_takes_any_integer_as_numba_converts(device, rng):
     assert int(out[0]) == int(f"{value:032b}"[::-1], 2)
     assert int(out[1]) == 32 - value.bit_length()
     assert len(k.overloads) == 1
+
+
+@simt.kernel
+def _round_to(x, nd, out):
+    i = simt.grid(1)
+    if i < x.size:
+        out[i] = round(x[i], nd[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_round_with_ndigits_as_python(device, rng, dtype):
+    vals = np.concatenate([rng.random(24) * 10.0 ** rng.integers(-3, 6, 24),
+                           [np.inf, -np.inf, np.nan, 2.5, -3.5, 0.125]]).astype(dtype)
+    digits = np.arange(-5, 6)
+    x, nd = (a.ravel() for a in np.meshgrid(vals, digits, indexing="ij"))
+    nd = nd.astype(np.int32)
+    out = np.full(x.size, -7, dtype)
+    _round_to[(x.size + 63) // 64, 64](x, nd, out)
+    ref = np.array([round(float(a), int(b)) if np.isfinite(a) else a
+                    for a, b in zip(x, nd)]).astype(dtype)
+    np.testing.assert_array_equal(out, ref)

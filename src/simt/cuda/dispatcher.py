@@ -161,6 +161,13 @@ class Dispatcher(Kernel[P]):
         return next((e for e in self.eager if accepts(e, _as_declared(e, arg_types))),
                     arg_types)
 
+    def compile(self, signature, device=None):
+        """Compile eagerly for a signature in any of numba's forms (a string, a tuple of
+        numba types, a numba Signature)."""
+        if not isinstance(signature, str):
+            signature = _signature(signature)
+        return super().compile(signature, device)
+
     def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0,
                sharedmem: int = 0) -> Callable[P, None]:
         """A launch of at least ``ntasks`` threads in blocks of ``tpb`` (128 when 0);
@@ -247,8 +254,9 @@ class _Overload:
     def inspect_llvm(self):
         return Kernel.inspect_llvm(self.kernel, self.signature)
 
-    def inspect_asm(self):
-        return Kernel.inspect_ptx(self.kernel, self.signature)
+    def inspect_asm(self, cc=None):
+        arch = f"sm_{cc[0]}{cc[1]}" if cc else None
+        return Kernel.inspect_ptx(self.kernel, self.signature, arch=arch)
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """The most blocks a cooperative launch of this kernel may have."""

@@ -119,13 +119,29 @@ def _conversion(dtype):
 
 
 def _round(fc, args, kwargs, loc):
+    if len(args) == 2:
+        return _round_to(fc, *args, loc)
     if len(args) != 1:
-        fc.fail(loc, "round() in kernels takes one argument")
+        fc.fail(loc, "round() in kernels takes one or two arguments")
     v = fc.expr(args[0], loc)
     if v.type.kind in "iub":
         return fc.cast(v, T.INT64, loc)
     ft = v.type.strong()
     return fc.cast(math_ns.rint.node(ft, loc, [v]), T.INT64, loc)
+
+
+def _round_to(fc, x, ndigits, loc):
+    """round(x, ndigits): a float of x's type (round_digits.py); an int x is returned
+    unchanged for ndigits >= 0 in Python, so ints are refused here."""
+    from . import round_digits
+    x, ndigits = fc.expr(x, loc), fc.expr(ndigits, loc)
+    if x.type.kind != "f" or ndigits.type.kind not in "iu":
+        fc.fail(loc, f"round(x, ndigits) in kernels takes a float x and an int ndigits, got "
+                f"{x.type} and {ndigits.type}")
+    t = x.type.strong()
+    result = fc.call_device(round_digits.function(), [fc.cast(x, t, loc),
+                                                      fc.cast(ndigits, T.INT64, loc)], loc)
+    return fc.cast(result, t, loc)
 
 
 def _scaled(name, numerator, denominator):
@@ -179,7 +195,8 @@ float_ = _builtin(builtins.float, "float(x): float64.", _conversion(np.float64),
 bool_ = _builtin(builtins.bool, "bool(x): x != 0.", _conversion(np.bool_), _SCALAR)
 complex_ = _builtin(builtins.complex, "complex(x) or complex(re, im): complex128.",
                     _conversion(np.complex128), _SCALAR)
-round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python.", _round,
+round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python; round(x, "
+                  "ndigits): a float of x's type, rounded as CPython's fallback rounds.", _round,
                   (ir.Cast, ir.Intrinsic))
 degrees = Intrinsic("math.degrees", "math.degrees(x): x * (180 / pi), radians to degrees, in "
                     "x's float type (ints in float64); np.degrees and np.rad2deg too.",
