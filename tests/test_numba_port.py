@@ -324,3 +324,29 @@ def test_round_with_ndigits_as_python(device, rng, dtype):
     ref = np.array([round(float(a), int(b)) if np.isfinite(a) else a
                     for a, b in zip(x, nd)]).astype(dtype)
     np.testing.assert_array_equal(out, ref)
+
+
+class CPointer:
+    """Stands for numba's types.CPointer (numba is not a test dependency): its class name
+    and dtype are what cuda.jit reads."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def _cached_copy(ptr, r, n):
+    for i in range(n):
+        r[i] = cuda.ldca(ptr, i) * 2
+
+
+def test_c_pointer_parameters_compile_as_1d_arrays(device, rng):
+    from simt.ir import types as T
+    sig = (CPointer(np.float32), T.Array(np.dtype(np.float32), 1, "A"), np.int64)
+    ptx, _ = cuda.compile_ptx(_cached_copy, sig)
+    assert "ld.global.ca.b32" in ptx
+    k = cuda.jit([sig])(_cached_copy)
+    x = rng.standard_normal(9).astype(np.float32)
+    r = np.full(9, np.nan, np.float32)
+    k[1, 1](x, r, 7)
+    np.testing.assert_array_equal(r[:7], x[:7] * 2)
+    assert np.isnan(r[7:]).all()

@@ -108,6 +108,8 @@ def _type(t):
         return t
     if all(hasattr(t, a) for a in ("dtype", "ndim", "layout")):
         return T.Array(_dtype(t.dtype), t.ndim, t.layout)
+    if type(t).__name__ == "CPointer":   # simt has no pointers: a 1-d array of any layout
+        return T.Array(_dtype(t.dtype), 1, "A")
     return T.Scalar(_dtype(t))
 
 
