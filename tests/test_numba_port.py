@@ -350,3 +350,26 @@ def test_c_pointer_parameters_compile_as_1d_arrays(device, rng):
     k[1, 1](x, r, 7)
     np.testing.assert_array_equal(r[:7], x[:7] * 2)
     assert np.isnan(r[7:]).all()
+
+
+@cuda.jit(inline="never")
+def _scale_row(a, i, factor):
+    a[i] = a[i] * factor
+
+
+def _calls_a_kernel(a, lanes):
+    i = cuda.grid(1)
+    if i < a.size:
+        _scale_row(a, i, 3.0)              # numba: a cuda.jit kernel called as a function
+        lanes[i] = cuda.lanemask_lt()
+
+
+def test_kernels_call_cuda_jit_kernels_as_functions(device, rng):
+    a = rng.standard_normal(40)
+    ref = a * 3.0
+    lanes = np.full(40, 0xDEAD, np.uint32)
+    cuda.jit(_calls_a_kernel)[2, 32](a, lanes)
+    np.testing.assert_array_equal(a, ref)
+    np.testing.assert_array_equal(lanes, [(1 << (i % 32)) - 1 for i in range(40)])
+    with pytest.raises(simt.CompileError, match="named here without a launch"):
+        simt.kernel(_calls_a_kernel)[2, 32](a, lanes)

@@ -416,6 +416,8 @@ def call(fc, node, statement):
     kwargs = {k.arg: fc.any(k.value) for k in node.keywords}
     if not isinstance(callee, Intrinsic):
         callee = callable_entry(callee) or callee
+    if fc.wraparound and hasattr(callee, "_simt_kernel") and hasattr(callee, "device_function"):
+        callee = callee.device_function()         # numba: a kernel called as a function
     if isinstance(callee, Intrinsic):
         result = callee.build(fc, args, kwargs, loc)
         if isinstance(result, ir.Stmt) and not statement:

@@ -50,12 +50,15 @@ def jit(func_or_sig: Any = None, device: bool = False, cache: bool = False,
     function; with a signature string, a numba signature or a list of them, compiled at
     once. Options simt has are mapped (fastmath, lineinfo, max_registers → maxnreg,
     boundscheck, debug=True → boundscheck=True); the others raise NotSupportedError."""
+    inline = _inline(options)
     simt_options = _simt_options(options)
 
     def decorate(fn, signature=None):
         if device:
-            return DeviceFunction(fn)
-        return Dispatcher(fn, signature, cache=bool(cache), **simt_options)
+            return DeviceFunction(fn, inline=inline)
+        kernel = Dispatcher(fn, signature, cache=bool(cache), **simt_options)
+        kernel.inline = inline
+        return kernel
 
     if func_or_sig is None:
         return decorate
@@ -63,6 +66,20 @@ def jit(func_or_sig: Any = None, device: bool = False, cache: bool = False,
         return decorate(func_or_sig)
     signature = _signatures(func_or_sig)
     return lambda fn: decorate(fn, signature)
+
+
+def _inline(options):
+    """simt's inline choice for numba's ``inline=`` / ``forceinline=``: 'always' for
+    "always", True or forceinline=True, 'never' for "never" or False; None (simt's default,
+    inlined) when neither is given."""
+    if options.get("forceinline") is True:
+        return "always"
+    value = options.get("inline")
+    if value == "always" or value is True:
+        return "always"
+    if value == "never" or value is False:
+        return "never"
+    return None
 
 
 def _simt_options(options):
@@ -169,6 +186,16 @@ class Dispatcher(Kernel[P]):
         if not isinstance(signature, str):
             signature = _signature(signature)
         return super().compile(signature, device)
+
+    inline = None            # numba's inline= option, for calls of it from kernels
+
+    def device_function(self):
+        """This kernel as a device function: numba lets a kernel call a ``cuda.jit``
+        kernel as a function (calls.call, cuda.jit code only)."""
+        function = self.__dict__.get("_device_function")
+        if function is None:
+            function = self._device_function = DeviceFunction(self.pyfunc, inline=self.inline)
+        return function
 
     def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0,
                sharedmem: int = 0) -> Callable[P, None]:
