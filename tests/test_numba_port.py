@@ -373,3 +373,26 @@ def test_kernels_call_cuda_jit_kernels_as_functions(device, rng):
     np.testing.assert_array_equal(lanes, [(1 << (i % 32)) - 1 for i in range(40)])
     with pytest.raises(simt.CompileError, match="named here without a launch"):
         simt.kernel(_calls_a_kernel)[2, 32](a, lanes)
+
+
+def _widen(x):
+    return np.float32(x) * np.float32(3)
+
+
+def test_device_function_code_alone(device, rng):
+    ptx, returns = cuda.compile_ptx(_widen, (np.float16,), device=True)
+    assert "cvt.f32.f16" in ptx and returns == np.float32
+    f = cuda.jit("float32(float16)", device=True)(_widen)
+    assert "cvt.f32.f16" in f.inspect_asm((np.float16,))
+    assert "fpext half" in f.inspect_llvm((np.float16,))
+
+    @cuda.jit
+    def apply(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = f(x[i])
+
+    x = rng.standard_normal(20).astype(np.float16)
+    out = np.full(20, np.nan, np.float32)
+    apply[1, 32](x, out)
+    np.testing.assert_array_equal(out, x.astype(np.float32) * 3)

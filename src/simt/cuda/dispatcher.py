@@ -9,6 +9,7 @@ from ..errors import NotSupportedError
 from ..runtime import devices as _devices
 from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R, accepts
 from ..runtime.launch import adopt_foreign_arrays, arg_types
+from . import device_code
 from .host import numba_stream
 
 _OPTIONS = {"fastmath": "fastmath", "lineinfo": "lineinfo", "max_registers": "maxnreg",
@@ -55,7 +56,8 @@ def jit(func_or_sig: Any = None, device: bool = False, cache: bool = False,
 
     def decorate(fn, signature=None):
         if device:
-            return DeviceFunction(fn, inline=inline)
+            return NumbaDeviceFunction(fn, inline=inline, options=simt_options,
+                                       signatures=signature)
         kernel = Dispatcher(fn, signature, cache=bool(cache), **simt_options)
         kernel.inline = inline
         return kernel
@@ -254,18 +256,43 @@ def _as_declared(declared, actual):
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
                 cc=None, opt=None, abi="c", abi_info=None, output="ptx"):
     """numba's compile_ptx: (the PTX of a kernel for ``sig`` and ``cc``, default (9, 0),
-    its return type None); made without a GPU. Device functions alone are not compiled
-    by simt: NotSupportedError."""
-    if device:
-        raise NotSupportedError("compile_ptx(device=True): simt compiles device functions "
-                                "only inside the kernels that call them")
+    its return type None); made without a GPU. With ``device=True``, the PTX of a wrapper
+    kernel that calls the device function (device_code.py) and its return dtype."""
     if output != "ptx":
         raise NotSupportedError(f"compile_ptx(output={output!r}): simt makes PTX only")
     options = _simt_options({"debug": debug, "lineinfo": lineinfo, "fastmath": fastmath,
                              "opt": opt})
-    kernel = Dispatcher(pyfunc, cache=False, **{k: v for k, v in options.items() if v})
+    options = {k: v for k, v in options.items() if v}
     arch = f"sm_{cc[0]}{cc[1]}" if cc else None
+    if device:           # a wrapper kernel calling it (device_code.py)
+        function = pyfunc if isinstance(pyfunc, DeviceFunction) else DeviceFunction(pyfunc)
+        kernel, types, returns = device_code.wrapper_kernel(function, _signatures(sig)[0],
+                                                            options)
+        return kernel.ptx(types, arch=arch), returns
+    kernel = Dispatcher(pyfunc, cache=False, **options)
     return kernel.ptx(_signatures(sig)[0], arch=arch), None
+
+
+class NumbaDeviceFunction(DeviceFunction):
+    """``cuda.jit(device=True)``: a device function, with numba's ``inspect_asm`` and
+    ``inspect_llvm`` of its code alone for a signature (device_code.py), compiled with the
+    options it was given (fastmath and the like)."""
+
+    def __init__(self, pyfunc, inline=None, options=None, signatures=None):
+        super().__init__(pyfunc, inline=inline)
+        self.options = dict(options or {})
+        self.declared = list(signatures or [])
+
+    def _code(self, signature, what):
+        types = _signature(signature) if signature is not None else self.declared[0]
+        kernel, types, _ = device_code.wrapper_kernel(self, types, self.options)
+        return kernel.ptx(types) if what == "ptx" else kernel.llvm_ir(types)
+
+    def inspect_asm(self, signature=None):
+        return self._code(signature, "ptx")
+
+    def inspect_llvm(self, signature=None):
+        return self._code(signature, "llvm")
 
 
 def compile_ptx_for_current_device(pyfunc, sig, **options):
