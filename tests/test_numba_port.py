@@ -396,3 +396,22 @@ def test_device_function_code_alone(device, rng):
     out = np.full(20, np.nan, np.float32)
     apply[1, 32](x, out)
     np.testing.assert_array_equal(out, x.astype(np.float32) * 3)
+
+
+class Signature:
+    """Stands for a numba Signature (``.args``, ``.return_type``)."""
+
+    def __init__(self, *args):
+        self.args, self.return_type = args, None
+
+
+def test_inspect_results_are_looked_up_by_numba_signatures(device):
+    from simt.ir import types as T
+    types = (T.Array(np.dtype(np.float64), 1, "C"),)
+    k = cuda.jit([types])(_scale_only)
+    ptx = k.inspect_asm()
+    assert ".entry" in ptx[Signature(*types)] and ptx[types] is ptx[Signature(*types)]
+
+
+def _scale_only(a):
+    a[0] *= 2.0

@@ -9,7 +9,7 @@ from ..ir import nodes as ir
 from ..ir import types as T
 from ..ir import walk
 
-MAX_ARGS = 6
+MAX_ARGS = 8
 
 
 def _wrapper(fn, nargs):
@@ -40,9 +40,18 @@ def _wrapper(fn, nargs):
             out[0] = fn(a0, a1, a2, a3, a4)
         return wrap5
 
-    def wrap6(out, a0, a1, a2, a3, a4, a5):
-        out[0] = fn(a0, a1, a2, a3, a4, a5)
-    return wrap6
+    if nargs == 6:
+        def wrap6(out, a0, a1, a2, a3, a4, a5):
+            out[0] = fn(a0, a1, a2, a3, a4, a5)
+        return wrap6
+    if nargs == 7:
+        def wrap7(out, a0, a1, a2, a3, a4, a5, a6):
+            out[0] = fn(a0, a1, a2, a3, a4, a5, a6)
+        return wrap7
+
+    def wrap8(out, a0, a1, a2, a3, a4, a5, a6, a7):
+        out[0] = fn(a0, a1, a2, a3, a4, a5, a6, a7)
+    return wrap8
 
 
 def _statement(fn, nargs):
@@ -72,9 +81,18 @@ def _statement(fn, nargs):
             fn(a0, a1, a2, a3, a4)
         return call5
 
-    def call6(out, a0, a1, a2, a3, a4, a5):
-        fn(a0, a1, a2, a3, a4, a5)
-    return call6
+    if nargs == 6:
+        def call6(out, a0, a1, a2, a3, a4, a5):
+            fn(a0, a1, a2, a3, a4, a5)
+        return call6
+    if nargs == 7:
+        def call7(out, a0, a1, a2, a3, a4, a5, a6):
+            fn(a0, a1, a2, a3, a4, a5, a6)
+        return call7
+
+    def call8(out, a0, a1, a2, a3, a4, a5, a6, a7):
+        fn(a0, a1, a2, a3, a4, a5, a6, a7)
+    return call8
 
 
 def wrapper_kernel(fn, arg_types, options):

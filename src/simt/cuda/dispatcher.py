@@ -243,7 +243,7 @@ class Dispatcher(Kernel[P]):
     def _numba_each(self, signature, inspect):
         if signature is not None:
             return inspect(_signature(signature))
-        return {types: inspect(types) for types in self.signatures}
+        return _Overloads({types: inspect(types) for types in self.signatures})
 
 
 def _as_declared(declared, actual):
@@ -322,7 +322,8 @@ class _Overload:
 
 
 class _Overloads(dict):
-    """A kernel's overloads, looked up by simt types or by numba's (``sig.args``)."""
+    """A kernel's overloads (or what inspect_* gives for each), looked up by simt types
+    or by numba's (``sig.args``)."""
 
     def __getitem__(self, key):
         return dict.__getitem__(self, _signature(key))
