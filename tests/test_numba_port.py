@@ -415,3 +415,25 @@ def test_inspect_results_are_looked_up_by_numba_signatures(device):
 
 def _scale_only(a):
     a[0] *= 2.0
+
+
+def _dynamic_and_constant(ary, out):
+    N = 64                                   # numba propagates it: a shape here
+    tile = cuda.shared.array(N, np.float64)
+    dyn = cuda.shared.array(0, np.float32)  # numba's spelling of the dynamic array
+    i = cuda.grid(1)
+    tile[i % N] = ary[i]
+    dyn[i] = ary[i] * 2
+    cuda.syncthreads()
+    out[i, 0] = tile[(i + 1) % N]
+    out[i, 1] = dyn[N - 1 - i]
+
+
+def test_numba_dynamic_shared_and_constant_locals(device, rng):
+    x = rng.standard_normal(64)
+    out = np.full((64, 2), np.nan)
+    cuda.jit(_dynamic_and_constant)[1, 64, 0, 64 * 4](x, out)
+    np.testing.assert_array_equal(out[:, 0], np.roll(x, -1))
+    np.testing.assert_array_equal(out[:, 1], (x.astype(np.float32) * 2)[::-1])
+    with pytest.raises(simt.CompileError, match="compile-time constant"):
+        simt.kernel(_dynamic_and_constant)[1, 64, 256](x, out)

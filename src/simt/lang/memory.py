@@ -40,9 +40,20 @@ def _keywords(fc, kwargs, space, loc):
                 "pass shape and dtype only")
 
 
+def _numba_dynamic(fc, args, kwargs, space):
+    """numba's ``cuda.shared.array(0, dtype)``: the dynamic shared array (cuda.jit only)."""
+    if space != "shared" or not fc.wraparound:
+        return False
+    shape = args[0] if args else kwargs.get("shape")
+    return isinstance(shape, Static) and shape.value in (0, (0,))
+
+
 def _array_builder(space):
     def build(fc, args, kwargs, loc):
         _keywords(fc, kwargs, space, loc)
+        if _numba_dynamic(fc, args, kwargs, space):
+            return _dynamic_build(fc, args[1:], {k: v for k, v in kwargs.items()
+                                                 if k == "dtype"}, loc)
         shape, dtype = _shape_dtype(fc, args, kwargs, loc, f"a {space} array")
         decl = ir.MemoryDecl(fc.pending_name(), space, shape, dtype)
         if space == "local" and local_bytes(decl) > LOCAL_MEMORY_LIMIT:
