@@ -430,7 +430,7 @@ def call(fc, node, statement):
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):
-        args = static_args.passed(fc, callee, args)
+        args = static_args.passed(fc, callee, args, as_dtype)
         return fc.call_device(callee, [a if is_group(a) else fc.expr(a, node) for a in args],
                               loc)
     dtype = as_dtype(callee)

@@ -16,7 +16,6 @@ import weakref
 import numpy as np
 
 from ..lang.registry import Intrinsic, Static, callable_entry
-from . import calls
 
 _assigned = weakref.WeakKeyDictionary()      # device function -> its assigned names
 
@@ -26,19 +25,20 @@ class StaticArg:
 
     compile_time = True
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, value, key):
+        self.value, self.key = value, key
 
     def signature(self):
-        return ("static", _key(self.value))
+        return ("static", self.key)
 
     def binding(self):
         return self.value
 
 
-def passed(fc, target, args):
+def passed(fc, target, args, as_dtype):
     """``args`` (built arguments of a call of device function ``target``) with numba's
-    compile-time values wrapped as StaticArg; unchanged outside cuda.jit code."""
+    compile-time values wrapped as StaticArg; unchanged outside cuda.jit code.
+    ``as_dtype``: the dtype a Python object names, or None (the caller's, calls.py)."""
     if not fc.wraparound:
         return args
     params = _params(target)
@@ -47,19 +47,19 @@ def passed(fc, target, args):
         if isinstance(arg, Static) and not getattr(arg.value, "compile_time", False):
             value = arg.value
             name = params[0][position] if position < len(params[0]) else None
-            if _is_type_or_intrinsic(value) or (
+            if _is_type_or_intrinsic(value, as_dtype) or (
                     _is_literal(value) and name is not None and name not in params[1]):
-                arg = Static(StaticArg(value), arg.name)
+                arg = Static(StaticArg(value, _key(value, as_dtype)), arg.name)
         out.append(arg)
     return out
 
 
-def _is_type_or_intrinsic(value):
+def _is_type_or_intrinsic(value, as_dtype):
     if isinstance(value, Intrinsic) or callable_entry(value) is not None:
         return not getattr(value, "value", False)         # not threadIdx.x and the like
     if isinstance(value, (str, bool, int, float, complex, np.generic, tuple)):
         return False
-    return calls.as_dtype(value) is not None
+    return as_dtype(value) is not None
 
 
 def _is_literal(value):
@@ -87,10 +87,10 @@ def _params(target):
     return names, stores
 
 
-def _key(value):
+def _key(value, as_dtype):
     if isinstance(value, tuple):
-        return tuple(_key(v) for v in value)
+        return tuple(_key(v, as_dtype) for v in value)
     if type(value) in (int, bool):
         return (type(value).__name__, value)
-    dtype = None if isinstance(value, Intrinsic) else calls.as_dtype(value)
+    dtype = None if isinstance(value, Intrinsic) else as_dtype(value)
     return ("dtype", dtype.str) if dtype is not None else ("object", id(value))

@@ -95,11 +95,10 @@ def _statement(fn, nargs):
     return call8
 
 
-def wrapper_kernel(fn, arg_types, options):
+def wrapper_kernel(Dispatcher, fn, arg_types, options):
     """(the wrapper Dispatcher, its argument types, the function's return dtype or None)
     for device function ``fn`` called with ``arg_types`` (simt types), compiled with
-    ``options`` (simt's)."""
-    from .dispatcher import Dispatcher
+    ``options`` (simt's); ``Dispatcher``: cuda.jit's kernel class."""
     arg_types = tuple(arg_types)
     if len(arg_types) > MAX_ARGS:
         raise NotSupportedError(f"the code of device function '{fn.__name__}' alone is made "

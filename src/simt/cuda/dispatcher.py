@@ -9,7 +9,7 @@ from ..errors import NotSupportedError
 from ..runtime import devices as _devices
 from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R, accepts
 from ..runtime.launch import adopt_foreign_arrays, arg_types
-from . import device_code
+from .device_code import wrapper_kernel
 from .host import numba_stream
 
 _OPTIONS = {"fastmath": "fastmath", "lineinfo": "lineinfo", "max_registers": "maxnreg",
@@ -266,8 +266,8 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     arch = f"sm_{cc[0]}{cc[1]}" if cc else None
     if device:           # a wrapper kernel calling it (device_code.py)
         function = pyfunc if isinstance(pyfunc, DeviceFunction) else DeviceFunction(pyfunc)
-        kernel, types, returns = device_code.wrapper_kernel(function, _signatures(sig)[0],
-                                                            options)
+        kernel, types, returns = wrapper_kernel(Dispatcher, function, _signatures(sig)[0],
+                                                 options)
         return kernel.ptx(types, arch=arch), returns
     kernel = Dispatcher(pyfunc, cache=False, **options)
     return kernel.ptx(_signatures(sig)[0], arch=arch), None
@@ -285,7 +285,7 @@ class NumbaDeviceFunction(DeviceFunction):
 
     def _code(self, signature, what):
         types = _signature(signature) if signature is not None else self.declared[0]
-        kernel, types, _ = device_code.wrapper_kernel(self, types, self.options)
+        kernel, types, _ = wrapper_kernel(Dispatcher, self, types, self.options)
         return kernel.ptx(types) if what == "ptx" else kernel.llvm_ir(types)
 
     def inspect_asm(self, signature=None):

@@ -11,6 +11,7 @@ from ..ir import types as T
 from .intrinsics_int import int_abs
 from .mathbase import float_type
 from .mathlib import math_ns
+from .round_digits import function as round_function
 from .registry import Intrinsic, Static
 
 
@@ -133,13 +134,12 @@ def _round(fc, args, kwargs, loc):
 def _round_to(fc, x, ndigits, loc):
     """round(x, ndigits): a float of x's type (round_digits.py); an int x is returned
     unchanged for ndigits >= 0 in Python, so ints are refused here."""
-    from . import round_digits
     x, ndigits = fc.expr(x, loc), fc.expr(ndigits, loc)
     if x.type.kind != "f" or ndigits.type.kind not in "iu":
         fc.fail(loc, f"round(x, ndigits) in kernels takes a float x and an int ndigits, got "
                 f"{x.type} and {ndigits.type}")
     t = x.type.strong()
-    result = fc.call_device(round_digits.function(), [fc.cast(x, t, loc),
+    result = fc.call_device(round_function(), [fc.cast(x, t, loc),
                                                       fc.cast(ndigits, T.INT64, loc)], loc)
     return fc.cast(result, t, loc)
 

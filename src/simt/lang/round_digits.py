@@ -36,9 +36,19 @@ def _round_ndigits(x, ndigits):
     return z
 
 
+class _DeviceFunction:
+    """What the front end's call_device reads of a device function (runtime/kernel.py's
+    DeviceFunction is not imported here: compiling must not reach the runtime)."""
+
+    _simt_device = True
+    inline = None
+
+    def __init__(self, pyfunc):
+        self.pyfunc, self.ir_cache, self.__name__ = pyfunc, {}, pyfunc.__name__
+
+
 def function():
-    """The device function (made on first use: runtime imports lang)."""
+    """The device function ``round(x, ndigits)`` calls."""
     if not _compiled:
-        from ..runtime.kernel import device
-        _compiled.append(device(_round_ndigits))
+        _compiled.append(_DeviceFunction(_round_ndigits))
     return _compiled[0]
