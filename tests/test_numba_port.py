@@ -437,3 +437,36 @@ def test_numba_dynamic_shared_and_constant_locals(device, rng):
     np.testing.assert_array_equal(out[:, 1], (x.astype(np.float32) * 2)[::-1])
     with pytest.raises(simt.CompileError, match="compile-time constant"):
         simt.kernel(_dynamic_and_constant)[1, 64, 256](x, out)
+
+
+class CPUDispatcher:
+    """Stands for what ``@numba.jit`` makes (numba is not a test dependency): a callable
+    from numba's package with the Python function as ``py_func``."""
+
+    __module__ = "numba.core.registry"
+
+    def __init__(self, py_func):
+        self.py_func = py_func
+
+    def __call__(self, *args):
+        return self.py_func(*args)
+
+
+def _logic(x, y, z):
+    return 4 * z * (2 * x - (4 * y) / 2 * math.pi)
+
+
+def test_numba_cpu_functions_are_device_functions_in_cuda_jit_kernels(device, rng):
+    logic = CPUDispatcher(_logic)
+
+    def body(res, x, y, z):
+        i = cuda.grid(1)
+        if i < len(x):
+            res[i] = logic(x[i], y[i], z[i])
+
+    x, y, z = (rng.integers(-50, 50, 40).astype(np.int64) for _ in range(3))
+    res = np.full(40, np.nan)
+    cuda.jit(body).forall(40)(res, x, y, z)
+    np.testing.assert_allclose(res, [logic(*v) for v in zip(x, y, z)], rtol=1e-15)
+    with pytest.raises(simt.CompileError, match="cannot be called in a kernel"):
+        simt.kernel(body)[1, 64](res, x, y, z)

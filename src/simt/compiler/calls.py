@@ -14,7 +14,7 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import ctypes_data, numba_globals, records, static_args, structs, wraparound
+from . import ctypes_data, numba_functions, numba_globals, records, static_args, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -418,6 +418,7 @@ def call(fc, node, statement):
         callee = callable_entry(callee) or callee
     if fc.wraparound and hasattr(callee, "_simt_kernel") and hasattr(callee, "device_function"):
         callee = callee.device_function()         # numba: a kernel called as a function
+    callee = numba_functions.device_function(fc, callee) or callee      # numba.jit's
     if isinstance(callee, Intrinsic):
         result = callee.build(fc, args, kwargs, loc)
         if isinstance(result, ir.Stmt) and not statement:

@@ -5,6 +5,7 @@ value that overflows return x unchanged. The result has x's type."""
 import math
 
 from .mathlib import math_ns
+from .registry import PlainDeviceFunction
 
 _compiled = []
 
@@ -36,19 +37,8 @@ def _round_ndigits(x, ndigits):
     return z
 
 
-class _DeviceFunction:
-    """What the front end's call_device reads of a device function (runtime/kernel.py's
-    DeviceFunction is not imported here: compiling must not reach the runtime)."""
-
-    _simt_device = True
-    inline = None
-
-    def __init__(self, pyfunc):
-        self.pyfunc, self.ir_cache, self.__name__ = pyfunc, {}, pyfunc.__name__
-
-
 def function():
     """The device function ``round(x, ndigits)`` calls."""
     if not _compiled:
-        _compiled.append(_DeviceFunction(_round_ndigits))
+        _compiled.append(PlainDeviceFunction(_round_ndigits))
     return _compiled[0]
