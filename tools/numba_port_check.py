@@ -55,6 +55,12 @@ TEST_CAUSES = [
 CAUSES = [
     ("numba's alignment= on local and shared arrays (a chosen alignment is refused)",
      "missing", r"\.array\(alignment=\.\.\.\)"),
+    ("device arrays read from globals (numba captures them by pointer)", "missing",
+     r"\(DeviceNDArray\) cannot be used as a value"),
+    ("numba's exact PTX, LLVM IR or messages", "numba internals",
+     r"number of dimensions must be a compile-time constant"),
+    ("needs ml_dtypes (absent on this machine)", "not applicable",
+     r"No module named 'ml_dtypes'"),
     ("imports numba-cuda internals", "numba internals",
      r"No module named 'numba\.cuda\.|cannot import name .* from 'numba\.(cuda|types)|"
      r"module 'numba\.cuda' has no attribute '(core|cudadrv|typing|extending|cudaimpl|"
