@@ -470,3 +470,28 @@ def test_numba_cpu_functions_are_device_functions_in_cuda_jit_kernels(device, rn
     np.testing.assert_allclose(res, [logic(*v) for v in zip(x, y, z)], rtol=1e-15)
     with pytest.raises(simt.CompileError, match="cannot be called in a kernel"):
         simt.kernel(body)[1, 64](res, x, y, z)
+
+
+@simt.kernel
+def _cpow(x, y, r):
+    i = simt.grid(1)
+    if i < r.size:
+        r[i] = x[i] ** y[i]
+        if i == 0:
+            r[i] **= y[i]                     # in place
+            r[i] = pow(r[i], y[i])
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.complex128, 1e-13), (np.complex64, 1e-6)])
+def test_complex_power(device, rng, dtype, rtol):
+    n = 64
+    x = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    y = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    x[1], y[2], x[3], y[3] = 0, 0, 0, 0
+    r = np.full(n, np.nan, dtype)
+    _cpow[1, n](x, y, r)
+    with np.errstate(all="ignore"):
+        ref = (x.astype(np.complex128) ** y.astype(np.complex128))
+        ref[0] = (ref[0] ** complex(y[0])) ** complex(y[0])
+    ref[1], ref[3] = 0, 1                      # 0 ** y, 0 ** 0
+    np.testing.assert_allclose(r, ref.astype(dtype), rtol=rtol, atol=1e-30)

@@ -37,7 +37,7 @@ def _names():
              "_k_inf": values.INF, "_k_ns": time.perf_counter_ns, "_k_imod": values.int_mod,
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
-             "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
+             "_k_cdiv": values.complex_div, "_k_cpow": values.complex_pow, "_k_mb": mbarrier, "_k_cp": copies,
              "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
