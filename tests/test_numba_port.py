@@ -495,3 +495,21 @@ def test_complex_power(device, rng, dtype, rtol):
         ref[0] = (ref[0] ** complex(y[0])) ** complex(y[0])
     ref[1], ref[3] = 0, 1                      # 0 ** y, 0 ** 0
     np.testing.assert_allclose(r, ref.astype(dtype), rtol=rtol, atol=1e-30)
+
+
+def _larger(a, b):
+    return max(a, b)
+
+
+@pytest.mark.parametrize("n", [0, 1, 17, 1025, 70001])
+def test_cuda_reduce(device, rng, n):
+    _sum_reduce = cuda.Reduce(lambda a, b: a + b)         # a lambda: from its source line
+    _max_reduce = cuda.reduce(_larger)
+    a = rng.standard_normal(n)
+    np.testing.assert_allclose(_sum_reduce(a), a.sum(), rtol=1e-12, atol=1e-12)
+    assert _max_reduce(cuda.to_device(a), init=-np.inf) == (a.max() if n else -np.inf)
+    ints = rng.integers(-100, 100, n)
+    assert _sum_reduce(ints, init=7) == ints.sum() + 7
+    res = cuda.to_device(np.full(1, np.nan))
+    assert _sum_reduce(a, res=res) is None
+    np.testing.assert_allclose(res.copy_to_host()[0], a.sum(), rtol=1e-12, atol=1e-12)

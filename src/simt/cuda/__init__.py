@@ -30,3 +30,4 @@ from .host import (Stream, Event, stream, default_stream, legacy_default_stream,
                    select_device, close, is_available, detect, CudaSupportError,
                    profile_start, profile_stop, profiling)
 from . import random  # noqa: F401,E402
+from .reduce import Reduce, reduce  # noqa: F401,E402
