@@ -513,3 +513,20 @@ def test_cuda_reduce(device, rng, n):
     res = cuda.to_device(np.full(1, np.nan))
     assert _sum_reduce(a, res=res) is None
     np.testing.assert_allclose(res.copy_to_host()[0], a.sum(), rtol=1e-12, atol=1e-12)
+
+
+def _ufuncs(r, s, x, y):
+    np.sin(x, r)
+    np.hypot(x, y, s)
+    np.power(s, 2.0, s)
+
+
+def test_ufuncs_on_arrays_loop_under_cuda_jit(device, rng):
+    x = rng.standard_normal(37).astype(np.float32)
+    y = rng.standard_normal(37).astype(np.float32)
+    r, s = np.full(37, np.nan, np.float32), np.full(37, np.nan, np.float32)
+    cuda.jit(_ufuncs)[1, 1](r, s, x, y)
+    np.testing.assert_allclose(r, np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(s, np.hypot(x, y) ** 2, rtol=1e-5)
+    with pytest.raises(simt.CompileError, match="takes 1 argument, got 2"):
+        simt.kernel(_ufuncs)[1, 1](r, s, x, y)

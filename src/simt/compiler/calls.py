@@ -14,7 +14,7 @@ from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import ctypes_data, numba_functions, numba_globals, records, static_args, structs, wraparound
+from . import ctypes_data, numba_functions, numba_globals, numba_ufuncs, records, static_args, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -414,12 +414,17 @@ def call(fc, node, statement):
         fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
     args = [fc.any(a) for a in node.args]
     kwargs = {k.arg: fc.any(k.value) for k in node.keywords}
+    python_object = callee
     if not isinstance(callee, Intrinsic):
         callee = callable_entry(callee) or callee
     if fc.wraparound and hasattr(callee, "_simt_kernel") and hasattr(callee, "device_function"):
         callee = callee.device_function()         # numba: a kernel called as a function
     callee = numba_functions.device_function(fc, callee) or callee      # numba.jit's
     if isinstance(callee, Intrinsic):
+        loop = None if kwargs else numba_ufuncs.call(fc, callee, python_object, args, node,
+                                                     statement)
+        if loop is not None:                    # cuda.jit: np.sin(x, out) on arrays
+            return loop
         result = callee.build(fc, args, kwargs, loc)
         if isinstance(result, ir.Stmt) and not statement:
             fc.fail(node, f"{callee.python_name}() is a statement", "call it on a line of its own")
