@@ -31,7 +31,7 @@ class StaticArg:
     def signature(self):
         return ("static", self.key)
 
-    def binding(self):
+    def bound_value(self):
         return self.value
 
 
