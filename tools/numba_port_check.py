@@ -14,10 +14,12 @@ Run it with a Python that has numba (for ``numba.types``; its own CUDA target is
 used) and pytest: ``pip install numba pytest cffi``. docs/coming-from-numba.md records the
 figures and what the causes mean.
 
-Pass rate: tests passed / tests run (passed + failed), counted per test function by
-pytest; the files that fail to import (they import numba-cuda's internals) are listed
-apart, with the number of test functions they define, and a second rate counts those
-as failed."""
+Pass rate: tests passed / tests run (passed + failed), counted per pytest report: under
+pytest 9 each unittest subTest is one (a test function that fails before its subtests
+counts once, one that runs them counts each), so a third rate counts per test function
+(failed if any of its reports failed); the files that fail to import (they import
+numba-cuda's internals) are listed apart, with the number of test functions they define,
+and a second rate counts those as failed."""
 import argparse
 import collections
 import json
@@ -40,7 +42,25 @@ INSIDE = Path("numba_cuda/numba/cuda/tests")
 # "numba internals" (the test reads numba's compiler, typing, driver or exact output),
 # "not applicable" (by design in simt, or a limit of the measurement), "missing" (simt
 # lacks it: work to do).
+# (test id pattern, message pattern, cause, class): failures whose message alone does not
+# say what they check, looked up first.
+TEST_CAUSES = [
+    (r"test_array_alignment\.py::.*test_array_alignment_\dd", r"AssertionError: \d+ != \d+",
+     "numba's exact PTX, LLVM IR or messages", "numba internals"),
+    (r"test_array_alignment\.py::.*test_invalid_aligments", r"alignment=",
+     "numba's alignment= on local and shared arrays (a chosen alignment is refused)",
+     "missing"),
+]
+
 CAUSES = [
+    ("numba's alignment= on local and shared arrays (a chosen alignment is refused)",
+     "missing", r"\.array\(alignment=\.\.\.\)"),
+    ("device arrays read from globals (numba captures them by pointer)", "missing",
+     r"\(DeviceNDArray\) cannot be used as a value"),
+    ("numba's exact PTX, LLVM IR or messages", "numba internals",
+     r"number of dimensions must be a compile-time constant"),
+    ("needs ml_dtypes (absent on this machine)", "not applicable",
+     r"No module named 'ml_dtypes'"),
     ("imports numba-cuda internals", "numba internals",
      r"No module named 'numba\.cuda\.|cannot import name .* from 'numba\.(cuda|types)|"
      r"module 'numba\.cuda' has no attribute '(core|cudadrv|typing|extending|cudaimpl|"
@@ -48,7 +68,7 @@ CAUSES = [
     ("numba's exact PTX, LLVM IR or messages", "numba internals",
      r"not found in|Regex didn't match|AssertionError: '.*' != '|ld\.global|\.ptx|"
      r"assertIn|does not match|unexpectedly found|DID NOT WARN"),
-    ("arr.ctypes.data / alignment= (numba's record alignment option)", "not applicable",
+    ("ctypes pointers and numba's record alignment option", "not applicable",
      r"ctypes|alignment"),
     ("opt=False, debug options and other numba compile options", "not applicable",
      r"cuda\.jit\((opt|debug|link|lto|extensions|cache)=|no equivalent of this numba option"),
@@ -93,7 +113,10 @@ def tests_dir(path):
     return path / INSIDE if (path / INSIDE).is_dir() else path
 
 
-def cause_of(message):
+def cause_of(message, test=""):
+    for test_pattern, pattern, cause, kind in TEST_CAUSES:
+        if re.search(test_pattern, test or "") and re.search(pattern, message or ""):
+            return cause, kind
     for cause, kind, pattern in CAUSES:
         if re.search(pattern, message or ""):
             return cause, kind
@@ -114,10 +137,14 @@ def summarize(results):
                 uncollected[name] = r["tests_defined"]
         for f in r["failures"]:
             if f["outcome"] == "failed":
-                causes[cause_of(f["message"])] += 1
+                causes[cause_of(f["message"], f.get("test", ""))] += 1
             else:
                 causes[cause_of(f["message"] or f["outcome"])] += r["tests_defined"] or 1
+    functions = collections.Counter()
+    for r in results.values():
+        functions.update(r.get("functions", {}))
     run = totals["passed"] + totals["failed"]
+    run_functions = functions["passed"] + functions["failed"]
     return {"passed": totals["passed"], "failed": totals["failed"],
             "skipped": totals["skipped"], "files": len(results),
             "files_not_collected": len(uncollected),
@@ -125,6 +152,8 @@ def summarize(results):
             "pass_rate_of_run": totals["passed"] / run if run else 0.0,
             "pass_rate_with_uncollected": totals["passed"] / (run + sum(uncollected.values()))
             if run else 0.0,
+            "functions_passed": functions["passed"], "functions_failed": functions["failed"],
+            "function_pass_rate": functions["passed"] / run_functions if run_functions else 0.0,
             "causes": [{"cause": c, "class": k, "tests": n}
                        for (c, k), n in causes.most_common()],
             "not_collected": sorted(uncollected)}
@@ -134,6 +163,10 @@ def report(summary):
     s = summary
     print(f"\n{s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped "
           f"({s['files']} files): {100 * s['pass_rate_of_run']:.1f}% of the tests run")
+    if s.get("functions_passed") is not None and s["functions_passed"] + s["functions_failed"]:
+        print(f"per test function (a function with a failed subtest fails): "
+              f"{s['functions_passed']} passed, {s['functions_failed']} failed: "
+              f"{100 * s['function_pass_rate']:.1f}%")
     print(f"{s['files_not_collected']} files not collected ({s['tests_in_files_not_collected']}"
           f" tests defined): {100 * s['pass_rate_with_uncollected']:.1f}% counting them failed")
     print("\nfailures by cause (tests; a file not collected counts its tests):")

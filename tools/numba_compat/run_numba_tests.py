@@ -57,10 +57,20 @@ def main(tests_dir, out, only=()):
         lines = [json.loads(line) for line in report.read_text().splitlines()]
         report.unlink()
         counts = collections.Counter(r["outcome"] for r in lines)
+        # pytest 9 reports each unittest subTest apart: one test function may count
+        # hundreds of times (test_intrinsics' round tests), or once where it fails before
+        # its subtests. Per function: failed if any report failed, else passed if any did.
+        worst = {}
+        for r in lines:
+            rank = {"passed": 1, "skipped": 0}.get(r["outcome"], 2)
+            worst[r["test"]] = max(worst.get(r["test"], rank), rank)
+        functions = collections.Counter({0: "skipped", 1: "passed"}.get(v, "failed")
+                                        for v in worst.values())
         if not lines:
             counts["timeout" if "timed out" in " ".join(tail) else "no-result"] += 1
         key = f"{path.parent.name}/{path.name}"
-        results[key] = {"counts": dict(counts), "seconds": round(seconds, 1), "tail": tail,
+        results[key] = {"counts": dict(counts), "functions": dict(functions),
+                        "seconds": round(seconds, 1), "tail": tail,
                         "tests_defined": path.read_text().count("def test_"),
                         "failures": [r for r in lines if r["outcome"] not in
                                      ("passed", "skipped")]}

@@ -9,12 +9,12 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir import types as T
 from ..lang import python as pylang
-from ..lang import bfloat16, float8, launches, vectors, wgmma, wmma
+from ..lang import bfloat16, float8, intrinsics_int, launches, vectors, wgmma, wmma
 from ..lang.memory import _Symbol
 from ..lang.registry import Intrinsic, Static, callable_entry
 from . import group_args
 from ..lang.textures import attribute as texture_attribute
-from . import records, structs, wraparound
+from . import ctypes_data, numba_functions, numba_globals, numba_ufuncs, records, static_args, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -69,6 +69,9 @@ def static_to_expr(fc, static, node):
             fc.decls.append(decl)
         return ir.ArrayRef(decl.type, loc, decl)
     if isinstance(value, np.ndarray):
+        frozen = numba_globals.constant(fc, static, loc)     # cuda.jit code: numba's rule
+        if frozen is not None:
+            return frozen
         fc.fail(loc, f"the NumPy array '{static.name}' cannot be read inside a kernel",
                 f"pass it as an argument, or bake it in with C = simt.const.array_like("
                 f"{static.name or 'ARRAY'}), or make it a module-level simt.Constant")
@@ -366,17 +369,29 @@ def attribute(fc, value, attr, node):
             return size
         if attr == "dtype":
             return Static(t.dtype)
+        if attr == "ctypes" and fc.wraparound:            # numba's a.ctypes.data
+            return Static(ctypes_data.Ctypes(value))
     if isinstance(t, T.Scalar):
         if attr in ("real", "imag"):
             return pylang.complex_part(fc, value, attr, loc)
         if attr == "conjugate":
             return Static(_Method("conjugate", value))
+        if attr == "bit_count" and t.kind in "iub":
+            return Static(_Method("bit_count", value))
     fc.fail(node, f"{t} has no attribute '{attr}' in kernels")
 
 
 class _Method:
     def __init__(self, name, value):
         self.name, self.value = name, value
+
+
+def bit_count(fc, value, loc):
+    """``x.bit_count()`` of an integer: the set bits of abs(x), as Python and NumPy count
+    them (int32, from popc on 64 bits)."""
+    if value.type.kind == "i":
+        value = pylang.abs_.build(fc, [cast(fc, value, T.INT64, loc)], {}, loc)
+    return intrinsics_int.BY_NAME["popc"].build(fc, [cast(fc, value, T.UINT64, loc)], {}, loc)
 
 
 # ----------------------------------------------------------------- calls
@@ -392,14 +407,24 @@ def call(fc, node, statement):
         fc.fail(node, f"'{ast.unparse(node.func)}' is not callable in a kernel")
     callee = func.value
     if isinstance(callee, _Method):
+        if callee.name == "bit_count":
+            return bit_count(fc, callee.value, loc)
         return pylang.complex_conj.node(callee.value.type, loc, [callee.value])
     if any(isinstance(a, ast.Starred) for a in node.args):
         fc.fail(node, "*args in calls is not supported", "pass arguments one by one")
     args = [fc.any(a) for a in node.args]
     kwargs = {k.arg: fc.any(k.value) for k in node.keywords}
+    python_object = callee
     if not isinstance(callee, Intrinsic):
         callee = callable_entry(callee) or callee
+    if fc.wraparound and hasattr(callee, "_simt_kernel") and hasattr(callee, "device_function"):
+        callee = callee.device_function()         # numba: a kernel called as a function
+    callee = numba_functions.device_function(fc, callee) or callee      # numba.jit's
     if isinstance(callee, Intrinsic):
+        loop = None if kwargs else numba_ufuncs.call(fc, callee, python_object, args, node,
+                                                     statement)
+        if loop is not None:                    # cuda.jit: np.sin(x, out) on arrays
+            return loop
         result = callee.build(fc, args, kwargs, loc)
         if isinstance(result, ir.Stmt) and not statement:
             fc.fail(node, f"{callee.python_name}() is a statement", "call it on a line of its own")
@@ -411,6 +436,7 @@ def call(fc, node, statement):
     if getattr(callee, "kernel_callable", False):     # methods of compile-time objects (cg)
         return callee.build(fc, args, kwargs, loc)
     if _is_device_function(callee):
+        args = static_args.passed(fc, callee, args, as_dtype)
         return fc.call_device(callee, [a if is_group(a) else fc.expr(a, node) for a in args],
                               loc)
     dtype = as_dtype(callee)

@@ -439,6 +439,11 @@ class FunctionEmitter:
 
     def expr_ArrayAttr(self, e):
         array = self.expr(e.array)
+        if e.attr == "data":                 # a generic address (ctypes_data.py)
+            data = array.data
+            if data.type.addrspace:
+                data = self.builder.addrspacecast(data, ll.PointerType())
+            return self.builder.ptrtoint(data, ll.IntType(64))
         return (array.shape if e.attr == "shape" else array.strides)[e.dim]
 
     def expr_Load(self, e):

@@ -18,7 +18,7 @@ from .source import Source
 from .errors import fail, warn
 from ..errors import CompileError
 from . import calls, conditional, definite, foreach, function_values, group_args, lambdas, \
-    records, recursion, structs, wraparound
+    numba_locals, records, recursion, structs, wraparound
 from ..lang import structs as struct_classes
 
 
@@ -736,6 +736,9 @@ class FrontEnd:
 
     def static(self, value, what, loc):
         if not isinstance(value, Static):
+            constant = numba_locals.literal(self, value)      # cuda.jit's N = 100
+            if constant is not None:
+                return constant
             self.fail(loc, f"{what} must be a compile-time constant",
                       "use a literal or a module-level constant")
         return value.value

@@ -93,6 +93,8 @@ def parameters(names, arg_types, groups, assigned):
         mine = _renamed(group, f"${name}", hidden)
         runtime += hidden
         assigned.update(hidden)
+        if hasattr(mine, "bound_value"):         # a type or constant (static_args.py)
+            mine = mine.bound_value()
         bindings[name] = Static(mine, name)
     return runtime, arg_types, bindings
 

@@ -347,7 +347,37 @@ def _complex_binop(b, op, x, y, t, math_call):
         re = b.fdiv(b.fadd(b.fmul(xr, yr), b.fmul(xi, yi)), den)
         im = b.fdiv(b.fsub(b.fmul(xi, yr), b.fmul(xr, yi)), den)
         return make_complex(b, x.type, re, im)
+    if op == "pow":
+        return _complex_pow(b, x.type, xr, xi, yr, yi, _part(t), math_call)
     raise TypeError(f"operator {op} is not supported on complex numbers in kernels")
+
+
+def _complex_pow(b, lltype, xr, xi, yr, yi, ft, math_call):
+    """x ** y = exp(y * log(x)), log(x) = log|x| + i arg(x), in float64 (complex64's parts
+    rounded once at the end); 0 ** y is 1 for y == 0 and 0 otherwise
+    (sim/values.complex_pow computes the same)."""
+    narrow = ft != T.FLOAT64
+    if narrow:
+        xr, xi, yr, yi = (b.fpext(v, ll.DoubleType()) for v in (xr, xi, yr, yi))
+        ft = T.FLOAT64
+    lr = math_call("log", ft, [math_call("hypot", ft, [xr, xi])])
+    li = math_call("atan2", ft, [xi, xr])
+    er = b.fsub(b.fmul(yr, lr), b.fmul(yi, li))
+    ei = b.fadd(b.fmul(yr, li), b.fmul(yi, lr))
+    mag = math_call("exp", ft, [er])
+    re = b.fmul(mag, math_call("cos", ft, [ei]))
+    im = b.fmul(mag, math_call("sin", ft, [ei]))
+    zero, one = ll.Constant(xr.type, 0.0), ll.Constant(xr.type, 1.0)
+
+    def is_zero(r, i):
+        return b.and_(b.fcmp_ordered("==", r, zero), b.fcmp_ordered("==", i, zero))
+
+    x0, y0 = is_zero(xr, xi), is_zero(yr, yi)
+    re = b.select(x0, b.select(y0, one, zero), re)
+    im = b.select(x0, zero, im)
+    if narrow:
+        re, im = b.fptrunc(re, ll.FloatType()), b.fptrunc(im, ll.FloatType())
+    return make_complex(b, lltype, re, im)
 
 
 def compare(b, op, x, y, t):

@@ -14,7 +14,7 @@ from ..lang.cachehints import ldcg, ldca, ldcs, ldlu, ldcv, stwb, stcg, stcs, st
 from ..lang.timers import nanosleep  # noqa: F401
 from ..lang.warp import (all_sync, any_sync, ballot_sync, activemask, match_any_sync,  # noqa: F401
                          match_all_sync, shfl_sync, shfl_up_sync, shfl_down_sync,
-                         shfl_xor_sync, syncwarp)
+                         shfl_xor_sync, syncwarp, lanemask_lt)
 from .language import (warpsize, laneid, selp, atomic, fp16, libdevice, fma, cbrt, brev,  # noqa: F401
                        clz, ffs, popc, float16, float32, float64, int8, int16, int32, int64,
                        uint8, uint16, uint32, uint64, complex64, complex128, boolean)
@@ -30,3 +30,4 @@ from .host import (Stream, Event, stream, default_stream, legacy_default_stream,
                    select_device, close, is_available, detect, CudaSupportError,
                    profile_start, profile_stop, profiling)
 from . import random  # noqa: F401,E402
+from .reduce import Reduce, reduce  # noqa: F401,E402

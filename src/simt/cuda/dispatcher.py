@@ -7,8 +7,9 @@ import numpy as np
 
 from ..errors import NotSupportedError
 from ..runtime import devices as _devices
-from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R
+from ..runtime.kernel import DeviceDecorator, DeviceFunction, Kernel, P, R, accepts
 from ..runtime.launch import adopt_foreign_arrays, arg_types
+from .device_code import wrapper_kernel
 from .host import numba_stream
 
 _OPTIONS = {"fastmath": "fastmath", "lineinfo": "lineinfo", "max_registers": "maxnreg",
@@ -50,12 +51,16 @@ def jit(func_or_sig: Any = None, device: bool = False, cache: bool = False,
     function; with a signature string, a numba signature or a list of them, compiled at
     once. Options simt has are mapped (fastmath, lineinfo, max_registers → maxnreg,
     boundscheck, debug=True → boundscheck=True); the others raise NotSupportedError."""
+    inline = _inline(options)
     simt_options = _simt_options(options)
 
     def decorate(fn, signature=None):
         if device:
-            return DeviceFunction(fn)
-        return Dispatcher(fn, signature, cache=bool(cache), **simt_options)
+            return NumbaDeviceFunction(fn, inline=inline, options=simt_options,
+                                       signatures=signature)
+        kernel = Dispatcher(fn, signature, cache=bool(cache), **simt_options)
+        kernel.inline = inline
+        return kernel
 
     if func_or_sig is None:
         return decorate
@@ -63,6 +68,20 @@ def jit(func_or_sig: Any = None, device: bool = False, cache: bool = False,
         return decorate(func_or_sig)
     signature = _signatures(func_or_sig)
     return lambda fn: decorate(fn, signature)
+
+
+def _inline(options):
+    """simt's inline choice for numba's ``inline=`` / ``forceinline=``: 'always' for
+    "always", True or forceinline=True, 'never' for "never" or False; None (simt's default,
+    inlined) when neither is given."""
+    if options.get("forceinline") is True:
+        return "always"
+    value = options.get("inline")
+    if value == "always" or value is True:
+        return "always"
+    if value == "never" or value is False:
+        return "never"
+    return None
 
 
 def _simt_options(options):
@@ -108,6 +127,8 @@ def _type(t):
         return t
     if all(hasattr(t, a) for a in ("dtype", "ndim", "layout")):
         return T.Array(_dtype(t.dtype), t.ndim, t.layout)
+    if type(t).__name__ == "CPointer":   # simt has no pointers: a 1-d array of any layout
+        return T.Array(_dtype(t.dtype), 1, "A")
     return T.Scalar(_dtype(t))
 
 
@@ -149,6 +170,34 @@ class Dispatcher(Kernel[P]):
             return super().__getitem__(config)(*args)
         grid, block, shared_bytes, stream = (tuple(config) + (0, None))[:4]
         self.launch_cooperative(grid, block, args, shared_bytes, stream)
+
+    def served(self, arg_types):
+        """numba's rule for eager signatures: an integer argument converts to any declared
+        integer type (a Python int, int64 to simt, serves a ``uint32`` parameter), where
+        simt.kernel asks NumPy's same-kind cast."""
+        arg_types = tuple(arg_types)
+        served = super().served(arg_types)
+        if served is not arg_types or not self.eager:
+            return served
+        return next((e for e in self.eager if accepts(e, _as_declared(e, arg_types))),
+                    arg_types)
+
+    def compile(self, signature, device=None):
+        """Compile eagerly for a signature in any of numba's forms (a string, a tuple of
+        numba types, a numba Signature)."""
+        if not isinstance(signature, str):
+            signature = _signature(signature)
+        return super().compile(signature, device)
+
+    inline = None            # numba's inline= option, for calls of it from kernels
+
+    def device_function(self):
+        """This kernel as a device function: numba lets a kernel call a ``cuda.jit``
+        kernel as a function (calls.call, cuda.jit code only)."""
+        function = self.__dict__.get("_device_function")
+        if function is None:
+            function = self._device_function = DeviceFunction(self.pyfunc, inline=self.inline)
+        return function
 
     def forall(self, ntasks: int, tpb: int = 0, stream: Any = 0,
                sharedmem: int = 0) -> Callable[P, None]:
@@ -194,24 +243,56 @@ class Dispatcher(Kernel[P]):
     def _numba_each(self, signature, inspect):
         if signature is not None:
             return inspect(_signature(signature))
-        return {types: inspect(types) for types in self.signatures}
+        return _Overloads({types: inspect(types) for types in self.signatures})
+
+
+def _as_declared(declared, actual):
+    """``actual`` with each integer scalar replaced by the declared integer type there."""
+    from ..ir import types as T
+    return tuple(d if isinstance(d, T.Scalar) and isinstance(a, T.Scalar) and
+                 d.kind in "iu" and a.kind in "iub" else a for d, a in zip(declared, actual))
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
                 cc=None, opt=None, abi="c", abi_info=None, output="ptx"):
     """numba's compile_ptx: (the PTX of a kernel for ``sig`` and ``cc``, default (9, 0),
-    its return type None); made without a GPU. Device functions alone are not compiled
-    by simt: NotSupportedError."""
-    if device:
-        raise NotSupportedError("compile_ptx(device=True): simt compiles device functions "
-                                "only inside the kernels that call them")
+    its return type None); made without a GPU. With ``device=True``, the PTX of a wrapper
+    kernel that calls the device function (device_code.py) and its return dtype."""
     if output != "ptx":
         raise NotSupportedError(f"compile_ptx(output={output!r}): simt makes PTX only")
     options = _simt_options({"debug": debug, "lineinfo": lineinfo, "fastmath": fastmath,
                              "opt": opt})
-    kernel = Dispatcher(pyfunc, cache=False, **{k: v for k, v in options.items() if v})
+    options = {k: v for k, v in options.items() if v}
     arch = f"sm_{cc[0]}{cc[1]}" if cc else None
+    if device:           # a wrapper kernel calling it (device_code.py)
+        function = pyfunc if isinstance(pyfunc, DeviceFunction) else DeviceFunction(pyfunc)
+        kernel, types, returns = wrapper_kernel(Dispatcher, function, _signatures(sig)[0],
+                                                 options)
+        return kernel.ptx(types, arch=arch), returns
+    kernel = Dispatcher(pyfunc, cache=False, **options)
     return kernel.ptx(_signatures(sig)[0], arch=arch), None
+
+
+class NumbaDeviceFunction(DeviceFunction):
+    """``cuda.jit(device=True)``: a device function, with numba's ``inspect_asm`` and
+    ``inspect_llvm`` of its code alone for a signature (device_code.py), compiled with the
+    options it was given (fastmath and the like)."""
+
+    def __init__(self, pyfunc, inline=None, options=None, signatures=None):
+        super().__init__(pyfunc, inline=inline)
+        self.options = dict(options or {})
+        self.declared = list(signatures or [])
+
+    def _code(self, signature, what):
+        types = _signature(signature) if signature is not None else self.declared[0]
+        kernel, types, _ = wrapper_kernel(Dispatcher, self, types, self.options)
+        return kernel.ptx(types) if what == "ptx" else kernel.llvm_ir(types)
+
+    def inspect_asm(self, signature=None):
+        return self._code(signature, "ptx")
+
+    def inspect_llvm(self, signature=None):
+        return self._code(signature, "llvm")
 
 
 def compile_ptx_for_current_device(pyfunc, sig, **options):
@@ -226,6 +307,13 @@ class _Overload:
     def __init__(self, kernel, types):
         self.kernel, self.signature = kernel, types
 
+    def inspect_llvm(self):
+        return Kernel.inspect_llvm(self.kernel, self.signature)
+
+    def inspect_asm(self, cc=None):
+        arch = f"sm_{cc[0]}{cc[1]}" if cc else None
+        return Kernel.inspect_ptx(self.kernel, self.signature, arch=arch)
+
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """The most blocks a cooperative launch of this kernel may have."""
         per_sm = self.kernel.max_active_blocks_per_multiprocessor(blockdim, dynsmemsize,
@@ -234,7 +322,8 @@ class _Overload:
 
 
 class _Overloads(dict):
-    """A kernel's overloads, looked up by simt types or by numba's (``sig.args``)."""
+    """A kernel's overloads (or what inspect_* gives for each), looked up by simt types
+    or by numba's (``sig.args``)."""
 
     def __getitem__(self, key):
         return dict.__getitem__(self, _signature(key))

@@ -148,7 +148,8 @@ class View(Expr):
 
 @dataclass(eq=False)
 class ArrayAttr(Expr):
-    """``array.shape[dim]`` or ``array.strides[dim]`` (int64)."""
+    """``array.shape[dim]`` or ``array.strides[dim]`` (int64), or ``data`` (dim 0): the
+    address of element 0 (uint64; cuda.jit's ``a.ctypes.data``)."""
     array: Expr
     attr: str
     dim: int

@@ -399,9 +399,12 @@ def _view(v, e):
 
 def _arrayattr(v, e):
     t = e.array.type
-    if not (isinstance(t, T.Array) and e.attr in ("shape", "strides")):
+    if not (isinstance(t, T.Array) and e.attr in ("shape", "strides", "data")):
         v.fail(e, f"'{e.attr}' of a {t!r}")
-    if not (0 <= e.dim < t.ndim and e.type == T.INT64):
+    if e.attr == "data":                   # the address of element 0 (ctypes_data.py)
+        if not (e.dim == 0 and e.type == T.UINT64):
+            v.fail(e, f"data of type {e.type!r}")
+    elif not (0 <= e.dim < t.ndim and e.type == T.INT64):
         v.fail(e, f"{e.attr}[{e.dim}] of type {e.type!r} of a {t.ndim}-d array")
 
 

@@ -5,7 +5,7 @@ runtime/symbols.py."""
 import numpy as np
 
 from ..ir import nodes as ir
-from .registry import Intrinsic, Namespace
+from .registry import Intrinsic, Namespace, Static
 
 
 def _shape_dtype(fc, args, kwargs, loc, what):
@@ -26,8 +26,36 @@ def local_bytes(decl):
     return int(np.prod(decl.shape)) * np.dtype(decl.dtype).itemsize
 
 
+def _keywords(fc, kwargs, space, loc):
+    """Refuse keywords other than shape and dtype; numba's ``alignment=`` (cuda.jit code
+    only) is accepted when None, its default."""
+    for name, value in kwargs.items():
+        if name in ("shape", "dtype"):
+            continue
+        if name == "alignment" and fc.wraparound:
+            if isinstance(value, Static) and value.value is None:
+                continue
+            fc.fail(loc, f"cuda.{space}.array(alignment=...): simt does not place {space} "
+                    "arrays at a chosen alignment on any device yet",
+                    "drop the keyword (shared arrays start at 16-byte boundaries)")
+        fc.fail(loc, f"simt.{space}.array() has no keyword '{name}'",
+                "pass shape and dtype only")
+
+
+def _numba_dynamic(fc, args, kwargs, space):
+    """numba's ``cuda.shared.array(0, dtype)``: the dynamic shared array (cuda.jit only)."""
+    if space != "shared" or not fc.wraparound:
+        return False
+    shape = args[0] if args else kwargs.get("shape")
+    return isinstance(shape, Static) and shape.value in (0, (0,))
+
+
 def _array_builder(space):
     def build(fc, args, kwargs, loc):
+        _keywords(fc, kwargs, space, loc)
+        if _numba_dynamic(fc, args, kwargs, space):
+            return _dynamic_build(fc, args[1:], {k: v for k, v in kwargs.items()
+                                                 if k == "dtype"}, loc)
         shape, dtype = _shape_dtype(fc, args, kwargs, loc, f"a {space} array")
         decl = ir.MemoryDecl(fc.pending_name(), space, shape, dtype)
         if space == "local" and local_bytes(decl) > LOCAL_MEMORY_LIMIT:

@@ -2,13 +2,16 @@
 complex, round, pow, range) and the complex-number operations they and
 ``z.real``/``z.imag``/``z.conjugate()`` build."""
 import builtins
+import math
 
 import numpy as np
 
 from ..ir import nodes as ir
 from ..ir import types as T
 from .intrinsics_int import int_abs
+from .mathbase import float_type
 from .mathlib import math_ns
+from .round_digits import function as round_function
 from .registry import Intrinsic, Static
 
 
@@ -117,13 +120,42 @@ def _conversion(dtype):
 
 
 def _round(fc, args, kwargs, loc):
+    if len(args) == 2:
+        return _round_to(fc, *args, loc)
     if len(args) != 1:
-        fc.fail(loc, "round() in kernels takes one argument")
+        fc.fail(loc, "round() in kernels takes one or two arguments")
     v = fc.expr(args[0], loc)
     if v.type.kind in "iub":
         return fc.cast(v, T.INT64, loc)
     ft = v.type.strong()
     return fc.cast(math_ns.rint.node(ft, loc, [v]), T.INT64, loc)
+
+
+def _round_to(fc, x, ndigits, loc):
+    """round(x, ndigits): a float of x's type (round_digits.py); an int x is returned
+    unchanged for ndigits >= 0 in Python, so ints are refused here."""
+    x, ndigits = fc.expr(x, loc), fc.expr(ndigits, loc)
+    if x.type.kind != "f" or ndigits.type.kind not in "iu":
+        fc.fail(loc, f"round(x, ndigits) in kernels takes a float x and an int ndigits, got "
+                f"{x.type} and {ndigits.type}")
+    t = x.type.strong()
+    result = fc.call_device(round_function(), [fc.cast(x, t, loc),
+                                                      fc.cast(ndigits, T.INT64, loc)], loc)
+    return fc.cast(result, t, loc)
+
+
+def _scaled(name, numerator, denominator):
+    """math.degrees and math.radians: x times numerator / denominator, that quotient
+    rounded in x's float type, as NumPy's np.degrees and np.radians compute (ints in
+    float64, float16 in float32 and rounded back)."""
+    def build(fc, args, kwargs, loc):
+        x = fc.expr(fc.one_arg(args, name, loc), loc)
+        ft = float_type(fc, x, loc, f"math.{name}")
+        wide = T.FLOAT32 if ft.dtype == np.float16 else ft
+        factor = float(wide.dtype.type(numerator) / wide.dtype.type(denominator))
+        product = ir.BinOp(wide, loc, "mul", fc.cast(x, wide, loc), ir.Const(wide, loc, factor))
+        return fc.cast(product, ft, loc)
+    return build
 
 
 def _pow(fc, args, kwargs, loc):
@@ -163,8 +195,17 @@ float_ = _builtin(builtins.float, "float(x): float64.", _conversion(np.float64),
 bool_ = _builtin(builtins.bool, "bool(x): x != 0.", _conversion(np.bool_), _SCALAR)
 complex_ = _builtin(builtins.complex, "complex(x) or complex(re, im): complex128.",
                     _conversion(np.complex128), _SCALAR)
-round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python.", _round,
+round_ = _builtin(builtins.round, "round(x): int64, halves to even as in Python; round(x, "
+                  "ndigits): a float of x's type, rounded as CPython's fallback rounds.", _round,
                   (ir.Cast, ir.Intrinsic))
+degrees = Intrinsic("math.degrees", "math.degrees(x): x * (180 / pi), radians to degrees, in "
+                    "x's float type (ints in float64); np.degrees and np.rad2deg too.",
+                    _scaled("degrees", 180.0, math.pi), python_name="math.degrees",
+                    python_objects=(math.degrees, np.degrees, np.rad2deg), lowered_as=(ir.BinOp,))
+radians = Intrinsic("math.radians", "math.radians(x): x * (pi / 180), degrees to radians, in "
+                    "x's float type (ints in float64); np.radians and np.deg2rad too.",
+                    _scaled("radians", math.pi, 180.0), python_name="math.radians",
+                    python_objects=(math.radians, np.radians, np.deg2rad), lowered_as=(ir.BinOp,))
 pow_ = _builtin(builtins.pow, "pow(x, y): x ** y.", _pow, (ir.BinOp,))
 range_ = _builtin(builtins.range, "range(stop) / range(start, stop, step): only as the "
                   "iterable of a for loop.", _range, (ir.ForRange,))

@@ -203,3 +203,15 @@ class Namespace:
 
     def __repr__(self):
         return f"<simt namespace {self.__name__}>"
+
+
+class PlainDeviceFunction:
+    """A Python function called as a device function, made by the compiler itself (the
+    front end's call_device reads these attributes; runtime/kernel.py's DeviceFunction is
+    the user's, and compiling does not reach the runtime)."""
+
+    _simt_device = True
+    inline = None
+
+    def __init__(self, pyfunc):
+        self.pyfunc, self.ir_cache, self.__name__ = pyfunc, {}, pyfunc.__name__

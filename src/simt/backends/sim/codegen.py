@@ -415,6 +415,10 @@ class Generator:
         return f"{self.expr(e.array)}.view({self.site(e.loc, e.label)}, ({', '.join(parts)},))"
 
     def expr_ArrayAttr(self, e):
+        if e.attr == "data":
+            raise NotSupportedError(f"a.ctypes.data (cuda.jit) at {e.loc.filename}:"
+                                    f"{e.loc.line}: the sim device's arrays have no machine "
+                                    "addresses; run this kernel on the cpu or cuda device")
         return f"{self.expr(e.array)}.{e.attr}[{e.dim}]"
 
     def expr_TupleExpr(self, e):

@@ -42,8 +42,8 @@ def _names():
              "_k_inf": values.INF, "_k_ns": time.perf_counter_ns, "_k_imod": values.int_mod,
              "_k_truediv": values.truediv, "_k_ffloordiv": values.float_floordiv,
              "_k_fmod": values.float_mod, "_k_fpow": values.float_pow,
-             "_k_cdiv": values.complex_div, "_k_mb": mbarrier, "_k_cp": copies,
-             "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
+             "_k_cdiv": values.complex_div, "_k_cpow": values.complex_pow, "_k_mb": mbarrier,
+             "_k_cp": copies, "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
              "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition,
              "_k_math_modf": math.modf, "_k_math_frexp": math.frexp}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):

@@ -148,6 +148,8 @@ def binop(op, x, y, t, rhs, exact=False):
             return rounded(f"({x} {sym} {y})", t)
         if op == "truediv":
             return rounded(f"_k_cdiv({x}, {y})", t)
+        if op == "pow":
+            return rounded(f"_k_cpow({x}, {y})", t)
         raise NotSupportedError(f"operator {op} is not supported on complex numbers in kernels")
     sym = {"add": "+", "sub": "-", "mul": "*"}.get(op)
     if sym:

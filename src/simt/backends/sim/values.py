@@ -169,6 +169,17 @@ def complex_div(x, y):
     return complex(truediv(x.real * re + x.imag * im, den), truediv(x.imag * re - x.real * im, den))
 
 
+def complex_pow(x, y):
+    """x ** y as the compiled devices compute it (compiler/ops._complex_pow)."""
+    if x == 0:
+        return complex(1.0 if y == 0 else 0.0, 0.0)
+    with np.errstate(all="ignore"):
+        lr, li = np.log(np.hypot(x.real, x.imag)), np.arctan2(x.imag, x.real)
+        er, ei = y.real * lr - y.imag * li, y.real * li + y.imag * lr
+        mag = np.exp(er)
+        return complex(mag * np.cos(ei), mag * np.sin(ei))
+
+
 def safe(fn, ufunc):
     """A math function with IEEE results where Python's raises (sqrt(-1) is NaN)."""
     def call(*args):
