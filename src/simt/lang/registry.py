@@ -79,6 +79,7 @@ class Builder(Protocol):
     def one_arg(self, args, name, loc): """The only argument of a one-argument call."""
     def label_of(self, value): """How an array argument is named in messages."""
     def warp(self): """The target's warp facts (ir.types.Warp: size, mask type, full_mask)."""
+    wraparound: bool    # compiled under cuda.jit: numba's rules (negative indices, arrays)
 
 
 class Intrinsic:
