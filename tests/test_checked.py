@@ -11,6 +11,7 @@ import simt
 from conftest import poison, random_array, marked_line
 from simt import blockDim, blockIdx, threadIdx
 from simt.config import config
+from simt.ir import types as T
 
 FILE = __file__.rsplit("/", 1)[-1]
 
@@ -644,6 +645,69 @@ def test_read_only_parameters_skip_the_checker_only_when_nothing_can_write_them(
     error = reported(simt.UninitializedReadError, shift_left, 1, 8,
                      simt.device_array(8, np.float32), y)
     assert_threads(error, (B0, t(0)), None, "shift_left")
+
+
+PAIR = np.dtype([("x", "<f4"), ("v", "<f4", (2,))])
+LEAD = np.dtype([("v", "<f4", (2,)), ("x", "<f4")])
+
+
+@simt.kernel
+def shift_field(a, out):
+    i = threadIdx.x
+    out[i] = a[(i + 1) % 8].x
+    a[i].x = out[i] * 2
+
+
+@simt.kernel
+def shift_item(a, out):
+    i = threadIdx.x
+    out[i] = a[(i + 1) % 8]["x"]
+    a[i]["x"] = out[i] * 2
+
+
+@simt.kernel
+def shift_component(a, out):
+    i = threadIdx.x
+    out[i] = a[(i + 1) % 8].x
+    a[i].x = out[i] * 2
+
+
+@simt.kernel
+def shift_record(a, out):
+    i = threadIdx.x
+    r = a[(i + 1) % 8]                                         # <- shift_record_read
+    out[i] = r.x
+    a[i].v[0] = out[i] * 2                                     # <- shift_record
+
+
+@pytest.mark.parametrize("kernel,dtype", [(shift_field, PAIR), (shift_item, PAIR),
+                                          (shift_component, "float4"), (shift_record, LEAD)])
+def test_a_parameter_whose_element_fields_are_written_is_not_read_only(checked, rng, kernel,
+                                                                       dtype):
+    """``a[i].x = v``, ``a[i]['x'] = v``, a vector's ``a[i].x = v`` and ``a[i].v[k] = v``
+    write ``a``: it is no read-only parameter (whose reads skip the checker), and the writes
+    come back. With ``a[i].v[0]``, checked like any element, a thread's read of the
+    element racing with its neighbour's write is reported (it was not)."""
+    if dtype == "float4":
+        host = simt.float4.view(random_array(rng, (8, 4), np.float32))
+    else:
+        host = np.zeros(8, dtype)
+        host["x"] = random_array(rng, 8, np.float32)
+        host["v"] = random_array(rng, (8, 2), np.float32)
+    a, out = simt.to_device(host), simt.to_device(poison(8, np.float32))
+    assert kernel.compile([T.typeof(a), T.typeof(out)]).binary.read_only == ()
+    if kernel is shift_record:
+        error = reported(simt.RaceConditionError, kernel, 1, 8, a, out)
+        assert_threads(error, (B0, t(1)), (B0, t(0)), "shift_record", "shift_record_read")
+    a = simt.to_device(host)
+    run(kernel, 1, 1, a, out)                  # one thread: no race; its write comes back
+    got, want = a.copy_to_host(), host.copy()
+    if kernel is shift_record:
+        want["v"][0, 0] = 2 * host["x"][1]
+    else:
+        want["x"][0] = 2 * host["x"][1]
+    assert got.tobytes() == want.tobytes()
+    assert out.copy_to_host()[0] == host["x"][1]
 
 
 @simt.kernel

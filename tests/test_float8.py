@@ -127,6 +127,27 @@ def test_every_code_reads_exactly(device):
     np.testing.assert_array_equal(out[1], float8.decode(every, "float8_e5m2"))
 
 
+@simt.kernel
+def builtins_of_codes(a, b, out):
+    i = simt.grid(1)
+    if i < a.size:
+        out[0, i] = abs(a[i])
+        out[1, i] = abs(b[i])
+        out[2, i] = round(a[i])
+
+
+def test_abs_and_round_take_the_value_of_the_code(device):
+    """abs() and round() of FP8 values are of the float32 they convert to, as in CUDA (the
+    CPU device called llvm.fabs on the i8 code, the sim device took the code's abs)."""
+    every = np.arange(256, dtype=np.uint8)
+    finite = every[~np.isnan(float8.decode(every, "float8_e4m3"))]       # round(): no NaN
+    out = poison((3, finite.size), np.float32)
+    builtins_of_codes[1, 256](finite.view(simt.float8_e4m3),
+                              every[finite].view(simt.float8_e5m2), out)
+    a, b = float8.decode(finite, "float8_e4m3"), float8.decode(every[finite], "float8_e5m2")
+    np.testing.assert_array_equal(out, [np.abs(a), np.abs(b), np.round(a)])
+
+
 def test_wrong_arguments_are_compile_errors(device):
     @simt.kernel
     def bad(a, x):

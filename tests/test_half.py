@@ -1,6 +1,7 @@
 """float16, bfloat16, half2 and bfloat162 (lang/half.py, lang/bfloat16.py): arithmetic with
 one rounding per operation, CUDA's conversions, paired operations, the half math
 functions, bit casts, kernel arguments, and the GPU's half instructions in the PTX."""
+import math
 import re
 
 import numpy as np
@@ -108,6 +109,35 @@ def test_bfloat16_computes_in_float32_and_rounds_once(device, rng):
     pwant = [bf16(bf16(P * Q) - P), bf16(-P + np.float32([1.75, 2]))]
     got = simt.from_bfloat16(np.stack([pout["x"], pout["y"]], -1))
     np.testing.assert_array_equal(got, np.array(pwant))
+
+
+@simt.kernel
+def bf16_builtins(a, out):
+    s = simt.shared.array(64, simt.bfloat16)
+    i = simt.threadIdx.x
+    s[i] = a[i]
+    simt.syncthreads()
+    x, y = s[i], s[(i + 1) % 64]
+    out[0, i] = max(x, y)
+    out[1, i] = min(x, y, 1.5)
+    out[2, i] = abs(x)
+    out[3, i] = round(x)
+    out[4, i] = max(math.sqrt(abs(x)), y) ** 2
+    out[5, i] = min(x, y) ** 2
+
+
+def test_bfloat16_builtins_take_bfloat16_values(device, rng):
+    """max, min, abs and round of bfloat16 values (its bits in code, an i16) compute on
+    the values, and mix with math.sqrt and ** (the CPU device emitted fcmp and fpext of
+    the i16)."""
+    a = simt.to_bfloat16(rng.uniform(-3, 3, 64))
+    out = poison((6, 64), simt.bfloat16)
+    bf16_builtins[1, 64](a, out)
+    x = simt.from_bfloat16(a)
+    y = np.roll(x, -1)
+    want = [np.maximum(x, y), np.minimum(np.minimum(x, y), 1.5), np.abs(x), np.round(x),
+            bf16(np.maximum(np.sqrt(np.abs(x)), y) ** 2), bf16(np.minimum(x, y) ** 2)]
+    np.testing.assert_array_equal(simt.from_bfloat16(out), np.array(want))
 
 
 FUNCS = {"hsqrt": np.sqrt, "hrsqrt": lambda x: 1 / np.sqrt(x), "hrcp": lambda x: 1 / x,

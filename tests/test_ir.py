@@ -290,6 +290,18 @@ def shift_by_float(fn):
     binop.op, binop.rhs = "lshift", const(T.FLOAT32)
 
 
+def of_type(cls, t, *operands):
+    """A breaker: the first ``cls`` node gets type ``t`` (comparisons: their operands),
+    its ``operands`` constants of ``t``."""
+    def breaker(fn):
+        node = find(fn, cls, lambda n: getattr(n, "op", "") in ("add", "neg", "lt"))
+        if cls is not ir.Compare:
+            node.type = t
+        for name in operands:
+            setattr(node, name, const(t))
+    return breaker
+
+
 def neg(node):
     return isinstance(node, ir.UnaryOp) and node.op == "neg"
 
@@ -351,6 +363,12 @@ BREAKS = {
     "logical operands": (set_field(ir.Logical, "lhs", const(T.INT64)), "all must be bool"),
     "not operand": (set_field(ir.UnaryOp, "value", const(T.INT32), not_), "both must be bool"),
     "neg type": (set_field(ir.UnaryOp, "type", T.FLOAT64, neg), "but its operand has float32"),
+    "bfloat16 arithmetic": (of_type(ir.BinOp, T.BFLOAT16, "lhs", "rhs"),
+                            "arithmetic of type bfloat16: it computes in float32"),
+    "FP8 negation": (of_type(ir.UnaryOp, T.FLOAT8_E4M3, "value"),
+                     "'neg' of type float8_e4m3: it computes in float32"),
+    "bfloat16 comparison": (of_type(ir.Compare, T.BFLOAT16, "lhs", "rhs"),
+                            "compares bfloat16 values: they compare as float32"),
     "conditional branch": (set_field(ir.IfExp, "orelse", const(T.FLOAT64)), "a branch has float64"),
     "cast of an array": (set_field(ir.Cast, "value", lambda fn: find(fn, ir.Param)),
                          "casts are between scalars"),

@@ -10,6 +10,7 @@ intrinsics a GPU has instructions for (backends/cuda/lower/math.py)."""
 from llvmlite import ir as ll
 
 from ..ir import types as T
+from ..lang import bfloat16
 from ..lang.intrinsics_fp import BITCASTS, CONVERSION_OPS, ENTRIES as FP_ENTRIES, ROUNDED_OPS
 from ..lang.intrinsics_int import BY_NAME as INT, SIMD_ENTRIES, int_abs
 from ..lang.mathlib import MATH_FUNCS, PREDICATES
@@ -56,9 +57,10 @@ def _math(name):
         ft = next(a.type for a in e.args if a.type.kind == "f")
         if name == "fma" and e.attrs.get("contracted") and em.target.fma_by_flags:
             return _contracted(em.builder, *args)
-        if ft.dtype.itemsize == 2:                  # half: compute in float32, as CUDA does
-            wide = [em.builder.fpext(a, scalar(T.FLOAT32)) for a in args]
-            return em.builder.fptrunc(math_value(em, name, T.FLOAT32, wide), scalar(ft))
+        if ft.dtype.itemsize == 2:      # float16, bfloat16: in float32, as CUDA computes
+            wide = [bfloat16.to_float(em.builder, a, ft) if x.type == ft else a
+                    for a, x in zip(args, e.args)]
+            return bfloat16.from_float(em.builder, math_value(em, name, T.FLOAT32, wide), ft)
         return math_value(em, name, ft, args)
     return lower
 

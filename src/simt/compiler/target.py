@@ -18,6 +18,7 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from ..ir import callgraph
 from ..ir import types as T
+from ..lang import bfloat16
 from .lltypes import (I64, ArrayValue, const_global, cstring, function, i32, i64, ptr,
                       scalar, static_array)
 
@@ -198,9 +199,9 @@ class Target:
         if name not in self.math_functions:
             raise NotImplementedError(f"math function {name} on the {self.name} target")
         if t.dtype.itemsize == 2:       # no half versions in libm or libdevice: use float32's
-            wide = [em.builder.fpext(a, ll.FloatType()) if a.type == args[0].type else a
+            wide = [bfloat16.to_float(em.builder, a, t) if a.type == args[0].type else a
                     for a in args]
-            return em.builder.fptrunc(self.math_call(em, name, T.FLOAT32, wide), args[0].type)
+            return bfloat16.from_float(em.builder, self.math_call(em, name, T.FLOAT32, wide), t)
         suffix = "f" if t.dtype == np.float32 else ""
         fname = self.math_prefix + self.math_aliases.get(name, name) + suffix
         return call_with_outputs(em, fname, args, ret or scalar(t), outs)

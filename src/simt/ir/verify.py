@@ -13,7 +13,8 @@ docstring in ``nodes.py`` states the contract):
 - types: an operation's type is consistent with its operands' where the IR states it
   (``BinOp``, ``Compare``, ``Logical``, ``IfExp``, ``UnaryOp``, ``Cast``, tuples, calls),
   conditions are ``bool``, a ``Load``/``Store`` has one integer index per dimension of an
-  array and the element's type, a ``View`` drops one dimension per integer index.
+  array and the element's type, a ``View`` drops one dimension per integer index;
+  no arithmetic or comparison is of bfloat16 or FP8 (their bits), only of float32.
 
 A violation is a bug in simt, not in the kernel: ``InvalidIR`` names the rule, the node
 and its source line, and prints the function with the statement flagged. ``after`` runs
@@ -319,11 +320,19 @@ def _cast(v, e):
         v.fail(e, f"casts {e.value.type!r} to {e.type!r}: casts are between scalars")
 
 
+def _bits_type(t):
+    """bfloat16 and FP8, which code holds as their bits: arithmetic and comparisons of
+    them are of their float32 values (calls.binop, calls.compare, lang/python.py)."""
+    return isinstance(t, T.Scalar) and (t.is_bfloat16 or t.float8 is not None)
+
+
 def _binop(v, e):
     if e.op not in _BINOPS:
         v.fail(e, f"unknown operator '{e.op}'")
     if not isinstance(e.type, T.Scalar):
         v.fail(e, f"arithmetic of type {e.type!r}")
+    if _bits_type(e.type):
+        v.fail(e, f"arithmetic of type {e.type!r}: it computes in float32")
     if e.lhs.type != e.type:
         v.fail(e, f"type {e.type!r} but its lhs has {e.lhs.type!r}")
     if e.op in _SHIFTS and not _is_int(e.rhs.type):
@@ -339,6 +348,8 @@ def _unary(v, e):
     else:
         if e.op not in ("neg", "invert"):
             v.fail(e, f"unknown unary operator '{e.op}'")
+        if _bits_type(e.type):
+            v.fail(e, f"'{e.op}' of type {e.type!r}: it computes in float32")
         if e.value.type != e.type:
             v.fail(e, f"type {e.type!r} but its operand has {e.value.type!r}")
 
@@ -350,6 +361,8 @@ def _compare(v, e):
         v.fail(e, f"a comparison of type {e.type!r}")
     if e.lhs.type != e.rhs.type and {e.lhs.type, e.rhs.type} != {T.INT64, T.UINT64}:
         v.fail(e, f"compares a {e.lhs.type!r} with a {e.rhs.type!r}")
+    if _bits_type(e.lhs.type):
+        v.fail(e, f"compares {e.lhs.type!r} values: they compare as float32")
 
 
 def _logical(v, e):

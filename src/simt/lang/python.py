@@ -82,6 +82,11 @@ def _abs(fc, args, kwargs, loc):
         fc.fail(loc, f"abs() of a {v.type}")
     if v.type.kind == "c":
         return complex_abs.node(_part_type(v.type), loc, [v])
+    if v.type.float8:               # as CUDA's: of the float it converts to
+        v = fc.cast(v, T.FLOAT32, loc)
+    if v.type.is_bfloat16:          # its bits: of its float32 value (exact)
+        wide = math_ns.fabs.node(T.FLOAT32, loc, [fc.cast(v, T.FLOAT32, loc)])
+        return fc.cast(wide, v.type, loc)
     if v.type.kind == "f":
         return math_ns.fabs.node(v.type, loc, [v])
     return int_abs.node(v.type, loc, [v])
@@ -97,6 +102,11 @@ def _minmax(op):
             t = T.promote(result.type, v.type)
             if t.kind == "c":
                 fc.fail(loc, f"{op}() of complex numbers")
+            if t.is_bfloat16:       # its bits: compared as float32 values (exact)
+                wide = ir.BinOp(T.FLOAT32, loc, op, fc.cast(result, T.FLOAT32, loc),
+                                fc.cast(v, T.FLOAT32, loc))
+                result = fc.cast(wide, t, loc)
+                continue
             result = ir.BinOp(t, loc, op, fc.cast(result, t, loc), fc.cast(v, t, loc))
         return result
     return build
@@ -127,6 +137,8 @@ def _round(fc, args, kwargs, loc):
     v = fc.expr(args[0], loc)
     if v.type.kind in "iub":
         return fc.cast(v, T.INT64, loc)
+    if v.type.float8 or v.type.is_bfloat16:         # exactly, as CUDA converts them
+        v = fc.cast(v, T.FLOAT32, loc)
     ft = v.type.strong()
     return fc.cast(math_ns.rint.node(ft, loc, [v]), T.INT64, loc)
 
@@ -184,7 +196,8 @@ print_ = _builtin(builtins.print, "print(*values, sep=' '): printf from each thr
 len_ = _builtin(builtins.len, "len(a): a.shape[0] of an array (int64), or a tuple's length.",
                 _len, (ir.ArrayAttr,))
 abs_ = _builtin(builtins.abs, "abs(x): fabs for floats, |x| for ints, hypot(re, im) for "
-                "complex (float of its precision).", _abs, (ir.Intrinsic,))
+                "complex (float of its precision); FP8 gives float32, as in CUDA.", _abs,
+                (ir.Intrinsic, ir.Cast))
 min_ = _builtin(builtins.min, "min(a, b, ...): the least of two or more numbers, promoted.",
                 _minmax("min"), (ir.BinOp, ir.Cast))
 max_ = _builtin(builtins.max, "max(a, b, ...): the greatest of two or more numbers, promoted.",

@@ -26,6 +26,7 @@ from llvmlite import ir as ll
 import simt.fault as fault
 from ...compiler.flat import counted_loop
 from ...compiler.lltypes import I1, I8, I32, I64, i32, i64, ptr
+from ...compiler.writes import written_params
 from ...ir import nodes as ir
 from ...ir import types as T
 from ...ir.walk import fields, walk
@@ -45,12 +46,14 @@ from ...ir import disjoint
 # ------------------------------------------------------------------ memory accesses
 def read_only_params(fn):
     """The indices of the kernel's global array parameters that it only reads, directly
-    (``a[i]``, ``a.shape``): no view, call, assignment or atomic takes them elsewhere. A
+    (``a[i]``, ``a.shape``): no view, call, assignment or atomic takes them elsewhere, and
+    no store writes a field of an element (``a[i].x = v``: compiler/writes.py). A
     launch where such an array is fully written and shares no memory with another
     argument needs no checks on it (shadow.ShadowMemory.read_only_mask): nothing in the
     launch writes it, so its reads cannot race nor read uninitialized memory."""
     found = {i for i, (_, t) in enumerate(fn.params)
              if isinstance(t, T.Array) and t.space == "global" and i < 63}
+    found -= written_params(fn).keys()
     for node in walk(*fn.body):
         for name, value in fields(node):
             items = value if isinstance(value, list) else [value]
