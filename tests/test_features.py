@@ -134,3 +134,6 @@ def test_checked_in_table_is_what_the_results_give():
     with open(os.path.join(ROOT, "docs", "features.md")) as f:
         assert f.read() == gen.render(gen._features(), runs), \
             "docs/features.md is out of date: run python tools/gen_features.py"
+    with open(os.path.join(ROOT, "README.md")) as f:
+        assert gen.summary(gen._features(), runs) + "." in f.read(), \
+            "README.md's feature counts are out of date: run python tools/gen_features.py"

@@ -191,7 +191,7 @@ FEATURES = [
             "test_interop.py::test_a_dlpack_tensor_is_a_kernel_argument_without_a_copy",
             "test_dlpack_versions.py::test_numpy_reads_simt_exports_both_ways"),
            ("Streams of other libraries", "test_interop.py::test_streams_of_other_libraries")),
-    *_rows("3.3", ("Versioning: runtime and driver version queries", "test_cli.py::test_version")),
+    *_rows("3.3", ("Versioning: runtime and driver version queries (cudaDriverGetVersion)",)),
     *_rows("3.4", ("Compute modes (the computeMode property)", "test_device_control.py::test_properties_have_the_whole_of_cudaDeviceProp")),
     *_rows("3.6", ("Tesla Compute Cluster mode (Windows)",)),
     # ---- 4, 5. Hardware and performance ---------------------------------------------------

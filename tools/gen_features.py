@@ -5,7 +5,9 @@ the tests that prove each one passed there, read from pytest's JUnit XML results
     python tools/gen_features.py junit-cpu-X.xml ...  # these files (the device is the name's second word)
 
 Make a result file with ``PYTHONPATH=src python -m pytest -q -p no:cacheprovider --junitxml=FILE
-tests`` (add ``--device sim`` or ``--device cuda:0``); name it ``junit-<device>-<date>.xml``.
+tests`` (add ``--device sim`` or ``--device cuda:0``; ``python tools/gen_features.py --files``
+lists the test files the rows name, enough for a device's run); name it
+``junit-<device>-<date>.xml`` (``cuda`` for a GPU's).
 The rows and their tests are tools/features.py. It also rewrites the README's summary line (the
 line after ``<!-- features -->``). A device's cell, from the tests of the row found in its file:
 
@@ -37,15 +39,15 @@ STATUSES = ("yes", "partial", "refused", "skipped", "fails", "not run", "no test
 
 # A skip whose reason says the device refuses the feature (simt.NotSupportedError's message,
 # or a test's "GPU only: ..." for a feature another test shows the CPU devices refuse).
-REFUSAL = re.compile(r"^sim: |NotSupportedError|not supported|GPU only|refuse", re.I)
+REFUSAL = re.compile(r"^sim: |NotSupportedError|not supported|not on the \w+ device|GPU only|refuse", re.I)
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mdtext import escape   # noqa: E402
 
 
 def _features():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    try:
-        from features import FEATURES
-    finally:
-        sys.path.pop(0)
+    from features import FEATURES
     return FEATURES
 
 
@@ -165,7 +167,7 @@ def render(features, runs):
         cells = [_cell(*table[d][i]) for d in devices]
         tests = ", ".join(f"`{p}`" if not p.startswith("!") else f"refusal: `{p[1:]}`"
                           for p in feature.tests) or "none yet"
-        name = feature.name.replace("|", "\\|")
+        name = escape(feature.name)
         lines.append(f"| {feature.section} | {name} | " + " | ".join(cells) + f" | {tests} |")
     return "\n".join(lines) + "\n"
 
@@ -194,7 +196,16 @@ def update_readme(line, path=README):
         f.write("\n".join(lines))
 
 
+def test_files(features=None):
+    """The test files the rows name, as tests/test_x.py paths (what a device's run needs)."""
+    names = {p.lstrip("!").split("::")[0] for f in features or _features() for p in f.tests}
+    return [f"tests/{name}" for name in sorted(names)]
+
+
 def main(argv):
+    if argv == ["--files"]:
+        print(" ".join(test_files()))
+        return
     paths = {device_of(p): p for p in argv} if argv else newest_results()
     if not paths:
         raise SystemExit(f"no junit-<device>-<date>.xml in {RESULTS}")
@@ -203,8 +214,7 @@ def main(argv):
     text = render(features, runs)
     with open(OUT, "w") as f:
         f.write(text)
-    line = (summary(features, runs) + " ([docs/features.md](docs/features.md), generated from "
-            "the test results)")
+    line = summary(features, runs) + "."
     update_readme(line)
     print(f"wrote {os.path.relpath(OUT, ROOT)}: {line}")
 
