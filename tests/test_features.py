@@ -39,7 +39,7 @@ def test_every_row_names_tests_that_exist():
     existing = _test_functions()
     assert len(features) >= 150
     missing = [(f.name, p) for f in features for p in f.tests
-               if not any(gen.matches(p.lstrip("!"), test_id) for test_id in existing)]
+               if not any(gen.matches(gen.parse(p)[1], test_id) for test_id in existing)]
     assert not missing, f"tools/features.py names tests that do not exist: {missing}"
     names = [(f.section, f.name) for f in features]
     assert len(names) == len(set(names)), "a row is listed twice"
@@ -74,6 +74,7 @@ def test_generated_table_for_a_small_run(tmp_path):
         F("7", "skipped for a tool", ("test_c.py::test_needs_tool",)),
         F("8", "an error", ("test_c.py::test_error",)),
         F("9", "refused, shown by a test", ("test_e.py::test_gpu_only", "!test_e.py::test_cpu_refuses")),
+        F("10", "pinned", ("test_f.py::test_on_cpu@cpu", "test_f.py::test_on_sim@sim")),
     ]
     cpu = _junit(tmp_path / "junit-cpu-2026-01-01.xml", [
         ("tests.test_a", "test_one[cpu]", "passed", ""),
@@ -85,6 +86,8 @@ def test_generated_table_for_a_small_run(tmp_path):
         ("tests.test_c", "test_error[cpu]", "error", ""),
         ("tests.test_e", "test_gpu_only[cpu]", "skipped", "GPU only: test_cpu_refuses covers the CPU"),
         ("tests.test_e", "test_cpu_refuses", "passed", ""),
+        ("tests.test_f", "test_on_cpu", "passed", ""),
+        ("tests.test_f", "test_on_sim", "failed", ""),
     ])
     sim = _junit(tmp_path / "junit-sim-2026-01-01.xml", [
         ("tests.test_a", "test_one[sim]", "passed", ""),
@@ -96,24 +99,27 @@ def test_generated_table_for_a_small_run(tmp_path):
         ("tests.test_c", "test_needs_tool", "passed", ""),
         ("tests.test_c", "test_error[sim]", "passed", ""),
         ("tests.test_e", "test_cpu_refuses", "passed", ""),
+        ("tests.test_f", "test_on_cpu", "failed", ""),
     ])
     runs = {gen.device_of(p): (os.path.basename(p), gen.read_junit(p)) for p in (sim, cpu)}
     assert set(runs) == {"cpu", "sim"}
-    cells = {d: [gen.status(f, runs[d][1])[0] for f in features] for d in runs}
+    cells = {d: [gen.status(f, runs[d][1], d)[0] for f in features] for d in runs}
     assert cells["cpu"] == ["yes", "partial", "refused", "fails", "no tests", "not run", "skipped", "fails",
-                            "refused"]
-    assert cells["sim"] == ["yes", "yes", "refused", "yes", "no tests", "yes", "yes", "yes", "not run"]
+                            "refused", "yes"]
+    assert cells["sim"] == ["yes", "yes", "refused", "yes", "no tests", "yes", "yes", "yes", "refused",
+                            "not run"]
     text = gen.render(features, runs)
-    rows = [line for line in text.splitlines() if re.match(r"\| \d \|", line)]
+    rows = [line for line in text.splitlines() if re.match(r"\| \d+ \|", line)]
     assert len(rows) == len(features)
     assert text.index("| cpu | sim |") > 0                 # devices in their order
     assert rows[1] == ("| 2 | some skipped | partial (1 of 2 skipped) | yes | "
                        "`test_a.py::test_one`, `test_b.py::test_skip_*` |")
     assert rows[3].startswith("| 4 | a failure | fails (1 of 2 failed) | yes |")
     assert rows[4] == "| 5 | untested | no tests | no tests | none yet |"
-    assert rows[8].endswith("| refused | not run | `test_e.py::test_gpu_only`, refusal: `test_e.py::test_cpu_refuses` |")
-    assert ("9 features; cpu: 1 yes, 1 partial, 2 refused, 1 skipped, 2 fails, 1 not run, 1 no tests; "
-            "sim: 6 yes, 1 refused, 1 not run, 1 no tests") in text
+    assert rows[8].endswith("| refused | refused | `test_e.py::test_gpu_only`, refusal: `test_e.py::test_cpu_refuses` |")
+    assert rows[9].endswith("| yes | not run | `test_f.py::test_on_cpu` (cpu only), `test_f.py::test_on_sim` (sim only) |")
+    assert ("10 features; cpu: 2 yes, 1 partial, 2 refused, 1 skipped, 2 fails, 1 not run, 1 no tests; "
+            "sim: 6 yes, 2 refused, 1 not run, 1 no tests") in text
 
 
 def test_newest_result_of_each_device(tmp_path):

@@ -3,8 +3,10 @@
 The rows follow the guide's sections (the seed inventory, /work/shared/research/seed-inventory.md,
 organises the guide the same way) and end with the CUDA 12 rows of the API's section 11. Each row
 names its tests as ``file::function`` patterns (``fnmatch`` wildcards allowed, parametrization
-left out: ``test_warp.py::test_shuffles`` covers ``test_shuffles[cpu]`` and ``[sim]``); a
-pattern starting with ``!`` names a test that shows the other devices refuse the feature. A row
+left out: ``test_warp.py::test_shuffles`` covers ``test_shuffles[cpu]`` and ``[sim]``). A
+pattern starting with ``!`` names a test that shows devices refuse the feature (evidence, not
+proof of support); one ending in ``@cpu`` (``@cpu,sim``) counts only in those devices' columns:
+a test that picks its device itself runs, and passes, in every device's run. A row
 with no tests says so: it is listed as "no tests" in docs/features.md, never left out.
 
 tools/gen_features.py reads pytest's JUnit XML results (one file per device) and writes the
@@ -159,22 +161,22 @@ FEATURES = [
            ("Sticky errors after a device assert", "test_kernels_basic.py::test_assert_raises_device_assert_error")),
     *_rows("3.2.11",
            ("Call stack size (cudaLimitStackSize) and stack overflow",
-            "test_recursion.py::test_stack_overflow_is_a_launch_error_on_cpu",
-            "test_recursion.py::test_stack_overflow_is_a_launch_error_on_sim")),
+            "test_recursion.py::test_stack_overflow_is_a_launch_error_on_cpu@cpu",
+            "test_recursion.py::test_stack_overflow_is_a_launch_error_on_sim@sim",
+            "!test_recursion.py::test_gpus_refuse_recursive_kernels")),
     *_rows("3.2.12",
            ("Texture objects: fetches with the addressing and filter modes of Appendix H",
-            "test_textures.py::test_fetch_matches_appendix_h", "test_textures.py::test_cpu_matches_recorded_h200"),
+            "test_textures.py::test_fetch_matches_appendix_h", "test_textures.py::test_cpu_matches_recorded_h200@cpu"),
            ("CUDA arrays and copies to and from them", "test_textures.py::test_cuda_array_copies"),
            ("Textures bound to linear and pitched memory", "test_textures.py::test_fetch_from_linear_memory",
             "test_textures.py::test_pitched_2d_texture"),
-           ("Normalized-integer (snorm/unorm) reads", "test_textures.py::test_cpu_matches_recorded_snorm_arithmetic"),
+           ("Normalized-integer (snorm/unorm) reads", "test_textures.py::test_cpu_matches_recorded_snorm_arithmetic@cpu"),
            ("Texture gather (tex2Dgather)", "test_textures.py::test_gather"),
            ("Surface objects: read and write, boundary trap", "test_textures.py::test_surfaces",
-            "test_textures.py::test_surface_trap_on_cpu"),
+            "test_textures.py::test_surface_trap_on_cpu@cpu"),
            ("Layered textures and surfaces", "test_texture_levels.py::test_layered_and_cubemap_surfaces",
-            "test_texture_levels.py::test_layered_surface_trap_on_cpu"),
-           ("Cubemap textures", "test_texture_levels.py::test_cubemap_matches_model",
-            "test_texture_levels.py::test_cube_face_selection"),
+            "test_texture_levels.py::test_layered_surface_trap_on_cpu@cpu"),
+           ("Cubemap textures", "test_texture_levels.py::test_cubemap_matches_model"),
            ("Mipmapped textures and texture LOD/gradient fetches",
             "test_texture_levels.py::test_mipmap_lod_matches_model", "test_texture_levels.py::test_grad_matches_model",
             "test_texture_levels.py::test_mipmapped_array_levels"),
@@ -199,7 +201,7 @@ FEATURES = [
            ("Warps of 32 threads; warpSize", "test_warp_facts.py::test_every_device_reports_32_lanes_and_uint32_masks",
             "test_warp_facts.py::test_warp_size_lowers_to_the_targets_size"),
            ("Independent thread scheduling: threads of a warp wait on each other",
-            "test_cpu_warps_wait.py::test_a_spin_wait_on_a_flag_another_warp_sets_finishes_on_the_cpu",
+            "test_cpu_warps_wait.py::test_a_spin_wait_on_a_flag_another_warp_sets_finishes_on_the_cpu@cpu",
             "test_cpu_warps_wait.py::test_the_guides_producer_consumer_pattern")),
     *_rows("5.2",
            ("Occupancy calculator (cudaOccupancyMaxActiveBlocksPerMultiprocessor, MaxPotentialBlockSize)",
@@ -211,7 +213,7 @@ FEATURES = [
             "test_math_flags.py::test_flags_reach_the_ptx", "test_math_intrinsics.py::test_fastmath_kernel_option"),
            ("Fused multiply-add contraction of products feeding an add",
             "test_contraction.py::test_products_feeding_an_add_fuse_on_every_device",
-            "test_contraction.py::test_cpu_and_sim_agree_bit_for_bit")),
+            "test_contraction.py::test_cpu_and_sim_agree_bit_for_bit@cpu,sim")),
     # ---- B. C++ language extensions -------------------------------------------------------
     *_rows("B.1",
            ("__global__ kernels and __device__ functions calling each other",
@@ -306,8 +308,8 @@ FEATURES = [
     *_rows("B.26", ("Assertion (assert in device code)", "test_kernels_basic.py::test_assert_raises_device_assert_error")),
     *_rows("B.27", ("Trap function __trap()", "test_heap.py::test_trap_and_bad_free_are_launch_errors_on_the_cpu",
                     "test_heap.py::test_trap_in_a_fresh_process")),
-    *_rows("B.28", ("Breakpoint function __brkpt()", "test_sim.py::test_breakpoint_stops_in_pdb_at_the_users_line",
-                    "test_sim.py::test_breakpoint_is_refused_on_the_cpu_device")),
+    *_rows("B.28", ("Breakpoint function __brkpt()", "test_sim.py::test_breakpoint_stops_in_pdb_at_the_users_line@sim",
+                    "!test_sim.py::test_breakpoint_is_refused_on_the_cpu_device")),
     *_rows("B.29",
            ("Formatted output printf", "test_printf.py::test_printf_formats_as_c", "test_printf.py::test_long_lines_and_percent_signs",
             "test_kernels_basic.py::test_print")),
@@ -354,7 +356,7 @@ FEATURES = [
            ("Nesting depth and pending launch limits", "test_dynamic_parallelism.py::test_a_runaway_recursion_fails_the_launch",
             "test_dynamic_parallelism.py::test_the_pending_launch_limit_is_the_devices"),
            ("Child grids see the parent's global memory; shared memory cannot be passed",
-            "test_dynamic_parallelism.py::test_a_child_on_the_sim_device_sees_its_parents_writes_as_written",
+            "test_dynamic_parallelism.py::test_a_child_on_the_sim_device_sees_its_parents_writes_as_written@sim",
             "test_dynamic_parallelism.py::test_shared_memory_cannot_be_passed"),
            ("Device-side streams: fire-and-forget and tail launches",
             "test_device_streams.py::test_a_tail_launch_consumes_what_fire_and_forget_children_wrote",
@@ -380,7 +382,7 @@ FEATURES = [
     *_rows("F.2",
            ("Intrinsics with rounding modes (__fadd_rn, __fmul_rz, __fdiv_ru ...)",
             "test_math_intrinsics.py::test_rounding_mode_arithmetic_is_exact",
-            "test_math_intrinsics.py::test_sim_rounding_mode_arithmetic_is_exact"),
+            "test_math_intrinsics.py::test_sim_rounding_mode_arithmetic_is_exact@sim"),
            ("Conversion intrinsics (__float2int_rn, __int2float_rz, saturate)",
             "test_math_intrinsics.py::test_conversions_round_and_saturate"),
            ("Fast approximate intrinsics (__sinf, __expf, __fdividef)",
@@ -409,7 +411,7 @@ FEATURES = [
            ("Kernel parameters and the 4 KB parameter limit; records passed by value",
             "test_records.py::test_fields_read_and_written_in_place", "test_records.py::test_record_copies_and_value_fields"),
            ("Recursion in device functions", "test_recursion.py::test_factorial_fibonacci_and_mutual_recursion",
-            "test_recursion.py::test_tree_walk"),
+            "test_recursion.py::test_tree_walk", "!test_recursion.py::test_gpus_refuse_recursive_kernels"),
            ("Function pointers", "test_function_values.py::test_functions_chosen_at_run_time",
             "test_function_values.py::test_device_functions_passed_bound_and_in_tuples",
             "test_function_values.py::test_device_functions_passed_to_kernels"),
@@ -426,12 +428,12 @@ FEATURES = [
     # ---- H. Texture fetching --------------------------------------------------------------
     *_rows("H",
            ("Nearest-point and linear filtering with 9-bit weights", "test_textures.py::test_fetch_matches_appendix_h",
-            "test_textures.py::test_cpu_matches_recorded_h200"),
+            "test_textures.py::test_cpu_matches_recorded_h200@cpu"),
            ("Table lookup", "test_textures.py::test_fetch_matches_appendix_h")),
     # ---- I. Compute capabilities ----------------------------------------------------------
     *_rows("I.1",
            ("Device properties: the whole of cudaDeviceProp", "test_device_control.py::test_properties_have_the_whole_of_cudaDeviceProp",
-            "test_device_control.py::test_cpu_and_sim_have_their_own_uuid", "test_sim_parity.py::test_limits_flags_occupancy_and_host_register")),
+            "test_device_control.py::test_cpu_and_sim_have_their_own_uuid@cpu,sim", "test_sim_parity.py::test_limits_flags_occupancy_and_host_register")),
     *_rows("I.2",
            ("Floating-point standard: float-to-int clamps, NaN to zero", "test_types.py::test_float_to_int_saturates_and_nan_is_zero"),
            ("Float division and modulo follow the language", "test_float_divmod.py::test_float_floordiv_and_mod_follow_numpy",

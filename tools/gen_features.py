@@ -79,15 +79,26 @@ def matches(pattern, test_id):
     return fnmatch.fnmatchcase(_base(test_id), pattern)
 
 
-def status(feature, results):
-    """(cell, the row's test ids found in ``results``[, a note]) for one row on one device.
+def parse(pattern):
+    """A row's test pattern as (refusal, file::function pattern, devices or None):
+    ``!`` before it marks a test that shows devices refuse the feature, ``@cpu,sim`` after it
+    the device columns it counts for (a test that picks its device itself, whatever the run's)."""
+    refusal = pattern.startswith("!")
+    pattern, _, devices = pattern.lstrip("!").partition("@")
+    return refusal, pattern, (tuple(devices.split(",")) if devices else None)
+
+
+def status(feature, results, device=None):
+    """(cell, the row's test ids found in ``results``[, a note]) for one row on ``device``.
 
     A test function counts as passed when any of its parametrizations passed, as skipped
-    when all were skipped. Patterns starting with ``!`` name tests that show other devices
-    refuse the feature: listed as evidence and must not fail, but they do not make a row pass."""
+    when all were skipped. A row's refusal tests (``!``) are evidence: they must not fail,
+    and they make the cell "refused" only where none of the row's other tests applies."""
     if not feature.tests:
         return "no tests", []
-    found = sorted(t for t in results if any(matches(p.lstrip("!"), t) for p in feature.tests))
+    patterns = [parse(p) for p in feature.tests]
+    patterns = [(r, p) for r, p, devices in patterns if devices is None or device in devices]
+    found = sorted(t for t in results if any(matches(p, t) for _, p in patterns))
     if not found:
         return "not run", found
     failed = sum(results[t][0] == "failed" for t in found)
@@ -95,17 +106,17 @@ def status(feature, results):
         return "fails", found, f"{failed} of {len(found)} failed"
     functions = {}                            # base id -> outcomes of its parametrizations
     for t in found:
-        if any(matches(p, t) for p in feature.tests if not p.startswith("!")):
+        if any(matches(p, t) for refusal, p in patterns if not refusal):
             functions.setdefault(_base(t), []).append(results[t])
+    if not functions:                         # only refusal tests apply here
+        return ("refused" if any(results[t][0] == "passed" for t in found) else "not run"), found
     passed = [f for f, outs in functions.items() if any(o == "passed" for o, _ in outs)]
     skips = [reason for f, outs in functions.items() if f not in passed for _, reason in outs]
-    if not functions:                         # only refusal tests ran here
-        return "not run", found
     if passed:
         if len(passed) < len(functions):
             return "partial", found, f"{len(functions) - len(passed)} of {len(functions)} skipped"
         return "yes", found
-    if skips and all(REFUSAL.search(reason) for reason in skips):
+    if all(REFUSAL.search(reason) for reason in skips):
         return "refused", found
     return "skipped", found
 
@@ -139,10 +150,16 @@ def _cell(state, found, note=""):
     return f"{state} ({note})" if note else state
 
 
+def _evidence(pattern):
+    refusal, pattern, devices = parse(pattern)
+    return (("refusal: " if refusal else "") + f"`{pattern}`"
+            + (f" ({', '.join(devices)} only)" if devices else ""))
+
+
 def render(features, runs):
     """The page's text for ``runs`` {device: (file name, results)}."""
     devices = _order(runs)
-    table = {device: [status(f, runs[device][1]) for f in features] for device in devices}
+    table = {device: [status(f, runs[device][1], device) for f in features] for device in devices}
     lines = [
         "# Features of the CUDA programming guide",
         "",
@@ -165,8 +182,7 @@ def render(features, runs):
     ]
     for i, feature in enumerate(features):
         cells = [_cell(*table[d][i]) for d in devices]
-        tests = ", ".join(f"`{p}`" if not p.startswith("!") else f"refusal: `{p[1:]}`"
-                          for p in feature.tests) or "none yet"
+        tests = ", ".join(_evidence(p) for p in feature.tests) or "none yet"
         name = escape(feature.name)
         lines.append(f"| {feature.section} | {name} | " + " | ".join(cells) + f" | {tests} |")
     return "\n".join(lines) + "\n"
@@ -175,7 +191,7 @@ def render(features, runs):
 def summary(features, runs, devices=None, table=None):
     """One line of counts per device: "cpu: 150 yes, 3 partial, ..."."""
     devices = devices or _order(runs)
-    table = table or {d: [status(f, runs[d][1]) for f in features] for d in devices}
+    table = table or {d: [status(f, runs[d][1], d) for f in features] for d in devices}
     parts = []
     for device in devices:
         counts = [(s, sum(cell[0] == s for cell in table[device])) for s in STATUSES]
@@ -198,7 +214,7 @@ def update_readme(line, path=README):
 
 def test_files(features=None):
     """The test files the rows name, as tests/test_x.py paths (what a device's run needs)."""
-    names = {p.lstrip("!").split("::")[0] for f in features or _features() for p in f.tests}
+    names = {parse(p)[1].split("::")[0] for f in features or _features() for p in f.tests}
     return [f"tests/{name}" for name in sorted(names)]
 
 
