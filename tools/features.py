@@ -306,7 +306,7 @@ FEATURES = [
             "test_async_copy.py::test_double_buffered_matmul", "test_async_copy.py::test_unaligned_copy_of_a_runtime_count",
             "test_arrive_wait.py::test_memcpy_async_completes_with_a_barriers_phase")),
     *_rows("B.26", ("Assertion (assert in device code)", "test_kernels_basic.py::test_assert_raises_device_assert_error")),
-    *_rows("B.27", ("Trap function __trap()", "test_heap.py::test_trap_and_bad_free_are_launch_errors_on_the_cpu",
+    *_rows("B.27", ("Trap function __trap()", "test_heap.py::test_trap_and_bad_free_are_launch_errors_on_the_cpu@cpu",
                     "test_heap.py::test_trap_in_a_fresh_process")),
     *_rows("B.28", ("Breakpoint function __brkpt()", "test_sim.py::test_breakpoint_stops_in_pdb_at_the_users_line@sim",
                     "!test_sim.py::test_breakpoint_is_refused_on_the_cpu_device")),
