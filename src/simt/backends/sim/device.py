@@ -26,7 +26,7 @@ from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
 from .. import hostcapture
 from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
-from . import graphs
+from . import graphs, records
 from .graphs import SimGraphs
 from .compile import compile_kernel, load
 from .launch import Launch
@@ -45,7 +45,8 @@ def _names():
              "_k_cdiv": values.complex_div, "_k_cpow": values.complex_pow, "_k_mb": mbarrier,
              "_k_cp": copies, "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
              "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition,
-             "_k_math_modf": math.modf, "_k_math_frexp": math.frexp}
+             "_k_math_modf": math.modf, "_k_math_frexp": math.frexp,
+             "_k_rec": records}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)

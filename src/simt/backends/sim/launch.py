@@ -1,5 +1,6 @@
 """One launch of a sim kernel: its arguments as Python values and SimArrays, its shared,
 local and constant memory, and the errors its checks raise (schedule.Report words them)."""
+import ctypes
 import os
 
 import numpy as np
@@ -10,28 +11,11 @@ from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
 from .. import devqueue
-from . import devlaunch, values
+from . import devlaunch, records, values
 from .copies import SimTensorMap
-from .memory import INIT, Shadow, SimArray, VecArray, elements, flat_buffer
+from .memory import INIT, Shadow, SimArray, VecArray, adder, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
                        thread_indices)
-
-
-def adder(dtype):
-    """``old + value`` in ``dtype`` as an atomic add computes it: integers wrap, floats
-    round, bfloat16 adds in float32 and rounds once, a vector adds component-wise."""
-    element = T.element_type(dtype)
-    if isinstance(element, T.Vector):
-        add = adder(element.dtype)
-        return lambda old, value: tuple(map(add, old, value))
-    if isinstance(element, T.Scalar) and element.is_bfloat16:
-        return lambda old, value: values.bf16_encode(
-            values.f32(values.bf16_decode(old) + values.bf16_decode(value)))
-    if dtype.kind in "iu":
-        wrap = values.wrapper(dtype)
-        return lambda old, value: wrap(old + value)
-    rounding = values.ROUND.get(dtype.name, lambda x: x)
-    return lambda old, value: rounding(old + value)
 
 
 class Launch:
@@ -154,6 +138,8 @@ class Launch:
     def global_array(self, t, span, written, label):
         (root, item), root_bytes, initialized, ptr, shape, strides = span
         dtype = np.dtype(t.dtype)
+        if records.is_record(dtype):
+            return self.record_array(span, written, label, dtype)
         key = (root, item)
         shadow = self.shadows.get(key)
         if shadow is None and (written or initialized is not True):
@@ -166,6 +152,25 @@ class Launch:
         self.addresses[id(buffer)] = (root, item)
         return new_array(self, buffer, (ptr - root) // item, shape,
                          tuple(s // item for s in strides), dtype, label, shadow, n)
+
+    def record_array(self, span, written, label, dtype):
+        """An array of records: its bytes, with a byte-granular Shadow (records.py)."""
+        (root, _), root_bytes, initialized, ptr, shape, strides = span
+        key = (root, 1)
+        shadow = self.shadows.get(key)
+        if shadow is None and (written or initialized is not True):
+            init = initialized if initialized is True else \
+                [INIT if ok else None for ok in initialized[:root_bytes].tolist()]
+            shadow = self.shadows[key] = Shadow(self, root_bytes, init, written)
+        raw = (ctypes.c_char * max(root_bytes, 1)).from_address(root)
+        data = memoryview(raw).cast("B")
+        self.addresses[id(data)] = (root, 1)
+        return records.RecArray(self, data, ptr - root, shape, tuple(strides), dtype, label,
+                                shadow, None)
+
+    def index_fault(self, site):
+        """The out-of-bounds report of an index into a record value's array field."""
+        return lambda i, d, n: self.out_of_bounds(site, i, d, n, _Named(self.sites[site].label))
 
     def make_shared(self, decl, block):
         name, space, shape, dtype, data, index = decl
@@ -180,6 +185,12 @@ class Launch:
     def _private(self, shape, dtype, name, reads):
         unit, n = unit_of(dtype)
         count = int(np.prod(shape)) if len(shape) else 1
+        if records.is_record(dtype):
+            data = memoryview(bytearray(max(count, 1) * dtype.itemsize))
+            est = tuple(int(np.prod(shape[i + 1:])) * dtype.itemsize for i in range(len(shape)))
+            shadow = Shadow(self, count * dtype.itemsize, False, reads)
+            return records.RecArray(self, data, 0, tuple(shape), est, dtype,
+                                    name.split("_", 3)[-1], shadow, None)
         buffer = np.zeros(max(count, 1), dtype)
         est = tuple(int(np.prod(shape[i + 1:])) * (n or 1) for i in range(len(shape)))
         shadow = Shadow(self, count * (n or 1), False, reads)
@@ -193,6 +204,11 @@ class Launch:
             data = self.symbols[index].host
         data = np.ascontiguousarray(data)
         unit, n = unit_of(dtype)
+        if records.is_record(dtype):
+            raw = memoryview(data.reshape(-1).view(np.uint8)).cast("B") if data.nbytes else \
+                memoryview(bytearray(1))
+            return records.RecArray(self, raw, 0, tuple(data.shape), tuple(data.strides),
+                                    dtype, name.split("_", 3)[-1], None, None)
         est = tuple(s // unit.itemsize for s in data.strides)
         return new_array(self, _buffer_of(data, unit), 0, tuple(data.shape), est, dtype,
                          name.split("_", 3)[-1], None, n)
@@ -313,6 +329,13 @@ class Launch:
         raise Fault(self.report.not_cooperative(self.sites[site], th))
 
 
+class _Named:
+    """What an out-of-bounds report names: an array field of a record value."""
+
+    def __init__(self, label):
+        self.label = label
+
+
 class _Past:
     """The thread of an earlier access, as it was then (Thread objects move on to the
     next block)."""
@@ -344,6 +367,8 @@ def new_array(launch, data, off, shape, est, dtype, label, shadow, n):
 
 def scalar(t, value):
     """A scalar argument as the Python value generated code computes with."""
+    if isinstance(t, T.Record):                    # the tuple of its leaves (records.py)
+        return records.Layout(t.dtype).from_host(value)
     if isinstance(t, T.Vector):                    # a tuple of its components
         return tuple(scalar(t.element, v) for v in value)
     kind = t.kind

@@ -15,8 +15,9 @@ import ctypes
 
 import numpy as np
 
+from ...ir import types as T
 from ...ir.types import float8_storage, is_bfloat16_dtype
-from . import ordering
+from . import ordering, values
 
 INIT = ()              # an element written before this launch (or by an atomic)
 _WROTE = {6: "write", 7: "volatile write"}     # a write's record (7: volatile) as reports say
@@ -388,3 +389,20 @@ _ATOMICS = {
     "xor": lambda old, v, a: old ^ v[0], "cas": _cas,
     "load": lambda old, v, a: None, "store": lambda old, v, a: v[0],
 }
+
+
+def adder(dtype):
+    """``old + value`` in ``dtype`` as an atomic add computes it: integers wrap, floats
+    round, bfloat16 adds in float32 and rounds once, a vector adds component-wise."""
+    element = T.element_type(dtype)
+    if isinstance(element, T.Vector):
+        add = adder(element.dtype)
+        return lambda old, value: tuple(map(add, old, value))
+    if isinstance(element, T.Scalar) and element.is_bfloat16:
+        return lambda old, value: values.bf16_encode(
+            values.f32(values.bf16_decode(old) + values.bf16_decode(value)))
+    if dtype.kind in "iu":
+        wrap = values.wrapper(dtype)
+        return lambda old, value: wrap(old + value)
+    rounding = values.ROUND.get(dtype.name, lambda x: x)
+    return lambda old, value: rounding(old + value)
