@@ -18,7 +18,7 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
-from ...errors import CudaError, NotSupportedError
+from ...errors import CudaError, InvalidConfiguration, NotSupportedError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned, refuse_overlapping)
 from ...runtime.backend import deep_recursion
@@ -174,6 +174,38 @@ class SimBackend(SimGraphs, HostMemory):
         if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
                for a in args):
             self.synchronize()                 # NumPy arguments: the launch is synchronous
+
+    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """kernel.launch_cooperative: the blocks take turns between grid.sync()s, each
+        running until all its threads wait there (schedule.run_grid). The grid must be
+        co-resident by the cpu device's occupancy model on the sim's one multiprocessor."""
+        refuse_in_host_function("a kernel launch")
+        if loaded.binary.launches_kernels:
+            raise NotSupportedError(
+                f"kernel '{kernel.__name__}' launches kernels, and the sim device does not run "
+                f"the launches inside cooperative launches: launch it with kernel[grid, block]")
+        refuse_freed(kernel, args)
+        refuse_overlapping(kernel, loaded.binary.params, args)
+        refuse_misaligned(kernel, loaded.binary.params, args)
+        nblocks, nthreads = math.prod(grid), math.prod(block)
+        props = self.properties()
+        limit = props.multiprocessor_count * max(1, occupancy.blocks_per_core(props, nthreads, 0))
+        if nblocks > limit:
+            raise InvalidConfiguration(
+                f"cooperative launch of '{kernel.__name__}': {nblocks} blocks of {nthreads} "
+                f"threads cannot all be resident at once on this device (at most {limit}); CUDA "
+                "fails this launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks "
+                "and loop over the data (a grid-stride loop)")
+        if stream is not None:
+            stream.synchronize()
+        self.pending.raise_it()
+        error = self.launch(loaded, grid, block, shared_bytes, args,
+                            loaded.binary.symbol_objects, kernel.__name__, cooperative=True)
+        if error is not None:
+            self.pending.keep(error)
+        if config.launch_blocking or any(isinstance(a, np.ndarray) and
+                                         getattr(a, "device_ptr", None) is None for a in args):
+            self.synchronize()
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                       classes=None):
@@ -388,7 +420,7 @@ class SimBackend(SimGraphs, HostMemory):
         return None           # the kernel copies through the map's array (copies.py)
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
-               in_graph=False):
+               in_graph=False, cooperative=False):
         """Run a kernel now on the calling thread; returns its error or None. ``in_graph``:
         it is a kernel node of a graph's replay (it may launch graphs: simt.graph_launch)."""
         family = None
@@ -399,7 +431,8 @@ class SimBackend(SimGraphs, HostMemory):
             family.in_graph = in_graph
         # a chain of device functions runs as nested generators, one frame per call
         with self.lock, deep_recursion():
-            run = Launch(kernel, grid, block, shared_bytes, symbols, self, family)
+            run = Launch(kernel, grid, block, shared_bytes, symbols, self, family,
+                         cooperative=cooperative)
             error = run.run(args)
             if error is not None or not run.children:
                 return error

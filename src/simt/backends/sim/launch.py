@@ -14,15 +14,15 @@ from .. import devqueue
 from . import devlaunch, records, values
 from .copies import SimTensorMap
 from .memory import INIT, Shadow, SimArray, VecArray, adder, elements, flat_buffer
-from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
-                       thread_indices)
+from .schedule import (Block, Fault, Report, block_order, block_steps, make_threads,
+                       run_block, run_grid, thread_indices)
 
 
 class Launch:
     """A launch's state; generated code calls its methods as ``_k_L``."""
 
     def __init__(self, loaded, grid, block, shared_bytes, symbols, memory, family=None,
-                 child=False):
+                 child=False, cooperative=False):
         binary = loaded.binary
         self.binary, self.loaded = binary, loaded
         self.grid, self.block, self.shared_bytes = tuple(grid), tuple(block), shared_bytes
@@ -39,6 +39,7 @@ class Launch:
         self.children = []            # the launches its threads made (devlaunch.py)
         self.child = child            # launched from a kernel: scalars come as sim values
         self.addresses = {}           # id(global buffer) -> (its address, its unit's size)
+        self.cooperative = cooperative  # launch_cooperative: grid.sync() waits for the grid
 
     # ------------------------------------------------------------ running
     def run(self, args):
@@ -46,10 +47,15 @@ class Launch:
         try:
             self.params = self.arguments(args)
             make_block = self.loaded.launch_fn(self)
-            threads = make_threads(self)
-            for index in block_order(self.grid, self.seed):
-                block = Block(self, index)
-                run_block(self, block, make_block(block), threads, self.binary.sync)
+            if self.cooperative and self.binary.sync:    # every block at once
+                blocks = [Block(self, index) for index in block_order(self.grid, self.seed)]
+                run_grid(self, [(b, block_steps(self, b, make_block(b), make_threads(self),
+                                                True)) for b in blocks], self.seed)
+            else:
+                threads = make_threads(self)
+                for index in block_order(self.grid, self.seed):
+                    block = Block(self, index)
+                    run_block(self, block, make_block(block), threads, self.binary.sync)
         except Fault as fault:
             return fault.error
         except RecursionError as exc:

@@ -167,11 +167,11 @@ class Shadow:
 def ordered(rec, th):
     """Whether the access ``rec`` (thread, block, barrier count, warp log position, site,
     the thread's releases then) happens before thread ``th``'s next one: it is th's own, or
-    a barrier of their block came since, or th acquired a later release of that thread (an
+    a barrier of their block (of another block: a grid.sync()) came since, or th acquired a later release of that thread (an
     arrive/wait barrier's phase: mbarrier.py), or a warp sync naming both lanes."""
     block = th.block
-    if rec[1] is not block:
-        return ordering.acquired(rec, th)
+    if rec[1] is not block:        # a grid.sync() since (cooperative launches), or acquired
+        return rec[2] < rec[1].gsync or ordering.acquired(rec, th)
     other = rec[0]
     if other is th or rec[2] != block.ep:
         return True

@@ -60,13 +60,16 @@ class Block:
     """One block's state: its barrier count and shared memory; its arrive/wait barriers
     (mbarrier.py), ``tick`` counting their changes, ``tried`` the tick at which try_waits
     last gave up; its named barriers and the threads those released (the scheduler resumes
-    them)."""
+    them); in a cooperative launch, ``gsync``: its barrier count when the grid last passed
+    a grid.sync() (its accesses from before that count are ordered before every other
+    block's after it: memory.ordered)."""
 
     __slots__ = ("ep", "shared_arrays", "launch", "index", "mbars", "tick", "tried", "named",
-                 "freed", "live")
+                 "freed", "live", "gsync", "at_grid")
 
     def __init__(self, launch, index):
         self.launch, self.index, self.ep = launch, index, 0
+        self.gsync, self.at_grid = 0, False    # its barrier count at the last grid.sync()
         self.shared_arrays, self.mbars = {}, {}
         self.tick, self.tried = 0, -1
         self.named, self.freed, self.live = {}, [], len(launch.tids)
@@ -177,6 +180,33 @@ def make_threads(launch):
 
 def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
+    for _ in block_steps(launch, block, body, threads, sync):
+        pass                 # grid.sync(): only a cooperative launch gets here (run_grid)
+
+
+def run_grid(launch, blocks, seed):
+    """A cooperative launch: ``blocks`` ((Block, its block_steps generator) each) run
+    in turn until each waits at grid.sync() or has finished; once all that have not
+    finished wait there, the grid passes it (a block that finished is excused, as on the
+    cpu device). A seed shuffles the blocks' order at every grid.sync() too."""
+    rounds = 0
+    while blocks:
+        waiting = []
+        for block, steps in blocks:
+            for _ in steps:
+                waiting.append((block, steps))
+                break
+        for block, _ in waiting:
+            block.gsync = block.ep
+        rounds += 1
+        if seed:
+            random.Random(hash((seed, rounds))).shuffle(waiting)
+        blocks = waiting
+
+
+def block_steps(launch, block, body, threads, sync):
+    """run_block as a generator that yields when the block's threads all wait at a
+    grid.sync() of a cooperative launch."""
     for th in threads:
         th.block = block
         th.locals = th.result = th.vc = None
@@ -190,7 +220,7 @@ def run_block(launch, block, body, threads, sync):
             launch.cur = th
             body(th)
     else:
-        _run_sync(launch, block, body, threads, order)
+        yield from _run_sync(launch, block, body, threads, order)
     launch.flush()
 
 
@@ -245,6 +275,9 @@ def _run_sync(launch, block, body, threads, order):
         held = [w for w in waiting if w[0] not in released]
         for th in ths:
             th.result = results.get(th)
+        if block.at_grid:              # every thread of the block waits at grid.sync()
+            block.at_grid = False
+            yield
 
 
 def _skipped(launch, waiting, ys, ran_off):
@@ -425,7 +458,9 @@ def _release_barrier(launch, block, threads, waits, results, done):
     (site, waiting), = sites.items()
     kind = waits[waiting[0]][0]
     if kind == "grid":
-        launch.grid_sync(waiting[0], site)
+        if not launch.cooperative:
+            launch.grid_sync(waiting[0], site)
+        block.at_grid = True
     ops = [waits[th][2] for th in waiting]
     if ops[0] is not None:
         op = ops[0][0]
