@@ -115,7 +115,7 @@ class Generator:
         self.consts = {}         # python name -> value (NumPy arrays for const memory)
         self.hoisted = {}        # the text of a block-uniform expression -> its name
         self.hoisting = False
-        self.layouts = []        # record dtypes whose Layout generated code names _k_lay<i>
+        self.layouts = []        # dtypes whose records.Layout generated code names _k_lay<i>
 
     # ---------------------------------------------------------------- structure
     def generate(self):
@@ -440,7 +440,8 @@ class Generator:
 
     # ---------------------------------------------------------------- records (records.py)
     def layout(self, dtype):
-        """The name generated code knows the Layout of record dtype ``dtype`` by."""
+        """The name generated code knows the records.Layout of ``dtype`` by (a record's
+        fields; ``.dtype``, the dtype itself)."""
         for k, known in enumerate(self.layouts):
             if known is dtype or (known == dtype and repr(known) == repr(dtype)):
                 return f"_k_lay{k}"

@@ -26,7 +26,7 @@ from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
 from .. import hostcapture
 from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
-from . import graphs, records
+from . import graphs, heap, records
 from .graphs import SimGraphs
 from .compile import compile_kernel, load
 from .launch import Launch
@@ -99,6 +99,7 @@ class SimBackend(SimGraphs, HostMemory):
         self.default = SimStream(self, default=True)
         self.registered = {}              # id(root buffer) -> it, while host_register holds it
         self.limits = dict(self.DEFAULT_LIMITS)
+        self.heap = None                  # the device heap (sim/heap.py), at the first malloc
         self.pools = weakref.WeakSet()    # memory pools, trimmed at synchronizing calls
         self._default_pool = None
 
@@ -363,14 +364,23 @@ class SimBackend(SimGraphs, HostMemory):
         super().reset()
         self.limits = dict(self.DEFAULT_LIMITS)
         self.written.clear()
+        self.heap = None
         self.pending = Pending()
 
     def set_limit(self, name, value):
         """The heap and pending-launch limits are kept and read back (the pending-launch
-        limit bounds launches from kernels; the sim device has no simt.malloc, so the heap
-        size limits nothing here)."""
+        limit bounds launches from kernels; the heap's size is fixed once a kernel called
+        simt.malloc, as on the cpu device)."""
         self._refuse_limit(name)
+        if name == "malloc_heap_size":
+            heap.check_size(self.heap, value)
         self.limits[name] = value
+
+    def device_heap(self):
+        """The heap of simt.malloc (sim/heap.py), made at the first call."""
+        if self.heap is None:
+            self.heap = heap.SimHeap(self.limits["malloc_heap_size"])
+        return self.heap
 
     def get_limit(self, name):
         self._refuse_limit(name)

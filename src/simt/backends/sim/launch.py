@@ -11,9 +11,9 @@ from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
 from .. import devqueue
-from . import devlaunch, records, values
+from . import devlaunch, heap, records, values
 from .copies import SimTensorMap
-from .memory import INIT, Shadow, SimArray, VecArray, adder, elements, flat_buffer
+from .memory import FREED, INIT, Shadow, SimArray, VecArray, adder, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, block_steps, make_threads,
                        run_block, run_grid, thread_indices)
 
@@ -174,6 +174,21 @@ class Launch:
         return records.RecArray(self, data, ptr - root, shape, tuple(strides), dtype, label,
                                 shadow, None)
 
+    def malloc(self, th, site, count, dtype):
+        return heap.malloc(self, th, site, count, dtype)
+
+    def free(self, th, site, array):
+        heap.free(self, th, site, array)
+
+    def null_array(self, dtype, label):
+        """An empty array of no allocation, as a failed simt.malloc returns (every index is
+        out of bounds; simt.free ignores it)."""
+        if records.is_record(dtype):
+            return records.RecArray(self, memoryview(bytearray(1)), 0, (0,),
+                                    (dtype.itemsize,), dtype, label, None, None)
+        _, n = unit_of(dtype)
+        return new_array(self, [], 0, (0,), (n or 1,), dtype, label, None, n)
+
     def index_fault(self, site):
         """The out-of-bounds report of an index into a record value's array field."""
         return lambda i, d, n: self.out_of_bounds(site, i, d, n, _Named(self.sites[site].label))
@@ -271,6 +286,8 @@ class Launch:
                                         array=where.label))
 
     def race(self, rec, first, site, second, idx, th):
+        if rec is FREED:               # not a race: the element's heap block was freed
+            raise Fault(heap.use_after_free(self, site, idx, th, second != "read"))
         other = (_Past(rec[0], rec[1]), self.sites[rec[4]])
         raise Fault(self.report.race(other, first, self.sites[site], second,
                                      self.sites[site].label or "array", idx, th))

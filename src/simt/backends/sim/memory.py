@@ -20,6 +20,7 @@ from ...ir.types import float8_storage, is_bfloat16_dtype
 from . import ordering, values
 
 INIT = ()              # an element written before this launch (or by an atomic)
+FREED = ("freed",)     # an element of a heap block that simt.free released (heap.py)
 _WROTE = {6: "write", 7: "volatile write"}     # a write's record (7: volatile) as reports say
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
             "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
@@ -84,8 +85,8 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and not ordered(w, th):
-            L.race(w, _WROTE[len(w)], site, "read", idx, th)
+        elif w is not INIT and (w is FREED or not ordered(w, th)):
+            L.race(w, _WROTE.get(len(w)), site, "read", idx, th)
         self.note_read(k, site, th)
 
     def note_read(self, k, site, th):
@@ -103,8 +104,8 @@ class Shadow:
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is not None and w is not INIT and not ordered(w, th):
-            L.race(w, _WROTE[len(w)], site, "write", idx, th)
+        if w is not None and w is not INIT and (w is FREED or not ordered(w, th)):
+            L.race(w, _WROTE.get(len(w)), site, "write", idx, th)
         if self.reads:
             r = self.r[k]
             if r is not None:
@@ -124,8 +125,9 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and not ordered(w, th) and (len(w) == 6 or not self._released(k, th)):
-            L.race(w, _WROTE[len(w)], site, "volatile read", idx, th)
+        elif w is FREED or w is not INIT and not ordered(w, th) and \
+                (len(w) == 6 or not self._released(k, th)):
+            L.race(w, _WROTE.get(len(w)), site, "volatile read", idx, th)
         self.note_read(k, site, th)
         if self.clocks is not None:
             ordering.atomic(th, self.clocks, k, "load", L.sites[site])
@@ -141,7 +143,8 @@ class Shadow:
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is not None and w is not INIT and len(w) == 6 and not ordered(w, th):
+        if w is FREED or w is not None and w is not INIT and len(w) == 6 and \
+                not ordered(w, th):
             L.race(w, "write", site, "volatile write", idx, th)
         self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel, True)
         if self.clocks is None:
@@ -156,7 +159,7 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and len(w) == 6 and not ordered(w, th):
+        elif w is FREED or w is not INIT and len(w) == 6 and not ordered(w, th):
             L.race(w, "write", site, "atomic update", idx, th)
         if self.clocks is None:
             self.clocks = {}

@@ -228,6 +228,16 @@ rule(graphs.graph_set_condition)(lambda g, e, a: f"_k_gs({a[0]}, {a[1]})")
 rule(graphs.graph_launch)(
     lambda g, e, a: f"_k_L.graph_launch(_k_t, {g.site(e.loc, GRAPH_LABEL)}, {a[0]})")
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
+
+
+@rule(heap.malloc)
+def _malloc(g, e, args):
+    """A block of the device's heap as an array of the launch (sim/heap.py)."""
+    site = g.site(e.loc, "simt.malloc array")
+    return f"_k_L.malloc(_k_t, {site}, {args[0]}, {g.layout(e.type.dtype)}.dtype)"
+
+
+rule(heap.free)(lambda g, e, a: f"_k_L.free(_k_t, {g.site(e.loc)}, {a[0]})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
 
 # FP8 values are their codes (Python ints), converted exactly as the host does (lang/float8.py)
