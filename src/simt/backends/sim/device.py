@@ -176,18 +176,44 @@ class SimBackend(SimGraphs, HostMemory):
                for a in args):
             self.synchronize()                 # NumPy arguments: the launch is synchronous
 
-    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
-        """kernel.launch_cooperative: the blocks take turns between grid.sync()s, each
-        running until all its threads wait there (schedule.run_grid). The grid must be
-        co-resident by the cpu device's occupancy model on the sim's one multiprocessor."""
+    def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
+        """Thread block clusters: one cluster after another, its blocks taking turns between
+        cluster.sync()s (schedule.run_grid), every block's shared memory made before any
+        runs, for cluster.map_shared_rank."""
+        self._run_together(kernel, loaded, grid, block, shared_bytes, stream, args,
+                           "cluster launches", cluster=cluster)
+
+    def max_active_clusters(self, loaded, grid, block, cluster, shared_bytes):
+        """1, or 0 where a block of this shape cannot run: the sim runs one cluster at a
+        time, as the cpu device does."""
+        threads = block[0] * block[1] * block[2]
+        return 1 if self.occupancy(loaded, threads, shared_bytes) > 0 else 0
+
+    def _run_together(self, kernel, loaded, grid, block, shared_bytes, stream, args, what,
+                      **how):
         refuse_in_host_function("a kernel launch")
         if loaded.binary.launches_kernels:
             raise NotSupportedError(
                 f"kernel '{kernel.__name__}' launches kernels, and the sim device does not run "
-                f"the launches inside cooperative launches: launch it with kernel[grid, block]")
+                f"the launches inside {what}: launch it with kernel[grid, block]")
         refuse_freed(kernel, args)
         refuse_overlapping(kernel, loaded.binary.params, args)
         refuse_misaligned(kernel, loaded.binary.params, args)
+        if stream is not None:
+            stream.synchronize()
+        self.pending.raise_it()
+        error = self.launch(loaded, grid, block, shared_bytes, args,
+                            loaded.binary.symbol_objects, kernel.__name__, **how)
+        if error is not None:
+            self.pending.keep(error)
+        if config.launch_blocking or any(isinstance(a, np.ndarray) and
+                                         getattr(a, "device_ptr", None) is None for a in args):
+            self.synchronize()
+
+    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """kernel.launch_cooperative: the blocks take turns between grid.sync()s, each
+        running until all its threads wait there (schedule.run_grid). The grid must be
+        co-resident by the cpu device's occupancy model on the sim's one multiprocessor."""
         nblocks, nthreads = math.prod(grid), math.prod(block)
         props = self.properties()
         limit = props.multiprocessor_count * max(1, occupancy.blocks_per_core(props, nthreads, 0))
@@ -197,16 +223,8 @@ class SimBackend(SimGraphs, HostMemory):
                 f"threads cannot all be resident at once on this device (at most {limit}); CUDA "
                 "fails this launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks "
                 "and loop over the data (a grid-stride loop)")
-        if stream is not None:
-            stream.synchronize()
-        self.pending.raise_it()
-        error = self.launch(loaded, grid, block, shared_bytes, args,
-                            loaded.binary.symbol_objects, kernel.__name__, cooperative=True)
-        if error is not None:
-            self.pending.keep(error)
-        if config.launch_blocking or any(isinstance(a, np.ndarray) and
-                                         getattr(a, "device_ptr", None) is None for a in args):
-            self.synchronize()
+        self._run_together(kernel, loaded, grid, block, shared_bytes, stream, args,
+                           "cooperative launches", cooperative=True)
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                       classes=None):
@@ -430,7 +448,7 @@ class SimBackend(SimGraphs, HostMemory):
         return None           # the kernel copies through the map's array (copies.py)
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
-               in_graph=False, cooperative=False):
+               in_graph=False, cooperative=False, cluster=None):
         """Run a kernel now on the calling thread; returns its error or None. ``in_graph``:
         it is a kernel node of a graph's replay (it may launch graphs: simt.graph_launch)."""
         family = None
@@ -442,7 +460,7 @@ class SimBackend(SimGraphs, HostMemory):
         # a chain of device functions runs as nested generators, one frame per call
         with self.lock, deep_recursion():
             run = Launch(kernel, grid, block, shared_bytes, symbols, self, family,
-                         cooperative=cooperative)
+                         cooperative=cooperative, cluster=cluster)
             error = run.run(args)
             if error is not None or not run.children:
                 return error

@@ -14,15 +14,15 @@ from .. import devqueue
 from . import devlaunch, heap, records, values
 from .copies import SimTensorMap
 from .memory import FREED, INIT, Shadow, SimArray, VecArray, adder, elements, flat_buffer
-from .schedule import (Block, Fault, Report, block_order, block_steps, make_threads,
-                       run_block, run_grid, thread_indices)
+from .schedule import (Block, Fault, Report, block_order, block_steps, fault_record,
+                       make_threads, run_block, run_grid, thread_indices)
 
 
 class Launch:
     """A launch's state; generated code calls its methods as ``_k_L``."""
 
     def __init__(self, loaded, grid, block, shared_bytes, symbols, memory, family=None,
-                 child=False, cooperative=False):
+                 child=False, cooperative=False, cluster=None):
         binary = loaded.binary
         self.binary, self.loaded = binary, loaded
         self.grid, self.block, self.shared_bytes = tuple(grid), tuple(block), shared_bytes
@@ -40,6 +40,9 @@ class Launch:
         self.child = child            # launched from a kernel: scalars come as sim values
         self.addresses = {}           # id(global buffer) -> (its address, its unit's size)
         self.cooperative = cooperative  # launch_cooperative: grid.sync() waits for the grid
+        self.cluster = tuple(cluster or (1, 1, 1))     # blocks per cluster, per axis
+        self.cluster_size = self.cluster[0] * self.cluster[1] * self.cluster[2]
+        self.running = {}             # block index -> Block, of the blocks running together
 
     # ------------------------------------------------------------ running
     def run(self, args):
@@ -47,10 +50,13 @@ class Launch:
         try:
             self.params = self.arguments(args)
             make_block = self.loaded.launch_fn(self)
-            if self.cooperative and self.binary.sync:    # every block at once
-                blocks = [Block(self, index) for index in block_order(self.grid, self.seed)]
-                run_grid(self, [(b, block_steps(self, b, make_block(b), make_threads(self),
-                                                True)) for b in blocks], self.seed)
+            if self.cluster_size > 1 or self.cooperative and self.binary.sync:
+                for group in self.groups():     # every block at once / a cluster's
+                    blocks = [Block(self, index) for index in group]
+                    self.running = {b.index: b for b in blocks}
+                    run_grid(self, [(b, block_steps(self, b, make_block(b), make_threads(self),
+                                                    self.binary.sync))
+                                    for b in blocks], self.seed)
             else:
                 threads = make_threads(self)
                 for index in block_order(self.grid, self.seed):
@@ -64,6 +70,42 @@ class Launch:
             self.cur = None
         self.memory.mark_written(self.shadows)
         return None
+
+    def groups(self):
+        """The blocks that run together: the grid (cooperative), else each cluster, in the
+        seed's order."""
+        order = block_order(self.grid, self.seed)
+        if self.cooperative:
+            return [order]
+        clusters = {}
+        for index in order:
+            clusters.setdefault(tuple(i // c for i, c in zip(index, self.cluster)), []) \
+                .append(index)
+        return list(clusters.values())
+
+    # ------------------------------------------------------------ clusters
+    def cluster_rank(self, bid):
+        """The rank of block ``bid`` in its cluster (x fastest, as %cluster_ctarank)."""
+        cx, cy, _ = self.cluster
+        x, y, z = (i % c for i, c in zip(bid, self.cluster))
+        return x + cx * (y + cy * z)
+
+    def map_shared(self, th, site, array, rank):
+        """cluster.map_shared_rank(array, rank): the same shared array (or view) of the
+        cluster's block of that rank, checked as its own block's accesses are."""
+        if not 0 <= rank < self.cluster_size:
+            from ...lang.cluster import NO_BLOCK
+            where = self.sites[site]
+            raise Fault(fault.decode(fault_record(fault.ASSERT, where, th,
+                                                  dim=fault.message_id(0)),
+                                     self.report._binary(where, messages=[NO_BLOCK]),
+                                     self.binary.name))
+        cx, cy, _ = self.cluster
+        origin = [i - i % c for i, c in zip(th.bid, self.cluster)]
+        index = (origin[0] + rank % cx, origin[1] + rank // cx % cy, origin[2] + rank // (cx * cy))
+        other = th.block if index == th.bid else self.running[index]
+        name = next(n for n, a in th.block.shared_arrays.items() if a.data is array.data)
+        return other.shared_arrays[name].reshaped(array.off, array.shape, array.est)
 
     def stack_overflow(self, exc):
         """The LaunchError of a recursive device function too deep for Python's stack:
@@ -289,8 +331,11 @@ class Launch:
         if rec is FREED:               # not a race: the element's heap block was freed
             raise Fault(heap.use_after_free(self, site, idx, th, second != "read"))
         other = (_Past(rec[0], rec[1]), self.sites[rec[4]])
+        across = "grid.sync() (cg.this_grid().sync())" if self.cooperative else \
+            "cg.this_cluster().sync()" if self.cluster_size > 1 and \
+            self.running.get(rec[1].index) is rec[1] else None
         raise Fault(self.report.race(other, first, self.sites[site], second,
-                                     self.sites[site].label or "array", idx, th))
+                                     self.sites[site].label or "array", idx, th, across))
 
     def trap(self, th, site):
         raise Fault(self.report.trap(self.sites[site], th))

@@ -75,7 +75,8 @@ class Block:
         self.named, self.freed, self.live = {}, [], len(launch.tids)
 
     def shared(self, decl):
-        return self.launch.make_shared(decl, self)
+        array = self.shared_arrays[decl[0]] = self.launch.make_shared(decl, self)
+        return array
 
     def arrive(self, ident, count, th, site, wait=False):
         """Thread th counts at named barrier ``ident`` (bar.arrive; bar.sync when it
@@ -185,10 +186,12 @@ def run_block(launch, block, body, threads, sync):
 
 
 def run_grid(launch, blocks, seed):
-    """A cooperative launch: ``blocks`` ((Block, its block_steps generator) each) run
-    in turn until each waits at grid.sync() or has finished; once all that have not
-    finished wait there, the grid passes it (a block that finished is excused, as on the
-    cpu device). A seed shuffles the blocks' order at every grid.sync() too."""
+    """A cooperative launch, or one cluster of a cluster launch: ``blocks`` ((Block, its
+    block_steps generator) each) run in turn until each waits at grid.sync() (or
+    cluster.sync()) or has finished; once all that have not finished wait there, they pass
+    it (a block that finished is excused, as on the cpu device). A seed shuffles the
+    blocks' order at every such sync too. A read of memory nothing wrote is kept until all
+    got there (launch.flush): another block's write before then makes it a race."""
     rounds = 0
     while blocks:
         waiting = []
@@ -196,6 +199,7 @@ def run_grid(launch, blocks, seed):
             for _ in steps:
                 waiting.append((block, steps))
                 break
+        launch.flush()          # a read nothing wrote, kept until every block got here
         for block, _ in waiting:
             block.gsync = block.ep
         rounds += 1
@@ -206,7 +210,7 @@ def run_grid(launch, blocks, seed):
 
 def block_steps(launch, block, body, threads, sync):
     """run_block as a generator that yields when the block's threads all wait at a
-    grid.sync() of a cooperative launch."""
+    grid.sync() of a cooperative launch (or a cluster.sync() of a cluster launch)."""
     for th in threads:
         th.block = block
         th.locals = th.result = th.vc = None
@@ -221,7 +225,8 @@ def block_steps(launch, block, body, threads, sync):
             body(th)
     else:
         yield from _run_sync(launch, block, body, threads, order)
-    launch.flush()
+    if not launch.running:
+        launch.flush()
 
 
 def _run_sync(launch, block, body, threads, order):
@@ -448,7 +453,8 @@ def _release_barrier(launch, block, threads, waits, results, done):
     sites = {}
     for th, (kind, site, payload) in waits.items():
         sites.setdefault(site, []).append(th)
-    launch.flush()
+    if not launch.running:         # blocks running together: run_grid flushes
+        launch.flush()
     stuck = [th for th, (kind, _, _) in waits.items() if kind == "nbar"]
     if stuck:
         raise Fault(launch.named_deadlock(stuck[0], waits, done))
@@ -456,13 +462,13 @@ def _release_barrier(launch, block, threads, waits, results, done):
         (s1, t1), (s2, t2) = sorted(sites.items(), key=lambda kv: kv[0])[:2]
         launch.divergence(t1[0], s1, t2[0], s2)
     (site, waiting), = sites.items()
-    kind = waits[waiting[0]][0]
-    if kind == "grid":
-        if not launch.cooperative:
-            launch.grid_sync(waiting[0], site)
-        block.at_grid = True
+    kind, _, scope = waits[waiting[0]]
     ops = [waits[th][2] for th in waiting]
-    if ops[0] is not None:
+    if kind == "grid":       # grid.sync() (scope None), cluster.sync() ('cluster')
+        if scope is None and not launch.cooperative:
+            launch.grid_sync(waiting[0], site)
+        block.at_grid = scope is None or launch.cluster_size > 1
+    elif ops[0] is not None:
         op = ops[0][0]
         preds = [bool(p[1]) for p in ops]
         value = {"count": sum(preds), "and": int(all(preds)), "or": int(any(preds))}[op]
@@ -543,7 +549,8 @@ class Report:
     def where(self, th, site):
         return f"block {th.bid} thread {th.tid} at {site}{fault._source_line(site.file, site.line)}"
 
-    def race(self, rec, first, site, second, label, idx, th):
+    def race(self, rec, first, site, second, label, idx, th, across=None):
+        """``across``: what orders blocks' accesses in this launch (grid.sync() ...)."""
         other, other_site = rec
         element = _element(label, idx)
         if (first, second) == ("volatile write", "volatile read"):
@@ -551,6 +558,9 @@ class Report:
         elif other.block is th.block:
             fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
                    "use atomics")
+        elif across is not None:
+            fix = (f"the threads are in different blocks: order them with {across}, give "
+                   f"each block its own elements, or use atomics")
         else:
             fix = ("the threads are in different blocks, which nothing orders within a launch: "
                    "give each block its own elements, or use atomics")

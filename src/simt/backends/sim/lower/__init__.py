@@ -4,7 +4,8 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, float8, graphs, groups, heap, python as pylang
+from ....lang import atomics_ordered, cachehints, cluster, float8, graphs, groups, heap
+from ....lang import python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
@@ -239,6 +240,16 @@ def _malloc(g, e, args):
 
 rule(heap.free)(lambda g, e, a: f"_k_L.free(_k_t, {g.site(e.loc)}, {a[0]})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
+
+# clusters: the launch's shape (clusters of one block when it names none: sim/launch.py)
+rule(cluster.block_rank)(lambda g, e, a: "_k_L.cluster_rank(_k_bid)")
+rule(cluster.num_blocks)(lambda g, e, a: "_k_L.cluster_size")
+rule(cluster.dim_blocks)(lambda g, e, a: f"_k_L.cluster[{'xyz'.index(e.attrs['axis'])}]")
+rule(cluster.block_index)(
+    lambda g, e, a: f"(_k_bid[{'xyz'.index(e.attrs['axis'])}] % "
+                    f"_k_L.cluster[{'xyz'.index(e.attrs['axis'])}])")
+rule(cluster.map_shared_rank)(
+    lambda g, e, a: f"_k_L.map_shared(_k_t, {g.site(e.loc)}, {a[0]}, {a[1]})")
 
 # FP8 values are their codes (Python ints), converted exactly as the host does (lang/float8.py)
 for _fp8 in float8.FORMATS:
