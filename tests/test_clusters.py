@@ -461,3 +461,33 @@ def test_ptxas_accepts_the_cluster_extras(extras_ptx, name, tmp_path):
     done = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@simt.kernel
+def leaves_early(out, last_sync):
+    mine = simt.shared.array(32, np.int32)
+    c = cg.this_cluster()
+    t = simt.threadIdx.x
+    mine[t] = simt.blockIdx.x * 100 + t
+    c.sync()
+    if c.block_rank() == 0:
+        out[t] = c.map_shared_rank(mine, 1)[t]     # <- after the other left
+    if last_sync:
+        c.sync()
+
+
+def test_sim_reports_shared_memory_of_an_exited_block():
+    """On the sim device a block reading the shared memory of a block of its cluster that
+    may have exited (no cluster.sync() before that one returns) is a use after exit, in
+    whichever order the blocks run; with the last sync it is not."""
+    for seed in (0, 1, 2):
+        with simt.use_device("sim", seed=seed):
+            out = poison(32, np.int32)
+            leaves_early[2, 32, 0, None, (2, 1, 1)](out, True)
+            np.testing.assert_array_equal(out, 100 + np.arange(32))
+            with pytest.raises(simt.IllegalAddressError) as info:
+                leaves_early[2, 32, 0, None, (2, 1, 1)](out, False)
+                simt.synchronize()
+            text = str(info.value)
+            assert "Use after exit" in text and "map_shared_rank(mine, 1)[" in text, text
+            assert f"test_clusters.py:{marked_line(__file__, 'after the other left')}" in text

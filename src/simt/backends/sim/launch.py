@@ -13,7 +13,7 @@ from ...lang import bfloat16
 from .. import devqueue
 from . import devlaunch, heap, records, values
 from .copies import SimTensorMap
-from .memory import FREED, INIT, Shadow, SimArray, VecArray, adder, elements, flat_buffer
+from .memory import FREED, INIT, Gone, Shadow, SimArray, VecArray, adder, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, block_steps, fault_record,
                        make_threads, run_block, run_grid, thread_indices)
 
@@ -328,8 +328,10 @@ class Launch:
                                         array=where.label))
 
     def race(self, rec, first, site, second, idx, th):
-        if rec is FREED:               # not a race: the element's heap block was freed
-            raise Fault(heap.use_after_free(self, site, idx, th, second != "read"))
+        if type(rec) is Gone:          # not a race: the element's memory is gone
+            if rec is FREED:
+                raise Fault(heap.use_after_free(self, site, idx, th, second != "read"))
+            raise Fault(self.report.exited_block(self.sites[site], second, idx, th))
         other = (_Past(rec[0], rec[1]), self.sites[rec[4]])
         across = "grid.sync() (cg.this_grid().sync())" if self.cooperative else \
             "cg.this_cluster().sync()" if self.cluster_size > 1 and \

@@ -20,7 +20,14 @@ from ...ir.types import float8_storage, is_bfloat16_dtype
 from . import ordering, values
 
 INIT = ()              # an element written before this launch (or by an atomic)
-FREED = ("freed",)     # an element of a heap block that simt.free released (heap.py)
+
+
+class Gone(tuple):
+    """An element no thread may access any more: its access is reported as such."""
+
+
+FREED = Gone(("freed",))      # of a heap block that simt.free released (heap.py)
+EXITED = Gone(("exited",))    # of the shared memory of a cluster's block that has exited
 _WROTE = {6: "write", 7: "volatile write"}     # a write's record (7: volatile) as reports say
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
             "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
@@ -85,7 +92,7 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and (w is FREED or not ordered(w, th)):
+        elif w is not INIT and (type(w) is Gone or not ordered(w, th)):
             L.race(w, _WROTE.get(len(w)), site, "read", idx, th)
         self.note_read(k, site, th)
 
@@ -104,7 +111,7 @@ class Shadow:
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is not None and w is not INIT and (w is FREED or not ordered(w, th)):
+        if w is not None and w is not INIT and (type(w) is Gone or not ordered(w, th)):
             L.race(w, _WROTE.get(len(w)), site, "write", idx, th)
         if self.reads:
             r = self.r[k]
@@ -125,7 +132,7 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is FREED or w is not INIT and not ordered(w, th) and \
+        elif type(w) is Gone or w is not INIT and not ordered(w, th) and \
                 (len(w) == 6 or not self._released(k, th)):
             L.race(w, _WROTE.get(len(w)), site, "volatile read", idx, th)
         self.note_read(k, site, th)
@@ -143,7 +150,7 @@ class Shadow:
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is FREED or w is not None and w is not INIT and len(w) == 6 and \
+        if type(w) is Gone or w is not None and w is not INIT and len(w) == 6 and \
                 not ordered(w, th):
             L.race(w, "write", site, "volatile write", idx, th)
         self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel, True)
@@ -159,7 +166,7 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is FREED or w is not INIT and len(w) == 6 and not ordered(w, th):
+        elif type(w) is Gone or w is not INIT and len(w) == 6 and not ordered(w, th):
             L.race(w, "write", site, "atomic update", idx, th)
         if self.clocks is None:
             self.clocks = {}

@@ -19,11 +19,12 @@ import random
 from collections import namedtuple
 
 import simt.fault as fault
-from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
-                       UninitializedReadError)
+from ...errors import (BarrierDivergenceError, IllegalAddressError, LaunchError,
+                       RaceConditionError, UninitializedReadError)
 from ...ir import types as T
 from . import ordering
 from .mbarrier import acquire
+from .memory import EXITED, INIT
 
 dim3 = namedtuple("dim3", "x y z")
 WARP = T.WARP32           # the sim device's warp facts (SimBackend.warp): NVIDIA's 32 lanes
@@ -227,6 +228,45 @@ def block_steps(launch, block, body, threads, sync):
         yield from _run_sync(launch, block, body, threads, order)
     if not launch.running:
         launch.flush()
+    elif launch.cluster_size > 1:      # its shared memory is gone for the cluster's others
+        _exit_cluster_block(launch, block)
+
+
+def _exit_cluster_block(launch, block):
+    """Block ``block`` of a cluster has exited: another block's access of its shared memory
+    since their last cluster.sync() is not ordered before the exit (a use after exit in
+    some order of the blocks), and any access from now on is one."""
+    for array in block.shared_arrays.values():
+        shadow = array.shadow
+        if shadow is None:
+            continue
+        for k in range(len(shadow.w)):
+            reads = shadow.r[k] if shadow.r is not None else None
+            reads = reads if type(reads) is list else [] if reads is None else [reads]
+            w = shadow.w[k]
+            writes = [w] if w is not None and w is not INIT and type(w) is tuple else []
+            for rec, access in [(r, "read") for r in reads] + [(r, "write") for r in writes]:
+                if rec[1] is not block and rec[2] >= rec[1].gsync:
+                    n = len(shadow.w)
+                    idx = tuple(int(i) for i in _unravel(k, array.shape, n))
+                    raise Fault(launch.report.exited_block(launch.sites[rec[4]], access, idx,
+                                                           rec[0]))
+        shadow.w[:] = [EXITED] * len(shadow.w)
+
+
+def _unravel(k, shape, n):
+    """The index of flat element k of an array of ``shape`` (k itself where the shadow
+    holds more than its elements: a record's bytes, a vector's components)."""
+    count = 1
+    for extent in shape:
+        count *= extent
+    if count != n:
+        return (k,)
+    out = []
+    for extent in reversed(shape):
+        out.append(k % extent)
+        k //= extent
+    return tuple(reversed(out))
 
 
 def _run_sync(launch, block, body, threads, order):
@@ -569,6 +609,16 @@ class Report:
                 f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n  {fix}")
         return RaceConditionError(text, kernel=self.name, block=th.bid, thread=th.tid,
                                   filename=site.file, line=site.line)
+
+    def exited_block(self, site, access, idx, th):
+        """An access of the shared memory of a block of the cluster that has exited."""
+        element = _element(site.label or "array", idx)
+        text = (f"Use after exit in kernel '{self.name}': {access} of {element}, the shared "
+                f"memory of another block of the cluster, which has exited\n  {access}: "
+                f"{self.where(th, site)}\n  keep every block of a cluster running while the "
+                f"others use its shared memory: end the kernel with cg.this_cluster().sync()")
+        return IllegalAddressError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                                   filename=site.file, line=site.line)
 
     def uninitialized(self, site, label, idx, th):
         element = _element(label, idx)
