@@ -57,6 +57,8 @@ class Launch:
                     run_grid(self, [(b, block_steps(self, b, make_block(b), make_threads(self),
                                                     self.binary.sync))
                                     for b in blocks], self.seed)
+                    for b in blocks:            # what records of accesses keep: not these
+                        b.shared_arrays = {}
             else:
                 threads = make_threads(self)
                 for index in block_order(self.grid, self.seed):
@@ -103,7 +105,9 @@ class Launch:
         cx, cy, _ = self.cluster
         origin = [i - i % c for i, c in zip(th.bid, self.cluster)]
         index = (origin[0] + rank % cx, origin[1] + rank // cx % cy, origin[2] + rank // (cx * cy))
-        other = th.block if index == th.bid else self.running[index]
+        if index == th.bid:
+            return array
+        other = self.running[index]
         name = next(n for n, a in th.block.shared_arrays.items() if a.data is array.data)
         return other.shared_arrays[name].reshaped(array.off, array.shape, array.est)
 

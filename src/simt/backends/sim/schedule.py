@@ -76,7 +76,9 @@ class Block:
         self.named, self.freed, self.live = {}, [], len(launch.tids)
 
     def shared(self, decl):
-        array = self.shared_arrays[decl[0]] = self.launch.make_shared(decl, self)
+        array = self.launch.make_shared(decl, self)
+        if self.launch.cluster_size > 1:     # for cluster.map_shared_rank, while it runs
+            self.shared_arrays[decl[0]] = array
         return array
 
     def arrive(self, ident, count, th, site, wait=False):
