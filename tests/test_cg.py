@@ -11,7 +11,7 @@ import pytest
 
 import simt
 from simt import cg
-from conftest import poison, random_array
+from conftest import marked_line, poison, random_array
 
 
 @simt.kernel
@@ -191,8 +191,6 @@ def grid_sum(a, partial, out):
 
 
 def test_grid_sync_reduction(device, rng):
-    if device.kind == "sim":
-        pytest.skip("cooperative launches are not supported on the sim device")
     a = rng.integers(-100, 100, size=10000).astype(np.float64)
     blocks = 2 * device.properties.multiprocessor_count
     partial = simt.to_device(poison(blocks * 4, np.float64))
@@ -244,8 +242,6 @@ def test_simple_aw_barrier_sample_sizes_its_grid_by_occupancy(device, rng, ask):
     """The sample asks the occupancy of its kernel before the first launch, then launches
     that many blocks per multiprocessor cooperatively (issue 33 item 11: the answer must
     hold for the compile the launch uses)."""
-    if device.kind == "sim":
-        pytest.skip("cooperative launches are not supported on the sim device")
     n, threads = 20000, 256
     a = random_array(rng, n, np.float32)
     b = a * np.float32(1.5)                     # a positive dot product
@@ -268,8 +264,6 @@ def test_simple_aw_barrier_sample_sizes_its_grid_by_occupancy(device, rng, ask):
 
 
 def test_cooperative_errors(device):
-    if device.kind == "sim":
-        pytest.skip("cooperative launches are not supported on the sim device")
     a = simt.to_device(np.ones(10, np.float64))
     too_many = 1000 * device.properties.multiprocessor_count
     partial = simt.to_device(np.zeros(too_many * 32, np.float64))
@@ -279,6 +273,51 @@ def test_cooperative_errors(device):
     with pytest.raises(simt.LaunchError, match="launch_cooperative"):
         grid_sum[1, 32](a, partial, out)
         simt.synchronize()
+
+
+@pytest.mark.parametrize("test, args", [
+    (test_grid_sync_reduction, ()),
+    (test_simple_aw_barrier_sample_sizes_its_grid_by_occupancy, ("signature",)),
+    (test_simple_aw_barrier_sample_sizes_its_grid_by_occupancy, ("args",)),
+    (test_cooperative_errors, ())], ids=["grid_sum", "aw_barrier_signature",
+                                         "aw_barrier_args", "errors"])
+def test_cooperative_on_sim(test, args, rng):
+    """The cpu device's cooperative launches on the sim device: the blocks take turns
+    between grid.sync()s, with the same results and errors."""
+    import inspect
+    with simt.use_device("sim") as sim:
+        test(sim, *([rng] if "rng" in inspect.signature(test).parameters else []), *args)
+
+
+@simt.kernel
+def neighbours(a, out, synced):
+    grid = cg.this_grid()
+    b, t = simt.blockIdx.x, simt.threadIdx.x
+    a[b * 32 + t] = b * 100 + t                    # <- own element
+    if synced:
+        grid.sync()
+    out[b * 32 + t] = a[(b + 1) % simt.gridDim.x * 32 + t]     # <- neighbour
+
+
+def test_sim_checks_accesses_across_grid_sync(rng):
+    """On the sim device grid.sync() orders every block's accesses before it with every
+    block's after it (in any order of the blocks: seeds); without it, reading another
+    block's element is a race."""
+    blocks = 3
+    want = np.roll(np.arange(blocks)[:, None] * 100 + np.arange(32), -1, axis=0).ravel()
+    for seed in (0, 3):
+        with simt.use_device("sim", seed=seed):
+            a = simt.to_device(random_array(rng, blocks * 32, np.int32))
+            out = simt.to_device(poison(blocks * 32, np.int32))
+            neighbours.launch_cooperative(blocks, 32, (a, out, True))
+            np.testing.assert_array_equal(out.copy_to_host(), want)
+    with simt.use_device("sim"):
+        a = simt.to_device(random_array(rng, blocks * 32, np.int32))
+        with pytest.raises(simt.RaceConditionError, match=(
+                f"(?s)test_cg.py:{marked_line(__file__, 'neighbour')}.*"
+                f"test_cg.py:{marked_line(__file__, 'own element')}.*different blocks")):
+            neighbours.launch_cooperative(blocks, 32, (a, out, False))
+            simt.synchronize()
 
 
 @simt.kernel

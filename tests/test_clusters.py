@@ -10,7 +10,7 @@ import pytest
 import simt
 from simt import cg
 from simt.ir import types as T
-from conftest import poison, random_array
+from conftest import marked_line, poison, random_array
 
 
 @simt.kernel
@@ -344,14 +344,13 @@ def only_sync(out):
     out[0] = 1
 
 
-def test_sim_refuses_the_cluster_functions():
+def test_sim_runs_a_cluster_sync_alone_as_a_block_barrier():
+    """Without a cluster shape every block is a cluster of one: cluster.sync() is a
+    barrier of the block (it was a 'needs a cooperative launch' grid sync once)."""
     with simt.use_device("sim"):
-        with pytest.raises(simt.NotSupportedError, match="clusters are not built on the sim"):
-            split_barrier.compile("void(float32[::1], float32[::1])")
-        # a cluster.sync() alone was run as a grid sync: 'needs a cooperative launch'
-        with pytest.raises(simt.NotSupportedError, match=r"cluster barriers are not supported "
-                                                         r"on the sim device.*test_clusters.py"):
-            only_sync[1, 32](np.zeros(1, np.int32))
+        out = poison(1, np.int32)
+        only_sync[1, 1](out)
+        assert out[0] == 1
 
 
 @simt.kernel(cluster_dims=2)
@@ -375,10 +374,61 @@ def test_cooperative_launches_of_cluster_dims_kernels_are_refused():
         fixed_pairs.launch_cooperative(4, 32, (np.zeros(4, np.int32),))
 
 
-def test_sim_refuses_cluster_dims_launches():
-    with simt.use_device("sim"), pytest.raises(simt.NotSupportedError,
-                                               match="thread block cluster launches"):
-        fixed_pairs[4, 32](np.zeros(4, np.int32))
+# ---------------------------------------------------------------- on the sim device
+@pytest.mark.parametrize("test, kwargs", [
+    (test_cluster_reduction_through_distributed_shared_memory, {"size": 2}),
+    (test_cluster_reduction_through_distributed_shared_memory, {"size": 4}),
+    (test_configure_names_the_cluster, {}),
+    (test_ranks_of_a_two_dimensional_cluster, {}),
+    (test_cluster_shape_index_and_thread_rank, {"grid": (4, 2, 2), "cluster": (2, 1, 2)}),
+    (test_cluster_shape_index_and_thread_rank, {"grid": (6, 4, 1), "cluster": (3, 2, 1)}),
+    (test_cluster_queries_in_device_functions, {}),
+    (test_split_cluster_barrier_orders_distributed_shared_memory, {"size": 2}),
+    (test_split_cluster_barrier_orders_distributed_shared_memory, {"size": 8}),
+    (test_sync_and_split_barrier_phases, {}),
+    (test_cluster_dims_shapes_launches_without_a_cluster, {}),
+    (test_cluster_dims_launches, {})],
+    ids=lambda x: x.__name__[5:] if callable(x) else "-".join(map(str, x.values())) or "-")
+def test_sim(test, kwargs, rng):
+    """The cpu device's cluster tests on the sim device: a cluster's blocks take turns
+    between cluster syncs, distributed shared memory is each block's checked array."""
+    import inspect
+    given = dict(kwargs, rng=rng)
+    with simt.use_device("sim") as sim:
+        params = list(inspect.signature(test).parameters)[1:]
+        test(sim, **{name: given[name] for name in params})
+
+
+@simt.kernel
+def neighbour_in_cluster(out, synced):
+    mine = simt.shared.array(32, np.int32)
+    c = cg.this_cluster()
+    t = simt.threadIdx.x
+    mine[t] = simt.blockIdx.x * 100 + t         # <- own shared memory
+    if synced:
+        c.sync()
+    other = c.map_shared_rank(mine, (c.block_rank() + 1) % c.num_blocks())
+    out[simt.blockIdx.x * 32 + t] = other[t]    # <- the neighbour
+    c.sync()
+
+
+def test_sim_checks_distributed_shared_memory():
+    """On the sim device a cluster.sync() orders the cluster's blocks' accesses; reading
+    another block's shared memory without one is a race (or a read of memory nothing
+    wrote yet); a rank outside the cluster is the cpu device's LaunchError."""
+    want = (np.arange(4)[:, None] // 2 * 2 + (np.arange(4)[:, None] % 2 + 1) % 2) * 100 + \
+        np.arange(32)
+    for seed in (0, 5):
+        with simt.use_device("sim", seed=seed):
+            out = poison(4 * 32, np.int32)
+            neighbour_in_cluster[4, 32, 0, None, (2, 1, 1)](out, True)
+            np.testing.assert_array_equal(out, want.ravel())
+    with simt.use_device("sim"):
+        with pytest.raises((simt.RaceConditionError, simt.UninitializedReadError)) as info:
+            neighbour_in_cluster[4, 32, 0, None, (2, 1, 1)](poison(4 * 32, np.int32), False)
+        assert f"test_clusters.py:{marked_line(__file__, 'the neighbour')}" in str(info.value)
+        with pytest.raises(simt.LaunchError, match="not a block of this"):
+            bad_rank[2, 1, 0, None, (2, 1, 1)](np.zeros(1, np.int32))
 
 
 @pytest.fixture(scope="module")
@@ -411,3 +461,33 @@ def test_ptxas_accepts_the_cluster_extras(extras_ptx, name, tmp_path):
     done = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@simt.kernel
+def leaves_early(out, last_sync):
+    mine = simt.shared.array(32, np.int32)
+    c = cg.this_cluster()
+    t = simt.threadIdx.x
+    mine[t] = simt.blockIdx.x * 100 + t
+    c.sync()
+    if c.block_rank() == 0:
+        out[t] = c.map_shared_rank(mine, 1)[t]     # <- after the other left
+    if last_sync:
+        c.sync()
+
+
+def test_sim_reports_shared_memory_of_an_exited_block():
+    """On the sim device a block reading the shared memory of a block of its cluster that
+    may have exited (no cluster.sync() before that one returns) is a use after exit, in
+    whichever order the blocks run; with the last sync it is not."""
+    for seed in (0, 1, 2):
+        with simt.use_device("sim", seed=seed):
+            out = poison(32, np.int32)
+            leaves_early[2, 32, 0, None, (2, 1, 1)](out, True)
+            np.testing.assert_array_equal(out, 100 + np.arange(32))
+            with pytest.raises(simt.IllegalAddressError) as info:
+                leaves_early[2, 32, 0, None, (2, 1, 1)](out, False)
+                simt.synchronize()
+            text = str(info.value)
+            assert "Use after exit" in text and "map_shared_rank(mine, 1)[" in text, text
+            assert f"test_clusters.py:{marked_line(__file__, 'after the other left')}" in text

@@ -49,8 +49,6 @@ def through_heap(src, out, n):
 
 
 def test_heap_arrays(device, rng):
-    if device.kind == "sim":
-        pytest.skip("the device heap (simt.malloc) is not on the sim device")
     threads, n = 40, 9
     src = random_array(rng, threads * n, np.float64)
     out = poison(2 * threads * n, np.float64)

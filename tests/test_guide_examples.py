@@ -51,8 +51,6 @@ def test_cooperative_groups(device, rng, poisoned):
 
 
 def test_grid_sync(device, rng, poisoned):
-    if device.kind == "sim":
-        pytest.skip("cooperative launches are not supported on the sim device")
     values = rng.integers(-1000, 1000, 5000).astype(np.int32)
     assert guide.grid_total(values) == values.sum()
 

@@ -10,13 +10,8 @@ import numpy as np
 import pytest
 
 import simt
-from conftest import poison, random_array
+from conftest import marked_line, poison, random_array
 
-
-@pytest.fixture(autouse=True)
-def _not_on_sim(request):
-    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
-        pytest.skip("the device heap (simt.malloc, simt.free, its limit) is not on the sim device")
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
@@ -74,6 +69,8 @@ def test_a_full_heap_gives_empty_arrays(device):
     if device.kind == "cpu":
         from simt.backends.cpu import heap
         assert got.sum() == 8 and heap.get_heap().bytes_in_use() == 0   # all freed
+    if device.kind == "sim":
+        assert got.sum() == 8 and device.backend.device_heap().bytes_in_use() == 0
 
 
 LIMITS_SCRIPT = """
@@ -138,6 +135,10 @@ def test_limits_in_a_fresh_process(device, tmp_path):
         assert "set_limit('malloc_heap_size') after a kernel called simt.malloc" in lines[3]
         assert "does not support the limit 'printf_fifo_size': its printf writes" in lines[4]
         assert lines[5] == f"stack_size {256 << 10}"     # host stack bytes (backends/cpu/stack.py)
+    elif device.kind == "sim":
+        assert "set_limit('malloc_heap_size') after a kernel called simt.malloc" in lines[3]
+        assert "does not support the limit 'printf_fifo_size': its print writes" in lines[4]
+        assert "does not support the limit 'stack_size'" in lines[5]
     else:
         assert lines[4].startswith("printf_fifo_size ") and int(lines[4].split()[1]) > 0
         assert lines[5].startswith("stack_size ")      # the driver's values (8650752 on an H100)
@@ -190,7 +191,7 @@ def test_trap_in_a_fresh_process(device, tmp_path, wait):
     synchronize met it as ContextUnusableError), and the context is lost, as in CUDA."""
     lines = _run_script(tmp_path, TRAP_SCRIPT, device.name, wait)
     assert lines[0] == "LaunchError 10 (1, 0, 0) (8, 0, 0)"
-    assert lines[1] == ("usable" if device.kind == "cpu" else "ContextUnusableError")
+    assert lines[1] == ("ContextUnusableError" if device.kind == "cuda" else "usable")
 
 
 @simt.kernel
@@ -276,3 +277,56 @@ def test_ptx_calls_the_runtime_malloc_free_and_trap():
     assert "call.uni (retval0), malloc" in text and "call.uni free" in text
     trap_ptx = trapping.inspect_ptx("void(int32[::1], int32[::1])")
     assert "trap;" in trap_ptx and "simt_error_record" in trap_ptx
+
+
+# ---------------------------------------------------------------- on the sim device
+@pytest.mark.parametrize("test", [test_per_thread_arrays, test_a_full_heap_gives_empty_arrays],
+                         ids=lambda test: test.__name__[5:])
+def test_sim(test, rng):
+    """The device heap on the sim device: the cpu device's tests, against NumPy."""
+    import inspect
+    with simt.use_device("sim") as sim:
+        test(sim, *([rng] if "rng" in inspect.signature(test).parameters else []))
+
+
+@simt.kernel
+def heap_misuse(out, how):
+    p = simt.malloc(4, np.float32)
+    p[0] = 1.0
+    if how == 1:
+        out[0] = p[1]                    # <- unwritten
+    simt.free(p)
+    if how == 2:
+        out[0] = p[0]                    # <- after free
+    if how == 3:
+        simt.free(p)                     # <- twice
+    if how == 4:
+        q = simt.malloc(4, np.float32)   # the same block again: unwritten again
+        out[0] = q[0]                    # <- reused
+        simt.free(q)
+
+
+def test_sim_checks_the_heap():
+    """On the sim device a malloc'd element starts unwritten (also when the block comes
+    back from a free), an access after the free is a use after free, and freeing twice or
+    a view is the cpu device's LaunchError; the device stays usable."""
+    line = lambda marker: f"test_heap.py:{marked_line(__file__, marker)}"  # noqa: E731
+    with simt.use_device("sim") as sim:
+        out = poison(1, np.float32)
+        cases = [(1, simt.UninitializedReadError, "unwritten", "is read before anything wrote"),
+                 (2, simt.IllegalAddressError, "after free", "Use after free"),
+                 (3, simt.LaunchError, "twice", "of memory simt.malloc did not hand out"),
+                 (4, simt.UninitializedReadError, "reused", "is read before anything wrote")]
+        for how, error, marker, text in cases:
+            with pytest.raises(error) as info:
+                heap_misuse[1, 1](out, how)
+                simt.synchronize()
+            assert text in str(info.value) and line(marker) in str(info.value), how
+        with pytest.raises(simt.LaunchError, match=r"simt.free in kernel 'free_a_view' of "
+                                                   r"memory simt.malloc did not hand out"):
+            free_a_view[1, 1](poison(1, np.int32))
+            simt.synchronize()
+        used = sim.backend.device_heap().bytes_in_use()
+        heap_misuse[1, 1](out, 0)            # frees what it takes
+        assert out[0] != out[0] or out[0] == 1.0
+        assert sim.backend.device_heap().bytes_in_use() == used

@@ -150,3 +150,10 @@ def test_two_million_states_are_quick():
     assert time.perf_counter() - started < 30
     assert [int(host["s0"][5]), int(host["s1"][5])] == ref_states(6, 1)[5]
     assert len(np.unique(host["s0"][:4096])) == 4096
+
+
+def test_draws_are_numbas_on_the_sim_device():
+    """The generators' states are records: the sim device draws numba's numbers too."""
+    import simt
+    with simt.use_device("sim") as sim:
+        test_draws_are_numbas(sim)

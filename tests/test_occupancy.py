@@ -125,8 +125,6 @@ def test_occupancy_answer_holds_for_the_cooperative_launch(device, rng, ask):
     """The occupancy query compiles what the launch with that block runs (on the CPU device,
     the compile made for that block shape), so the launch reuses it and a grid of the
     answered size launches cooperatively (issue 33 item 11)."""
-    if device.kind == "sim":
-        pytest.skip("cooperative launches are not supported on the sim device")
     kernel = simt.kernel(neighbours_through_grid.pyfunc)      # no compiles yet
     block = 256
     p = device.properties

@@ -15,7 +15,7 @@ import pytest
 
 import simt
 from simt.ir import types as T
-from conftest import poison, random_array
+from conftest import marked_line, poison, random_array
 
 # not x, y, z alone: that struct is CUDA's float3 (a vector type, docs/vector-types.md)
 VEC = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("id", "<i4")])
@@ -544,3 +544,71 @@ def test_record_scalars_of_two_dtypes_are_two_signatures(device):
             out[0] = np.nan
             first_field[1, 1](out, s)
             assert out[0] == want
+
+
+# ---------------------------------------------------------------- on the sim device
+def _run_on_sim(test, rng, dtype=None):
+    """Run a device test of this file on the sim device (its params by name)."""
+    import inspect
+    given = {"rng": rng, "dtype": dtype}
+    with simt.use_device("sim") as sim:
+        params = list(inspect.signature(test).parameters)
+        test(sim, **{name: given[name] for name in params[1:]})
+
+
+@pytest.mark.parametrize("test, dtype", [
+    (test_fields_read_and_written_in_place, ALIGNED),
+    (test_fields_read_and_written_in_place, PACKED),
+    (test_record_copies_and_value_fields, ALIGNED),
+    (test_record_copies_and_value_fields, PACKED),
+    (test_records_tuples_and_named_tuples_through_device_functions, None),
+    (test_records_in_shared_and_local_memory, None),
+    (test_tuples_convert_to_records, None),
+    (test_vector_type_fields, None),
+    (test_nested_fields_by_name, None),
+    (test_parts_of_array_field_elements, None),
+    (test_record_scalars_of_two_dtypes_are_two_signatures, None)],
+    ids=lambda x: x.__name__[5:] if callable(x) else ("packed" if x is PACKED else "-"))
+def test_sim(test, dtype, rng):
+    """The records of the cpu device's tests on the sim device, against the same NumPy
+    references: fields in place and as values, nested, array fields, shared and local."""
+    _run_on_sim(test, rng, dtype)
+
+
+@simt.kernel
+def fields_of_one_record(a, same):
+    t = simt.threadIdx.x
+    if t == 0:
+        a[0].x = 1.0                   # <- first writer
+    elif same:
+        a[0].x = 2.0                   # <- same field
+    else:
+        a[0].y = 2.0                   # another field of the same record: no race
+
+
+@simt.kernel
+def unwritten_field(out):
+    tile = simt.shared.array(4, VEC)
+    t = simt.threadIdx.x
+    tile[t].x = t
+    simt.syncthreads()
+    out[t] = tile[t].x + tile[t].y     # <- y unwritten
+
+
+def test_sim_checks_each_field_of_a_record():
+    """On the sim each field of a record is checked by itself: two threads writing the
+    same field race, two writing different fields do not, and reading a field nothing
+    wrote is an uninitialized read (the other field's write does not count)."""
+    with simt.use_device("sim"):
+        a = random_records(np.random.default_rng(1), 2, VEC)
+        want = a.copy()
+        fields_of_one_record[1, 2](a, False)
+        want[0]["x"], want[0]["y"] = 1.0, 2.0
+        np.testing.assert_array_equal(a, want)
+        with pytest.raises(simt.RaceConditionError, match=r"(?s)write and write of a\[0\].*"
+                           f"test_records.py:{marked_line(__file__, 'first writer')}"):
+            fields_of_one_record[1, 2](a, True)
+        out = poison(4, np.float32)
+        with pytest.raises(simt.UninitializedReadError,
+                           match=f"test_records.py:{marked_line(__file__, 'y unwritten')}"):
+            unwritten_field[1, 4](out)

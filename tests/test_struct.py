@@ -283,12 +283,18 @@ def test_struct_dtype_layout_and_nesting():
     assert (q.pos.x, q.steps, q.energy()) == (1.5, 1, 1.0)
 
 
-def test_sim_device_refuses_structs_by_name():
-    xs = np.ones(4, np.float32)
-    with simt.use_device("sim"):
-        with pytest.raises(simt.NotSupportedError, match="@simt.struct (Vec3|Particle)"):
-            made_in_kernel[1, 4](xs, np.zeros(4, Particle), np.zeros(4, Vec3),
-                                 np.zeros(4, np.float32))
+@pytest.mark.parametrize("test", [test_vec3_operators_and_methods,
+                                  test_particles_as_an_array_of_structs,
+                                  test_struct_passed_by_value,
+                                  test_struct_made_in_kernel_and_returned_from_device_function,
+                                  test_host_reads_device_arrays_of_structs_as_structured_arrays],
+                         ids=lambda test: test.__name__[5:])
+def test_sim(test, rng):
+    """The structs of the cpu device's tests on the sim device (methods that change an
+    array element or a field, operators, structs by value and made in kernels)."""
+    import inspect
+    with simt.use_device("sim") as sim:
+        test(sim, *([rng] if "rng" in inspect.signature(test).parameters else []))
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")

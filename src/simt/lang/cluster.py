@@ -17,6 +17,10 @@ from .vectors import DIM3, make_entry
 from .registry import Intrinsic, Static
 
 
+NO_BLOCK = ("cluster.map_shared_rank: the rank is not a block of this cluster (ranks are 0 to "
+            "cluster.num_blocks() - 1)")
+
+
 class Cluster(Group):
     """cg.this_cluster(): the blocks of this block's cluster."""
 

@@ -7,7 +7,6 @@ null as CUDA's does. Like the GPU's heap it lives as long as the process, so
 what a kernel does not free stays taken. Kernels reach it through two
 callbacks registered with the JIT.
 """
-import bisect
 import ctypes
 import threading
 
@@ -15,66 +14,46 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from ...errors import CudaError
+from ..heapblocks import ALIGN, Blocks
 
 MALLOC, FREE = "simt_cpu_malloc", "simt_cpu_free"
-ALIGN = 16
 DEFAULT_SIZE = 8 << 20
 
 
-class Heap:
-    """First-fit blocks in one buffer; ``free_list`` is sorted [(offset, size)]."""
+class Heap(Blocks):
+    """First-fit blocks (heapblocks.Blocks) in one buffer."""
 
     def __init__(self, size):
+        super().__init__(size)
         self.buffer = np.empty(size + ALIGN, np.uint8)
         self.base = self.buffer.ctypes.data + (-self.buffer.ctypes.data) % ALIGN
-        self.free_list = [(0, size)]
-        self.used = {}                       # offset -> size of each live block
         self.lock = threading.Lock()
 
     def malloc(self, nbytes):
         """The address of a new block, or 0 when no free range holds it."""
-        if nbytes == 0:
-            return 0
-        size = -(-nbytes // ALIGN) * ALIGN
         with self.lock:
-            for k, (offset, room) in enumerate(self.free_list):
-                if room >= size:
-                    if room == size:
-                        del self.free_list[k]
-                    else:
-                        self.free_list[k] = (offset + size, room - size)
-                    self.used[offset] = size
-                    if _State.watcher is not None:
-                        _State.watcher.heap_malloc(self.base + offset, size)
-                    return self.base + offset
-        return 0
+            offset = self.take(nbytes)
+            if offset is None:
+                return 0
+            if _State.watcher is not None:
+                _State.watcher.heap_malloc(self.base + offset, self.used[offset])
+            return self.base + offset
 
     def free(self, address):
         """0 when ``address`` was a live block (or null), else 1."""
         if address == 0:
             return 0
         with self.lock:
-            size = self.used.pop(address - self.base, None)
+            size = self.give(address - self.base)
             if size is None:
                 return 1
-            self._release(address - self.base, size)
             if _State.watcher is not None:
                 _State.watcher.heap_freed(address, size)
         return 0
 
-    def _release(self, offset, size):
-        k = bisect.bisect(self.free_list, (offset, size))
-        if k < len(self.free_list) and self.free_list[k][0] == offset + size:
-            size += self.free_list.pop(k)[1]
-        if k > 0 and sum(self.free_list[k - 1]) == offset:
-            offset, size = self.free_list[k - 1][0], self.free_list[k - 1][1] + size
-            k -= 1
-            del self.free_list[k]
-        self.free_list.insert(k, (offset, size))
-
     def bytes_in_use(self):
         with self.lock:
-            return sum(self.used.values())
+            return super().bytes_in_use()
 
 
 class _State:

@@ -115,6 +115,7 @@ class Generator:
         self.consts = {}         # python name -> value (NumPy arrays for const memory)
         self.hoisted = {}        # the text of a block-uniform expression -> its name
         self.hoisting = False
+        self.layouts = []        # dtypes whose records.Layout generated code names _k_lay<i>
 
     # ---------------------------------------------------------------- structure
     def generate(self):
@@ -157,7 +158,9 @@ class Generator:
                     visit(node.function)
                     order.append(node.function)
         visit(kernel)
-        used = {py_name(kernel.name)}
+        # not a name of the kernel's parameters or variables, which would hide it there
+        used = {py_name(kernel.name)} | {py_name(n) for n, _ in kernel.params} | \
+            {py_name(n) for n in kernel.locals}
         for i, fn in enumerate(order):
             name = py_name(fn.name)          # specializations of one function: one name each
             self.functions[id(fn)] = name if name not in used else f"{name}_{i}"
@@ -229,10 +232,18 @@ class Generator:
         self.emit(i, f"{self.expr(s.array)}.st({site}, {value}, {idx})", s.loc)
 
     def stmt_StoreField(self, s, i):
-        """``a[i].x = v`` for a vector element: that component alone (records: refused)."""
+        """``a[i].x = v``: a vector element's component alone, or a record's field (its
+        bytes alone: records.py)."""
         place = s.place
         if not (isinstance(place.type, T.Vector) and isinstance(place, ir.Load)):
-            raise _cannot_run(s)
+            load, path = _record_place(place)
+            if load is None:
+                raise _cannot_run(s)
+            site = self.site(s.loc, load.label)
+            idx = "".join(f", {self.expr(x)}" for x in load.indices)
+            self.emit(i, f"{self.expr(load.array)}.st_field({site}, {path + (s.name,)!r}, "
+                         f"{self.expr(s.value)}{idx})", s.loc)
+            return
         site = self.site(s.loc, place.label)
         j = "xyzw".index(s.name)
         value = self.convert(s.value, place.type.element)
@@ -288,11 +299,14 @@ class Generator:
                      f"({s.op!r}, {self.expr(s.value)}))", s.loc)
 
     def stmt_GridSync(self, s, i):
-        if s.scope != "grid":        # cluster.sync(), barrier_arrive(), barrier_wait()
-            from .lower.refusals import CLUSTERS
-            raise NotSupportedError(f"cluster barriers are not supported on the sim device: "
-                                    f"{CLUSTERS} ({s.loc.filename}:{s.loc.line})")
-        self.emit(i, f"yield ('grid', {self.site(s.loc)}, None)", s.loc)
+        """grid.sync(); cluster.sync() and barrier_wait() (its barrier_arrive() counts for
+        nothing here: the wait is the whole barrier, which orders more than a GPU's, never
+        less: docs/sim-device.md)."""
+        if s.scope == "cluster.arrive":
+            self.emit(i, "pass", s.loc)
+            return
+        scope = None if s.scope == "grid" else "'cluster'"
+        self.emit(i, f"yield ('grid', {self.site(s.loc)}, {scope})", s.loc)
 
     def stmt_WarpOp(self, s, i):
         args = "".join(f"{self.expr(a)}, " for a in s.args)
@@ -427,12 +441,68 @@ class Generator:
     def expr_TupleGet(self, e):
         return f"{self.expr(e.tuple)}[{e.index}]"
 
+    # ---------------------------------------------------------------- records (records.py)
+    def layout(self, dtype):
+        """The name generated code knows the records.Layout of ``dtype`` by (a record's
+        fields; ``.dtype``, the dtype itself)."""
+        for k, known in enumerate(self.layouts):
+            if known is dtype or (known == dtype and repr(known) == repr(dtype)):
+                return f"_k_lay{k}"
+        self.layouts.append(dtype)
+        return f"_k_lay{len(self.layouts) - 1}"
+
+    def expr_Field(self, e):
+        load, path = _record_place(e.record)
+        if load is not None and not isinstance(load.array.type, T.Array) or \
+                load is not None and load.array.type.space == "copy":
+            load = None
+        if load is not None:           # in memory: the field's bytes alone
+            site = self.site(e.loc, load.label)
+            idx = "".join(f", {self.expr(x)}" for x in load.indices)
+            method = "field_view" if isinstance(e.type, T.Array) else "ld_field"
+            return f"{self.expr(load.array)}.{method}({site}, {path + (e.name,)!r}{idx})"
+        lay = self.layout(e.record.type.dtype)
+        if isinstance(e.type, T.Array):
+            label = f"{display_name(getattr(e.record, 'name', 'record'))}.{e.name}"
+            return f"_k_rec.value_view(_k_L, {self.expr(e.record)}, {lay}, {e.name!r}, {label!r})"
+        return f"_k_rec.field({self.expr(e.record)}, {lay}, {e.name!r})"
+
+    def expr_Replace(self, e):
+        lay = self.layout(e.record.type.dtype)
+        new = self.expr(e.value)
+        if not e.index:
+            return f"_k_rec.replace({self.expr(e.record)}, {lay}, {e.name!r}, {new})"
+        site = self.site(e.loc, e.name)
+        idx = "".join(f"{self.expr(x)}, " for x in e.index)
+        return (f"_k_rec.replace({self.expr(e.record)}, {lay}, {e.name!r}, {new}, ({idx}), "
+                f"_k_L.index_fault({site}))")
+
+    def expr_MakeRecord(self, e):
+        from ...ir import records
+        lay = self.layout(e.type.dtype)
+        items = "".join(f"{self.convert(x, T.element_type(dt))}, "
+                        for x, (_, _, dt) in zip(e.items, records.slots(e.type.dtype)))
+        return f"_k_rec.make({lay}, ({items}))"
+
     def expr_CallDevice(self, e):
         args = "".join(f", {self.convert(a, t)}" for a, (_, t) in zip(e.args, e.function.params))
         return f"{self.functions[id(e.function)]}(_k_t{args})"
 
     def expr_Intrinsic(self, e):
         return lower_intrinsic(self, e)
+
+
+def _record_place(e):
+    """(the Load, field names) of a record in memory: a Load of a record, or a Field of
+    one (a vector's component included); else (None, ())."""
+    path = ()
+    while isinstance(e, ir.Field):
+        path = (e.name,) + path
+        e = e.record
+    if isinstance(e, ir.Load) and isinstance(e.type, (T.Record, T.Vector)) and \
+            (path or isinstance(e.type, T.Record)):
+        return e, path
+    return None, ()
 
 
 def _checked_cast(e):

@@ -18,6 +18,7 @@ from ...ir import nodes as ir
 from ...ir.walk import all_functions, walk
 from ...lang.graphs import graph_launch
 from .codegen import Generator, is_sync, py_name
+from .records import Layout
 
 
 @dataclass
@@ -35,6 +36,7 @@ class SimBinary(Binary):
     written: list                 # the indices of the array parameters it writes
     launches_kernels: bool = False  # it holds launches of kernels (lang/launches.py)
     children: tuple = ()          # the SimBinary of each other kernel it reaches by launches
+    layouts: tuple = ()           # the record dtypes generated code names _k_lay<i>
 
 
 def compile_kernel(fn, options, warp):
@@ -44,7 +46,8 @@ def compile_kernel(fn, options, warp):
     def generate(inlined):
         generator = Generator(inlined, warp, options.narrowing)
         src, sites, decls = generator.generate()
-        out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files)
+        out.update(src=src, sites=sites, decls=decls, fn=inlined, files=generator.files,
+                   layouts=tuple(generator.layouts))
         return src.text()
 
     stages = pipeline.run([("inlined", _inlined), ("python", generate)], fn, fn.name)
@@ -68,7 +71,8 @@ def compile_kernel(fn, options, warp):
         function_files=out["files"], param_names=[name for name, _ in fn.params],
         written=sorted(written_params(fn)),
         launches_kernels=any(launch_nodes(fn)) or _launches_graphs(fn),
-        children=tuple(compile_kernel(child, options, warp) for child in fn.launches))
+        children=tuple(compile_kernel(child, options, warp) for child in fn.launches),
+        layouts=out["layouts"])
 
 
 def _launches_graphs(fn):
@@ -107,6 +111,8 @@ def load(binary, names):
     scope = dict(names)
     for name, space, shape, dtype, data, index in binary.statics:
         scope[name + "_d"] = (name, space, shape, np.dtype(dtype), data, index)
+    for k, dtype in enumerate(binary.layouts):
+        scope[f"_k_lay{k}"] = Layout(dtype)
     exec(code, scope)
     return scope["_k_launch"]
 

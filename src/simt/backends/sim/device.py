@@ -18,7 +18,7 @@ import numpy as np
 from ...compiler.options import CompileOptions
 from ...compiler.localmem import check_local_memory
 from ...config import config
-from ...errors import CudaError, NotSupportedError
+from ...errors import CudaError, InvalidConfiguration, NotSupportedError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned, refuse_overlapping)
 from ...runtime.backend import deep_recursion
@@ -26,7 +26,7 @@ from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
 from .. import hostcapture
 from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
-from . import graphs
+from . import graphs, heap, records
 from .graphs import SimGraphs
 from .compile import compile_kernel, load
 from .launch import Launch
@@ -45,7 +45,8 @@ def _names():
              "_k_cdiv": values.complex_div, "_k_cpow": values.complex_pow, "_k_mb": mbarrier,
              "_k_cp": copies, "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
              "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition,
-             "_k_math_modf": math.modf, "_k_math_frexp": math.frexp}
+             "_k_math_modf": math.modf, "_k_math_frexp": math.frexp,
+             "_k_rec": records}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
@@ -98,6 +99,7 @@ class SimBackend(SimGraphs, HostMemory):
         self.default = SimStream(self, default=True)
         self.registered = {}              # id(root buffer) -> it, while host_register holds it
         self.limits = dict(self.DEFAULT_LIMITS)
+        self.heap = None                  # the device heap (sim/heap.py), at the first malloc
         self.pools = weakref.WeakSet()    # memory pools, trimmed at synchronizing calls
         self._default_pool = None
 
@@ -173,6 +175,56 @@ class SimBackend(SimGraphs, HostMemory):
         if any(isinstance(a, np.ndarray) and getattr(a, "device_ptr", None) is None
                for a in args):
             self.synchronize()                 # NumPy arguments: the launch is synchronous
+
+    def run_clustered(self, kernel, loaded, grid, block, shared_bytes, stream, args, cluster):
+        """Thread block clusters: one cluster after another, its blocks taking turns between
+        cluster.sync()s (schedule.run_grid), every block's shared memory made before any
+        runs, for cluster.map_shared_rank."""
+        self._run_together(kernel, loaded, grid, block, shared_bytes, stream, args,
+                           "cluster launches", cluster=cluster)
+
+    def max_active_clusters(self, loaded, grid, block, cluster, shared_bytes):
+        """1, or 0 where a block of this shape cannot run: the sim runs one cluster at a
+        time, as the cpu device does."""
+        threads = block[0] * block[1] * block[2]
+        return 1 if self.occupancy(loaded, threads, shared_bytes) > 0 else 0
+
+    def _run_together(self, kernel, loaded, grid, block, shared_bytes, stream, args, what,
+                      **how):
+        refuse_in_host_function("a kernel launch")
+        if loaded.binary.launches_kernels:
+            raise NotSupportedError(
+                f"kernel '{kernel.__name__}' launches kernels, and the sim device does not run "
+                f"the launches inside {what}: launch it with kernel[grid, block]")
+        refuse_freed(kernel, args)
+        refuse_overlapping(kernel, loaded.binary.params, args)
+        refuse_misaligned(kernel, loaded.binary.params, args)
+        if stream is not None:
+            stream.synchronize()
+        self.pending.raise_it()
+        error = self.launch(loaded, grid, block, shared_bytes, args,
+                            loaded.binary.symbol_objects, kernel.__name__, **how)
+        if error is not None:
+            self.pending.keep(error)
+        if config.launch_blocking or any(isinstance(a, np.ndarray) and
+                                         getattr(a, "device_ptr", None) is None for a in args):
+            self.synchronize()
+
+    def run_cooperative(self, kernel, loaded, grid, block, shared_bytes, stream, args):
+        """kernel.launch_cooperative: the blocks take turns between grid.sync()s, each
+        running until all its threads wait there (schedule.run_grid). The grid must be
+        co-resident by the cpu device's occupancy model on the sim's one multiprocessor."""
+        nblocks, nthreads = math.prod(grid), math.prod(block)
+        props = self.properties()
+        limit = props.multiprocessor_count * max(1, occupancy.blocks_per_core(props, nthreads, 0))
+        if nblocks > limit:
+            raise InvalidConfiguration(
+                f"cooperative launch of '{kernel.__name__}': {nblocks} blocks of {nthreads} "
+                f"threads cannot all be resident at once on this device (at most {limit}); CUDA "
+                "fails this launch with cudaErrorCooperativeLaunchTooLarge. Launch fewer blocks "
+                "and loop over the data (a grid-stride loop)")
+        self._run_together(kernel, loaded, grid, block, shared_bytes, stream, args,
+                           "cooperative launches", cooperative=True)
 
     def native_launch(self, kernel, loaded, types, grid, block, shared_bytes, stream,
                       classes=None):
@@ -330,14 +382,23 @@ class SimBackend(SimGraphs, HostMemory):
         super().reset()
         self.limits = dict(self.DEFAULT_LIMITS)
         self.written.clear()
+        self.heap = None
         self.pending = Pending()
 
     def set_limit(self, name, value):
         """The heap and pending-launch limits are kept and read back (the pending-launch
-        limit bounds launches from kernels; the sim device has no simt.malloc, so the heap
-        size limits nothing here)."""
+        limit bounds launches from kernels; the heap's size is fixed once a kernel called
+        simt.malloc, as on the cpu device)."""
         self._refuse_limit(name)
+        if name == "malloc_heap_size":
+            heap.check_size(self.heap, value)
         self.limits[name] = value
+
+    def device_heap(self):
+        """The heap of simt.malloc (sim/heap.py), made at the first call."""
+        if self.heap is None:
+            self.heap = heap.SimHeap(self.limits["malloc_heap_size"])
+        return self.heap
 
     def get_limit(self, name):
         self._refuse_limit(name)
@@ -387,7 +448,7 @@ class SimBackend(SimGraphs, HostMemory):
         return None           # the kernel copies through the map's array (copies.py)
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
-               in_graph=False):
+               in_graph=False, cooperative=False, cluster=None):
         """Run a kernel now on the calling thread; returns its error or None. ``in_graph``:
         it is a kernel node of a graph's replay (it may launch graphs: simt.graph_launch)."""
         family = None
@@ -398,7 +459,8 @@ class SimBackend(SimGraphs, HostMemory):
             family.in_graph = in_graph
         # a chain of device functions runs as nested generators, one frame per call
         with self.lock, deep_recursion():
-            run = Launch(kernel, grid, block, shared_bytes, symbols, self, family)
+            run = Launch(kernel, grid, block, shared_bytes, symbols, self, family,
+                         cooperative=cooperative, cluster=cluster)
             error = run.run(args)
             if error is not None or not run.children:
                 return error

@@ -1,5 +1,6 @@
 """One launch of a sim kernel: its arguments as Python values and SimArrays, its shared,
 local and constant memory, and the errors its checks raise (schedule.Report words them)."""
+import ctypes
 import os
 
 import numpy as np
@@ -10,35 +11,18 @@ from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
 from .. import devqueue
-from . import devlaunch, values
+from . import devlaunch, heap, records, values
 from .copies import SimTensorMap
-from .memory import INIT, Shadow, SimArray, VecArray, elements, flat_buffer
-from .schedule import (Block, Fault, Report, block_order, make_threads, run_block,
-                       thread_indices)
-
-
-def adder(dtype):
-    """``old + value`` in ``dtype`` as an atomic add computes it: integers wrap, floats
-    round, bfloat16 adds in float32 and rounds once, a vector adds component-wise."""
-    element = T.element_type(dtype)
-    if isinstance(element, T.Vector):
-        add = adder(element.dtype)
-        return lambda old, value: tuple(map(add, old, value))
-    if isinstance(element, T.Scalar) and element.is_bfloat16:
-        return lambda old, value: values.bf16_encode(
-            values.f32(values.bf16_decode(old) + values.bf16_decode(value)))
-    if dtype.kind in "iu":
-        wrap = values.wrapper(dtype)
-        return lambda old, value: wrap(old + value)
-    rounding = values.ROUND.get(dtype.name, lambda x: x)
-    return lambda old, value: rounding(old + value)
+from .memory import FREED, INIT, Gone, Shadow, SimArray, VecArray, adder, elements, flat_buffer
+from .schedule import (Block, Fault, Report, block_order, block_steps, fault_record,
+                       make_threads, run_block, run_grid, thread_indices)
 
 
 class Launch:
     """A launch's state; generated code calls its methods as ``_k_L``."""
 
     def __init__(self, loaded, grid, block, shared_bytes, symbols, memory, family=None,
-                 child=False):
+                 child=False, cooperative=False, cluster=None):
         binary = loaded.binary
         self.binary, self.loaded = binary, loaded
         self.grid, self.block, self.shared_bytes = tuple(grid), tuple(block), shared_bytes
@@ -55,6 +39,10 @@ class Launch:
         self.children = []            # the launches its threads made (devlaunch.py)
         self.child = child            # launched from a kernel: scalars come as sim values
         self.addresses = {}           # id(global buffer) -> (its address, its unit's size)
+        self.cooperative = cooperative  # launch_cooperative: grid.sync() waits for the grid
+        self.cluster = tuple(cluster or (1, 1, 1))     # blocks per cluster, per axis
+        self.cluster_size = self.cluster[0] * self.cluster[1] * self.cluster[2]
+        self.running = {}             # block index -> Block, of the blocks running together
 
     # ------------------------------------------------------------ running
     def run(self, args):
@@ -62,10 +50,20 @@ class Launch:
         try:
             self.params = self.arguments(args)
             make_block = self.loaded.launch_fn(self)
-            threads = make_threads(self)
-            for index in block_order(self.grid, self.seed):
-                block = Block(self, index)
-                run_block(self, block, make_block(block), threads, self.binary.sync)
+            if self.cluster_size > 1 or self.cooperative and self.binary.sync:
+                for group in self.groups():     # every block at once / a cluster's
+                    blocks = [Block(self, index) for index in group]
+                    self.running = {b.index: b for b in blocks}
+                    run_grid(self, [(b, block_steps(self, b, make_block(b), make_threads(self),
+                                                    self.binary.sync))
+                                    for b in blocks], self.seed)
+                    for b in blocks:            # what records of accesses keep: not these
+                        b.shared_arrays = {}
+            else:
+                threads = make_threads(self)
+                for index in block_order(self.grid, self.seed):
+                    block = Block(self, index)
+                    run_block(self, block, make_block(block), threads, self.binary.sync)
         except Fault as fault:
             return fault.error
         except RecursionError as exc:
@@ -74,6 +72,44 @@ class Launch:
             self.cur = None
         self.memory.mark_written(self.shadows)
         return None
+
+    def groups(self):
+        """The blocks that run together: the grid (cooperative), else each cluster, in the
+        seed's order."""
+        order = block_order(self.grid, self.seed)
+        if self.cooperative:
+            return [order]
+        clusters = {}
+        for index in order:
+            clusters.setdefault(tuple(i // c for i, c in zip(index, self.cluster)), []) \
+                .append(index)
+        return list(clusters.values())
+
+    # ------------------------------------------------------------ clusters
+    def cluster_rank(self, bid):
+        """The rank of block ``bid`` in its cluster (x fastest, as %cluster_ctarank)."""
+        cx, cy, _ = self.cluster
+        x, y, z = (i % c for i, c in zip(bid, self.cluster))
+        return x + cx * (y + cy * z)
+
+    def map_shared(self, th, site, array, rank):
+        """cluster.map_shared_rank(array, rank): the same shared array (or view) of the
+        cluster's block of that rank, checked as its own block's accesses are."""
+        if not 0 <= rank < self.cluster_size:
+            from ...lang.cluster import NO_BLOCK
+            where = self.sites[site]
+            raise Fault(fault.decode(fault_record(fault.ASSERT, where, th,
+                                                  dim=fault.message_id(0)),
+                                     self.report._binary(where, messages=[NO_BLOCK]),
+                                     self.binary.name))
+        cx, cy, _ = self.cluster
+        origin = [i - i % c for i, c in zip(th.bid, self.cluster)]
+        index = (origin[0] + rank % cx, origin[1] + rank // cx % cy, origin[2] + rank // (cx * cy))
+        if index == th.bid:
+            return array
+        other = self.running[index]
+        name = next(n for n, a in th.block.shared_arrays.items() if a.data is array.data)
+        return other.shared_arrays[name].reshaped(array.off, array.shape, array.est)
 
     def stack_overflow(self, exc):
         """The LaunchError of a recursive device function too deep for Python's stack:
@@ -154,6 +190,8 @@ class Launch:
     def global_array(self, t, span, written, label):
         (root, item), root_bytes, initialized, ptr, shape, strides = span
         dtype = np.dtype(t.dtype)
+        if records.is_record(dtype):
+            return self.record_array(span, written, label, dtype)
         key = (root, item)
         shadow = self.shadows.get(key)
         if shadow is None and (written or initialized is not True):
@@ -166,6 +204,40 @@ class Launch:
         self.addresses[id(buffer)] = (root, item)
         return new_array(self, buffer, (ptr - root) // item, shape,
                          tuple(s // item for s in strides), dtype, label, shadow, n)
+
+    def record_array(self, span, written, label, dtype):
+        """An array of records: its bytes, with a byte-granular Shadow (records.py)."""
+        (root, _), root_bytes, initialized, ptr, shape, strides = span
+        key = (root, 1)
+        shadow = self.shadows.get(key)
+        if shadow is None and (written or initialized is not True):
+            init = initialized if initialized is True else \
+                [INIT if ok else None for ok in initialized[:root_bytes].tolist()]
+            shadow = self.shadows[key] = Shadow(self, root_bytes, init, written)
+        raw = (ctypes.c_char * max(root_bytes, 1)).from_address(root)
+        data = memoryview(raw).cast("B")
+        self.addresses[id(data)] = (root, 1)
+        return records.RecArray(self, data, ptr - root, shape, tuple(strides), dtype, label,
+                                shadow, None)
+
+    def malloc(self, th, site, count, dtype):
+        return heap.malloc(self, th, site, count, dtype)
+
+    def free(self, th, site, array):
+        heap.free(self, th, site, array)
+
+    def null_array(self, dtype, label):
+        """An empty array of no allocation, as a failed simt.malloc returns (every index is
+        out of bounds; simt.free ignores it)."""
+        if records.is_record(dtype):
+            return records.RecArray(self, memoryview(bytearray(1)), 0, (0,),
+                                    (dtype.itemsize,), dtype, label, None, None)
+        _, n = unit_of(dtype)
+        return new_array(self, [], 0, (0,), (n or 1,), dtype, label, None, n)
+
+    def index_fault(self, site):
+        """The out-of-bounds report of an index into a record value's array field."""
+        return lambda i, d, n: self.out_of_bounds(site, i, d, n, _Named(self.sites[site].label))
 
     def make_shared(self, decl, block):
         name, space, shape, dtype, data, index = decl
@@ -180,6 +252,12 @@ class Launch:
     def _private(self, shape, dtype, name, reads):
         unit, n = unit_of(dtype)
         count = int(np.prod(shape)) if len(shape) else 1
+        if records.is_record(dtype):
+            data = memoryview(bytearray(max(count, 1) * dtype.itemsize))
+            est = tuple(int(np.prod(shape[i + 1:])) * dtype.itemsize for i in range(len(shape)))
+            shadow = Shadow(self, count * dtype.itemsize, False, reads)
+            return records.RecArray(self, data, 0, tuple(shape), est, dtype,
+                                    name.split("_", 3)[-1], shadow, None)
         buffer = np.zeros(max(count, 1), dtype)
         est = tuple(int(np.prod(shape[i + 1:])) * (n or 1) for i in range(len(shape)))
         shadow = Shadow(self, count * (n or 1), False, reads)
@@ -193,6 +271,11 @@ class Launch:
             data = self.symbols[index].host
         data = np.ascontiguousarray(data)
         unit, n = unit_of(dtype)
+        if records.is_record(dtype):
+            raw = memoryview(data.reshape(-1).view(np.uint8)).cast("B") if data.nbytes else \
+                memoryview(bytearray(1))
+            return records.RecArray(self, raw, 0, tuple(data.shape), tuple(data.strides),
+                                    dtype, name.split("_", 3)[-1], None, None)
         est = tuple(s // unit.itemsize for s in data.strides)
         return new_array(self, _buffer_of(data, unit), 0, tuple(data.shape), est, dtype,
                          name.split("_", 3)[-1], None, n)
@@ -249,9 +332,16 @@ class Launch:
                                         array=where.label))
 
     def race(self, rec, first, site, second, idx, th):
+        if type(rec) is Gone:          # not a race: the element's memory is gone
+            if rec is FREED:
+                raise Fault(heap.use_after_free(self, site, idx, th, second != "read"))
+            raise Fault(self.report.exited_block(self.sites[site], second, idx, th))
         other = (_Past(rec[0], rec[1]), self.sites[rec[4]])
+        across = "grid.sync() (cg.this_grid().sync())" if self.cooperative else \
+            "cg.this_cluster().sync()" if self.cluster_size > 1 and \
+            self.running.get(rec[1].index) is rec[1] else None
         raise Fault(self.report.race(other, first, self.sites[site], second,
-                                     self.sites[site].label or "array", idx, th))
+                                     self.sites[site].label or "array", idx, th, across))
 
     def trap(self, th, site):
         raise Fault(self.report.trap(self.sites[site], th))
@@ -313,6 +403,13 @@ class Launch:
         raise Fault(self.report.not_cooperative(self.sites[site], th))
 
 
+class _Named:
+    """What an out-of-bounds report names: an array field of a record value."""
+
+    def __init__(self, label):
+        self.label = label
+
+
 class _Past:
     """The thread of an earlier access, as it was then (Thread objects move on to the
     next block)."""
@@ -344,6 +441,8 @@ def new_array(launch, data, off, shape, est, dtype, label, shadow, n):
 
 def scalar(t, value):
     """A scalar argument as the Python value generated code computes with."""
+    if isinstance(t, T.Record):                    # the tuple of its leaves (records.py)
+        return records.Layout(t.dtype).from_host(value)
     if isinstance(t, T.Vector):                    # a tuple of its components
         return tuple(scalar(t.element, v) for v in value)
     kind = t.kind

@@ -15,10 +15,19 @@ import ctypes
 
 import numpy as np
 
+from ...ir import types as T
 from ...ir.types import float8_storage, is_bfloat16_dtype
-from . import ordering
+from . import ordering, values
 
 INIT = ()              # an element written before this launch (or by an atomic)
+
+
+class Gone(tuple):
+    """An element no thread may access any more: its access is reported as such."""
+
+
+FREED = Gone(("freed",))      # of a heap block that simt.free released (heap.py)
+EXITED = Gone(("exited",))    # of the shared memory of a cluster's block that has exited
 _WROTE = {6: "write", 7: "volatile write"}     # a write's record (7: volatile) as reports say
 _FORMATS = {"b": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I",
             "i8": "q", "u8": "Q", "f4": "f", "f8": "d"}
@@ -83,8 +92,8 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and not ordered(w, th):
-            L.race(w, _WROTE[len(w)], site, "read", idx, th)
+        elif w is not INIT and (type(w) is Gone or not ordered(w, th)):
+            L.race(w, _WROTE.get(len(w)), site, "read", idx, th)
         self.note_read(k, site, th)
 
     def note_read(self, k, site, th):
@@ -102,8 +111,8 @@ class Shadow:
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is not None and w is not INIT and not ordered(w, th):
-            L.race(w, _WROTE[len(w)], site, "write", idx, th)
+        if w is not None and w is not INIT and (type(w) is Gone or not ordered(w, th)):
+            L.race(w, _WROTE.get(len(w)), site, "write", idx, th)
         if self.reads:
             r = self.r[k]
             if r is not None:
@@ -123,8 +132,9 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and not ordered(w, th) and (len(w) == 6 or not self._released(k, th)):
-            L.race(w, _WROTE[len(w)], site, "volatile read", idx, th)
+        elif type(w) is Gone or w is not INIT and not ordered(w, th) and \
+                (len(w) == 6 or not self._released(k, th)):
+            L.race(w, _WROTE.get(len(w)), site, "volatile read", idx, th)
         self.note_read(k, site, th)
         if self.clocks is not None:
             ordering.atomic(th, self.clocks, k, "load", L.sites[site])
@@ -140,7 +150,8 @@ class Shadow:
         L = self.launch
         th = L.cur
         w = self.w[k]
-        if w is not None and w is not INIT and len(w) == 6 and not ordered(w, th):
+        if type(w) is Gone or w is not None and w is not INIT and len(w) == 6 and \
+                not ordered(w, th):
             L.race(w, "write", site, "volatile write", idx, th)
         self.w[k] = (th, th.block, th.block.ep, len(th.warp.log), site, th.rel, True)
         if self.clocks is None:
@@ -155,7 +166,7 @@ class Shadow:
         w = self.w[k]
         if w is None:
             L.uninitialized(site, idx, th)
-        elif w is not INIT and len(w) == 6 and not ordered(w, th):
+        elif type(w) is Gone or w is not INIT and len(w) == 6 and not ordered(w, th):
             L.race(w, "write", site, "atomic update", idx, th)
         if self.clocks is None:
             self.clocks = {}
@@ -166,11 +177,11 @@ class Shadow:
 def ordered(rec, th):
     """Whether the access ``rec`` (thread, block, barrier count, warp log position, site,
     the thread's releases then) happens before thread ``th``'s next one: it is th's own, or
-    a barrier of their block came since, or th acquired a later release of that thread (an
+    a barrier of their block (of another block: a grid.sync()) came since, or th acquired a later release of that thread (an
     arrive/wait barrier's phase: mbarrier.py), or a warp sync naming both lanes."""
     block = th.block
-    if rec[1] is not block:
-        return ordering.acquired(rec, th)
+    if rec[1] is not block:        # a grid.sync() since (cooperative launches), or acquired
+        return rec[2] < rec[1].gsync or ordering.acquired(rec, th)
     other = rec[0]
     if other is th or rec[2] != block.ep:
         return True
@@ -388,3 +399,20 @@ _ATOMICS = {
     "xor": lambda old, v, a: old ^ v[0], "cas": _cas,
     "load": lambda old, v, a: None, "store": lambda old, v, a: v[0],
 }
+
+
+def adder(dtype):
+    """``old + value`` in ``dtype`` as an atomic add computes it: integers wrap, floats
+    round, bfloat16 adds in float32 and rounds once, a vector adds component-wise."""
+    element = T.element_type(dtype)
+    if isinstance(element, T.Vector):
+        add = adder(element.dtype)
+        return lambda old, value: tuple(map(add, old, value))
+    if isinstance(element, T.Scalar) and element.is_bfloat16:
+        return lambda old, value: values.bf16_encode(
+            values.f32(values.bf16_decode(old) + values.bf16_decode(value)))
+    if dtype.kind in "iu":
+        wrap = values.wrapper(dtype)
+        return lambda old, value: wrap(old + value)
+    rounding = values.ROUND.get(dtype.name, lambda x: x)
+    return lambda old, value: rounding(old + value)

@@ -19,11 +19,12 @@ import random
 from collections import namedtuple
 
 import simt.fault as fault
-from ...errors import (BarrierDivergenceError, LaunchError, RaceConditionError,
-                       UninitializedReadError)
+from ...errors import (BarrierDivergenceError, IllegalAddressError, LaunchError,
+                       RaceConditionError, UninitializedReadError)
 from ...ir import types as T
 from . import ordering
 from .mbarrier import acquire
+from .memory import EXITED, INIT
 
 dim3 = namedtuple("dim3", "x y z")
 WARP = T.WARP32           # the sim device's warp facts (SimBackend.warp): NVIDIA's 32 lanes
@@ -60,19 +61,25 @@ class Block:
     """One block's state: its barrier count and shared memory; its arrive/wait barriers
     (mbarrier.py), ``tick`` counting their changes, ``tried`` the tick at which try_waits
     last gave up; its named barriers and the threads those released (the scheduler resumes
-    them)."""
+    them); in a cooperative launch, ``gsync``: its barrier count when the grid last passed
+    a grid.sync() (its accesses from before that count are ordered before every other
+    block's after it: memory.ordered)."""
 
     __slots__ = ("ep", "shared_arrays", "launch", "index", "mbars", "tick", "tried", "named",
-                 "freed", "live")
+                 "freed", "live", "gsync", "at_grid")
 
     def __init__(self, launch, index):
         self.launch, self.index, self.ep = launch, index, 0
+        self.gsync, self.at_grid = 0, False    # its barrier count at the last grid.sync()
         self.shared_arrays, self.mbars = {}, {}
         self.tick, self.tried = 0, -1
         self.named, self.freed, self.live = {}, [], len(launch.tids)
 
     def shared(self, decl):
-        return self.launch.make_shared(decl, self)
+        array = self.launch.make_shared(decl, self)
+        if self.launch.cluster_size > 1:     # for cluster.map_shared_rank, while it runs
+            self.shared_arrays[decl[0]] = array
+        return array
 
     def arrive(self, ident, count, th, site, wait=False):
         """Thread th counts at named barrier ``ident`` (bar.arrive; bar.sync when it
@@ -177,6 +184,36 @@ def make_threads(launch):
 
 def run_block(launch, block, body, threads, sync):
     """Run every thread of one block (body: the kernel function made for this block)."""
+    for _ in block_steps(launch, block, body, threads, sync):
+        pass                 # grid.sync(): only a cooperative launch gets here (run_grid)
+
+
+def run_grid(launch, blocks, seed):
+    """A cooperative launch, or one cluster of a cluster launch: ``blocks`` ((Block, its
+    block_steps generator) each) run in turn until each waits at grid.sync() (or
+    cluster.sync()) or has finished; once all that have not finished wait there, they pass
+    it (a block that finished is excused, as on the cpu device). A seed shuffles the
+    blocks' order at every such sync too. A read of memory nothing wrote is kept until all
+    got there (launch.flush): another block's write before then makes it a race."""
+    rounds = 0
+    while blocks:
+        waiting = []
+        for block, steps in blocks:
+            for _ in steps:
+                waiting.append((block, steps))
+                break
+        launch.flush()          # a read nothing wrote, kept until every block got here
+        for block, _ in waiting:
+            block.gsync = block.ep
+        rounds += 1
+        if seed:
+            random.Random(hash((seed, rounds))).shuffle(waiting)
+        blocks = waiting
+
+
+def block_steps(launch, block, body, threads, sync):
+    """run_block as a generator that yields when the block's threads all wait at a
+    grid.sync() of a cooperative launch (or a cluster.sync() of a cluster launch)."""
     for th in threads:
         th.block = block
         th.locals = th.result = th.vc = None
@@ -190,8 +227,48 @@ def run_block(launch, block, body, threads, sync):
             launch.cur = th
             body(th)
     else:
-        _run_sync(launch, block, body, threads, order)
-    launch.flush()
+        yield from _run_sync(launch, block, body, threads, order)
+    if not launch.running:
+        launch.flush()
+    elif launch.cluster_size > 1:      # its shared memory is gone for the cluster's others
+        _exit_cluster_block(launch, block)
+
+
+def _exit_cluster_block(launch, block):
+    """Block ``block`` of a cluster has exited: another block's access of its shared memory
+    since their last cluster.sync() is not ordered before the exit (a use after exit in
+    some order of the blocks), and any access from now on is one."""
+    for array in block.shared_arrays.values():
+        shadow = array.shadow
+        if shadow is None:
+            continue
+        for k in range(len(shadow.w)):
+            reads = shadow.r[k] if shadow.r is not None else None
+            reads = reads if type(reads) is list else [] if reads is None else [reads]
+            w = shadow.w[k]
+            writes = [w] if w is not None and w is not INIT and type(w) is tuple else []
+            for rec, access in [(r, "read") for r in reads] + [(r, "write") for r in writes]:
+                if rec[1] is not block and rec[2] >= rec[1].gsync:
+                    n = len(shadow.w)
+                    idx = tuple(int(i) for i in _unravel(k, array.shape, n))
+                    raise Fault(launch.report.exited_block(launch.sites[rec[4]], access, idx,
+                                                           rec[0]))
+        shadow.w[:] = [EXITED] * len(shadow.w)
+
+
+def _unravel(k, shape, n):
+    """The index of flat element k of an array of ``shape`` (k itself where the shadow
+    holds more than its elements: a record's bytes, a vector's components)."""
+    count = 1
+    for extent in shape:
+        count *= extent
+    if count != n:
+        return (k,)
+    out = []
+    for extent in reversed(shape):
+        out.append(k % extent)
+        k //= extent
+    return tuple(reversed(out))
 
 
 def _run_sync(launch, block, body, threads, order):
@@ -245,6 +322,9 @@ def _run_sync(launch, block, body, threads, order):
         held = [w for w in waiting if w[0] not in released]
         for th in ths:
             th.result = results.get(th)
+        if block.at_grid:              # every thread of the block waits at grid.sync()
+            block.at_grid = False
+            yield
 
 
 def _skipped(launch, waiting, ys, ran_off):
@@ -415,7 +495,8 @@ def _release_barrier(launch, block, threads, waits, results, done):
     sites = {}
     for th, (kind, site, payload) in waits.items():
         sites.setdefault(site, []).append(th)
-    launch.flush()
+    if not launch.running:         # blocks running together: run_grid flushes
+        launch.flush()
     stuck = [th for th, (kind, _, _) in waits.items() if kind == "nbar"]
     if stuck:
         raise Fault(launch.named_deadlock(stuck[0], waits, done))
@@ -423,11 +504,13 @@ def _release_barrier(launch, block, threads, waits, results, done):
         (s1, t1), (s2, t2) = sorted(sites.items(), key=lambda kv: kv[0])[:2]
         launch.divergence(t1[0], s1, t2[0], s2)
     (site, waiting), = sites.items()
-    kind = waits[waiting[0]][0]
-    if kind == "grid":
-        launch.grid_sync(waiting[0], site)
+    kind, _, scope = waits[waiting[0]]
     ops = [waits[th][2] for th in waiting]
-    if ops[0] is not None:
+    if kind == "grid":       # grid.sync() (scope None), cluster.sync() ('cluster')
+        if scope is None and not launch.cooperative:
+            launch.grid_sync(waiting[0], site)
+        block.at_grid = scope is None or launch.cluster_size > 1
+    elif ops[0] is not None:
         op = ops[0][0]
         preds = [bool(p[1]) for p in ops]
         value = {"count": sum(preds), "and": int(all(preds)), "or": int(any(preds))}[op]
@@ -508,7 +591,8 @@ class Report:
     def where(self, th, site):
         return f"block {th.bid} thread {th.tid} at {site}{fault._source_line(site.file, site.line)}"
 
-    def race(self, rec, first, site, second, label, idx, th):
+    def race(self, rec, first, site, second, label, idx, th, across=None):
+        """``across``: what orders blocks' accesses in this launch (grid.sync() ...)."""
         other, other_site = rec
         element = _element(label, idx)
         if (first, second) == ("volatile write", "volatile read"):
@@ -516,6 +600,9 @@ class Report:
         elif other.block is th.block:
             fix = ("order them with simt.syncthreads() (simt.syncwarp() within a warp), or "
                    "use atomics")
+        elif across is not None:
+            fix = (f"the threads are in different blocks: order them with {across}, give "
+                   f"each block its own elements, or use atomics")
         else:
             fix = ("the threads are in different blocks, which nothing orders within a launch: "
                    "give each block its own elements, or use atomics")
@@ -524,6 +611,16 @@ class Report:
                 f"{self.where(other, other_site)}\n  {second}: {self.where(th, site)}\n  {fix}")
         return RaceConditionError(text, kernel=self.name, block=th.bid, thread=th.tid,
                                   filename=site.file, line=site.line)
+
+    def exited_block(self, site, access, idx, th):
+        """An access of the shared memory of a block of the cluster that has exited."""
+        element = _element(site.label or "array", idx)
+        text = (f"Use after exit in kernel '{self.name}': {access} of {element}, the shared "
+                f"memory of another block of the cluster, which has exited\n  {access}: "
+                f"{self.where(th, site)}\n  keep every block of a cluster running while the "
+                f"others use its shared memory: end the kernel with cg.this_cluster().sync()")
+        return IllegalAddressError(text, kernel=self.name, block=th.bid, thread=th.tid,
+                                   filename=site.file, line=site.line)
 
     def uninitialized(self, site, label, idx, th):
         element = _element(label, idx)

@@ -118,8 +118,11 @@ class SimEvent:
         return self.mark
 
     def synchronize(self):
+        """The recorded work is done; a kernel's error kept since is raised, as on the
+        cpu device (cudaEventSynchronize returns it)."""
         refuse_in_host_function("Event.synchronize")
         hostcapture.refuse_captured_event(self, "Event.synchronize")
+        self.backend.pending.raise_it()
 
     def query(self):
         hostcapture.refuse_captured_event(self, "Event.query")

@@ -7,14 +7,13 @@ from llvmlite import ir as ll
 
 from ....compiler.lltypes import I32, I64, ArrayValue, i32, ptr
 from ....fault import ASSERT
-from ....lang.cluster import block_index, block_rank, dim_blocks, map_shared_rank, num_blocks
+from ....lang.cluster import (NO_BLOCK, block_index, block_rank, dim_blocks, map_shared_rank,
+                              num_blocks)
 from ....lang.registry import declare_target, lowering
 from ..hostsymbols import DIM, RANK, SHARED, SIZE
 
 TARGET = declare_target("cpu")
 
-NO_BLOCK = ("cluster.map_shared_rank: the rank is not a block of this cluster (ranks are 0 to "
-            "cluster.num_blocks() - 1)")
 
 
 def _block(em):

@@ -4,7 +4,8 @@ shared here). An entry the sim device does not run has a stated reason (``refuse
 its NotSupportedError carries. Imported by codegen.py."""
 from ....errors import NotSupportedError
 from ....ir import types as T
-from ....lang import atomics_ordered, cachehints, float8, graphs, groups, heap, python as pylang
+from ....lang import atomics_ordered, cachehints, cluster, float8, graphs, groups, heap
+from ....lang import python as pylang
 from ....lang.atomics import RMW_ENTRIES
 from ....lang.indices import blockDim, blockIdx, gridDim, threadIdx, warpSize
 from ....lang.intrinsics_fp import BITCASTS, ENTRIES as FP_ENTRIES
@@ -228,7 +229,27 @@ rule(graphs.graph_set_condition)(lambda g, e, a: f"_k_gs({a[0]}, {a[1]})")
 rule(graphs.graph_launch)(
     lambda g, e, a: f"_k_L.graph_launch(_k_t, {g.site(e.loc, GRAPH_LABEL)}, {a[0]})")
 rule(heap.trap)(lambda g, e, a: f"_k_L.trap(_k_t, {g.site(e.loc)})")
+
+
+@rule(heap.malloc)
+def _malloc(g, e, args):
+    """A block of the device's heap as an array of the launch (sim/heap.py)."""
+    site = g.site(e.loc, "simt.malloc array")
+    return f"_k_L.malloc(_k_t, {site}, {args[0]}, {g.layout(e.type.dtype)}.dtype)"
+
+
+rule(heap.free)(lambda g, e, a: f"_k_L.free(_k_t, {g.site(e.loc)}, {a[0]})")
 rule(pylang.breakpoint_)(lambda g, e, a: "breakpoint()")
+
+# clusters: the launch's shape (clusters of one block when it names none: sim/launch.py)
+rule(cluster.block_rank)(lambda g, e, a: "_k_L.cluster_rank(_k_bid)")
+rule(cluster.num_blocks)(lambda g, e, a: "_k_L.cluster_size")
+rule(cluster.dim_blocks)(lambda g, e, a: f"_k_L.cluster[{'xyz'.index(e.attrs['axis'])}]")
+rule(cluster.block_index)(
+    lambda g, e, a: f"(_k_bid[{'xyz'.index(e.attrs['axis'])}] % "
+                    f"_k_L.cluster[{'xyz'.index(e.attrs['axis'])}])")
+rule(cluster.map_shared_rank)(
+    lambda g, e, a: f"_k_L.map_shared(_k_t, {g.site(e.loc)}, {a[0]}, {a[1]})")
 
 # FP8 values are their codes (Python ints), converted exactly as the host does (lang/float8.py)
 for _fp8 in float8.FORMATS:

@@ -1,7 +1,7 @@
 """What the sim device does not run yet, family by family, with the reason its
 NotSupportedError gives (every other device of the host has each of these: the 'cpu'
 device runs them with the same results)."""
-from ....lang import cluster, heap, linking, wmma
+from ....lang import linking, wmma
 from ....lang.intrinsics_fp import ENTRIES as FP_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
 from ....lang.registry import REGISTRY, declare_target, refuse
@@ -21,12 +21,8 @@ def _without_lowering(entries):
 refuse(*_without_lowering(MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith("fast.")]),
        target=TARGET, why=_not_yet("this math function (the sim device has Python's math "
                                    "module's functions and a few of CUDA's)"))
-refuse(heap.malloc, heap.free, target=TARGET, why=_not_yet("the device heap (simt.malloc)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
-CLUSTERS = _not_yet("thread block clusters")
-refuse(cluster.block_rank, cluster.num_blocks, cluster.dim_blocks, cluster.block_index,
-       cluster.map_shared_rank, target=TARGET, why=CLUSTERS)
 refuse(*[e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))], target=TARGET,
        why=_not_yet("textures and surfaces"))
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
