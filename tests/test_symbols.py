@@ -127,3 +127,27 @@ def test_symbol_views_in_checked_mode(rng):
         add_through[1, 16](COUNTS.device_array(), 16)
         simt.synchronize()
         np.testing.assert_array_equal(COUNTS.copy_to_host(), 2 * start)
+
+
+def test_copy_to_host_reads_the_current_devices_storage(rng):
+    """A Global held by another device too (here a stand-in GPU placement) is read from the
+    current device: on the cpu device its own storage, which the other device's contents
+    must not overwrite (the H200 suite, 2026-12-02: the GPU's copy was read into it)."""
+    class Elsewhere:
+        def read(self, host, stream=None):
+            host[...] = -7
+
+        def write(self, host, stream=None):
+            pass
+
+    start = random_array(rng, 16, np.int64)
+    COUNTS.placements["cuda:99"] = Elsewhere()
+    try:
+        with simt.use_device("cpu"):
+            COUNTS.copy_from(start)
+            add_through[1, 16](COUNTS.device_array(), 16)
+            simt.synchronize()
+            np.testing.assert_array_equal(COUNTS.copy_to_host(), 2 * start)
+            np.testing.assert_array_equal(COUNTS.copy_to_host(), 2 * start)
+    finally:
+        del COUNTS.placements["cuda:99"]

