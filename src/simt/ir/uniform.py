@@ -171,6 +171,11 @@ class Uniformity:
     def state(self, stmt):
         return self._states_by_id.get(id(stmt), {})
 
+    def same_state(self, new, old):
+        """``new`` (a statement a later pass made: interchange.py) sees the recomputed
+        values as ``old`` does."""
+        self._states_by_id[id(new)] = self.state(old)
+
     def _uniform_value(self, e, stmt, block):
         value = closed(e, self.state(stmt), block)
         return None if value is None or reads_thread(value) else value

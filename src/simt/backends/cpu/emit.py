@@ -19,7 +19,7 @@ from . import checked, checkscan, cluster, cooperative, guards, hoist, independe
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
-from ...ir import disjoint, intervals
+from ...ir import disjoint, interchange, intervals
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -72,11 +72,16 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     def __init__(self, target, module, function, options, symbol):
         plan = uniform = pieces = None
+        swapped = {}
         if function.uses_barrier:
             uniform = Uniformity(function)
             pieces = fission(function.body, uniform)
-            plan = Plan(pieces, uniform.recomputed | uniform.block_vars)
         fibers = independent.plan(function, pieces, options)
+        if pieces is not None:
+            if fibers is None and not options.checks and interchange.enabled():
+                # block-stride loops outside their thread loops (ir/interchange.py)
+                pieces, swapped = interchange.apply(pieces, function, uniform, options.block)
+            plan = Plan(pieces, uniform.recomputed | uniform.block_vars)
         if fibers is None:
             fnty = ll.FunctionType(I32, [ptr(), ptr(), I64, I64, ptr(), ptr()])
             llfunc = ll.Function(module, fnty, symbol)
@@ -90,6 +95,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         for index in noalias:
             llfunc.args[index].add_attribute("noalias")
         super().__init__(target, module, function, llfunc, options)
+        self.locals.update(swapped)
+        self.swapped = tuple(swapped)   # the block-level variables of swapped loops
         self.plan, self.uniform, self.pieces, self.fibers = plan, uniform, pieces, fibers
         self.fiber_state = None    # the scheduler's state (fibers.py), in a warp function
         self.has_return = any(isinstance(s, ir.Return) for s in ir.walk_stmts(function.body))

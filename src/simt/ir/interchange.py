@@ -1,0 +1,262 @@
+"""Block-stride loops swapped with the thread loop (the CPU device, kernels with barriers).
+
+A thread loop whose run holds ``for i in range(a + threadIdx.x, b, step)``, ``a``, ``b``
+and ``step`` the same for the whole block (uniform.py) and ``step`` positive, visits
+each thread's elements with a stride of ``step``: one element per trip, on a CPU no
+vector code. Swapped, the range loop runs once per block outside and the threads inside,
+
+    for k in range(a, b, step):          # once per block, k one value per block
+        for each thread:                 # a thread loop: consecutive elements
+            if k + threadIdx.x < b:
+                i = k + threadIdx.x
+                body
+
+each thread still runs its own trips in their order (thread t's trip j is
+``a + t + j*step`` either way, and ``k + t >= b`` once ``k >= b``); only the
+interleaving of different threads' trips changes, and the threads between two barriers
+may run in any interleaving on a GPU. The run's statements before and after the loop
+become thread loops of their own (as if a barrier stood there, another interleaving).
+
+The body must keep that interleaving invisible (``legal``): no break, continue or return
+of its own, no printf, assert, device function call or intrinsic other than math,
+vector arithmetic, special registers and atomics (whose order CUDA leaves open), no
+record field stored; and when it stores to global or shared memory (non-atomically),
+every access of that memory in the body is to one array at one index, an index each
+thread owns: ``i`` (distinct over threads and trips: a step of at least the block's
+width) or ``threadIdx.x`` (blocks of one row), so no thread reads or writes what another
+writes. Local arrays and constant memory are each thread's own or read-only.
+
+``apply`` is called by the CPU emitter (backends/cpu/emit.py) on fission.py's pieces,
+outside checked mode and warp fibers; the block-level loop variables it makes are added
+to ``uniformity.block_vars`` (no per-thread slot). SIMT_INTERCHANGE=0 turns it off
+(measurements).
+"""
+import os
+
+from . import nodes as ir
+from . import types as T
+from .fission import Region, Run
+from .uniform import BLOCK_OPS, THREAD_OPS, closed, reads_thread
+from .walk import fields, walk
+
+_PURE_PREFIXES = ("math.", "vector.")
+_SPECIAL = frozenset(THREAD_OPS) | frozenset(BLOCK_OPS)
+_POSITIVE_OPS = frozenset(BLOCK_OPS)
+_REFUSED = (ir.Return, ir.Print, ir.Assert, ir.StoreField, ir.Barrier, ir.Collective,
+            ir.WarpOp, ir.GridSync, ir.WarpGather, ir.WarpResult)
+
+
+def enabled():
+    return os.environ.get("SIMT_INTERCHANGE", "1") != "0"
+
+
+def apply(pieces, function, uniformity, block):
+    """``pieces`` with every interchangeable loop swapped; returns (pieces, {name: type}
+    of the block-level loop variables made). ``block``: the block shape the kernel is
+    compiled for, or None."""
+    made = {}
+    return _pieces(pieces, function, uniformity, block, made), made
+
+
+def _pieces(pieces, function, uniformity, block, made):
+    out = []
+    for piece in pieces:
+        if isinstance(piece, Region):
+            piece.parts = [_pieces(p, function, uniformity, block, made) for p in piece.parts]
+            out.append(piece)
+        else:
+            out.extend(_run(piece, function, uniformity, block, made))
+    return out
+
+
+def _run(run, function, uniformity, block, made):
+    for index, s in enumerate(run.stmts):
+        if not isinstance(s, ir.ForRange):
+            continue
+        shape = match(s, function, uniformity, block)
+        if shape is None:
+            continue
+        start, stop, step, tid = shape
+        t = function.locals[s.var]
+        k = f"$interchange{len(made)}.{s.var}"
+        made[k] = t
+        uniformity.block_vars.add(k)
+        i = ir.BinOp(t, s.loc, "add", ir.Var(t, s.loc, k), tid)
+        guard = ir.If(s.loc, ir.Compare(T.BOOL, s.loc, "lt", i, stop),
+                      [ir.Assign(s.loc, s.var, i)] + list(s.body), [])
+        uniformity.same_state(guard, s)
+        outer = ir.ForRange(s.loc, k, start, stop, step, [guard], s.unroll)
+        pieces = [Run(run.stmts[:index], run.hoisted),
+                  Region(outer, [start, stop, step], [[Run([guard])]])]
+        rest = Run(run.stmts[index + 1:])
+        if rest.stmts:
+            pieces.extend(_run(rest, function, uniformity, block, made))
+        return pieces
+    return [run]
+
+
+def match(s, function, uniformity, block):
+    """(a, b, step, the thread part of the start) of a loop that may be swapped, else None."""
+    state = uniformity.state(s)
+    keep = uniformity.block_vars
+    bounds = [closed(e, state, keep) for e in (s.start, s.stop, s.step)]
+    if any(e is None for e in bounds):
+        return None
+    start, stop, step = bounds
+    t = function.locals.get(s.var)
+    if not isinstance(t, T.Scalar) or t.kind not in "iu" or stop.type != t or step.type != t:
+        return None
+    if reads_thread(stop) or reads_thread(step) or not _positive(step):
+        return None
+    if not (isinstance(start, ir.BinOp) and start.op == "add" and start.type == t):
+        return None
+    for a, tid in ((start.lhs, start.rhs), (start.rhs, start.lhs)):
+        if _is_tid(tid) and not reads_thread(a):
+            break
+    else:
+        return None
+    rows = block is not None and tuple(block[1:]) == (1, 1)
+    if not legal(s, state, keep, rows, rows and _covers(step, block[0])):
+        return None
+    return a, stop, step, tid
+
+
+def legal(s, state, keep, rows, disjoint_i):
+    """Whether swapping loop ``s`` with the thread loop cannot be seen (the module's rules).
+    ``rows``: blocks of one row (threadIdx.x differs between threads); ``disjoint_i``:
+    and a step of at least the row (distinct ``i`` for every thread and trip)."""
+    assigned = {n.name for n in ir.walk_stmts(s.body) if isinstance(n, ir.Assign)}
+    if s.var in assigned or _exits(s.body):
+        return False
+    accesses = []
+    for stmt in ir.walk_stmts(s.body):
+        if isinstance(stmt, _REFUSED):
+            return False
+        if isinstance(stmt, ir.Store):
+            accesses.append((stmt.array, stmt.indices, True))
+        for node in walk(*_exprs(stmt)):
+            if isinstance(node, ir.CallDevice):
+                return False
+            if isinstance(node, ir.Intrinsic):
+                if not (node.op in _SPECIAL or node.op.startswith(_PURE_PREFIXES)
+                        or node.op.startswith("atomic")):
+                    return False
+                if node.op.startswith("atomic"):
+                    accesses.append((node.args[0], None, True))
+            elif isinstance(node, ir.Load):
+                accesses.append((node.array, node.indices, False))
+    for space in ("global", "shared"):
+        mine = [a for a in accesses if _space(a[0]) == space]
+        plain_stores = [a for a in mine if a[2] and a[1] is not None]
+        if not plain_stores:
+            continue
+        if any(a[1] is None for a in mine):          # atomics and plain stores mixed
+            return False
+        first_array, first_index, _ = plain_stores[0]
+        index = [closed(e, state, keep | {s.var}) for e in first_index]
+        if any(e is None for e in index) or not any(
+                _owned(e, s.var, rows, disjoint_i) for e in index):
+            return False
+        for array, indices, _ in mine:
+            if not _same(array, first_array) or len(indices) != len(index) or not all(
+                    _same(closed(e, state, keep | {s.var}), f) for e, f in zip(indices, index)):
+                return False
+    return True
+
+
+def _exprs(stmt):
+    """The expressions a statement holds itself (not those of its nested statements)."""
+    out = []
+    for _, value in fields(stmt):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ir.Expr):
+                out.append(item)
+    return out
+
+
+def _exits(body):
+    """A break or continue of the loop itself (not of a nested loop)."""
+    for s in body:
+        if isinstance(s, (ir.Break, ir.Continue)):
+            return True
+        if isinstance(s, ir.If) and (_exits(s.then) or _exits(s.orelse)):
+            return True
+    return False
+
+
+def _space(array):
+    """'global', 'shared', or None for memory each thread owns or nobody writes."""
+    while isinstance(array, ir.View):
+        array = array.array
+    if isinstance(array, ir.ArrayRef):
+        space = array.decl.space
+        if space in ("shared", "dynamic_shared"):
+            return "shared"
+        return None if space in ("local", "const") else "global"
+    return "global"
+
+
+def _strip(e):
+    while isinstance(e, ir.Cast) and e.type.kind in "iu" and e.value.type.kind in "iu" \
+            and e.type.dtype.itemsize >= e.value.type.dtype.itemsize:
+        e = e.value
+    return e
+
+
+def _is_tid(e):
+    e = _strip(e)
+    return isinstance(e, ir.Intrinsic) and e.op == "threadIdx.x" and not e.args
+
+
+def _owned(e, var, rows, disjoint_i):
+    """An index no other thread uses: the loop variable (``disjoint_i``) or threadIdx.x
+    (``rows``)."""
+    e = _strip(e)
+    if isinstance(e, ir.Var) and e.name == var:
+        return disjoint_i
+    return _is_tid(e) and rows
+
+
+def _positive(e):
+    e = _strip(e)
+    if isinstance(e, ir.Const):
+        return e.type.kind in "iu" and int(e.value) > 0
+    if isinstance(e, ir.Intrinsic):
+        return e.op in _POSITIVE_OPS and not e.args
+    if isinstance(e, ir.BinOp) and e.op in ("mul", "add"):
+        return _positive(e.lhs) and _positive(e.rhs)
+    return False
+
+
+def _covers(e, width):
+    """``e`` (positive) is at least ``width``, the block's threads in x."""
+    e = _strip(e)
+    if isinstance(e, ir.Const):
+        return _positive(e) and int(e.value) >= width
+    if isinstance(e, ir.Intrinsic):
+        return e.op == "blockDim.x" and not e.args
+    if isinstance(e, ir.BinOp) and e.op in ("mul", "add"):
+        return (_covers(e.lhs, width) and _positive(e.rhs)) or \
+            (_covers(e.rhs, width) and _positive(e.lhs))
+    return False
+
+
+def _same(p, q):
+    """The same expression, node for node (closed indices, arrays)."""
+    if p is q:
+        return True
+    if type(p) is not type(q) or getattr(p, "type", None) != getattr(q, "type", None):
+        return False
+    if isinstance(p, ir.ArrayRef):
+        return p.decl is q.decl
+    for (name, x), (_, y) in zip(fields(p), fields(q)):
+        if isinstance(x, (ir.Expr, ir.Stmt)):
+            if not _same(x, y):
+                return False
+        elif isinstance(x, list):
+            if len(x) != len(y) or not all(_same(a, b) if isinstance(a, ir.Expr) else a == b
+                                           for a, b in zip(x, y)):
+                return False
+        elif x != y:
+            return False
+    return True
