@@ -21,17 +21,17 @@ The body must keep that interleaving invisible (``legal``): no break, continue o
 of its own, no printf, assert, device function call or intrinsic other than math,
 vector arithmetic, special registers and atomics (whose order CUDA leaves open), no
 record field stored; and when it stores to global or shared memory (non-atomically),
-every access of that memory in the body is to one array at one index, an index each
+every access of that memory in the body is at one index (in any of its arrays), one each
 thread owns: ``i`` (distinct over threads and trips: a step of at least the block's
 width) or ``threadIdx.x`` (blocks of one row), so no thread reads or writes what another
-writes. Local arrays and constant memory are each thread's own or read-only.
+writes (arrays passed twice, overlapping at other elements, would be a data race in
+CUDA). Local arrays and constant memory are each thread's own or read-only.
 
 ``apply`` is called by the CPU emitter (backends/cpu/emit.py) on fission.py's pieces,
 outside checked mode and warp fibers; the block-level loop variables it makes are added
-to ``uniformity.block_vars`` (no per-thread slot). SIMT_INTERCHANGE=0 turns it off
-(measurements).
+to ``uniformity.block_vars`` (no per-thread slot); its name starts ``$interchange``
+(seen in the kernel's LLVM IR: ``inspect_llvm``).
 """
-import os
 
 from . import nodes as ir
 from . import types as T
@@ -44,10 +44,6 @@ _SPECIAL = frozenset(THREAD_OPS) | frozenset(BLOCK_OPS)
 _POSITIVE_OPS = frozenset(BLOCK_OPS)
 _REFUSED = (ir.Return, ir.Print, ir.Assert, ir.StoreField, ir.Barrier, ir.Collective,
             ir.WarpOp, ir.GridSync, ir.WarpGather, ir.WarpResult)
-
-
-def enabled():
-    return os.environ.get("SIMT_INTERCHANGE", "1") != "0"
 
 
 def apply(pieces, function, uniformity, block):
@@ -108,17 +104,34 @@ def match(s, function, uniformity, block):
         return None
     if reads_thread(stop) or reads_thread(step) or not _positive(step):
         return None
-    if not (isinstance(start, ir.BinOp) and start.op == "add" and start.type == t):
+    split = _split_start(start, t)
+    if split is None:
         return None
-    for a, tid in ((start.lhs, start.rhs), (start.rhs, start.lhs)):
-        if _is_tid(tid) and not reads_thread(a):
-            break
-    else:
-        return None
+    a, tid = split
     rows = block is not None and tuple(block[1:]) == (1, 1)
     if not legal(s, state, keep, rows, rows and _covers(step, block[0])):
         return None
     return a, stop, step, tid
+
+
+def _split_start(start, t):
+    """(a, the thread index as a ``t``) of a start ``a + threadIdx.x``, also written
+    ``threadIdx.x`` alone or widened to ``t`` after a signed add, else None."""
+    if _is_tid(start):
+        return ir.Const(t, start.loc, 0), start
+    wide = None
+    if isinstance(start, ir.Cast) and start.type == t and isinstance(start.value, ir.BinOp) \
+            and start.value.type.kind == "i" and t.kind == "i" \
+            and t.dtype.itemsize >= start.value.type.dtype.itemsize:
+        wide, start = start, start.value        # int64(a + tid): int32 overflow is undefined
+    if not (isinstance(start, ir.BinOp) and start.op == "add"):
+        return None
+    for a, tid in ((start.lhs, start.rhs), (start.rhs, start.lhs)):
+        if _is_tid(tid) and not reads_thread(a):
+            if wide is not None:
+                a, tid = ir.Cast(t, a.loc, a), ir.Cast(t, tid.loc, tid)
+            return a, tid
+    return None
 
 
 def legal(s, state, keep, rows, disjoint_i):
@@ -152,13 +165,12 @@ def legal(s, state, keep, rows, disjoint_i):
             continue
         if any(a[1] is None for a in mine):          # atomics and plain stores mixed
             return False
-        first_array, first_index, _ = plain_stores[0]
-        index = [closed(e, state, keep | {s.var}) for e in first_index]
+        index = [closed(e, state, keep | {s.var}) for e in plain_stores[0][1]]
         if any(e is None for e in index) or not any(
                 _owned(e, s.var, rows, disjoint_i) for e in index):
             return False
         for array, indices, _ in mine:
-            if not _same(array, first_array) or len(indices) != len(index) or not all(
+            if len(indices) != len(index) or not all(
                     _same(closed(e, state, keep | {s.var}), f) for e, f in zip(indices, index)):
                 return False
     return True

@@ -78,7 +78,7 @@ class CpuKernelEmitter(CpuEmitterBase):
             pieces = fission(function.body, uniform)
         fibers = independent.plan(function, pieces, options)
         if pieces is not None:
-            if fibers is None and not options.checks and interchange.enabled():
+            if fibers is None and not options.checks:
                 # block-stride loops outside their thread loops (ir/interchange.py)
                 pieces, swapped = interchange.apply(pieces, function, uniform, options.block)
             plan = Plan(pieces, uniform.recomputed | uniform.block_vars)
@@ -518,17 +518,27 @@ class CpuKernelEmitter(CpuEmitterBase):
         counter = self.alloca(start.type, name=s.var + ".block")
         b = self.builder
         b.store(start, counter)
+        # a step known at run time (a swapped grid-stride loop): trips counted, as
+        # stmt_ForRange counts them, since the counter may pass the type's end at the last
+        counted = t.kind == "i" and not isinstance(step, ll.Constant)
+        if counted:
+            trips, trip = self.range_trips(start, stop, step), self.alloca(I64, name=s.var + ".trip")
+            b.store(i64(0), trip)
         head, body_bb, done = self.new_block("ufor"), self.new_block("ufor_body"), self.new_block("ufor_end")
         b.branch(head)
         b.position_at_end(head)
         it = b.load(counter, typ=start.type)
-        b.cbranch(self.range_cond(it, stop, step, t), body_bb, done)
+        runs = b.icmp_unsigned("<", b.load(trip, typ=I64), trips) if counted \
+            else self.range_cond(it, stop, step, t)
+        b.cbranch(runs, body_bb, done)
         b.position_at_end(body_bb)
         self.store_var(s.var, it)
         self.emit_pieces(body, guards)
         b = self.builder
-        flags = ["nsw"] if t.kind == "i" else []
+        flags = ["nsw"] if t.kind == "i" and not counted else []
         b.store(b.add(b.load(counter, typ=start.type), step, flags=flags), counter)
+        if counted:
+            b.store(b.add(b.load(trip, typ=I64), i64(1), flags=["nuw"]), trip)
         back_edge = b.branch(head)
         if s.unroll is not None:
             loopmeta.requested(self.module, back_edge, s.unroll)
