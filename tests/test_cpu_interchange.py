@@ -86,6 +86,44 @@ def own_slot(x, out):
     out[tid] = s[(tid + 1) % B]
 
 
+@simt.kernel
+def while_dot(a, b, c, last):
+    """while_dot_plain with the loop's variable read after the loop (left alone)."""
+    cache = simt.shared.array(B, np.float64)
+    tid = simt.threadIdx.x + simt.blockIdx.x * simt.blockDim.x
+    temp = 0.0
+    while tid < a.shape[0]:
+        temp += a[tid] * b[tid]
+        tid += simt.blockDim.x * simt.gridDim.x
+    if last.shape[0] > 1:
+        last[simt.threadIdx.x + simt.blockIdx.x * simt.blockDim.x] = tid
+    cache[simt.threadIdx.x] = temp
+    simt.syncthreads()
+    if simt.threadIdx.x == 0:
+        s = 0.0
+        for t in range(B):
+            s += cache[t]
+        c[simt.blockIdx.x] = s
+
+
+@simt.kernel
+def while_dot_plain(a, b, c):
+    """CUDA by Example's dot product: ``while tid < n: ...; tid += step``."""
+    cache = simt.shared.array(B, np.float64)
+    tid = simt.threadIdx.x + simt.blockIdx.x * simt.blockDim.x
+    temp = 0.0
+    while tid < a.shape[0]:
+        temp += a[tid] * b[tid]
+        tid += simt.blockDim.x * simt.gridDim.x
+    cache[simt.threadIdx.x] = temp
+    simt.syncthreads()
+    if simt.threadIdx.x == 0:
+        s = 0.0
+        for t in range(B):
+            s += cache[t]
+        c[simt.blockIdx.x] = s
+
+
 # ---------------------------------------------------------------- loops left alone
 @simt.kernel
 def barrier_inside(x, out):
@@ -251,3 +289,31 @@ def test_break_left_alone(cpu, rng):
             sums[t] += x[i]
     np.testing.assert_allclose(out, sums[::-1], rtol=1e-5)
     assert not _swapped(breaks, (x, out), (B, 1, 1), cpu)
+
+
+def _dot_expected(a, b, blocks):
+    stride = blocks * B
+    return np.array([sum((a[g::stride] * b[g::stride]).sum() for g in range(k * B, k * B + B))
+                     for k in range(blocks)])
+
+
+def test_while_loop_swapped(cpu, rng):
+    n, blocks = 40_001, 6
+    a, b = rng.random(n), rng.random(n)
+    c = np.full(blocks, np.nan)
+    while_dot_plain[blocks, B](a, b, c)
+    np.testing.assert_allclose(c, _dot_expected(a, b, blocks), rtol=1e-12)
+    assert _swapped(while_dot_plain, (a, b, c), (B, 1, 1), cpu)
+
+
+def test_while_loop_variable_read_after_left_alone(cpu, rng):
+    n, blocks = 40_001, 6
+    a, b = rng.random(n), rng.random(n)
+    c = np.full(blocks, np.nan)
+    last = np.full(blocks * B, -1, np.int32)
+    while_dot[blocks, B](a, b, c, last)
+    np.testing.assert_allclose(c, _dot_expected(a, b, blocks), rtol=1e-12)
+    g = np.arange(blocks * B)
+    np.testing.assert_array_equal(last, g + (n - 1 - g) // (blocks * B) * blocks * B
+                                  + blocks * B)
+    assert not _swapped(while_dot, (a, b, c, last), (B, 1, 1), cpu)

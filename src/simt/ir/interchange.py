@@ -67,6 +67,11 @@ def _pieces(pieces, function, uniformity, block, made):
 
 def _run(run, function, uniformity, block, made):
     for index, s in enumerate(run.stmts):
+        if isinstance(s, ir.While):
+            shape = match_while(s, run.stmts[:index], function, uniformity, block)
+            if shape is not None:
+                return _swap_while(run, index, shape, function, uniformity, block, made)
+            continue
         if not isinstance(s, ir.ForRange):
             continue
         shape = match(s, function, uniformity, block)
@@ -91,6 +96,97 @@ def _run(run, function, uniformity, block, made):
     return [run]
 
 
+def _swap_while(run, index, shape, function, uniformity, block, made):
+    """``while v < b: body; v += step`` (v = a + threadIdx.x before it, not read after it)
+    as a uniform while loop over a block-level ``k`` around a thread loop."""
+    s = run.stmts[index]
+    v, start, step, tid, wide, stop = shape
+    t = function.locals[v]
+    k = f"$interchange{len(made)}.{v}"
+    made[k] = t
+    uniformity.block_vars.add(k)
+
+    def below(x):              # the loop's condition at x, in the type it compares in
+        return ir.Compare(T.BOOL, s.loc, "lt", x if wide is None else ir.Cast(wide, s.loc, x),
+                          stop)
+    kvar = ir.Var(t, s.loc, k)
+    i = ir.BinOp(t, s.loc, "add", kvar, tid)
+    guard = ir.If(s.loc, below(i), [ir.Assign(s.loc, v, i)] + list(s.body[:-1]), [])
+    uniformity.same_state(guard, s)
+    nxt = ir.BinOp(t, s.loc, "add", kvar, step)
+    outer = ir.While(s.loc, below(kvar), [guard])
+    first = Run(run.stmts[:index], run.hoisted + [(ir.Assign(s.loc, k, start), start)])
+    pieces = [first, Region(outer, below(kvar),
+                            [[Run([guard]), Run([], [(ir.Assign(s.loc, k, nxt), nxt)])]])]
+    rest = Run(run.stmts[index + 1:])
+    if rest.stmts:
+        pieces.extend(_run(rest, function, uniformity, block, made))
+    return pieces
+
+
+def match_while(s, before, function, uniformity, block):
+    """(v, a, step, the thread part, the compare's wider type or None, b) of a loop
+    ``while v < b: ...; v = v + step`` whose ``v`` is assigned ``a + threadIdx.x`` in the
+    run before it (``before``) and read nowhere else, else None."""
+    if not s.body or not isinstance(s.cond, ir.Compare) or s.cond.op != "lt":
+        return None
+    last, lhs, wide = s.body[-1], s.cond.lhs, None
+    if isinstance(lhs, ir.Cast) and _strip(lhs) is not lhs and isinstance(_strip(lhs), ir.Var):
+        wide, lhs = lhs.type, _strip(lhs)
+    if not isinstance(lhs, ir.Var) or not isinstance(last, ir.Assign) or last.name != lhs.name:
+        return None
+    v = lhs.name
+    t = function.locals.get(v)
+    if not isinstance(t, T.Scalar) or t.kind != "i" or (wide is not None and wide.kind != "i"):
+        return None
+    inc = last.value
+    if not (isinstance(inc, ir.BinOp) and inc.op == "add" and inc.type == t):
+        return None
+    step = inc.rhs if _is_var(inc.lhs, v) else inc.lhs if _is_var(inc.rhs, v) else None
+    init = next((x for x in reversed(before) if isinstance(x, ir.Assign) and x.name == v), None)
+    if step is None or init is None:
+        return None
+    after = before[[id(x) for x in before].index(id(init)) + 1:]
+    if any(_assigns(x, v) for x in after) or _reads_elsewhere(function.body, v, s, init):
+        return None
+    state, keep = uniformity.state(s), uniformity.block_vars
+    step, stop = closed(step, state, keep), closed(s.cond.rhs, state, keep)
+    value = closed(init.value, uniformity.state(init), keep)
+    if step is None or stop is None or value is None or step.type != t:
+        return None
+    if reads_thread(stop) or reads_thread(step) or not _positive(step):
+        return None
+    split = _split_start(value, t)
+    if split is None:
+        return None
+    rows = block is not None and tuple(block[1:]) == (1, 1)
+    if not legal(v, s.body[:-1], state, keep, rows, rows and _covers(step, block[0])):
+        return None
+    return v, split[0], step, split[1], wide, stop
+
+
+def _is_var(e, name):
+    return isinstance(e, ir.Var) and e.name == name
+
+
+def _assigns(stmt, name):
+    return any(isinstance(x, ir.Assign) and x.name == name or
+               isinstance(x, ir.ForRange) and x.var == name or
+               isinstance(x, (ir.Collective, ir.WarpOp)) and x.name == name
+               for x in ir.walk_stmts([stmt]))
+
+
+def _reads_elsewhere(body, name, loop, init):
+    """Whether ``name`` is read outside ``loop`` and ``init``'s value."""
+    inside = sum(1 for n in walk(*_all_exprs([loop])) if _is_var(n, name)) + \
+        sum(1 for n in walk(init.value) if _is_var(n, name))
+    return sum(1 for n in walk(*_all_exprs(body)) if _is_var(n, name)) != inside
+
+
+def _all_exprs(body):
+    return [e for stmt in ir.walk_stmts(body) for e in _exprs(stmt)]
+
+
 def match(s, function, uniformity, block):
     """(a, b, step, the thread part of the start) of a loop that may be swapped, else None."""
     state = uniformity.state(s)
@@ -109,7 +205,7 @@ def match(s, function, uniformity, block):
         return None
     a, tid = split
     rows = block is not None and tuple(block[1:]) == (1, 1)
-    if not legal(s, state, keep, rows, rows and _covers(step, block[0])):
+    if not legal(s.var, s.body, state, keep, rows, rows and _covers(step, block[0])):
         return None
     return a, stop, step, tid
 
@@ -134,15 +230,15 @@ def _split_start(start, t):
     return None
 
 
-def legal(s, state, keep, rows, disjoint_i):
-    """Whether swapping loop ``s`` with the thread loop cannot be seen (the module's rules).
-    ``rows``: blocks of one row (threadIdx.x differs between threads); ``disjoint_i``:
-    and a step of at least the row (distinct ``i`` for every thread and trip)."""
-    assigned = {n.name for n in ir.walk_stmts(s.body) if isinstance(n, ir.Assign)}
-    if s.var in assigned or _exits(s.body):
+def legal(var, body, state, keep, rows, disjoint_i):
+    """Whether swapping a loop over ``var`` (its ``body``) with the thread loop cannot be
+    seen (the module's rules). ``rows``: blocks of one row (threadIdx.x differs between
+    threads); ``disjoint_i``: and a step of at least the row (distinct ``var`` for every
+    thread and trip)."""
+    if any(_assigns(x, var) for x in body) or _exits(body):
         return False
     accesses = []
-    for stmt in ir.walk_stmts(s.body):
+    for stmt in ir.walk_stmts(body):
         if isinstance(stmt, _REFUSED):
             return False
         if isinstance(stmt, ir.Store):
@@ -165,13 +261,13 @@ def legal(s, state, keep, rows, disjoint_i):
             continue
         if any(a[1] is None for a in mine):          # atomics and plain stores mixed
             return False
-        index = [closed(e, state, keep | {s.var}) for e in plain_stores[0][1]]
+        index = [closed(e, state, keep | {var}) for e in plain_stores[0][1]]
         if any(e is None for e in index) or not any(
-                _owned(e, s.var, rows, disjoint_i) for e in index):
+                _owned(e, var, rows, disjoint_i) for e in index):
             return False
         for array, indices, _ in mine:
             if len(indices) != len(index) or not all(
-                    _same(closed(e, state, keep | {s.var}), f) for e, f in zip(indices, index)):
+                    _same(closed(e, state, keep | {var}), f) for e, f in zip(indices, index)):
                 return False
     return True
 
