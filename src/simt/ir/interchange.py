@@ -11,8 +11,11 @@ vector code. Swapped, the range loop runs once per block outside and the threads
                 i = k + threadIdx.x
                 body
 
-each thread still runs its own trips in their order (thread t's trip j is
-``a + t + j*step`` either way, and ``k + t >= b`` once ``k >= b``); only the
+and the same for ``while v < b: body; v += step`` (CUDA C's form, CUDA by Example's
+dot product) when ``v = a + threadIdx.x`` is assigned earlier in the run and ``v`` is read
+nowhere else (its value after the loop would differ). Each thread still runs its own
+trips in their order (thread t's trip j is ``a + t + j*step`` either way, and
+``k + t >= b`` once ``k >= b``); only the
 interleaving of different threads' trips changes, and the threads between two barriers
 may run in any interleaving on a GPU. The run's statements before and after the loop
 become thread loops of their own (as if a barrier stood there, another interleaving).
