@@ -124,6 +124,28 @@ def while_dot_plain(a, b, c):
         c[simt.blockIdx.x] = s
 
 
+@simt.kernel
+def staged_copy(x, out, flags):
+    """A cooperative load into shared memory inside a uniform loop holding barriers (the
+    loop swapped), and a block-stride loop inside a branch some threads skip, holding a
+    barrier (run masked)."""
+    tile = simt.shared.array(512, np.float32)
+    tid = simt.threadIdx.x
+    for base in range(0, x.shape[0], 512):
+        for i in range(tid, 512, B):
+            tile[i] = x[base + i] * np.float32(2)
+        simt.syncthreads()
+        for j in range(tid, 512, B):
+            out[base + j] = tile[511 - j]
+        simt.syncthreads()
+    acc = np.float32(0)
+    if flags[tid] != 0:
+        for i in range(tid, x.shape[0], B):
+            acc += x[i]
+        simt.syncthreads()
+    flags[tid] = np.int32(acc)
+
+
 # ---------------------------------------------------------------- loops left alone
 @simt.kernel
 def barrier_inside(x, out):
@@ -163,6 +185,19 @@ def neighbour_reads(x, out):
         s[tid] = s[(tid + B - 1) % B] + x[i]
     simt.syncthreads()
     out[tid] = s[tid]
+
+
+@simt.kernel
+def shift_in_place(x, out):
+    """x[i + 1] = x[i]: a thread reads what another wrote (a race in CUDA); threads in
+    order give the sequential result, which a swapped loop would not."""
+    s = simt.shared.array(B, np.float32)
+    tid = simt.threadIdx.x
+    for i in range(tid, x.shape[0] - 1, B):
+        x[i + 1] = x[i]
+    s[tid] = x[tid]
+    simt.syncthreads()
+    out[tid] = s[B - 1 - tid]
 
 
 @simt.kernel
@@ -317,3 +352,29 @@ def test_while_loop_variable_read_after_left_alone(cpu, rng):
     np.testing.assert_array_equal(last, g + (n - 1 - g) // (blocks * B) * blocks * B
                                   + blocks * B)
     assert not _swapped(while_dot, (a, b, c, last), (B, 1, 1), cpu)
+
+
+def test_swapped_inside_uniform_and_masked_regions(cpu, rng):
+    n = 4 * 512
+    x = rng.integers(1, 5, n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    flags = (np.arange(B) % 3 != 0).astype(np.int32)
+    expected_flags = np.where(flags != 0, [int(x[t::B].sum()) for t in range(B)], 0)
+    staged_copy[1, B](x, out, flags)
+    np.testing.assert_array_equal(out, (2 * x).reshape(4, 512)[:, ::-1].ravel())
+    np.testing.assert_array_equal(flags, expected_flags)
+    assert _swapped(staged_copy, (x, out, flags), (B, 1, 1), cpu)
+
+
+def test_store_read_at_another_index_left_alone(cpu, rng):
+    n = 3 * B + 7
+    x = rng.random(n, dtype=np.float32)
+    out = np.full(B, np.nan, np.float32)
+    expected = x.copy()
+    for t in range(B):                     # the threads one after another
+        for i in range(t, n - 1, B):
+            expected[i + 1] = expected[i]
+    shift_in_place[1, B](x, out)
+    np.testing.assert_array_equal(x, expected)
+    np.testing.assert_array_equal(out, expected[:B][::-1])
+    assert not _swapped(shift_in_place, (x, out), (B, 1, 1), cpu)

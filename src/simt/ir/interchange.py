@@ -25,8 +25,9 @@ of its own, no printf, assert, device function call or intrinsic other than math
 vector arithmetic, special registers and atomics (whose order CUDA leaves open), no
 record field stored; and when it stores to global or shared memory (non-atomically),
 every access of that memory in the body is at one index (in any of its arrays), one each
-thread owns: ``i`` (distinct over threads and trips: a step of at least the block's
-width) or ``threadIdx.x`` (blocks of one row), so no thread reads or writes what another
+thread owns: ``i`` or ``i`` plus or minus a value the same for the block (distinct over
+threads and trips: a step of at least the block's width) or ``threadIdx.x`` (blocks of
+one row), so no thread reads or writes what another
 writes (arrays passed twice, overlapping at other elements, would be a data race in
 CUDA). Local arrays and constant memory are each thread's own or read-only.
 
@@ -320,12 +321,21 @@ def _is_tid(e):
 
 
 def _owned(e, var, rows, disjoint_i):
-    """An index no other thread uses: the loop variable (``disjoint_i``) or threadIdx.x
-    (``rows``)."""
+    """An index no other thread uses: the loop variable plus or minus a value the same
+    for the block (``disjoint_i``), or threadIdx.x (``rows``)."""
     e = _strip(e)
-    if isinstance(e, ir.Var) and e.name == var:
+    if isinstance(e, ir.BinOp) and e.op in ("add", "sub") and not reads_thread(e):
+        if _is_var(_strip(e.lhs), var) and not _mentions(e.rhs, var):
+            e = _strip(e.lhs)
+        elif e.op == "add" and _is_var(_strip(e.rhs), var) and not _mentions(e.lhs, var):
+            e = _strip(e.rhs)
+    if _is_var(e, var):
         return disjoint_i
     return _is_tid(e) and rows
+
+
+def _mentions(e, var):
+    return any(_is_var(n, var) for n in walk(e))
 
 
 def _positive(e):
