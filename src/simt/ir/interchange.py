@@ -40,7 +40,7 @@ to ``uniformity.block_vars`` (no per-thread slot); its name starts ``$interchang
 from . import nodes as ir
 from . import types as T
 from .fission import Region, Run
-from .uniform import BLOCK_OPS, THREAD_OPS, closed, reads_thread
+from .uniform import BLOCK_OPS, THREAD_OPS, closed, exits_loop, reads_thread
 from .walk import fields, walk
 
 _PURE_PREFIXES = ("math.", "vector.")
@@ -239,7 +239,7 @@ def legal(var, body, state, keep, rows, disjoint_i):
     seen (the module's rules). ``rows``: blocks of one row (threadIdx.x differs between
     threads); ``disjoint_i``: and a step of at least the row (distinct ``var`` for every
     thread and trip)."""
-    if any(_assigns(x, var) for x in body) or _exits(body):
+    if any(_assigns(x, var) for x in body) or exits_loop(body):
         return False
     accesses = []
     for stmt in ir.walk_stmts(body):
@@ -284,16 +284,6 @@ def _exprs(stmt):
             if isinstance(item, ir.Expr):
                 out.append(item)
     return out
-
-
-def _exits(body):
-    """A break or continue of the loop itself (not of a nested loop)."""
-    for s in body:
-        if isinstance(s, (ir.Break, ir.Continue)):
-            return True
-        if isinstance(s, ir.If) and (_exits(s.then) or _exits(s.orelse)):
-            return True
-    return False
 
 
 def _space(array):

@@ -96,12 +96,12 @@ def _assigned_names(body):
     return how
 
 
-def _exits_loop(body):
+def exits_loop(body):
     """Whether a loop body has a break or continue of its own (not of a nested loop)."""
     for s in body:
         if isinstance(s, (ir.Break, ir.Continue)):
             return True
-        if isinstance(s, ir.If) and (_exits_loop(s.then) or _exits_loop(s.orelse)):
+        if isinstance(s, ir.If) and (exits_loop(s.then) or exits_loop(s.orelse)):
             return True
     return False
 
@@ -212,7 +212,7 @@ class Uniformity:
                 else:
                     bounds = [self._uniform_value(e, s, block) for e in (s.start, s.stop, s.step)]
                     ok = all(b is not None for b in bounds) and s.var in block
-                ok = ok and not _exits_loop(s.body)
+                ok = ok and not exits_loop(s.body)
                 if ok:
                     self._block_level[id(s)] = bounds
                 elif isinstance(s, ir.ForRange) and s.var in block:

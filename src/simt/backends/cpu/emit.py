@@ -522,7 +522,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         # stmt_ForRange counts them, since the counter may pass the type's end at the last
         counted = t.kind == "i" and not isinstance(step, ll.Constant)
         if counted:
-            trips, trip = self.range_trips(start, stop, step), self.alloca(I64, name=s.var + ".trip")
+            trips = self.range_trips(start, stop, step)
+            trip = self.alloca(I64, name=s.var + ".trip")
             b.store(i64(0), trip)
         head, body_bb, done = self.new_block("ufor"), self.new_block("ufor_body"), self.new_block("ufor_end")
         b.branch(head)
