@@ -96,12 +96,12 @@ def _assigned_names(body):
     return how
 
 
-def _exits_loop(body):
+def exits_loop(body):
     """Whether a loop body has a break or continue of its own (not of a nested loop)."""
     for s in body:
         if isinstance(s, (ir.Break, ir.Continue)):
             return True
-        if isinstance(s, ir.If) and (_exits_loop(s.then) or _exits_loop(s.orelse)):
+        if isinstance(s, ir.If) and (exits_loop(s.then) or exits_loop(s.orelse)):
             return True
     return False
 
@@ -171,6 +171,11 @@ class Uniformity:
     def state(self, stmt):
         return self._states_by_id.get(id(stmt), {})
 
+    def same_state(self, new, old):
+        """``new`` (a statement a later pass made: interchange.py) sees the recomputed
+        values as ``old`` does."""
+        self._states_by_id[id(new)] = self.state(old)
+
     def _uniform_value(self, e, stmt, block):
         value = closed(e, self.state(stmt), block)
         return None if value is None or reads_thread(value) else value
@@ -207,7 +212,7 @@ class Uniformity:
                 else:
                     bounds = [self._uniform_value(e, s, block) for e in (s.start, s.stop, s.step)]
                     ok = all(b is not None for b in bounds) and s.var in block
-                ok = ok and not _exits_loop(s.body)
+                ok = ok and not exits_loop(s.body)
                 if ok:
                     self._block_level[id(s)] = bounds
                 elif isinstance(s, ir.ForRange) and s.var in block:

@@ -19,7 +19,7 @@ from . import checked, checkscan, cluster, cooperative, guards, hoist, independe
 from . import lower  # noqa: F401  (registers this target's lowerings)
 from .lower.warpspec import named_barrier_refused
 from ...ir.assigned import display_name
-from ...ir import disjoint, intervals
+from ...ir import disjoint, interchange, intervals
 from ...ir.fission import Run, fission
 from ...ir.regions import Plan
 from .target import CTX, SPECIALS
@@ -72,11 +72,16 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     def __init__(self, target, module, function, options, symbol):
         plan = uniform = pieces = None
+        swapped = {}
         if function.uses_barrier:
             uniform = Uniformity(function)
             pieces = fission(function.body, uniform)
-            plan = Plan(pieces, uniform.recomputed | uniform.block_vars)
         fibers = independent.plan(function, pieces, options)
+        if pieces is not None:
+            if fibers is None and not options.checks:
+                # block-stride loops outside their thread loops (ir/interchange.py)
+                pieces, swapped = interchange.apply(pieces, function, uniform, options.block)
+            plan = Plan(pieces, uniform.recomputed | uniform.block_vars)
         if fibers is None:
             fnty = ll.FunctionType(I32, [ptr(), ptr(), I64, I64, ptr(), ptr()])
             llfunc = ll.Function(module, fnty, symbol)
@@ -90,6 +95,8 @@ class CpuKernelEmitter(CpuEmitterBase):
         for index in noalias:
             llfunc.args[index].add_attribute("noalias")
         super().__init__(target, module, function, llfunc, options)
+        self.locals.update(swapped)
+        self.swapped = tuple(swapped)   # the block-level variables of swapped loops
         self.plan, self.uniform, self.pieces, self.fibers = plan, uniform, pieces, fibers
         self.fiber_state = None    # the scheduler's state (fibers.py), in a warp function
         self.has_return = any(isinstance(s, ir.Return) for s in ir.walk_stmts(function.body))
@@ -511,17 +518,28 @@ class CpuKernelEmitter(CpuEmitterBase):
         counter = self.alloca(start.type, name=s.var + ".block")
         b = self.builder
         b.store(start, counter)
+        # a step known at run time (a swapped grid-stride loop): trips counted, as
+        # stmt_ForRange counts them, since the counter may pass the type's end at the last
+        counted = t.kind == "i" and not isinstance(step, ll.Constant)
+        if counted:
+            trips = self.range_trips(start, stop, step)
+            trip = self.alloca(I64, name=s.var + ".trip")
+            b.store(i64(0), trip)
         head, body_bb, done = self.new_block("ufor"), self.new_block("ufor_body"), self.new_block("ufor_end")
         b.branch(head)
         b.position_at_end(head)
         it = b.load(counter, typ=start.type)
-        b.cbranch(self.range_cond(it, stop, step, t), body_bb, done)
+        runs = b.icmp_unsigned("<", b.load(trip, typ=I64), trips) if counted \
+            else self.range_cond(it, stop, step, t)
+        b.cbranch(runs, body_bb, done)
         b.position_at_end(body_bb)
         self.store_var(s.var, it)
         self.emit_pieces(body, guards)
         b = self.builder
-        flags = ["nsw"] if t.kind == "i" else []
+        flags = ["nsw"] if t.kind == "i" and not counted else []
         b.store(b.add(b.load(counter, typ=start.type), step, flags=flags), counter)
+        if counted:
+            b.store(b.add(b.load(trip, typ=I64), i64(1), flags=["nuw"]), trip)
         back_edge = b.branch(head)
         if s.unroll is not None:
             loopmeta.requested(self.module, back_edge, s.unroll)
