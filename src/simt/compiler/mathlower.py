@@ -67,10 +67,11 @@ def _math(name):
 
 def _contracted(b, x, y, z):
     """An fma the typed IR made of ``x * y + z`` (compiler/contract.py), on a target with
-    ``fma_by_flags`` (the GPU): a multiply and an add that LLVM must fuse (``contract``, one
-    use), which NVPTX writes as the same ``fma.rn`` as llvm.fma, but which LLVM's loop
-    unroller costs as two instructions, not a call (with llvm.fma, spmv's loop was unrolled
-    8 times instead of 4 and ran 1.11x nvcc on the H200, 2026-12-02)."""
+    ``fma_by_flags`` (the GPU): ``llvm.fmuladd``, which NVPTX writes as the same ``fma.rn``
+    as llvm.fma. Not a contract-flagged fmul + fadd: LLVM merged that fmul with the same
+    product rounded elsewhere, dropping the flag, and the GPU then rounded where the other
+    devices fuse (raytrace, julia; H200 2026-12-02). The unroller costs fmuladd as one
+    instruction (spmv's loop is unrolled 8x, 1.10 of nvcc: bench/NOTES.md)."""
     fmuladd = b.module.declare_intrinsic("llvm.fmuladd", [x.type],
                                          ll.FunctionType(x.type, [x.type] * 3))
     return b.call(fmuladd, [x, y, z])
