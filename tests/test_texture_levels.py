@@ -13,6 +13,7 @@ import pytest
 import simt
 import texture_model as model
 from conftest import poison
+from test_textures import fetch_writer
 from simt.ir import types as T
 from test_textures import random_texels
 
@@ -42,35 +43,6 @@ def lod3(tex, x, y, z, level):
 LOD = {1: lod1, 2: lod2, 3: lod3}
 
 
-def _writer(fetch, channels):
-    """A kernel writing out[i, :] = fetch(tex, a[i], b[i], c[i], d[i]) for `channels`."""
-    if channels == 1:
-        @simt.kernel
-        def run(tex, a, b, c, d, out):
-            i = simt.grid(1)
-            if i < a.shape[0]:
-                out[i, 0] = fetch(tex, a[i], b[i], c[i], d[i])
-    elif channels == 2:
-        @simt.kernel
-        def run(tex, a, b, c, d, out):
-            i = simt.grid(1)
-            if i < a.shape[0]:
-                v = fetch(tex, a[i], b[i], c[i], d[i])
-                out[i, 0] = v[0]
-                out[i, 1] = v[1]
-    else:
-        @simt.kernel
-        def run(tex, a, b, c, d, out):
-            i = simt.grid(1)
-            if i < a.shape[0]:
-                v = fetch(tex, a[i], b[i], c[i], d[i])
-                out[i, 0] = v[0]
-                out[i, 1] = v[1]
-                out[i, 2] = v[2]
-                out[i, 3] = v[3]
-    return run
-
-
 @simt.device
 def grad2(tex, x, y, g, unused):
     return simt.tex2DGrad(tex, x, y, simt.make_float2(g, g * 0.5), (g * 0.25, -g))
@@ -92,7 +64,7 @@ FETCHES = {"lod1": lod1, "lod2": lod2, "lod3": lod3, "grad2": grad2, "cube": cub
 
 @functools.lru_cache(maxsize=None)
 def writer(name, channels):
-    return _writer(FETCHES[name], channels)
+    return fetch_writer(FETCHES[name], channels)
 
 
 def _launch(name, channels, tex, args, result_dtype):

@@ -51,7 +51,12 @@ FETCH = {(1, False): fetch1, (2, False): fetch2, (3, False): fetch3, (1, True): 
 @functools.lru_cache(maxsize=None)
 def sampler(ndim, layered, channels):
     """A kernel writing out[i, :] = the fetch at (x[i], y[i], z[i], layer[i])."""
-    fetch = FETCH[(ndim, layered)]
+    return fetch_writer(FETCH[(ndim, layered)], channels)
+
+
+def fetch_writer(fetch, channels):
+    """A kernel writing out[i, :] = fetch(tex, x[i], y[i], z[i], layer[i]) for
+    ``channels`` channels (test_texture_levels.py uses it too)."""
     if channels == 1:
         @simt.kernel
         def run(tex, x, y, z, layer, out):
