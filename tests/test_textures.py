@@ -12,12 +12,6 @@ import texture_model as model
 from conftest import poison
 
 
-@pytest.fixture(autouse=True)
-def _not_on_sim(request):
-    if "device" in request.fixturenames and request.getfixturevalue("device").kind == "sim":
-        pytest.skip("textures and surfaces are not supported on the sim device")
-
-
 # ------------------------------------------------------------------ kernels
 @simt.device
 def fetch1(tex, x, y, z, layer):

@@ -26,7 +26,8 @@ from .. import devqueue, occupancy
 from ..hostmem import HostMemory, byte_rows, row_spans
 from .. import hostcapture
 from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
-from . import graphs, heap, records
+from . import graphs, heap, records, textures
+from ..cpu import texmem
 from .graphs import SimGraphs
 from .compile import compile_kernel, load
 from .launch import Launch
@@ -46,7 +47,7 @@ def _names():
              "_k_cp": copies, "_k_mx": matrix, "_k_h": lanes, "_k_fence": ordering.fence,
              "_k_x": exact, "_k_ib": intbits, "_k_gs": graphs.set_condition,
              "_k_math_modf": math.modf, "_k_math_frexp": math.frexp,
-             "_k_rec": records}
+             "_k_rec": records, "_k_tx": textures}
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         dtype = np.dtype(name)
         wrap = values.wrapper(dtype)
@@ -446,6 +447,18 @@ class SimBackend(SimGraphs, HostMemory):
 
     def tensor_map(self, tmap):
         return None           # the kernel copies through the map's array (copies.py)
+
+    # ------------------------------------------------------------ textures (sim/textures.py)
+    def texture_array(self, array):
+        """A CudaArray's texels in a host buffer, as on the cpu device (cpu/texmem.py);
+        kernels read them through sim/textures.py. Mipmapped arrays stay refused."""
+        return texmem.HostArray(self, array)
+
+    def texture_object(self, texture):
+        return texture.source          # a launch makes its SimTexture (launch.py argument)
+
+    def surface_object(self, surface):
+        return surface.source
 
     def launch(self, kernel, grid, block, shared_bytes, args, symbols, kernel_name,
                in_graph=False, cooperative=False, cluster=None):

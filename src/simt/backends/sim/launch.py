@@ -11,7 +11,7 @@ from ...errors import LaunchError, NotSupportedError
 from ...ir import types as T
 from ...lang import bfloat16
 from .. import devqueue
-from . import devlaunch, heap, records, values
+from . import devlaunch, heap, records, textures, values
 from .copies import SimTensorMap
 from .memory import FREED, INIT, Gone, Shadow, SimArray, VecArray, adder, elements, flat_buffer
 from .schedule import (Block, Fault, Report, block_order, block_steps, fault_record,
@@ -161,8 +161,7 @@ class Launch:
         if isinstance(t, T.Tuple):
             return tuple(self.argument(it, v) for it, v in zip(t.items, value))
         if isinstance(t, (T.Texture, T.Surface)):
-            raise Fault(NotSupportedError("textures and surfaces are not supported on the sim "
-                                          "device: use the 'cpu' device"))
+            return textures.kernel_object(t, value)
         if isinstance(t, T.Array):
             raise Fault(NotSupportedError("arrays inside tuples are not supported on the sim "
                                           "device: pass them as arguments of their own"))

@@ -260,4 +260,5 @@ for _fp8 in float8.FORMATS:
 from . import asynccopy  # noqa: E402,F401  (arrive/wait barriers, memcpy_async, TMA)
 from . import halves    # noqa: E402,F401  (float16/bfloat16 intrinsics, vector types)
 from . import matrix    # noqa: E402,F401  (mma.sync, ldmatrix, stmatrix, wgmma)
+from . import textures  # noqa: E402,F401  (textures and surfaces: sim/textures.py)
 from . import refusals  # noqa: E402,F401  (the reasons for what the sim device does not run)
