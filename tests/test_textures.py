@@ -300,6 +300,33 @@ def surface_copy_trap(surf):
     simt.surf2Dwrite(v, surf, x * 8, y)
 
 
+def test_sim_runs_fetches_and_surfaces(rng):
+    """The sim device runs the fetches and surface accesses above, bit for bit as the model
+    (--device sim would turn a NotSupportedError into a skip; here it fails)."""
+    with simt.use_device("sim"):
+        for name in sorted(SPECS):
+            got, want = check_spec(name, rng)
+            np.testing.assert_array_equal(got, want, err_msg=name)
+        test_fetch_from_linear_memory(None, rng)
+        test_pitched_2d_texture(None, rng)
+        test_gather(None, rng)
+        test_surfaces(None, rng)
+
+
+def test_surface_trap_on_sim():
+    """An out-of-range surface access with boundary='trap' is the sim's IllegalAddressError
+    at the user's line, naming the surface and the dimension, as on the cpu device."""
+    array = simt.CudaArray((3, 4), np.int32, channels=2, surface=True, device="sim")
+    array.copy_from(np.arange(24, dtype=np.int32).reshape(3, 4, 2))
+    line = surface_copy_trap.pyfunc.__code__.co_firstlineno + 3
+    with simt.use_device("sim"):
+        surface_copy_trap[(1, 1), (8, 8)](simt.Surface(array))
+        with pytest.raises(simt.IllegalAddressError,
+                           match=rf"index 32 is outside dimension 0 \(size 32\) of 'surf'"
+                                 rf"(.|\n)*test_textures.py:{line}"):
+            simt.synchronize()
+
+
 def test_texture_argument_errors():
     with simt.use_device("cpu"):
         array = simt.CudaArray((4, 5), np.uint8)

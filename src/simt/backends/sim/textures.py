@@ -262,7 +262,8 @@ def _surface_index(launch, site, surf, mode, coords):
     t = surf.t
     texel_bytes = t.dtype.itemsize * t.channels
     width, height, depth, layers = surf.extent
-    extents = [width * texel_bytes, height, depth][:t.ndim] + ([layers] if t.layered else [])
+    layered = t.layered or t.cubemap                # the layer (or face) follows x, y
+    extents = [width * texel_bytes, height, depth][:t.ndim] + ([layers] if layered else [])
     index = []
     for d, (c, n) in enumerate(zip(coords, extents)):
         if not 0 <= c < n:
@@ -272,7 +273,7 @@ def _surface_index(launch, site, surf, mode, coords):
                 return None
             c = min(max(c, 0), n - 1)
         index.append(c // texel_bytes if d == 0 else c)
-    layer = index.pop() if t.layered else 0
+    layer = index.pop() if layered else 0
     index += [0] * (3 - t.ndim)
     return index + [layer]
 

@@ -29,7 +29,7 @@ def _surf_read(g, e, args):
 def _surf_write(g, e, args):
     site = g.site(e.loc, e.attrs.get("label", "surface"))
     t = e.args[0].type
-    ncoords = t.ndim + t.layered
+    ncoords = t.ndim + (t.layered or t.cubemap)      # the layer or face follows x, y
     coords, values = args[1:1 + ncoords], args[1 + ncoords:]
     return (f"_k_tx.surf_write(_k_L, {site}, {args[0]}, {e.attrs['boundary']!r}, "
             f"({''.join(a + ', ' for a in coords)}), ({''.join(v + ', ' for v in values)}))")
