@@ -1,48 +1,12 @@
-"""CUDA arrays, textures and surfaces on the CPU device: texels in host buffers, and
-the (data, extent, strides) descriptors kernels read (args.TextureDescriptor;
-backends/cpu/textures.py lowers the reads). runtime/textures.py owns the
-user-facing objects and reaches these through the backend's texture hooks."""
+"""CUDA arrays, textures and surfaces on the CPU device: texels in host buffers
+(HostArray, backends/hosttexels.py, shared with the sim device), and the (data, extent,
+strides) descriptors kernels read (args.TextureDescriptor; backends/cpu/textures.py lowers
+the reads). runtime/textures.py owns the user-facing objects and reaches these through the
+backend's texture hooks."""
 import numpy as np
 
 from ..hostmem import byte_rows, row_spans  # noqa: F401  (device.py's 2-D/3-D copies)
-
-
-class HostArray:
-    """A CudaArray's texels: a host array of its ``host_shape`` (channels last)."""
-
-    def __init__(self, backend, array):
-        self.backend = backend
-        self.lead, self.ndim = array.lead_axes, array.ndim
-        self.host = np.zeros(array.host_shape, array.dtype)
-        self._descriptor = None
-
-    def copy_from_host(self, host):
-        self.host[...] = host
-
-    def copy_from_device(self, source):
-        self.host[...] = source.copy_to_host()
-
-    def copy_to_host(self, out):
-        self.backend.synchronize()          # kernels may still be writing through surfaces
-        out[...] = self.host
-
-    def descriptor(self):
-        """(address, extent, byte strides): x first, then y, z, and the layer last (made
-        once: the texels stay in one buffer, and ``ndarray.ctypes`` costs microseconds)."""
-        if self._descriptor is None:
-            self._descriptor = self._describe()
-        return self._descriptor
-
-    def _describe(self):
-        host = self.host
-        spatial = list(range(self.lead, self.lead + self.ndim))
-        extent, strides = [1, 1, 1, 1], [0, 0, 0, 0]
-        for d, axis in enumerate(reversed(spatial)):
-            extent[d], strides[d] = host.shape[axis], host.strides[axis]
-        if self.lead:          # layers, faces or (layer, face): one run of layer-faces
-            extent[3] = int(np.prod(host.shape[:self.lead]))
-            strides[3] = host.strides[self.lead - 1]
-        return host.ctypes.data, extent, strides
+from ..hosttexels import HostArray
 
 
 class HostMipmap:

@@ -27,7 +27,7 @@ from ..hostmem import HostMemory, byte_rows, row_spans
 from .. import hostcapture
 from . import copies, devlaunch, exact, intbits, lanes, matrix, mbarrier, ordering, pools, values
 from . import graphs, heap, records, textures
-from ..cpu import texmem
+from ..hosttexels import HostArray
 from .graphs import SimGraphs
 from .compile import compile_kernel, load
 from .launch import Launch
@@ -450,9 +450,9 @@ class SimBackend(SimGraphs, HostMemory):
 
     # ------------------------------------------------------------ textures (sim/textures.py)
     def texture_array(self, array):
-        """A CudaArray's texels in a host buffer, as on the cpu device (cpu/texmem.py);
+        """A CudaArray's texels in a host buffer, as on the cpu device (hosttexels.py);
         kernels read them through sim/textures.py. Mipmapped arrays stay refused."""
-        return texmem.HostArray(self, array)
+        return HostArray(self, array)
 
     def texture_object(self, texture):
         return texture.source          # a launch makes its SimTexture (launch.py argument)

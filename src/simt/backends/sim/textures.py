@@ -44,7 +44,7 @@ def kernel_object(t, value):
     source = value.source
     kind = getattr(t, "source", "array")
     if kind == "array":
-        impl = source._impl                     # backends/cpu/texmem.HostArray
+        impl = source._impl                     # backends/hosttexels.HostArray
         host = impl.host
         lead = impl.lead
         spatial = host.shape[lead:lead + impl.ndim]
