@@ -287,5 +287,6 @@ def test_sim_refuses_a_misaligned_vector_array_as_checked_mode_does():
 def test_what_the_sim_refuses_says_why_and_what_to_do():
     with simt.use_device("sim"):
         with pytest.raises(simt.NotSupportedError,
-                           match="CUDA arrays yet: .* Limits.* run this on the 'cpu' device"):
-            simt.CudaArray((4, 4), np.float32)
+                           match="mipmapped arrays yet: .* Limits.* run this on the 'cpu' "
+                                 "device"):
+            simt.MipmappedArray((4, 4), np.float32, 2)

@@ -113,7 +113,7 @@ class SimBackend(SimGraphs, HostMemory):
 
     def unsupported(self, feature):
         """The error for a runtime feature the sim does not have (graphs, memory pools,
-        CUDA arrays, textures ...), with what to do (docs/sim-device.md, Limits). A
+        mipmapped arrays ...), with what to do (docs/sim-device.md, Limits). A
         feature only GPUs have says so instead (the cpu device has none of them)."""
         if self._GPU_ONLY in feature:
             return super().unsupported(feature)
