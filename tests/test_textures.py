@@ -327,6 +327,33 @@ def test_surface_trap_on_sim():
             simt.synchronize()
 
 
+@simt.kernel
+def surface_shift(surf, sync):
+    x = simt.threadIdx.x
+    v = simt.surf1Dread(surf, ((x + 1) % 8) * 4)
+    if sync:
+        simt.syncthreads()
+    simt.surf1Dwrite(v + 1, surf, x * 4)
+
+
+def test_surface_race_on_sim(rng):
+    """Surface accesses are race-checked on the sim device as global memory is: thread 0
+    reads texel 1 that thread 1 writes, with no barrier between them."""
+    values = random_texels(rng, 8, np.int32) // 2
+    with simt.use_device("sim"):
+        array = simt.CudaArray(8, np.int32, surface=True)
+        array.copy_from(values)
+        surface_shift[1, 8](simt.Surface(array), True)
+        np.testing.assert_array_equal(array.copy_to_host(), np.roll(values, -1) + 1)
+        line = surface_shift.pyfunc.__code__.co_firstlineno
+        surface_shift[1, 8](simt.Surface(array), False)
+        with pytest.raises(simt.RaceConditionError,
+                           match=rf"read and write of surf\[0, 0, 0, 1, 0\](.|\n)*"
+                                 rf"read: .* thread \(0, 0, 0\) at .*test_textures.py:{line + 3}"
+                                 rf"(.|\n)*write: .* thread \(1, 0, 0\) at .*:{line + 6}"):
+            simt.synchronize()
+
+
 def test_texture_argument_errors():
     with simt.use_device("cpu"):
         array = simt.CudaArray((4, 5), np.uint8)

@@ -141,13 +141,16 @@ class Launch:
                 spans[i] = self.span(t, value, binary.param_names[i])
             elif isinstance(t, T.TensorMap):     # simt.tma.store may write through it
                 spans[i] = self.span(t, self.map_array(value), binary.param_names[i])
+            elif isinstance(t, T.Surface):       # a checked array of texels (sim/textures.py)
+                spans[i] = self.span(t, textures.texels(t, value), binary.param_names[i])
         written = {spans[i][0] for i in binary.written if i in spans}
         written |= {spans[i][0] for i, t in enumerate(binary.params)
-                    if isinstance(t, T.TensorMap)}
+                    if isinstance(t, (T.TensorMap, T.Surface))}
         out = [self.global_array(t, spans[i], spans[i][0] in written, binary.param_names[i])
                if i in spans else self.argument(t, value)
                for i, (t, value) in enumerate(zip(binary.params, args))]
-        return [SimTensorMap(a, t) if isinstance(t, T.TensorMap) else a
+        return [SimTensorMap(a, t) if isinstance(t, T.TensorMap) else
+                textures.SimTexture(t, a) if isinstance(t, T.Surface) else a
                 for a, t in zip(out, binary.params)]
 
     def map_array(self, tmap):
@@ -160,7 +163,7 @@ class Launch:
     def argument(self, t, value):
         if isinstance(t, T.Tuple):
             return tuple(self.argument(it, v) for it, v in zip(t.items, value))
-        if isinstance(t, (T.Texture, T.Surface)):
+        if isinstance(t, T.Texture):
             return textures.kernel_object(t, value)
         if isinstance(t, T.Array):
             raise Fault(NotSupportedError("arrays inside tuples are not supported on the sim "

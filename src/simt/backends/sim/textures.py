@@ -6,8 +6,10 @@ by integers out of 256 rounded as the GPU rounds them, float texels are aligned 
 largest exponent of their z slice and truncated 4 bits below their precision, and 8/16-bit
 integers read as normalized floats are filtered as 16-bit fixed point.
 
-A texture or surface argument reaches generated code as a ``SimTexture``: its texels as a
-NumPy array (layers, z, y, x, channels) and its type (ir/types.py ``Texture``/``Surface``).
+A texture or surface argument reaches generated code as a ``SimTexture``: its texels,
+indexed (layers, z, y, x, channels), and its type (ir/types.py ``Texture``/``Surface``).
+A texture's texels are a NumPy array; a surface's are a checked sim array over the same
+memory (launch.py), so surface accesses are race-checked as global memory is.
 lower/textures.py writes the calls; device.py binds this module as ``_k_tx``.
 """
 import ctypes
@@ -25,7 +27,8 @@ _NORM_SCALE = {("u", 1): 255.0, ("i", 1): 127.0, ("u", 2): 65535.0, ("i", 2): 32
 
 class SimTexture:
     """A texture or surface as kernels on the sim device see it: ``texels`` of shape
-    (layers, depth, height, width, channels) and ``extent`` (width, height, depth, layers)."""
+    (layers, depth, height, width, channels) (a NumPy array, or for a surface a checked
+    memory.SimArray) and ``extent`` (width, height, depth, layers)."""
 
     def __init__(self, t, texels):
         self.t = t
@@ -40,7 +43,13 @@ class SimTexture:
 
 
 def kernel_object(t, value):
-    """The SimTexture of a simt.Texture or simt.Surface argument ``value`` of type ``t``."""
+    """The SimTexture of a simt.Texture argument ``value`` of type ``t``."""
+    return SimTexture(t, texels(t, value))
+
+
+def texels(t, value):
+    """The texels of a simt.Texture or simt.Surface as a NumPy array (layers, depth, height,
+    width, channels) over their memory."""
     source = value.source
     kind = getattr(t, "source", "array")
     if kind == "array":
@@ -50,14 +59,14 @@ def kernel_object(t, value):
         spatial = host.shape[lead:lead + impl.ndim]
         shape = (int(np.prod(host.shape[:lead], dtype=np.int64)),) + \
             (1,) * (3 - impl.ndim) + tuple(spatial) + (source.channels,)
-        return SimTexture(t, host.reshape(shape))
+        return host.reshape(shape)
     # linear or pitched 2D device memory: a view of the allocation, read when fetched
     shape = (1, 1) + ((1,) if kind == "linear" else ()) + tuple(source.shape) + (1,)
     strides = (0, 0) + ((0,) if kind == "linear" else ()) + tuple(source.strides) + \
         (source.itemsize,)
     nbytes = sum((n - 1) * s for n, s in zip(source.shape, source.strides)) + source.itemsize
     buffer = (ctypes.c_char * nbytes).from_address(source.ptr)
-    return SimTexture(t, np.ndarray(shape, source.dtype, buffer=buffer, strides=strides))
+    return np.ndarray(shape, source.dtype, buffer=buffer, strides=strides)
 
 
 # ------------------------------------------------------------------ texels
@@ -285,12 +294,17 @@ class _Label:
 
 def surf_read(launch, site, surf, mode, coords):
     index = _surface_index(launch, site, surf, mode, coords)
-    return _result(_raw(surf, index, True) if index is not None else
-                   [0.0 if surf.float_texels else 0] * surf.t.channels)
+    if index is None:
+        return _result([0.0 if surf.float_texels else 0] * surf.t.channels)
+    x, y, z, layer = index
+    ld = surf.texels.ld
+    return _result([ld(site, layer, z, y, x, c) for c in range(surf.t.channels)])
 
 
 def surf_write(launch, site, surf, mode, coords, values):
     index = _surface_index(launch, site, surf, mode, coords)
     if index is not None:
         x, y, z, layer = index
-        surf.texels[layer, z, y, x] = values
+        st = surf.texels.st
+        for c, v in enumerate(values):
+            st(site, v, layer, z, y, x, c)
