@@ -313,6 +313,35 @@ def test_sim_runs_fetches_and_surfaces(rng):
         test_surfaces(None, rng)
 
 
+def _sim_configs():
+    modes = ("clamp", "border", "wrap", "mirror")
+    for k, dtype in enumerate(("float32", "float16", "uint8", "int8", "int16", "uint16")):
+        for f, filt in enumerate(("point", "linear")):
+            address = modes[(k + 2 * f) % 4]
+            yield 1 + (k + f) % 3, filt, address, address in ("wrap", "mirror") or k % 2, dtype
+
+
+def test_sim_matches_cpu_at_the_edges(rng):
+    """The sim device and the cpu device give the same bits on texels of inf, NaN and
+    subnormals and on coordinates of NaN, inf and far outside the texture."""
+    for ndim, filt, address, normalized, dtype in _sim_configs():
+        read_mode = "normalized_float" if dtype[0] in "ui" else "element"
+        shape = (5, 6, 7)[:ndim]
+        s = spec(shape, dtype, filter=filt, address=address, normalized=normalized,
+                 read_mode=read_mode)
+        host = random_texels(rng, shape, dtype)
+        if dtype.startswith("float"):
+            host.reshape(-1)[:4] = [np.inf, -np.inf, np.nan, 1e-40 if dtype == "float32" else 1e-6]
+        coords = random_coords(rng, list(reversed(shape)), normalized, n=200)
+        for c in coords:
+            c[:6] = [np.nan, np.inf, -np.inf, 3e9, -3e9, 1e-30]
+        got = {}
+        for dev in ("cpu", "sim"):
+            with simt.use_device(dev):
+                got[dev] = run_sampler(s, host, coords, np.zeros(200, np.int32))
+        assert got["sim"].tobytes() == got["cpu"].tobytes(), (ndim, filt, address, dtype)
+
+
 def test_surface_trap_on_sim():
     """An out-of-range surface access with boundary='trap' is the sim's IllegalAddressError
     at the user's line, naming the surface and the dimension, as on the cpu device."""
