@@ -245,6 +245,39 @@ def _filter_normalized(t, terms):
     return f32(max(k, -32767) / 32767.0)
 
 
+# face: (axis of m, sign of the axis, (axis, sign) of s, (axis, sign) of t): cpu/texcube.py
+CUBE_FACES = ((0, 1, (2, -1), (1, -1)), (0, -1, (2, 1), (1, -1)),
+              (1, 1, (0, 1), (2, 1)), (1, -1, (0, 1), (2, -1)),
+              (2, 1, (0, 1), (1, -1)), (2, -1, (0, -1), (1, -1)))
+
+
+def _divide(a, b):
+    """a / b as IEEE arithmetic gives it (Python raises for b == 0)."""
+    if b != 0:
+        return a / b
+    if a != a or a == 0:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def cube(tex, xyz, layer=None):
+    """texCubemap and texCubemapLayered: the face of the coordinate of largest magnitude m
+    (ties: x, then y, then z), read as a layer at the float32 coordinates ((s/m + 1) / 2,
+    (t/m + 1) / 2) (guide 3.2.12.1.5, table 2; cpu/texcube.py)."""
+    mag = [abs(c) for c in xyz]
+    axis = 0 if mag[0] >= mag[1] and mag[0] >= mag[2] else (1 if mag[1] >= mag[2] else 2)
+    face = 2 * axis + (xyz[axis] < 0.0)
+    ax, sign, (sa, ss), (ta, ts) = CUBE_FACES[face]
+    m = xyz[ax] if sign > 0 else -xyz[ax]
+    s = xyz[sa] if ss > 0 else -xyz[sa]
+    t = xyz[ta] if ts > 0 else -xyz[ta]
+    u = f32(f32(f32(_divide(s, m)) + 1.0) * 0.5)
+    v = f32(f32(f32(_divide(t, m)) + 1.0) * 0.5)
+    if layer is not None:                       # unsigned: -1 is the last cubemap
+        face += 6 * min(layer & 0xFFFFFFFF, tex.extent[3] // 6 - 1)
+    return sample(tex, (u, v), face)
+
+
 def fetch(tex, i):
     """tex1Dfetch: the texel at integer index i, zero outside [0, n)."""
     return _result(_channels(tex, [i, 0, 0, 0], 0 <= i < tex.extent[0]))

@@ -24,8 +24,8 @@ refuse(*_without_lowering(MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
 refuse(*_without_lowering([e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))]),
-       target=TARGET, why="mipmapped and cubemap texture fetches (the Lod and Grad forms, "
-       "texCubemap, texCubemapLayered) are not built on the sim device yet: run the kernel on "
-       "the 'cpu' device, which has the same semantics")
+       target=TARGET, why="mipmapped texture fetches (tex1DLod, tex2DLod, tex3DLod, tex2DGrad) "
+       "are not built on the sim device yet: run the kernel on the 'cpu' device, which has "
+       "the same semantics")
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
 

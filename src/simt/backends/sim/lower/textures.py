@@ -1,6 +1,6 @@
 """Texture fetches and surface accesses (lang/textures.py) as calls of sim/textures.py,
-bound as ``_k_tx``. Mipmapped (tex*Lod, tex2DGrad) and cubemap fetches are not here:
-refusals.py says why."""
+bound as ``_k_tx``. Mipmapped fetches (tex*Lod, tex2DGrad) are not here: refusals.py
+says why."""
 from ....lang import textures as tx
 from .rules import rule
 
@@ -14,6 +14,9 @@ def _sample(g, e, args):
     return f"_k_tx.sample({args[0]}, ({''.join(a + ', ' for a in args[1:])}))"
 
 
+rule(tx.texCubemap)(lambda g, e, a: f"_k_tx.cube({a[0]}, ({a[1]}, {a[2]}, {a[3]}))")
+rule(tx.texCubemapLayered)(
+    lambda g, e, a: f"_k_tx.cube({a[0]}, ({a[1]}, {a[2]}, {a[3]}), {a[4]})")
 rule(tx.fetch)(lambda g, e, a: f"_k_tx.fetch({a[0]}, {a[1]})")
 rule(tx.tex2Dgather)(lambda g, e, a: f"_k_tx.gather({a[0]}, {a[1]}, {a[2]}, {e.attrs['comp']})")
 
