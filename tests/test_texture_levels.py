@@ -393,15 +393,23 @@ def test_errors():
 
 
 def test_on_sim(rng):
-    """The sim device runs cubemap fetches and layered and cubemap surfaces (without
-    --device, which would turn a NotSupportedError into a skip); mipmaps stay refused."""
+    """The sim device runs mipmapped and cubemap fetches and layered and cubemap surfaces
+    as the model computes them (without --device, which would turn a NotSupportedError
+    into a skip)."""
     with simt.use_device("sim"):
         for name in sorted(CUBE_SPECS):
             got, want = check_cube(name, rng)
             np.testing.assert_array_equal(got, want, err_msg=name)
+        for name in sorted(MIP_SPECS):
+            got, want = check_mipmap(name, rng)
+            np.testing.assert_array_equal(got, want, err_msg=name)
+        for mipmap_filter in ("point", "linear"):
+            got, want = check_mipmap(f"2d-f32-{mipmap_filter}-{mipmap_filter}", rng, grad=True)
+            np.testing.assert_array_equal(got, want, err_msg=mipmap_filter)
+            for grad in (False, True):
+                got, want = check_lod_sweep(mipmap_filter, grad)
+                np.testing.assert_array_equal(got, want, err_msg=f"sweep {mipmap_filter}")
         test_layered_and_cubemap_surfaces(None, rng)
-        with pytest.raises(simt.NotSupportedError, match="mipmapped arrays"):
-            simt.MipmappedArray((8, 8), np.float32, 2)
 
 
 # ------------------------------------------------------------------ the GPU

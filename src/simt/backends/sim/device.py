@@ -451,8 +451,11 @@ class SimBackend(SimGraphs, HostMemory):
     # ------------------------------------------------------------ textures (sim/textures.py)
     def texture_array(self, array):
         """A CudaArray's texels in a host buffer, as on the cpu device (hosttexels.py);
-        kernels read them through sim/textures.py. Mipmapped arrays stay refused."""
+        kernels read them through sim/textures.py."""
         return HostArray(self, array)
+
+    def mipmapped_array(self, mipmap):
+        return textures.Levels(self, mipmap)
 
     def texture_object(self, texture):
         return texture.source          # a launch makes its SimTexture (launch.py argument)

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..hosttexels import HostArray
 from .values import f32
 
 FRACTION_BITS = 8                      # appendix H: 8 fractional bits of coordinates and weights
@@ -42,9 +43,43 @@ class SimTexture:
         return f"<sim {self.t}>"
 
 
+class SimMipmap:
+    """A texture over a MipmappedArray: a SimTexture per level, the level bias and clamps."""
+
+    def __init__(self, t, levels, bias, low, high):
+        self.t, self.levels, self.bias, self.low, self.high = t, levels, bias, low, high
+        self.extent = levels[0].extent
+
+
+class Levels:
+    """A MipmappedArray's storage on the sim device: each level's texels in a host buffer
+    (runtime/textures.py asks ``level(l, array)`` for level l's)."""
+
+    def __init__(self, backend, mipmap):
+        self.backend, self.levels = backend, [None] * mipmap.levels
+
+    def level(self, index, array):
+        self.levels[index] = HostArray(self.backend, array)
+        return self.levels[index]
+
+
 def kernel_object(t, value):
-    """The SimTexture of a simt.Texture argument ``value`` of type ``t``."""
+    """The SimTexture (SimMipmap) of a simt.Texture argument ``value`` of type ``t``."""
+    if t.source == "mipmap":
+        mipmap = value.source
+        levels = [SimTexture(t, _array_texels(mipmap.level(l))) for l in range(mipmap.levels)]
+        return SimMipmap(t, levels, *(f32(v) for v in value.mipmap_levels))
     return SimTexture(t, texels(t, value))
+
+
+def _array_texels(array):
+    impl = array._impl                          # backends/hosttexels.HostArray
+    host = impl.host
+    lead = impl.lead
+    spatial = host.shape[lead:lead + impl.ndim]
+    shape = (int(np.prod(host.shape[:lead], dtype=np.int64)),) + \
+        (1,) * (3 - impl.ndim) + tuple(spatial) + (array.channels,)
+    return host.reshape(shape)
 
 
 def texels(t, value):
@@ -53,13 +88,7 @@ def texels(t, value):
     source = value.source
     kind = getattr(t, "source", "array")
     if kind == "array":
-        impl = source._impl                     # backends/hosttexels.HostArray
-        host = impl.host
-        lead = impl.lead
-        spatial = host.shape[lead:lead + impl.ndim]
-        shape = (int(np.prod(host.shape[:lead], dtype=np.int64)),) + \
-            (1,) * (3 - impl.ndim) + tuple(spatial) + (source.channels,)
-        return host.reshape(shape)
+        return _array_texels(source)
     # linear or pitched 2D device memory: a view of the allocation, read when fetched
     shape = (1, 1) + ((1,) if kind == "linear" else ()) + tuple(source.shape) + (1,)
     strides = (0, 0) + ((0,) if kind == "linear" else ()) + tuple(source.strides) + \
@@ -276,6 +305,55 @@ def cube(tex, xyz, layer=None):
     if layer is not None:                       # unsigned: -1 is the last cubemap
         face += 6 * min(layer & 0xFFFFFFFF, tex.extent[3] // 6 - 1)
     return sample(tex, (u, v), face)
+
+
+# ------------------------------------------------------------------ mipmaps (cpu/texmip.py)
+LEVEL_FRACTION_BITS = 8
+
+
+def _maxnum(a, b):
+    return b if a != a else (a if b != b else max(a, b))
+
+
+def _minnum(a, b):
+    return b if a != a else (a if b != b else min(a, b))
+
+
+def lod(tex, coords, level):
+    """tex1DLod/2DLod/3DLod: a mipmapped texture at level of detail ``level`` (lod + bias,
+    clamped to the clamps and the levels; 'point' reads level floor(lod + 1/2), 'linear'
+    blends levels l and l + 1 by the lod's 8-bit fraction); level 0 of a plain array."""
+    if not isinstance(tex, SimMipmap):
+        return sample(tex, coords)
+    last = len(tex.levels) - 1
+    level = _minnum(_maxnum(f32(level + tex.bias), tex.low), tex.high)
+    level = _minnum(_maxnum(level, 0.0), float(last))
+    if tex.t.mipmap_filter == "point":
+        return sample(tex.levels[math.floor(level + 0.5)], coords)
+    q = math.floor(level * float(1 << LEVEL_FRACTION_BITS))
+    first, frac = q >> LEVEL_FRACTION_BITS, q & ((1 << LEVEL_FRACTION_BITS) - 1)
+    second = first + 1 if first < last else last
+    low, high = sample(tex.levels[first], coords), sample(tex.levels[second], coords)
+    w_low, w_high = float((1 << LEVEL_FRACTION_BITS) - frac), float(frac)
+    scale = 2.0 ** -LEVEL_FRACTION_BITS
+    if not isinstance(low, tuple):
+        return f32((w_low * low + w_high * high) * scale)
+    return tuple(f32((w_low * a + w_high * b) * scale) for a, b in zip(low, high))
+
+
+def grad(tex, coords, dx, dy):
+    """tex2DGrad: the level of detail 0.5 log2(max(|dx * (w, h)|^2, |dy * (w, h)|^2)) in
+    texels of level 0, in double, as float32."""
+    width, height = tex.extent[0], tex.extent[1]
+
+    def length2(g):
+        a, b = g[0] * width, g[1] * height
+        return a * a + b * b
+
+    rho2 = _maxnum(length2(dx), length2(dy))
+    log2 = math.log2(rho2) if rho2 > 0 and rho2 != math.inf else \
+        (-math.inf if rho2 == 0 else (rho2 if rho2 == math.inf else math.nan))
+    return lod(tex, coords, f32(log2 * 0.5))
 
 
 def fetch(tex, i):

@@ -4,7 +4,7 @@ device runs them with the same results)."""
 from ....lang import linking, wmma
 from ....lang.intrinsics_fp import ENTRIES as FP_ENTRIES
 from ....lang.mathlib import MATH_FUNCS
-from ....lang.registry import REGISTRY, declare_target, refuse
+from ....lang.registry import declare_target, refuse
 
 TARGET = declare_target("sim", llvm=False)
 
@@ -23,9 +23,5 @@ refuse(*_without_lowering(MATH_FUNCS + [e for e in FP_ENTRIES if e.op.startswith
                                    "module's functions and a few of CUDA's)"))
 refuse(wmma.load_matrix_sync, wmma.store_matrix_sync, wmma.fill_fragment, wmma.mma_sync,
        wmma.num_elements, target=TARGET, why=_not_yet("warp matrix functions"))
-refuse(*_without_lowering([e for e in REGISTRY.values() if e.op.startswith(("tex.", "surf."))]),
-       target=TARGET, why="mipmapped texture fetches (tex1DLod, tex2DLod, tex3DLod, tex2DGrad) "
-       "are not built on the sim device yet: run the kernel on the 'cpu' device, which has "
-       "the same semantics")
 refuse(linking.EXTERN, target=TARGET, why=linking.NO_FALLBACK)
 

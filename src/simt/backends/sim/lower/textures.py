@@ -1,6 +1,5 @@
 """Texture fetches and surface accesses (lang/textures.py) as calls of sim/textures.py,
-bound as ``_k_tx``. Mipmapped fetches (tex*Lod, tex2DGrad) are not here: refusals.py
-says why."""
+bound as ``_k_tx``."""
 from ....lang import textures as tx
 from .rules import rule
 
@@ -17,6 +16,10 @@ def _sample(g, e, args):
 rule(tx.texCubemap)(lambda g, e, a: f"_k_tx.cube({a[0]}, ({a[1]}, {a[2]}, {a[3]}))")
 rule(tx.texCubemapLayered)(
     lambda g, e, a: f"_k_tx.cube({a[0]}, ({a[1]}, {a[2]}, {a[3]}), {a[4]})")
+rule(tx.tex1DLod, tx.tex2DLod, tx.tex3DLod)(
+    lambda g, e, a: f"_k_tx.lod({a[0]}, ({''.join(x + ', ' for x in a[1:-1])}), {a[-1]})")
+rule(tx.tex2DGrad)(
+    lambda g, e, a: f"_k_tx.grad({a[0]}, ({a[1]}, {a[2]}), ({a[3]}, {a[4]}), ({a[5]}, {a[6]}))")
 rule(tx.fetch)(lambda g, e, a: f"_k_tx.fetch({a[0]}, {a[1]})")
 rule(tx.tex2Dgather)(lambda g, e, a: f"_k_tx.gather({a[0]}, {a[1]}, {a[2]}, {e.attrs['comp']})")
 
