@@ -112,8 +112,8 @@ class SimBackend(SimGraphs, HostMemory):
         return {"seed": config.sim_seed, "boundscheck": True, "narrowing": False}
 
     def unsupported(self, feature):
-        """The error for a runtime feature the sim does not have (graphs, memory pools,
-        mipmapped arrays ...), with what to do (docs/sim-device.md, Limits). A
+        """The error for a runtime feature the sim does not have, with what to do
+        (docs/sim-device.md, Limits). A
         feature only GPUs have says so instead (the cpu device has none of them)."""
         if self._GPU_ONLY in feature:
             return super().unsupported(feature)
