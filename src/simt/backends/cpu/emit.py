@@ -191,9 +191,14 @@ class CpuKernelEmitter(CpuEmitterBase):
         return eb.load(field, typ=ptr())
 
     # ------------------------------------------------------------ slots
-    def add_slot(self, name, lltype):
-        align = 16 if isinstance(lltype, ll.VectorType) else 8     # vector loads assume it
+    def add_slot(self, name, lltype, align=None):
+        """Room for ``lltype`` per thread, each thread's at ``align`` bytes (default: 16
+        for a vector, else 8)."""
+        align = align or (16 if isinstance(lltype, ll.VectorType) else 8)  # vector loads
         size = lltype.get_abi_size(self.target.data_layout)
+        if size % align:           # threads' slots are lltype-sized apart: pad it
+            size = (size + align - 1) // align * align
+            lltype = ll.ArrayType(I8, size)
         size = (size + align - 1) // align * align
         self.slot_bytes = (self.slot_bytes + align - 1) // align * align
         eb = self.entry_builder
@@ -246,7 +251,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         name = f"$local.{decl.name}.{id(decl)}"
         if name not in self.slot_layout:
             elem = memory(T.element_type(decl.dtype))
-            self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))))
+            self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))), decl.align)
         return static_array(decl, self.var_ptr(name))
 
     def expr_ArrayRef(self, e):
