@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import simt
-from simt import cuda
+from simt import cg, cuda
 
 RECORD = np.dtype([("a", np.uint8), ("b", np.int32), ("c", np.float64)], align=True)
 
@@ -137,3 +137,38 @@ def test_bad_alignment_is_a_compile_error_at_its_line(alignment, message, space)
         with pytest.raises(simt.CompileError, match=message) as info:
             jit(k)[1, 1](np.zeros(1, np.float32))
         assert info.value.line == line and "alignment=" in str(info.value)
+
+
+
+def _synced(sync):
+    @cuda.jit
+    def k(src, out, addr):
+        s = cuda.shared.array(3, np.float32, alignment=1024)
+        loc = cuda.local.array(3, np.float32, alignment=512)
+        b, t = cuda.blockIdx.x, cuda.threadIdx.x
+        loc[t % 3] = src[b, t]
+        if t == 0:
+            s[1] = src[b, 0] * 2
+        if sync == 0:
+            cg.this_grid().sync()
+        else:
+            cg.this_cluster().sync()
+        out[b, t] = s[1] + loc[t % 3]
+        addr[b, t, 0] = s.ctypes.data
+        addr[b, t, 1] = loc.ctypes.data
+    return k
+
+
+@pytest.mark.parametrize("how", ["cooperative", "cluster"])
+def test_aligned_arrays_in_cooperative_and_cluster_launches(device, rng, how):
+    if device.kind == "cuda" and how == "cluster" and device.properties.cc < (9, 0):
+        pytest.skip("clusters need cc 9.0")
+    src = rng.standard_normal((4, 8)).astype(np.float32)
+    out = np.full((4, 8), np.nan, np.float32)
+    addr = np.full((4, 8, 2), 0xDEADBEEF, np.uint64)
+    if how == "cooperative":
+        _synced(0)[4, 8](src, out, addr)
+    else:
+        _synced(1)[4, 8, 0, 0, (2, 1, 1)](src, out, addr)
+    np.testing.assert_array_equal(out, src[:, :1] * 2 + src)
+    assert (addr[..., 0] % 1024 == 0).all() and (addr[..., 1] % 512 == 0).all()

@@ -95,8 +95,10 @@ def _array_like_build(fc, args, kwargs, loc):
 _ARRAY = (ir.ArrayRef,)    # declared memory: the code generator places each MemoryDecl
 shared = Namespace(
     "simt.shared", "Shared memory: one array per block, visible to all its threads.",
-    array=Intrinsic("shared.array", "simt.shared.array(shape, dtype): a __shared__ array of a "
-                    "compile-time shape, uninitialized, one per block.", _array_builder("shared"),
+    array=Intrinsic("shared.array", "simt.shared.array(shape, dtype, alignment=None): a __shared__ "
+                    "array of a compile-time shape, uninitialized, one per block; alignment: "
+                    "its start's byte alignment (__align__(N)), a power of two up to 4096 "
+                    "(default 16).", _array_builder("shared"),
                     lowered_as=_ARRAY),
     dynamic=Intrinsic("shared.dynamic", "simt.shared.dynamic(dtype): the extern __shared__ array "
                       "sized by the launch's shared_bytes (shared_bytes // itemsize elements).",
@@ -104,8 +106,9 @@ shared = Namespace(
 
 local = Namespace(
     "simt.local", "Per-thread local arrays.",
-    array=Intrinsic("local.array", "simt.local.array(shape, dtype): a per-thread array of a "
-                    "compile-time shape, uninitialized.", _array_builder("local"),
+    array=Intrinsic("local.array", "simt.local.array(shape, dtype, alignment=None): a per-thread "
+                    "array of a compile-time shape, uninitialized; alignment as "
+                    "simt.shared.array's.", _array_builder("local"),
                     lowered_as=_ARRAY))
 
 const = Namespace(
