@@ -172,3 +172,15 @@ def test_aligned_arrays_in_cooperative_and_cluster_launches(device, rng, how):
         _synced(1)[4, 8, 0, 0, (2, 1, 1)](src, out, addr)
     np.testing.assert_array_equal(out, src[:, :1] * 2 + src)
     assert (addr[..., 0] % 1024 == 0).all() and (addr[..., 1] % 512 == 0).all()
+
+
+def test_checked_mode_keeps_the_alignment(rng):
+    with simt.use_device("cpu", checks=True):
+        for which in (0, 1):
+            f = _numba_kernel(np.float32, 256, which, True)
+            src = rng.standard_normal((3, 15)).astype(np.float32)
+            dst = np.full((3, 4, 15), np.nan, np.float32)
+            addr = np.full((3, 4), 0xDEADBEEF, np.uint64)
+            f[3, 4](src, dst, addr)
+            np.testing.assert_array_equal(dst, np.broadcast_to(src[:, None, ::-1], dst.shape))
+            assert (addr % 256 == 0).all()
