@@ -16,7 +16,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
 from .hostsymbols import DIM, RANK, SHARED, SIZE
-from ..hostmem import aligned_buffer
+from ..aligned import aligned_buffer
 from ...ir.nodes import MAX_ALIGN
 from ...compiler.lltypes import I32, i32, ptr
 

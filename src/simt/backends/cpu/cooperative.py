@@ -15,7 +15,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
 from ...compiler.lltypes import I32, I64, i32, i64, ptr
-from ..hostmem import aligned_buffer
+from ..aligned import aligned_buffer
 from ...ir.nodes import MAX_ALIGN
 import simt.fault as fault
 from ...errors import InvalidConfiguration

@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from .. import hostjit as jit
-from ..hostmem import aligned_buffer
+from ..aligned import aligned_buffer
 from ...ir.nodes import MAX_ALIGN
 from .streams import with_stack
 
