@@ -110,14 +110,14 @@ def test_ptx_declares_the_alignment():
     assert re.search(r"\.local \.align 128 \.b8", ptx), ptx
 
 
-def test_numba_shared_name_in_the_ptx(device):
-    f = _numba_kernel(np.float32, 256, 1, True)
-    ptx = str(f.inspect_asm("void(float32[:, ::1], float32[:, :, ::1], uint64[:, ::1])")) \
-        if device.kind == "cuda" else None
-    if ptx is None:
-        pytest.skip("inspect_asm compiles for the GPU (test_ptx_declares_the_alignment "
-                    "checks the PTX without one)")
-    assert re.search(r"\.shared \.align 256 \.b8 _cudapy_smem_\d+\[60\]", ptx), ptx
+def test_numba_names_in_the_ptx():
+    shared = str(_numba_kernel(np.float32, 256, 1, True).inspect_ptx(NUMBA_SIG))
+    assert re.search(r"\.shared \.align 256 \.b8 _cudapy_smem_\d+\[60\]", shared), shared
+    local = str(_numba_kernel(np.float32, 64, 0, False).inspect_ptx(NUMBA_SIG))
+    assert re.search(r"\.local \.align 64 \.b8", local), local
+
+
+NUMBA_SIG = "void(float32[:, ::1], float32[:, :, ::1], uint64[:, ::1])"
 
 
 @pytest.mark.parametrize("alignment, message", [
