@@ -184,3 +184,12 @@ def test_checked_mode_keeps_the_alignment(rng):
             f[3, 4](src, dst, addr)
             np.testing.assert_array_equal(dst, np.broadcast_to(src[:, None, ::-1], dst.shape))
             assert (addr % 256 == 0).all()
+
+
+def test_numba_dynamic_shared_array_refuses_more_than_16():
+    def k(out):
+        a = cuda.shared.array(0, np.float32, alignment=64)
+        out[0] = a[0]
+
+    with pytest.raises(simt.CompileError, match="dynamic shared array starts at a 16-byte"):
+        cuda.jit(k)[1, 1, 0, 64](np.zeros(1, np.float32))
