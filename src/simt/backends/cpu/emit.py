@@ -192,13 +192,13 @@ class CpuKernelEmitter(CpuEmitterBase):
 
     # ------------------------------------------------------------ slots
     def add_slot(self, name, lltype, align=None):
-        """Room for ``lltype`` per thread, each thread's at ``align`` bytes (default: 16
-        for a vector, else 8)."""
-        align = align or (16 if isinstance(lltype, ll.VectorType) else 8)  # vector loads
+        """Room for ``lltype`` per thread (16-byte aligned for a vector, else 8); an
+        ``align`` given (a local array's) puts each thread's at a multiple of it."""
         size = lltype.get_abi_size(self.target.data_layout)
-        if size % align:           # threads' slots are lltype-sized apart: pad it
-            size = (size + align - 1) // align * align
-            lltype = ll.ArrayType(I8, size)
+        if align and size % align:    # threads' slots are lltype-sized apart: pad the type
+            lltype = ll.ArrayType(I8, (size + align - 1) // align * align)
+            size = lltype.get_abi_size(self.target.data_layout)
+        align = align or (16 if isinstance(lltype, ll.VectorType) else 8)  # vector loads
         size = (size + align - 1) // align * align
         self.slot_bytes = (self.slot_bytes + align - 1) // align * align
         eb = self.entry_builder
