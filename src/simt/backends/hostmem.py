@@ -16,6 +16,7 @@ import numpy as np
 
 from simt.runtime.backend import Allocation, Backend, DeviceProperties
 from simt.errors import OutOfMemoryError
+from . import aligned
 
 ALIGNMENT = 64          # a cache line: as good as cudaMalloc's 256 for vector loads on the host
 PITCH = 512            # row alignment of pitched allocations (texture_alignment)
@@ -25,9 +26,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 def aligned_buffer(nbytes, alignment=ALIGNMENT):
     """An uninitialized uint8 NumPy array of nbytes whose address is a multiple of alignment."""
-    raw = np.empty(max(nbytes, 1) + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data % alignment
-    return raw[start:start + nbytes]
+    return aligned.aligned_buffer(nbytes, alignment)
 
 
 def fill(ptr, bits, element_size, count):

@@ -108,10 +108,12 @@ class FunctionEmitter:
         return fn
 
     def local_array(self, decl):
-        """A per-thread array: an entry-block stack slot."""
+        """A per-thread array: an entry-block stack slot, at its declared alignment; in
+        cuda.jit code named as numba names it (``_cudapy_lmem``)."""
         elem = memory(T.element_type(decl.dtype))
-        data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))), name=decl.name)
-        data.align = 16
+        data = self.alloca(ll.ArrayType(elem, int(np.prod(decl.shape))),
+                           name="_cudapy_lmem" if decl.numba else decl.name)
+        data.align = decl.align
         return static_array(decl, data)
 
     # ------------------------------------------------------------ statements

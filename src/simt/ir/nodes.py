@@ -368,6 +368,10 @@ class WarpResult(Stmt):
 
 # --------------------------------------------------------------- declarations
 
+MAX_ALIGN = 4096   # the largest alignment= of a shared or local array (where the CPU's shared
+                   # memory and per-thread slots start)
+
+
 @dataclass(eq=False)
 class MemoryDecl:
     """A statically allocated array: shared, local, const (baked) or a module symbol."""
@@ -377,7 +381,9 @@ class MemoryDecl:
     dtype: Any
     data: Any = None         # const: the NumPy values baked in; symbol: the simt.Constant/Global
     symbol: str = ""         # symbol: the global name it is reached by
-    align: int = 16          # shared: the byte alignment of its start (wgmma's swizzled tiles)
+    align: int = 16          # shared, local: the byte alignment of its start (alignment=,
+                             # wgmma's swizzled tiles)
+    numba: bool = False      # declared in cuda.jit code: its storage has numba's LLVM name
 
     @property
     def type(self):

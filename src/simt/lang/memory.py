@@ -27,19 +27,25 @@ def local_bytes(decl):
 
 
 def _keywords(fc, kwargs, space, loc):
-    """Refuse keywords other than shape and dtype; numba's ``alignment=`` (cuda.jit code
-    only) is accepted when None, its default."""
-    for name, value in kwargs.items():
-        if name in ("shape", "dtype"):
-            continue
-        if name == "alignment" and fc.wraparound:
-            if isinstance(value, Static) and value.value is None:
-                continue
-            fc.fail(loc, f"cuda.{space}.array(alignment=...): simt does not place {space} "
-                    "arrays at a chosen alignment on any device yet",
-                    "drop the keyword (shared arrays start at 16-byte boundaries)")
-        fc.fail(loc, f"simt.{space}.array() has no keyword '{name}'",
-                "pass shape and dtype only")
+    """Refuse keywords other than shape, dtype and alignment; return the alignment asked
+    for (CUDA's ``__align__(N)``, numba's ``alignment=N``), None when none is."""
+    for name in kwargs:
+        if name not in ("shape", "dtype", "alignment"):
+            fc.fail(loc, f"simt.{space}.array() has no keyword '{name}'",
+                    "pass shape, dtype and alignment only")
+    value = kwargs.get("alignment")
+    if value is None or (isinstance(value, Static) and value.value is None):
+        return None
+    value = value.value if isinstance(value, Static) else None
+    fix = f"pass a power of two from 1 to {ir.MAX_ALIGN} as a literal or module constant"
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+        got = "" if value is None else f", got {value!r}"
+        fc.fail(loc, f"{space}.array(alignment=...): the alignment must be a constant "
+                f"integer{got}", fix)
+    if value <= 0 or value & (value - 1) or value > ir.MAX_ALIGN:
+        fc.fail(loc, f"{space}.array(alignment={value}): the alignment must be a power of two "
+                f"from 1 to {ir.MAX_ALIGN}", fix)
+    return int(value)
 
 
 def _numba_dynamic(fc, args, kwargs, space):
@@ -52,12 +58,19 @@ def _numba_dynamic(fc, args, kwargs, space):
 
 def _array_builder(space):
     def build(fc, args, kwargs, loc):
-        _keywords(fc, kwargs, space, loc)
+        alignment = _keywords(fc, kwargs, space, loc)
         if _numba_dynamic(fc, args, kwargs, space):
+            if (alignment or 1) > ir.MemoryDecl.align:
+                fc.fail(loc, f"shared.array(0, alignment={alignment}): the dynamic shared "
+                        f"array starts at a {ir.MemoryDecl.align}-byte boundary; a larger "
+                        "alignment is not supported", "drop the keyword, or declare the "
+                        "array with a fixed shape")
             return _dynamic_build(fc, args[1:], {k: v for k, v in kwargs.items()
                                                  if k == "dtype"}, loc)
         shape, dtype = _shape_dtype(fc, args, kwargs, loc, f"a {space} array")
-        decl = ir.MemoryDecl(fc.pending_name(), space, shape, dtype)
+        decl = ir.MemoryDecl(fc.pending_name(), space, shape, dtype,
+                             align=max(ir.MemoryDecl.align, alignment or 1),
+                             numba=fc.wraparound)
         if space == "local" and local_bytes(decl) > LOCAL_MEMORY_LIMIT:
             fc.fail(loc, f"this simt.local.array takes {local_bytes(decl)} bytes per thread; "
                     f"CUDA allows {LOCAL_MEMORY_LIMIT // 1024} KB of local memory per thread",
@@ -82,8 +95,10 @@ def _array_like_build(fc, args, kwargs, loc):
 _ARRAY = (ir.ArrayRef,)    # declared memory: the code generator places each MemoryDecl
 shared = Namespace(
     "simt.shared", "Shared memory: one array per block, visible to all its threads.",
-    array=Intrinsic("shared.array", "simt.shared.array(shape, dtype): a __shared__ array of a "
-                    "compile-time shape, uninitialized, one per block.", _array_builder("shared"),
+    array=Intrinsic("shared.array", "simt.shared.array(shape, dtype, alignment=None): a __shared__ "
+                    "array of a compile-time shape, uninitialized, one per block; alignment: "
+                    "its start's byte alignment (__align__(N)), a power of two up to 4096 "
+                    "(default 16).", _array_builder("shared"),
                     lowered_as=_ARRAY),
     dynamic=Intrinsic("shared.dynamic", "simt.shared.dynamic(dtype): the extern __shared__ array "
                       "sized by the launch's shared_bytes (shared_bytes // itemsize elements).",
@@ -91,8 +106,9 @@ shared = Namespace(
 
 local = Namespace(
     "simt.local", "Per-thread local arrays.",
-    array=Intrinsic("local.array", "simt.local.array(shape, dtype): a per-thread array of a "
-                    "compile-time shape, uninitialized.", _array_builder("local"),
+    array=Intrinsic("local.array", "simt.local.array(shape, dtype, alignment=None): a per-thread "
+                    "array of a compile-time shape, uninitialized; alignment as "
+                    "simt.shared.array's.", _array_builder("local"),
                     lowered_as=_ARRAY))
 
 const = Namespace(

@@ -13,10 +13,11 @@ import ctypes
 import threading
 
 import llvmlite.binding as llvm
-import numpy as np
 from llvmlite import ir as ll
 
 from .hostsymbols import DIM, RANK, SHARED, SIZE
+from ..aligned import aligned_buffer
+from ...ir.nodes import MAX_ALIGN
 from ...compiler.lltypes import I32, i32, ptr
 
 SYNC = "simt_cpu_cluster_sync"
@@ -165,13 +166,13 @@ def run_blocks(loaded, plan, args_ptr, launch_ptr, cluster):
 
 
 def _run_cluster(loaded, args_ptr, key, state, blocks, shared_size, slot_size):
-    memory = {b: np.empty(shared_size, np.uint8) for b in blocks}
+    memory = {b: aligned_buffer(shared_size, MAX_ALIGN) for b in blocks}   # alignment=
     state.shared = {b: m.ctypes.data for b, m in memory.items()}
     state.barrier = barrier = ClusterBarrier(range(len(blocks)))
 
     def run_block(index):
         try:
-            slots = np.empty(slot_size, np.uint8)
+            slots = aligned_buffer(slot_size, MAX_ALIGN)
             loaded.entry(args_ptr, key, index, index + 1,
                          state.shared[index], slots.ctypes.data)
         finally:

@@ -12,10 +12,11 @@ import ctypes
 import threading
 
 import llvmlite.binding as llvm
-import numpy as np
 from llvmlite import ir as ll
 
 from ...compiler.lltypes import I32, I64, i32, i64, ptr
+from ..aligned import aligned_buffer
+from ...ir.nodes import MAX_ALIGN
 import simt.fault as fault
 from ...errors import InvalidConfiguration
 from ..occupancy import blocks_per_core, potential_block_size  # noqa: F401  (device.py)
@@ -107,8 +108,8 @@ def run_blocks(loaded, plan, args_ptr, launch_ptr, props):
 
     def run_block(index):
         try:
-            shared = np.empty(shared_size, np.uint8)
-            slots = np.empty(slot_size, np.uint8)
+            shared = aligned_buffer(shared_size, MAX_ALIGN)    # arrays' alignment=
+            slots = aligned_buffer(slot_size, MAX_ALIGN)
             loaded.entry(args_ptr, launch_ptr, index, index + 1, shared.ctypes.data,
                          slots.ctypes.data)
         finally:

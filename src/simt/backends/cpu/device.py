@@ -21,7 +21,8 @@ from ...errors import CudaError
 from ...runtime.backend import (Native, refuse_freed, refuse_in_host_function,
                                 refuse_misaligned, refuse_overlapping)
 from ..hostjit import LoadedObject
-from ..hostmem import HostMemory as CpuMemory
+from ..hostmem import HostMemory as CpuMemory, aligned_buffer
+from ...ir.nodes import MAX_ALIGN
 from .. import devqueue
 from .args import ArgPacker
 from . import checklayout, disjoint
@@ -64,7 +65,7 @@ class _Arena(threading.local):
         its address: ``ndarray.ctypes`` costs microseconds, under the GIL, per call)."""
         kept = getattr(self, name, None)
         if kept is None or kept[0].nbytes < nbytes:
-            buf = np.empty(max(nbytes, 64), np.uint8)
+            buf = aligned_buffer(max(nbytes, 64), MAX_ALIGN)    # arrays' alignment=
             kept = (buf, buf.ctypes.data)
             setattr(self, name, kept)
         return kept[1]

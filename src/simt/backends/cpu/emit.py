@@ -191,9 +191,14 @@ class CpuKernelEmitter(CpuEmitterBase):
         return eb.load(field, typ=ptr())
 
     # ------------------------------------------------------------ slots
-    def add_slot(self, name, lltype):
-        align = 16 if isinstance(lltype, ll.VectorType) else 8     # vector loads assume it
+    def add_slot(self, name, lltype, align=None):
+        """Room for ``lltype`` per thread (16-byte aligned for a vector, else 8); an
+        ``align`` given (a local array's) puts each thread's at a multiple of it."""
         size = lltype.get_abi_size(self.target.data_layout)
+        if align and size % align:    # threads' slots are lltype-sized apart: pad the type
+            lltype = ll.ArrayType(I8, (size + align - 1) // align * align)
+            size = lltype.get_abi_size(self.target.data_layout)
+        align = align or (16 if isinstance(lltype, ll.VectorType) else 8)  # vector loads
         size = (size + align - 1) // align * align
         self.slot_bytes = (self.slot_bytes + align - 1) // align * align
         eb = self.entry_builder
@@ -246,7 +251,7 @@ class CpuKernelEmitter(CpuEmitterBase):
         name = f"$local.{decl.name}.{id(decl)}"
         if name not in self.slot_layout:
             elem = memory(T.element_type(decl.dtype))
-            self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))))
+            self.add_slot(name, ll.ArrayType(elem, int(np.prod(decl.shape))), decl.align)
         return static_array(decl, self.var_ptr(name))
 
     def expr_ArrayRef(self, e):

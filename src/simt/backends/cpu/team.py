@@ -26,6 +26,8 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from .. import hostjit as jit
+from ..aligned import aligned_buffer
+from ...ir.nodes import MAX_ALIGN
 from .streams import with_stack
 
 _FUTEX = {"x86_64": 202, "aarch64": 98, "arm64": 98}
@@ -381,7 +383,8 @@ class Team:
                                     ("slots", self.slots_table, slot_bytes)):
             if nbytes > self.sizes[name]:
                 size = max(nbytes, 2 * self.sizes[name])
-                bufs = self.buffers[name] = [np.empty(size, np.uint8)
+                # at arrays' largest alignment=
+                bufs = self.buffers[name] = [aligned_buffer(size, MAX_ALIGN)
                                              for _ in range(self.members)]
                 for i, buf in enumerate(bufs):
                     table[i] = buf.ctypes.data

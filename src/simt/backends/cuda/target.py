@@ -90,7 +90,8 @@ class CudaTarget(Target):
         # cache is keyed by the PTX text)
         if id(decl) in self.shared_globals:
             return self.shared_globals[id(decl)]
-        name, n = f"simt_shared_{symbol_part(decl.name)}", 1
+        # (cuda.jit code: numba's name, _cudapy_smem_N)
+        name, n = "_cudapy_smem" if decl.numba else f"simt_shared_{symbol_part(decl.name)}", 1
         while f"{name}_{n}" in em.module.globals:
             n += 1
         name = f"{name}_{n}"
