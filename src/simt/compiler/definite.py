@@ -19,6 +19,8 @@ A state is None where no path reaches (after return, break, continue, raise), el
 """
 import ast
 
+from .source import syntax_nodes
+
 HINTS = {
     "branch": "it is assigned on some paths only (an if or elif chain without else)",
     "loop": "it is assigned only in a loop, which may run zero times",
@@ -50,7 +52,7 @@ def check(fndef, params, report, warn):
 class Checker:
     def __init__(self, fndef, report, warn):
         declared, stored = set(), set()
-        for node in ast.walk(fndef):
+        for node in syntax_nodes(fndef):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 declared.update(node.names)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -70,7 +72,7 @@ class Checker:
 
     def stmt_other(self, stmt, state):
         """Statements the front end refuses anyway: accept what they assign."""
-        state.must |= {node.id for node in ast.walk(stmt)
+        state.must |= {node.id for node in syntax_nodes(stmt)
                        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         return state
 
@@ -144,7 +146,7 @@ class Checker:
         """The state at the top of a loop body: names the body assigns may hold a value
         of an earlier iteration ("carried")."""
         entry = state.copy()
-        for node in ast.walk(stmt):
+        for node in syntax_nodes(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
                     and node.id not in entry.must and node.id not in entry.maybe:
                 entry.maybe[node.id] = "carried"

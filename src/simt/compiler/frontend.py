@@ -14,7 +14,7 @@ from ..lang import vectors
 from ..lang import loops
 from ..lang.registry import Static
 from . import unroll
-from .source import Source
+from .source import Source, syntax_nodes
 from .errors import fail, warn
 from ..errors import CompileError
 from . import calls, conditional, definite, foreach, function_values, group_args, lambdas, \
@@ -789,12 +789,15 @@ def _assigned_names(fndef):
     """Names assigned, and names of records whose fields are (``r.x = v``: a parameter
     becomes a variable holding a copy)."""
     names = set()
-    for node in ast.walk(fndef):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        root = records.field_root(node)
-        if root is not None:
-            names.add(root)
+    for node in syntax_nodes(fndef):
+        kind = type(node)
+        if kind is ast.Name:
+            if isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        elif kind is ast.Attribute or kind is ast.Subscript:    # what field_root takes
+            root = records.field_root(node)
+            if root is not None:
+                names.add(root)
     return names
 
 

@@ -24,7 +24,7 @@ class Type:
         raise NotImplementedError
 
     def __eq__(self, other):
-        return type(self) is type(other) and self.key() == other.key()
+        return self is other or (type(self) is type(other) and self.key() == other.key())
 
     def __hash__(self):
         return hash((type(self).__name__, self.key()))
@@ -71,7 +71,10 @@ class Scalar(Type):
         self.weak = weak
 
     def key(self):
-        return (_dtype_key(self.dtype), self.weak)
+        dtype, kept = self.dtype, self.__dict__.get("_dtype_key")
+        if kept is None or kept[0] is not dtype:    # worked out once per dtype held: types
+            kept = self._dtype_key = (dtype, _dtype_key(dtype))    # are compared often
+        return (kept[1], self.weak)
 
     @property
     def kind(self):
