@@ -42,17 +42,18 @@ class State:
         return State(self.must, self.maybe)
 
 
-def check(fndef, params, report, warn):
+def check(fndef, params, report, warn, nodes=None):
     """Call ``report(node, message, hint)`` (which raises) at the first read of a local
     variable of ``fndef`` that no path assigns before it, and ``warn(node, message,
-    hint)`` at each read that some path leaves unassigned."""
-    Checker(fndef, report, warn).block(fndef.body, State(params, {}))
+    hint)`` at each read that some path leaves unassigned. ``nodes``: every syntax node
+    of ``fndef`` (source.syntax_nodes), where the caller has them."""
+    Checker(fndef, report, warn, nodes).block(fndef.body, State(params, {}))
 
 
 class Checker:
-    def __init__(self, fndef, report, warn):
+    def __init__(self, fndef, report, warn, nodes=None):
         declared, stored = set(), set()
-        for node in syntax_nodes(fndef):
+        for node in syntax_nodes(fndef) if nodes is None else nodes:
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 declared.update(node.names)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
