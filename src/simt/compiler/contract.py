@@ -48,7 +48,9 @@ class _Contract:
             fused = self.fused(node)
             if fused is not None:
                 return fused
-        kids = list(children(node))
+        kids = children(node)
+        if not kids:
+            return node
         done = [self.rewrite(k) for k in kids]
         if all(a is b for a, b in zip(kids, done)):
             return node                 # nothing fused below: the node itself, not a copy
@@ -98,7 +100,7 @@ class _Contract:
             hit = purity.get(id(node))
             if hit is not None and hit[0] is node:
                 continue
-            kids = list(children(node))
+            kids = children(node)
             if not expanded:
                 stack.append((node, True))
                 stack.extend((k, False) for k in kids)

@@ -19,6 +19,8 @@ A state is None where no path reaches (after return, break, continue, raise), el
 """
 import ast
 
+from .source import syntax_nodes
+
 HINTS = {
     "branch": "it is assigned on some paths only (an if or elif chain without else)",
     "loop": "it is assigned only in a loop, which may run zero times",
@@ -40,17 +42,18 @@ class State:
         return State(self.must, self.maybe)
 
 
-def check(fndef, params, report, warn):
+def check(fndef, params, report, warn, nodes=None):
     """Call ``report(node, message, hint)`` (which raises) at the first read of a local
     variable of ``fndef`` that no path assigns before it, and ``warn(node, message,
-    hint)`` at each read that some path leaves unassigned."""
-    Checker(fndef, report, warn).block(fndef.body, State(params, {}))
+    hint)`` at each read that some path leaves unassigned. ``nodes``: every syntax node
+    of ``fndef`` (source.syntax_nodes), where the caller has them."""
+    Checker(fndef, report, warn, nodes).block(fndef.body, State(params, {}))
 
 
 class Checker:
-    def __init__(self, fndef, report, warn):
+    def __init__(self, fndef, report, warn, nodes=None):
         declared, stored = set(), set()
-        for node in ast.walk(fndef):
+        for node in syntax_nodes(fndef) if nodes is None else nodes:
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 declared.update(node.names)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -70,7 +73,7 @@ class Checker:
 
     def stmt_other(self, stmt, state):
         """Statements the front end refuses anyway: accept what they assign."""
-        state.must |= {node.id for node in ast.walk(stmt)
+        state.must |= {node.id for node in syntax_nodes(stmt)
                        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         return state
 
@@ -144,7 +147,7 @@ class Checker:
         """The state at the top of a loop body: names the body assigns may hold a value
         of an earlier iteration ("carried")."""
         entry = state.copy()
-        for node in ast.walk(stmt):
+        for node in syntax_nodes(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
                     and node.id not in entry.must and node.id not in entry.maybe:
                 entry.maybe[node.id] = "carried"

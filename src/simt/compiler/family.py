@@ -10,7 +10,6 @@ as entries of one module (a device-side launch names its child's entry), the CPU
 binaries the parent's launch runs at its end.
 """
 from ..errors import CompileError
-from ..ir import nodes as ir
 from ..ir import walk
 from ..lang.launches import device_launch
 
@@ -20,8 +19,8 @@ LIMIT = 64          # kernels in one family: more is a runaway of argument types
 def launch_nodes(fn):
     """The device_launch nodes in ``fn`` and the device functions it calls."""
     for f in walk.all_functions(fn):
-        for node in walk.walk(*f.body):
-            if isinstance(node, ir.Intrinsic) and node.entry is device_launch:
+        for node in walk.intrinsics(f):
+            if node.entry is device_launch:
                 yield node
 
 

@@ -14,7 +14,7 @@ from ..lang import vectors
 from ..lang import loops
 from ..lang.registry import Static
 from . import unroll
-from .source import Source
+from .source import Source, syntax_nodes
 from .errors import fail, warn
 from ..errors import CompileError
 from . import calls, conditional, definite, foreach, function_values, group_args, lambdas, \
@@ -63,7 +63,8 @@ class FrontEnd:
         self.stack = tuple(stack) + (pyfunc,)
         fndef = self.source.fndef
         self.all_params = [a.arg for a in fndef.args.args]
-        self.assigned = _assigned_names(fndef)
+        self.syntax = syntax_nodes(fndef)     # for the assigned names and build's check
+        self.assigned = _assigned_names(self.syntax)
         self.params_to_copy = set()     # receivers of struct methods that change them
         self.param_names, self.arg_types, self.group_bindings = group_args.parameters(
             self.all_params, list(arg_types), groups or {}, self.assigned)
@@ -82,7 +83,8 @@ class FrontEnd:
     def build(self):
         fndef = self.source.fndef
         self._check_signature(fndef)
-        definite.check(fndef, self.all_params, self.fail, self.warn)
+        definite.check(fndef, self.all_params, self.fail, self.warn, self.syntax)
+        self.syntax = None                      # not needed again
         self._start_pass()
         self.declared = recursion.declared_return(self, fndef)
         self.return_type = self.declared
@@ -785,16 +787,19 @@ class FrontEnd:
         return ir.Var(result, loc, name)
 
 
-def _assigned_names(fndef):
-    """Names assigned, and names of records whose fields are (``r.x = v``: a parameter
-    becomes a variable holding a copy)."""
+def _assigned_names(nodes):
+    """Names assigned in the syntax ``nodes`` (a function's), and names of records whose
+    fields are (``r.x = v``: a parameter becomes a variable holding a copy)."""
     names = set()
-    for node in ast.walk(fndef):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        root = records.field_root(node)
-        if root is not None:
-            names.add(root)
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Name:
+            if isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        elif kind is ast.Attribute or kind is ast.Subscript:    # what field_root takes
+            root = records.field_root(node)
+            if root is not None:
+                names.add(root)
     return names
 
 

@@ -24,6 +24,21 @@ from ..errors import CompileError
 from .errors import fail
 
 
+def syntax_nodes(root):
+    """``root`` and every syntax node inside it, in ``ast.walk``'s order (breadth first),
+    as a list: ``ast.walk``'s generators cost 2.5x as much on a kernel of thousands of
+    lines (bench/compile_time.py)."""
+    found = [root]
+    for node in found:                  # the list grows behind the loop: breadth first
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend([item for item in value if isinstance(item, ast.AST)])
+    return found
+
+
 def remember_command_line_source():
     """Put the program of ``python -c CODE`` into linecache as ``<string>``, where
     ``inspect`` looks for it: Python keeps no copy of it, but ``sys.orig_argv`` does."""
@@ -33,14 +48,21 @@ def remember_command_line_source():
         linecache.cache["<string>"] = (len(code), None, code.splitlines(True), "<string>")
 
 
-def source_lines(pyfunc):
+def source_lines(pyfunc, tokenized=False):
     """(lines, first line number, file name) of a function's source; a CompileError saying
-    where kernels can be defined when Python kept no source for it."""
+    where kernels can be defined when Python kept no source for it. The lines end where
+    the function's code does (see ``_block``); ``tokenized``: where Python's tokenizer says
+    (``inspect.getsourcelines``), which may add trailing comment lines."""
     code = getattr(pyfunc, "__code__", None)
     name = code.co_name if code is not None else getattr(pyfunc, "__name__", repr(pyfunc))
     remember_command_line_source()
     try:
-        lines, first = inspect.getsourcelines(pyfunc)
+        if tokenized:
+            lines, first = inspect.getsourcelines(pyfunc)
+        else:
+            inner = inspect.unwrap(pyfunc)
+            lines, start = inspect.findsource(inner)
+            lines, first = _block(lines, start, getattr(inner, "__code__", None)), start + 1
         filename = inspect.getsourcefile(pyfunc) or "<unknown>"
     except (OSError, TypeError) as exc:
         raise CompileError(
@@ -56,6 +78,35 @@ def source_lines(pyfunc):
     return lines, first, filename
 
 
+def _block(lines, start, code):
+    """The lines of the function whose code is ``code`` and whose first line (``def`` or
+    decorator) is ``lines[start]``: up to the last line its code's instructions cover,
+    when the next line that is not blank or a comment is outside the function (indented
+    no deeper than ``def``, not a closing bracket). Otherwise (a trailing ``pass`` or
+    constant, a lambda, no column positions) ``inspect.getblock``, which tokenizes the
+    whole function: 60 ms for a kernel of 3,000 lines (bench/compile_time.py)."""
+    end = _last_line(code) if code is not None and code.co_name != "<lambda>" else None
+    if end is not None and start < end <= len(lines) and \
+            not lines[end - 1].rstrip().endswith("\\"):
+        first = lines[start]
+        margin = first[:len(first) - len(first.lstrip())]
+        nxt = next((line for line in lines[end:]
+                    if line.strip() and not line.lstrip().startswith("#")), None)
+        if "\t" not in margin and (nxt is None or (
+                "\t" not in nxt[:len(nxt) - len(nxt.lstrip())] and
+                len(nxt) - len(nxt.lstrip()) <= len(margin) and nxt.lstrip()[0] not in ")]}")):
+            return lines[start:end]
+    return inspect.getblock(lines[start:])
+
+
+def _last_line(code):
+    """The last source line that an instruction of ``code`` (or of a function, lambda or
+    class body inside it) covers, or None where Python keeps no end lines."""
+    ends = [end for _, end, _, _ in code.co_positions() if end is not None]
+    ends += [_last_line(c) or 0 for c in code.co_consts if hasattr(c, "co_positions")]
+    return max(ends, default=None) or None
+
+
 # CPython before 3.12 counts ast.parse's recursion depth per process, not per thread: two
 # threads parsing at once (a GIL switch inside one, at a finalizer) raise "SystemError: AST
 # constructor recursion depth mismatch" (CPython gh-106905; tools/stress.py met it).
@@ -69,16 +120,22 @@ class Source:
         self.pyfunc = pyfunc
         self.name = pyfunc.__name__
         lines, first, self.filename = source_lines(pyfunc)
-        self.text = textwrap.dedent("".join(lines))
-        self.first_line = first
-        with _parse_lock:      # blank lines first: the file's line numbers, without a
-            tree = ast.parse("\n" * (first - 1) + self.text)   # pass over the tree
+        try:
+            tree = self._parse(lines, first)
+        except SyntaxError:     # source_lines' end was not the function's: the tokenizer's
+            tree = self._parse(source_lines(pyfunc, tokenized=True)[0], first)
         self.tree = tree
         self.fndef = next(n for n in tree.body if isinstance(n, (ast.FunctionDef,
                                                                   ast.AsyncFunctionDef)))
         self.lines = self.text.splitlines()
         self.globals = pyfunc.__globals__
         self.reads = {}
+
+    def _parse(self, lines, first):
+        self.text = textwrap.dedent("".join(lines))
+        self.first_line = first
+        with _parse_lock:      # blank lines first: the file's line numbers, without a
+            return ast.parse("\n" * (first - 1) + self.text)   # pass over the tree
 
     def line_text(self, line):
         index = line - self.first_line

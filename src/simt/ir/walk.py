@@ -29,25 +29,32 @@ def fields(node):
 
 
 def children(node):
-    """The nodes directly inside ``node``, in field order."""
-    for _, value in fields(node):
+    """The nodes directly inside ``node``, in field order (a list)."""
+    out = []
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
         if isinstance(value, NODE):
-            yield value
+            out.append(value)
         elif isinstance(value, list):
             for item in value:
                 if isinstance(item, NODE):
-                    yield item
+                    out.append(item)
                 elif isinstance(item, tuple):
-                    yield from (part for part in item if isinstance(part, NODE))
+                    out.extend(part for part in item if isinstance(part, NODE))
+    return out
 
 
 def walk(*roots):
     """Each root and every node inside it, depth first, a node before its children."""
     stack = list(reversed(roots))
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        stack.extend(reversed(list(children(node))))
+        kids = children(node)
+        if kids:
+            kids.reverse()
+            push(kids)
 
 
 def replace(node, **changes):
@@ -77,6 +84,19 @@ def _map_item(item, fn):
     if isinstance(item, tuple):
         return tuple(fn(part) if isinstance(part, NODE) else part for part in item)
     return item
+
+
+def intrinsics(function):
+    """The ``Intrinsic`` nodes of ``function``'s body (not of its callees), in walk order.
+    Several steps ask (device launches, arch-specific entries): the body is walked once and
+    the list kept on the function while its ``body`` is the same list. Passes that change
+    a function give it a new body list (or are new functions)."""
+    kept = function.__dict__.get("_intrinsics")
+    if kept is not None and kept[0] is function.body:
+        return kept[1]
+    found = [node for node in walk(*function.body) if isinstance(node, ir.Intrinsic)]
+    function.__dict__["_intrinsics"] = (function.body, found)
+    return found
 
 
 def all_functions(fn):

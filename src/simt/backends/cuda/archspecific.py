@@ -5,8 +5,7 @@ lower/; a kernel reaching one is compiled for ``sm_XYa`` on a GPU of exactly tha
 compute capability, and refused (NotSupportedError naming the feature and the GPU) on
 another."""
 from ...errors import NotSupportedError
-from ...ir import nodes as ir
-from ...ir.walk import all_functions, walk
+from ...ir.walk import all_functions, intrinsics
 
 NEEDS = {}               # id(entry) -> (entry, compute capability major it exists on)
 
@@ -21,8 +20,8 @@ def used(fn):
     """The arch-specific entries the kernel ``fn`` (and what it calls) reaches."""
     found = {}
     for f in all_functions(fn):
-        for node in walk(*f.body):
-            entry = getattr(node, "entry", None) if isinstance(node, ir.Intrinsic) else None
+        for node in intrinsics(f):
+            entry = getattr(node, "entry", None)
             if entry is not None and id(entry) in NEEDS:
                 found[id(entry)] = NEEDS[id(entry)]
     return list(found.values())
