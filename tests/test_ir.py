@@ -596,5 +596,5 @@ def test_dump_prints_the_typed_ir(tmp_path):
                             env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "# simt: typed_ir of 'saxpy'" in result.stderr
-    assert "%out[i] = math.fma{contracted=True}(%a, %x[i], float32(1.0))" in result.stderr
+    assert "%out[i] = math.fma{contracted='alone'}(%a, %x[i], float32(1.0))" in result.stderr
     assert result.stdout == ""

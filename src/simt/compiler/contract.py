@@ -17,17 +17,32 @@ exactly. The rules, for float32 and float64 (docs/math.md):
   math function) stays unfused, so evaluation order is never changed where it could show.
 """
 from ..ir import nodes as ir, types as T
-from ..ir.walk import all_functions, children, map_children
+from ..ir.walk import all_functions, children, map_children, walk
 from ..lang.registry import REGISTRY
 
 FLOATS = (T.FLOAT32, T.FLOAT64)
 
 
 def contract_functions(fn):
-    """Rewrite ``fn`` and the device functions it calls in place; returns ``fn``."""
-    for f in all_functions(fn):
+    """Rewrite ``fn`` and the device functions it calls in place; returns ``fn``.
+
+    Each fma is marked ``contracted``: ``"alone"`` where the kernel (with every function
+    it calls, which may be inlined into it) has no product left rounded, else True. A GPU
+    lowers the former as a contract-flagged multiply and add, the latter as
+    llvm.fmuladd (mathlower._contracted says why)."""
+    functions = list(all_functions(fn))
+    for f in functions:
         pass_ = _Contract()
         f.body = [pass_.rewrite(s) for s in f.body]
+    fmas, rounded = [], False
+    for node in walk(*[s for f in functions for s in f.body]):
+        if isinstance(node, ir.BinOp) and node.op == "mul" and node.type in FLOATS:
+            rounded = True
+        elif getattr(node, "attrs", None) and node.attrs.get("contracted"):
+            fmas.append(node)
+    if not rounded:
+        for node in fmas:
+            node.attrs["contracted"] = "alone"
     return fn
 
 

@@ -56,7 +56,7 @@ def _math(name):
             return _predicate(em, name, args[0], e.args[0].type)
         ft = next(a.type for a in e.args if a.type.kind == "f")
         if name == "fma" and e.attrs.get("contracted") and em.target.fma_by_flags:
-            return _contracted(em.builder, *args)
+            return _contracted(em.builder, *args, e.attrs["contracted"] == "alone")
         if ft.dtype.itemsize == 2:      # float16, bfloat16: in float32, as CUDA computes
             wide = [bfloat16.to_float(em.builder, a, ft) if x.type == ft else a
                     for a, x in zip(args, e.args)]
@@ -65,13 +65,18 @@ def _math(name):
     return lower
 
 
-def _contracted(b, x, y, z):
+def _contracted(b, x, y, z, alone):
     """An fma the typed IR made of ``x * y + z`` (compiler/contract.py), on a target with
-    ``fma_by_flags`` (the GPU): ``llvm.fmuladd``, which NVPTX writes as the same ``fma.rn``
-    as llvm.fma. Not a contract-flagged fmul + fadd: LLVM merged that fmul with the same
-    product rounded elsewhere, dropping the flag, and the GPU then rounded where the other
-    devices fuse (raytrace, julia; H200 2026-12-02). The unroller costs fmuladd as one
-    instruction (spmv's loop is unrolled 8x, 1.10 of nvcc: bench/NOTES.md)."""
+    ``fma_by_flags`` (the GPU), which NVPTX writes as the same ``fma.rn`` as llvm.fma.
+    Where the kernel rounds some product (``alone`` false): ``llvm.fmuladd``. A
+    contract-flagged fmul + fadd there was merged by LLVM with the same product rounded
+    elsewhere, the flag dropped, and the GPU rounded where the other devices fuse
+    (raytrace, julia; H200 2026-12-02). Where nothing is rounded (``alone``) the
+    contract-flagged pair, which nothing can merge with: LLVM's unroller costs it as two
+    instructions, fmuladd as one, and spmv's loop unrolled 8x instead of 4x ran 1.10 of
+    nvcc against 0.99 (bench/NOTES.md)."""
+    if alone:
+        return b.fadd(b.fmul(x, y, flags=("contract",)), z, flags=("contract",))
     fmuladd = b.module.declare_intrinsic("llvm.fmuladd", [x.type],
                                          ll.FunctionType(x.type, [x.type] * 3))
     return b.call(fmuladd, [x, y, z])
