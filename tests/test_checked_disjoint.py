@@ -12,6 +12,7 @@ import pytest
 
 import simt
 from conftest import poison, random_array, marked_line
+from test_checked import checked, reported, run  # noqa: F401 - checked is a fixture
 from simt import blockDim, blockIdx, gridDim, threadIdx
 from simt.backends.cpu import disjoint as launch_side
 from simt.ir import disjoint
@@ -22,23 +23,6 @@ TILE, ROWS = 32, 8
 
 def line(marker):
     return marked_line(__file__, marker)
-
-
-@pytest.fixture
-def checked():
-    with simt.use_device("cpu", checks=True) as device:
-        yield device
-
-
-def run(kernel, grid, block, *args):
-    kernel[grid, block](*args)
-    simt.synchronize()
-
-
-def reported(cls, kernel, grid, block, *args):
-    with pytest.raises(cls) as info:
-        run(kernel, grid, block, *args)
-    return info.value
 
 
 @simt.kernel

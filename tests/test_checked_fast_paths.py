@@ -11,6 +11,7 @@ import pytest
 
 import simt
 from conftest import poison, random_array, marked_line
+from test_checked import checked, reported, run  # noqa: F401 - checked is a fixture
 from simt import blockIdx, threadIdx
 from simt.ir import intervals
 from simt.ir import nodes as ir
@@ -23,23 +24,6 @@ T = 16                       # the tiles' side
 
 def line(marker):
     return marked_line(__file__, marker)
-
-
-@pytest.fixture
-def checked():
-    with simt.use_device("cpu", checks=True) as device:
-        yield device
-
-
-def run(kernel, grid, block, *args):
-    kernel[grid, block](*args)
-    simt.synchronize()
-
-
-def reported(cls, kernel, grid, block, *args):
-    with pytest.raises(cls) as info:
-        run(kernel, grid, block, *args)
-    return info.value
 
 
 @simt.kernel

@@ -149,9 +149,3 @@ class _Symbol:
         for handle in self.placements.values():
             handle.write(self.host, stream)
 
-    def copy_to_host(self, stream=None):
-        """cudaMemcpyFromSymbol: the contents as a NumPy array."""
-        for handle in self.placements.values():
-            handle.read(self.host, stream)
-            break
-        return self.host.copy()

@@ -364,14 +364,7 @@ class Launch:
             self.call = entry[1]
             entry[1](*args)
         else:
-            device = get_device()
-            adopted = adopt_foreign_arrays(args, device)
-            if adopted is not args:          # other libraries' arrays, wrapped: their
-                entry = self.prepared.get(tuple(map(type, adopted)))   # wrappers' function
-                if entry is not None and entry[0] is device:
-                    entry[1](*adopted)
-                    return
-            self._run(device, adopted)
+            self._adopting(args)
 
     def _retry(self, caller, *args):
         """Arguments a launch function's type checks refused: the function bound for them,
@@ -380,9 +373,14 @@ class Launch:
         if entry is not None and entry[1] is not caller and \
                 entry[0] is getattr(_local, "device", None):
             return entry[1](*args)
+        return self._adopting(args)
+
+    def _adopting(self, args):
+        """Other libraries' arrays wrapped, then the function bound for the wrappers'
+        classes on this device, else the full path."""
         device = get_device()
         adopted = adopt_foreign_arrays(args, device)
-        if adopted is not args:          # other libraries' arrays: their wrappers' function
+        if adopted is not args:
             entry = self.prepared.get(tuple(map(type, adopted)))
             if entry is not None and entry[0] is device:
                 return entry[1](*adopted)

@@ -41,7 +41,7 @@ class _HostSide:
         kernel using the symbol holds its own copy; the CPU and sim devices hold it in the
         symbol's host array, which a read from a GPU must not overwrite)."""
         handle = self.placements.get(devices.lookup(None).name)
-        if handle is None:
+        if handle is None:                 # the cpu and sim devices, or not placed there yet
             return self.host.copy()
         out = np.empty_like(self.host)
         handle.read(out, stream)

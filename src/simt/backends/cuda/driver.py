@@ -40,11 +40,10 @@ _RESTART = "the CUDA context is unusable (as in CUDA); restart the process to us
 _LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchKernelEx")
 
 _NOT_SUPPORTED_LAUNCH = (
-    "if the kernel launches device graphs: the graph launch (simt.graph_launch) needs the "
-    "kernel itself to run as a kernel node of a graph, and the driver refuses to launch it "
-    "on its own (cudaErrorNotSupported). The kernel must itself run as a kernel node of a "
-    "graph: add it to a simt.Graph and launch that graph (the CPU device reports this "
-    "mistake at the simt.graph_launch line, as cudaErrorInvalidValue)")
+    "the driver refuses this launch. If the kernel calls the graph launch (simt.graph_launch), "
+    "it must itself run as a kernel node of a graph: add it to a simt.Graph and launch that "
+    "graph (cudaErrorNotSupported; the CPU device reports this at the simt.graph_launch line, "
+    "as cudaErrorInvalidValue)")
 
 _CAPTURED = ("captured work is recorded into the graph, not run, so nothing can wait for it; "
              "end the `with stream.capture()` block first, then launch the graph and wait "
